@@ -1,0 +1,370 @@
+//! The log buffer: one ring of memory holding the newest part of the redo stream in its
+//! on-disk block format, filled concurrently through P public strands (`log_parallelism`)
+//! and drained by the log writer in ONE contiguous write per member.
+//!
+//! # How a unit gets in
+//! A session takes a strand latch (any free one, else its own), then in the tiny
+//! allocation critical section takes the next SCN (for a commit) and the stream range
+//! `[start, end)` for its unit, and publishes `start` as the strand's copy position. It
+//! then copies outside any shared lock, writing block headers where its range crosses
+//! block starts, waiting for ring space (`log buffer space`) when the writer is behind,
+//! and finally marks the strand idle. Sessions on different strands copy at once; the
+//! allocation section is a few instructions, so strands remove the copy from the
+//! serial path without splitting the stream.
+//!
+//! # What the writer may write
+//! `complete_point()` is the lowest of the reserved end and every busy strand's copy
+//! position: every byte below it has been copied. Because the allocation section publishes
+//! the strand position before it publishes the new reserved end (release/acquire), a
+//! reservation below the reserved end the writer sees is always visible in its strand.
+//!
+//! # Why one ring and not P buffers
+//! Oracle gives each strand its own buffer and file region, so a flush is M x P write
+//! requests that storage may serialize (seed 002). Here strands are copy lanes into one
+//! stream, so a flush is one request per member however many strands there are.
+//!
+//! Invariants (asserted): `ring_floor <= written <= complete <= reserved_end`,
+//! and no byte is copied at or beyond `ring_floor + capacity`.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::format::{
+    block_floor, stream_advance, BlockHeader, Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES,
+};
+use crate::signal::Signal;
+use crate::stats::{Stat, StatsSet, WaitEvent};
+use crate::storage::AlignedBuf;
+use crate::types::{Lsn, Scn};
+
+/// A strand position meaning "no copy in progress".
+const IDLE: u64 = u64::MAX;
+
+#[repr(align(128))]
+struct Strand {
+    latch: Mutex<()>,
+    /// Stream position up to which the current unit is copied, or IDLE.
+    copied_upto: AtomicU64,
+}
+
+/// The end of one unit in the stream, queued so the writer can tell which commits a
+/// write made durable.
+#[derive(Clone, Copy, Debug)]
+struct UnitEnd {
+    end: Lsn,
+    scn: Option<Scn>,
+}
+
+struct Allocation {
+    next_lsn: Lsn,
+    next_scn: Scn,
+    units: VecDeque<UnitEnd>,
+}
+
+/// The ring's memory. Writes and reads of disjoint ranges happen from several threads at
+/// once; the log buffer's protocol (reservations, `copied_upto`, `ring_floor`) is what
+/// makes each range owned by one party at a time.
+struct RingMemory {
+    buf: AlignedBuf,
+}
+
+impl RingMemory {
+    /// # Safety
+    /// The caller must own `[offset, offset + bytes.len())` of the ring: reserved by it
+    /// and above `ring_floor + capacity` no more, and not being read by the writer.
+    unsafe fn write(&self, offset: usize, bytes: &[u8]) {
+        debug_assert!(offset + bytes.len() <= self.buf.len());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_ptr().add(offset), bytes.len());
+    }
+
+    /// # Safety
+    /// No thread may write `[offset, offset + len)` while the returned slice lives: the
+    /// range must be below the complete point and at or above `ring_floor`.
+    unsafe fn slice(&self, offset: usize, len: usize) -> &[u8] {
+        debug_assert!(offset + len <= self.buf.len());
+        std::slice::from_raw_parts(self.buf.as_ptr().add(offset), len)
+    }
+}
+
+pub(crate) struct LogBuffer {
+    ring: RingMemory,
+    capacity: u64,
+    strands: Box<[Strand]>,
+    alloc: Mutex<Allocation>,
+    reserved_end: AtomicU64,
+    /// Start of the block holding the written point: ring bytes below it are free.
+    ring_floor: AtomicU64,
+    space: Signal,
+    db_id: u64,
+    geometry: Geometry,
+}
+
+/// A unit's place in the stream, held with its strand latch until the copy is done.
+pub(crate) struct Reservation<'a> {
+    _latch: MutexGuard<'a, ()>,
+    strand: usize,
+    pub start: Lsn,
+    pub end: Lsn,
+    pub scn: Option<Scn>,
+    pos: Lsn,
+}
+
+impl LogBuffer {
+    pub fn new(
+        capacity: u64,
+        strands: u32,
+        db_id: u64,
+        geometry: Geometry,
+        end: Lsn,
+        next_scn: Scn,
+        tail: &[u8],
+    ) -> LogBuffer {
+        assert!(capacity.is_multiple_of(BLOCK_BYTES) && capacity >= 4 * BLOCK_BYTES);
+        let floor = block_floor(end);
+        assert_eq!(
+            tail.len() as u64,
+            end.0 - floor.0,
+            "tail must hold the partial last block"
+        );
+        let buf = AlignedBuf::zeroed(capacity as usize);
+        let ring = RingMemory { buf };
+        // SAFETY: nothing else references the ring yet.
+        unsafe { ring.write((floor.0 % capacity) as usize, tail) };
+        LogBuffer {
+            ring,
+            capacity,
+            strands: (0..strands)
+                .map(|_| Strand {
+                    latch: Mutex::new(()),
+                    copied_upto: AtomicU64::new(IDLE),
+                })
+                .collect(),
+            alloc: Mutex::new(Allocation {
+                next_lsn: end,
+                next_scn,
+                units: VecDeque::new(),
+            }),
+            reserved_end: AtomicU64::new(end.0),
+            ring_floor: AtomicU64::new(floor.0),
+            space: Signal::default(),
+            db_id,
+            geometry,
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn strands(&self) -> usize {
+        self.strands.len()
+    }
+
+    pub fn reserved_end(&self) -> Lsn {
+        Lsn(self.reserved_end.load(Acquire))
+    }
+
+    /// Takes a strand latch (the first free one from `hint`, else `hint`'s) and reserves
+    /// `len` bytes of stream, with an SCN if `commit`. `file_ready(end)` says whether the
+    /// log files for a unit ending at `end` are open for writing; while it says no, the
+    /// reservation is retried after `wait_for_file(end)` returns.
+    pub fn reserve(
+        &self,
+        hint: usize,
+        len: u64,
+        commit: bool,
+        file_ready: impl Fn(Lsn) -> bool,
+        mut wait_for_file: impl FnMut(Lsn),
+    ) -> Reservation<'_> {
+        let n = self.strands.len();
+        let mut taken = None;
+        for i in 0..n {
+            let s = (hint + i) % n;
+            if let Ok(g) = self.strands[s].latch.try_lock() {
+                taken = Some((s, g));
+                break;
+            }
+        }
+        let (strand, latch) = match taken {
+            Some(t) => t,
+            None => {
+                let s = hint % n;
+                (
+                    s,
+                    self.strands[s].latch.lock().expect("strand latch poisoned"),
+                )
+            }
+        };
+        loop {
+            let mut a = self.alloc.lock().expect("allocation poisoned");
+            let start = a.next_lsn;
+            let end = stream_advance(start, len);
+            if !file_ready(end) {
+                drop(a);
+                wait_for_file(end);
+                continue;
+            }
+            let scn = if commit {
+                let s = a.next_scn;
+                a.next_scn = s.next();
+                Some(s)
+            } else {
+                None
+            };
+            a.next_lsn = end;
+            a.units.push_back(UnitEnd { end, scn });
+            // Publish the strand position before the reserved end: see module docs.
+            self.strands[strand].copied_upto.store(start.0, Release);
+            self.reserved_end.store(end.0, Release);
+            drop(a);
+            return Reservation {
+                _latch: latch,
+                strand,
+                start,
+                end,
+                scn,
+                pos: start,
+            };
+        }
+    }
+
+    /// Copies `bytes` as the next part of the reserved unit, inserting block headers.
+    /// Waits for ring space when needed, calling `on_wait` first (to post the writer) and
+    /// recording `log buffer space` in `stats`.
+    pub fn copy(
+        &self,
+        r: &mut Reservation<'_>,
+        bytes: &[u8],
+        stats: &StatsSet,
+        on_wait: &impl Fn(),
+    ) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let mut pos = r.pos.0;
+            if pos.is_multiple_of(BLOCK_BYTES) {
+                self.ensure_space(r, pos + BLOCK_HEADER_BYTES, stats, on_wait);
+                let header = BlockHeader {
+                    seq: self.geometry.seq_of(Lsn(pos)),
+                    block_lsn: Lsn(pos),
+                }
+                .encode(self.db_id);
+                // SAFETY: the header position is inside this reservation and has ring space.
+                unsafe { self.ring.write((pos % self.capacity) as usize, &header) };
+                pos += BLOCK_HEADER_BYTES;
+            }
+            let take = ((BLOCK_BYTES - pos % BLOCK_BYTES) as usize).min(rest.len());
+            self.ensure_space(r, pos + take as u64, stats, on_wait);
+            // SAFETY: [pos, pos+take) lies in this reservation, within one block (so it
+            // does not wrap), and below ring_floor + capacity (ensure_space).
+            unsafe {
+                self.ring
+                    .write((pos % self.capacity) as usize, &rest[..take])
+            };
+            r.pos = Lsn(pos + take as u64);
+            rest = &rest[take..];
+        }
+        assert!(
+            r.pos <= r.end,
+            "copied past the reservation: {} > {}",
+            r.pos,
+            r.end
+        );
+    }
+
+    fn ensure_space(&self, r: &Reservation<'_>, upto: u64, stats: &StatsSet, on_wait: &impl Fn()) {
+        let fits = || upto <= self.ring_floor.load(SeqCst) + self.capacity;
+        if fits() {
+            return;
+        }
+        // Let the writer see what this unit has copied so far: it may be the very bytes
+        // the writer needs to free the space we wait for.
+        self.strands[r.strand].copied_upto.store(r.pos.0, Release);
+        let t0 = Instant::now();
+        stats.add(Stat::RedoBufferAllocationRetries, 1);
+        while !fits() {
+            on_wait();
+            self.space.wait_once(fits);
+        }
+        stats.record_wait(WaitEvent::LogBufferSpace, t0.elapsed());
+    }
+
+    /// Ends the copy: the strand becomes idle and its latch is released.
+    pub fn finish(&self, r: Reservation<'_>) {
+        assert_eq!(
+            r.pos, r.end,
+            "unit copied partly: {} of {}..{}",
+            r.pos, r.start, r.end
+        );
+        self.strands[r.strand].copied_upto.store(IDLE, Release);
+    }
+
+    /// Every byte below the returned LSN has been copied into the ring.
+    pub fn complete_point(&self) -> Lsn {
+        let mut point = self.reserved_end.load(Acquire);
+        for s in self.strands.iter() {
+            point = point.min(s.copied_upto.load(Acquire));
+        }
+        Lsn(point)
+    }
+
+    /// The ring bytes of `[from, to)`, as one or two slices (the ring may wrap).
+    ///
+    /// # Safety
+    /// `[from, to)` must be below the complete point and at or above the ring floor, and
+    /// the ring floor must not pass `from` while the slices live (only the writer moves
+    /// it, and the writer is the caller).
+    pub unsafe fn slices(&self, from: Lsn, to: Lsn) -> (&[u8], &[u8]) {
+        assert!(from <= to && to.0 - from.0 <= self.capacity);
+        assert!(
+            from.0 >= self.ring_floor.load(Acquire),
+            "reading freed ring bytes at {from}"
+        );
+        let a = (from.0 % self.capacity) as usize;
+        let len = (to.0 - from.0) as usize;
+        let first = len.min(self.capacity as usize - a);
+        (self.ring.slice(a, first), self.ring.slice(0, len - first))
+    }
+
+    /// Called by the writer once `[.., written)` is on disk: frees the ring below the
+    /// block that holds `written` (that block is rewritten by the next write).
+    pub fn release_upto(&self, written: Lsn) {
+        self.ring_floor.store(block_floor(written).0, SeqCst);
+        self.space.notify_all();
+    }
+
+    /// Removes the units that end at or before `durable` and returns the number of
+    /// commits among them and the SCN of the last one.
+    pub fn pop_durable(&self, durable: Lsn) -> (u64, Option<Scn>) {
+        let mut a = self.alloc.lock().expect("allocation poisoned");
+        let mut commits = 0;
+        let mut last = None;
+        while let Some(u) = a.units.front() {
+            if u.end > durable {
+                break;
+            }
+            if let Some(s) = u.scn {
+                commits += 1;
+                last = Some(s);
+            }
+            a.units.pop_front();
+        }
+        (commits, last)
+    }
+
+    /// Commits copied but not yet durable: (count, bytes of stream).
+    pub fn undurable(&self, durable: Lsn) -> (u64, u64) {
+        let a = self.alloc.lock().expect("allocation poisoned");
+        let commits = a
+            .units
+            .iter()
+            .filter(|u| u.end > durable && u.scn.is_some())
+            .count() as u64;
+        (commits, a.next_lsn.0.saturating_sub(durable.0))
+    }
+
+    pub fn next_scn(&self) -> Scn {
+        self.alloc.lock().expect("allocation poisoned").next_scn
+    }
+}

@@ -1,0 +1,28 @@
+//! redodb's redo log engine: private redo, a log buffer with public strands, a log writer
+//! with group commit, Oracle's commit write facility, multiplexed log groups with switches
+//! and checkpoints, and crash recovery. It knows nothing of SQL or the network.
+//!
+//! Start at [`RedoLog::open`] and [`LogSession::commit`]; the module docs of `buffer`,
+//! `writer`, `format` and `recovery` give the invariants of each step.
+
+mod buffer;
+pub mod config;
+pub mod error;
+pub mod format;
+mod log;
+pub mod recovery;
+mod signal;
+pub mod sim;
+pub mod stats;
+pub mod storage;
+pub mod types;
+mod writer;
+
+pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, SyncMethod};
+pub use error::{LogFailure, RedoError, Result};
+pub use log::{
+    CommitOptions, CommitReceipt, LogSession, MemberInfo, MemberState, Recovered, RedoLog,
+};
+pub use recovery::{RecoveredTxn, RecoveryReport, StopReason};
+pub use stats::{Stat, StatsSnapshot, WaitClass, WaitEvent};
+pub use types::{LogSeq, Lsn, Scn, TxnId};

@@ -1,0 +1,1328 @@
+//! The public face of the redo log: [`RedoLog`] (open, recover, checkpoint, parameters,
+//! statistics, shutdown) and [`LogSession`] (a transaction's private redo, commit in any
+//! mode, wait for durability).
+//!
+//! # The path of a commit
+//! 1. `LogSession::log_change` appends a change record to the session's private redo
+//!    (no shared state touched). Past `private_redo_max` the private redo is copied to the
+//!    log buffer early, without a commit, so big transactions flow to disk as they run.
+//! 2. `LogSession::commit` resolves the mode (statement > session > system, with
+//!    FORCE_WAIT overriding from above), reserves the unit's place and SCN in the log
+//!    buffer, and copies the private redo plus the commit record in ONE contiguous unit.
+//! 3. IMMEDIATE posts the log writer; BATCH posts it only if a background trigger is
+//!    reached. NOWAIT returns here: "commit complete" before the redo is durable.
+//! 4. WAIT waits for the durable LSN to pass the unit's end (`log file sync`): it runs
+//!    the write itself if no write is in flight, else sleeps until the write that covers
+//!    it completes. A session waiting for durability always gets a write, in BATCH mode
+//!    too, as Oracle's foreground in `log file sync` posts LGWR.
+//!
+//! # LSNs by guarantee (asserted: durable <= written <= complete <= reserved)
+//! - `reserved`: handed out to units (in the buffer's allocation section).
+//! - `complete`: every byte below it is copied into the buffer.
+//! - `written`: every byte below it has been written and synced by the writer.
+//! - `durable`: published after the sync; a WAIT commit returns once it passes its end.
+//!   (The writer publishes written and durable together, after the sync; they are kept
+//!   as separate names because they carry different guarantees.)
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::{self, JoinHandle, Thread};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::buffer::LogBuffer;
+use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
+use crate::error::{LogFailure, RedoError, Result};
+use crate::format::{
+    block_floor, encode_commit_record, encode_record, ControlRecord, Geometry, LogFileHeader,
+    RecordKind, BLOCK_BYTES, COMMIT_PAYLOAD_BYTES, CONTROL_SLOT_BYTES, RECORD_HEADER_BYTES,
+    RECORD_PAYLOAD_MAX, WRITE_MAX_BYTES,
+};
+use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
+use crate::signal::Signal;
+use crate::stats::{Stat, StatsSet, StatsSnapshot, WaitEvent};
+use crate::storage::{
+    control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile,
+};
+use crate::types::{LogSeq, Lsn, Scn, TxnId};
+use crate::writer::{lgwr_main, DurableWaiters, Writer};
+
+pub(crate) fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn unix_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// State of one member of one log group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum MemberState {
+    InService = 0,
+    /// A write or sync failed; out of service until its group is next opened.
+    WriteFailed = 1,
+    /// Recovery found it behind another member; out of service until its group is next opened.
+    Stale = 2,
+    /// The file could not be opened.
+    Missing = 3,
+}
+
+impl MemberState {
+    fn from_u8(v: u8) -> MemberState {
+        match v {
+            0 => MemberState::InService,
+            1 => MemberState::WriteFailed,
+            2 => MemberState::Stale,
+            _ => MemberState::Missing,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberState::InService => "",
+            MemberState::WriteFailed => "INVALID",
+            MemberState::Stale => "STALE",
+            MemberState::Missing => "MISSING",
+        }
+    }
+}
+
+/// A member file and its state, for views.
+#[derive(Clone, Debug)]
+pub struct MemberInfo {
+    pub group: u32,
+    pub member: u32,
+    pub path: PathBuf,
+    pub state: MemberState,
+}
+
+/// Options of one commit: `None` takes the session's setting, then the system's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommitOptions {
+    pub wait: Option<CommitWait>,
+    pub logging: Option<CommitLogging>,
+}
+
+impl CommitOptions {
+    pub const DEFAULT: CommitOptions = CommitOptions {
+        wait: None,
+        logging: None,
+    };
+
+    pub fn new(wait: CommitWait, logging: CommitLogging) -> CommitOptions {
+        CommitOptions {
+            wait: Some(wait),
+            logging: Some(logging),
+        }
+    }
+}
+
+/// What a commit did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitReceipt {
+    pub txn: TxnId,
+    pub scn: Scn,
+    /// End of the commit's unit: the commit is durable once the durable LSN reaches it.
+    pub lsn: Lsn,
+    /// Whether the commit waited for durability (WAIT or FORCE_WAIT in effect).
+    pub waited: bool,
+    pub logging: CommitLogging,
+}
+
+/// The outcome of opening: what recovery found.
+#[derive(Debug)]
+pub struct Recovered {
+    /// Committed transactions not reflected in the last checkpoint, in SCN order.
+    pub transactions: Vec<RecoveredTxn>,
+    pub report: RecoveryReport,
+}
+
+struct DynamicParams {
+    commit_wait: AtomicU8,
+    commit_logging: AtomicU8,
+    batch_flush_buffer_divisor: AtomicU64,
+    batch_flush_bytes: AtomicU64,
+    batch_flush_timeout_ms: AtomicU64,
+}
+
+fn wait_to_u8(w: CommitWait) -> u8 {
+    w as u8
+}
+fn wait_from_u8(v: u8) -> CommitWait {
+    match v {
+        0 => CommitWait::Wait,
+        1 => CommitWait::NoWait,
+        _ => CommitWait::ForceWait,
+    }
+}
+fn logging_from_u8(v: u8) -> CommitLogging {
+    if v == 0 {
+        CommitLogging::Immediate
+    } else {
+        CommitLogging::Batch
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Spill {
+    first_lsn: Lsn,
+    scn: Option<Scn>,
+}
+
+struct ControlState {
+    file: Box<dyn StorageFile>,
+    path: PathBuf,
+    record: ControlRecord,
+    /// Slot holding `record`.
+    slot: u64,
+    /// Transactions whose redo reached the stream before their commit, until a
+    /// checkpoint covers their commit: recovery must start at or before their first LSN.
+    spills: BTreeMap<TxnId, Spill>,
+}
+
+#[derive(Default)]
+struct SessionRegistry {
+    live: Vec<(u64, Arc<StatsSet>)>,
+    retired: StatsSnapshot,
+}
+
+pub(crate) struct Shared {
+    pub config: LogConfig,
+    pub geometry: Geometry,
+    pub db_id: u64,
+    pub buffer: LogBuffer,
+    pub writer: Mutex<Writer>,
+    pub waiters: DurableWaiters,
+    pub lsn_written: AtomicU64,
+    pub lsn_durable: AtomicU64,
+    pub scn_durable: AtomicU64,
+    /// Highest LSN someone asked to have written (a max).
+    pub requested: AtomicU64,
+    pub activated_end: AtomicU64,
+    pub activated_seq: AtomicU64,
+    pub switch_signal: Signal,
+    member_states: Vec<AtomicU8>,
+    failure: OnceLock<Arc<LogFailure>>,
+    failed: AtomicBool,
+    pub shutdown: AtomicBool,
+    pub background: StatsSet,
+    sessions: Mutex<SessionRegistry>,
+    lgwr: OnceLock<Thread>,
+    epoch: Instant,
+    last_write_us: AtomicU64,
+    dynamic: DynamicParams,
+    control: Mutex<ControlState>,
+    checkpoint_scan_from: AtomicU64,
+    checkpoint_request: (Mutex<bool>, Condvar),
+    next_txn: AtomicU64,
+    next_session: AtomicU64,
+}
+
+impl Shared {
+    pub fn check_failed(&self) -> Result<()> {
+        if self.failed.load(SeqCst) {
+            return Err(self.failure_error());
+        }
+        Ok(())
+    }
+
+    fn check_open(&self) -> Result<()> {
+        self.check_failed()?;
+        if self.shutdown.load(SeqCst) {
+            return Err(RedoError::Shutdown);
+        }
+        Ok(())
+    }
+
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(SeqCst)
+    }
+
+    pub fn latch_failure(&self, failure: LogFailure) {
+        log::error!("redo log failed, no further commits will be acknowledged: {failure}");
+        let _ = self.failure.set(Arc::new(failure));
+        self.failed.store(true, SeqCst);
+        self.switch_signal.notify_all();
+    }
+
+    pub fn failure_error(&self) -> RedoError {
+        match self.failure.get() {
+            Some(f) => RedoError::LogFailed(f.clone()),
+            None => RedoError::Shutdown,
+        }
+    }
+
+    pub fn lsn_durable(&self) -> Lsn {
+        Lsn(self.lsn_durable.load(SeqCst))
+    }
+
+    pub fn member_path(&self, group: u32, member: u32) -> PathBuf {
+        log_file_path(self.config.member_dir(member), group, member)
+    }
+
+    pub fn member_state(&self, group: u32, member: u32) -> MemberState {
+        let m = self.config.members();
+        MemberState::from_u8(self.member_states[(group * m + member) as usize].load(SeqCst))
+    }
+
+    pub fn set_member_state(&self, group: u32, member: u32, state: MemberState) {
+        let m = self.config.members();
+        self.member_states[(group * m + member) as usize].store(state as u8, SeqCst);
+    }
+
+    pub fn touch_last_write(&self) {
+        self.last_write_us
+            .store(self.epoch.elapsed().as_micros() as u64, SeqCst);
+    }
+
+    fn post_lgwr(&self) {
+        if let Some(t) = self.lgwr.get() {
+            t.unpark();
+        }
+    }
+
+    pub fn request_checkpoint(&self) {
+        let (lock, cv) = &self.checkpoint_request;
+        *lock.lock().expect("checkpoint request poisoned") = true;
+        cv.notify_all();
+    }
+
+    fn group_reusable(&self, seq: LogSeq) -> bool {
+        let g = self.config.log_groups as u64;
+        seq.0 <= g
+            || self.checkpoint_scan_from.load(SeqCst) >= self.geometry.end_of(LogSeq(seq.0 - g)).0
+    }
+
+    /// The next log sequence LGWR should open, if it is wanted and allowed. LGWR keeps one
+    /// file open ahead of the one being filled, so a switch rarely makes anyone wait.
+    pub fn activation_wanted(&self) -> Option<LogSeq> {
+        let activated = self.activated_seq.load(SeqCst);
+        let filling = self.geometry.seq_of(self.buffer.reserved_end()).0;
+        let next = LogSeq(activated + 1);
+        (activated < filling + 1 && self.group_reusable(next)).then_some(next)
+    }
+
+    fn file_ready(&self, end: Lsn) -> bool {
+        end.0 <= self.activated_end.load(SeqCst)
+    }
+
+    /// A session's unit ends past the open log files: wait for the switch.
+    fn wait_for_file(&self, end: Lsn, stats: &StatsSet) {
+        let needed = self.geometry.seq_of(Lsn(end.0 - 1));
+        let event = if self.group_reusable(needed) {
+            WaitEvent::LogFileSwitchCompletion
+        } else {
+            self.request_checkpoint();
+            WaitEvent::LogFileSwitchCheckpointIncomplete
+        };
+        stats.add(Stat::RedoLogSpaceRequests, 1);
+        let t0 = Instant::now();
+        let ready = || self.file_ready(end) || self.is_failed() || self.shutdown.load(SeqCst);
+        while !ready() {
+            self.post_lgwr();
+            self.switch_signal.wait_once(ready);
+        }
+        stats.record_wait(event, t0.elapsed());
+    }
+
+    fn flush_threshold(&self) -> u64 {
+        let by_fraction =
+            self.buffer.capacity() / self.dynamic.batch_flush_buffer_divisor.load(Relaxed);
+        by_fraction.min(self.dynamic.batch_flush_bytes.load(Relaxed))
+    }
+
+    /// Whether LGWR has a write to do now.
+    pub fn write_wanted(&self, shutting_down: bool) -> bool {
+        let written = self.lsn_written.load(SeqCst);
+        let complete = self.buffer.complete_point().0;
+        if complete <= written {
+            return false;
+        }
+        if shutting_down || self.requested.load(SeqCst) > written {
+            return true;
+        }
+        if self.buffer.reserved_end().0 - written >= self.flush_threshold() {
+            return true;
+        }
+        self.time_to_timeout() == Duration::ZERO
+    }
+
+    /// Time left before the "N ms since the last write" trigger fires.
+    pub fn time_to_timeout(&self) -> Duration {
+        let timeout_us = self.dynamic.batch_flush_timeout_ms.load(Relaxed) * 1000;
+        let since = (self.epoch.elapsed().as_micros() as u64)
+            .saturating_sub(self.last_write_us.load(SeqCst));
+        Duration::from_micros(timeout_us.saturating_sub(since))
+    }
+
+    /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait.
+    fn wait_durable(&self, lsn: Lsn) -> Result<bool> {
+        if self.lsn_durable() >= lsn {
+            return Ok(false);
+        }
+        self.requested.fetch_max(lsn.0, SeqCst);
+        loop {
+            self.check_failed()?;
+            if self.lsn_durable() >= lsn {
+                return Ok(true);
+            }
+            if lsn.0 > self.buffer.reserved_end().0 {
+                // Nothing will ever be written that far.
+                panic!(
+                    "waiting for durability of {lsn} beyond the reserved end {}",
+                    self.buffer.reserved_end()
+                );
+            }
+            match self.writer.try_lock() {
+                Ok(mut w) => {
+                    let wrote = w.cycle(self, true)?;
+                    drop(w);
+                    if self.requested.load(SeqCst) > self.lsn_durable.load(SeqCst) {
+                        self.post_lgwr();
+                    }
+                    if wrote {
+                        continue;
+                    }
+                }
+                Err(_) => self.post_lgwr(),
+            }
+            let ready = || self.lsn_durable() >= lsn || self.is_failed();
+            self.waiters.sleep_for(lsn, ready);
+        }
+    }
+}
+
+/// The redo log. Dropping it shuts it down (making everything copied durable).
+pub struct RedoLog {
+    sh: Arc<Shared>,
+    lgwr: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn new_db_id() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(unix_us());
+    h.write_u32(std::process::id());
+    h.finish() | 1
+}
+
+fn foreign(path: impl Into<PathBuf>, detail: impl Into<String>) -> RedoError {
+    RedoError::Foreign {
+        path: path.into(),
+        detail: detail.into(),
+    }
+}
+
+fn read_control(
+    storage: &dyn Storage,
+    path: &PathBuf,
+) -> Result<(Box<dyn StorageFile>, ControlRecord, u64)> {
+    let file = storage
+        .open(path, FileMode::Control)
+        .map_err(|e| RedoError::io("open", path, e))?;
+    let len = file.size().map_err(|e| RedoError::io("stat", path, e))?;
+    if len < 2 * CONTROL_SLOT_BYTES {
+        return Err(foreign(
+            path,
+            format!(
+                "control file is {len} bytes, expected {}",
+                2 * CONTROL_SLOT_BYTES
+            ),
+        ));
+    }
+    let mut best: Option<(ControlRecord, u64)> = None;
+    let mut first_error = None;
+    for slot in 0..2u64 {
+        let mut buf = vec![0u8; CONTROL_SLOT_BYTES as usize];
+        file.read_exact_at(&mut buf, slot * CONTROL_SLOT_BYTES)
+            .map_err(|e| RedoError::io("read", path, e))?;
+        match ControlRecord::decode(&buf) {
+            Ok(r) if best.is_none_or(|(b, _)| r.generation > b.generation) => {
+                best = Some((r, slot))
+            }
+            Ok(_) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match best {
+        Some((r, slot)) => Ok((file, r, slot)),
+        None => Err(foreign(
+            path,
+            first_error.map(|e| e.to_string()).unwrap_or_default(),
+        )),
+    }
+}
+
+fn write_control_slot(
+    file: &dyn StorageFile,
+    path: &PathBuf,
+    record: &ControlRecord,
+    slot: u64,
+) -> Result<()> {
+    file.write_at(&[&record.encode()], slot * CONTROL_SLOT_BYTES)
+        .map_err(|e| RedoError::io("write", path, e))?;
+    file.sync().map_err(|e| RedoError::io("sync", path, e))
+}
+
+fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
+    for m in 0..config.members() {
+        let dir = config.member_dir(m);
+        storage
+            .create_dir_all(dir)
+            .map_err(|e| RedoError::io("create directory", dir, e))?;
+        for g in 0..config.log_groups {
+            let path = log_file_path(dir, g, m);
+            if storage
+                .exists(&path)
+                .map_err(|e| RedoError::io("stat", &path, e))?
+            {
+                return Err(foreign(
+                    &path,
+                    "redo log file exists but the control file does not; if creating a database was interrupted, remove the log files",
+                ));
+            }
+        }
+    }
+    let db_id = new_db_id();
+    for m in 0..config.members() {
+        for g in 0..config.log_groups {
+            let path = log_file_path(config.member_dir(m), g, m);
+            storage
+                .create_zeroed(&path, config.log_file_size)
+                .map_err(|e| RedoError::io("create log file", &path, e))?;
+        }
+    }
+    // The control file comes last: its presence means the database exists.
+    let path = control_path(&config.dir);
+    let record = ControlRecord {
+        generation: 1,
+        db_id,
+        log_file_size: config.log_file_size,
+        groups: config.log_groups,
+        members: config.members(),
+        checkpoint_scan_from: Lsn(0),
+        checkpoint_lsn: Lsn(0),
+        checkpoint_scn: Scn(0),
+        created_unix_ms: unix_ms(),
+        txn_id_hwm: TxnId(0),
+    };
+    let tmp = config.dir.join("control.ctl.new");
+    let _ = std::fs::remove_file(&tmp);
+    storage
+        .create_zeroed(&path, 2 * CONTROL_SLOT_BYTES)
+        .map_err(|e| RedoError::io("create control file", &path, e))?;
+    let file = storage
+        .open(&path, FileMode::Control)
+        .map_err(|e| RedoError::io("open", &path, e))?;
+    write_control_slot(&*file, &path, &record, 0)?;
+    log::info!(
+        "created redo log in {} ({} groups x {} members of {} bytes)",
+        config.dir.display(),
+        config.log_groups,
+        config.members(),
+        config.log_file_size
+    );
+    Ok(())
+}
+
+fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result<()> {
+    if current != requested {
+        return Err(RedoError::StaticParameter {
+            parameter,
+            current: current.to_string(),
+            requested: requested.to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl RedoLog {
+    /// Opens (creating if allowed) the redo log in `config.dir` on the local file system,
+    /// running recovery.
+    pub fn open(config: LogConfig) -> Result<(RedoLog, Recovered)> {
+        RedoLog::open_with(config, Arc::new(FileStorage))
+    }
+
+    /// As [`RedoLog::open`] on any storage (tests use the simulated disk).
+    pub fn open_with(config: LogConfig, storage: Arc<dyn Storage>) -> Result<(RedoLog, Recovered)> {
+        config.validate()?;
+        let cpath = control_path(&config.dir);
+        if !storage
+            .exists(&cpath)
+            .map_err(|e| RedoError::io("stat", &cpath, e))?
+        {
+            if config.open_mode == OpenMode::MustExist {
+                return Err(foreign(
+                    &config.dir,
+                    "no redodb database here (control.ctl is missing)",
+                ));
+            }
+            create_database(&*storage, &config)?;
+        }
+        let (cfile, control, slot) = read_control(&*storage, &cpath)?;
+        check_static("log_file_size", control.log_file_size, config.log_file_size)?;
+        check_static(
+            "log_groups",
+            control.groups as u64,
+            config.log_groups as u64,
+        )?;
+        check_static(
+            "log_members",
+            control.members as u64,
+            config.members() as u64,
+        )?;
+        let geometry = Geometry::new(config.log_file_size, config.log_groups);
+        let members = config.members();
+
+        // Open every member for reading and check that it is ours.
+        let mut notes = Vec::new();
+        let mut read_files: Vec<Vec<Option<Box<dyn StorageFile>>>> = Vec::new();
+        for g in 0..config.log_groups {
+            let mut row = Vec::new();
+            for m in 0..members {
+                let path = log_file_path(config.member_dir(m), g, m);
+                let file = match storage.open(&path, FileMode::Read) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && members > 1 => {
+                        notes.push(format!("{} is missing", path.display()));
+                        row.push(None);
+                        continue;
+                    }
+                    Err(e) => return Err(RedoError::io("open", &path, e)),
+                };
+                let len = file.size().map_err(|e| RedoError::io("stat", &path, e))?;
+                if len != config.log_file_size {
+                    return Err(foreign(
+                        &path,
+                        format!("log file is {len} bytes, expected {}", config.log_file_size),
+                    ));
+                }
+                let mut head = vec![0u8; BLOCK_BYTES as usize];
+                file.read_exact_at(&mut head, 0)
+                    .map_err(|e| RedoError::io("read", &path, e))?;
+                if head.iter().any(|&b| b != 0) {
+                    let h =
+                        LogFileHeader::decode(&head).map_err(|e| foreign(&path, e.to_string()))?;
+                    if h.db_id != control.db_id {
+                        return Err(foreign(&path, "log file belongs to another database"));
+                    }
+                    if h.group != g || h.member != m {
+                        return Err(foreign(
+                            &path,
+                            format!(
+                                "log file is group {} member {}, expected group {} member {}",
+                                h.group + 1,
+                                h.member + 1,
+                                g + 1,
+                                m + 1
+                            ),
+                        ));
+                    }
+                }
+                row.push(Some(file));
+            }
+            read_files.push(row);
+        }
+        let config_for_paths = config.clone();
+        let paths = move |g: u32, m: u32| log_file_path(config_for_paths.member_dir(m), g, m);
+        let outcome = recover(&read_files, &paths, geometry, &control)?;
+        drop(read_files);
+        let end = outcome.report.end;
+        let seq_end = geometry.seq_of(end);
+
+        // Open for writing.
+        let mut write_files: Vec<Vec<Option<Box<dyn StorageFile>>>> = Vec::new();
+        let member_states: Vec<AtomicU8> = (0..config.log_groups * members)
+            .map(|_| AtomicU8::new(MemberState::InService as u8))
+            .collect();
+        for g in 0..config.log_groups {
+            let mut row = Vec::new();
+            for m in 0..members {
+                let path = log_file_path(config.member_dir(m), g, m);
+                match storage.open(&path, FileMode::Log(config.sync_method)) {
+                    Ok(f) => row.push(Some(f)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && members > 1 => {
+                        member_states[(g * members + m) as usize]
+                            .store(MemberState::Missing as u8, SeqCst);
+                        row.push(None);
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Err(RedoError::io(
+                        "open (the file system refuses this sync_method; use fdatasync or o_dsync)",
+                        &path,
+                        e,
+                    )),
+                    Err(e) => return Err(RedoError::io("open", &path, e)),
+                }
+            }
+            write_files.push(row);
+        }
+        let group_end = geometry.group_of(seq_end);
+        for (m, member_end) in outcome.member_ends.iter().enumerate() {
+            if member_end.is_none_or(|e| e < end) {
+                member_states[(group_end * members + m as u32) as usize]
+                    .store(MemberState::Stale as u8, SeqCst);
+            }
+        }
+        notes.extend(outcome.report.member_notes.iter().cloned());
+        for n in &notes {
+            log::warn!("redo log: {n}");
+        }
+
+        // Is the file that holds the end open for writing (does it carry its sequence)?
+        let best = outcome.report.member_used;
+        let end_file_in_use = {
+            let f = write_files[group_end as usize][best as usize]
+                .as_ref()
+                .expect("best member has its files");
+            let mut head = vec![0u8; BLOCK_BYTES as usize];
+            let path = log_file_path(config.member_dir(best), group_end, best);
+            f.read_exact_at(&mut head, 0)
+                .map_err(|e| RedoError::io("read", &path, e))?;
+            LogFileHeader::decode(&head)
+                .map(|h| h.seq == seq_end)
+                .unwrap_or(false)
+        };
+        let activated = if end_file_in_use {
+            seq_end
+        } else {
+            LogSeq(seq_end.0 - 1)
+        };
+
+        // Overwrite whatever a torn last write may have left past the end, so that a
+        // later recovery cannot mistake it for redo (see recovery module docs).
+        if end_file_in_use {
+            let mut chunk = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
+            let floor = block_floor(end);
+            chunk.as_mut_slice()[..outcome.tail.len()].copy_from_slice(&outcome.tail);
+            let mut at = floor;
+            let file_end = geometry.end_of(seq_end);
+            while at < file_end {
+                let n = (file_end.0 - at.0).min(WRITE_MAX_BYTES) as usize;
+                for m in 0..members {
+                    if MemberState::from_u8(
+                        member_states[(group_end * members + m) as usize].load(SeqCst),
+                    ) != MemberState::InService
+                    {
+                        continue;
+                    }
+                    let Some(f) = &write_files[group_end as usize][m as usize] else {
+                        continue;
+                    };
+                    let path = log_file_path(config.member_dir(m), group_end, m);
+                    f.write_at(&[&chunk.as_slice()[..n]], geometry.file_offset(at))
+                        .map_err(|e| RedoError::io("write", &path, e))?;
+                }
+                if at == floor {
+                    chunk.as_mut_slice()[..outcome.tail.len()].fill(0);
+                }
+                at = Lsn(at.0 + n as u64);
+            }
+            for m in 0..members {
+                if let Some(f) = &write_files[group_end as usize][m as usize] {
+                    let path = log_file_path(config.member_dir(m), group_end, m);
+                    f.sync().map_err(|e| RedoError::io("sync", &path, e))?;
+                }
+            }
+        }
+
+        let next_scn = outcome.report.last_scn.next();
+        let buffer = LogBuffer::new(
+            config.log_buffer,
+            config.log_parallelism,
+            control.db_id,
+            geometry,
+            end,
+            next_scn,
+            &outcome.tail,
+        );
+        let activated_end = if activated.0 == 0 {
+            Lsn(0)
+        } else {
+            geometry.end_of(activated)
+        };
+        let next_txn = outcome.max_txn.0.max(control.txn_id_hwm.0) + 1;
+        let sh = Arc::new(Shared {
+            geometry,
+            db_id: control.db_id,
+            buffer,
+            writer: Mutex::new(Writer::new(end, write_files, activated, seq_end)),
+            waiters: DurableWaiters::default(),
+            lsn_written: AtomicU64::new(end.0),
+            lsn_durable: AtomicU64::new(end.0),
+            scn_durable: AtomicU64::new(outcome.report.last_scn.0),
+            requested: AtomicU64::new(end.0),
+            activated_end: AtomicU64::new(activated_end.0),
+            activated_seq: AtomicU64::new(activated.0),
+            switch_signal: Signal::default(),
+            member_states,
+            failure: OnceLock::new(),
+            failed: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+            background: StatsSet::default(),
+            sessions: Mutex::new(SessionRegistry::default()),
+            lgwr: OnceLock::new(),
+            epoch: Instant::now(),
+            last_write_us: AtomicU64::new(0),
+            dynamic: DynamicParams {
+                commit_wait: AtomicU8::new(wait_to_u8(config.commit_wait)),
+                commit_logging: AtomicU8::new(config.commit_logging as u8),
+                batch_flush_buffer_divisor: AtomicU64::new(
+                    config.batch_flush_buffer_divisor as u64,
+                ),
+                batch_flush_bytes: AtomicU64::new(config.batch_flush_bytes),
+                batch_flush_timeout_ms: AtomicU64::new(config.batch_flush_timeout_ms),
+            },
+            checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
+            control: Mutex::new(ControlState {
+                file: cfile,
+                path: cpath,
+                record: control,
+                slot,
+                spills: BTreeMap::new(),
+            }),
+            checkpoint_request: (Mutex::new(false), Condvar::new()),
+            next_txn: AtomicU64::new(next_txn),
+            next_session: AtomicU64::new(1),
+            config,
+        });
+        let lgwr_sh = sh.clone();
+        let handle = thread::Builder::new()
+            .name("redo-lgwr".into())
+            .spawn(move || lgwr_main(lgwr_sh))
+            .map_err(|e| RedoError::io("spawn log writer", "redo-lgwr", e))?;
+        let _ = sh.lgwr.set(handle.thread().clone());
+        sh.post_lgwr();
+        let log = RedoLog {
+            sh,
+            lgwr: Mutex::new(Some(handle)),
+        };
+        log::info!("redo log opened: {}", outcome.report);
+        Ok((
+            log,
+            Recovered {
+                transactions: outcome.transactions,
+                report: outcome.report,
+            },
+        ))
+    }
+
+    /// A new session: a source of transactions and commits.
+    pub fn session(&self) -> LogSession {
+        let id = self.sh.next_session.fetch_add(1, Relaxed);
+        let stats = Arc::new(StatsSet::default());
+        self.sh
+            .sessions
+            .lock()
+            .expect("registry poisoned")
+            .live
+            .push((id, stats.clone()));
+        LogSession {
+            sh: self.sh.clone(),
+            id,
+            strand_hint: (id as usize) % self.sh.buffer.strands(),
+            stats,
+            txn: None,
+            private: Vec::new(),
+            private_records: 0,
+            commit_wait: None,
+            commit_logging: None,
+        }
+    }
+
+    /// Blocks until everything up to `lsn` is durable (making earlier NOWAIT commits
+    /// durable, for instance).
+    pub fn wait_durable(&self, lsn: Lsn) -> Result<()> {
+        self.sh.wait_durable(lsn).map(|_| ())
+    }
+
+    /// Blocks until every commit up to `scn` is durable.
+    pub fn wait_durable_scn(&self, scn: Scn) -> Result<()> {
+        if scn.0 >= self.sh.buffer.next_scn().0 {
+            panic!("waiting for {scn}, which has not been handed out");
+        }
+        // Everything reserved now includes `scn`'s unit.
+        let upto = self.sh.buffer.reserved_end();
+        self.sh.wait_durable(upto).map(|_| ())
+    }
+
+    /// Durable LSN and the SCN of the last commit it covers.
+    pub fn durable(&self) -> (Lsn, Scn) {
+        (self.sh.lsn_durable(), Scn(self.sh.scn_durable.load(SeqCst)))
+    }
+
+    /// End of the redo handed out so far.
+    pub fn reserved_end(&self) -> Lsn {
+        self.sh.buffer.reserved_end()
+    }
+
+    /// Commits copied to the log buffer but not durable yet: (count, bytes).
+    pub fn undurable(&self) -> (u64, u64) {
+        self.sh.buffer.undurable(self.sh.lsn_durable())
+    }
+
+    /// Records that every commit up to `scn` (whose unit ends at `lsn`) is reflected in
+    /// the caller's durable state, so redo before that is no longer needed for recovery
+    /// and log groups holding only such redo may be reused. The caller must have made its
+    /// state durable AFTER the redo up to `lsn` was durable (write-ahead rule); this call
+    /// waits for that durability first, so state built from NOWAIT commits is safe too.
+    pub fn checkpoint(&self, scn: Scn, lsn: Lsn) -> Result<()> {
+        self.sh.wait_durable(lsn)?;
+        let mut c = self.sh.control.lock().expect("control poisoned");
+        if scn <= c.record.checkpoint_scn {
+            return Ok(());
+        }
+        c.spills
+            .retain(|_, s| s.scn.is_none_or(|committed| committed > scn));
+        let oldest_spill = c.spills.values().map(|s| s.first_lsn).min().unwrap_or(lsn);
+        let scan_from = lsn.min(oldest_spill).max(c.record.checkpoint_scan_from);
+        let record = ControlRecord {
+            generation: c.record.generation + 1,
+            checkpoint_scan_from: scan_from,
+            checkpoint_lsn: lsn,
+            checkpoint_scn: scn,
+            txn_id_hwm: TxnId(self.sh.next_txn.load(SeqCst)),
+            ..c.record
+        };
+        let slot = 1 - c.slot;
+        write_control_slot(&*c.file, &c.path, &record, slot)?;
+        c.record = record;
+        c.slot = slot;
+        drop(c);
+        self.sh.checkpoint_scan_from.store(scan_from.0, SeqCst);
+        self.sh.post_lgwr();
+        self.sh.switch_signal.notify_all();
+        Ok(())
+    }
+
+    /// The last checkpoint recorded: (scan_from, lsn, scn).
+    pub fn last_checkpoint(&self) -> (Lsn, Lsn, Scn) {
+        let c = self.sh.control.lock().expect("control poisoned");
+        (
+            c.record.checkpoint_scan_from,
+            c.record.checkpoint_lsn,
+            c.record.checkpoint_scn,
+        )
+    }
+
+    /// Waits up to `timeout` for the log to ask for a checkpoint (at a log switch, or when
+    /// sessions wait for a group to be reusable). Returns whether one was asked for.
+    pub fn wait_checkpoint_request(&self, timeout: Duration) -> bool {
+        let (lock, cv) = &self.sh.checkpoint_request;
+        let guard = lock.lock().expect("checkpoint request poisoned");
+        let (mut guard, _) = cv
+            .wait_timeout_while(guard, timeout, |asked| !*asked)
+            .expect("checkpoint request poisoned");
+        std::mem::replace(&mut *guard, false)
+    }
+
+    pub fn set_commit_wait(&self, wait: CommitWait) {
+        self.sh.dynamic.commit_wait.store(wait_to_u8(wait), SeqCst);
+    }
+
+    pub fn commit_wait(&self) -> CommitWait {
+        wait_from_u8(self.sh.dynamic.commit_wait.load(SeqCst))
+    }
+
+    pub fn set_commit_logging(&self, logging: CommitLogging) {
+        self.sh.dynamic.commit_logging.store(logging as u8, SeqCst);
+    }
+
+    pub fn commit_logging(&self) -> CommitLogging {
+        logging_from_u8(self.sh.dynamic.commit_logging.load(SeqCst))
+    }
+
+    /// Changes the background write triggers (validated like the configuration).
+    pub fn set_batch_triggers(
+        &self,
+        buffer_divisor: u32,
+        bytes: u64,
+        timeout_ms: u64,
+    ) -> Result<()> {
+        let mut c = self.sh.config.clone();
+        c.batch_flush_buffer_divisor = buffer_divisor;
+        c.batch_flush_bytes = bytes;
+        c.batch_flush_timeout_ms = timeout_ms;
+        c.validate()?;
+        let d = &self.sh.dynamic;
+        d.batch_flush_buffer_divisor
+            .store(buffer_divisor as u64, SeqCst);
+        d.batch_flush_bytes.store(bytes, SeqCst);
+        d.batch_flush_timeout_ms.store(timeout_ms, SeqCst);
+        self.sh.post_lgwr();
+        Ok(())
+    }
+
+    pub fn batch_triggers(&self) -> (u32, u64, u64) {
+        let d = &self.sh.dynamic;
+        (
+            d.batch_flush_buffer_divisor.load(SeqCst) as u32,
+            d.batch_flush_bytes.load(SeqCst),
+            d.batch_flush_timeout_ms.load(SeqCst),
+        )
+    }
+
+    pub fn config(&self) -> &LogConfig {
+        &self.sh.config
+    }
+
+    pub fn db_id(&self) -> u64 {
+        self.sh.db_id
+    }
+
+    /// System-wide statistics: the background's plus every session's, live or gone.
+    pub fn stats(&self) -> StatsSnapshot {
+        let mut total = self.sh.background.snapshot();
+        let reg = self.sh.sessions.lock().expect("registry poisoned");
+        total.merge(&reg.retired);
+        for (_, s) in &reg.live {
+            total.merge(&s.snapshot());
+        }
+        total
+    }
+
+    pub fn members(&self) -> Vec<MemberInfo> {
+        let mut out = Vec::new();
+        for g in 0..self.sh.config.log_groups {
+            for m in 0..self.sh.config.members() {
+                out.push(MemberInfo {
+                    group: g,
+                    member: m,
+                    path: self.sh.member_path(g, m),
+                    state: self.sh.member_state(g, m),
+                });
+            }
+        }
+        out
+    }
+
+    /// The log sequence being filled and the highest one opened.
+    pub fn current_seq(&self) -> (LogSeq, LogSeq) {
+        (
+            self.sh.geometry.seq_of(self.sh.buffer.reserved_end()),
+            LogSeq(self.sh.activated_seq.load(SeqCst)),
+        )
+    }
+
+    /// The failure that latched the log, if any.
+    pub fn failure(&self) -> Option<Arc<LogFailure>> {
+        self.sh.failure.get().cloned()
+    }
+
+    /// Makes everything copied durable and stops the log writer. Sessions get
+    /// [`RedoError::Shutdown`] afterwards.
+    pub fn shutdown(&self) -> Result<()> {
+        self.sh.shutdown.store(true, SeqCst);
+        self.sh.post_lgwr();
+        let handle = self.lgwr.lock().expect("lgwr handle poisoned").take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        self.sh.check_failed()
+    }
+}
+
+impl Drop for RedoLog {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+struct ActiveTxn {
+    id: TxnId,
+    spilled: bool,
+}
+
+/// A session of the redo log: at most one transaction at a time. Not shared between
+/// threads; each thread that commits has its own.
+pub struct LogSession {
+    sh: Arc<Shared>,
+    id: u64,
+    strand_hint: usize,
+    stats: Arc<StatsSet>,
+    txn: Option<ActiveTxn>,
+    private: Vec<u8>,
+    private_records: u64,
+    commit_wait: Option<CommitWait>,
+    commit_logging: Option<CommitLogging>,
+}
+
+impl LogSession {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The open transaction, if any.
+    pub fn transaction(&self) -> Option<TxnId> {
+        self.txn.as_ref().map(|t| t.id)
+    }
+
+    /// Session-level `commit_wait` (None: the system's).
+    pub fn set_commit_wait(&mut self, wait: Option<CommitWait>) {
+        self.commit_wait = wait;
+    }
+
+    pub fn set_commit_logging(&mut self, logging: Option<CommitLogging>) {
+        self.commit_logging = logging;
+    }
+
+    pub fn commit_settings(&self) -> (Option<CommitWait>, Option<CommitLogging>) {
+        (self.commit_wait, self.commit_logging)
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// The effective (wait?, logging) for a commit with `options`.
+    pub fn resolve(&self, options: CommitOptions) -> (bool, CommitLogging) {
+        let system_wait = wait_from_u8(self.sh.dynamic.commit_wait.load(Relaxed));
+        let forced =
+            system_wait == CommitWait::ForceWait || self.commit_wait == Some(CommitWait::ForceWait);
+        let wait = forced
+            || options.wait.or(self.commit_wait).unwrap_or(system_wait) != CommitWait::NoWait;
+        let system_logging = logging_from_u8(self.sh.dynamic.commit_logging.load(Relaxed));
+        (
+            wait,
+            options
+                .logging
+                .or(self.commit_logging)
+                .unwrap_or(system_logging),
+        )
+    }
+
+    fn begin_if_needed(&mut self) -> TxnId {
+        match &self.txn {
+            Some(t) => t.id,
+            None => {
+                let id = TxnId(self.sh.next_txn.fetch_add(1, Relaxed));
+                self.txn = Some(ActiveTxn { id, spilled: false });
+                id
+            }
+        }
+    }
+
+    /// Logs one change of the current transaction (starting one if none is open).
+    pub fn log_change(&mut self, payload: &[u8]) -> Result<TxnId> {
+        self.sh.check_open()?;
+        if payload.len() > RECORD_PAYLOAD_MAX {
+            return Err(RedoError::TooLarge(payload.len()));
+        }
+        let txn = self.begin_if_needed();
+        encode_record(&mut self.private, RecordKind::Change, txn, payload);
+        self.private_records += 1;
+        if self.private.len() as u64 > self.sh.config.private_redo_max {
+            self.copy_early()?;
+        }
+        Ok(txn)
+    }
+
+    /// Copies the private redo to the log buffer without a commit.
+    fn copy_early(&mut self) -> Result<()> {
+        let sh = self.sh.clone();
+        let stats = self.stats.clone();
+        let len = self.private.len() as u64;
+        let mut r = sh.buffer.reserve(
+            self.strand_hint,
+            len,
+            false,
+            |end| sh.file_ready(end),
+            |end| sh.wait_for_file(end, &stats),
+        );
+        sh.check_failed()?;
+        let start = r.start;
+        sh.buffer
+            .copy(&mut r, &self.private, &stats, &|| sh.post_lgwr());
+        sh.buffer.finish(r);
+        stats.add(Stat::RedoEntries, self.private_records);
+        stats.add(Stat::RedoSize, len);
+        stats.add(Stat::RedoEarlyCopies, 1);
+        self.private.clear();
+        self.private_records = 0;
+        let txn = self.txn.as_mut().expect("copy_early inside a transaction");
+        if !txn.spilled {
+            txn.spilled = true;
+            sh.control.lock().expect("control poisoned").spills.insert(
+                txn.id,
+                Spill {
+                    first_lsn: start,
+                    scn: None,
+                },
+            );
+        }
+        self.post_if_someone_waits(start);
+        if len >= sh.flush_threshold()
+            || sh.buffer.reserved_end().0 - sh.lsn_written.load(SeqCst) >= sh.flush_threshold()
+        {
+            sh.post_lgwr();
+        }
+        Ok(())
+    }
+
+    fn post_if_someone_waits(&self, start: Lsn) {
+        // A waiter beyond this unit may have been held up by this copy.
+        if self.sh.requested.load(SeqCst) > start.0 {
+            self.sh.post_lgwr();
+        }
+    }
+
+    /// Commits the current transaction (an empty one if none is open) in the mode that
+    /// `options`, the session and the system give.
+    pub fn commit(&mut self, options: CommitOptions) -> Result<CommitReceipt> {
+        self.sh.check_open()?;
+        let (wait, logging) = self.resolve(options);
+        let stats = self.stats.clone();
+        stats.add(
+            if wait {
+                Stat::CommitWaitRequested
+            } else {
+                Stat::CommitNowaitRequested
+            },
+            1,
+        );
+        stats.add(
+            if logging == CommitLogging::Batch {
+                Stat::CommitBatchRequested
+            } else {
+                Stat::CommitImmediateRequested
+            },
+            1,
+        );
+        let txn_id = self.begin_if_needed();
+        let sh = self.sh.clone();
+        let len = (self.private.len() + RECORD_HEADER_BYTES + COMMIT_PAYLOAD_BYTES) as u64;
+        let mut r = sh.buffer.reserve(
+            self.strand_hint,
+            len,
+            true,
+            |end| sh.file_ready(end),
+            |end| sh.wait_for_file(end, &stats),
+        );
+        let scn = r.scn.expect("commit reservations carry an SCN");
+        let start = r.start;
+        let end = r.end;
+        let commit_record = encode_commit_record(txn_id, scn, unix_us());
+        let post = || sh.post_lgwr();
+        sh.buffer.copy(&mut r, &self.private, &stats, &post);
+        sh.buffer.copy(&mut r, &commit_record, &stats, &post);
+        sh.buffer.finish(r);
+        stats.add(Stat::UserCommits, 1);
+        stats.add(Stat::RedoEntries, self.private_records + 1);
+        stats.add(Stat::RedoSize, len);
+        self.private.clear();
+        self.private_records = 0;
+        let txn = self.txn.take().expect("began above");
+        if txn.spilled {
+            if let Some(s) = sh
+                .control
+                .lock()
+                .expect("control poisoned")
+                .spills
+                .get_mut(&txn.id)
+            {
+                s.scn = Some(scn);
+            }
+        }
+        let receipt = CommitReceipt {
+            txn: txn_id,
+            scn,
+            lsn: end,
+            waited: wait,
+            logging,
+        };
+        if wait {
+            self.wait_durable(end)?;
+            stats.add(Stat::CommitWaitPerformed, 1);
+        } else {
+            match logging {
+                CommitLogging::Immediate => {
+                    sh.requested.fetch_max(end.0, SeqCst);
+                    sh.post_lgwr();
+                }
+                CommitLogging::Batch => {
+                    let unwritten = end.0.saturating_sub(sh.lsn_written.load(SeqCst));
+                    if unwritten >= sh.flush_threshold() {
+                        sh.post_lgwr();
+                    } else {
+                        self.post_if_someone_waits(start);
+                    }
+                }
+            }
+            stats.add(Stat::CommitNowaitPerformed, 1);
+        }
+        Ok(receipt)
+    }
+
+    /// Rolls back the current transaction: its private redo is dropped; if some of it
+    /// already reached the log buffer, an abort record follows it (not waited for:
+    /// recovery discards transactions without a commit anyway).
+    pub fn rollback(&mut self) -> Result<()> {
+        let Some(txn) = self.txn.take() else {
+            return Ok(());
+        };
+        self.private.clear();
+        self.private_records = 0;
+        self.stats.add(Stat::UserRollbacks, 1);
+        if txn.spilled {
+            self.sh
+                .control
+                .lock()
+                .expect("control poisoned")
+                .spills
+                .remove(&txn.id);
+            self.sh.check_open()?;
+            let mut abort = Vec::with_capacity(RECORD_HEADER_BYTES);
+            encode_record(&mut abort, RecordKind::Abort, txn.id, &[]);
+            let sh = self.sh.clone();
+            let stats = self.stats.clone();
+            let mut r = sh.buffer.reserve(
+                self.strand_hint,
+                abort.len() as u64,
+                false,
+                |end| sh.file_ready(end),
+                |end| sh.wait_for_file(end, &stats),
+            );
+            sh.buffer.copy(&mut r, &abort, &stats, &|| sh.post_lgwr());
+            sh.buffer.finish(r);
+            stats.add(Stat::RedoEntries, 1);
+            stats.add(Stat::RedoSize, abort.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Waits until everything up to `lsn` is durable, counted as `log file sync` for this
+    /// session when it has to wait.
+    pub fn wait_durable(&mut self, lsn: Lsn) -> Result<()> {
+        let t0 = Instant::now();
+        let waited = self.sh.wait_durable(lsn)?;
+        if waited {
+            let elapsed = t0.elapsed();
+            self.stats.record_wait(WaitEvent::LogFileSync, elapsed);
+            self.stats.add(Stat::RedoSynchWrites, 1);
+            self.stats
+                .add(Stat::RedoSynchTimeUs, elapsed.as_micros() as u64);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LogSession {
+    fn drop(&mut self) {
+        let _ = self.rollback();
+        let mut reg = self.sh.sessions.lock().expect("registry poisoned");
+        if let Some(i) = reg.live.iter().position(|(id, _)| *id == self.id) {
+            let (_, s) = reg.live.swap_remove(i);
+            let snap = s.snapshot();
+            reg.retired.merge(&snap);
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Recovery: read the redo stream from the last checkpoint and hand back every committed
+//! transaction in SCN order.
+//!
+//! Because a commit's unit reaches the stream whole and in SCN order, the durable prefix
+//! of the stream holds exactly a prefix of the commits: recovery reads forward and stops
+//! at the first thing that is not valid redo of this use of the file.
+//!
+//! # Decision table: why the scan stopped, and what it means
+//! | what the scan meets                       | meaning                         | action |
+//! |-------------------------------------------|---------------------------------|--------|
+//! | twenty zero bytes where a record starts    | padding after the last write    | end    |
+//! | a block whose header is for another seq, LSN or database | never written in this use | end |
+//! | the next file's header is not for the next seq | the log never reached it    | end    |
+//! | a record with a bad checksum, kind or length | torn last write, or damage    | see below |
+//!
+//! A torn write damages at most the last write, which starts before the damage and spans
+//! at most `WRITE_MAX_BYTES`. So if a valid block of the same use exists further than that
+//! beyond the stop point, or the next file already holds valid blocks, the log went on past
+//! the damage: that is corruption, reported as an error and never silently truncated.
+//! Otherwise it is a torn tail, and the log ends there.
+//!
+//! Mirrored members are scanned independently; the longest clean one wins. A member that
+//! ends earlier than the winner is behind (it missed writes while out of service) and is
+//! marked stale until its group is next reused.
+//!
+//! Other checks: SCNs must run densely from the checkpoint's SCN + 1; a gap is corruption.
+//! Records of transactions without a commit record are discarded (uncommitted).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::error::{RedoError, Result};
+use crate::format::{
+    block_floor, decode_commit_payload, decode_record_header, verify_record, BlockHeader,
+    ControlRecord, Geometry, HeaderScan, LogFileHeader, RecordKind, BLOCK_BYTES,
+    BLOCK_HEADER_BYTES, RECORD_HEADER_BYTES, WRITE_MAX_BYTES,
+};
+use crate::storage::StorageFile;
+use crate::types::{LogSeq, Lsn, Scn, TxnId};
+
+/// A committed transaction found by recovery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveredTxn {
+    pub txn: TxnId,
+    pub scn: Scn,
+    /// End of the transaction's commit unit in the stream.
+    pub commit_lsn: Lsn,
+    pub commit_time_unix_us: u64,
+    /// The change payloads, in the order they were logged.
+    pub changes: Vec<Vec<u8>>,
+}
+
+/// Why the scan of the stream stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Zero padding after the last record.
+    Padding,
+    /// A block not written in this use of its file (torn or never written).
+    StaleBlock { block_lsn: Lsn },
+    /// The log file for the next sequence does not carry that sequence.
+    FileNotInUse { seq: LogSeq },
+    /// A damaged record at the end of the log (a torn write).
+    TornRecord { detail: String },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Padding => write!(f, "end of redo (padding after the last record)"),
+            StopReason::StaleBlock { block_lsn } => write!(
+                f,
+                "block at {block_lsn} was not written in this use of its file"
+            ),
+            StopReason::FileNotInUse { seq } => write!(f, "log file for {seq} not yet in use"),
+            StopReason::TornRecord { detail } => {
+                write!(f, "torn record at the end of the log ({detail})")
+            }
+        }
+    }
+}
+
+/// What recovery did, for the operator.
+#[derive(Clone, Debug)]
+pub struct RecoveryReport {
+    pub checkpoint_scn: Scn,
+    pub scan_from: Lsn,
+    /// End of the valid redo: new redo continues here.
+    pub end: Lsn,
+    pub stop: StopReason,
+    pub transactions: u64,
+    pub uncommitted_discarded: u64,
+    pub bytes_scanned: u64,
+    pub last_scn: Scn,
+    /// Member whose copy was used (0-based).
+    pub member_used: u32,
+    /// Members found behind or damaged, with what was wrong.
+    pub member_notes: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl std::fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "recovered {} transactions (SCN {} to {}), {} bytes of redo from {} to {}; stopped: {}; {} uncommitted discarded; {:.1} ms",
+            self.transactions,
+            self.checkpoint_scn.0 + 1,
+            self.last_scn.0,
+            self.bytes_scanned,
+            self.scan_from,
+            self.end,
+            self.stop,
+            self.uncommitted_discarded,
+            self.elapsed.as_secs_f64() * 1000.0
+        )
+    }
+}
+
+pub(crate) struct RecoveryOutcome {
+    pub transactions: Vec<RecoveredTxn>,
+    pub report: RecoveryReport,
+    /// Bytes `[block_floor(end), end)` of the chosen member: the partial last block.
+    pub tail: Vec<u8>,
+    pub max_txn: TxnId,
+    /// End reached on each member (None: member unusable).
+    pub member_ends: Vec<Option<Lsn>>,
+}
+
+/// Reads the stream of one member, block by block, checking every block it enters.
+struct MemberStream<'a> {
+    files: &'a [Vec<Option<Box<dyn StorageFile>>>],
+    paths: &'a dyn Fn(u32, u32) -> PathBuf,
+    member: u32,
+    geometry: Geometry,
+    db_id: u64,
+    pos: Lsn,
+    chunk: Vec<u8>,
+    chunk_start: Lsn,
+    /// Blocks of the chunk below this LSN have been checked.
+    checked_upto: Lsn,
+    header_ok: Option<LogSeq>,
+}
+
+enum StreamStop {
+    Reason(StopReason),
+    Error(RedoError),
+}
+
+const CHUNK_BYTES: u64 = 1 << 20;
+
+impl<'a> MemberStream<'a> {
+    fn file(&self, seq: LogSeq) -> Option<&'a dyn StorageFile> {
+        self.files[self.geometry.group_of(seq) as usize][self.member as usize].as_deref()
+    }
+
+    fn path(&self, seq: LogSeq) -> PathBuf {
+        (self.paths)(self.geometry.group_of(seq), self.member)
+    }
+
+    /// Whether the file for `seq` carries `seq` in its header.
+    fn file_in_use(&self, seq: LogSeq) -> std::result::Result<bool, StreamStop> {
+        let Some(file) = self.file(seq) else {
+            return Err(StreamStop::Error(RedoError::Foreign {
+                path: self.path(seq),
+                detail: "log file missing".into(),
+            }));
+        };
+        let mut buf = vec![0u8; BLOCK_BYTES as usize];
+        file.read_exact_at(&mut buf, 0)
+            .map_err(|e| StreamStop::Error(RedoError::io("read", self.path(seq), e)))?;
+        if buf.iter().all(|&b| b == 0) {
+            return Ok(false);
+        }
+        let h = LogFileHeader::decode(&buf).map_err(|e| {
+            StreamStop::Error(RedoError::Foreign {
+                path: self.path(seq),
+                detail: e.to_string(),
+            })
+        })?;
+        Ok(h.seq == seq && h.db_id == self.db_id)
+    }
+
+    /// Makes sure the block at `block_lsn` is loaded and valid.
+    fn enter_block(&mut self, block_lsn: Lsn) -> std::result::Result<(), StreamStop> {
+        debug_assert_eq!(block_lsn.0 % BLOCK_BYTES, 0);
+        let seq = self.geometry.seq_of(block_lsn);
+        if self.header_ok != Some(seq) {
+            if !self.file_in_use(seq)? {
+                return Err(StreamStop::Reason(StopReason::FileNotInUse { seq }));
+            }
+            self.header_ok = Some(seq);
+        }
+        let in_chunk = block_lsn >= self.chunk_start
+            && block_lsn.0 + BLOCK_BYTES <= self.chunk_start.0 + self.chunk.len() as u64;
+        if !in_chunk {
+            let file_end = self.geometry.end_of(seq);
+            let len = (file_end.0 - block_lsn.0).min(CHUNK_BYTES);
+            self.chunk.resize(len as usize, 0);
+            let offset = self.geometry.file_offset(block_lsn);
+            let file = self.file(seq).expect("checked by file_in_use");
+            if let Err(e) = file.read_exact_at(&mut self.chunk, offset) {
+                return Err(StreamStop::Error(RedoError::io("read", self.path(seq), e)));
+            }
+            self.chunk_start = block_lsn;
+        }
+        let at = (block_lsn.0 - self.chunk_start.0) as usize;
+        if !BlockHeader::matches(&self.chunk[at..], self.db_id, seq, block_lsn) {
+            return Err(StreamStop::Reason(StopReason::StaleBlock { block_lsn }));
+        }
+        self.checked_upto = Lsn(block_lsn.0 + BLOCK_BYTES);
+        Ok(())
+    }
+
+    /// Appends the next `n` stream bytes to `out`.
+    fn read(&mut self, mut n: usize, out: &mut Vec<u8>) -> std::result::Result<(), StreamStop> {
+        while n > 0 {
+            if self.pos.0.is_multiple_of(BLOCK_BYTES) {
+                self.enter_block(self.pos)?;
+                self.pos = Lsn(self.pos.0 + BLOCK_HEADER_BYTES);
+            } else if self.pos >= self.checked_upto || self.pos < self.chunk_start {
+                self.enter_block(block_floor(self.pos))?;
+            }
+            let in_block = (BLOCK_BYTES - self.pos.0 % BLOCK_BYTES) as usize;
+            let take = n.min(in_block);
+            let at = (self.pos.0 - self.chunk_start.0) as usize;
+            out.extend_from_slice(&self.chunk[at..at + take]);
+            self.pos = Lsn(self.pos.0 + take as u64);
+            n -= take;
+        }
+        Ok(())
+    }
+
+    /// Bytes `[block_floor(end), end)`.
+    fn tail_bytes(&mut self, end: Lsn) -> std::result::Result<Vec<u8>, StreamStop> {
+        let floor = block_floor(end);
+        if floor == end {
+            return Ok(Vec::new());
+        }
+        self.enter_block(floor)?;
+        let at = (floor.0 - self.chunk_start.0) as usize;
+        Ok(self.chunk[at..at + (end.0 - floor.0) as usize].to_vec())
+    }
+
+    /// Evidence that the log continued past `end`: a valid block of the same use beyond
+    /// any possible torn write, or valid redo in the next log file.
+    fn log_continues_after(&mut self, end: Lsn) -> std::result::Result<Option<Lsn>, StreamStop> {
+        let seq = self.geometry.seq_of(end);
+        if self.file_in_use(seq)? {
+            let mut block = Lsn(block_floor(end).0 + WRITE_MAX_BYTES);
+            let file_end = self.geometry.end_of(seq);
+            while block < file_end {
+                match self.enter_block(block) {
+                    Ok(()) => return Ok(Some(block)),
+                    Err(StreamStop::Reason(_)) => {}
+                    Err(e) => return Err(e),
+                }
+                block = Lsn(block.0 + BLOCK_BYTES);
+            }
+        }
+        let next = LogSeq(seq.0 + 1);
+        if self.file_in_use(next)? {
+            let first = self.geometry.start_of(next);
+            if self.enter_block(first).is_ok() {
+                return Ok(Some(first));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct MemberScan {
+    end: Lsn,
+    stop: StopReason,
+    transactions: Vec<RecoveredTxn>,
+    uncommitted: u64,
+    max_txn: TxnId,
+    tail: Vec<u8>,
+}
+
+fn scan_member(
+    files: &[Vec<Option<Box<dyn StorageFile>>>],
+    paths: &dyn Fn(u32, u32) -> PathBuf,
+    geometry: Geometry,
+    control: &ControlRecord,
+    member: u32,
+) -> Result<MemberScan> {
+    let mut s = MemberStream {
+        files,
+        paths,
+        member,
+        geometry,
+        db_id: control.db_id,
+        pos: control.checkpoint_scan_from,
+        chunk: Vec::new(),
+        chunk_start: Lsn(0),
+        checked_upto: Lsn(0),
+        header_ok: None,
+    };
+    let mut open: HashMap<TxnId, Vec<Vec<u8>>> = HashMap::new();
+    let mut transactions = Vec::new();
+    let mut expected = control.checkpoint_scn.next();
+    let mut max_txn = TxnId(0);
+    let mut header = Vec::with_capacity(RECORD_HEADER_BYTES);
+    let mut payload = Vec::new();
+    let stop = loop {
+        let record_start = s.pos;
+        header.clear();
+        let step =
+            s.read(RECORD_HEADER_BYTES, &mut header).and_then(|_| {
+                match decode_record_header(&header) {
+                    Ok(HeaderScan::Padding) => Err(StreamStop::Reason(StopReason::Padding)),
+                    Ok(HeaderScan::Record(h)) => Ok(h),
+                    Err(e) => Err(StreamStop::Reason(StopReason::TornRecord {
+                        detail: e.to_string(),
+                    })),
+                }
+            });
+        let h = match step {
+            Ok(h) => h,
+            Err(stop) => {
+                s.pos = record_start;
+                break stop;
+            }
+        };
+        payload.clear();
+        if let Err(stop) = s.read(h.payload_len as usize, &mut payload) {
+            s.pos = record_start;
+            break stop;
+        }
+        if let Err(e) = verify_record(&header, &payload) {
+            s.pos = record_start;
+            break StreamStop::Reason(StopReason::TornRecord {
+                detail: e.to_string(),
+            });
+        }
+        max_txn = max_txn.max(h.txn);
+        match h.kind {
+            RecordKind::Change => open.entry(h.txn).or_default().push(payload.clone()),
+            RecordKind::Abort => {
+                open.remove(&h.txn);
+            }
+            RecordKind::Commit => {
+                let (scn, time) = match decode_commit_payload(&payload) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        s.pos = record_start;
+                        break StreamStop::Reason(StopReason::TornRecord {
+                            detail: e.to_string(),
+                        });
+                    }
+                };
+                let changes = open.remove(&h.txn).unwrap_or_default();
+                if scn <= control.checkpoint_scn {
+                    continue;
+                }
+                if scn != expected {
+                    return Err(RedoError::Corruption {
+                        lsn: record_start,
+                        path: paths(geometry.group_of(geometry.seq_of(record_start)), member),
+                        detail: format!(
+                            "commit {scn} found where {expected} was expected (SCNs must be dense)"
+                        ),
+                    });
+                }
+                expected = expected.next();
+                transactions.push(RecoveredTxn {
+                    txn: h.txn,
+                    scn,
+                    commit_lsn: s.pos,
+                    commit_time_unix_us: time,
+                    changes,
+                });
+            }
+        }
+    };
+    let end = s.pos;
+    let stop = match stop {
+        StreamStop::Error(e) => return Err(e),
+        StreamStop::Reason(r) => r,
+    };
+    let continues = match s.log_continues_after(end) {
+        Ok(c) => c,
+        Err(StreamStop::Error(e)) => return Err(e),
+        Err(StreamStop::Reason(_)) => None,
+    };
+    if let Some(valid_at) = continues {
+        return Err(RedoError::Corruption {
+            lsn: end,
+            path: paths(geometry.group_of(geometry.seq_of(end)), member),
+            detail: format!("{stop}, but valid redo follows at {valid_at}: the damage is inside the log, not a torn tail"),
+        });
+    }
+    let tail = match s.tail_bytes(end) {
+        Ok(t) => t,
+        Err(StreamStop::Error(e)) => return Err(e),
+        Err(StreamStop::Reason(r)) => {
+            unreachable!("the block holding the end was read during the scan: {r}")
+        }
+    };
+    Ok(MemberScan {
+        end,
+        stop,
+        transactions,
+        uncommitted: open.len() as u64,
+        max_txn,
+        tail,
+    })
+}
+
+/// Scans every member and returns the outcome of the best one.
+pub(crate) fn recover(
+    files: &[Vec<Option<Box<dyn StorageFile>>>],
+    paths: &dyn Fn(u32, u32) -> PathBuf,
+    geometry: Geometry,
+    control: &ControlRecord,
+) -> Result<RecoveryOutcome> {
+    let t0 = Instant::now();
+    let members = control.members;
+    let mut scans: Vec<(u32, Result<MemberScan>)> = Vec::new();
+    for m in 0..members {
+        scans.push((m, scan_member(files, paths, geometry, control, m)));
+    }
+    let member_ends: Vec<Option<Lsn>> = scans
+        .iter()
+        .map(|(_, r)| r.as_ref().ok().map(|s| s.end))
+        .collect();
+    let best = scans
+        .iter()
+        .filter_map(|(m, r)| r.as_ref().ok().map(|s| (*m, s.end)))
+        .max_by_key(|(m, end)| (*end, std::cmp::Reverse(*m)));
+    let Some((best_member, best_end)) = best else {
+        // Every member failed: report the first member's error.
+        let (_, first) = scans.into_iter().next().expect("at least one member");
+        return Err(first.err().expect("no member succeeded"));
+    };
+    // A damaged member that had valid redo beyond the best clean end means the damage
+    // cannot be repaired from the mirrors.
+    for (m, r) in &scans {
+        if let Err(RedoError::Corruption { lsn, .. }) = r {
+            if *lsn >= best_end {
+                return Err(r.as_ref().err().cloned().expect("is error")).inspect_err(|_e| {
+                    log::error!(
+                        "redo member {} corrupt and no mirror reaches past it",
+                        m + 1
+                    );
+                });
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    for (m, r) in &scans {
+        match r {
+            Ok(s) if s.end < best_end => notes.push(format!(
+                "member {} is behind: its redo ends at {}",
+                m + 1,
+                s.end
+            )),
+            Ok(_) => {}
+            Err(e) => notes.push(format!("member {}: {e}", m + 1)),
+        }
+    }
+    let chosen = scans
+        .into_iter()
+        .find(|(m, _)| *m == best_member)
+        .map(|(_, r)| r)
+        .expect("best exists");
+    let scan = chosen.expect("best member scanned cleanly");
+    let report = RecoveryReport {
+        checkpoint_scn: control.checkpoint_scn,
+        scan_from: control.checkpoint_scan_from,
+        end: scan.end,
+        stop: scan.stop,
+        transactions: scan.transactions.len() as u64,
+        uncommitted_discarded: scan.uncommitted,
+        bytes_scanned: scan.end.0 - control.checkpoint_scan_from.0,
+        last_scn: scan
+            .transactions
+            .last()
+            .map(|t| t.scn)
+            .unwrap_or(control.checkpoint_scn),
+        member_used: best_member,
+        member_notes: notes,
+        elapsed: t0.elapsed(),
+    };
+    Ok(RecoveryOutcome {
+        transactions: scan.transactions,
+        report,
+        tail: scan.tail,
+        max_txn: scan.max_txn,
+        member_ends,
+    })
+}

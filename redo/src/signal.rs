@@ -1,0 +1,60 @@
+//! An event count: threads sleep until a condition they check becomes true; whoever makes
+//! it true calls [`Signal::notify_all`]. One futex word, and the notify costs one atomic
+//! increment when nobody sleeps, so it is cheap to call on every state change.
+//!
+//! Protocol (no lost wake-ups): a waiter reads the sequence, announces itself as a
+//! sleeper, checks its condition, and sleeps only while the sequence is unchanged. A
+//! notifier changes the state first, then bumps the sequence, then wakes if anyone
+//! announced itself. All of it is SeqCst so the two orders interlock.
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+
+#[derive(Default)]
+pub struct Signal {
+    seq: AtomicU32,
+    sleepers: AtomicU32,
+}
+
+impl Signal {
+    /// Sleeps once (until notified, or spuriously); the caller re-checks its condition.
+    /// Use when the condition is checked by the caller in its own loop.
+    pub fn wait_once(&self, ready: impl Fn() -> bool) {
+        let key = self.seq.load(SeqCst);
+        self.sleepers.fetch_add(1, SeqCst);
+        if !ready() {
+            atomic_wait::wait(&self.seq, key);
+        }
+        self.sleepers.fetch_sub(1, SeqCst);
+    }
+
+    pub fn notify_all(&self) {
+        self.seq.fetch_add(1, SeqCst);
+        if self.sleepers.load(SeqCst) > 0 {
+            atomic_wait::wake_all(&self.seq);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn waiter_wakes_after_state_change() {
+        for _ in 0..200 {
+            let sig = Arc::new(Signal::default());
+            let flag = Arc::new(AtomicBool::new(false));
+            let (s2, f2) = (sig.clone(), flag.clone());
+            let t = std::thread::spawn(move || {
+                while !f2.load(SeqCst) {
+                    s2.wait_once(|| f2.load(SeqCst));
+                }
+            });
+            flag.store(true, SeqCst);
+            sig.notify_all();
+            t.join().unwrap();
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Wait events and statistics counted by the redo log, always on and cheap: each session
+//! writes its own [`StatsSet`] (single writer, no contended cache lines on the commit
+//! path) and the log writer writes the background set; system totals are sums taken when
+//! someone reads them.
+//!
+//! Names are Oracle's where the concept is the same, so DBAs read them as they know them.
+//! Times are microseconds. Histograms have power-of-two microsecond buckets: bucket 0
+//! counts waits under 1 us, bucket `i` waits in `[2^(i-1), 2^i)` us.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitClass {
+    Commit,
+    SystemIo,
+    Configuration,
+}
+
+impl WaitClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitClass::Commit => "Commit",
+            WaitClass::SystemIo => "System I/O",
+            WaitClass::Configuration => "Configuration",
+        }
+    }
+}
+
+/// The wait events the redo log measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitEvent {
+    /// A session waiting for its commit (and all earlier ones) to become durable.
+    LogFileSync,
+    /// One write+sync of the log on all members (Oracle's P3: requests, kept in
+    /// `redo write requests`).
+    LogFileParallelWrite,
+    /// A session waiting for room in the log buffer.
+    LogBufferSpace,
+    /// A session waiting for the next log group to be opened.
+    LogFileSwitchCompletion,
+    /// A session waiting because the next log group still holds redo a checkpoint needs.
+    LogFileSwitchCheckpointIncomplete,
+}
+
+pub const EVENT_COUNT: usize = 5;
+
+impl WaitEvent {
+    pub const ALL: [WaitEvent; EVENT_COUNT] = [
+        WaitEvent::LogFileSync,
+        WaitEvent::LogFileParallelWrite,
+        WaitEvent::LogBufferSpace,
+        WaitEvent::LogFileSwitchCompletion,
+        WaitEvent::LogFileSwitchCheckpointIncomplete,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitEvent::LogFileSync => "log file sync",
+            WaitEvent::LogFileParallelWrite => "log file parallel write",
+            WaitEvent::LogBufferSpace => "log buffer space",
+            WaitEvent::LogFileSwitchCompletion => "log file switch completion",
+            WaitEvent::LogFileSwitchCheckpointIncomplete => {
+                "log file switch (checkpoint incomplete)"
+            }
+        }
+    }
+
+    pub fn class(self) -> WaitClass {
+        match self {
+            WaitEvent::LogFileSync => WaitClass::Commit,
+            WaitEvent::LogFileParallelWrite => WaitClass::SystemIo,
+            _ => WaitClass::Configuration,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Counters kept by the redo log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stat {
+    UserCommits,
+    UserRollbacks,
+    RedoEntries,
+    RedoSize,
+    RedoWrites,
+    RedoBlocksWritten,
+    RedoWastage,
+    RedoWriteRequests,
+    RedoWriteBytes,
+    RedoWriteTimeUs,
+    RedoSynchWrites,
+    RedoSynchTimeUs,
+    RedoWritesForeground,
+    RedoLogSwitches,
+    RedoBufferAllocationRetries,
+    RedoLogSpaceRequests,
+    RedoEarlyCopies,
+    CommitWaitRequested,
+    CommitNowaitRequested,
+    CommitBatchRequested,
+    CommitImmediateRequested,
+    CommitWaitPerformed,
+    CommitNowaitPerformed,
+}
+
+pub const STAT_COUNT: usize = 23;
+
+impl Stat {
+    pub const ALL: [Stat; STAT_COUNT] = [
+        Stat::UserCommits,
+        Stat::UserRollbacks,
+        Stat::RedoEntries,
+        Stat::RedoSize,
+        Stat::RedoWrites,
+        Stat::RedoBlocksWritten,
+        Stat::RedoWastage,
+        Stat::RedoWriteRequests,
+        Stat::RedoWriteBytes,
+        Stat::RedoWriteTimeUs,
+        Stat::RedoSynchWrites,
+        Stat::RedoSynchTimeUs,
+        Stat::RedoWritesForeground,
+        Stat::RedoLogSwitches,
+        Stat::RedoBufferAllocationRetries,
+        Stat::RedoLogSpaceRequests,
+        Stat::RedoEarlyCopies,
+        Stat::CommitWaitRequested,
+        Stat::CommitNowaitRequested,
+        Stat::CommitBatchRequested,
+        Stat::CommitImmediateRequested,
+        Stat::CommitWaitPerformed,
+        Stat::CommitNowaitPerformed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::UserCommits => "user commits",
+            Stat::UserRollbacks => "user rollbacks",
+            Stat::RedoEntries => "redo entries",
+            Stat::RedoSize => "redo size",
+            Stat::RedoWrites => "redo writes",
+            Stat::RedoBlocksWritten => "redo blocks written",
+            Stat::RedoWastage => "redo wastage",
+            Stat::RedoWriteRequests => "redo write requests",
+            Stat::RedoWriteBytes => "redo write bytes",
+            Stat::RedoWriteTimeUs => "redo write time (usec)",
+            Stat::RedoSynchWrites => "redo synch writes",
+            Stat::RedoSynchTimeUs => "redo synch time (usec)",
+            Stat::RedoWritesForeground => "redo writes by foreground",
+            Stat::RedoLogSwitches => "redo log switches",
+            Stat::RedoBufferAllocationRetries => "redo buffer allocation retries",
+            Stat::RedoLogSpaceRequests => "redo log space requests",
+            Stat::RedoEarlyCopies => "redo private strand early copies",
+            Stat::CommitWaitRequested => "commit wait requested",
+            Stat::CommitNowaitRequested => "commit nowait requested",
+            Stat::CommitBatchRequested => "commit batch requested",
+            Stat::CommitImmediateRequested => "commit immediate requested",
+            Stat::CommitWaitPerformed => "commit wait performed",
+            Stat::CommitNowaitPerformed => "commit nowait performed",
+        }
+    }
+}
+
+pub const HISTOGRAM_BUCKETS: usize = 32;
+
+/// Bucket of a wait of `us` microseconds.
+pub fn histogram_bucket(us: u64) -> usize {
+    ((64 - us.leading_zeros()) as usize).min(HISTOGRAM_BUCKETS - 1)
+}
+
+/// Upper bound (exclusive) in microseconds of bucket `i`.
+pub fn histogram_bucket_limit_us(i: usize) -> u64 {
+    1u64 << i
+}
+
+#[derive(Default)]
+struct EventCounters {
+    waits: AtomicU64,
+    time_us: AtomicU64,
+    max_us: AtomicU64,
+    histogram: [AtomicU64; HISTOGRAM_BUCKETS],
+}
+
+/// One set of events and counters: a session's, or the background's.
+#[derive(Default)]
+pub struct StatsSet {
+    events: [EventCounters; EVENT_COUNT],
+    stats: [AtomicU64; STAT_COUNT],
+}
+
+impl StatsSet {
+    pub fn add(&self, stat: Stat, n: u64) {
+        self.stats[stat as usize].fetch_add(n, Relaxed);
+    }
+
+    pub fn record_wait(&self, event: WaitEvent, elapsed: Duration) {
+        let us = elapsed.as_micros() as u64;
+        let e = &self.events[event.index()];
+        e.waits.fetch_add(1, Relaxed);
+        e.time_us.fetch_add(us, Relaxed);
+        e.max_us.fetch_max(us, Relaxed);
+        e.histogram[histogram_bucket(us)].fetch_add(1, Relaxed);
+    }
+
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let mut s = StatsSnapshot::default();
+        for (i, e) in self.events.iter().enumerate() {
+            let out = &mut s.events[i];
+            out.waits = e.waits.load(Relaxed);
+            out.time_us = e.time_us.load(Relaxed);
+            out.max_us = e.max_us.load(Relaxed);
+            for (b, h) in e.histogram.iter().enumerate() {
+                out.histogram[b] = h.load(Relaxed);
+            }
+        }
+        for (i, v) in self.stats.iter().enumerate() {
+            s.stats[i] = v.load(Relaxed);
+        }
+        s
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventSnapshot {
+    pub waits: u64,
+    pub time_us: u64,
+    pub max_us: u64,
+    pub histogram: [u64; HISTOGRAM_BUCKETS],
+}
+
+impl EventSnapshot {
+    pub fn avg_us(&self) -> f64 {
+        if self.waits == 0 {
+            0.0
+        } else {
+            self.time_us as f64 / self.waits as f64
+        }
+    }
+}
+
+/// A point-in-time copy of counters; subtract two to get the activity in between.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    pub events: [EventSnapshot; EVENT_COUNT],
+    pub stats: [u64; STAT_COUNT],
+}
+
+impl StatsSnapshot {
+    pub fn event(&self, event: WaitEvent) -> &EventSnapshot {
+        &self.events[event.index()]
+    }
+
+    pub fn get(&self, stat: Stat) -> u64 {
+        self.stats[stat as usize]
+    }
+
+    pub fn merge(&mut self, other: &StatsSnapshot) {
+        for (a, b) in self.events.iter_mut().zip(&other.events) {
+            a.waits += b.waits;
+            a.time_us += b.time_us;
+            a.max_us = a.max_us.max(b.max_us);
+            for (x, y) in a.histogram.iter_mut().zip(&b.histogram) {
+                *x += y;
+            }
+        }
+        for (a, b) in self.stats.iter_mut().zip(&other.stats) {
+            *a += b;
+        }
+    }
+
+    /// Activity between `earlier` and `self` (max is kept from `self`).
+    pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
+        let mut d = *self;
+        for (a, b) in d.events.iter_mut().zip(&earlier.events) {
+            a.waits -= b.waits;
+            a.time_us -= b.time_us;
+            for (x, y) in a.histogram.iter_mut().zip(&b.histogram) {
+                *x -= y;
+            }
+        }
+        for (a, b) in d.stats.iter_mut().zip(&earlier.stats) {
+            *a -= b;
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_powers_of_two() {
+        assert_eq!(histogram_bucket(0), 0);
+        assert_eq!(histogram_bucket(1), 1);
+        assert_eq!(histogram_bucket(2), 2);
+        assert_eq!(histogram_bucket(3), 2);
+        assert_eq!(histogram_bucket(4), 3);
+        assert_eq!(histogram_bucket(u64::MAX), HISTOGRAM_BUCKETS - 1);
+        for us in [0u64, 1, 5, 64, 1000, 123_456] {
+            let b = histogram_bucket(us);
+            assert!(us < histogram_bucket_limit_us(b));
+            assert!(b == 0 || us >= histogram_bucket_limit_us(b - 1));
+        }
+    }
+
+    #[test]
+    fn events_and_stats_accumulate_and_subtract() {
+        let set = StatsSet::default();
+        let before = set.snapshot();
+        set.record_wait(WaitEvent::LogFileSync, Duration::from_micros(70));
+        set.record_wait(WaitEvent::LogFileSync, Duration::from_micros(130));
+        set.add(Stat::UserCommits, 2);
+        let d = set.snapshot().since(&before);
+        let e = d.event(WaitEvent::LogFileSync);
+        assert_eq!((e.waits, e.time_us, e.max_us), (2, 200, 130));
+        assert_eq!(e.avg_us(), 100.0);
+        assert_eq!(
+            e.histogram[histogram_bucket(70)] + e.histogram[histogram_bucket(130)],
+            2
+        );
+        assert_eq!(d.get(Stat::UserCommits), 2);
+        assert_eq!(Stat::ALL.len(), STAT_COUNT);
+        assert!(Stat::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
+        assert!(WaitEvent::ALL
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.index() == i));
+    }
+}

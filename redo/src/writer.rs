@@ -1,0 +1,383 @@
+//! The log writer: the write cycle (group commit), log switches, and the background LGWR
+//! thread.
+//!
+//! # Group commit: a leader/follower contract
+//! The right to write is the `Shared::writer` mutex (the write token). Whoever holds it
+//! runs [`Writer::cycle`]: take the complete point, write every complete byte not yet
+//! written as ONE request per member, sync, publish the new durable LSN and SCN, and wake
+//! the waiters that write covered. The holder is usually LGWR; a session that must wait for
+//! its commit and finds the token free runs the cycle itself (a foreground write, counted
+//! as `redo writes by foreground`), which saves two thread hand-offs when the system is
+//! quiet. Sessions that arrive while a cycle runs wait for the next one; their requests are
+//! gathered into it (`requested` is a max), so exactly one sync is in flight per member and
+//! the next group fills while the current sync runs.
+//!
+//! # Waking waiters cheaply
+//! Waiters sleep on one of two event counts: the one of the write in flight if that write
+//! covers them, else the one of the next write. A finished write wakes only its own event
+//! count: one futex wake for all the sessions it made durable, none for those it did not.
+//!
+//! # Failure
+//! A failed write or sync on a member takes that member out of service (logged). If no
+//! member of the group took the write, the log latches as failed: the failure is kept,
+//! every waiter is woken with an error, and nothing is ever acknowledged again. The sync is
+//! never retried: after a failed fdatasync the kernel may have dropped the data.
+
+use std::sync::atomic::Ordering::*;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::{LogFailure, RedoError, Result};
+use crate::format::{block_floor, LogFileHeader, BLOCK_BYTES, WRITE_MAX_BYTES};
+use crate::log::{MemberState, Shared};
+use crate::signal::Signal;
+use crate::stats::{Stat, WaitEvent};
+use crate::storage::{AlignedBuf, StorageFile};
+use crate::types::{LogSeq, Lsn};
+
+/// Which waiters a write will wake; see the module docs.
+#[derive(Default)]
+pub(crate) struct DurableWaiters {
+    state: Mutex<WaiterState>,
+    buckets: [Signal; 2],
+}
+
+#[derive(Default)]
+struct WaiterState {
+    in_flight: Option<(Lsn, usize)>,
+    next: usize,
+}
+
+impl DurableWaiters {
+    fn begin_write(&self, target: Lsn) -> usize {
+        let mut s = self.state.lock().expect("waiters poisoned");
+        let bucket = s.next;
+        s.in_flight = Some((target, bucket));
+        s.next ^= 1;
+        bucket
+    }
+
+    fn end_write(&self, bucket: usize) {
+        self.state.lock().expect("waiters poisoned").in_flight = None;
+        self.buckets[bucket].notify_all();
+    }
+
+    /// Wakes everyone (failure, shutdown, or a write abandoned half way).
+    pub fn wake_all(&self) {
+        self.state.lock().expect("waiters poisoned").in_flight = None;
+        self.buckets[0].notify_all();
+        self.buckets[1].notify_all();
+    }
+
+    /// Sleeps until the write that should cover `lsn` completes (or spuriously).
+    pub fn sleep_for(&self, lsn: Lsn, ready: impl Fn() -> bool) {
+        let bucket = {
+            let s = self.state.lock().expect("waiters poisoned");
+            match s.in_flight {
+                Some((end, b)) if lsn <= end => b,
+                _ => s.next,
+            }
+        };
+        self.buckets[bucket].wait_once(ready);
+    }
+}
+
+/// The write token's contents: everything only the current writer touches.
+pub(crate) struct Writer {
+    /// End of what has been written (and synced) to the log files.
+    pub written: Lsn,
+    /// Open log files, `[group][member]`; None where a member could not be opened.
+    pub files: Vec<Vec<Option<Box<dyn StorageFile>>>>,
+    /// Highest log sequence whose files carry its header (open for writing).
+    pub activated: LogSeq,
+    /// Sequence of the previous write, to count log switches.
+    pub last_write_seq: LogSeq,
+    tail: AlignedBuf,
+    header: AlignedBuf,
+}
+
+impl Writer {
+    pub fn new(
+        written: Lsn,
+        files: Vec<Vec<Option<Box<dyn StorageFile>>>>,
+        activated: LogSeq,
+        last_write_seq: LogSeq,
+    ) -> Writer {
+        Writer {
+            written,
+            files,
+            activated,
+            last_write_seq,
+            tail: AlignedBuf::zeroed(BLOCK_BYTES as usize),
+            header: AlignedBuf::zeroed(BLOCK_BYTES as usize),
+        }
+    }
+
+    /// One write cycle. Returns whether anything was written.
+    pub fn cycle(&mut self, sh: &Shared, foreground: bool) -> Result<bool> {
+        sh.check_failed()?;
+        let complete = sh.buffer.complete_point();
+        if complete <= self.written {
+            return Ok(false);
+        }
+        let geometry = sh.geometry;
+        let seq = geometry.seq_of(self.written);
+        assert!(
+            seq <= self.activated,
+            "writing {seq} before it is activated ({})",
+            self.activated
+        );
+        let start = block_floor(self.written);
+        let target = complete
+            .min(geometry.end_of(seq))
+            .min(Lsn(start.0 + WRITE_MAX_BYTES));
+        let full_end = block_floor(target);
+        let partial = (target.0 - full_end.0) as usize;
+        // SAFETY: [start, target) is below the complete point and at or above the ring
+        // floor (which only this writer moves, after the write).
+        let (a, b) = unsafe { sh.buffer.slices(start, full_end) };
+        if partial > 0 {
+            // SAFETY: as above; the bytes past `target` in this block may be being copied
+            // by a session right now, so they are not read: the block is padded with zeros.
+            let (p1, p2) = unsafe { sh.buffer.slices(full_end, target) };
+            let tail = self.tail.as_mut_slice();
+            tail[..p1.len()].copy_from_slice(p1);
+            tail[p1.len()..partial].copy_from_slice(p2);
+            tail[partial..].fill(0);
+        }
+        let tail: &[u8] = if partial > 0 {
+            self.tail.as_slice()
+        } else {
+            &[]
+        };
+        let bufs = [a, b, tail];
+        let bytes: u64 = bufs.iter().map(|s| s.len() as u64).sum();
+        let offset = geometry.file_offset(start);
+        let group = geometry.group_of(seq);
+
+        let bucket = sh.waiters.begin_write(target);
+        let t0 = Instant::now();
+        let outcome = write_members(sh, &self.files[group as usize], group, &bufs, offset);
+        let elapsed = t0.elapsed();
+        let requests = match outcome {
+            Ok(n) => n,
+            Err(failure) => {
+                sh.latch_failure(failure);
+                sh.waiters.wake_all();
+                return Err(sh.failure_error());
+            }
+        };
+
+        self.written = target;
+        sh.lsn_written.store(target.0, SeqCst);
+        sh.buffer.release_upto(target);
+        let (_commits, last_scn) = sh.buffer.pop_durable(target);
+        if let Some(scn) = last_scn {
+            sh.scn_durable.store(scn.0, SeqCst);
+        }
+        sh.lsn_durable.store(target.0, SeqCst);
+        sh.waiters.end_write(bucket);
+        sh.touch_last_write();
+
+        let st = &sh.background;
+        st.record_wait(WaitEvent::LogFileParallelWrite, elapsed);
+        st.add(Stat::RedoWrites, 1);
+        st.add(Stat::RedoWriteRequests, requests);
+        st.add(Stat::RedoWriteBytes, bytes * requests);
+        st.add(Stat::RedoBlocksWritten, bytes / BLOCK_BYTES);
+        st.add(Stat::RedoWriteTimeUs, elapsed.as_micros() as u64);
+        if partial > 0 {
+            st.add(Stat::RedoWastage, BLOCK_BYTES - partial as u64);
+        }
+        if foreground {
+            st.add(Stat::RedoWritesForeground, 1);
+        }
+        if seq > self.last_write_seq {
+            if self.last_write_seq.0 > 0 {
+                st.add(Stat::RedoLogSwitches, 1);
+                sh.request_checkpoint();
+            }
+            self.last_write_seq = seq;
+        }
+        Ok(true)
+    }
+
+    /// Opens log sequence `seq` for writing: writes its header on every member of its
+    /// group (a member that failed before gets another chance here) and syncs.
+    pub fn activate(&mut self, sh: &Shared, seq: LogSeq) -> Result<()> {
+        assert_eq!(seq.0, self.activated.0 + 1, "activating out of order");
+        let geometry = sh.geometry;
+        let group = geometry.group_of(seq);
+        let mut any = false;
+        let mut first_error = None;
+        for (member, slot) in self.files[group as usize].iter().enumerate() {
+            let Some(file) = slot else { continue };
+            let header = LogFileHeader {
+                db_id: sh.db_id,
+                seq,
+                start_lsn: geometry.start_of(seq),
+                file_size: sh.config.log_file_size,
+                group,
+                member: member as u32,
+                activated_unix_ms: crate::log::unix_ms(),
+            }
+            .encode();
+            self.header.as_mut_slice().copy_from_slice(&header);
+            let path = sh.member_path(group, member as u32);
+            match file
+                .write_at(&[self.header.as_slice()], 0)
+                .and_then(|_| file.sync())
+            {
+                Ok(()) => {
+                    sh.set_member_state(group, member as u32, MemberState::InService);
+                    any = true;
+                }
+                Err(e) => {
+                    log::error!(
+                        "redo log member {} taken out of service: header write failed: {e}",
+                        path.display()
+                    );
+                    sh.set_member_state(group, member as u32, MemberState::WriteFailed);
+                    first_error.get_or_insert(LogFailure {
+                        op: "header write",
+                        path,
+                        source: e,
+                    });
+                }
+            }
+        }
+        if !any {
+            let failure = first_error.unwrap_or_else(|| LogFailure {
+                op: "open",
+                path: sh.member_path(group, 0),
+                source: std::io::Error::other("no member of the group is available"),
+            });
+            sh.latch_failure(failure);
+            sh.waiters.wake_all();
+            return Err(sh.failure_error());
+        }
+        self.activated = seq;
+        sh.activated_end.store(geometry.end_of(seq).0, SeqCst);
+        sh.switch_signal.notify_all();
+        Ok(())
+    }
+}
+
+/// Writes `bufs` at `offset` on every in-service member of `group` (concurrently when
+/// there are several) and syncs each. Returns the number of write requests issued, or the
+/// failure if no member took the write.
+fn write_members(
+    sh: &Shared,
+    members: &[Option<Box<dyn StorageFile>>],
+    group: u32,
+    bufs: &[&[u8]],
+    offset: u64,
+) -> std::result::Result<u64, LogFailure> {
+    let live: Vec<(u32, &dyn StorageFile)> = members
+        .iter()
+        .enumerate()
+        .filter(|(m, _)| sh.member_state(group, *m as u32) == MemberState::InService)
+        .filter_map(|(m, f)| f.as_deref().map(|f| (m as u32, f)))
+        .collect();
+    type MemberResult = std::result::Result<(), (&'static str, std::io::Error)>;
+    let write_one = |f: &dyn StorageFile| -> MemberResult {
+        f.write_at(bufs, offset).map_err(|e| ("write", e))?;
+        f.sync().map_err(|e| ("sync", e))
+    };
+    let results: Vec<(u32, MemberResult)> = if live.len() == 1 {
+        vec![(live[0].0, write_one(live[0].1))]
+    } else {
+        thread::scope(|scope| {
+            let handles: Vec<_> = live[1..]
+                .iter()
+                .map(|(m, f)| (*m, scope.spawn(move || write_one(*f))))
+                .collect();
+            let mut out = vec![(live[0].0, write_one(live[0].1))];
+            for (m, h) in handles {
+                out.push((
+                    m,
+                    h.join().unwrap_or_else(|_| {
+                        Err(("write", std::io::Error::other("member writer panicked")))
+                    }),
+                ));
+            }
+            out
+        })
+    };
+    let mut ok = 0u64;
+    let mut first_error = None;
+    for (member, result) in results {
+        match result {
+            Ok(()) => ok += 1,
+            Err((op, e)) => {
+                let path = sh.member_path(group, member);
+                log::error!(
+                    "redo log member {} taken out of service: {op} failed: {e}",
+                    path.display()
+                );
+                sh.set_member_state(group, member, MemberState::WriteFailed);
+                first_error.get_or_insert(LogFailure {
+                    op,
+                    path,
+                    source: e,
+                });
+            }
+        }
+    }
+    if ok == 0 {
+        return Err(first_error.unwrap_or_else(|| LogFailure {
+            op: "write",
+            path: sh.member_path(group, 0),
+            source: std::io::Error::other("no member of the group is in service"),
+        }));
+    }
+    Ok(live.len() as u64)
+}
+
+/// The background log writer. Runs until shutdown or failure.
+pub(crate) fn lgwr_main(sh: Arc<Shared>) {
+    loop {
+        if sh.is_failed() {
+            sh.waiters.wake_all();
+            sh.switch_signal.notify_all();
+            return;
+        }
+        let shutting_down = sh.shutdown.load(SeqCst);
+        let activation = sh.activation_wanted();
+        let write = sh.write_wanted(shutting_down);
+        if activation.is_some() || write {
+            let mut w = sh.writer.lock().expect("writer poisoned");
+            if let Some(seq) = sh.activation_wanted() {
+                if seq.0 == w.activated.0 + 1 && w.activate(&sh, seq).is_err() {
+                    continue;
+                }
+            }
+            match w.cycle(&sh, false) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(_) => continue,
+            }
+            drop(w);
+        }
+        if shutting_down
+            && sh.buffer.complete_point() >= sh.buffer.reserved_end()
+            && sh.lsn_durable() >= sh.buffer.reserved_end()
+        {
+            sh.waiters.wake_all();
+            return;
+        }
+        let wait = if shutting_down {
+            Duration::from_millis(1)
+        } else {
+            sh.time_to_timeout()
+        };
+        thread::park_timeout(wait);
+    }
+}
+
+impl From<LogFailure> for RedoError {
+    fn from(f: LogFailure) -> RedoError {
+        RedoError::LogFailed(Arc::new(f))
+    }
+}
