@@ -335,8 +335,8 @@ impl LogBuffer {
     }
 
     /// Removes the units that end at or before `durable` and returns the number of
-    /// commits among them and the SCN of the last one.
-    pub fn pop_durable(&self, durable: Lsn) -> (u64, Option<Scn>) {
+    /// commits among them and the last one's SCN and unit end.
+    pub fn pop_durable(&self, durable: Lsn) -> (u64, Option<(Scn, Lsn)>) {
         let mut a = self.alloc.lock().expect("allocation poisoned");
         let mut commits = 0;
         let mut last = None;
@@ -346,7 +346,7 @@ impl LogBuffer {
             }
             if let Some(s) = u.scn {
                 commits += 1;
-                last = Some(s);
+                last = Some((s, u.end));
             }
             a.units.pop_front();
         }

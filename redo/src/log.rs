@@ -204,7 +204,9 @@ pub(crate) struct Shared {
     pub waiters: DurableWaiters,
     pub lsn_written: AtomicU64,
     pub lsn_durable: AtomicU64,
-    pub scn_durable: AtomicU64,
+    /// The last durable commit: its SCN and the end of its unit (a unit boundary, so a
+    /// valid checkpoint position; the durable LSN itself may fall inside a large unit).
+    pub durable_commit: Mutex<(Scn, Lsn)>,
     /// Highest LSN someone asked to have written (a max).
     pub requested: AtomicU64,
     pub activated_end: AtomicU64,
@@ -759,7 +761,7 @@ impl RedoLog {
             waiters: DurableWaiters::default(),
             lsn_written: AtomicU64::new(end.0),
             lsn_durable: AtomicU64::new(end.0),
-            scn_durable: AtomicU64::new(outcome.report.last_scn.0),
+            durable_commit: Mutex::new((outcome.report.last_scn, end)),
             requested: AtomicU64::new(end.0),
             activated_end: AtomicU64::new(activated_end.0),
             activated_seq: AtomicU64::new(activated.0),
@@ -855,9 +857,19 @@ impl RedoLog {
         self.sh.wait_durable(upto).map(|_| ())
     }
 
-    /// Durable LSN and the SCN of the last commit it covers.
-    pub fn durable(&self) -> (Lsn, Scn) {
-        (self.sh.lsn_durable(), Scn(self.sh.scn_durable.load(SeqCst)))
+    /// The durable LSN: every byte of redo below it is on stable storage.
+    pub fn durable_lsn(&self) -> Lsn {
+        self.sh.lsn_durable()
+    }
+
+    /// The last durable commit: its SCN and the end of its unit, which is what
+    /// [`RedoLog::checkpoint`] takes.
+    pub fn durable_commit(&self) -> (Scn, Lsn) {
+        *self
+            .sh
+            .durable_commit
+            .lock()
+            .expect("durable commit poisoned")
     }
 
     /// End of the redo handed out so far.

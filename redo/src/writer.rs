@@ -173,8 +173,8 @@ impl Writer {
         sh.lsn_written.store(target.0, SeqCst);
         sh.buffer.release_upto(target);
         let (_commits, last_scn) = sh.buffer.pop_durable(target);
-        if let Some(scn) = last_scn {
-            sh.scn_durable.store(scn.0, SeqCst);
+        if let Some(last) = last_scn {
+            *sh.durable_commit.lock().expect("durable commit poisoned") = last;
         }
         sh.lsn_durable.store(target.0, SeqCst);
         sh.waiters.end_write(bucket);
