@@ -31,9 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::format::{
-    block_floor, stream_advance, BlockHeader, Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES,
-};
+use crate::format::{block_floor, stream_advance, BlockHeader, Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES};
 use crate::signal::Signal;
 use crate::stats::{Stat, StatsSet, WaitEvent};
 use crate::storage::AlignedBuf;
@@ -123,11 +121,7 @@ impl LogBuffer {
     ) -> LogBuffer {
         assert!(capacity.is_multiple_of(BLOCK_BYTES) && capacity >= 4 * BLOCK_BYTES);
         let floor = block_floor(end);
-        assert_eq!(
-            tail.len() as u64,
-            end.0 - floor.0,
-            "tail must hold the partial last block"
-        );
+        assert_eq!(tail.len() as u64, end.0 - floor.0, "tail must hold the partial last block");
         let buf = AlignedBuf::zeroed(capacity as usize);
         let ring = RingMemory { buf };
         // SAFETY: nothing else references the ring yet.
@@ -136,16 +130,9 @@ impl LogBuffer {
             ring,
             capacity,
             strands: (0..strands)
-                .map(|_| Strand {
-                    latch: Mutex::new(()),
-                    copied_upto: AtomicU64::new(IDLE),
-                })
+                .map(|_| Strand { latch: Mutex::new(()), copied_upto: AtomicU64::new(IDLE) })
                 .collect(),
-            alloc: Mutex::new(Allocation {
-                next_lsn: end,
-                next_scn,
-                units: VecDeque::new(),
-            }),
+            alloc: Mutex::new(Allocation { next_lsn: end, next_scn, units: VecDeque::new() }),
             reserved_end: AtomicU64::new(end.0),
             ring_floor: AtomicU64::new(floor.0),
             space: Signal::default(),
@@ -169,15 +156,16 @@ impl LogBuffer {
     /// Takes a strand latch (the first free one from `hint`, else `hint`'s) and reserves
     /// `len` bytes of stream, with an SCN if `commit`. `file_ready(end)` says whether the
     /// log files for a unit ending at `end` are open for writing; while it says no, the
-    /// reservation is retried after `wait_for_file(end)` returns.
+    /// reservation is retried after `wait_for_file(end)` returns true. If it returns false
+    /// (the log failed or is shutting down) no reservation is made.
     pub fn reserve(
         &self,
         hint: usize,
         len: u64,
         commit: bool,
         file_ready: impl Fn(Lsn) -> bool,
-        mut wait_for_file: impl FnMut(Lsn),
-    ) -> Reservation<'_> {
+        mut wait_for_file: impl FnMut(Lsn) -> bool,
+    ) -> Option<Reservation<'_>> {
         let n = self.strands.len();
         let mut taken = None;
         for i in 0..n {
@@ -191,10 +179,7 @@ impl LogBuffer {
             Some(t) => t,
             None => {
                 let s = hint % n;
-                (
-                    s,
-                    self.strands[s].latch.lock().expect("strand latch poisoned"),
-                )
+                (s, self.strands[s].latch.lock().expect("strand latch poisoned"))
             }
         };
         loop {
@@ -203,7 +188,10 @@ impl LogBuffer {
             let end = stream_advance(start, len);
             if !file_ready(end) {
                 drop(a);
-                wait_for_file(end);
+                if !wait_for_file(end) {
+                    self.strands[strand].copied_upto.store(IDLE, Release);
+                    return None;
+                }
                 continue;
             }
             let scn = if commit {
@@ -219,64 +207,63 @@ impl LogBuffer {
             self.strands[strand].copied_upto.store(start.0, Release);
             self.reserved_end.store(end.0, Release);
             drop(a);
-            return Reservation {
-                _latch: latch,
-                strand,
-                start,
-                end,
-                scn,
-                pos: start,
-            };
+            return Some(Reservation { _latch: latch, strand, start, end, scn, pos: start });
         }
     }
 
     /// Copies `bytes` as the next part of the reserved unit, inserting block headers.
     /// Waits for ring space when needed, calling `on_wait` first (to post the writer) and
-    /// recording `log buffer space` in `stats`.
+    /// recording `log buffer space` in `stats`. Returns false, leaving the copy unfinished,
+    /// if `gave_up()` turns true while waiting (the log failed: nothing will ever be
+    /// written again, so the unit can be abandoned).
+    #[must_use]
     pub fn copy(
         &self,
         r: &mut Reservation<'_>,
         bytes: &[u8],
         stats: &StatsSet,
         on_wait: &impl Fn(),
-    ) {
+        gave_up: &impl Fn() -> bool,
+    ) -> bool {
         let mut rest = bytes;
         while !rest.is_empty() {
             let mut pos = r.pos.0;
             if pos.is_multiple_of(BLOCK_BYTES) {
-                self.ensure_space(r, pos + BLOCK_HEADER_BYTES, stats, on_wait);
-                let header = BlockHeader {
-                    seq: self.geometry.seq_of(Lsn(pos)),
-                    block_lsn: Lsn(pos),
+                if !self.ensure_space(r, pos + BLOCK_HEADER_BYTES, stats, on_wait, gave_up) {
+                    return false;
                 }
-                .encode(self.db_id);
+                let header = BlockHeader { seq: self.geometry.seq_of(Lsn(pos)), block_lsn: Lsn(pos) }
+                    .encode(self.db_id);
                 // SAFETY: the header position is inside this reservation and has ring space.
                 unsafe { self.ring.write((pos % self.capacity) as usize, &header) };
                 pos += BLOCK_HEADER_BYTES;
+                r.pos = Lsn(pos);
             }
             let take = ((BLOCK_BYTES - pos % BLOCK_BYTES) as usize).min(rest.len());
-            self.ensure_space(r, pos + take as u64, stats, on_wait);
+            if !self.ensure_space(r, pos + take as u64, stats, on_wait, gave_up) {
+                return false;
+            }
             // SAFETY: [pos, pos+take) lies in this reservation, within one block (so it
             // does not wrap), and below ring_floor + capacity (ensure_space).
-            unsafe {
-                self.ring
-                    .write((pos % self.capacity) as usize, &rest[..take])
-            };
+            unsafe { self.ring.write((pos % self.capacity) as usize, &rest[..take]) };
             r.pos = Lsn(pos + take as u64);
             rest = &rest[take..];
         }
-        assert!(
-            r.pos <= r.end,
-            "copied past the reservation: {} > {}",
-            r.pos,
-            r.end
-        );
+        assert!(r.pos <= r.end, "copied past the reservation: {} > {}", r.pos, r.end);
+        true
     }
 
-    fn ensure_space(&self, r: &Reservation<'_>, upto: u64, stats: &StatsSet, on_wait: &impl Fn()) {
+    fn ensure_space(
+        &self,
+        r: &Reservation<'_>,
+        upto: u64,
+        stats: &StatsSet,
+        on_wait: &impl Fn(),
+        gave_up: &impl Fn() -> bool,
+    ) -> bool {
         let fits = || upto <= self.ring_floor.load(SeqCst) + self.capacity;
         if fits() {
-            return;
+            return true;
         }
         // Let the writer see what this unit has copied so far: it may be the very bytes
         // the writer needs to free the space we wait for.
@@ -284,20 +271,31 @@ impl LogBuffer {
         let t0 = Instant::now();
         stats.add(Stat::RedoBufferAllocationRetries, 1);
         while !fits() {
+            if gave_up() {
+                return false;
+            }
             on_wait();
-            self.space.wait_once(fits);
+            self.space.wait_once(|| fits() || gave_up());
         }
         stats.record_wait(WaitEvent::LogBufferSpace, t0.elapsed());
+        true
+    }
+
+    /// Wakes sessions waiting for space so they notice a failure.
+    pub fn wake_space_waiters(&self) {
+        self.space.notify_all();
     }
 
     /// Ends the copy: the strand becomes idle and its latch is released.
     pub fn finish(&self, r: Reservation<'_>) {
-        assert_eq!(
-            r.pos, r.end,
-            "unit copied partly: {} of {}..{}",
-            r.pos, r.start, r.end
-        );
+        assert_eq!(r.pos, r.end, "unit copied partly: {} of {}..{}", r.pos, r.start, r.end);
         self.strands[r.strand].copied_upto.store(IDLE, Release);
+    }
+
+    /// Ends a copy that gave up because the log failed. Its strand stays at the point the
+    /// copy reached, so the complete point can never pass the missing bytes.
+    pub fn abandon(&self, r: Reservation<'_>) {
+        self.strands[r.strand].copied_upto.store(r.pos.0, Release);
     }
 
     /// Every byte below the returned LSN has been copied into the ring.
@@ -317,10 +315,7 @@ impl LogBuffer {
     /// it, and the writer is the caller).
     pub unsafe fn slices(&self, from: Lsn, to: Lsn) -> (&[u8], &[u8]) {
         assert!(from <= to && to.0 - from.0 <= self.capacity);
-        assert!(
-            from.0 >= self.ring_floor.load(Acquire),
-            "reading freed ring bytes at {from}"
-        );
+        assert!(from.0 >= self.ring_floor.load(Acquire), "reading freed ring bytes at {from}");
         let a = (from.0 % self.capacity) as usize;
         let len = (to.0 - from.0) as usize;
         let first = len.min(self.capacity as usize - a);
@@ -356,11 +351,7 @@ impl LogBuffer {
     /// Commits copied but not yet durable: (count, bytes of stream).
     pub fn undurable(&self, durable: Lsn) -> (u64, u64) {
         let a = self.alloc.lock().expect("allocation poisoned");
-        let commits = a
-            .units
-            .iter()
-            .filter(|u| u.end > durable && u.scn.is_some())
-            .count() as u64;
+        let commits = a.units.iter().filter(|u| u.end > durable && u.scn.is_some()).count() as u64;
         (commits, a.next_lsn.0.saturating_sub(durable.0))
     }
 

@@ -78,11 +78,7 @@ pub enum SyncMethod {
 }
 
 impl SyncMethod {
-    pub const ALL: [SyncMethod; 3] = [
-        SyncMethod::Fdatasync,
-        SyncMethod::Dsync,
-        SyncMethod::DirectDsync,
-    ];
+    pub const ALL: [SyncMethod; 3] = [SyncMethod::Fdatasync, SyncMethod::Dsync, SyncMethod::DirectDsync];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -93,9 +89,7 @@ impl SyncMethod {
     }
 
     pub fn parse(text: &str) -> Option<SyncMethod> {
-        SyncMethod::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+        SyncMethod::ALL.into_iter().find(|m| m.name().eq_ignore_ascii_case(text.trim()))
     }
 }
 
@@ -133,9 +127,6 @@ pub struct LogConfig {
     /// Background write when this long has passed since the last write (dynamic). This
     /// bounds how long a NOWAIT commit can stay buffered: its loss window.
     pub batch_flush_timeout_ms: u64,
-    /// A transaction's private redo is copied to the log buffer early (without its commit)
-    /// once it grows past this, so large transactions flow to disk as they run (static).
-    pub private_redo_max: u64,
 }
 
 pub const DEFAULT_SYNC_METHOD: SyncMethod = SyncMethod::DirectDsync;
@@ -157,7 +148,6 @@ impl LogConfig {
             batch_flush_buffer_divisor: 3,
             batch_flush_bytes: 1 << 20,
             batch_flush_timeout_ms: 3000,
-            private_redo_max: 256 << 10,
         }
     }
 
@@ -182,20 +172,9 @@ impl LogConfig {
         check_multiple("log_buffer", self.log_buffer, BLOCK_BYTES)?;
         check_range("log_parallelism", self.log_parallelism as u64, 1, 64)?;
         check_range("log_members", self.members() as u64, 1, 8)?;
-        check_range(
-            "batch_flush_buffer_divisor",
-            self.batch_flush_buffer_divisor as u64,
-            2,
-            100,
-        )?;
+        check_range("batch_flush_buffer_divisor", self.batch_flush_buffer_divisor as u64, 2, 100)?;
         check_range("batch_flush_bytes", self.batch_flush_bytes, 4096, 1 << 30)?;
-        check_range(
-            "batch_flush_timeout_ms",
-            self.batch_flush_timeout_ms,
-            1,
-            600_000,
-        )?;
-        check_range("private_redo_max", self.private_redo_max, 4096, 64 << 20)?;
+        check_range("batch_flush_timeout_ms", self.batch_flush_timeout_ms, 1, 600_000)?;
         if self.log_buffer > self.log_file_size {
             return Err(ConfigError {
                 parameter: "log_buffer",
@@ -220,11 +199,7 @@ impl LogConfig {
 
 fn check_range(parameter: &'static str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {
     if value < min || value > max {
-        return Err(ConfigError {
-            parameter,
-            value: value.to_string(),
-            allowed: format!("{min} to {max}"),
-        });
+        return Err(ConfigError { parameter, value: value.to_string(), allowed: format!("{min} to {max}") });
     }
     Ok(())
 }

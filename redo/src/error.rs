@@ -1,7 +1,7 @@
 //! Typed errors of the redo layer.
 //!
 //! Three kinds, as the style guide asks: the caller's mistake ([`RedoError::Config`],
-//! [`RedoError::NoTransaction`], [`RedoError::TooLarge`]), the environment
+//! [`RedoError::TransactionTooLarge`], [`RedoError::TooLarge`]), the environment
 //! ([`RedoError::Io`], [`RedoError::LogFailed`]) and bad files ([`RedoError::Foreign`],
 //! [`RedoError::Corruption`]). Once a write or sync of the log fails the log is latched as
 //! failed: every later commit gets [`RedoError::LogFailed`] and nothing is acknowledged
@@ -34,21 +34,13 @@ pub enum RedoError {
     Foreign { path: PathBuf, detail: String },
 
     #[error("redo log corruption at {lsn} in {path}: {detail}")]
-    Corruption {
-        lsn: Lsn,
-        path: PathBuf,
-        detail: String,
-    },
+    Corruption { lsn: Lsn, path: PathBuf, detail: String },
 
     #[error("the parameter {parameter} is static: it is {current} in this database and cannot be changed to {requested}")]
-    StaticParameter {
-        parameter: &'static str,
-        current: String,
-        requested: String,
-    },
+    StaticParameter { parameter: &'static str, current: String, requested: String },
 
-    #[error("no transaction is active in this session")]
-    NoTransaction,
+    #[error("transaction redo of {bytes} bytes exceeds the limit of {max} bytes (half a log file): commit in smaller transactions or enlarge log_file_size")]
+    TransactionTooLarge { bytes: u64, max: u64 },
 
     #[error("record payload of {0} bytes exceeds the limit of {max} bytes", max = crate::format::RECORD_PAYLOAD_MAX)]
     TooLarge(usize),
@@ -68,11 +60,7 @@ pub struct LogFailure {
 
 impl RedoError {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> RedoError {
-        RedoError::Io {
-            op,
-            path: path.into(),
-            source: Arc::new(source),
-        }
+        RedoError::Io { op, path: path.into(), source: Arc::new(source) }
     }
 }
 

@@ -75,11 +75,7 @@ pub enum FormatError {
     #[error("not a redodb {what} (bad magic)")]
     BadMagic { what: &'static str },
     #[error("{what} has format version {found}, this build reads version {expected}")]
-    Version {
-        what: &'static str,
-        found: u32,
-        expected: u32,
-    },
+    Version { what: &'static str, found: u32, expected: u32 },
     #[error("{what} checksum mismatch")]
     Checksum { what: &'static str },
     #[error("record kind {0} is unknown")]
@@ -117,10 +113,7 @@ impl Geometry {
     pub fn new(log_file_size: u64, groups: u32) -> Geometry {
         assert!(log_file_size.is_multiple_of(BLOCK_BYTES) && log_file_size >= 4 * BLOCK_BYTES);
         assert!(groups >= 2);
-        Geometry {
-            data_bytes_per_file: log_file_size - BLOCK_BYTES,
-            groups,
-        }
+        Geometry { data_bytes_per_file: log_file_size - BLOCK_BYTES, groups }
     }
 
     /// The log file sequence whose range holds `lsn`. An LSN exactly at a file's end
@@ -224,8 +217,6 @@ pub enum RecordKind {
     Change = 1,
     /// The end of a committed transaction; the payload is the SCN and the commit time.
     Commit = 2,
-    /// A transaction whose earlier records reached the stream was rolled back.
-    Abort = 3,
 }
 
 impl RecordKind {
@@ -233,7 +224,6 @@ impl RecordKind {
         match v {
             1 => Ok(RecordKind::Change),
             2 => Ok(RecordKind::Commit),
-            3 => Ok(RecordKind::Abort),
             other => Err(FormatError::RecordKind(other)),
         }
     }
@@ -261,11 +251,7 @@ fn record_crc(header_tail: &[u8], payload: &[u8]) -> u32 {
 
 /// Appends one encoded record to `out`.
 pub fn encode_record(out: &mut Vec<u8>, kind: RecordKind, txn: TxnId, payload: &[u8]) {
-    assert!(
-        payload.len() <= RECORD_PAYLOAD_MAX,
-        "record payload {} too large",
-        payload.len()
-    );
+    assert!(payload.len() <= RECORD_PAYLOAD_MAX, "record payload {} too large", payload.len());
     let mut header = [0u8; RECORD_HEADER_BYTES];
     header[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
     header[8] = kind as u8;
@@ -296,9 +282,7 @@ pub fn encode_commit_record(
 /// Decodes a record header. Never trusts the length before checking it.
 pub fn decode_record_header(bytes: &[u8]) -> Result<HeaderScan, FormatError> {
     if bytes.len() < RECORD_HEADER_BYTES {
-        return Err(FormatError::Truncated {
-            what: "record header",
-        });
+        return Err(FormatError::Truncated { what: "record header" });
     }
     let bytes = &bytes[..RECORD_HEADER_BYTES];
     if bytes.iter().all(|&b| b == 0) {
@@ -323,9 +307,7 @@ pub fn decode_record_header(bytes: &[u8]) -> Result<HeaderScan, FormatError> {
 /// Verifies a record's checksum given its header bytes and payload.
 pub fn verify_record(header_bytes: &[u8], payload: &[u8]) -> Result<(), FormatError> {
     if header_bytes.len() < RECORD_HEADER_BYTES {
-        return Err(FormatError::Truncated {
-            what: "record header",
-        });
+        return Err(FormatError::Truncated { what: "record header" });
     }
     let stored = le_u32(header_bytes, 0);
     if record_crc(&header_bytes[4..RECORD_HEADER_BYTES], payload) != stored {
@@ -363,17 +345,9 @@ pub fn decode_records(mut bytes: &[u8]) -> (Vec<Record>, Option<FormatError>) {
         };
         let end = RECORD_HEADER_BYTES + header.payload_len as usize;
         if bytes.len() < end {
-            return (
-                records,
-                Some(FormatError::Truncated {
-                    what: "record payload",
-                }),
-            );
+            return (records, Some(FormatError::Truncated { what: "record payload" }));
         }
-        if let Err(e) = verify_record(
-            &bytes[..RECORD_HEADER_BYTES],
-            &bytes[RECORD_HEADER_BYTES..end],
-        ) {
+        if let Err(e) = verify_record(&bytes[..RECORD_HEADER_BYTES], &bytes[RECORD_HEADER_BYTES..end]) {
             return (records, Some(e));
         }
         records.push(Record {
@@ -442,11 +416,7 @@ impl LogFileHeader {
         }
         let version = le_u32(bytes, 8);
         if version != FORMAT_VERSION {
-            return Err(FormatError::Version {
-                what: "log file",
-                found: version,
-                expected: FORMAT_VERSION,
-            });
+            return Err(FormatError::Version { what: "log file", found: version, expected: FORMAT_VERSION });
         }
         if le_u32(bytes, 12) != header_crc(bytes, LOG_HEADER_USED) {
             return Err(FormatError::Checksum { what });
@@ -529,11 +499,7 @@ impl ControlRecord {
         }
         let version = le_u32(bytes, 8);
         if version != FORMAT_VERSION {
-            return Err(FormatError::Version {
-                what,
-                found: version,
-                expected: FORMAT_VERSION,
-            });
+            return Err(FormatError::Version { what, found: version, expected: FORMAT_VERSION });
         }
         if le_u32(bytes, 12) != header_crc(bytes, CONTROL_USED) {
             return Err(FormatError::Checksum { what });
@@ -565,10 +531,7 @@ mod tests {
         // Exactly filling a block ends on the next boundary without its header.
         assert_eq!(stream_advance(Lsn(0), BLOCK_DATA_BYTES), Lsn(BLOCK_BYTES));
         // One more byte crosses into the next block and pays its header.
-        assert_eq!(
-            stream_advance(Lsn(0), BLOCK_DATA_BYTES + 1),
-            Lsn(BLOCK_BYTES + BLOCK_HEADER_BYTES + 1)
-        );
+        assert_eq!(stream_advance(Lsn(0), BLOCK_DATA_BYTES + 1), Lsn(BLOCK_BYTES + BLOCK_HEADER_BYTES + 1));
         assert_eq!(stream_advance(Lsn(100), 0), Lsn(100));
     }
 
@@ -586,10 +549,7 @@ mod tests {
 
     #[test]
     fn block_header_rejects_other_database_seq_and_position() {
-        let h = BlockHeader {
-            seq: LogSeq(7),
-            block_lsn: Lsn(8192),
-        };
+        let h = BlockHeader { seq: LogSeq(7), block_lsn: Lsn(8192) };
         let bytes = h.encode(42);
         assert!(BlockHeader::matches(&bytes, 42, LogSeq(7), Lsn(8192)));
         assert!(!BlockHeader::matches(&bytes, 43, LogSeq(7), Lsn(8192)));
@@ -605,10 +565,7 @@ mod tests {
         assert_eq!(err, None);
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].kind, RecordKind::Commit);
-        assert_eq!(
-            decode_commit_payload(&records[0].payload).unwrap(),
-            (Scn(77), 123456)
-        );
+        assert_eq!(decode_commit_payload(&records[0].payload).unwrap(), (Scn(77), 123456));
     }
 
     #[test]
@@ -625,14 +582,8 @@ mod tests {
         let mut bytes = h.encode();
         assert_eq!(LogFileHeader::decode(&bytes).unwrap(), h);
         bytes[8] = 9;
-        assert!(matches!(
-            LogFileHeader::decode(&bytes),
-            Err(FormatError::Version { found: 9, .. })
-        ));
-        assert!(matches!(
-            LogFileHeader::decode(&[7u8; 4096]),
-            Err(FormatError::BadMagic { .. })
-        ));
+        assert!(matches!(LogFileHeader::decode(&bytes), Err(FormatError::Version { found: 9, .. })));
+        assert!(matches!(LogFileHeader::decode(&[7u8; 4096]), Err(FormatError::BadMagic { .. })));
         let c = ControlRecord {
             generation: 2,
             db_id: 1,
@@ -648,18 +599,11 @@ mod tests {
         let mut cb = c.encode();
         assert_eq!(ControlRecord::decode(&cb).unwrap(), c);
         cb[50] ^= 1;
-        assert!(matches!(
-            ControlRecord::decode(&cb),
-            Err(FormatError::Checksum { .. })
-        ));
+        assert!(matches!(ControlRecord::decode(&cb), Err(FormatError::Checksum { .. })));
     }
 
     fn arb_record() -> impl Strategy<Value = (u8, u64, Vec<u8>)> {
-        (
-            1u8..=3,
-            any::<u64>(),
-            proptest::collection::vec(any::<u8>(), 0..300),
-        )
+        (1u8..=2, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..300))
     }
 
     proptest! {

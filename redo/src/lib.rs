@@ -21,7 +21,7 @@ mod writer;
 pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, SyncMethod};
 pub use error::{LogFailure, RedoError, Result};
 pub use log::{
-    CommitOptions, CommitReceipt, LogSession, MemberInfo, MemberState, Recovered, RedoLog,
+    CommitOptions, CommitReceipt, LogSession, LogStatus, MemberInfo, MemberState, Recovered, RedoLog,
 };
 pub use recovery::{RecoveredTxn, RecoveryReport, StopReason};
 pub use stats::{Stat, StatsSnapshot, WaitClass, WaitEvent};

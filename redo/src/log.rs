@@ -4,8 +4,8 @@
 //!
 //! # The path of a commit
 //! 1. `LogSession::log_change` appends a change record to the session's private redo
-//!    (no shared state touched). Past `private_redo_max` the private redo is copied to the
-//!    log buffer early, without a commit, so big transactions flow to disk as they run.
+//!    (no shared state touched). A transaction's redo is limited to half a log file, so
+//!    its unit always fits in the log files open for writing.
 //! 2. `LogSession::commit` resolves the mode (statement > session > system, with
 //!    FORCE_WAIT overriding from above), reserves the unit's place and SCN in the log
 //!    buffer, and copies the private redo plus the commit record in ONE contiguous unit.
@@ -24,7 +24,6 @@
 //!   (The writer publishes written and durable together, after the sync; they are kept
 //!   as separate names because they carry different guarantees.)
 
-use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
@@ -36,31 +35,23 @@ use crate::buffer::LogBuffer;
 use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{
-    block_floor, encode_commit_record, encode_record, ControlRecord, Geometry, LogFileHeader,
-    RecordKind, BLOCK_BYTES, COMMIT_PAYLOAD_BYTES, CONTROL_SLOT_BYTES, RECORD_HEADER_BYTES,
-    RECORD_PAYLOAD_MAX, WRITE_MAX_BYTES,
+    block_floor, encode_commit_record, encode_record, ControlRecord, Geometry, LogFileHeader, RecordKind,
+    BLOCK_BYTES, COMMIT_PAYLOAD_BYTES, CONTROL_SLOT_BYTES, RECORD_HEADER_BYTES, RECORD_PAYLOAD_MAX,
+    WRITE_MAX_BYTES,
 };
 use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
 use crate::stats::{Stat, StatsSet, StatsSnapshot, WaitEvent};
-use crate::storage::{
-    control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile,
-};
+use crate::storage::{control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile};
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
 use crate::writer::{lgwr_main, DurableWaiters, Writer};
 
 pub(crate) fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 fn unix_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
 }
 
 /// State of one member of one log group.
@@ -105,6 +96,25 @@ pub struct MemberInfo {
     pub state: MemberState,
 }
 
+/// A consistent-enough snapshot of the log's positions, for views and diagnostics.
+#[derive(Clone, Debug)]
+pub struct LogStatus {
+    pub reserved_end: Lsn,
+    pub complete: Lsn,
+    pub written: Lsn,
+    pub durable: Lsn,
+    pub requested: Lsn,
+    pub durable_commit: (Scn, Lsn),
+    /// Sequence holding the reserved end (being filled).
+    pub current_seq: LogSeq,
+    /// Highest sequence opened for writing, and the end of its file.
+    pub activated_seq: LogSeq,
+    pub activated_end: Lsn,
+    pub checkpoint_scan_from: Lsn,
+    pub checkpoint_scn: Scn,
+    pub failed: bool,
+}
+
 /// Options of one commit: `None` takes the session's setting, then the system's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CommitOptions {
@@ -113,16 +123,10 @@ pub struct CommitOptions {
 }
 
 impl CommitOptions {
-    pub const DEFAULT: CommitOptions = CommitOptions {
-        wait: None,
-        logging: None,
-    };
+    pub const DEFAULT: CommitOptions = CommitOptions { wait: None, logging: None };
 
     pub fn new(wait: CommitWait, logging: CommitLogging) -> CommitOptions {
-        CommitOptions {
-            wait: Some(wait),
-            logging: Some(logging),
-        }
+        CommitOptions { wait: Some(wait), logging: Some(logging) }
     }
 }
 
@@ -172,21 +176,12 @@ fn logging_from_u8(v: u8) -> CommitLogging {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Spill {
-    first_lsn: Lsn,
-    scn: Option<Scn>,
-}
-
 struct ControlState {
     file: Box<dyn StorageFile>,
     path: PathBuf,
     record: ControlRecord,
     /// Slot holding `record`.
     slot: u64,
-    /// Transactions whose redo reached the stream before their commit, until a
-    /// checkpoint covers their commit: recovery must start at or before their first LSN.
-    spills: BTreeMap<TxnId, Spill>,
 }
 
 #[derive(Default)]
@@ -254,6 +249,7 @@ impl Shared {
         let _ = self.failure.set(Arc::new(failure));
         self.failed.store(true, SeqCst);
         self.switch_signal.notify_all();
+        self.buffer.wake_space_waiters();
     }
 
     pub fn failure_error(&self) -> RedoError {
@@ -282,8 +278,7 @@ impl Shared {
     }
 
     pub fn touch_last_write(&self) {
-        self.last_write_us
-            .store(self.epoch.elapsed().as_micros() as u64, SeqCst);
+        self.last_write_us.store(self.epoch.elapsed().as_micros() as u64, SeqCst);
     }
 
     fn post_lgwr(&self) {
@@ -300,8 +295,7 @@ impl Shared {
 
     fn group_reusable(&self, seq: LogSeq) -> bool {
         let g = self.config.log_groups as u64;
-        seq.0 <= g
-            || self.checkpoint_scan_from.load(SeqCst) >= self.geometry.end_of(LogSeq(seq.0 - g)).0
+        seq.0 <= g || self.checkpoint_scan_from.load(SeqCst) >= self.geometry.end_of(LogSeq(seq.0 - g)).0
     }
 
     /// The next log sequence LGWR should open, if it is wanted and allowed. LGWR keeps one
@@ -313,12 +307,20 @@ impl Shared {
         (activated < filling + 1 && self.group_reusable(next)).then_some(next)
     }
 
+    /// Largest private redo one transaction may hold: half a log file, so that its unit,
+    /// wherever it starts in the file being filled, ends within the next file (which LGWR
+    /// keeps open ahead).
+    pub fn max_transaction_redo(&self) -> u64 {
+        self.geometry.data_bytes_per_file / 2
+    }
+
     fn file_ready(&self, end: Lsn) -> bool {
         end.0 <= self.activated_end.load(SeqCst)
     }
 
-    /// A session's unit ends past the open log files: wait for the switch.
-    fn wait_for_file(&self, end: Lsn, stats: &StatsSet) {
+    /// A session's unit ends past the open log files: wait for the switch. Returns false
+    /// if the log failed or is shutting down instead.
+    fn wait_for_file(&self, end: Lsn, stats: &StatsSet) -> bool {
         let needed = self.geometry.seq_of(Lsn(end.0 - 1));
         let event = if self.group_reusable(needed) {
             WaitEvent::LogFileSwitchCompletion
@@ -334,11 +336,11 @@ impl Shared {
             self.switch_signal.wait_once(ready);
         }
         stats.record_wait(event, t0.elapsed());
+        self.file_ready(end)
     }
 
     fn flush_threshold(&self) -> u64 {
-        let by_fraction =
-            self.buffer.capacity() / self.dynamic.batch_flush_buffer_divisor.load(Relaxed);
+        let by_fraction = self.buffer.capacity() / self.dynamic.batch_flush_buffer_divisor.load(Relaxed);
         by_fraction.min(self.dynamic.batch_flush_bytes.load(Relaxed))
     }
 
@@ -361,8 +363,7 @@ impl Shared {
     /// Time left before the "N ms since the last write" trigger fires.
     pub fn time_to_timeout(&self) -> Duration {
         let timeout_us = self.dynamic.batch_flush_timeout_ms.load(Relaxed) * 1000;
-        let since = (self.epoch.elapsed().as_micros() as u64)
-            .saturating_sub(self.last_write_us.load(SeqCst));
+        let since = (self.epoch.elapsed().as_micros() as u64).saturating_sub(self.last_write_us.load(SeqCst));
         Duration::from_micros(timeout_us.saturating_sub(since))
     }
 
@@ -417,27 +418,16 @@ fn new_db_id() -> u64 {
 }
 
 fn foreign(path: impl Into<PathBuf>, detail: impl Into<String>) -> RedoError {
-    RedoError::Foreign {
-        path: path.into(),
-        detail: detail.into(),
-    }
+    RedoError::Foreign { path: path.into(), detail: detail.into() }
 }
 
-fn read_control(
-    storage: &dyn Storage,
-    path: &PathBuf,
-) -> Result<(Box<dyn StorageFile>, ControlRecord, u64)> {
-    let file = storage
-        .open(path, FileMode::Control)
-        .map_err(|e| RedoError::io("open", path, e))?;
+fn read_control(storage: &dyn Storage, path: &PathBuf) -> Result<(Box<dyn StorageFile>, ControlRecord, u64)> {
+    let file = storage.open(path, FileMode::Control).map_err(|e| RedoError::io("open", path, e))?;
     let len = file.size().map_err(|e| RedoError::io("stat", path, e))?;
     if len < 2 * CONTROL_SLOT_BYTES {
         return Err(foreign(
             path,
-            format!(
-                "control file is {len} bytes, expected {}",
-                2 * CONTROL_SLOT_BYTES
-            ),
+            format!("control file is {len} bytes, expected {}", 2 * CONTROL_SLOT_BYTES),
         ));
     }
     let mut best: Option<(ControlRecord, u64)> = None;
@@ -447,9 +437,7 @@ fn read_control(
         file.read_exact_at(&mut buf, slot * CONTROL_SLOT_BYTES)
             .map_err(|e| RedoError::io("read", path, e))?;
         match ControlRecord::decode(&buf) {
-            Ok(r) if best.is_none_or(|(b, _)| r.generation > b.generation) => {
-                best = Some((r, slot))
-            }
+            Ok(r) if best.is_none_or(|(b, _)| r.generation > b.generation) => best = Some((r, slot)),
             Ok(_) => {}
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -458,10 +446,7 @@ fn read_control(
     }
     match best {
         Some((r, slot)) => Ok((file, r, slot)),
-        None => Err(foreign(
-            path,
-            first_error.map(|e| e.to_string()).unwrap_or_default(),
-        )),
+        None => Err(foreign(path, first_error.map(|e| e.to_string()).unwrap_or_default())),
     }
 }
 
@@ -479,15 +464,10 @@ fn write_control_slot(
 fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
     for m in 0..config.members() {
         let dir = config.member_dir(m);
-        storage
-            .create_dir_all(dir)
-            .map_err(|e| RedoError::io("create directory", dir, e))?;
+        storage.create_dir_all(dir).map_err(|e| RedoError::io("create directory", dir, e))?;
         for g in 0..config.log_groups {
             let path = log_file_path(dir, g, m);
-            if storage
-                .exists(&path)
-                .map_err(|e| RedoError::io("stat", &path, e))?
-            {
+            if storage.exists(&path).map_err(|e| RedoError::io("stat", &path, e))? {
                 return Err(foreign(
                     &path,
                     "redo log file exists but the control file does not; if creating a database was interrupted, remove the log files",
@@ -523,9 +503,7 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
     storage
         .create_zeroed(&path, 2 * CONTROL_SLOT_BYTES)
         .map_err(|e| RedoError::io("create control file", &path, e))?;
-    let file = storage
-        .open(&path, FileMode::Control)
-        .map_err(|e| RedoError::io("open", &path, e))?;
+    let file = storage.open(&path, FileMode::Control).map_err(|e| RedoError::io("open", &path, e))?;
     write_control_slot(&*file, &path, &record, 0)?;
     log::info!(
         "created redo log in {} ({} groups x {} members of {} bytes)",
@@ -548,6 +526,175 @@ fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result
     Ok(())
 }
 
+/// Brings every member of the log in line with the recovered stream after recovery.
+struct MemberRepair<'a> {
+    config: &'a LogConfig,
+    geometry: Geometry,
+    read: &'a [Vec<Option<Box<dyn StorageFile>>>],
+    write: &'a [Vec<Option<Box<dyn StorageFile>>>],
+    states: &'a [AtomicU8],
+    block: AlignedBuf,
+    notes: &'a mut Vec<String>,
+}
+
+impl MemberRepair<'_> {
+    fn in_service(&self, group: u32, member: u32) -> bool {
+        let m = self.config.members();
+        self.write[group as usize][member as usize].is_some()
+            && MemberState::from_u8(self.states[(group * m + member) as usize].load(SeqCst))
+                == MemberState::InService
+    }
+
+    fn fail(&mut self, group: u32, member: u32, what: &str, e: std::io::Error) {
+        let m = self.config.members();
+        let path = log_file_path(self.config.member_dir(member), group, member);
+        log::error!("redo log member {} taken out of service: {what} failed: {e}", path.display());
+        self.notes.push(format!("{} out of service: {what} failed: {e}", path.display()));
+        self.states[(group * m + member) as usize].store(MemberState::WriteFailed as u8, SeqCst);
+    }
+
+    fn read_block(&self, group: u32, member: u32, offset: u64) -> Option<Vec<u8>> {
+        let f = self.read[group as usize][member as usize].as_ref()?;
+        let mut buf = vec![0u8; BLOCK_BYTES as usize];
+        f.read_exact_at(&mut buf, offset).ok()?;
+        Some(buf)
+    }
+
+    fn header_seq(&self, group: u32, member: u32) -> Option<LogSeq> {
+        let head = self.read_block(group, member, 0)?;
+        LogFileHeader::decode(&head).ok().filter(|h| h.db_id != 0).map(|h| h.seq)
+    }
+
+    /// Writes one block-sized buffer to a member; false (and out of service) on error.
+    fn write_block(&mut self, group: u32, member: u32, offset: u64, bytes: &[u8]) -> bool {
+        self.block.as_mut_slice().copy_from_slice(bytes);
+        let f = self.write[group as usize][member as usize].as_ref().expect("in service");
+        let result = f.write_at(&[self.block.as_slice()], offset);
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                self.fail(group, member, "repair write", e);
+                false
+            }
+        }
+    }
+
+    /// Copies each recovered block (and its file's header) from the member that held it
+    /// to every member whose copy differs.
+    fn copy_recovered_blocks(&mut self, sources: &std::collections::BTreeMap<Lsn, u32>) {
+        let members = self.config.members();
+        let mut copied = vec![0u64; members as usize];
+        let mut headers_done = std::collections::BTreeSet::new();
+        for (&block, &src) in sources {
+            let seq = self.geometry.seq_of(block);
+            let group = self.geometry.group_of(seq);
+            let offset = self.geometry.file_offset(block);
+            let Some(good) = self.read_block(group, src, offset) else { continue };
+            for m in (0..members).filter(|&m| m != src) {
+                if !self.in_service(group, m) {
+                    continue;
+                }
+                if headers_done.insert((group, m)) && self.header_seq(group, m) != Some(seq) {
+                    match self.read_block(group, src, 0) {
+                        Some(mut head) => {
+                            // The header names its member: rewrite it for this one.
+                            if let Ok(mut h) = LogFileHeader::decode(&head) {
+                                h.member = m;
+                                head = h.encode();
+                            }
+                            if !self.write_block(group, m, 0, &head) {
+                                continue;
+                            }
+                        }
+                        None => continue,
+                    }
+                }
+                if self.read_block(group, m, offset).as_deref() != Some(&good[..])
+                    && self.write_block(group, m, offset, &good)
+                {
+                    copied[m as usize] += 1;
+                }
+            }
+        }
+        for (m, n) in copied.iter().enumerate() {
+            if *n > 0 {
+                self.notes
+                    .push(format!("member {} repaired: {n} blocks copied from the other members", m + 1));
+            }
+        }
+        for g in 0..self.config.log_groups {
+            for m in 0..members {
+                if self.in_service(g, m) {
+                    let f = self.write[g as usize][m as usize].as_ref().expect("in service");
+                    if let Err(e) = f.sync() {
+                        self.fail(g, m, "repair sync", e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rewrites the partial last block (`tail`) and zeroes the rest of the end's file on
+    /// every member in service.
+    fn zero_after_end(&mut self, end: Lsn, tail: &[u8]) -> Result<()> {
+        let seq = self.geometry.seq_of(end);
+        let group = self.geometry.group_of(seq);
+        let mut chunk = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
+        chunk.as_mut_slice()[..tail.len()].copy_from_slice(tail);
+        let floor = block_floor(end);
+        let file_end = self.geometry.end_of(seq);
+        let members = self.config.members();
+        // A member that missed the switch into this file gets its header too.
+        let holder = (0..members).find(|&m| self.header_seq(group, m) == Some(seq));
+        for m in 0..members {
+            if self.in_service(group, m) && self.header_seq(group, m) != Some(seq) {
+                if let Some(Ok(mut h)) =
+                    holder.and_then(|h| self.read_block(group, h, 0)).map(|b| LogFileHeader::decode(&b))
+                {
+                    h.member = m;
+                    let head = h.encode();
+                    self.write_block(group, m, 0, &head);
+                }
+            }
+        }
+        let mut any = false;
+        for m in 0..members {
+            if !self.in_service(group, m) {
+                continue;
+            }
+            let f = self.write[group as usize][m as usize].as_ref().expect("in service");
+            let mut at = floor;
+            let mut result = Ok(());
+            let mut first = true;
+            while at < file_end && result.is_ok() {
+                let n = (file_end.0 - at.0).min(WRITE_MAX_BYTES) as usize;
+                if !first {
+                    chunk.as_mut_slice()[..tail.len()].fill(0);
+                }
+                result = f.write_at(&[&chunk.as_slice()[..n]], self.geometry.file_offset(at));
+                if first {
+                    first = false;
+                }
+                at = Lsn(at.0 + n as u64);
+            }
+            chunk.as_mut_slice()[..tail.len()].copy_from_slice(tail);
+            match result.and_then(|_| f.sync()) {
+                Ok(()) => any = true,
+                Err(e) => self.fail(group, m, "write past the end", e),
+            }
+        }
+        if !any {
+            let path = log_file_path(self.config.member_dir(0), group, 0);
+            return Err(RedoError::io(
+                "write",
+                path,
+                std::io::Error::other("no member of the current log group is writable"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl RedoLog {
     /// Opens (creating if allowed) the redo log in `config.dir` on the local file system,
     /// running recovery.
@@ -559,30 +706,16 @@ impl RedoLog {
     pub fn open_with(config: LogConfig, storage: Arc<dyn Storage>) -> Result<(RedoLog, Recovered)> {
         config.validate()?;
         let cpath = control_path(&config.dir);
-        if !storage
-            .exists(&cpath)
-            .map_err(|e| RedoError::io("stat", &cpath, e))?
-        {
+        if !storage.exists(&cpath).map_err(|e| RedoError::io("stat", &cpath, e))? {
             if config.open_mode == OpenMode::MustExist {
-                return Err(foreign(
-                    &config.dir,
-                    "no redodb database here (control.ctl is missing)",
-                ));
+                return Err(foreign(&config.dir, "no redodb database here (control.ctl is missing)"));
             }
             create_database(&*storage, &config)?;
         }
         let (cfile, control, slot) = read_control(&*storage, &cpath)?;
         check_static("log_file_size", control.log_file_size, config.log_file_size)?;
-        check_static(
-            "log_groups",
-            control.groups as u64,
-            config.log_groups as u64,
-        )?;
-        check_static(
-            "log_members",
-            control.members as u64,
-            config.members() as u64,
-        )?;
+        check_static("log_groups", control.groups as u64, config.log_groups as u64)?;
+        check_static("log_members", control.members as u64, config.members() as u64)?;
         let geometry = Geometry::new(config.log_file_size, config.log_groups);
         let members = config.members();
 
@@ -610,11 +743,9 @@ impl RedoLog {
                     ));
                 }
                 let mut head = vec![0u8; BLOCK_BYTES as usize];
-                file.read_exact_at(&mut head, 0)
-                    .map_err(|e| RedoError::io("read", &path, e))?;
+                file.read_exact_at(&mut head, 0).map_err(|e| RedoError::io("read", &path, e))?;
                 if head.iter().any(|&b| b != 0) {
-                    let h =
-                        LogFileHeader::decode(&head).map_err(|e| foreign(&path, e.to_string()))?;
+                    let h = LogFileHeader::decode(&head).map_err(|e| foreign(&path, e.to_string()))?;
                     if h.db_id != control.db_id {
                         return Err(foreign(&path, "log file belongs to another database"));
                     }
@@ -638,15 +769,14 @@ impl RedoLog {
         let config_for_paths = config.clone();
         let paths = move |g: u32, m: u32| log_file_path(config_for_paths.member_dir(m), g, m);
         let outcome = recover(&read_files, &paths, geometry, &control)?;
-        drop(read_files);
         let end = outcome.report.end;
         let seq_end = geometry.seq_of(end);
+        let group_end = geometry.group_of(seq_end);
 
         // Open for writing.
         let mut write_files: Vec<Vec<Option<Box<dyn StorageFile>>>> = Vec::new();
-        let member_states: Vec<AtomicU8> = (0..config.log_groups * members)
-            .map(|_| AtomicU8::new(MemberState::InService as u8))
-            .collect();
+        let member_states: Vec<AtomicU8> =
+            (0..config.log_groups * members).map(|_| AtomicU8::new(MemberState::InService as u8)).collect();
         for g in 0..config.log_groups {
             let mut row = Vec::new();
             for m in 0..members {
@@ -654,87 +784,48 @@ impl RedoLog {
                 match storage.open(&path, FileMode::Log(config.sync_method)) {
                     Ok(f) => row.push(Some(f)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound && members > 1 => {
-                        member_states[(g * members + m) as usize]
-                            .store(MemberState::Missing as u8, SeqCst);
+                        member_states[(g * members + m) as usize].store(MemberState::Missing as u8, SeqCst);
                         row.push(None);
                     }
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Err(RedoError::io(
-                        "open (the file system refuses this sync_method; use fdatasync or o_dsync)",
-                        &path,
-                        e,
-                    )),
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                        return Err(RedoError::io(
+                            "open (the file system refuses this sync_method; use fdatasync or o_dsync)",
+                            &path,
+                            e,
+                        ))
+                    }
                     Err(e) => return Err(RedoError::io("open", &path, e)),
                 }
             }
             write_files.push(row);
         }
-        let group_end = geometry.group_of(seq_end);
-        for (m, member_end) in outcome.member_ends.iter().enumerate() {
-            if member_end.is_none_or(|e| e < end) {
-                member_states[(group_end * members + m as u32) as usize]
-                    .store(MemberState::Stale as u8, SeqCst);
-            }
-        }
-        notes.extend(outcome.report.member_notes.iter().cloned());
-        for n in &notes {
-            log::warn!("redo log: {n}");
+        let mut repair = MemberRepair {
+            config: &config,
+            geometry,
+            read: &read_files,
+            write: &write_files,
+            states: &member_states,
+            block: AlignedBuf::zeroed(BLOCK_BYTES as usize),
+            notes: &mut notes,
+        };
+        if members > 1 {
+            repair.copy_recovered_blocks(&outcome.block_sources);
         }
 
         // Is the file that holds the end open for writing (does it carry its sequence)?
-        let best = outcome.report.member_used;
-        let end_file_in_use = {
-            let f = write_files[group_end as usize][best as usize]
-                .as_ref()
-                .expect("best member has its files");
-            let mut head = vec![0u8; BLOCK_BYTES as usize];
-            let path = log_file_path(config.member_dir(best), group_end, best);
-            f.read_exact_at(&mut head, 0)
-                .map_err(|e| RedoError::io("read", &path, e))?;
-            LogFileHeader::decode(&head)
-                .map(|h| h.seq == seq_end)
-                .unwrap_or(false)
-        };
-        let activated = if end_file_in_use {
-            seq_end
-        } else {
-            LogSeq(seq_end.0 - 1)
-        };
+        let end_file_in_use = (0..members).any(|m| repair.header_seq(group_end, m) == Some(seq_end));
+        let activated = if end_file_in_use { seq_end } else { LogSeq(seq_end.0 - 1) };
 
-        // Overwrite whatever a torn last write may have left past the end, so that a
-        // later recovery cannot mistake it for redo (see recovery module docs).
+        // Overwrite whatever a torn last write may have left past the end, on every
+        // member, so that a later recovery cannot mistake it for redo.
         if end_file_in_use {
-            let mut chunk = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
-            let floor = block_floor(end);
-            chunk.as_mut_slice()[..outcome.tail.len()].copy_from_slice(&outcome.tail);
-            let mut at = floor;
-            let file_end = geometry.end_of(seq_end);
-            while at < file_end {
-                let n = (file_end.0 - at.0).min(WRITE_MAX_BYTES) as usize;
-                for m in 0..members {
-                    if MemberState::from_u8(
-                        member_states[(group_end * members + m) as usize].load(SeqCst),
-                    ) != MemberState::InService
-                    {
-                        continue;
-                    }
-                    let Some(f) = &write_files[group_end as usize][m as usize] else {
-                        continue;
-                    };
-                    let path = log_file_path(config.member_dir(m), group_end, m);
-                    f.write_at(&[&chunk.as_slice()[..n]], geometry.file_offset(at))
-                        .map_err(|e| RedoError::io("write", &path, e))?;
-                }
-                if at == floor {
-                    chunk.as_mut_slice()[..outcome.tail.len()].fill(0);
-                }
-                at = Lsn(at.0 + n as u64);
-            }
-            for m in 0..members {
-                if let Some(f) = &write_files[group_end as usize][m as usize] {
-                    let path = log_file_path(config.member_dir(m), group_end, m);
-                    f.sync().map_err(|e| RedoError::io("sync", &path, e))?;
-                }
-            }
+            repair.zero_after_end(end, &outcome.tail)?;
+        }
+        drop(repair);
+        drop(read_files);
+        notes.extend(outcome.report.member_notes.iter().cloned());
+        for n in &notes {
+            log::warn!("redo log: {n}");
         }
 
         let next_scn = outcome.report.last_scn.next();
@@ -747,11 +838,7 @@ impl RedoLog {
             next_scn,
             &outcome.tail,
         );
-        let activated_end = if activated.0 == 0 {
-            Lsn(0)
-        } else {
-            geometry.end_of(activated)
-        };
+        let activated_end = if activated.0 == 0 { Lsn(0) } else { geometry.end_of(activated) };
         let next_txn = outcome.max_txn.0.max(control.txn_id_hwm.0) + 1;
         let sh = Arc::new(Shared {
             geometry,
@@ -778,20 +865,12 @@ impl RedoLog {
             dynamic: DynamicParams {
                 commit_wait: AtomicU8::new(wait_to_u8(config.commit_wait)),
                 commit_logging: AtomicU8::new(config.commit_logging as u8),
-                batch_flush_buffer_divisor: AtomicU64::new(
-                    config.batch_flush_buffer_divisor as u64,
-                ),
+                batch_flush_buffer_divisor: AtomicU64::new(config.batch_flush_buffer_divisor as u64),
                 batch_flush_bytes: AtomicU64::new(config.batch_flush_bytes),
                 batch_flush_timeout_ms: AtomicU64::new(config.batch_flush_timeout_ms),
             },
             checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
-            control: Mutex::new(ControlState {
-                file: cfile,
-                path: cpath,
-                record: control,
-                slot,
-                spills: BTreeMap::new(),
-            }),
+            control: Mutex::new(ControlState { file: cfile, path: cpath, record: control, slot }),
             checkpoint_request: (Mutex::new(false), Condvar::new()),
             next_txn: AtomicU64::new(next_txn),
             next_session: AtomicU64::new(1),
@@ -804,30 +883,16 @@ impl RedoLog {
             .map_err(|e| RedoError::io("spawn log writer", "redo-lgwr", e))?;
         let _ = sh.lgwr.set(handle.thread().clone());
         sh.post_lgwr();
-        let log = RedoLog {
-            sh,
-            lgwr: Mutex::new(Some(handle)),
-        };
+        let log = RedoLog { sh, lgwr: Mutex::new(Some(handle)) };
         log::info!("redo log opened: {}", outcome.report);
-        Ok((
-            log,
-            Recovered {
-                transactions: outcome.transactions,
-                report: outcome.report,
-            },
-        ))
+        Ok((log, Recovered { transactions: outcome.transactions, report: outcome.report }))
     }
 
     /// A new session: a source of transactions and commits.
     pub fn session(&self) -> LogSession {
         let id = self.sh.next_session.fetch_add(1, Relaxed);
         let stats = Arc::new(StatsSet::default());
-        self.sh
-            .sessions
-            .lock()
-            .expect("registry poisoned")
-            .live
-            .push((id, stats.clone()));
+        self.sh.sessions.lock().expect("registry poisoned").live.push((id, stats.clone()));
         LogSession {
             sh: self.sh.clone(),
             id,
@@ -865,11 +930,7 @@ impl RedoLog {
     /// The last durable commit: its SCN and the end of its unit, which is what
     /// [`RedoLog::checkpoint`] takes.
     pub fn durable_commit(&self) -> (Scn, Lsn) {
-        *self
-            .sh
-            .durable_commit
-            .lock()
-            .expect("durable commit poisoned")
+        *self.sh.durable_commit.lock().expect("durable commit poisoned")
     }
 
     /// End of the redo handed out so far.
@@ -893,10 +954,9 @@ impl RedoLog {
         if scn <= c.record.checkpoint_scn {
             return Ok(());
         }
-        c.spills
-            .retain(|_, s| s.scn.is_none_or(|committed| committed > scn));
-        let oldest_spill = c.spills.values().map(|s| s.first_lsn).min().unwrap_or(lsn);
-        let scan_from = lsn.min(oldest_spill).max(c.record.checkpoint_scan_from);
+        // Units reach the stream whole at commit, so the end of the unit of `scn` is a
+        // point before which no redo of a later commit lies.
+        let scan_from = lsn.max(c.record.checkpoint_scan_from);
         let record = ControlRecord {
             generation: c.record.generation + 1,
             checkpoint_scan_from: scan_from,
@@ -919,11 +979,7 @@ impl RedoLog {
     /// The last checkpoint recorded: (scan_from, lsn, scn).
     pub fn last_checkpoint(&self) -> (Lsn, Lsn, Scn) {
         let c = self.sh.control.lock().expect("control poisoned");
-        (
-            c.record.checkpoint_scan_from,
-            c.record.checkpoint_lsn,
-            c.record.checkpoint_scn,
-        )
+        (c.record.checkpoint_scan_from, c.record.checkpoint_lsn, c.record.checkpoint_scn)
     }
 
     /// Waits up to `timeout` for the log to ask for a checkpoint (at a log switch, or when
@@ -931,9 +987,8 @@ impl RedoLog {
     pub fn wait_checkpoint_request(&self, timeout: Duration) -> bool {
         let (lock, cv) = &self.sh.checkpoint_request;
         let guard = lock.lock().expect("checkpoint request poisoned");
-        let (mut guard, _) = cv
-            .wait_timeout_while(guard, timeout, |asked| !*asked)
-            .expect("checkpoint request poisoned");
+        let (mut guard, _) =
+            cv.wait_timeout_while(guard, timeout, |asked| !*asked).expect("checkpoint request poisoned");
         std::mem::replace(&mut *guard, false)
     }
 
@@ -954,20 +1009,14 @@ impl RedoLog {
     }
 
     /// Changes the background write triggers (validated like the configuration).
-    pub fn set_batch_triggers(
-        &self,
-        buffer_divisor: u32,
-        bytes: u64,
-        timeout_ms: u64,
-    ) -> Result<()> {
+    pub fn set_batch_triggers(&self, buffer_divisor: u32, bytes: u64, timeout_ms: u64) -> Result<()> {
         let mut c = self.sh.config.clone();
         c.batch_flush_buffer_divisor = buffer_divisor;
         c.batch_flush_bytes = bytes;
         c.batch_flush_timeout_ms = timeout_ms;
         c.validate()?;
         let d = &self.sh.dynamic;
-        d.batch_flush_buffer_divisor
-            .store(buffer_divisor as u64, SeqCst);
+        d.batch_flush_buffer_divisor.store(buffer_divisor as u64, SeqCst);
         d.batch_flush_bytes.store(bytes, SeqCst);
         d.batch_flush_timeout_ms.store(timeout_ms, SeqCst);
         self.sh.post_lgwr();
@@ -1019,10 +1068,27 @@ impl RedoLog {
 
     /// The log sequence being filled and the highest one opened.
     pub fn current_seq(&self) -> (LogSeq, LogSeq) {
-        (
-            self.sh.geometry.seq_of(self.sh.buffer.reserved_end()),
-            LogSeq(self.sh.activated_seq.load(SeqCst)),
-        )
+        (self.sh.geometry.seq_of(self.sh.buffer.reserved_end()), LogSeq(self.sh.activated_seq.load(SeqCst)))
+    }
+
+    /// Positions of the log, for views and diagnostics.
+    pub fn status(&self) -> LogStatus {
+        let sh = &self.sh;
+        let c = sh.control.lock().expect("control poisoned");
+        LogStatus {
+            reserved_end: sh.buffer.reserved_end(),
+            complete: sh.buffer.complete_point(),
+            written: Lsn(sh.lsn_written.load(SeqCst)),
+            durable: sh.lsn_durable(),
+            requested: Lsn(sh.requested.load(SeqCst)),
+            durable_commit: *sh.durable_commit.lock().expect("durable commit poisoned"),
+            current_seq: sh.geometry.seq_of(sh.buffer.reserved_end()),
+            activated_seq: LogSeq(sh.activated_seq.load(SeqCst)),
+            activated_end: Lsn(sh.activated_end.load(SeqCst)),
+            checkpoint_scan_from: c.record.checkpoint_scan_from,
+            checkpoint_scn: c.record.checkpoint_scn,
+            failed: sh.is_failed(),
+        }
     }
 
     /// The failure that latched the log, if any.
@@ -1051,7 +1117,6 @@ impl Drop for RedoLog {
 
 struct ActiveTxn {
     id: TxnId,
-    spilled: bool,
 }
 
 /// A session of the redo log: at most one transaction at a time. Not shared between
@@ -1098,18 +1163,10 @@ impl LogSession {
     /// The effective (wait?, logging) for a commit with `options`.
     pub fn resolve(&self, options: CommitOptions) -> (bool, CommitLogging) {
         let system_wait = wait_from_u8(self.sh.dynamic.commit_wait.load(Relaxed));
-        let forced =
-            system_wait == CommitWait::ForceWait || self.commit_wait == Some(CommitWait::ForceWait);
-        let wait = forced
-            || options.wait.or(self.commit_wait).unwrap_or(system_wait) != CommitWait::NoWait;
+        let forced = system_wait == CommitWait::ForceWait || self.commit_wait == Some(CommitWait::ForceWait);
+        let wait = forced || options.wait.or(self.commit_wait).unwrap_or(system_wait) != CommitWait::NoWait;
         let system_logging = logging_from_u8(self.sh.dynamic.commit_logging.load(Relaxed));
-        (
-            wait,
-            options
-                .logging
-                .or(self.commit_logging)
-                .unwrap_or(system_logging),
-        )
+        (wait, options.logging.or(self.commit_logging).unwrap_or(system_logging))
     }
 
     fn begin_if_needed(&mut self) -> TxnId {
@@ -1117,67 +1174,28 @@ impl LogSession {
             Some(t) => t.id,
             None => {
                 let id = TxnId(self.sh.next_txn.fetch_add(1, Relaxed));
-                self.txn = Some(ActiveTxn { id, spilled: false });
+                self.txn = Some(ActiveTxn { id });
                 id
             }
         }
     }
 
-    /// Logs one change of the current transaction (starting one if none is open).
+    /// Logs one change of the current transaction (starting one if none is open). The
+    /// change stays in the session's private redo until commit.
     pub fn log_change(&mut self, payload: &[u8]) -> Result<TxnId> {
         self.sh.check_open()?;
         if payload.len() > RECORD_PAYLOAD_MAX {
             return Err(RedoError::TooLarge(payload.len()));
         }
+        let max = self.sh.max_transaction_redo();
+        let after = self.private.len() as u64 + (RECORD_HEADER_BYTES + payload.len()) as u64;
+        if after > max {
+            return Err(RedoError::TransactionTooLarge { bytes: after, max });
+        }
         let txn = self.begin_if_needed();
         encode_record(&mut self.private, RecordKind::Change, txn, payload);
         self.private_records += 1;
-        if self.private.len() as u64 > self.sh.config.private_redo_max {
-            self.copy_early()?;
-        }
         Ok(txn)
-    }
-
-    /// Copies the private redo to the log buffer without a commit.
-    fn copy_early(&mut self) -> Result<()> {
-        let sh = self.sh.clone();
-        let stats = self.stats.clone();
-        let len = self.private.len() as u64;
-        let mut r = sh.buffer.reserve(
-            self.strand_hint,
-            len,
-            false,
-            |end| sh.file_ready(end),
-            |end| sh.wait_for_file(end, &stats),
-        );
-        sh.check_failed()?;
-        let start = r.start;
-        sh.buffer
-            .copy(&mut r, &self.private, &stats, &|| sh.post_lgwr());
-        sh.buffer.finish(r);
-        stats.add(Stat::RedoEntries, self.private_records);
-        stats.add(Stat::RedoSize, len);
-        stats.add(Stat::RedoEarlyCopies, 1);
-        self.private.clear();
-        self.private_records = 0;
-        let txn = self.txn.as_mut().expect("copy_early inside a transaction");
-        if !txn.spilled {
-            txn.spilled = true;
-            sh.control.lock().expect("control poisoned").spills.insert(
-                txn.id,
-                Spill {
-                    first_lsn: start,
-                    scn: None,
-                },
-            );
-        }
-        self.post_if_someone_waits(start);
-        if len >= sh.flush_threshold()
-            || sh.buffer.reserved_end().0 - sh.lsn_written.load(SeqCst) >= sh.flush_threshold()
-        {
-            sh.post_lgwr();
-        }
-        Ok(())
     }
 
     fn post_if_someone_waits(&self, start: Lsn) {
@@ -1193,14 +1211,7 @@ impl LogSession {
         self.sh.check_open()?;
         let (wait, logging) = self.resolve(options);
         let stats = self.stats.clone();
-        stats.add(
-            if wait {
-                Stat::CommitWaitRequested
-            } else {
-                Stat::CommitNowaitRequested
-            },
-            1,
-        );
+        stats.add(if wait { Stat::CommitWaitRequested } else { Stat::CommitNowaitRequested }, 1);
         stats.add(
             if logging == CommitLogging::Batch {
                 Stat::CommitBatchRequested
@@ -1212,45 +1223,43 @@ impl LogSession {
         let txn_id = self.begin_if_needed();
         let sh = self.sh.clone();
         let len = (self.private.len() + RECORD_HEADER_BYTES + COMMIT_PAYLOAD_BYTES) as u64;
-        let mut r = sh.buffer.reserve(
+        let r = sh.buffer.reserve(
             self.strand_hint,
             len,
             true,
             |end| sh.file_ready(end),
             |end| sh.wait_for_file(end, &stats),
         );
+        let Some(mut r) = r else {
+            self.txn = None;
+            self.private.clear();
+            self.private_records = 0;
+            sh.check_failed()?;
+            return Err(RedoError::Shutdown);
+        };
         let scn = r.scn.expect("commit reservations carry an SCN");
         let start = r.start;
         let end = r.end;
         let commit_record = encode_commit_record(txn_id, scn, unix_us());
         let post = || sh.post_lgwr();
-        sh.buffer.copy(&mut r, &self.private, &stats, &post);
-        sh.buffer.copy(&mut r, &commit_record, &stats, &post);
+        let gave_up = || sh.is_failed();
+        if !sh.buffer.copy(&mut r, &self.private, &stats, &post, &gave_up)
+            || !sh.buffer.copy(&mut r, &commit_record, &stats, &post, &gave_up)
+        {
+            sh.buffer.abandon(r);
+            self.txn = None;
+            self.private.clear();
+            self.private_records = 0;
+            return Err(sh.failure_error());
+        }
         sh.buffer.finish(r);
         stats.add(Stat::UserCommits, 1);
         stats.add(Stat::RedoEntries, self.private_records + 1);
         stats.add(Stat::RedoSize, len);
         self.private.clear();
         self.private_records = 0;
-        let txn = self.txn.take().expect("began above");
-        if txn.spilled {
-            if let Some(s) = sh
-                .control
-                .lock()
-                .expect("control poisoned")
-                .spills
-                .get_mut(&txn.id)
-            {
-                s.scn = Some(scn);
-            }
-        }
-        let receipt = CommitReceipt {
-            txn: txn_id,
-            scn,
-            lsn: end,
-            waited: wait,
-            logging,
-        };
+        self.txn = None;
+        let receipt = CommitReceipt { txn: txn_id, scn, lsn: end, waited: wait, logging };
         if wait {
             self.wait_durable(end)?;
             stats.add(Stat::CommitWaitPerformed, 1);
@@ -1274,39 +1283,13 @@ impl LogSession {
         Ok(receipt)
     }
 
-    /// Rolls back the current transaction: its private redo is dropped; if some of it
-    /// already reached the log buffer, an abort record follows it (not waited for:
-    /// recovery discards transactions without a commit anyway).
+    /// Rolls back the current transaction: its private redo is dropped. Nothing reached
+    /// the log buffer, so nothing is written.
     pub fn rollback(&mut self) -> Result<()> {
-        let Some(txn) = self.txn.take() else {
-            return Ok(());
-        };
-        self.private.clear();
-        self.private_records = 0;
-        self.stats.add(Stat::UserRollbacks, 1);
-        if txn.spilled {
-            self.sh
-                .control
-                .lock()
-                .expect("control poisoned")
-                .spills
-                .remove(&txn.id);
-            self.sh.check_open()?;
-            let mut abort = Vec::with_capacity(RECORD_HEADER_BYTES);
-            encode_record(&mut abort, RecordKind::Abort, txn.id, &[]);
-            let sh = self.sh.clone();
-            let stats = self.stats.clone();
-            let mut r = sh.buffer.reserve(
-                self.strand_hint,
-                abort.len() as u64,
-                false,
-                |end| sh.file_ready(end),
-                |end| sh.wait_for_file(end, &stats),
-            );
-            sh.buffer.copy(&mut r, &abort, &stats, &|| sh.post_lgwr());
-            sh.buffer.finish(r);
-            stats.add(Stat::RedoEntries, 1);
-            stats.add(Stat::RedoSize, abort.len() as u64);
+        if self.txn.take().is_some() {
+            self.private.clear();
+            self.private_records = 0;
+            self.stats.add(Stat::UserRollbacks, 1);
         }
         Ok(())
     }
@@ -1320,8 +1303,7 @@ impl LogSession {
             let elapsed = t0.elapsed();
             self.stats.record_wait(WaitEvent::LogFileSync, elapsed);
             self.stats.add(Stat::RedoSynchWrites, 1);
-            self.stats
-                .add(Stat::RedoSynchTimeUs, elapsed.as_micros() as u64);
+            self.stats.add(Stat::RedoSynchTimeUs, elapsed.as_micros() as u64);
         }
         Ok(())
     }

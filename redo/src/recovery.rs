@@ -19,22 +19,23 @@
 //! the damage: that is corruption, reported as an error and never silently truncated.
 //! Otherwise it is a torn tail, and the log ends there.
 //!
-//! Mirrored members are scanned independently; the longest clean one wins. A member that
-//! ends earlier than the winner is behind (it missed writes while out of service) and is
-//! marked stale until its group is next reused.
+//! Mirrored members are read together: each record comes from the first member whose copy
+//! of it is intact, so a member that missed writes while out of service, or holds a damaged
+//! block, is bridged by another. After recovery every member is repaired to hold the
+//! recovered stream (see `RedoLog::open_with`), so members never drift apart.
 //!
 //! Other checks: SCNs must run densely from the checkpoint's SCN + 1; a gap is corruption.
 //! Records of transactions without a commit record are discarded (uncommitted).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::error::{RedoError, Result};
 use crate::format::{
-    block_floor, decode_commit_payload, decode_record_header, verify_record, BlockHeader,
-    ControlRecord, Geometry, HeaderScan, LogFileHeader, RecordKind, BLOCK_BYTES,
-    BLOCK_HEADER_BYTES, RECORD_HEADER_BYTES, WRITE_MAX_BYTES,
+    block_floor, decode_commit_payload, decode_record_header, verify_record, BlockHeader, ControlRecord,
+    Geometry, HeaderScan, LogFileHeader, RecordHeader, RecordKind, BLOCK_BYTES, BLOCK_HEADER_BYTES,
+    RECORD_HEADER_BYTES, WRITE_MAX_BYTES,
 };
 use crate::storage::StorageFile;
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
@@ -68,10 +69,9 @@ impl std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StopReason::Padding => write!(f, "end of redo (padding after the last record)"),
-            StopReason::StaleBlock { block_lsn } => write!(
-                f,
-                "block at {block_lsn} was not written in this use of its file"
-            ),
+            StopReason::StaleBlock { block_lsn } => {
+                write!(f, "block at {block_lsn} was not written in this use of its file")
+            }
             StopReason::FileNotInUse { seq } => write!(f, "log file for {seq} not yet in use"),
             StopReason::TornRecord { detail } => {
                 write!(f, "torn record at the end of the log ({detail})")
@@ -92,9 +92,9 @@ pub struct RecoveryReport {
     pub uncommitted_discarded: u64,
     pub bytes_scanned: u64,
     pub last_scn: Scn,
-    /// Member whose copy was used (0-based).
+    /// Member whose copy supplied the last record (0-based).
     pub member_used: u32,
-    /// Members found behind or damaged, with what was wrong.
+    /// Members found unusable, or that had to fill in for another, with what was wrong.
     pub member_notes: Vec<String>,
     pub elapsed: Duration,
 }
@@ -123,8 +123,9 @@ pub(crate) struct RecoveryOutcome {
     /// Bytes `[block_floor(end), end)` of the chosen member: the partial last block.
     pub tail: Vec<u8>,
     pub max_txn: TxnId,
-    /// End reached on each member (None: member unusable).
-    pub member_ends: Vec<Option<Lsn>>,
+    /// For each block of the scanned range, the member whose copy holds the recovered
+    /// records (members are repaired from these after recovery).
+    pub block_sources: BTreeMap<Lsn, u32>,
 }
 
 /// Reads the stream of one member, block by block, checking every block it enters.
@@ -173,10 +174,7 @@ impl<'a> MemberStream<'a> {
             return Ok(false);
         }
         let h = LogFileHeader::decode(&buf).map_err(|e| {
-            StreamStop::Error(RedoError::Foreign {
-                path: self.path(seq),
-                detail: e.to_string(),
-            })
+            StreamStop::Error(RedoError::Foreign { path: self.path(seq), detail: e.to_string() })
         })?;
         Ok(h.seq == seq && h.db_id == self.db_id)
     }
@@ -269,146 +267,31 @@ impl<'a> MemberStream<'a> {
     }
 }
 
-struct MemberScan {
-    end: Lsn,
-    stop: StopReason,
-    transactions: Vec<RecoveredTxn>,
-    uncommitted: u64,
-    max_txn: TxnId,
-    tail: Vec<u8>,
+/// Reads the record at `at` from one member: its header, payload and end.
+fn read_record(
+    s: &mut MemberStream<'_>,
+    at: Lsn,
+    header: &mut Vec<u8>,
+    payload: &mut Vec<u8>,
+) -> std::result::Result<(RecordHeader, Lsn), StreamStop> {
+    s.pos = at;
+    header.clear();
+    s.read(RECORD_HEADER_BYTES, header)?;
+    let h = match decode_record_header(header) {
+        Ok(HeaderScan::Padding) => return Err(StreamStop::Reason(StopReason::Padding)),
+        Ok(HeaderScan::Record(h)) => h,
+        Err(e) => return Err(StreamStop::Reason(StopReason::TornRecord { detail: e.to_string() })),
+    };
+    payload.clear();
+    s.read(h.payload_len as usize, payload)?;
+    verify_record(header, payload)
+        .map_err(|e| StreamStop::Reason(StopReason::TornRecord { detail: e.to_string() }))?;
+    Ok((h, s.pos))
 }
 
-fn scan_member(
-    files: &[Vec<Option<Box<dyn StorageFile>>>],
-    paths: &dyn Fn(u32, u32) -> PathBuf,
-    geometry: Geometry,
-    control: &ControlRecord,
-    member: u32,
-) -> Result<MemberScan> {
-    let mut s = MemberStream {
-        files,
-        paths,
-        member,
-        geometry,
-        db_id: control.db_id,
-        pos: control.checkpoint_scan_from,
-        chunk: Vec::new(),
-        chunk_start: Lsn(0),
-        checked_upto: Lsn(0),
-        header_ok: None,
-    };
-    let mut open: HashMap<TxnId, Vec<Vec<u8>>> = HashMap::new();
-    let mut transactions = Vec::new();
-    let mut expected = control.checkpoint_scn.next();
-    let mut max_txn = TxnId(0);
-    let mut header = Vec::with_capacity(RECORD_HEADER_BYTES);
-    let mut payload = Vec::new();
-    let stop = loop {
-        let record_start = s.pos;
-        header.clear();
-        let step =
-            s.read(RECORD_HEADER_BYTES, &mut header).and_then(|_| {
-                match decode_record_header(&header) {
-                    Ok(HeaderScan::Padding) => Err(StreamStop::Reason(StopReason::Padding)),
-                    Ok(HeaderScan::Record(h)) => Ok(h),
-                    Err(e) => Err(StreamStop::Reason(StopReason::TornRecord {
-                        detail: e.to_string(),
-                    })),
-                }
-            });
-        let h = match step {
-            Ok(h) => h,
-            Err(stop) => {
-                s.pos = record_start;
-                break stop;
-            }
-        };
-        payload.clear();
-        if let Err(stop) = s.read(h.payload_len as usize, &mut payload) {
-            s.pos = record_start;
-            break stop;
-        }
-        if let Err(e) = verify_record(&header, &payload) {
-            s.pos = record_start;
-            break StreamStop::Reason(StopReason::TornRecord {
-                detail: e.to_string(),
-            });
-        }
-        max_txn = max_txn.max(h.txn);
-        match h.kind {
-            RecordKind::Change => open.entry(h.txn).or_default().push(payload.clone()),
-            RecordKind::Abort => {
-                open.remove(&h.txn);
-            }
-            RecordKind::Commit => {
-                let (scn, time) = match decode_commit_payload(&payload) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        s.pos = record_start;
-                        break StreamStop::Reason(StopReason::TornRecord {
-                            detail: e.to_string(),
-                        });
-                    }
-                };
-                let changes = open.remove(&h.txn).unwrap_or_default();
-                if scn <= control.checkpoint_scn {
-                    continue;
-                }
-                if scn != expected {
-                    return Err(RedoError::Corruption {
-                        lsn: record_start,
-                        path: paths(geometry.group_of(geometry.seq_of(record_start)), member),
-                        detail: format!(
-                            "commit {scn} found where {expected} was expected (SCNs must be dense)"
-                        ),
-                    });
-                }
-                expected = expected.next();
-                transactions.push(RecoveredTxn {
-                    txn: h.txn,
-                    scn,
-                    commit_lsn: s.pos,
-                    commit_time_unix_us: time,
-                    changes,
-                });
-            }
-        }
-    };
-    let end = s.pos;
-    let stop = match stop {
-        StreamStop::Error(e) => return Err(e),
-        StreamStop::Reason(r) => r,
-    };
-    let continues = match s.log_continues_after(end) {
-        Ok(c) => c,
-        Err(StreamStop::Error(e)) => return Err(e),
-        Err(StreamStop::Reason(_)) => None,
-    };
-    if let Some(valid_at) = continues {
-        return Err(RedoError::Corruption {
-            lsn: end,
-            path: paths(geometry.group_of(geometry.seq_of(end)), member),
-            detail: format!("{stop}, but valid redo follows at {valid_at}: the damage is inside the log, not a torn tail"),
-        });
-    }
-    let tail = match s.tail_bytes(end) {
-        Ok(t) => t,
-        Err(StreamStop::Error(e)) => return Err(e),
-        Err(StreamStop::Reason(r)) => {
-            unreachable!("the block holding the end was read during the scan: {r}")
-        }
-    };
-    Ok(MemberScan {
-        end,
-        stop,
-        transactions,
-        uncommitted: open.len() as u64,
-        max_txn,
-        tail,
-    })
-}
-
-/// Scans every member and returns the outcome of the best one.
+/// Scans the stream from the checkpoint, reading each record from whichever member holds
+/// it intact (the member that served the previous record first), so a damaged or stale
+/// member copy is bridged by another member's. Returns the outcome or the corruption found.
 pub(crate) fn recover(
     files: &[Vec<Option<Box<dyn StorageFile>>>],
     paths: &dyn Fn(u32, u32) -> PathBuf,
@@ -417,77 +300,155 @@ pub(crate) fn recover(
 ) -> Result<RecoveryOutcome> {
     let t0 = Instant::now();
     let members = control.members;
-    let mut scans: Vec<(u32, Result<MemberScan>)> = Vec::new();
-    for m in 0..members {
-        scans.push((m, scan_member(files, paths, geometry, control, m)));
-    }
-    let member_ends: Vec<Option<Lsn>> = scans
-        .iter()
-        .map(|(_, r)| r.as_ref().ok().map(|s| s.end))
+    let mut streams: Vec<MemberStream<'_>> = (0..members)
+        .map(|member| MemberStream {
+            files,
+            paths,
+            member,
+            geometry,
+            db_id: control.db_id,
+            pos: control.checkpoint_scan_from,
+            chunk: Vec::new(),
+            chunk_start: Lsn(0),
+            checked_upto: Lsn(0),
+            header_ok: None,
+        })
         .collect();
-    let best = scans
-        .iter()
-        .filter_map(|(m, r)| r.as_ref().ok().map(|s| (*m, s.end)))
-        .max_by_key(|(m, end)| (*end, std::cmp::Reverse(*m)));
-    let Some((best_member, best_end)) = best else {
-        // Every member failed: report the first member's error.
-        let (_, first) = scans.into_iter().next().expect("at least one member");
-        return Err(first.err().expect("no member succeeded"));
-    };
-    // A damaged member that had valid redo beyond the best clean end means the damage
-    // cannot be repaired from the mirrors.
-    for (m, r) in &scans {
-        if let Err(RedoError::Corruption { lsn, .. }) = r {
-            if *lsn >= best_end {
-                return Err(r.as_ref().err().cloned().expect("is error")).inspect_err(|_e| {
-                    log::error!(
-                        "redo member {} corrupt and no mirror reaches past it",
-                        m + 1
-                    );
-                });
+    let mut unusable: Vec<Option<RedoError>> = (0..members).map(|_| None).collect();
+    let mut open: HashMap<TxnId, Vec<Vec<u8>>> = HashMap::new();
+    let mut transactions = Vec::new();
+    let mut expected = control.checkpoint_scn.next();
+    let mut max_txn = TxnId(0);
+    let mut header = Vec::with_capacity(RECORD_HEADER_BYTES);
+    let mut payload = Vec::new();
+    let mut block_sources: BTreeMap<Lsn, u32> = BTreeMap::new();
+    let mut bridged: Vec<u64> = vec![0; members as usize];
+    let mut preferred = 0u32;
+    let mut pos = control.checkpoint_scan_from;
+    let stop = loop {
+        let mut served = None;
+        let mut first_stop: Option<StopReason> = None;
+        for k in 0..members {
+            let m = (preferred + k) % members;
+            if unusable[m as usize].is_some() {
+                continue;
+            }
+            match read_record(&mut streams[m as usize], pos, &mut header, &mut payload) {
+                Ok((h, end)) => {
+                    served = Some((m, h, end));
+                    break;
+                }
+                Err(StreamStop::Reason(r)) => {
+                    first_stop.get_or_insert(r);
+                }
+                Err(StreamStop::Error(e)) => unusable[m as usize] = Some(e),
             }
         }
-    }
-    let mut notes = Vec::new();
-    for (m, r) in &scans {
-        match r {
-            Ok(s) if s.end < best_end => notes.push(format!(
-                "member {} is behind: its redo ends at {}",
-                m + 1,
-                s.end
-            )),
-            Ok(_) => {}
-            Err(e) => notes.push(format!("member {}: {e}", m + 1)),
+        let Some((m, h, end)) = served else {
+            match first_stop {
+                Some(r) => break r,
+                None => {
+                    let e = unusable.iter_mut().find_map(|e| e.take()).expect("every member unusable");
+                    return Err(e);
+                }
+            }
+        };
+        if m != preferred {
+            bridged[m as usize] += 1;
+            preferred = m;
+        }
+        let mut block = block_floor(pos);
+        while block < end {
+            block_sources.insert(block, m);
+            block = Lsn(block.0 + BLOCK_BYTES);
+        }
+        max_txn = max_txn.max(h.txn);
+        match h.kind {
+            RecordKind::Change => open.entry(h.txn).or_default().push(payload.clone()),
+            RecordKind::Commit => {
+                let (scn, time) = match decode_commit_payload(&payload) {
+                    Ok(v) => v,
+                    Err(e) => break StopReason::TornRecord { detail: e.to_string() },
+                };
+                let changes = open.remove(&h.txn).unwrap_or_default();
+                if scn > control.checkpoint_scn {
+                    if scn != expected {
+                        return Err(RedoError::Corruption {
+                            lsn: pos,
+                            path: paths(geometry.group_of(geometry.seq_of(pos)), m),
+                            detail: format!(
+                                "commit {scn} found where {expected} was expected (SCNs must be dense)"
+                            ),
+                        });
+                    }
+                    expected = expected.next();
+                    transactions.push(RecoveredTxn {
+                        txn: h.txn,
+                        scn,
+                        commit_lsn: end,
+                        commit_time_unix_us: time,
+                        changes,
+                    });
+                }
+            }
+        }
+        pos = end;
+    };
+    let end = pos;
+    for m in 0..members {
+        if unusable[m as usize].is_some() {
+            continue;
+        }
+        match streams[m as usize].log_continues_after(end) {
+            Ok(Some(valid_at)) => {
+                return Err(RedoError::Corruption {
+                    lsn: end,
+                    path: paths(geometry.group_of(geometry.seq_of(end)), m),
+                    detail: format!(
+                        "{stop}, but valid redo follows at {valid_at}: the damage is inside the log, not a torn tail"
+                    ),
+                })
+            }
+            Ok(None) | Err(StreamStop::Reason(_)) => {}
+            Err(StreamStop::Error(e)) => unusable[m as usize] = Some(e),
         }
     }
-    let chosen = scans
-        .into_iter()
-        .find(|(m, _)| *m == best_member)
-        .map(|(_, r)| r)
-        .expect("best exists");
-    let scan = chosen.expect("best member scanned cleanly");
+    let tail = if end == block_floor(end) {
+        Vec::new()
+    } else {
+        let src = block_sources.get(&block_floor(end)).copied().unwrap_or(preferred);
+        match streams[src as usize].tail_bytes(end) {
+            Ok(t) => t,
+            Err(StreamStop::Error(e)) => return Err(e),
+            Err(StreamStop::Reason(r)) => {
+                unreachable!("the block holding the end was read during the scan: {r}")
+            }
+        }
+    };
+    let mut notes = Vec::new();
+    for m in 0..members {
+        if let Some(e) = &unusable[m as usize] {
+            notes.push(format!("member {} unusable: {e}", m + 1));
+        } else if bridged[m as usize] > 0 {
+            notes.push(format!(
+                "member {} supplied {} records another member lacked",
+                m + 1,
+                bridged[m as usize]
+            ));
+        }
+    }
     let report = RecoveryReport {
         checkpoint_scn: control.checkpoint_scn,
         scan_from: control.checkpoint_scan_from,
-        end: scan.end,
-        stop: scan.stop,
-        transactions: scan.transactions.len() as u64,
-        uncommitted_discarded: scan.uncommitted,
-        bytes_scanned: scan.end.0 - control.checkpoint_scan_from.0,
-        last_scn: scan
-            .transactions
-            .last()
-            .map(|t| t.scn)
-            .unwrap_or(control.checkpoint_scn),
-        member_used: best_member,
+        end,
+        stop,
+        transactions: transactions.len() as u64,
+        uncommitted_discarded: open.len() as u64,
+        bytes_scanned: end.0 - control.checkpoint_scan_from.0,
+        last_scn: transactions.last().map(|t| t.scn).unwrap_or(control.checkpoint_scn),
+        member_used: preferred,
         member_notes: notes,
         elapsed: t0.elapsed(),
     };
-    Ok(RecoveryOutcome {
-        transactions: scan.transactions,
-        report,
-        tail: scan.tail,
-        max_txn: scan.max_txn,
-        member_ends,
-    })
+    Ok(RecoveryOutcome { transactions, report, tail, max_txn, block_sources })
 }

@@ -118,10 +118,7 @@ impl SimStorage {
         let mut rng = SimRng::new(seed);
         let mut state = self.lock();
         state.crashed = true;
-        let mut survivor = SimState {
-            dirs: state.dirs.clone(),
-            ..SimState::default()
-        };
+        let mut survivor = SimState { dirs: state.dirs.clone(), ..SimState::default() };
         for (path, file) in state.files.iter() {
             let mut image = file.durable.clone();
             let n = file.pending.len() as u64;
@@ -138,16 +135,10 @@ impl SimStorage {
             }
             survivor.files.insert(
                 path.clone(),
-                SimFile {
-                    durable: image.clone(),
-                    current: image,
-                    pending: Vec::new(),
-                },
+                SimFile { durable: image.clone(), current: image, pending: Vec::new() },
             );
         }
-        SimStorage {
-            state: Arc::new(Mutex::new(survivor)),
-        }
+        SimStorage { state: Arc::new(Mutex::new(survivor)) }
     }
 
     /// Flips one bit of the durable (and current) content of a file.
@@ -216,11 +207,7 @@ impl Storage for SimStorage {
         let zeros = vec![0u8; len as usize];
         state.files.insert(
             path.to_path_buf(),
-            SimFile {
-                durable: zeros.clone(),
-                current: zeros,
-                pending: Vec::new(),
-            },
+            SimFile { durable: zeros.clone(), current: zeros, pending: Vec::new() },
         );
         Ok(())
     }
@@ -233,11 +220,7 @@ impl Storage for SimStorage {
         if !state.files.contains_key(path) {
             return Err(io::Error::from(io::ErrorKind::NotFound));
         }
-        Ok(Box::new(SimFileHandle {
-            disk: self.clone(),
-            path: path.to_path_buf(),
-            mode,
-        }))
+        Ok(Box::new(SimFileHandle { disk: self.clone(), path: path.to_path_buf(), mode }))
     }
 }
 
@@ -252,10 +235,7 @@ impl SimFileHandle {
         self.mode == FileMode::Log(SyncMethod::DirectDsync)
     }
     fn sync_on_write(&self) -> bool {
-        matches!(
-            self.mode,
-            FileMode::Log(SyncMethod::Dsync) | FileMode::Log(SyncMethod::DirectDsync)
-        )
+        matches!(self.mode, FileMode::Log(SyncMethod::Dsync) | FileMode::Log(SyncMethod::DirectDsync))
     }
 }
 
@@ -265,11 +245,7 @@ impl StorageFile for SimFileHandle {
         if state.crashed {
             return Err(crashed_error());
         }
-        Ok(state
-            .files
-            .get(&self.path)
-            .map(|f| f.current.len() as u64)
-            .unwrap_or(0))
+        Ok(state.files.get(&self.path).map(|f| f.current.len() as u64).unwrap_or(0))
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
@@ -277,10 +253,7 @@ impl StorageFile for SimFileHandle {
         if state.crashed {
             return Err(crashed_error());
         }
-        let file = state
-            .files
-            .get(&self.path)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let file = state.files.get(&self.path).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         let end = offset as usize + buf.len();
         if end > file.current.len() {
             return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
@@ -296,9 +269,7 @@ impl StorageFile for SimFileHandle {
         if self.direct() {
             let aligned = |v: u64| v.is_multiple_of(BLOCK_BYTES);
             let bad = !aligned(offset)
-                || bufs
-                    .iter()
-                    .any(|b| !aligned(b.as_ptr() as u64) || !aligned(b.len() as u64));
+                || bufs.iter().any(|b| !aligned(b.as_ptr() as u64) || !aligned(b.len() as u64));
             if bad {
                 return Err(io::Error::from_raw_os_error(libc::EINVAL));
             }
@@ -311,10 +282,7 @@ impl StorageFile for SimFileHandle {
         check_fault(&mut state, FaultOp::Write, &self.path)?;
         state.writes += 1;
         let durable_now = self.sync_on_write();
-        let file = state
-            .files
-            .get_mut(&self.path)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let file = state.files.get_mut(&self.path).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         if offset as usize + data.len() > file.current.len() {
             // Log files are preallocated; growing one is a bug the sim reports as ENOSPC.
             return Err(io::Error::from_raw_os_error(libc::ENOSPC));
@@ -342,10 +310,7 @@ impl StorageFile for SimFileHandle {
             return Err(e);
         }
         state.syncs += 1;
-        let file = state
-            .files
-            .get_mut(&self.path)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let file = state.files.get_mut(&self.path).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         for (offset, data) in std::mem::take(&mut file.pending) {
             apply(&mut file.durable, offset, &data);
         }
@@ -378,10 +343,7 @@ mod tests {
             assert!(tail.iter().zip(b"bbbb").all(|(a, b)| *a == 0 || a == b));
         }
         assert!(saw_none && saw_torn);
-        assert!(
-            f.write_at(&[b"x"], 0).is_err(),
-            "a crashed disk refuses further I/O"
-        );
+        assert!(f.write_at(&[b"x"], 0).is_err(), "a crashed disk refuses further I/O");
     }
 
     #[test]
@@ -389,21 +351,13 @@ mod tests {
         let disk = SimStorage::new();
         let p = Path::new("/db/f");
         disk.create_zeroed(p, 16).unwrap();
-        disk.inject(Fault {
-            op: FaultOp::Sync,
-            path_contains: String::new(),
-            skip: 0,
-            errno: libc::EIO,
-        });
+        disk.inject(Fault { op: FaultOp::Sync, path_contains: String::new(), skip: 0, errno: libc::EIO });
         let f = disk.open(p, FileMode::Log(SyncMethod::Fdatasync)).unwrap();
         f.write_at(&[b"data"], 0).unwrap();
         assert_eq!(f.sync().unwrap_err().raw_os_error(), Some(libc::EIO));
         disk.clear_faults();
         f.sync().unwrap();
-        assert_eq!(
-            &disk.crash(1).durable_bytes(p).unwrap()[0..4],
-            &[0, 0, 0, 0]
-        );
+        assert_eq!(&disk.crash(1).durable_bytes(p).unwrap()[0..4], &[0, 0, 0, 0]);
     }
 
     #[test]
@@ -411,12 +365,7 @@ mod tests {
         let disk = SimStorage::new();
         let p = Path::new("/db/f");
         disk.create_zeroed(p, 8192).unwrap();
-        let f = disk
-            .open(p, FileMode::Log(SyncMethod::DirectDsync))
-            .unwrap();
-        assert_eq!(
-            f.write_at(&[b"abc"], 0).unwrap_err().raw_os_error(),
-            Some(libc::EINVAL)
-        );
+        let f = disk.open(p, FileMode::Log(SyncMethod::DirectDsync)).unwrap();
+        assert_eq!(f.write_at(&[b"abc"], 0).unwrap_err().raw_os_error(), Some(libc::EINVAL));
     }
 }

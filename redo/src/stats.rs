@@ -60,9 +60,7 @@ impl WaitEvent {
             WaitEvent::LogFileParallelWrite => "log file parallel write",
             WaitEvent::LogBufferSpace => "log buffer space",
             WaitEvent::LogFileSwitchCompletion => "log file switch completion",
-            WaitEvent::LogFileSwitchCheckpointIncomplete => {
-                "log file switch (checkpoint incomplete)"
-            }
+            WaitEvent::LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)",
         }
     }
 
@@ -98,7 +96,6 @@ pub enum Stat {
     RedoLogSwitches,
     RedoBufferAllocationRetries,
     RedoLogSpaceRequests,
-    RedoEarlyCopies,
     CommitWaitRequested,
     CommitNowaitRequested,
     CommitBatchRequested,
@@ -107,7 +104,7 @@ pub enum Stat {
     CommitNowaitPerformed,
 }
 
-pub const STAT_COUNT: usize = 23;
+pub const STAT_COUNT: usize = 22;
 
 impl Stat {
     pub const ALL: [Stat; STAT_COUNT] = [
@@ -127,7 +124,6 @@ impl Stat {
         Stat::RedoLogSwitches,
         Stat::RedoBufferAllocationRetries,
         Stat::RedoLogSpaceRequests,
-        Stat::RedoEarlyCopies,
         Stat::CommitWaitRequested,
         Stat::CommitNowaitRequested,
         Stat::CommitBatchRequested,
@@ -154,7 +150,6 @@ impl Stat {
             Stat::RedoLogSwitches => "redo log switches",
             Stat::RedoBufferAllocationRetries => "redo buffer allocation retries",
             Stat::RedoLogSpaceRequests => "redo log space requests",
-            Stat::RedoEarlyCopies => "redo private strand early copies",
             Stat::CommitWaitRequested => "commit wait requested",
             Stat::CommitNowaitRequested => "commit nowait requested",
             Stat::CommitBatchRequested => "commit batch requested",
@@ -319,16 +314,10 @@ mod tests {
         let e = d.event(WaitEvent::LogFileSync);
         assert_eq!((e.waits, e.time_us, e.max_us), (2, 200, 130));
         assert_eq!(e.avg_us(), 100.0);
-        assert_eq!(
-            e.histogram[histogram_bucket(70)] + e.histogram[histogram_bucket(130)],
-            2
-        );
+        assert_eq!(e.histogram[histogram_bucket(70)] + e.histogram[histogram_bucket(130)], 2);
         assert_eq!(d.get(Stat::UserCommits), 2);
         assert_eq!(Stat::ALL.len(), STAT_COUNT);
         assert!(Stat::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
-        assert!(WaitEvent::ALL
-            .iter()
-            .enumerate()
-            .all(|(i, e)| e.index() == i));
+        assert!(WaitEvent::ALL.iter().enumerate().all(|(i, e)| e.index() == i));
     }
 }

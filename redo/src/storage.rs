@@ -107,17 +107,12 @@ impl Storage for FileStorage {
                 sync_on_write = true;
             }
             FileMode::Log(SyncMethod::DirectDsync) => {
-                options
-                    .write(true)
-                    .custom_flags(libc::O_DSYNC | libc::O_DIRECT);
+                options.write(true).custom_flags(libc::O_DSYNC | libc::O_DIRECT);
                 sync_on_write = true;
             }
         }
         let file = options.open(path)?;
-        Ok(Box::new(RealFile {
-            file,
-            sync_on_write,
-        }))
+        Ok(Box::new(RealFile { file, sync_on_write }))
     }
 }
 
@@ -134,10 +129,7 @@ impl StorageFile for RealFile {
         let mut iov: Vec<libc::iovec> = bufs
             .iter()
             .filter(|b| !b.is_empty())
-            .map(|b| libc::iovec {
-                iov_base: b.as_ptr() as *mut libc::c_void,
-                iov_len: b.len(),
-            })
+            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
             .collect();
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         let mut done = 0usize;
@@ -160,10 +152,7 @@ impl StorageFile for RealFile {
                 return Err(err);
             }
             if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "pwritev wrote nothing",
-                ));
+                return Err(io::Error::new(io::ErrorKind::WriteZero, "pwritev wrote nothing"));
             }
             // A short write continues where it stopped; it is still one logical request.
             let mut n = n as usize;
@@ -205,10 +194,7 @@ unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
     pub fn zeroed(len: usize) -> AlignedBuf {
-        assert!(
-            len > 0 && len.is_multiple_of(BLOCK_BYTES as usize),
-            "aligned buffer length {len}"
-        );
+        assert!(len > 0 && len.is_multiple_of(BLOCK_BYTES as usize), "aligned buffer length {len}");
         let layout = Layout::from_size_align(len, BLOCK_BYTES as usize).expect("valid layout");
         // SAFETY: layout has non-zero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
@@ -266,9 +252,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         FileStorage.create_zeroed(&path, 3 * 4096).unwrap();
-        let f = FileStorage
-            .open(&path, FileMode::Log(SyncMethod::Fdatasync))
-            .unwrap();
+        let f = FileStorage.open(&path, FileMode::Log(SyncMethod::Fdatasync)).unwrap();
         f.write_at(&[b"abc", b"", b"defg"], 10).unwrap();
         f.sync().unwrap();
         let mut buf = [0u8; 9];
@@ -282,9 +266,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         FileStorage.create_zeroed(&path, 4096).unwrap();
-        assert_eq!(
-            FileStorage.create_zeroed(&path, 4096).unwrap_err().kind(),
-            io::ErrorKind::AlreadyExists
-        );
+        assert_eq!(FileStorage.create_zeroed(&path, 4096).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
     }
 }

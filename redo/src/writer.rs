@@ -123,15 +123,9 @@ impl Writer {
         }
         let geometry = sh.geometry;
         let seq = geometry.seq_of(self.written);
-        assert!(
-            seq <= self.activated,
-            "writing {seq} before it is activated ({})",
-            self.activated
-        );
+        assert!(seq <= self.activated, "writing {seq} before it is activated ({})", self.activated);
         let start = block_floor(self.written);
-        let target = complete
-            .min(geometry.end_of(seq))
-            .min(Lsn(start.0 + WRITE_MAX_BYTES));
+        let target = complete.min(geometry.end_of(seq)).min(Lsn(start.0 + WRITE_MAX_BYTES));
         let full_end = block_floor(target);
         let partial = (target.0 - full_end.0) as usize;
         // SAFETY: [start, target) is below the complete point and at or above the ring
@@ -146,11 +140,7 @@ impl Writer {
             tail[p1.len()..partial].copy_from_slice(p2);
             tail[partial..].fill(0);
         }
-        let tail: &[u8] = if partial > 0 {
-            self.tail.as_slice()
-        } else {
-            &[]
-        };
+        let tail: &[u8] = if partial > 0 { self.tail.as_slice() } else { &[] };
         let bufs = [a, b, tail];
         let bytes: u64 = bufs.iter().map(|s| s.len() as u64).sum();
         let offset = geometry.file_offset(start);
@@ -225,10 +215,7 @@ impl Writer {
             .encode();
             self.header.as_mut_slice().copy_from_slice(&header);
             let path = sh.member_path(group, member as u32);
-            match file
-                .write_at(&[self.header.as_slice()], 0)
-                .and_then(|_| file.sync())
-            {
+            match file.write_at(&[self.header.as_slice()], 0).and_then(|_| file.sync()) {
                 Ok(()) => {
                     sh.set_member_state(group, member as u32, MemberState::InService);
                     any = true;
@@ -239,11 +226,7 @@ impl Writer {
                         path.display()
                     );
                     sh.set_member_state(group, member as u32, MemberState::WriteFailed);
-                    first_error.get_or_insert(LogFailure {
-                        op: "header write",
-                        path,
-                        source: e,
-                    });
+                    first_error.get_or_insert(LogFailure { op: "header write", path, source: e });
                 }
             }
         }
@@ -259,6 +242,7 @@ impl Writer {
         }
         self.activated = seq;
         sh.activated_end.store(geometry.end_of(seq).0, SeqCst);
+        sh.activated_seq.store(seq.0, SeqCst);
         sh.switch_signal.notify_all();
         Ok(())
     }
@@ -289,17 +273,14 @@ fn write_members(
         vec![(live[0].0, write_one(live[0].1))]
     } else {
         thread::scope(|scope| {
-            let handles: Vec<_> = live[1..]
-                .iter()
-                .map(|(m, f)| (*m, scope.spawn(move || write_one(*f))))
-                .collect();
+            let handles: Vec<_> =
+                live[1..].iter().map(|(m, f)| (*m, scope.spawn(move || write_one(*f)))).collect();
             let mut out = vec![(live[0].0, write_one(live[0].1))];
             for (m, h) in handles {
                 out.push((
                     m,
-                    h.join().unwrap_or_else(|_| {
-                        Err(("write", std::io::Error::other("member writer panicked")))
-                    }),
+                    h.join()
+                        .unwrap_or_else(|_| Err(("write", std::io::Error::other("member writer panicked")))),
                 ));
             }
             out
@@ -312,16 +293,9 @@ fn write_members(
             Ok(()) => ok += 1,
             Err((op, e)) => {
                 let path = sh.member_path(group, member);
-                log::error!(
-                    "redo log member {} taken out of service: {op} failed: {e}",
-                    path.display()
-                );
+                log::error!("redo log member {} taken out of service: {op} failed: {e}", path.display());
                 sh.set_member_state(group, member, MemberState::WriteFailed);
-                first_error.get_or_insert(LogFailure {
-                    op,
-                    path,
-                    source: e,
-                });
+                first_error.get_or_insert(LogFailure { op, path, source: e });
             }
         }
     }
@@ -367,11 +341,7 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
             sh.waiters.wake_all();
             return;
         }
-        let wait = if shutting_down {
-            Duration::from_millis(1)
-        } else {
-            sh.time_to_timeout()
-        };
+        let wait = if shutting_down { Duration::from_millis(1) } else { sh.time_to_timeout() };
         thread::park_timeout(wait);
     }
 }
