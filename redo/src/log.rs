@@ -966,7 +966,20 @@ impl RedoLog {
             ..c.record
         };
         let slot = 1 - c.slot;
-        write_control_slot(&*c.file, &c.path, &record, slot)?;
+        // The log cannot reuse a group without checkpoints, so a control file that cannot
+        // be written stops the log: latch the failure so that every waiting session gets
+        // an error instead of waiting for a checkpoint that can never be recorded.
+        let written = c
+            .file
+            .write_at(&[&record.encode()], slot * CONTROL_SLOT_BYTES)
+            .map_err(|e| ("control file write", e));
+        if let Err((op, e)) = written.and_then(|_| c.file.sync().map_err(|e| ("control file sync", e))) {
+            let path = c.path.clone();
+            drop(c);
+            self.sh.latch_failure(LogFailure { op, path, source: e });
+            self.sh.waiters.wake_all();
+            return Err(self.sh.failure_error());
+        }
         c.record = record;
         c.slot = slot;
         drop(c);
