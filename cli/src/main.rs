@@ -1,5 +1,29 @@
 //! `redodb`: the command-line tool. For now it runs the redo engine benchmark.
 
-fn main() {
-    println!("redodb {}", env!("CARGO_PKG_VERSION"));
+mod crash_workload;
+mod engine_bench;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "redodb", version, about = "redodb command-line tool")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure the redo log engine against the machine's own disk.
+    EngineBench(engine_bench::Args),
+    /// Commit workload for crash tests (internal).
+    #[command(hide = true)]
+    CrashWorkload(crash_workload::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::EngineBench(args) => engine_bench::run(args),
+        Command::CrashWorkload(args) => crash_workload::run(args),
+    }
 }

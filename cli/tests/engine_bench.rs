@@ -1,0 +1,73 @@
+//! Smoke test of `redodb engine-bench --quick`: it runs to the end, prints its tables and
+//! ratios, and writes a JSON document with rows for both strand counts. No timing is
+//! asserted: machines are noisy.
+
+use std::process::Command;
+
+#[test]
+fn quick_engine_bench_prints_the_table_and_writes_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("out.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_redodb"))
+        .arg("engine-bench")
+        .arg("--quick")
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .expect("run redodb");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "engine-bench failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+
+    // The tables and the ratio lines.
+    for needle in [
+        "RAW DISK",
+        "SYNC METHOD",
+        "strands  mode            sessions     per sec   p50 us   p99 us",
+        "RATIOS",
+        "1 session WAIT/IMMEDIATE p50 / raw fdatasync median",
+        "32 sessions WAIT/IMMEDIATE commits/s / raw fdatasync ops/s",
+        "2 sessions NOWAIT/IMMEDIATE commits/s, 1 strand",
+        "2 sessions NOWAIT/BATCH commits/s, 2 strands",
+        "WAIT p50, 2 strands / 1 strand",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    let verdicts = stdout
+        .lines()
+        .filter(|l| l.contains("target ") && (l.contains("PASS") || l.contains("MISS")))
+        .count();
+    assert_eq!(verdicts, 7, "seven ratio lines with a verdict:\n{stdout}");
+
+    // The JSON document.
+    let text = std::fs::read_to_string(&json_path).expect("the JSON file");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert!(json["machine"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(json["raw_fdatasync_median_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["ratios"].as_array().unwrap().len(), 7);
+    let rows = json["rows"].as_array().expect("rows");
+    for strands in [1, 2] {
+        let of_strands: Vec<_> = rows.iter().filter(|r| r["strands"].as_u64() == Some(strands)).collect();
+        // Quick: WAIT x {1, 32} sessions, NOWAIT x {1, 2, 32}, for 2 modes each.
+        assert_eq!(of_strands.len(), 10, "rows for {strands} strand(s)");
+        for r in of_strands {
+            assert!(r["commits"].as_u64().unwrap() > 0, "{r}");
+            if r["wait"] == "WAIT" {
+                // Every WAIT commit gets a write in the window.
+                let cpw = r["commits_per_write"].as_f64().expect("commits_per_write");
+                assert!(cpw > 0.0, "{r}");
+            } else if let Some(cpw) = r["commits_per_write"].as_f64() {
+                assert!(cpw > 0.0, "{r}");
+            }
+        }
+    }
+    // The run cleaned up after itself: only the JSON is left in the directory.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
+}
