@@ -360,6 +360,10 @@ impl Shared {
         self.time_to_timeout() == Duration::ZERO
     }
 
+    pub fn batch_flush_timeout(&self) -> Duration {
+        Duration::from_millis(self.dynamic.batch_flush_timeout_ms.load(Relaxed))
+    }
+
     /// Time left before the "N ms since the last write" trigger fires.
     pub fn time_to_timeout(&self) -> Duration {
         let timeout_us = self.dynamic.batch_flush_timeout_ms.load(Relaxed) * 1000;
@@ -579,47 +583,89 @@ impl MemberRepair<'_> {
         }
     }
 
-    /// Copies each recovered block (and its file's header) from the member that held it
-    /// to every member whose copy differs.
-    fn copy_recovered_blocks(&mut self, sources: &std::collections::BTreeMap<Lsn, u32>) {
+    /// Rewrites every recovered block (and the header of every file they lie in) to every
+    /// member in service, from the member whose copy recovery used, and syncs.
+    ///
+    /// Two reasons. Mirrors that missed writes (out of service, or a different torn tail)
+    /// are brought back in line. And recovery may have read bytes that were written but
+    /// never synced (after a failed fdatasync Linux keeps them readable in the page cache
+    /// yet never writes them): rewriting and syncing makes what was recovered durable
+    /// before anything new is acknowledged on top of it.
+    fn rewrite_recovered_range(&mut self, sources: &std::collections::BTreeMap<Lsn, u32>) {
         let members = self.config.members();
-        let mut copied = vec![0u64; members as usize];
+        let mut run = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
         let mut headers_done = std::collections::BTreeSet::new();
-        for (&block, &src) in sources {
-            let seq = self.geometry.seq_of(block);
+        let mut differing = vec![0u64; members as usize];
+        let mut blocks = sources.iter().peekable();
+        while let Some((&first, &src)) = blocks.next() {
+            let seq = self.geometry.seq_of(first);
             let group = self.geometry.group_of(seq);
-            let offset = self.geometry.file_offset(block);
-            let Some(good) = self.read_block(group, src, offset) else { continue };
-            for m in (0..members).filter(|&m| m != src) {
+            if headers_done.insert(seq) {
+                if let Some(Ok(h)) = self.read_block(group, src, 0).map(|b| LogFileHeader::decode(&b)) {
+                    for m in 0..members {
+                        if self.in_service(group, m) {
+                            let head = LogFileHeader { member: m, ..h }.encode();
+                            self.write_block(group, m, 0, &head);
+                        }
+                    }
+                }
+            }
+            // Gather a run of consecutive blocks of the same file, up to WRITE_MAX_BYTES.
+            let mut len = 0usize;
+            let mut next = first;
+            let mut block_src = src;
+            loop {
+                let offset = self.geometry.file_offset(next);
+                match self.read_block(group, block_src, offset) {
+                    Some(bytes) => {
+                        run.as_mut_slice()[len..len + BLOCK_BYTES as usize].copy_from_slice(&bytes)
+                    }
+                    None => break,
+                }
+                len += BLOCK_BYTES as usize;
+                next = Lsn(next.0 + BLOCK_BYTES);
+                match blocks.peek() {
+                    Some((&b, &m)) if b == next && self.geometry.seq_of(b) == seq && len < run.len() => {
+                        block_src = m;
+                        blocks.next();
+                    }
+                    _ => break,
+                }
+            }
+            if len == 0 {
+                continue;
+            }
+            let offset = self.geometry.file_offset(first);
+            for m in 0..members {
                 if !self.in_service(group, m) {
                     continue;
                 }
-                if headers_done.insert((group, m)) && self.header_seq(group, m) != Some(seq) {
-                    match self.read_block(group, src, 0) {
-                        Some(mut head) => {
-                            // The header names its member: rewrite it for this one.
-                            if let Ok(mut h) = LogFileHeader::decode(&head) {
-                                h.member = m;
-                                head = h.encode();
-                            }
-                            if !self.write_block(group, m, 0, &head) {
-                                continue;
-                            }
-                        }
-                        None => continue,
+                // Count the blocks this member held differently, for the report.
+                if let Some(r) = self.read[group as usize][m as usize].as_ref() {
+                    let mut mine = vec![0u8; len];
+                    if r.read_exact_at(&mut mine, offset).is_ok() {
+                        let want = &run.as_slice()[..len];
+                        differing[m as usize] += mine
+                            .chunks(BLOCK_BYTES as usize)
+                            .zip(want.chunks(BLOCK_BYTES as usize))
+                            .filter(|(a, b)| a != b)
+                            .count() as u64;
                     }
                 }
-                if self.read_block(group, m, offset).as_deref() != Some(&good[..])
-                    && self.write_block(group, m, offset, &good)
-                {
-                    copied[m as usize] += 1;
+                let f = self.write[group as usize][m as usize].as_ref().expect("in service");
+                if let Err(e) = f.write_at(&[&run.as_slice()[..len]], offset) {
+                    self.fail(group, m, "rewrite of recovered redo", e);
                 }
             }
         }
-        for (m, n) in copied.iter().enumerate() {
-            if *n > 0 {
-                self.notes
-                    .push(format!("member {} repaired: {n} blocks copied from the other members", m + 1));
+        if members > 1 {
+            for (m, n) in differing.iter().enumerate() {
+                if *n > 0 {
+                    self.notes.push(format!(
+                        "member {} repaired: {n} blocks differed from the recovered redo and were rewritten",
+                        m + 1
+                    ));
+                }
             }
         }
         for g in 0..self.config.log_groups {
@@ -627,7 +673,7 @@ impl MemberRepair<'_> {
                 if self.in_service(g, m) {
                     let f = self.write[g as usize][m as usize].as_ref().expect("in service");
                     if let Err(e) = f.sync() {
-                        self.fail(g, m, "repair sync", e);
+                        self.fail(g, m, "sync of recovered redo", e);
                     }
                 }
             }
@@ -808,9 +854,7 @@ impl RedoLog {
             block: AlignedBuf::zeroed(BLOCK_BYTES as usize),
             notes: &mut notes,
         };
-        if members > 1 {
-            repair.copy_recovered_blocks(&outcome.block_sources);
-        }
+        repair.rewrite_recovered_range(&outcome.block_sources);
 
         // Is the file that holds the end open for writing (does it carry its sequence)?
         let end_file_in_use = (0..members).any(|m| repair.header_seq(group_end, m) == Some(seq_end));
@@ -823,8 +867,9 @@ impl RedoLog {
         }
         drop(repair);
         drop(read_files);
-        notes.extend(outcome.report.member_notes.iter().cloned());
-        for n in &notes {
+        let mut outcome = outcome;
+        outcome.report.member_notes.extend(notes);
+        for n in &outcome.report.member_notes {
             log::warn!("redo log: {n}");
         }
 
@@ -1113,6 +1158,9 @@ impl RedoLog {
     /// [`RedoError::Shutdown`] afterwards.
     pub fn shutdown(&self) -> Result<()> {
         self.sh.shutdown.store(true, SeqCst);
+        // Sessions waiting for a log switch or for buffer space give up with an error.
+        self.sh.switch_signal.notify_all();
+        self.sh.buffer.wake_space_waiters();
         self.sh.post_lgwr();
         let handle = self.lgwr.lock().expect("lgwr handle poisoned").take();
         if let Some(h) = handle {

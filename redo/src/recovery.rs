@@ -323,11 +323,14 @@ pub(crate) fn recover(
     let mut payload = Vec::new();
     let mut block_sources: BTreeMap<Lsn, u32> = BTreeMap::new();
     let mut bridged: Vec<u64> = vec![0; members as usize];
+    // Records a member could not supply but another could: (count, first LSN).
+    let mut lacking: Vec<(u64, Option<Lsn>)> = vec![(0, None); members as usize];
     let mut preferred = 0u32;
     let mut pos = control.checkpoint_scan_from;
     let stop = loop {
         let mut served = None;
         let mut first_stop: Option<StopReason> = None;
+        let mut failed_here: Vec<u32> = Vec::new();
         for k in 0..members {
             let m = (preferred + k) % members;
             if unusable[m as usize].is_some() {
@@ -339,9 +342,17 @@ pub(crate) fn recover(
                     break;
                 }
                 Err(StreamStop::Reason(r)) => {
+                    failed_here.push(m);
                     first_stop.get_or_insert(r);
                 }
                 Err(StreamStop::Error(e)) => unusable[m as usize] = Some(e),
+            }
+        }
+        if served.is_some() {
+            for f in failed_here {
+                let l = &mut lacking[f as usize];
+                l.0 += 1;
+                l.1.get_or_insert(pos);
             }
         }
         let Some((m, h, end)) = served else {
@@ -429,7 +440,15 @@ pub(crate) fn recover(
     for m in 0..members {
         if let Some(e) = &unusable[m as usize] {
             notes.push(format!("member {} unusable: {e}", m + 1));
-        } else if bridged[m as usize] > 0 {
+            continue;
+        }
+        if let (n, Some(at)) = lacking[m as usize] {
+            notes.push(format!(
+                "member {} is damaged or behind: {n} records from {at} on were read from another member",
+                m + 1
+            ));
+        }
+        if bridged[m as usize] > 0 {
             notes.push(format!(
                 "member {} supplied {} records another member lacked",
                 m + 1,

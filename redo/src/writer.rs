@@ -141,7 +141,8 @@ impl Writer {
             tail[partial..].fill(0);
         }
         let tail: &[u8] = if partial > 0 { self.tail.as_slice() } else { &[] };
-        let bufs = [a, b, tail];
+        // Empty slices are dropped: a request holds only real bytes (O_DIRECT checks them).
+        let bufs: Vec<&[u8]> = [a, b, tail].into_iter().filter(|s| !s.is_empty()).collect();
         let bytes: u64 = bufs.iter().map(|s| s.len() as u64).sum();
         let offset = geometry.file_offset(start);
         let group = geometry.group_of(seq);
@@ -341,7 +342,15 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
             sh.waiters.wake_all();
             return;
         }
-        let wait = if shutting_down { Duration::from_millis(1) } else { sh.time_to_timeout() };
+        let wait = if shutting_down {
+            Duration::from_millis(1)
+        } else if sh.buffer.reserved_end().0 > sh.lsn_written.load(SeqCst) {
+            // Unwritten redo: wake up when the background timeout fires for it.
+            sh.time_to_timeout().max(Duration::from_micros(100))
+        } else {
+            // Nothing to write: sleep until posted (the timeout is only a safety net).
+            sh.batch_flush_timeout()
+        };
         thread::park_timeout(wait);
     }
 }
