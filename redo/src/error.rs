@@ -45,6 +45,9 @@ pub enum RedoError {
     #[error("record payload of {0} bytes exceeds the limit of {max} bytes", max = crate::format::RECORD_PAYLOAD_MAX)]
     TooLarge(usize),
 
+    #[error("nothing to wait for: {0}")]
+    NotIssued(String),
+
     #[error("the redo log is shut down")]
     Shutdown,
 }

@@ -376,19 +376,20 @@ impl Shared {
         if self.lsn_durable() >= lsn {
             return Ok(false);
         }
+        let reserved = self.buffer.reserved_end();
+        if lsn > reserved {
+            return Err(RedoError::NotIssued(format!(
+                "{lsn} lies beyond the redo handed out so far ({reserved})"
+            )));
+        }
         self.requested.fetch_max(lsn.0, SeqCst);
         loop {
-            self.check_failed()?;
+            // Durability first: a commit already durable when another write fails is
+            // still durable, and saying so acknowledges nothing new.
             if self.lsn_durable() >= lsn {
                 return Ok(true);
             }
-            if lsn.0 > self.buffer.reserved_end().0 {
-                // Nothing will ever be written that far.
-                panic!(
-                    "waiting for durability of {lsn} beyond the reserved end {}",
-                    self.buffer.reserved_end()
-                );
-            }
+            self.check_failed()?;
             match self.writer.try_lock() {
                 Ok(mut w) => {
                     let wrote = w.cycle(self, true)?;
@@ -480,12 +481,41 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
         }
     }
     let db_id = new_db_id();
+    let mut created = Vec::new();
+    let result = create_files(storage, config, db_id, &mut created);
+    if let Err(e) = result {
+        // Leave nothing half made behind: the next open would have to refuse it.
+        for path in created.iter().rev() {
+            if let Err(re) = storage.remove_file(path) {
+                log::error!("could not remove {} after a failed creation: {re}", path.display());
+            }
+        }
+        return Err(e);
+    }
+    log::info!(
+        "created redo log in {} ({} groups x {} members of {} bytes)",
+        config.dir.display(),
+        config.log_groups,
+        config.members(),
+        config.log_file_size
+    );
+    Ok(())
+}
+
+/// Creates the log files and, last, the control file; `created` collects what exists.
+fn create_files(
+    storage: &dyn Storage,
+    config: &LogConfig,
+    db_id: u64,
+    created: &mut Vec<PathBuf>,
+) -> Result<()> {
     for m in 0..config.members() {
         for g in 0..config.log_groups {
             let path = log_file_path(config.member_dir(m), g, m);
             storage
                 .create_zeroed(&path, config.log_file_size)
                 .map_err(|e| RedoError::io("create log file", &path, e))?;
+            created.push(path);
         }
     }
     // The control file comes last: its presence means the database exists.
@@ -502,21 +532,12 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
         created_unix_ms: unix_ms(),
         txn_id_hwm: TxnId(0),
     };
-    let tmp = config.dir.join("control.ctl.new");
-    let _ = std::fs::remove_file(&tmp);
     storage
         .create_zeroed(&path, 2 * CONTROL_SLOT_BYTES)
         .map_err(|e| RedoError::io("create control file", &path, e))?;
+    created.push(path.clone());
     let file = storage.open(&path, FileMode::Control).map_err(|e| RedoError::io("open", &path, e))?;
-    write_control_slot(&*file, &path, &record, 0)?;
-    log::info!(
-        "created redo log in {} ({} groups x {} members of {} bytes)",
-        config.dir.display(),
-        config.log_groups,
-        config.members(),
-        config.log_file_size
-    );
-    Ok(())
+    write_control_slot(&*file, &path, &record, 0)
 }
 
 fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result<()> {
@@ -959,8 +980,9 @@ impl RedoLog {
 
     /// Blocks until every commit up to `scn` is durable.
     pub fn wait_durable_scn(&self, scn: Scn) -> Result<()> {
-        if scn.0 >= self.sh.buffer.next_scn().0 {
-            panic!("waiting for {scn}, which has not been handed out");
+        let next = self.sh.buffer.next_scn();
+        if scn >= next {
+            return Err(RedoError::NotIssued(format!("{scn} has not been handed out (the next is {next})")));
         }
         // Everything reserved now includes `scn`'s unit.
         let upto = self.sh.buffer.reserved_end();

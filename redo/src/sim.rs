@@ -222,6 +222,14 @@ impl Storage for SimStorage {
         }
         Ok(Box::new(SimFileHandle { disk: self.clone(), path: path.to_path_buf(), mode }))
     }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let mut state = self.lock();
+        if state.crashed {
+            return Err(crashed_error());
+        }
+        state.files.remove(path).map(|_| ()).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
 }
 
 struct SimFileHandle {

@@ -40,6 +40,8 @@ pub trait Storage: Send + Sync + 'static {
     /// file and its directory.
     fn create_zeroed(&self, path: &Path, len: u64) -> io::Result<()>;
     fn open(&self, path: &Path, mode: FileMode) -> io::Result<Box<dyn StorageFile>>;
+    /// Removes a file (used only to undo a database creation that failed half way).
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
 }
 
 pub trait StorageFile: Send + Sync {
@@ -113,6 +115,11 @@ impl Storage for FileStorage {
         }
         let file = options.open(path)?;
         Ok(Box::new(RealFile { file, sync_on_write }))
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)?;
+        sync_dir(path.parent().unwrap_or(Path::new(".")))
     }
 }
 

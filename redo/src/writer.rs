@@ -328,6 +328,10 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
                     continue;
                 }
             }
+            // Opening a group is no reason to write BATCH redo early.
+            if !write && !sh.write_wanted(shutting_down) {
+                continue;
+            }
             match w.cycle(&sh, false) {
                 Ok(true) => continue,
                 Ok(false) => {}
