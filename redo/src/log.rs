@@ -44,7 +44,7 @@ use crate::signal::Signal;
 use crate::stats::{Stat, StatsSet, StatsSnapshot, WaitEvent};
 use crate::storage::{control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile};
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
-use crate::writer::{lgwr_main, DurableWaiters, Writer};
+use crate::writer::{lgwr_main, DurableWaiters, MemberWriters, Writer};
 
 pub(crate) fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -894,6 +894,8 @@ impl RedoLog {
             log::warn!("redo log: {n}");
         }
 
+        let member_writers =
+            MemberWriters::new(members).map_err(|e| RedoError::io("spawn member writers", &config.dir, e))?;
         let next_scn = outcome.report.last_scn.next();
         let buffer = LogBuffer::new(
             config.log_buffer,
@@ -910,7 +912,7 @@ impl RedoLog {
             geometry,
             db_id: control.db_id,
             buffer,
-            writer: Mutex::new(Writer::new(end, write_files, activated, seq_end)),
+            writer: Mutex::new(Writer::new(end, write_files, activated, seq_end, member_writers)),
             waiters: DurableWaiters::default(),
             lsn_written: AtomicU64::new(end.0),
             lsn_durable: AtomicU64::new(end.0),

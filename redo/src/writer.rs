@@ -24,7 +24,7 @@
 //! never retried: after a failed fdatasync the kernel may have dropped the data.
 
 use std::sync::atomic::Ordering::*;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -95,6 +95,7 @@ pub(crate) struct Writer {
     pub last_write_seq: LogSeq,
     tail: AlignedBuf,
     header: AlignedBuf,
+    members: MemberWriters,
 }
 
 impl Writer {
@@ -103,8 +104,10 @@ impl Writer {
         files: Vec<Vec<Option<Box<dyn StorageFile>>>>,
         activated: LogSeq,
         last_write_seq: LogSeq,
+        members: MemberWriters,
     ) -> Writer {
         Writer {
+            members,
             written,
             files,
             activated,
@@ -149,7 +152,7 @@ impl Writer {
 
         let bucket = sh.waiters.begin_write(target);
         let t0 = Instant::now();
-        let outcome = write_members(sh, &self.files[group as usize], group, &bufs, offset);
+        let outcome = write_members(sh, &self.members, &self.files[group as usize], group, &bufs, offset);
         let elapsed = t0.elapsed();
         let requests = match outcome {
             Ok(n) => n,
@@ -249,11 +252,128 @@ impl Writer {
     }
 }
 
+type MemberResult = std::result::Result<(), (&'static str, std::io::Error)>;
+
+fn write_and_sync(f: &dyn StorageFile, bufs: &[&[u8]], offset: u64) -> MemberResult {
+    f.write_at(bufs, offset).map_err(|e| ("write", e))?;
+    f.sync().map_err(|e| ("sync", e))
+}
+
+/// One member's write+sync handed to a member writer thread. It borrows the writer's file
+/// and buffers through raw pointers: see `MemberWriters::write` for why that is sound.
+struct MemberJob {
+    member: u32,
+    file: *const dyn StorageFile,
+    bufs: Vec<(*const u8, usize)>,
+    offset: u64,
+}
+
+// SAFETY: the pointers are only dereferenced while `MemberWriters::write` blocks waiting
+// for the job's result, which keeps the file and the buffers alive and unchanged.
+unsafe impl Send for MemberJob {}
+
+/// Threads that write mirrored members (2..M) concurrently with the writer's own write of
+/// the first one, kept alive for the life of the log: spawning a thread per write would
+/// cost tens of microseconds against a sync of ~70.
+pub(crate) struct MemberWriters {
+    jobs: Vec<mpsc::Sender<MemberJob>>,
+    results: mpsc::Receiver<(u32, MemberResult)>,
+}
+
+impl MemberWriters {
+    pub fn new(members: u32) -> std::io::Result<MemberWriters> {
+        let (done_tx, results) = mpsc::channel();
+        let mut jobs = Vec::new();
+        for i in 1..members {
+            let (tx, rx) = mpsc::channel::<MemberJob>();
+            let done = done_tx.clone();
+            thread::Builder::new().name(format!("redo-member-{}", i + 1)).spawn(move || {
+                for job in rx {
+                    // SAFETY: see MemberJob; the sender waits for this result.
+                    let file = unsafe { &*job.file };
+                    let bufs: Vec<&[u8]> = job
+                        .bufs
+                        .iter()
+                        .map(|&(p, len)| unsafe { std::slice::from_raw_parts(p, len) })
+                        .collect();
+                    let result = write_and_sync(file, &bufs, job.offset);
+                    if done.send((job.member, result)).is_err() {
+                        return;
+                    }
+                }
+            })?;
+            jobs.push(tx);
+        }
+        Ok(MemberWriters { jobs, results })
+    }
+
+    /// Writes `bufs` at `offset` on every member in `live` (member number, file), the first
+    /// on this thread and the others on member writer threads, all at once; returns each
+    /// member's result. Blocks until every job has answered, which is what makes lending
+    /// the borrowed file and buffers to the other threads sound.
+    fn write(
+        &self,
+        live: &[(u32, &dyn StorageFile)],
+        bufs: &[&[u8]],
+        offset: u64,
+    ) -> Vec<(u32, MemberResult)> {
+        let Some((&(first, first_file), rest)) = live.split_first() else { return Vec::new() };
+        // Drains the outstanding results even if this thread unwinds, so no worker can
+        // still be reading the borrowed buffers once they are gone.
+        struct Outstanding<'a> {
+            results: &'a mpsc::Receiver<(u32, MemberResult)>,
+            count: usize,
+            out: Vec<(u32, MemberResult)>,
+        }
+        impl Drop for Outstanding<'_> {
+            fn drop(&mut self) {
+                while self.count > 0 {
+                    match self.results.recv() {
+                        Ok(r) => self.out.push(r),
+                        Err(_) => break,
+                    }
+                    self.count -= 1;
+                }
+            }
+        }
+        let mut pending =
+            Outstanding { results: &self.results, count: 0, out: Vec::with_capacity(live.len()) };
+        for (worker, &(member, file)) in rest.iter().enumerate() {
+            let job = MemberJob {
+                member,
+                // SAFETY: only the lifetime is erased; see MemberJob.
+                file: unsafe {
+                    std::mem::transmute::<*const (dyn StorageFile + '_), *const (dyn StorageFile + 'static)>(
+                        file as *const (dyn StorageFile + '_),
+                    )
+                },
+                bufs: bufs.iter().map(|b| (b.as_ptr(), b.len())).collect(),
+                offset,
+            };
+            match self.jobs.get(worker).map(|tx| tx.send(job)) {
+                Some(Ok(())) => pending.count += 1,
+                _ => pending.out.push((member, write_and_sync(file, bufs, offset))),
+            }
+        }
+        pending.out.push((first, write_and_sync(first_file, bufs, offset)));
+        while pending.count > 0 {
+            match pending.results.recv() {
+                Ok(r) => pending.out.push(r),
+                // The threads live as long as `self`; a closed channel means one died.
+                Err(_) => panic!("a redo member writer thread died while holding a write"),
+            }
+            pending.count -= 1;
+        }
+        std::mem::take(&mut pending.out)
+    }
+}
+
 /// Writes `bufs` at `offset` on every in-service member of `group` (concurrently when
 /// there are several) and syncs each. Returns the number of write requests issued, or the
 /// failure if no member took the write.
 fn write_members(
     sh: &Shared,
+    pool: &MemberWriters,
     members: &[Option<Box<dyn StorageFile>>],
     group: u32,
     bufs: &[&[u8]],
@@ -265,28 +385,7 @@ fn write_members(
         .filter(|(m, _)| sh.member_state(group, *m as u32) == MemberState::InService)
         .filter_map(|(m, f)| f.as_deref().map(|f| (m as u32, f)))
         .collect();
-    type MemberResult = std::result::Result<(), (&'static str, std::io::Error)>;
-    let write_one = |f: &dyn StorageFile| -> MemberResult {
-        f.write_at(bufs, offset).map_err(|e| ("write", e))?;
-        f.sync().map_err(|e| ("sync", e))
-    };
-    let results: Vec<(u32, MemberResult)> = if live.len() == 1 {
-        vec![(live[0].0, write_one(live[0].1))]
-    } else {
-        thread::scope(|scope| {
-            let handles: Vec<_> =
-                live[1..].iter().map(|(m, f)| (*m, scope.spawn(move || write_one(*f)))).collect();
-            let mut out = vec![(live[0].0, write_one(live[0].1))];
-            for (m, h) in handles {
-                out.push((
-                    m,
-                    h.join()
-                        .unwrap_or_else(|_| Err(("write", std::io::Error::other("member writer panicked")))),
-                ));
-            }
-            out
-        })
-    };
+    let results = pool.write(&live, bufs, offset);
     let mut ok = 0u64;
     let mut first_error = None;
     for (member, result) in results {
