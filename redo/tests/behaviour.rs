@@ -7,46 +7,27 @@
 //! runs in well under a second. Anything that could hang on an engine bug runs under
 //! [`with_deadline`], so that a hang fails the test instead of the whole suite.
 
+mod common;
+
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redo::format::{encode_commit_record, Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES};
-use redo::storage::{control_path, log_file_path};
+use common::*;
+use redo::format::{encode_commit_record, Geometry, BLOCK_BYTES};
+use redo::storage::control_path;
 use redo::*;
 
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-
-const WAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Immediate) };
-const NOWAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Immediate) };
-const BATCH_NOWAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Batch) };
-const BATCH_WAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Batch) };
-
-/// Bytes of a commit record (header and payload).
-const COMMIT_RECORD: usize = 36;
 /// Bytes of a record header.
 const RECORD_HEADER: usize = 20;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
-
-fn config(dir: &Path) -> LogConfig {
-    let mut c = LogConfig::new(dir);
-    c.log_file_size = MIB;
-    c.log_buffer = 256 * KIB;
-    c.sync_method = SyncMethod::Fdatasync;
-    c
-}
 
 /// A configuration whose background triggers never fire during a test.
 fn quiet_config(dir: &Path) -> LogConfig {
@@ -60,56 +41,11 @@ fn open(c: &LogConfig) -> (RedoLog, Recovered) {
     RedoLog::open(c.clone()).unwrap_or_else(|e| panic!("open {}: {e}", c.dir.display()))
 }
 
-/// Waits (briefly) for LGWR to finish opening the log files it prepares at startup: an
-/// activation may write whatever is in the buffer, which would blur checks that a
-/// BATCH NOWAIT commit stays buffered.
-fn settle(log: &RedoLog) {
-    wait_until(Duration::from_secs(2), || {
-        let (filling, activated) = log.current_seq();
-        activated > filling
-    });
-    thread::sleep(Duration::from_millis(20));
-}
-
 /// Opens, closes cleanly and returns what recovery found.
 fn recover(c: &LogConfig) -> Recovered {
     let (log, rec) = open(c);
     drop(log);
     rec
-}
-
-/// Deterministic change payload: `tag` and `i` first, then a pattern.
-fn payload(tag: u64, i: u64, len: usize) -> Vec<u8> {
-    let len = len.max(16);
-    let mut v = Vec::with_capacity(len);
-    v.extend_from_slice(&tag.to_le_bytes());
-    v.extend_from_slice(&i.to_le_bytes());
-    let mut x = tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i;
-    while v.len() < len {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        v.push((x >> 56) as u8);
-    }
-    v
-}
-
-/// A commit as the client saw it.
-#[derive(Clone, Debug)]
-struct Committed {
-    receipt: CommitReceipt,
-    changes: Vec<Vec<u8>>,
-}
-
-fn commit_txn(s: &mut LogSession, changes: Vec<Vec<u8>>, opts: CommitOptions) -> Committed {
-    for c in &changes {
-        s.log_change(c).expect("log_change");
-    }
-    let receipt = s.commit(opts).expect("commit");
-    Committed { receipt, changes }
-}
-
-/// One small transaction with one change.
-fn commit_small(s: &mut LogSession, tag: u64, i: u64, opts: CommitOptions) -> Committed {
-    commit_txn(s, vec![payload(tag, i, 100)], opts)
 }
 
 /// Recovery returned exactly `expected` (in any order given), in SCN order, with the same
@@ -137,54 +73,6 @@ fn assert_dense_from(txns: &[RecoveredTxn], first: u64) {
     }
 }
 
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Runs `f` on its own thread and waits at most `limit` for it, so that an engine hang
-/// fails the test instead of hanging the suite (the stuck thread is left behind).
-fn with_deadline<T: Send + 'static>(
-    limit: Duration,
-    what: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish within {limit:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
-    }
-}
-
-/// (group, file offset) of each of the `n` redo stream bytes that end at `end`, in stream
-/// order, skipping block headers.
-fn stream_bytes_before(c: &LogConfig, end: Lsn, n: usize) -> Vec<(u32, u64)> {
-    let g = Geometry::new(c.log_file_size, c.log_groups);
-    let mut out = Vec::with_capacity(n);
-    let mut lsn = end.0;
-    while out.len() < n {
-        lsn -= 1;
-        if lsn % BLOCK_BYTES < BLOCK_HEADER_BYTES {
-            continue;
-        }
-        out.push((g.group_of(g.seq_of(Lsn(lsn))), g.file_offset(Lsn(lsn))));
-    }
-    out.reverse();
-    out
-}
-
 fn xor_byte(path: &Path, offset: u64, mask: u8) {
     let f = OpenOptions::new().read(true).write(true).open(path).unwrap();
     let mut b = [0u8; 1];
@@ -200,15 +88,26 @@ fn write_bytes(path: &Path, offset: u64, bytes: &[u8]) {
     f.sync_all().unwrap();
 }
 
-fn member_file(c: &LogConfig, group: u32, member: u32) -> PathBuf {
-    log_file_path(c.member_dir(member), group, member)
-}
-
 fn open_err(c: &LogConfig) -> RedoError {
     match RedoLog::open(c.clone()) {
         Ok(_) => panic!("open of {} should have failed", c.dir.display()),
         Err(e) => e,
     }
+}
+
+/// The (path, detail) of a [`RedoError::Foreign`]; panics on any other error.
+fn expect_foreign(e: RedoError) -> (PathBuf, String) {
+    match e {
+        RedoError::Foreign { path, detail } => (path, detail),
+        e => panic!("expected Foreign, got {e}"),
+    }
+}
+
+/// `e` is a [`RedoError::Foreign`] naming `path`, with `needle` in its detail.
+fn assert_foreign(e: RedoError, path: &Path, needle: &str) {
+    let (got, detail) = expect_foreign(e);
+    assert_eq!(got, path);
+    assert!(detail.contains(needle), "{detail}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -988,10 +887,7 @@ fn a_transaction_running_across_a_checkpoint_is_recovered_whole() {
 }
 /// 3 groups of 256 KiB and a 64 KiB log buffer.
 fn small_files_config(dir: &Path) -> LogConfig {
-    let mut c = config(dir);
-    c.log_file_size = 256 * KIB;
-    c.log_buffer = 64 * KIB;
-    c
+    small_files(config(dir))
 }
 
 #[test]
@@ -1091,15 +987,7 @@ fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_take
         })
     };
     // It stalls: no progress for 300 ms.
-    let mut last = (u64::MAX, Instant::now());
-    let stalled = wait_until(Duration::from_secs(10), || {
-        let p = progress.load(SeqCst);
-        if p != last.0 {
-            last = (p, Instant::now());
-        }
-        last.1.elapsed() > Duration::from_millis(300)
-    });
-    assert!(stalled, "commits never stalled without a checkpoint");
+    assert!(wait_for_stall(&progress), "commits never stalled without a checkpoint");
     let data = c.log_file_size - BLOCK_BYTES;
     let (filling, _) = log.current_seq();
     assert!(
@@ -1543,13 +1431,9 @@ fn a_garbage_control_file_is_refused_as_foreign() {
         recover(&c);
         let ctl = control_path(dir.path());
         fs::write(&ctl, vec![0xA5u8; len]).unwrap();
-        match open_err(&c) {
-            RedoError::Foreign { path, detail } => {
-                assert_eq!(path, ctl);
-                assert!(!detail.is_empty());
-            }
-            e => panic!("expected Foreign, got {e}"),
-        }
+        let (path, detail) = expect_foreign(open_err(&c));
+        assert_eq!(path, ctl);
+        assert!(!detail.is_empty());
         let text = open_err(&c).to_string();
         assert!(text.contains("control.ctl"), "{text}");
     }
@@ -1565,13 +1449,9 @@ fn another_databases_control_file_is_refused_as_foreign() {
         commit_small(&mut log.session(), 101, 0, WAIT);
     }
     fs::copy(control_path(&b.dir), control_path(&a.dir)).unwrap();
-    match open_err(&a) {
-        RedoError::Foreign { path, detail } => {
-            assert!(path.starts_with(&a.dir), "{}", path.display());
-            assert!(detail.contains("another database"), "{detail}");
-        }
-        e => panic!("expected Foreign, got {e}"),
-    }
+    let (path, detail) = expect_foreign(open_err(&a));
+    assert!(path.starts_with(&a.dir), "{}", path.display());
+    assert!(detail.contains("another database"), "{detail}");
     assert!(open_err(&a).to_string().contains("redo01_1.log"));
 }
 
@@ -1586,13 +1466,7 @@ fn a_log_file_from_another_database_is_refused_as_foreign() {
     }
     let target = member_file(&a, 0, 0);
     fs::copy(member_file(&b, 0, 0), &target).unwrap();
-    match open_err(&a) {
-        RedoError::Foreign { path, detail } => {
-            assert_eq!(path, target);
-            assert!(detail.contains("another database"), "{detail}");
-        }
-        e => panic!("expected Foreign, got {e}"),
-    }
+    assert_foreign(open_err(&a), &target, "another database");
 }
 
 #[test]
@@ -1605,13 +1479,7 @@ fn a_log_file_in_the_wrong_place_is_refused_as_foreign() {
     }
     // Group 1's file copied over group 2's.
     fs::copy(member_file(&c, 0, 0), member_file(&c, 1, 0)).unwrap();
-    match open_err(&c) {
-        RedoError::Foreign { path, detail } => {
-            assert_eq!(path, member_file(&c, 1, 0));
-            assert!(detail.contains("group 1"), "{detail}");
-        }
-        e => panic!("expected Foreign, got {e}"),
-    }
+    assert_foreign(open_err(&c), &member_file(&c, 1, 0), "group 1");
 }
 
 #[test]
@@ -1622,13 +1490,7 @@ fn a_truncated_log_file_is_refused_as_foreign() {
     let f = OpenOptions::new().write(true).open(member_file(&c, 2, 0)).unwrap();
     f.set_len(c.log_file_size / 2).unwrap();
     drop(f);
-    match open_err(&c) {
-        RedoError::Foreign { path, detail } => {
-            assert_eq!(path, member_file(&c, 2, 0));
-            assert!(detail.contains("bytes"), "{detail}");
-        }
-        e => panic!("expected Foreign, got {e}"),
-    }
+    assert_foreign(open_err(&c), &member_file(&c, 2, 0), "bytes");
 }
 
 #[test]
@@ -1706,14 +1568,10 @@ fn damage_to_a_record_far_before_the_end_of_the_log_is_corruption() {
     let (group, offset) = bytes[4000];
     assert_eq!(group, 0);
     xor_byte(&member_file(&c, 0, 0), offset, 0x10);
-    match open_err(&c) {
-        RedoError::Corruption { lsn, path, detail } => {
-            assert_eq!(lsn, committed[1].receipt.lsn, "the damaged record's start");
-            assert_eq!(path, member_file(&c, 0, 0));
-            assert!(detail.contains("valid redo follows"), "{detail}");
-        }
-        e => panic!("expected Corruption, got {e}"),
-    }
+    let (lsn, path, detail) = expect_corruption(open_err(&c));
+    assert_eq!(lsn, committed[1].receipt.lsn, "the damaged record's start");
+    assert_eq!(path, member_file(&c, 0, 0));
+    assert!(detail.contains("valid redo follows"), "{detail}");
 }
 
 #[test]
@@ -1725,14 +1583,10 @@ fn damage_to_a_block_header_far_before_the_end_of_the_log_is_corruption() {
     let block = Lsn(10 * BLOCK_BYTES);
     // The block_lsn field of block 10's header.
     xor_byte(&member_file(&c, 0, 0), g.file_offset(block) + 9, 0x01);
-    match open_err(&c) {
-        RedoError::Corruption { lsn, path, .. } => {
-            // The scan stops at the start of the record that runs into the block.
-            assert!(lsn <= block && block.0 - lsn.0 < 8100, "{lsn}");
-            assert_eq!(path, member_file(&c, 0, 0));
-        }
-        e => panic!("expected Corruption, got {e}"),
-    }
+    let (lsn, path, _) = expect_corruption(open_err(&c));
+    // The scan stops at the start of the record that runs into the block.
+    assert!(lsn <= block && block.0 - lsn.0 < 8100, "{lsn}");
+    assert_eq!(path, member_file(&c, 0, 0));
 }
 
 #[test]
@@ -1751,10 +1605,8 @@ fn a_gap_in_the_scns_is_corruption() {
     for ((_, offset), byte) in stream_bytes_before(&c, last.lsn, COMMIT_RECORD).into_iter().zip(record) {
         write_bytes(&path, offset, &[byte]);
     }
-    match open_err(&c) {
-        RedoError::Corruption { detail, .. } => assert!(detail.contains("dense"), "{detail}"),
-        e => panic!("expected Corruption, got {e}"),
-    }
+    let (_, _, detail) = expect_corruption(open_err(&c));
+    assert!(detail.contains("dense"), "{detail}");
 }
 
 #[test]
@@ -1826,10 +1678,8 @@ fn damage_followed_by_redo_in_the_next_log_file_is_corruption() {
     let r = committed[2].receipt;
     let bytes = stream_bytes_before(&c, r.lsn, COMMIT_RECORD + 2000);
     xor_byte(&member_file(&c, 0, 0), bytes[1000].1, 0x10);
-    match open_err(&c) {
-        RedoError::Corruption { lsn, .. } => assert_eq!(lsn, committed[1].receipt.lsn),
-        e => panic!("expected Corruption, got {e}"),
-    }
+    let (lsn, _, _) = expect_corruption(open_err(&c));
+    assert_eq!(lsn, committed[1].receipt.lsn);
 }
 
 // ---------------------------------------------------------------------------------------

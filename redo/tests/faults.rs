@@ -5,33 +5,21 @@
 //! every commit acknowledged under WAIT, with its changes, and SCNs dense from the
 //! checkpoint.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redo::format::{Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES};
+use common::*;
 use redo::sim::{Fault, FaultOp, SimStorage};
-use redo::storage::log_file_path;
 use redo::*;
 
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-
-const WAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Immediate) };
-const NOWAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Immediate) };
-const BATCH_NOWAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Batch) };
-const BATCH_WAIT: CommitOptions =
-    CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Batch) };
 const FORCE_WAIT: CommitOptions =
     CommitOptions { wait: Some(CommitWait::ForceWait), logging: Some(CommitLogging::Immediate) };
-
-const COMMIT_RECORD: usize = 36;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -39,24 +27,13 @@ const COMMIT_RECORD: usize = 36;
 /// One member in /db, 3 groups of 1 MiB, a 256 KiB buffer, fdatasync (so that what is
 /// written and what is synced differ on the simulated disk).
 fn sim_config() -> LogConfig {
-    let mut c = LogConfig::new("/db");
-    c.log_file_size = MIB;
-    c.log_buffer = 256 * KIB;
-    c.sync_method = SyncMethod::Fdatasync;
-    c
+    config(Path::new("/db"))
 }
 
 /// Two members: /db and /db2.
 fn mirrored_config() -> LogConfig {
     let mut c = sim_config();
     c.mirror_dirs = vec![PathBuf::from("/db2")];
-    c
-}
-
-/// 3 groups of 256 KiB and a 64 KiB buffer: switches come quickly.
-fn small_files(mut c: LogConfig) -> LogConfig {
-    c.log_file_size = 256 * KIB;
-    c.log_buffer = 64 * KIB;
     c
 }
 
@@ -68,43 +45,24 @@ fn open_ok(disk: &SimStorage, c: &LogConfig) -> (RedoLog, Recovered) {
     open_on(disk, c).unwrap_or_else(|e| panic!("open on the simulated disk: {e}"))
 }
 
+/// Opens `c` on `disk`, lets LGWR settle and runs `f` with the disk and the log, all on
+/// a thread given 20 s (see [`with_deadline`]).
+fn on_settled_log<T: Send + 'static>(
+    disk: &SimStorage,
+    c: &LogConfig,
+    what: &str,
+    f: impl FnOnce(&SimStorage, &RedoLog) -> T + Send + 'static,
+) -> T {
+    let (disk, c) = (disk.clone(), c.clone());
+    with_deadline(Duration::from_secs(20), what, move || {
+        let (log, _) = open_ok(&disk, &c);
+        settle(&log);
+        f(&disk, &log)
+    })
+}
+
 fn fault(op: FaultOp, path_contains: &str, skip: u64, errno: i32) -> Fault {
     Fault { op, path_contains: path_contains.into(), skip, errno }
-}
-
-fn member_file(c: &LogConfig, group: u32, member: u32) -> PathBuf {
-    log_file_path(c.member_dir(member), group, member)
-}
-
-fn payload(tag: u64, i: u64, len: usize) -> Vec<u8> {
-    let len = len.max(16);
-    let mut v = Vec::with_capacity(len);
-    v.extend_from_slice(&tag.to_le_bytes());
-    v.extend_from_slice(&i.to_le_bytes());
-    let mut x = tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i;
-    while v.len() < len {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        v.push((x >> 56) as u8);
-    }
-    v
-}
-
-#[derive(Clone, Debug)]
-struct Committed {
-    receipt: CommitReceipt,
-    changes: Vec<Vec<u8>>,
-}
-
-fn try_commit(s: &mut LogSession, changes: Vec<Vec<u8>>, opts: CommitOptions) -> Result<Committed> {
-    for c in &changes {
-        s.log_change(c)?;
-    }
-    let receipt = s.commit(opts)?;
-    Ok(Committed { receipt, changes })
-}
-
-fn commit_small(s: &mut LogSession, tag: u64, i: u64, opts: CommitOptions) -> Committed {
-    try_commit(s, vec![payload(tag, i, 100)], opts).expect("commit")
 }
 
 /// Every commit in `must` is recovered with its changes, and the recovered SCNs are dense
@@ -137,66 +95,24 @@ fn assert_recovered_exactly(rec: &Recovered, expected: &[Committed]) {
     assert_eq!(got, want, "report: {}", rec.report);
 }
 
-fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Runs `f` on its own thread and waits at most `limit` for it, so that an engine hang
-/// fails the test instead of hanging the suite (the stuck thread is left behind).
-fn with_deadline<T: Send + 'static>(
-    limit: Duration,
-    what: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish within {limit:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
-    }
-}
-
-/// Lets LGWR open the files it prepares at startup before faults are injected, so the
-/// fault hits the operation the test means.
-fn settle(log: &RedoLog) {
-    wait_until(Duration::from_secs(2), || {
-        let (filling, activated) = log.current_seq();
-        activated > filling
-    });
-    thread::sleep(Duration::from_millis(20));
-}
-
 fn is_log_failed(e: &RedoError) -> bool {
     matches!(e, RedoError::LogFailed(_))
 }
 
-/// (path, file offset) of each of the `n` stream bytes that end at `end`.
-fn stream_bytes_before(c: &LogConfig, end: Lsn, n: usize) -> Vec<(PathBuf, u64)> {
-    let g = Geometry::new(c.log_file_size, c.log_groups);
-    let mut out = Vec::with_capacity(n);
-    let mut lsn = end.0;
-    while out.len() < n {
-        lsn -= 1;
-        if lsn % BLOCK_BYTES < BLOCK_HEADER_BYTES {
-            continue;
-        }
-        let group = g.group_of(g.seq_of(Lsn(lsn)));
-        out.push((member_file(c, group, 0), g.file_offset(Lsn(lsn))));
+/// What failed the log, from a [`RedoError::LogFailed`]; panics on any other error.
+fn expect_log_failed(e: &RedoError) -> &LogFailure {
+    match e {
+        RedoError::LogFailed(f) => f,
+        e => panic!("expected LogFailed, got {e}"),
     }
-    out.reverse();
-    out
+}
+
+/// (path of member 1, file offset) of each of the `n` stream bytes that end at `end`.
+fn stream_file_bytes_before(c: &LogConfig, end: Lsn, n: usize) -> Vec<(PathBuf, u64)> {
+    stream_bytes_before(c, end, n)
+        .into_iter()
+        .map(|(group, offset)| (member_file(c, group, 0), offset))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -261,14 +177,10 @@ fn a_failed_log_sync_fails_every_later_commit_in_every_mode() {
     let c = sim_config();
     let (log, acked, err) = commit_until_failure(&disk, &c, fault(FaultOp::Sync, "redo", 5, libc::EIO));
     assert_eq!(acked.len(), 15, "the sixth sync after the fault fails");
-    match &err {
-        RedoError::LogFailed(f) => {
-            assert_eq!(f.op, "sync");
-            assert_eq!(f.path, member_file(&c, 0, 0));
-            assert_eq!(f.source.raw_os_error(), Some(libc::EIO));
-        }
-        e => panic!("expected LogFailed, got {e}"),
-    }
+    let f = expect_log_failed(&err);
+    assert_eq!(f.op, "sync");
+    assert_eq!(f.path, member_file(&c, 0, 0));
+    assert_eq!(f.source.raw_os_error(), Some(libc::EIO));
     let text = err.to_string();
     assert!(text.contains("sync") && text.contains("/db/redo01_1.log"), "{text}");
     assert_everything_refused(&log);
@@ -282,13 +194,9 @@ fn a_failed_log_write_fails_the_log_and_names_the_write() {
     let c = sim_config();
     let (log, acked, err) = commit_until_failure(&disk, &c, fault(FaultOp::Write, "redo", 3, libc::EIO));
     assert_eq!(acked.len(), 13);
-    match &err {
-        RedoError::LogFailed(f) => {
-            assert_eq!(f.op, "write");
-            assert_eq!(f.path, member_file(&c, 0, 0));
-        }
-        e => panic!("expected LogFailed, got {e}"),
-    }
+    let f = expect_log_failed(&err);
+    assert_eq!(f.op, "write");
+    assert_eq!(f.path, member_file(&c, 0, 0));
     assert!(err.to_string().contains("write of /db/redo01_1.log failed"), "{err}");
     assert_everything_refused(&log);
     drop(log);
@@ -301,10 +209,7 @@ fn a_full_disk_fails_the_log_with_enospc_naming_the_file() {
     let c = sim_config();
     let (log, acked, err) = commit_until_failure(&disk, &c, fault(FaultOp::Write, "redo", 0, libc::ENOSPC));
     assert_eq!(acked.len(), 10);
-    match &err {
-        RedoError::LogFailed(f) => assert_eq!(f.source.raw_os_error(), Some(libc::ENOSPC)),
-        e => panic!("expected LogFailed, got {e}"),
-    }
+    assert_eq!(expect_log_failed(&err).source.raw_os_error(), Some(libc::ENOSPC));
     let text = err.to_string();
     assert!(text.contains("write") && text.contains("/db/redo01_1.log"), "{text}");
     assert!(text.contains("No space left on device"), "{text}");
@@ -542,17 +447,13 @@ fn recovery_notes_name_a_member_that_fell_behind() {
 fn a_failed_member_gets_another_chance_when_its_group_is_reused() {
     let disk = SimStorage::new();
     let c = small_files(mirrored_config());
-    let c2 = c.clone();
-    let disk2 = disk.clone();
-    let committed = with_deadline(Duration::from_secs(20), "cycling the groups", move || {
-        let (log, _) = open_ok(&disk2, &c2);
-        settle(&log);
+    let committed = on_settled_log(&disk, &c, "cycling the groups", |disk2, log| {
         let mut s = log.session();
         let mut out = Vec::new();
         out.push(commit_small(&mut s, 21, 0, WAIT));
         disk2.inject(fault(FaultOp::Sync, "redo01_2", 0, libc::EIO));
         out.push(commit_small(&mut s, 21, 1, WAIT));
-        assert_eq!(member_state(&log, 0, 1), MemberState::WriteFailed);
+        assert_eq!(member_state(log, 0, 1), MemberState::WriteFailed);
         disk2.clear_faults();
         // Through groups 2 and 3 and back to group 1 (about 600 KB).
         let mut i = 2;
@@ -562,7 +463,7 @@ fn a_failed_member_gets_another_chance_when_its_group_is_reused() {
             log.checkpoint(scn, lsn).unwrap();
             i += 1;
         }
-        assert_eq!(member_state(&log, 0, 1), MemberState::InService, "back in service at its group's reuse");
+        assert_eq!(member_state(log, 0, 1), MemberState::InService, "back in service at its group's reuse");
         for k in 0..20 {
             out.push(try_commit(&mut s, vec![payload(21, i + k, 3000)], WAIT).unwrap());
         }
@@ -579,11 +480,7 @@ fn a_failed_member_gets_another_chance_when_its_group_is_reused() {
 fn failures_on_different_members_of_different_groups_still_recover() {
     let disk = SimStorage::new();
     let c = small_files(mirrored_config());
-    let c2 = c.clone();
-    let disk2 = disk.clone();
-    let committed = with_deadline(Duration::from_secs(20), "committing", move || {
-        let (log, _) = open_ok(&disk2, &c2);
-        settle(&log);
+    let committed = on_settled_log(&disk, &c, "committing", |disk2, log| {
         let mut s = log.session();
         let mut out = Vec::new();
         let mut i = 0;
@@ -611,8 +508,8 @@ fn failures_on_different_members_of_different_groups_still_recover() {
         for _ in 0..10 {
             commit(&mut s, &mut out);
         }
-        assert_eq!(member_state(&log, 0, 0), MemberState::WriteFailed);
-        assert_eq!(member_state(&log, 1, 1), MemberState::WriteFailed);
+        assert_eq!(member_state(log, 0, 0), MemberState::WriteFailed);
+        assert_eq!(member_state(log, 1, 1), MemberState::WriteFailed);
         assert!(log.failure().is_none());
         out
     });
@@ -646,18 +543,6 @@ fn spawn_committer(
             progress.store(i, SeqCst);
         }
         (acked, None)
-    })
-}
-
-/// Waits until `progress` has not moved for 300 ms.
-fn wait_for_stall(progress: &AtomicU64) -> bool {
-    let mut last = (u64::MAX, Instant::now());
-    wait_until(Duration::from_secs(10), || {
-        let p = progress.load(SeqCst);
-        if p != last.0 {
-            last = (p, Instant::now());
-        }
-        last.1.elapsed() > Duration::from_millis(300)
     })
 }
 
@@ -882,17 +767,14 @@ fn a_flipped_bit_far_before_the_end_of_the_log_is_corruption() {
     let mut c = sim_config();
     c.log_file_size = 4 * MIB;
     let committed = commit_lots(&disk, &c);
-    let (path, offset) = stream_bytes_before(&c, committed[4].receipt.lsn, COMMIT_RECORD + 8000)[10].clone();
+    let (path, offset) =
+        stream_file_bytes_before(&c, committed[4].receipt.lsn, COMMIT_RECORD + 8000)[10].clone();
     disk.flip_bit(&path, offset, 3);
     let survivor = disk.crash(0);
-    match open_on(&survivor, &c).err().expect("opened a corrupt log") {
-        RedoError::Corruption { lsn, path, detail } => {
-            assert_eq!(lsn, committed[3].receipt.lsn, "the damaged record's start");
-            assert_eq!(path, member_file(&c, 0, 0));
-            assert!(detail.contains("not a torn tail"), "{detail}");
-        }
-        e => panic!("expected Corruption, got {e}"),
-    }
+    let (lsn, path, detail) = expect_corruption(open_on(&survivor, &c).err().expect("opened a corrupt log"));
+    assert_eq!(lsn, committed[3].receipt.lsn, "the damaged record's start");
+    assert_eq!(path, member_file(&c, 0, 0));
+    assert!(detail.contains("not a torn tail"), "{detail}");
 }
 
 #[test]
@@ -902,7 +784,7 @@ fn a_flipped_bit_in_the_last_record_is_a_torn_tail() {
     c.log_file_size = 4 * MIB;
     let mut committed = commit_lots(&disk, &c);
     let last = committed.pop().unwrap().receipt;
-    let (path, offset) = stream_bytes_before(&c, last.lsn, COMMIT_RECORD)[30].clone();
+    let (path, offset) = stream_file_bytes_before(&c, last.lsn, COMMIT_RECORD)[30].clone();
     disk.flip_bit(&path, offset, 0);
     let survivor = disk.crash(0);
     let (log, rec) = open_ok(&survivor, &c);

@@ -154,6 +154,10 @@ pub fn run(args: Args) -> Result<()> {
     report::print_main_table(&table.rows, method.name(), &table.stalls, &table.not_run);
     findings.stalls.extend(table.stalls);
 
+    // 4b. Multiplexing: what a second member costs.
+    let multiplexing = multiplexing_table(&dir, method, &plan, warmup, measure, &mut findings)?;
+    report::print_multiplexing(&multiplexing, method.name());
+
     // 5. The ratios, and what went wrong in the engine.
     let ratios = report::ratios(&table.rows, raw_median_us);
     report::print_ratios(&ratios);
@@ -169,6 +173,7 @@ pub fn run(args: Args) -> Result<()> {
         raw_fdatasync_median_us: raw_median_us,
         sync_methods: sync_rows,
         rows: table.rows,
+        multiplexing,
         ratios,
         stalls: findings.stalls,
         not_run: table.not_run,
@@ -186,6 +191,40 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// WAIT/IMMEDIATE with 1 and then 2 members per group (the second in a sibling
+/// directory of the same file system), at 1 session and at the most WAIT sessions of the
+/// plan: each member is written concurrently, so a second member should cost little.
+fn multiplexing_table(
+    dir: &Path,
+    method: SyncMethod,
+    plan: &Plan,
+    warmup: Duration,
+    measure: Duration,
+    findings: &mut Findings,
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let many = plan.wait_sessions.iter().copied().filter(|&s| s <= 32).max().unwrap_or(1);
+    for members in [1u32, 2] {
+        let db = dir.join(format!("engine-bench-members-{members}"));
+        let database = workload::Database::create_mirrored(&db, 1, method, members)?;
+        for sessions in [1usize, many] {
+            let label = format!("members {members}, WAIT/IMMEDIATE, {sessions} sessions");
+            eprintln!("{label}");
+            match database.run_config(Mode::WAIT_IMMEDIATE, sessions, warmup, measure, &label)? {
+                Outcome::Measured(m) => rows.push(Row::new(members, Mode::WAIT_IMMEDIATE, sessions, &m)),
+                Outcome::Stalled(stall) => {
+                    eprintln!("{label}: STALL: {}", stall.summary());
+                    findings.stalls.push(stall);
+                    database.abandon();
+                    return Ok(rows);
+                }
+            }
+        }
+        database.close()?;
+    }
+    Ok(rows)
 }
 
 /// What went wrong in the engine without ending the run.

@@ -180,6 +180,8 @@ pub struct Report {
     pub raw_fdatasync_median_us: f64,
     pub sync_methods: Vec<SyncMethodRow>,
     pub rows: Vec<Row>,
+    /// WAIT/IMMEDIATE with 1 and 2 members per group (`strands` holds the member count).
+    pub multiplexing: Vec<Row>,
     pub ratios: Vec<Ratio>,
     /// Configurations whose commits stopped returning (their databases were abandoned).
     pub stalls: Vec<Stall>,
@@ -326,6 +328,38 @@ pub fn print_raw(raw: &[RawDisk]) {
         }
     }
     println!("  (the fdatasync median is the machine limit the ratios below use)");
+    println!();
+}
+
+pub fn print_multiplexing(rows: &[Row], method: &str) {
+    println!(
+        "MULTIPLEXING: WAIT/IMMEDIATE with 1 and 2 members per log group, 1 strand, sync method {method}"
+    );
+    println!(
+        "  {:>7} {:>8} {:>11} {:>8} {:>8} {:>9} {:>9} {:>11}",
+        "members", "sessions", "commits/s", "p50 us", "p99 us", "commits", "requests", "par.write"
+    );
+    println!(
+        "  {:>7} {:>8} {:>11} {:>8} {:>8} {:>9} {:>9} {:>11}",
+        "", "", "", "", "", "/ write", "/ write", "avg us"
+    );
+    for r in rows {
+        println!(
+            "  {:>7} {:>8} {:>11} {:>8.1} {:>8.1} {:>9} {:>9} {:>11}",
+            r.strands,
+            r.sessions,
+            thousands(r.commits_per_sec),
+            r.p50_us,
+            r.p99_us,
+            opt(r.commits_per_write, 1),
+            opt(r.requests_per_write, 2),
+            opt(r.log_file_parallel_write_avg_us, 1)
+        );
+    }
+    let p50 = |m: u32| rows.iter().find(|r| r.strands == m && r.sessions == 1).map(|r| r.p50_us);
+    if let (Some(one), Some(two)) = (p50(1), p50(2)) {
+        println!("  1-session p50 with 2 members / with 1 member: {:.2}", two / one);
+    }
     println!();
 }
 

@@ -141,6 +141,7 @@ pub enum Outcome {
 pub struct Database {
     log: Arc<RedoLog>,
     dir: PathBuf,
+    mirrors: Vec<PathBuf>,
     strands: u32,
     stop: Arc<AtomicBool>,
     checkpointer: Option<JoinHandle<Result<()>>>,
@@ -149,12 +150,22 @@ pub struct Database {
 impl Database {
     /// Creates a fresh database in `dir`, removing what a previous run left there.
     pub fn create(dir: &Path, strands: u32, method: SyncMethod) -> Result<Database> {
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+        Database::create_mirrored(dir, strands, method, 1)
+    }
+
+    /// As `create`, with `members` members per log group (the mirrors in `dir-mirrorN`).
+    pub fn create_mirrored(dir: &Path, strands: u32, method: SyncMethod, members: u32) -> Result<Database> {
+        let mirrors: Vec<PathBuf> =
+            (2..=members).map(|m| PathBuf::from(format!("{}-mirror{m}", dir.display()))).collect();
+        for d in std::iter::once(&dir.to_path_buf()).chain(&mirrors) {
+            if d.exists() {
+                std::fs::remove_dir_all(d).with_context(|| format!("removing {}", d.display()))?;
+            }
         }
         let mut config = LogConfig::new(dir);
         config.log_parallelism = strands;
         config.sync_method = method;
+        config.mirror_dirs = mirrors.clone();
         let log = match RedoLog::open(config) {
             Ok((log, _recovered)) => Arc::new(log),
             Err(e) => {
@@ -176,7 +187,7 @@ impl Database {
                 .spawn(move || checkpointer(&log, &stop))
                 .context("spawning the checkpointer")?
         };
-        Ok(Database { log, dir: dir.to_path_buf(), strands, stop, checkpointer: Some(checkpointer) })
+        Ok(Database { log, dir: dir.to_path_buf(), mirrors, strands, stop, checkpointer: Some(checkpointer) })
     }
 
     /// Stops the checkpointer, shuts the database down and removes it.
@@ -189,6 +200,9 @@ impl Database {
         let shutdown = self.log.shutdown().context("shutting the database down");
         let removed =
             std::fs::remove_dir_all(&self.dir).with_context(|| format!("removing {}", self.dir.display()));
+        for m in &self.mirrors {
+            let _ = std::fs::remove_dir_all(m);
+        }
         checkpoints?;
         shutdown?;
         removed
