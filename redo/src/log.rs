@@ -701,15 +701,18 @@ impl MemberRepair<'_> {
         }
     }
 
-    /// Rewrites the partial last block (`tail`) and zeroes the rest of the end's file on
-    /// every member in service.
+    /// Rewrites the partial last block (`tail`) and zeroes what a torn write may have left
+    /// after it, on every member in service.
     fn zero_after_end(&mut self, end: Lsn, tail: &[u8]) -> Result<()> {
         let seq = self.geometry.seq_of(end);
         let group = self.geometry.group_of(seq);
         let mut chunk = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
         chunk.as_mut_slice()[..tail.len()].copy_from_slice(tail);
         let floor = block_floor(end);
-        let file_end = self.geometry.end_of(seq);
+        // A torn write starts at or before the end's block and spans at most
+        // WRITE_MAX_BYTES, so its leftovers lie within this window (each open zeroes its
+        // own window, so no older leftovers exist beyond it).
+        let file_end = self.geometry.end_of(seq).min(Lsn(floor.0 + WRITE_MAX_BYTES + BLOCK_BYTES));
         let members = self.config.members();
         // A member that missed the switch into this file gets its header too.
         let holder = (0..members).find(|&m| self.header_seq(group, m) == Some(seq));

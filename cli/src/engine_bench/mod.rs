@@ -208,7 +208,7 @@ fn multiplexing_table(
     let many = plan.wait_sessions.iter().copied().filter(|&s| s <= 32).max().unwrap_or(1);
     for members in [1u32, 2] {
         let db = dir.join(format!("engine-bench-members-{members}"));
-        let database = workload::Database::create_mirrored(&db, 1, method, members)?;
+        let database = workload::Database::open(&db, 1, method, members, true)?;
         for sessions in [1usize, many] {
             let label = format!("members {members}, WAIT/IMMEDIATE, {sessions} sessions");
             eprintln!("{label}");
@@ -355,29 +355,30 @@ fn main_table(
 ) -> Result<MainTable> {
     let total = plan.configurations();
     let mut table = MainTable { rows: Vec::with_capacity(total), stalls: Vec::new(), not_run: Vec::new() };
-    let mut databases = Vec::with_capacity(plan.strands.len());
-    for &strands in &plan.strands {
-        let db = dir.join(format!("engine-bench-strands-{strands}"));
-        databases.push((strands, Some(workload::Database::create(&db, strands, method)?)));
-    }
+    // One database, reopened with each strand count in turn: both strand counts write the
+    // same files, so the comparison is not skewed by where the files lie on the disk.
+    let db = dir.join("engine-bench-strands");
+    workload::Database::create(&db, plan.strands[0], method)?.shut()?;
+    let mut stalled = false;
     let mut n = 0;
     for mode in Mode::ALL {
         for &sessions in plan.sessions(mode) {
-            for (strands, database) in databases.iter_mut() {
-                let strands = *strands;
+            for &strands in &plan.strands {
                 n += 1;
                 let label = format!(
                     "[{n:>2}/{total}] strands {strands}, {}, {sessions} session{}",
                     mode.name(),
                     if sessions == 1 { "" } else { "s" }
                 );
-                let Some(d) = database else {
+                if stalled {
                     eprintln!("{label}: not run (the database stalled)");
                     table.not_run.push(label);
                     continue;
-                };
+                }
+                let d = workload::Database::open(&db, strands, method, 1, false)?;
                 match d.run_config(mode, sessions, warmup, measure, &label)? {
                     Outcome::Measured(m) => {
+                        d.shut()?;
                         let row = Row::new(strands, mode, sessions, &m);
                         eprintln!(
                             "{label}: {} commits/s, p50 {:.1} us",
@@ -389,18 +390,15 @@ fn main_table(
                     Outcome::Stalled(stall) => {
                         eprintln!("{label}: STALL: {}", stall.summary());
                         table.stalls.push(stall);
-                        if let Some(d) = database.take() {
-                            d.abandon();
-                        }
+                        d.abandon();
+                        stalled = true;
                     }
                 }
             }
         }
     }
-    for (_, database) in databases {
-        if let Some(d) = database {
-            d.close()?;
-        }
+    if !stalled {
+        std::fs::remove_dir_all(&db).with_context(|| format!("removing {}", db.display()))?;
     }
     // Rows by strands, then mode, then sessions, as the table prints them.
     let mode_index = |name: &str| Mode::ALL.iter().position(|m| m.name() == name);

@@ -150,15 +150,18 @@ pub struct Database {
 impl Database {
     /// Creates a fresh database in `dir`, removing what a previous run left there.
     pub fn create(dir: &Path, strands: u32, method: SyncMethod) -> Result<Database> {
-        Database::create_mirrored(dir, strands, method, 1)
+        Database::open(dir, strands, method, 1, true)
     }
 
-    /// As `create`, with `members` members per log group (the mirrors in `dir-mirrorN`).
-    pub fn create_mirrored(dir: &Path, strands: u32, method: SyncMethod, members: u32) -> Result<Database> {
+    /// Opens the database in `dir` (a fresh one if `fresh`, removing what was there) with
+    /// `members` members per log group (the mirrors in `dir-mirrorN`). Reopening the same
+    /// files with another strand count compares strands without the noise of different
+    /// file placement on the disk.
+    pub fn open(dir: &Path, strands: u32, method: SyncMethod, members: u32, fresh: bool) -> Result<Database> {
         let mirrors: Vec<PathBuf> =
             (2..=members).map(|m| PathBuf::from(format!("{}-mirror{m}", dir.display()))).collect();
         for d in std::iter::once(&dir.to_path_buf()).chain(&mirrors) {
-            if d.exists() {
+            if fresh && d.exists() {
                 std::fs::remove_dir_all(d).with_context(|| format!("removing {}", d.display()))?;
             }
         }
@@ -188,6 +191,18 @@ impl Database {
                 .context("spawning the checkpointer")?
         };
         Ok(Database { log, dir: dir.to_path_buf(), mirrors, strands, stop, checkpointer: Some(checkpointer) })
+    }
+
+    /// Stops the checkpointer and shuts the database down, keeping its files.
+    pub fn shut(mut self) -> Result<()> {
+        self.stop.store(true, SeqCst);
+        let checkpoints = match self.checkpointer.take() {
+            Some(h) => h.join().map_err(|_| anyhow!("the checkpointer panicked"))?,
+            None => Ok(()),
+        };
+        let shutdown = self.log.shutdown().context("shutting the database down");
+        checkpoints?;
+        shutdown
     }
 
     /// Stops the checkpointer, shuts the database down and removes it.
