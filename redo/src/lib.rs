@@ -22,6 +22,7 @@ pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, Sy
 pub use error::{LogFailure, RedoError, Result};
 pub use log::{
     CommitOptions, CommitReceipt, LogSession, LogStatus, MemberInfo, MemberState, Recovered, RedoLog,
+    RedoSavepoint,
 };
 pub use recovery::{RecoveredTxn, RecoveryReport, StopReason};
 pub use stats::{Stat, StatsSnapshot, WaitClass, WaitEvent};

@@ -130,6 +130,13 @@ impl CommitOptions {
     }
 }
 
+/// A position in a session's private redo; see [`LogSession::savepoint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedoSavepoint {
+    bytes: usize,
+    records: u64,
+}
+
 /// What a commit did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CommitReceipt {
@@ -1296,6 +1303,20 @@ impl LogSession {
     /// Commits the current transaction (an empty one if none is open) in the mode that
     /// `options`, the session and the system give.
     pub fn commit(&mut self, options: CommitOptions) -> Result<CommitReceipt> {
+        self.commit_then(options, |_| {})
+    }
+
+    /// As [`LogSession::commit`], calling `on_copied` once the commit record is in the log
+    /// buffer and before waiting for durability. That is the moment Oracle makes a
+    /// transaction's changes visible and releases its row locks (early lock release): the
+    /// commit now has its place in commit order, so prefix recovery keeps any later commit
+    /// that saw the change only together with it. `on_copied` is called at most once, and
+    /// not if the copy failed.
+    pub fn commit_then(
+        &mut self,
+        options: CommitOptions,
+        on_copied: impl FnOnce(&CommitReceipt),
+    ) -> Result<CommitReceipt> {
         self.sh.check_open()?;
         let (wait, logging) = self.resolve(options);
         let stats = self.stats.clone();
@@ -1348,6 +1369,7 @@ impl LogSession {
         self.private_records = 0;
         self.txn = None;
         let receipt = CommitReceipt { txn: txn_id, scn, lsn: end, waited: wait, logging };
+        on_copied(&receipt);
         if wait {
             self.wait_durable(end)?;
             stats.add(Stat::CommitWaitPerformed, 1);
@@ -1369,6 +1391,24 @@ impl LogSession {
             stats.add(Stat::CommitNowaitPerformed, 1);
         }
         Ok(receipt)
+    }
+
+    /// A point in the current transaction's private redo to roll back to (statement-level
+    /// atomicity: a failed statement takes back only its own changes).
+    pub fn savepoint(&self) -> RedoSavepoint {
+        RedoSavepoint { bytes: self.private.len(), records: self.private_records }
+    }
+
+    /// Drops the changes logged since `savepoint`; the transaction stays open.
+    pub fn rollback_to(&mut self, savepoint: RedoSavepoint) {
+        assert!(
+            savepoint.bytes <= self.private.len() && savepoint.records <= self.private_records,
+            "savepoint {savepoint:?} is not in this transaction ({} bytes, {} records)",
+            self.private.len(),
+            self.private_records
+        );
+        self.private.truncate(savepoint.bytes);
+        self.private_records = savepoint.records;
     }
 
     /// Rolls back the current transaction: its private redo is dropped. Nothing reached

@@ -1738,3 +1738,50 @@ fn an_idle_log_writer_does_not_spin() {
     assert!(used * 20 < hz, "an idle LGWR used {used} ticks of CPU (at {hz} per second) in one idle second");
     drop(log);
 }
+
+// ---------------------------------------------------------------------------------------
+// Hooks for the database layer
+
+#[test]
+fn rolling_back_to_a_savepoint_drops_only_the_changes_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path());
+    {
+        let (log, _) = open(&c);
+        let mut s = log.session();
+        s.log_change(b"kept before").unwrap();
+        let sp = s.savepoint();
+        s.log_change(b"dropped 1").unwrap();
+        s.log_change(b"dropped 2").unwrap();
+        s.rollback_to(sp);
+        assert!(s.transaction().is_some(), "the transaction stays open");
+        s.log_change(b"kept after").unwrap();
+        s.commit(WAIT).unwrap();
+        assert_eq!(s.stats().get(Stat::RedoEntries), 3, "two changes and the commit record");
+    }
+    let rec = recover(&c);
+    assert_eq!(rec.transactions.len(), 1);
+    assert_eq!(rec.transactions[0].changes, vec![b"kept before".to_vec(), b"kept after".to_vec()]);
+}
+
+#[test]
+fn commit_then_runs_once_the_commit_is_in_the_buffer_and_before_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path());
+    let (log, _) = open(&c);
+    settle(&log);
+    let mut s = log.session();
+    s.log_change(b"x").unwrap();
+    let mut seen = None;
+    let r = s
+        .commit_then(WAIT, |receipt| {
+            // The unit is in the buffer (reserved) but the session has not waited yet.
+            assert!(log.reserved_end() >= receipt.lsn);
+            seen = Some((*receipt, log.durable_lsn()));
+        })
+        .unwrap();
+    let (receipt, durable_then) = seen.expect("hook ran");
+    assert_eq!(receipt, r);
+    assert!(durable_then < r.lsn, "the hook ran before the commit was durable");
+    assert!(log.durable_lsn() >= r.lsn, "a WAIT commit returns durable");
+}
