@@ -1,0 +1,70 @@
+//! Errors of the database layer, each with the SQLSTATE a PostgreSQL client expects, so
+//! the wire server maps them in one line.
+
+use redo::RedoError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DbError {
+    #[error("syntax error at or near position {position}: {message}")]
+    Syntax { message: String, position: usize },
+    #[error("relation \"{0}\" does not exist")]
+    UnknownTable(String),
+    #[error("relation \"{0}\" already exists")]
+    TableExists(String),
+    #[error("column \"{0}\" does not exist")]
+    UnknownColumn(String),
+    #[error("duplicate key value violates unique constraint \"{table}_pkey\": key ({key}) already exists")]
+    DuplicateKey { table: String, key: String },
+    #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
+    NotNull { table: String, column: String },
+    #[error("invalid input for type {expected}: {value}")]
+    TypeMismatch { expected: String, value: String },
+    #[error("value too long for type {ty}: {len} characters")]
+    ValueTooLong { ty: String, len: usize },
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("unrecognized configuration parameter \"{0}\"")]
+    UnknownParameter(String),
+    #[error("invalid value for parameter \"{parameter}\": \"{value}\" (allowed: {allowed})")]
+    InvalidParameterValue { parameter: String, value: String, allowed: String },
+    #[error("parameter \"{0}\" cannot be changed without restarting the database")]
+    StaticParameter(String),
+    #[error("deadlock detected: {0}")]
+    Deadlock(String),
+    #[error("{0} is not supported")]
+    Unsupported(String),
+    #[error("bind parameter ${index} is {problem}")]
+    BindParameter { index: usize, problem: String },
+    #[error(transparent)]
+    Redo(#[from] RedoError),
+}
+
+impl DbError {
+    /// The PostgreSQL SQLSTATE for this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            DbError::Syntax { .. } => "42601",
+            DbError::UnknownTable(_) => "42P01",
+            DbError::TableExists(_) => "42P07",
+            DbError::UnknownColumn(_) => "42703",
+            DbError::DuplicateKey { .. } => "23505",
+            DbError::NotNull { .. } => "23502",
+            DbError::TypeMismatch { .. } => "22P02",
+            DbError::ValueTooLong { .. } => "22001",
+            DbError::DivisionByZero => "22012",
+            DbError::UnknownParameter(_) => "42704",
+            DbError::InvalidParameterValue { .. } => "22023",
+            DbError::StaticParameter(_) => "55P02",
+            DbError::Deadlock(_) => "40P01",
+            DbError::Unsupported(_) => "0A000",
+            DbError::BindParameter { .. } => "08P01",
+            DbError::Redo(RedoError::Config(_)) => "22023",
+            DbError::Redo(RedoError::StaticParameter { .. }) => "55P02",
+            DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",
+            DbError::Redo(RedoError::Shutdown) => "57P01",
+            DbError::Redo(_) => "58030",
+        }
+    }
+}
+
+pub type DbResult<T> = std::result::Result<T, DbError>;

@@ -1,0 +1,5 @@
+//! SQL: the statements redodb understands. Standard SQL goes through the `sqlparser`
+//! crate; the Oracle-style statements (COMMIT WRITE, ALTER SESSION/SYSTEM, SHOW
+//! PARAMETER) and PostgreSQL's session settings are parsed in `oracle`.
+
+pub mod oracle;

@@ -1,0 +1,1 @@
+//! Oracle-style statements and statement splitting (being written).

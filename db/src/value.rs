@@ -1,0 +1,149 @@
+//! SQL values and types.
+//!
+//! `Value` has a total order (NULL first, then by type, numbers compared across INT and
+//! FLOAT) so that values can be primary-key components in an ordered index. SQL's
+//! three-valued comparisons (NULL compares unknown) live in the expression evaluator, not
+//! here.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A column type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// BIGINT, INTEGER, INT, SMALLINT: 64-bit signed.
+    Int,
+    /// DOUBLE PRECISION, FLOAT, REAL, NUMBER, NUMERIC, DECIMAL: 64-bit float.
+    Float,
+    /// VARCHAR(n), CHAR(n), TEXT: UTF-8, with an optional maximum length in characters.
+    Text {
+        max_chars: Option<u32>,
+    },
+    Bool,
+}
+
+impl DataType {
+    pub fn name(&self) -> String {
+        match self {
+            DataType::Int => "BIGINT".into(),
+            DataType::Float => "DOUBLE PRECISION".into(),
+            DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
+            DataType::Text { max_chars: None } => "TEXT".into(),
+            DataType::Bool => "BOOLEAN".into(),
+        }
+    }
+}
+
+/// One SQL value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::Float(_) => 2,
+            Value::Text(_) => 3,
+        }
+    }
+
+    /// The type of a non-null value.
+    pub fn data_type(&self) -> Option<DataType> {
+        match self {
+            Value::Null => None,
+            Value::Int(_) => Some(DataType::Int),
+            Value::Float(_) => Some(DataType::Float),
+            Value::Text(_) => Some(DataType::Text { max_chars: None }),
+            Value::Bool(_) => Some(DataType::Bool),
+        }
+    }
+}
+
+fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.total_cmp(&b)
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Value) -> Ordering {
+        match (self, other) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Float(a), Value::Float(b)) => cmp_f64(*a, *b),
+            (Value::Int(a), Value::Float(b)) => cmp_f64(*a as f64, *b).then(Ordering::Less),
+            (Value::Float(a), Value::Int(b)) => cmp_f64(*a, *b as f64).then(Ordering::Greater),
+            (Value::Text(a), Value::Text(b)) => a.cmp(b),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Value) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Text(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_order_null_first_and_numbers_across_types() {
+        let mut v = vec![
+            Value::Text("b".into()),
+            Value::Int(3),
+            Value::Null,
+            Value::Float(2.5),
+            Value::Bool(true),
+            Value::Text("a".into()),
+            Value::Int(-1),
+        ];
+        v.sort();
+        assert_eq!(
+            v,
+            vec![
+                Value::Null,
+                Value::Bool(true),
+                Value::Int(-1),
+                Value::Float(2.5),
+                Value::Int(3),
+                Value::Text("a".into()),
+                Value::Text("b".into()),
+            ]
+        );
+        // Equal numbers of different types stay distinct keys, in a fixed order.
+        assert!(Value::Int(2) < Value::Float(2.0));
+    }
+}
