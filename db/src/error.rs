@@ -35,6 +35,8 @@ pub enum DbError {
     Unsupported(String),
     #[error("bind parameter ${index} is {problem}")]
     BindParameter { index: usize, problem: String },
+    #[error("corrupt change record in the redo log: {0}")]
+    CorruptChange(String),
     #[error(transparent)]
     Redo(#[from] RedoError),
 }
@@ -58,6 +60,7 @@ impl DbError {
             DbError::Deadlock(_) => "40P01",
             DbError::Unsupported(_) => "0A000",
             DbError::BindParameter { .. } => "08P01",
+            DbError::CorruptChange(_) => "XX001",
             DbError::Redo(RedoError::Config(_)) => "22023",
             DbError::Redo(RedoError::StaticParameter { .. }) => "55P02",
             DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",

@@ -1,9 +1,17 @@
 //! redodb's database layer: tables, transactions, SQL, sessions, parameters and
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
+pub mod change;
+pub mod database;
 pub mod error;
+pub mod locks;
+pub mod schema;
 pub mod sql;
+pub mod state;
 pub mod value;
 
+pub use change::Change;
+pub use database::{Database, DbConfig, Session};
 pub use error::{DbError, DbResult};
+pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

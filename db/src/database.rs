@@ -1,0 +1,417 @@
+//! The embedded database: [`Database::open`] recovers the tables from the redo log, and
+//! [`Session`]s change them in transactions committed in any commit write mode.
+//!
+//! # A transaction's path
+//! 1. A statement (insert, update, delete) locks the row it changes (waiting for another
+//!    transaction that holds it: `enq: TX - row lock contention`), reads the row as the
+//!    transaction sees it (its own changes over the committed state), validates, logs the
+//!    change to the session's private redo and records it in the transaction's overlay.
+//!    A statement that fails is undone alone: the private redo, the overlay and the
+//!    change list go back to where they were when it started.
+//! 2. Commit hands the private redo to the engine. As soon as the commit record is in the
+//!    log buffer (`LogSession::commit_then`), the changes are applied to the committed
+//!    state in SCN order and the row locks are released (early lock release), then the
+//!    session waits for durability if its mode says WAIT.
+//! 3. Rollback drops the private redo and the overlay and releases the locks; nothing is
+//!    written.
+//!
+//! DDL (CREATE TABLE, DROP TABLE, TRUNCATE) commits the open transaction first and runs
+//! as a transaction of its own, as in Oracle, holding the table exclusively.
+//!
+//! Not yet here (issue 3 goes on): SQL, checkpoint images (so the log files are reused
+//! only once images exist), parameters and the call-level commit optimisation.
+
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
+
+use imbl::OrdMap;
+use redo::{
+    CommitOptions, CommitReceipt, LogConfig, LogSession, RecoveryReport, RedoLog, RedoSavepoint, Scn, TxnId,
+};
+
+use crate::change::Change;
+use crate::error::{DbError, DbResult};
+use crate::locks::{HeldLocks, LockManager};
+use crate::schema::{Key, Row, TableSchema};
+use crate::state::DbState;
+
+/// Configuration of a database: the redo log's, with its directory set by `open`.
+#[derive(Clone, Debug)]
+pub struct DbConfig {
+    pub log: LogConfig,
+}
+
+impl Default for DbConfig {
+    fn default() -> DbConfig {
+        DbConfig { log: LogConfig::new(".") }
+    }
+}
+
+struct DbShared {
+    log: RedoLog,
+    state: RwLock<Arc<DbState>>,
+    /// SCN of the last commit applied to `state`, for applying in SCN order.
+    applied: Mutex<Scn>,
+    applied_changed: Condvar,
+    locks: LockManager,
+    next_txn: std::sync::atomic::AtomicU64,
+}
+
+impl DbShared {
+    fn snapshot(&self) -> Arc<DbState> {
+        self.state.read().expect("state poisoned").clone()
+    }
+
+    /// Applies a committed transaction's changes once every earlier SCN is applied.
+    fn apply_in_order(&self, scn: Scn, changes: &[Change]) {
+        let mut applied = self.applied.lock().expect("applied poisoned");
+        while applied.next() != scn {
+            assert!(*applied < scn, "commit {scn} applied twice (applied up to {applied})");
+            if self.log.failure().is_some() {
+                // An earlier commit's copy failed: the log accepts nothing more, and the
+                // database must be reopened (recovery decides what survived).
+                return;
+            }
+            let (guard, _) = self
+                .applied_changed
+                .wait_timeout(applied, Duration::from_millis(10))
+                .expect("applied poisoned");
+            applied = guard;
+        }
+        {
+            let mut state = self.state.write().expect("state poisoned");
+            let st = Arc::make_mut(&mut state);
+            for c in changes {
+                if let Err(e) = st.apply(c) {
+                    panic!("a validated change of commit {scn} does not apply: {e} ({c:?})");
+                }
+            }
+            st.scn = scn;
+        }
+        *applied = scn;
+        drop(applied);
+        self.applied_changed.notify_all();
+    }
+}
+
+/// An open database. Cheap to share: clone the `Arc` it lives in, or open sessions.
+pub struct Database {
+    shared: Arc<DbShared>,
+    recovery: RecoveryReport,
+}
+
+impl Database {
+    /// Opens (creating if needed) the database in `dir`, recovering its tables from the
+    /// redo log.
+    pub fn open(dir: impl AsRef<Path>, mut config: DbConfig) -> DbResult<Database> {
+        config.log.dir = dir.as_ref().to_path_buf();
+        let (log, recovered) = RedoLog::open(config.log)?;
+        let mut state = DbState { tables: OrdMap::new(), scn: recovered.report.checkpoint_scn };
+        for txn in &recovered.transactions {
+            for bytes in &txn.changes {
+                let change = Change::decode(bytes)?;
+                state.apply(&change).map_err(|e| {
+                    DbError::CorruptChange(format!("commit {} does not apply on recovery: {e}", txn.scn))
+                })?;
+            }
+            state.scn = txn.scn;
+        }
+        let applied = state.scn;
+        let shared = Arc::new(DbShared {
+            log,
+            state: RwLock::new(Arc::new(state)),
+            applied: Mutex::new(applied),
+            applied_changed: Condvar::new(),
+            locks: LockManager::default(),
+            next_txn: std::sync::atomic::AtomicU64::new(1),
+        });
+        Ok(Database { shared, recovery: recovered.report })
+    }
+
+    pub fn session(&self) -> Session {
+        Session { db: self.shared.clone(), redo: self.shared.log.session(), txn: None }
+    }
+
+    /// A consistent snapshot of the committed state.
+    pub fn snapshot(&self) -> Arc<DbState> {
+        self.shared.snapshot()
+    }
+
+    /// What recovery did when the database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// The redo log, for its statistics, parameters and status.
+    pub fn log(&self) -> &RedoLog {
+        &self.shared.log
+    }
+}
+
+/// A transaction in progress.
+struct Txn {
+    id: TxnId,
+    changes: Vec<Change>,
+    /// The transaction's own view of the rows it changed: None where it deleted one.
+    overlay: OrdMap<(String, Key), Option<Row>>,
+    held: HeldLocks,
+}
+
+/// Where a statement started, to undo it alone if it fails.
+struct StatementStart {
+    redo: RedoSavepoint,
+    changes: usize,
+    overlay: OrdMap<(String, Key), Option<Row>>,
+}
+
+/// A session: at most one transaction at a time. Dropping it rolls back.
+pub struct Session {
+    db: Arc<DbShared>,
+    redo: LogSession,
+    txn: Option<Txn>,
+}
+
+impl Session {
+    fn txn(&mut self) -> &mut Txn {
+        let db = &self.db;
+        self.txn.get_or_insert_with(|| Txn {
+            id: TxnId(db.next_txn.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            changes: Vec::new(),
+            overlay: OrdMap::new(),
+            held: HeldLocks::default(),
+        })
+    }
+
+    /// Whether a transaction is open (it has locked or changed something).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// The redo log session, for commit settings and statistics.
+    pub fn redo(&mut self) -> &mut LogSession {
+        &mut self.redo
+    }
+
+    /// Runs one statement with statement-level atomicity.
+    fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
+        let start = {
+            let redo = self.redo.savepoint();
+            let txn = self.txn();
+            StatementStart { redo, changes: txn.changes.len(), overlay: txn.overlay.clone() }
+        };
+        let result = body(self);
+        if result.is_err() {
+            self.redo.rollback_to(start.redo);
+            let txn = self.txn.as_mut().expect("statement inside a transaction");
+            txn.changes.truncate(start.changes);
+            txn.overlay = start.overlay;
+        }
+        result
+    }
+
+    /// Locks a row, then reads it as this transaction sees it.
+    fn lock_and_read(&mut self, table: &str, key: &Key) -> DbResult<(Arc<TableSchema>, Option<Row>)> {
+        let db = self.db.clone();
+        let txn = self.txn();
+        db.locks.lock_row(txn.id, &mut txn.held, table, key)?;
+        // Read after the lock: a transaction we waited for may have changed the row.
+        let snap = db.snapshot();
+        let t = snap.table(table)?;
+        let row = match txn.overlay.get(&(table.to_string(), key.clone())) {
+            Some(own) => own.clone(),
+            None => t.rows.get(key).cloned(),
+        };
+        Ok((t.schema.clone(), row))
+    }
+
+    fn log(&mut self, change: Change, table: &str, key: Key, row: Option<Row>) -> DbResult<()> {
+        let mut bytes = Vec::new();
+        change.encode(&mut bytes);
+        self.redo.log_change(&bytes)?;
+        let txn = self.txn.as_mut().expect("logging inside a transaction");
+        txn.overlay.insert((table.to_string(), key), row);
+        txn.changes.push(change);
+        Ok(())
+    }
+
+    /// Inserts one row (values in column order).
+    pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
+        self.statement(|s| {
+            let schema = s.db.snapshot().table(table)?.schema.clone();
+            let row = schema.check_row(row)?;
+            let key = schema.key_of(&row);
+            let (_, existing) = s.lock_and_read(table, &key)?;
+            if existing.is_some() {
+                return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
+            }
+            let stored = Arc::new(row.clone());
+            s.log(Change::Insert { table: table.to_string(), row }, table, key, Some(stored))
+        })
+    }
+
+    /// Replaces the row with primary key `key` by `row`. Returns whether the row existed.
+    pub fn update(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
+        self.statement(|s| {
+            let (schema, existing) = s.lock_and_read(table, key)?;
+            if existing.is_none() {
+                return Ok(false);
+            }
+            let row = schema.check_row(row)?;
+            let new_key = schema.key_of(&row);
+            if &new_key != key {
+                let (_, clash) = s.lock_and_read(table, &new_key)?;
+                if clash.is_some() {
+                    return Err(DbError::DuplicateKey {
+                        table: table.to_string(),
+                        key: format_key(&new_key),
+                    });
+                }
+                s.txn().overlay.insert((table.to_string(), key.clone()), None);
+            }
+            let stored = Arc::new(row.clone());
+            s.log(
+                Change::Update { table: table.to_string(), key: key.clone(), row },
+                table,
+                new_key,
+                Some(stored),
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Deletes the row with primary key `key`. Returns whether it existed.
+    pub fn delete(&mut self, table: &str, key: &Key) -> DbResult<bool> {
+        self.statement(|s| {
+            let (_, existing) = s.lock_and_read(table, key)?;
+            if existing.is_none() {
+                return Ok(false);
+            }
+            s.log(Change::Delete { table: table.to_string(), key: key.clone() }, table, key.clone(), None)?;
+            Ok(true)
+        })
+    }
+
+    /// Locks the row with primary key `key` and returns it as this transaction sees it
+    /// (SELECT ... FOR UPDATE): a read-modify-write under the lock loses no update.
+    pub fn select_for_update(&mut self, table: &str, key: &Key) -> DbResult<Option<Row>> {
+        self.statement(|s| s.lock_and_read(table, key).map(|(_, row)| row))
+    }
+
+    /// The row with primary key `key` as this session sees it.
+    pub fn get(&self, table: &str, key: &Key) -> DbResult<Option<Row>> {
+        let snap = self.db.snapshot();
+        let t = snap.table(table)?;
+        if let Some(own) =
+            self.txn.as_ref().and_then(|txn| txn.overlay.get(&(table.to_string(), key.clone())))
+        {
+            return Ok(own.clone());
+        }
+        Ok(t.rows.get(key).cloned())
+    }
+
+    /// Every row of `table` as this session sees it, in primary-key order.
+    pub fn scan(&self, table: &str) -> DbResult<Vec<Row>> {
+        let snap = self.db.snapshot();
+        let t = snap.table(table)?;
+        let mut rows: std::collections::BTreeMap<Key, Row> =
+            t.rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect();
+        if let Some(txn) = &self.txn {
+            for ((tab, key), own) in txn.overlay.iter() {
+                if tab == table {
+                    match own {
+                        Some(r) => rows.insert(key.clone(), r.clone()),
+                        None => rows.remove(key),
+                    };
+                }
+            }
+        }
+        Ok(rows.into_values().collect())
+    }
+
+    /// Runs a DDL change as its own transaction, after committing the open one.
+    fn ddl(
+        &mut self,
+        table: &str,
+        check: impl FnOnce(&DbState) -> DbResult<()>,
+        change: Change,
+    ) -> DbResult<()> {
+        self.commit(CommitOptions::DEFAULT)?;
+        let result = self.statement(|s| {
+            let db = s.db.clone();
+            let txn = s.txn();
+            db.locks.lock_table(txn.id, &mut txn.held, table)?;
+            check(&db.snapshot())?;
+            let mut bytes = Vec::new();
+            change.encode(&mut bytes);
+            s.redo.log_change(&bytes)?;
+            s.txn().changes.push(change);
+            Ok(())
+        });
+        match result {
+            Ok(()) => self.commit(CommitOptions::DEFAULT).map(|_| ()),
+            Err(e) => {
+                self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    pub fn create_table(&mut self, schema: TableSchema) -> DbResult<()> {
+        let name = schema.name.clone();
+        self.ddl(
+            &name.clone(),
+            |st| if st.tables.contains_key(&name) { Err(DbError::TableExists(name)) } else { Ok(()) },
+            Change::CreateTable(schema),
+        )
+    }
+
+    pub fn drop_table(&mut self, table: &str) -> DbResult<()> {
+        self.ddl(table, |st| st.table(table).map(|_| ()), Change::DropTable { table: table.to_string() })
+    }
+
+    pub fn truncate(&mut self, table: &str) -> DbResult<()> {
+        self.ddl(table, |st| st.table(table).map(|_| ()), Change::Truncate { table: table.to_string() })
+    }
+
+    /// Commits the open transaction in the mode `options`, the session and the system
+    /// give. Returns None if there was nothing to commit.
+    pub fn commit(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
+        let Some(mut txn) = self.txn.take() else { return Ok(None) };
+        if txn.changes.is_empty() {
+            self.db.locks.release_all(txn.id, &mut txn.held);
+            self.redo.rollback()?;
+            return Ok(None);
+        }
+        let db = self.db.clone();
+        let changes = std::mem::take(&mut txn.changes);
+        let id = txn.id;
+        let mut held = std::mem::take(&mut txn.held);
+        let result = self.redo.commit_then(options, |receipt| {
+            db.apply_in_order(receipt.scn, &changes);
+            db.locks.release_all(id, &mut held);
+        });
+        // If the commit failed before its record reached the buffer, the locks are still
+        // held: the transaction is gone either way.
+        db.locks.release_all(id, &mut held);
+        Ok(Some(result?))
+    }
+
+    /// Rolls back the open transaction: nothing is written.
+    pub fn rollback(&mut self) {
+        if let Some(mut txn) = self.txn.take() {
+            self.db.locks.release_all(txn.id, &mut txn.held);
+            let _ = self.redo.rollback();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.rollback();
+    }
+}
+
+fn format_key(key: &Key) -> String {
+    key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+}

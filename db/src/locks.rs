@@ -1,0 +1,261 @@
+//! Row and table locks (Oracle's TX enqueue), with deadlock detection.
+//!
+//! - A transaction locks a row (table, primary key) before it inserts, updates or deletes
+//!   it, and holds the lock until its commit record is in the log buffer (early lock
+//!   release) or it rolls back. Inserts lock the key too, so two transactions inserting
+//!   the same key serialize and the second gets "duplicate key" once the first commits.
+//! - DDL (CREATE, DROP, TRUNCATE) locks the whole table exclusively: it waits for every
+//!   other transaction holding row locks on the table, and row lockers wait for it.
+//! - A transaction about to wait first follows the wait-for graph from the holders; if
+//!   that leads back to itself, it gets a deadlock error instead of waiting (it is the
+//!   victim; the others go on).
+//!
+//! Invariant: a row of table T is locked only by transactions that do not conflict with
+//! T's table lock holder, and each lock has exactly one owner. Everything is under one
+//! mutex: lock operations are short, and the commit path takes it once.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use redo::TxnId;
+
+use crate::error::{DbError, DbResult};
+use crate::schema::Key;
+
+#[derive(Default)]
+struct LockState {
+    rows: BTreeMap<(String, Key), TxnId>,
+    /// Row locks held per (table, transaction), to find the holders a table lock waits for.
+    rows_by_table: HashMap<String, HashMap<TxnId, usize>>,
+    tables: HashMap<String, TxnId>,
+    /// Who each waiting transaction waits for.
+    waits_for: HashMap<TxnId, Vec<TxnId>>,
+}
+
+impl LockState {
+    fn would_deadlock(&self, me: TxnId, holders: &[TxnId]) -> bool {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<TxnId> = holders.to_vec();
+        while let Some(t) = stack.pop() {
+            if t == me {
+                return true;
+            }
+            if seen.insert(t) {
+                if let Some(next) = self.waits_for.get(&t) {
+                    stack.extend(next.iter().copied());
+                }
+            }
+        }
+        false
+    }
+}
+
+/// What a transaction holds, so it can release everything at once.
+#[derive(Default, Debug)]
+pub struct HeldLocks {
+    rows: Vec<(String, Key)>,
+    tables: Vec<String>,
+}
+
+impl HeldLocks {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.tables.is_empty()
+    }
+}
+
+/// The time a transaction spent waiting for locks (the `enq: TX - row lock contention`
+/// wait), returned so the caller can count it.
+pub type LockWait = Option<Duration>;
+
+#[derive(Default)]
+pub struct LockManager {
+    state: Mutex<LockState>,
+    released: Condvar,
+}
+
+impl LockManager {
+    fn lock_state(&self) -> MutexGuard<'_, LockState> {
+        self.state.lock().expect("lock table poisoned")
+    }
+
+    /// Locks one row for `txn`, waiting while another transaction holds it or holds the
+    /// table exclusively.
+    pub fn lock_row(&self, txn: TxnId, held: &mut HeldLocks, table: &str, key: &Key) -> DbResult<LockWait> {
+        let id = (table.to_string(), key.clone());
+        let mut st = self.lock_state();
+        let mut waited_since: Option<Instant> = None;
+        loop {
+            let mut blockers = Vec::new();
+            if let Some(&owner) = st.tables.get(table) {
+                if owner != txn {
+                    blockers.push(owner);
+                }
+            }
+            match st.rows.get(&id) {
+                Some(&owner) if owner == txn => return Ok(waited_since.map(|t| t.elapsed())),
+                Some(&owner) => blockers.push(owner),
+                None => {}
+            }
+            if blockers.is_empty() {
+                st.rows.insert(id.clone(), txn);
+                *st.rows_by_table.entry(table.to_string()).or_default().entry(txn).or_insert(0) += 1;
+                held.rows.push(id);
+                return Ok(waited_since.map(|t| t.elapsed()));
+            }
+            st = self.wait(st, txn, blockers, &mut waited_since, || format!("row {key:?} of \"{table}\""))?;
+        }
+    }
+
+    /// Locks a table exclusively for DDL, waiting for every other transaction with row
+    /// locks on it.
+    pub fn lock_table(&self, txn: TxnId, held: &mut HeldLocks, table: &str) -> DbResult<LockWait> {
+        let mut st = self.lock_state();
+        let mut waited_since: Option<Instant> = None;
+        loop {
+            let mut blockers: Vec<TxnId> = st
+                .rows_by_table
+                .get(table)
+                .map(|m| m.keys().copied().filter(|&t| t != txn).collect())
+                .unwrap_or_default();
+            match st.tables.get(table) {
+                Some(&owner) if owner == txn && blockers.is_empty() => {
+                    return Ok(waited_since.map(|t| t.elapsed()))
+                }
+                Some(&owner) if owner != txn => blockers.push(owner),
+                _ => {}
+            }
+            if blockers.is_empty() {
+                st.tables.insert(table.to_string(), txn);
+                held.tables.push(table.to_string());
+                return Ok(waited_since.map(|t| t.elapsed()));
+            }
+            st = self.wait(st, txn, blockers, &mut waited_since, || format!("table \"{table}\""))?;
+        }
+    }
+
+    fn wait<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, LockState>,
+        txn: TxnId,
+        blockers: Vec<TxnId>,
+        waited_since: &mut Option<Instant>,
+        what: impl Fn() -> String,
+    ) -> DbResult<MutexGuard<'a, LockState>> {
+        if st.would_deadlock(txn, &blockers) {
+            st.waits_for.remove(&txn);
+            return Err(DbError::Deadlock(format!(
+                "transaction {txn} waits for {} held by transaction {}, which waits (directly or not) for {txn}",
+                what(),
+                blockers[0]
+            )));
+        }
+        waited_since.get_or_insert_with(Instant::now);
+        st.waits_for.insert(txn, blockers);
+        let mut st = self.released.wait(st).expect("lock table poisoned");
+        st.waits_for.remove(&txn);
+        Ok(st)
+    }
+
+    /// Releases everything `held` holds and wakes the waiters.
+    pub fn release_all(&self, txn: TxnId, held: &mut HeldLocks) {
+        if held.is_empty() {
+            return;
+        }
+        let mut st = self.lock_state();
+        for id in held.rows.drain(..) {
+            let owner = st.rows.remove(&id);
+            debug_assert_eq!(owner, Some(txn), "row lock {id:?} not held by {txn}");
+            if let Some(per) = st.rows_by_table.get_mut(&id.0) {
+                if let Some(n) = per.get_mut(&txn) {
+                    *n -= 1;
+                    if *n == 0 {
+                        per.remove(&txn);
+                    }
+                }
+                if per.is_empty() {
+                    st.rows_by_table.remove(&id.0);
+                }
+            }
+        }
+        for t in held.tables.drain(..) {
+            if st.tables.get(&t) == Some(&txn) {
+                st.tables.remove(&t);
+            }
+        }
+        drop(st);
+        self.released.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+    use std::sync::Arc;
+
+    fn key(i: i64) -> Key {
+        vec![Value::Int(i)]
+    }
+
+    #[test]
+    fn a_second_locker_waits_until_the_first_releases() {
+        let locks = Arc::new(LockManager::default());
+        let mut a = HeldLocks::default();
+        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap(), None);
+        let l2 = locks.clone();
+        let waiter = std::thread::spawn(move || {
+            let mut b = HeldLocks::default();
+            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1)).unwrap();
+            l2.release_all(TxnId(2), &mut b);
+            waited
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        locks.release_all(TxnId(1), &mut a);
+        let waited = waiter.join().unwrap().expect("it waited");
+        assert!(waited >= Duration::from_millis(40), "{waited:?}");
+    }
+
+    #[test]
+    fn a_cycle_of_waits_is_a_deadlock_for_the_transaction_closing_it() {
+        let locks = Arc::new(LockManager::default());
+        let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2)).unwrap();
+        let l2 = locks.clone();
+        let t1 = std::thread::spawn(move || {
+            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2));
+            l2.release_all(TxnId(1), &mut a);
+            r
+        });
+        // Let transaction 1 start waiting for row 2.
+        std::thread::sleep(Duration::from_millis(50));
+        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1)).unwrap_err();
+        assert!(matches!(e, DbError::Deadlock(_)), "{e}");
+        assert_eq!(e.sqlstate(), "40P01");
+        locks.release_all(TxnId(2), &mut b);
+        assert!(t1.join().unwrap().is_ok(), "the other transaction goes on");
+    }
+
+    #[test]
+    fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
+        let locks = Arc::new(LockManager::default());
+        let mut a = HeldLocks::default();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap();
+        let l2 = locks.clone();
+        let ddl = std::thread::spawn(move || {
+            let mut d = HeldLocks::default();
+            let waited = l2.lock_table(TxnId(9), &mut d, "t").unwrap();
+            (waited, d)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        locks.release_all(TxnId(1), &mut a);
+        let (waited, mut d) = ddl.join().unwrap();
+        assert!(waited.is_some());
+        // While the table is locked, another transaction's row lock would wait; a
+        // transaction in a cycle with it is refused at once.
+        locks.release_all(TxnId(9), &mut d);
+        locks.lock_row(TxnId(3), &mut a, "t", &key(5)).unwrap();
+        locks.release_all(TxnId(3), &mut a);
+    }
+}

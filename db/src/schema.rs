@@ -1,0 +1,187 @@
+//! Table schemas: columns, types, NOT NULL, and the primary key every table has.
+//!
+//! `TableSchema::check_row` is where every row is validated and coerced before it enters
+//! a table (type mismatch, NOT NULL, value too long), so the table layer can assume rows
+//! are well formed.
+
+use std::sync::Arc;
+
+use crate::error::{DbError, DbResult};
+use crate::value::{DataType, Value};
+
+/// A row's values in column order. Shared, because the same row lives in the committed
+/// state, in snapshots and in query results.
+pub type Row = Arc<Vec<Value>>;
+
+/// The primary-key values of a row, in key-column order.
+pub type Key = Vec<Value>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: DataType,
+    pub nullable: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableSchema {
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// Indexes into `columns` of the primary key, in key order. Never empty.
+    pub primary_key: Vec<usize>,
+}
+
+impl TableSchema {
+    /// Builds a schema, checking that names are unique and the key is valid. Key columns
+    /// become NOT NULL.
+    pub fn new(name: &str, mut columns: Vec<Column>, primary_key: Vec<usize>) -> DbResult<TableSchema> {
+        if columns.is_empty() {
+            return Err(DbError::Unsupported(format!("table \"{name}\" without columns")));
+        }
+        for (i, c) in columns.iter().enumerate() {
+            if columns[..i].iter().any(|o| o.name == c.name) {
+                return Err(DbError::Syntax {
+                    message: format!("column \"{}\" specified more than once", c.name),
+                    position: 0,
+                });
+            }
+        }
+        if primary_key.is_empty() {
+            return Err(DbError::Unsupported(format!("table \"{name}\" without a primary key")));
+        }
+        for (i, &k) in primary_key.iter().enumerate() {
+            if k >= columns.len() || primary_key[..i].contains(&k) {
+                return Err(DbError::Syntax {
+                    message: format!("invalid primary key for table \"{name}\""),
+                    position: 0,
+                });
+            }
+            columns[k].nullable = false;
+        }
+        Ok(TableSchema { name: name.to_string(), columns, primary_key })
+    }
+
+    pub fn column_index(&self, name: &str) -> DbResult<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| DbError::UnknownColumn(name.to_string()))
+    }
+
+    pub fn key_of(&self, row: &[Value]) -> Key {
+        self.primary_key.iter().map(|&i| row[i].clone()).collect()
+    }
+
+    /// Validates and coerces a full row (one value per column).
+    pub fn check_row(&self, row: Vec<Value>) -> DbResult<Vec<Value>> {
+        if row.len() != self.columns.len() {
+            return Err(DbError::Syntax {
+                message: format!(
+                    "table \"{}\" has {} columns but {} values were supplied",
+                    self.name,
+                    self.columns.len(),
+                    row.len()
+                ),
+                position: 0,
+            });
+        }
+        row.into_iter().zip(&self.columns).map(|(v, c)| self.check_value(c, v)).collect()
+    }
+
+    fn check_value(&self, column: &Column, value: Value) -> DbResult<Value> {
+        if value.is_null() {
+            if !column.nullable {
+                return Err(DbError::NotNull { table: self.name.clone(), column: column.name.clone() });
+            }
+            return Ok(Value::Null);
+        }
+        coerce(value, column.ty)
+    }
+}
+
+/// Converts a value to a column type, as an assignment would (text that spells a number
+/// becomes one, integers widen to floats, integral floats narrow to integers).
+pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
+    let mismatch = |v: &Value| DbError::TypeMismatch { expected: ty.name(), value: v.to_string() };
+    match (ty, value) {
+        (_, Value::Null) => Ok(Value::Null),
+        (DataType::Int, Value::Int(v)) => Ok(Value::Int(v)),
+        (DataType::Int, Value::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(Value::Int(f as i64)),
+        (DataType::Int, Value::Text(t)) => {
+            t.trim().parse::<i64>().map(Value::Int).map_err(|_| mismatch(&Value::Text(t)))
+        }
+        (DataType::Float, Value::Float(v)) => Ok(Value::Float(v)),
+        (DataType::Float, Value::Int(v)) => Ok(Value::Float(v as f64)),
+        (DataType::Float, Value::Text(t)) => {
+            t.trim().parse::<f64>().map(Value::Float).map_err(|_| mismatch(&Value::Text(t)))
+        }
+        (DataType::Bool, Value::Bool(b)) => Ok(Value::Bool(b)),
+        (DataType::Bool, Value::Text(t)) => match t.trim().to_ascii_lowercase().as_str() {
+            "t" | "true" | "y" | "yes" | "on" | "1" => Ok(Value::Bool(true)),
+            "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
+            _ => Err(mismatch(&Value::Text(t))),
+        },
+        (DataType::Text { max_chars }, v) => {
+            let text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            if let Some(max) = max_chars {
+                let len = text.chars().count();
+                if len > max as usize {
+                    return Err(DbError::ValueTooLong { ty: ty.name(), len });
+                }
+            }
+            Ok(Value::Text(text))
+        }
+        (_, v) => Err(mismatch(&v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accounts() -> TableSchema {
+        TableSchema::new(
+            "accounts",
+            vec![
+                Column { name: "id".into(), ty: DataType::Int, nullable: true },
+                Column { name: "name".into(), ty: DataType::Text { max_chars: Some(5) }, nullable: false },
+                Column { name: "balance".into(), ty: DataType::Float, nullable: true },
+            ],
+            vec![0],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_are_checked_and_coerced() {
+        let s = accounts();
+        assert!(!s.columns[0].nullable, "key columns are NOT NULL");
+        let row =
+            s.check_row(vec![Value::Text("7".into()), Value::Text("bob".into()), Value::Int(3)]).unwrap();
+        assert_eq!(row, vec![Value::Int(7), Value::Text("bob".into()), Value::Float(3.0)]);
+        assert!(matches!(
+            s.check_row(vec![Value::Null, Value::Text("a".into()), Value::Null]),
+            Err(DbError::NotNull { .. })
+        ));
+        assert!(matches!(
+            s.check_row(vec![Value::Int(1), Value::Text("toolong".into()), Value::Null]),
+            Err(DbError::ValueTooLong { len: 7, .. })
+        ));
+        assert!(matches!(
+            s.check_row(vec![Value::Text("x".into()), Value::Text("a".into()), Value::Null]),
+            Err(DbError::TypeMismatch { .. })
+        ));
+        assert_eq!(s.key_of(&row), vec![Value::Int(7)]);
+    }
+
+    #[test]
+    fn schemas_need_a_valid_primary_key() {
+        let cols = accounts().columns;
+        assert!(TableSchema::new("t", cols.clone(), vec![]).is_err());
+        assert!(TableSchema::new("t", cols.clone(), vec![3]).is_err());
+        assert!(TableSchema::new("t", cols, vec![0, 0]).is_err());
+    }
+}

@@ -1,0 +1,282 @@
+//! Transactions on the embedded database: recovery by replay, rollback, statement-level
+//! atomicity, isolation (no dirty reads), row locks, deadlocks, early lock release.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use db::{Column, DataType, Database, DbConfig, DbError, TableSchema, Value};
+use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, SyncMethod};
+
+const WAIT: CommitOptions =
+    CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Immediate) };
+const NOWAIT_BATCH: CommitOptions =
+    CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Batch) };
+
+fn config() -> DbConfig {
+    let mut log = LogConfig::new(".");
+    log.log_file_size = 1 << 20;
+    log.log_buffer = 256 << 10;
+    log.sync_method = SyncMethod::Fdatasync;
+    DbConfig { log }
+}
+
+fn open(dir: &std::path::Path) -> Database {
+    Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+fn accounts() -> TableSchema {
+    TableSchema::new(
+        "accounts",
+        vec![
+            Column { name: "id".into(), ty: DataType::Int, nullable: false },
+            Column { name: "name".into(), ty: DataType::Text { max_chars: Some(20) }, nullable: true },
+            Column { name: "balance".into(), ty: DataType::Int, nullable: true },
+        ],
+        vec![0],
+    )
+    .unwrap()
+}
+
+fn row(id: i64, name: &str, balance: i64) -> Vec<Value> {
+    vec![Value::Int(id), Value::Text(name.into()), Value::Int(balance)]
+}
+
+fn key(id: i64) -> Vec<Value> {
+    vec![Value::Int(id)]
+}
+
+fn balances(db: &Database) -> Vec<(i64, i64)> {
+    let snap = db.snapshot();
+    snap.table("accounts")
+        .unwrap()
+        .rows
+        .values()
+        .map(|r| match (&r[0], &r[2]) {
+            (Value::Int(id), Value::Int(b)) => (*id, *b),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn committed_rows_and_tables_survive_a_reopen_and_rolled_back_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        s.create_table(accounts()).unwrap();
+        for i in 0..10 {
+            s.insert("accounts", row(i, "a", i * 10)).unwrap();
+        }
+        s.commit(WAIT).unwrap();
+        s.update("accounts", &key(3), row(3, "b", 999)).unwrap();
+        s.delete("accounts", &key(4)).unwrap();
+        s.commit(WAIT).unwrap();
+        s.insert("accounts", row(100, "gone", 1)).unwrap();
+        s.rollback();
+    }
+    let db = open(dir.path());
+    let b = balances(&db);
+    assert_eq!(b.len(), 9);
+    assert!(b.contains(&(3, 999)));
+    assert!(!b.iter().any(|(id, _)| *id == 4 || *id == 100));
+    assert_eq!(db.recovery_report().transactions, 3, "create table, and two transactions");
+}
+
+#[test]
+fn a_failed_statement_is_undone_alone_and_the_transaction_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        s.create_table(accounts()).unwrap();
+        s.insert("accounts", row(1, "a", 1)).unwrap();
+        let e = s.insert("accounts", row(1, "dup", 2)).unwrap_err();
+        assert!(matches!(e, DbError::DuplicateKey { .. }), "{e}");
+        assert_eq!(e.sqlstate(), "23505");
+        let e = s.insert("accounts", row(2, "a name that is far too long", 2)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22001");
+        let e = s.insert("accounts", vec![Value::Int(3), Value::Null, Value::Text("x".into())]).unwrap_err();
+        assert_eq!(e.sqlstate(), "22P02");
+        assert!(s.in_transaction());
+        s.insert("accounts", row(2, "b", 2)).unwrap();
+        s.commit(WAIT).unwrap();
+    }
+    let db = open(dir.path());
+    assert_eq!(balances(&db), vec![(1, 1), (2, 2)]);
+}
+
+#[test]
+fn uncommitted_changes_are_invisible_to_other_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut a = db.session();
+    let b = db.session();
+    a.create_table(accounts()).unwrap();
+    a.insert("accounts", row(1, "a", 1)).unwrap();
+    assert!(a.get("accounts", &key(1)).unwrap().is_some(), "a session sees its own changes");
+    assert!(b.get("accounts", &key(1)).unwrap().is_none(), "no dirty reads");
+    assert!(b.scan("accounts").unwrap().is_empty());
+    a.commit(NOWAIT_BATCH).unwrap();
+    assert!(b.get("accounts", &key(1)).unwrap().is_some(), "visible once the commit is in the log buffer");
+}
+
+#[test]
+fn a_second_writer_of_a_row_waits_for_the_first_and_sees_its_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = db.session();
+    a.create_table(accounts()).unwrap();
+    a.insert("accounts", row(1, "a", 100)).unwrap();
+    a.commit(WAIT).unwrap();
+    a.update("accounts", &key(1), row(1, "a", 150)).unwrap();
+    let db2 = db.clone();
+    let b = thread::spawn(move || {
+        let mut b = db2.session();
+        // Waits for a's lock; then reads a's committed balance and adds to it.
+        let current = b.get("accounts", &key(1)).unwrap().unwrap()[2].clone();
+        assert_eq!(current, Value::Int(100), "before the lock: the committed row");
+        let t = std::time::Instant::now();
+        b.update("accounts", &key(1), row(1, "b", 0)).unwrap();
+        let waited = t.elapsed();
+        let seen = b.get("accounts", &key(1)).unwrap().unwrap();
+        b.commit(WAIT).unwrap();
+        (waited, seen)
+    });
+    thread::sleep(Duration::from_millis(100));
+    a.commit(WAIT).unwrap();
+    let (waited, _) = b.join().unwrap();
+    assert!(waited >= Duration::from_millis(50), "b waited for a's row lock ({waited:?})");
+    assert_eq!(balances(&db), vec![(1, 0)]);
+}
+
+#[test]
+fn two_transactions_waiting_on_each_other_get_a_deadlock_error_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = db.session();
+    a.create_table(accounts()).unwrap();
+    a.insert("accounts", row(1, "a", 1)).unwrap();
+    a.insert("accounts", row(2, "b", 2)).unwrap();
+    a.commit(WAIT).unwrap();
+    let mut b = db.session();
+    a.update("accounts", &key(1), row(1, "a", 10)).unwrap();
+    b.update("accounts", &key(2), row(2, "b", 20)).unwrap();
+    let t = thread::spawn(move || a.update("accounts", &key(2), row(2, "a", 11)).map(|_| a));
+    thread::sleep(Duration::from_millis(100));
+    let e = b.update("accounts", &key(1), row(1, "b", 21)).unwrap_err();
+    assert!(matches!(e, DbError::Deadlock(_)), "{e}");
+    assert_eq!(e.sqlstate(), "40P01");
+    b.rollback();
+    let mut a = t.join().unwrap().expect("the other transaction goes on");
+    a.commit(WAIT).unwrap();
+    assert_eq!(balances(&db), vec![(1, 10), (2, 11)]);
+}
+
+#[test]
+fn inserting_a_key_another_transaction_inserted_waits_then_is_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = db.session();
+    a.create_table(accounts()).unwrap();
+    a.insert("accounts", row(7, "a", 1)).unwrap();
+    let db2 = db.clone();
+    let b = thread::spawn(move || db2.session().insert("accounts", row(7, "b", 2)));
+    thread::sleep(Duration::from_millis(100));
+    a.commit(WAIT).unwrap();
+    let e = b.join().unwrap().unwrap_err();
+    assert!(matches!(e, DbError::DuplicateKey { .. }), "{e}");
+}
+
+#[test]
+fn a_row_changed_after_an_undurable_commit_recovers_only_with_it() {
+    // Early lock release: b updates the row a committed NOWAIT BATCH (not yet durable);
+    // b's WAIT commit makes a's durable too, because commits are durable in order.
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut a = db.session();
+        let mut b = db.session();
+        a.create_table(accounts()).unwrap();
+        a.insert("accounts", row(1, "a", 1)).unwrap();
+        let ra = a.commit(NOWAIT_BATCH).unwrap().unwrap();
+        assert!(db.log().durable_lsn() < ra.lsn, "a's commit is not durable yet");
+        b.update("accounts", &key(1), row(1, "b", 2)).unwrap();
+        let rb = b.commit(WAIT).unwrap().unwrap();
+        assert!(rb.scn > ra.scn);
+        assert!(db.log().durable_lsn() >= ra.lsn, "b's durability covers a");
+    }
+    let db = open(dir.path());
+    assert_eq!(balances(&db), vec![(1, 2)]);
+}
+
+#[test]
+fn ddl_creates_drops_and_truncates_tables_and_checks_names() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        s.create_table(accounts()).unwrap();
+        assert_eq!(s.create_table(accounts()).unwrap_err().sqlstate(), "42P07");
+        s.insert("accounts", row(1, "a", 1)).unwrap();
+        s.truncate("accounts").unwrap();
+        assert!(s.scan("accounts").unwrap().is_empty());
+        s.insert("accounts", row(2, "b", 2)).unwrap();
+        s.commit(WAIT).unwrap();
+        let mut other = TableSchema::new(
+            "other",
+            vec![Column { name: "k".into(), ty: DataType::Text { max_chars: None }, nullable: false }],
+            vec![0],
+        )
+        .unwrap();
+        other.name = "other".into();
+        s.create_table(other).unwrap();
+        s.drop_table("other").unwrap();
+        assert_eq!(s.drop_table("other").unwrap_err().sqlstate(), "42P01");
+        assert_eq!(s.insert("nope", row(1, "a", 1)).unwrap_err().sqlstate(), "42P01");
+    }
+    let db = open(dir.path());
+    assert_eq!(balances(&db), vec![(2, 2)]);
+    assert!(db.snapshot().table("other").is_err());
+}
+
+#[test]
+fn many_sessions_updating_random_rows_in_every_mode_keep_every_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let total: i64;
+    {
+        let db = Arc::new(open(dir.path()));
+        let mut s = db.session();
+        s.create_table(accounts()).unwrap();
+        for i in 0..20 {
+            s.insert("accounts", row(i, "x", 0)).unwrap();
+        }
+        s.commit(WAIT).unwrap();
+        let modes = [
+            WAIT,
+            NOWAIT_BATCH,
+            CommitOptions::new(CommitWait::NoWait, CommitLogging::Immediate),
+            CommitOptions::new(CommitWait::Wait, CommitLogging::Batch),
+        ];
+        thread::scope(|scope| {
+            for t in 0..6i64 {
+                let db = db.clone();
+                scope.spawn(move || {
+                    let mut s = db.session();
+                    for i in 0..200i64 {
+                        let id = (i * 7 + t * 3) % 20;
+                        let current = s.select_for_update("accounts", &key(id)).unwrap().expect("row exists");
+                        let Value::Int(before) = current[2] else { panic!("balance {:?}", current[2]) };
+                        s.update("accounts", &key(id), row(id, "x", before + 1)).unwrap();
+                        s.commit(modes[(i % 4) as usize]).unwrap();
+                    }
+                });
+            }
+        });
+        total = balances(&db).iter().map(|(_, b)| b).sum();
+        assert_eq!(total, 6 * 200, "no lost update");
+    }
+    let db = open(dir.path());
+    assert_eq!(balances(&db).iter().map(|(_, b)| b).sum::<i64>(), total, "recovered the same state");
+}
