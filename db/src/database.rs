@@ -48,7 +48,7 @@ impl Default for DbConfig {
     }
 }
 
-struct DbShared {
+pub(crate) struct DbShared {
     log: RedoLog,
     state: RwLock<Arc<DbState>>,
     /// SCN of the last commit applied to `state`, for applying in SCN order.
@@ -59,7 +59,7 @@ struct DbShared {
 }
 
 impl DbShared {
-    fn snapshot(&self) -> Arc<DbState> {
+    pub(crate) fn snapshot(&self) -> Arc<DbState> {
         self.state.read().expect("state poisoned").clone()
     }
 
@@ -150,7 +150,7 @@ impl Database {
 }
 
 /// A transaction in progress.
-struct Txn {
+pub(crate) struct Txn {
     id: TxnId,
     changes: Vec<Change>,
     /// The transaction's own view of the rows it changed: None where it deleted one.
@@ -167,9 +167,9 @@ struct StatementStart {
 
 /// A session: at most one transaction at a time. Dropping it rolls back.
 pub struct Session {
-    db: Arc<DbShared>,
-    redo: LogSession,
-    txn: Option<Txn>,
+    pub(crate) db: Arc<DbShared>,
+    pub(crate) redo: LogSession,
+    pub(crate) txn: Option<Txn>,
 }
 
 impl Session {
@@ -194,7 +194,7 @@ impl Session {
     }
 
     /// Runs one statement with statement-level atomicity.
-    fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
+    pub(crate) fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
         let start = {
             let redo = self.redo.savepoint();
             let txn = self.txn();

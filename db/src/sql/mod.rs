@@ -3,3 +3,8 @@
 //! PARAMETER) and PostgreSQL's session settings are parsed in `oracle`.
 
 pub mod oracle;
+
+pub use oracle::{
+    parse_commit_write, parse_special, split_statements, ParamValue, Persistence, Piece, Scope, Special,
+    SqlText,
+};
