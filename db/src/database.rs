@@ -18,38 +18,52 @@
 //! DDL (CREATE TABLE, DROP TABLE, TRUNCATE) commits the open transaction first and runs
 //! as a transaction of its own, as in Oracle, holding the table exclusively.
 //!
-//! Not yet here (issue 3 goes on): SQL, checkpoint images (so the log files are reused
-//! only once images exist), parameters and the call-level commit optimisation.
+//! Checkpoints: a background thread writes an image of the committed state (see the
+//! `checkpoint` module) when the log asks for one and at an interval; recovery is the
+//! newest whole image plus the redo after it.
+//!
+//! Not yet here (issue 3 goes on): SQL parameters and the call-level commit optimisation.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
 use imbl::OrdMap;
 use redo::{
-    CommitOptions, CommitReceipt, LogConfig, LogSession, RecoveryReport, RedoLog, RedoSavepoint, Scn, TxnId,
+    CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, RecoveryReport, RedoLog, RedoSavepoint, Scn,
+    TxnId,
 };
 
 use crate::change::Change;
+use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
 use crate::schema::{Key, Row, TableSchema};
 use crate::state::DbState;
 
-/// Configuration of a database: the redo log's, with its directory set by `open`.
+/// Configuration of a database: the redo log's (its directory is set by `open`) and the
+/// checkpoint interval.
 #[derive(Clone, Debug)]
 pub struct DbConfig {
     pub log: LogConfig,
+    /// A checkpoint image is written at least this often (and whenever the log asks for
+    /// one to reuse a group); 0 writes them only when the log asks.
+    pub checkpoint_interval_ms: u64,
 }
 
 impl Default for DbConfig {
     fn default() -> DbConfig {
-        DbConfig { log: LogConfig::new(".") }
+        DbConfig { log: LogConfig::new("."), checkpoint_interval_ms: 60_000 }
     }
 }
 
 pub(crate) struct DbShared {
+    dir: PathBuf,
     log: RedoLog,
+    /// Images written, oldest first (the last two are kept).
+    images: Mutex<Vec<ImageInfo>>,
+    stopping: AtomicBool,
     state: RwLock<Arc<DbState>>,
     /// SCN of the last commit applied to `state`, for applying in SCN order.
     applied: Mutex<Scn>,
@@ -63,8 +77,53 @@ impl DbShared {
         self.state.read().expect("state poisoned").clone()
     }
 
+    /// Writes a checkpoint image of the committed state and lets the log reuse what the
+    /// previous image covers (the two-image rule, see `checkpoint`). Returns the image, or
+    /// None if nothing was committed since the last one.
+    fn checkpoint(&self) -> DbResult<Option<ImageInfo>> {
+        let mut images = self.images.lock().expect("images poisoned");
+        let snap = self.snapshot();
+        if images.last().is_some_and(|i| i.scn >= snap.scn) {
+            return Ok(None);
+        }
+        // Write-ahead rule: the image may hold only durable commits.
+        self.log.wait_durable(snap.lsn)?;
+        let image = checkpoint::write_image(&self.dir, self.log.db_id(), &snap)
+            .map_err(|e| DbError::CorruptChange(format!("writing checkpoint image: {e}")))?;
+        if let Some(previous) = images.last() {
+            self.log.checkpoint(previous.scn, previous.lsn)?;
+        }
+        images.push(image.clone());
+        while images.len() > 2 {
+            let old = images.remove(0);
+            if let Err(e) = std::fs::remove_file(&old.path) {
+                log::warn!("could not remove old checkpoint image {}: {e}", old.path.display());
+            }
+        }
+        Ok(Some(image))
+    }
+
+    /// The background checkpointer: writes an image when the log asks for one and at the
+    /// configured interval.
+    fn checkpointer(self: Arc<DbShared>, interval: Duration) {
+        let mut last = std::time::Instant::now();
+        while !self.stopping.load(SeqCst) {
+            let asked = self.log.wait_checkpoint_request(Duration::from_millis(50));
+            let due = !interval.is_zero() && last.elapsed() >= interval;
+            if asked || due {
+                last = std::time::Instant::now();
+                if let Err(e) = self.checkpoint() {
+                    log::error!("checkpoint failed: {e}");
+                    if self.log.failure().is_some() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     /// Applies a committed transaction's changes once every earlier SCN is applied.
-    fn apply_in_order(&self, scn: Scn, changes: &[Change]) {
+    fn apply_in_order(&self, scn: Scn, lsn: Lsn, changes: &[Change]) {
         let mut applied = self.applied.lock().expect("applied poisoned");
         while applied.next() != scn {
             assert!(*applied < scn, "commit {scn} applied twice (applied up to {applied})");
@@ -88,6 +147,7 @@ impl DbShared {
                 }
             }
             st.scn = scn;
+            st.lsn = lsn;
         }
         *applied = scn;
         drop(applied);
@@ -99,16 +159,47 @@ impl DbShared {
 pub struct Database {
     shared: Arc<DbShared>,
     recovery: RecoveryReport,
+    replayed: u64,
+    checkpointer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, SeqCst);
+        if let Some(h) = self.checkpointer.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl Database {
     /// Opens (creating if needed) the database in `dir`, recovering its tables from the
     /// redo log.
     pub fn open(dir: impl AsRef<Path>, mut config: DbConfig) -> DbResult<Database> {
-        config.log.dir = dir.as_ref().to_path_buf();
+        let dir = dir.as_ref().to_path_buf();
+        config.log.dir = dir.clone();
         let (log, recovered) = RedoLog::open(config.log)?;
-        let mut state = DbState { tables: OrdMap::new(), scn: recovered.report.checkpoint_scn };
-        for txn in &recovered.transactions {
+        // The newest whole image, then the redo after it.
+        let (image, notes) = checkpoint::newest_valid_image(&dir, log.db_id())?;
+        let mut images = Vec::new();
+        let mut state = match image {
+            Some((state, info)) => {
+                images.push(info);
+                state
+            }
+            None => DbState::default(),
+        };
+        if recovered.report.checkpoint_scn > state.scn {
+            return Err(DbError::CorruptChange(format!(
+                "the redo log was checkpointed at {} but the newest readable image is at {} ({})",
+                recovered.report.checkpoint_scn,
+                state.scn,
+                notes.join("; ")
+            )));
+        }
+        let mut replayed = 0u64;
+        let image_scn = state.scn;
+        for txn in recovered.transactions.iter().filter(|t| t.scn > image_scn) {
             for bytes in &txn.changes {
                 let change = Change::decode(bytes)?;
                 state.apply(&change).map_err(|e| {
@@ -116,17 +207,51 @@ impl Database {
                 })?;
             }
             state.scn = txn.scn;
+            state.lsn = txn.commit_lsn;
+            replayed += 1;
         }
+        if state.scn < recovered.report.last_scn {
+            return Err(DbError::CorruptChange(format!(
+                "recovery ends at {} but the state reached only {}",
+                recovered.report.last_scn, state.scn
+            )));
+        }
+        log::info!(
+            "database {} opened at {} ({} commits replayed after the image)",
+            dir.display(),
+            state.scn,
+            replayed
+        );
         let applied = state.scn;
         let shared = Arc::new(DbShared {
+            dir,
             log,
+            images: Mutex::new(images),
+            stopping: AtomicBool::new(false),
             state: RwLock::new(Arc::new(state)),
             applied: Mutex::new(applied),
             applied_changed: Condvar::new(),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
         });
-        Ok(Database { shared, recovery: recovered.report })
+        let interval = Duration::from_millis(config.checkpoint_interval_ms);
+        let ckpt = shared.clone();
+        let checkpointer = std::thread::Builder::new()
+            .name("db-checkpoint".into())
+            .spawn(move || ckpt.checkpointer(interval))
+            .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
+        Ok(Database { shared, recovery: recovered.report, replayed, checkpointer: Some(checkpointer) })
+    }
+
+    /// Writes a checkpoint image now (see the `checkpoint` module). Returns it, or None if
+    /// nothing was committed since the last image.
+    pub fn checkpoint(&self) -> DbResult<Option<ImageInfo>> {
+        self.shared.checkpoint()
+    }
+
+    /// Commits replayed from the redo log when the database was opened (after the image).
+    pub fn replayed_commits(&self) -> u64 {
+        self.replayed
     }
 
     pub fn session(&self) -> Session {
@@ -388,7 +513,7 @@ impl Session {
         let id = txn.id;
         let mut held = std::mem::take(&mut txn.held);
         let result = self.redo.commit_then(options, |receipt| {
-            db.apply_in_order(receipt.scn, &changes);
+            db.apply_in_order(receipt.scn, receipt.lsn, &changes);
             db.locks.release_all(id, &mut held);
         });
         // If the commit failed before its record reached the buffer, the locks are still

@@ -2,6 +2,7 @@
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
 pub mod change;
+pub mod checkpoint;
 pub mod database;
 pub mod error;
 pub mod locks;

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use imbl::OrdMap;
-use redo::Scn;
+use redo::{Lsn, Scn};
 
 use crate::change::Change;
 use crate::error::{DbError, DbResult};
@@ -24,6 +24,8 @@ pub struct Table {
 pub struct DbState {
     pub tables: OrdMap<String, Table>,
     pub scn: Scn,
+    /// End of the unit of commit `scn` in the redo stream (what a checkpoint records).
+    pub lsn: Lsn,
 }
 
 impl DbState {

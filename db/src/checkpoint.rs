@@ -1,0 +1,229 @@
+//! Checkpoint images: the whole committed state at one SCN, in one file, so the redo
+//! before it is no longer needed and log groups can be reused.
+//!
+//! ```text
+//! data/image-<scn, 20 digits>.img
+//!   magic "REDOIMG\0" | version u32 | db_id u64 | scn u64 | lsn u64 | tables u32
+//!   per table: u32 length + a create-table change record, u64 rows,
+//!              per row: u32 length + an insert change record
+//!   crc32c u32 over everything before it
+//! ```
+//!
+//! Writing: to `image-...img.tmp`, fsync, rename, fsync the directory; only then is the
+//! image used. The image is built from an immutable snapshot (persistent maps), so commits
+//! go on while it is written.
+//!
+//! The two-image rule: after writing image N, the log is told its checkpoint is image
+//! N-1, not N. If image N turns out damaged (checksum), image N-1 plus the redo after it
+//! still recover everything; the log never lets go of redo the older image needs.
+//!
+//! Recovery: the newest image that reads back whole (magic, version, database id,
+//! checksum) plus the redo after its SCN. A damaged image is skipped with a warning.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use imbl::OrdMap;
+use redo::{Lsn, Scn};
+
+use crate::change::Change;
+use crate::error::{DbError, DbResult};
+use crate::state::{DbState, Table};
+
+const MAGIC: [u8; 8] = *b"REDOIMG\0";
+const VERSION: u32 = 1;
+
+/// An image on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageInfo {
+    pub scn: Scn,
+    /// End of the unit of commit `scn` in the redo stream.
+    pub lsn: Lsn,
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+pub fn data_dir(db_dir: &Path) -> PathBuf {
+    db_dir.join("data")
+}
+
+fn image_path(db_dir: &Path, scn: Scn) -> PathBuf {
+    data_dir(db_dir).join(format!("image-{:020}.img", scn.0))
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// A writer that checksums what passes through it.
+struct Checksummed<W: Write> {
+    inner: W,
+    crc: u32,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Checksummed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn put_record(out: &mut impl Write, change: &Change, scratch: &mut Vec<u8>) -> io::Result<()> {
+    scratch.clear();
+    change.encode(scratch);
+    out.write_all(&(scratch.len() as u32).to_le_bytes())?;
+    out.write_all(scratch)
+}
+
+/// Writes the image of `state` durably and returns where it is.
+pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<ImageInfo> {
+    let dir = data_dir(db_dir);
+    fs::create_dir_all(&dir)?;
+    let path = image_path(db_dir, state.scn);
+    let tmp = path.with_extension("img.tmp");
+    let file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+    let mut w = Checksummed { inner: BufWriter::with_capacity(1 << 20, file), crc: 0, bytes: 0 };
+    w.write_all(&MAGIC)?;
+    w.write_all(&VERSION.to_le_bytes())?;
+    w.write_all(&db_id.to_le_bytes())?;
+    w.write_all(&state.scn.0.to_le_bytes())?;
+    w.write_all(&state.lsn.0.to_le_bytes())?;
+    w.write_all(&(state.tables.len() as u32).to_le_bytes())?;
+    let mut scratch = Vec::new();
+    for (name, table) in state.tables.iter() {
+        put_record(&mut w, &Change::CreateTable((*table.schema).clone()), &mut scratch)?;
+        w.write_all(&(table.rows.len() as u64).to_le_bytes())?;
+        for row in table.rows.values() {
+            put_record(&mut w, &Change::Insert { table: name.clone(), row: (**row).clone() }, &mut scratch)?;
+        }
+    }
+    let crc = w.crc;
+    let bytes = w.bytes + 4;
+    let mut inner = w.inner.into_inner().map_err(|e| e.into_error())?;
+    inner.write_all(&crc.to_le_bytes())?;
+    inner.sync_all()?;
+    drop(inner);
+    fs::rename(&tmp, &path)?;
+    sync_dir(&dir)?;
+    Ok(ImageInfo { scn: state.scn, lsn: state.lsn, path, bytes })
+}
+
+struct Bytes<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn take(&mut self, n: usize) -> DbResult<&[u8]> {
+        if self.b.len() - self.at < n {
+            return Err(DbError::CorruptChange("image truncated".into()));
+        }
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    fn u32(&mut self) -> DbResult<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> DbResult<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    fn record(&mut self) -> DbResult<Change> {
+        let n = self.u32()? as usize;
+        Change::decode(self.take(n)?)
+    }
+}
+
+/// Reads an image back whole, checking everything.
+pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
+    let bad = |what: String| DbError::CorruptChange(format!("checkpoint image {}: {what}", path.display()));
+    let mut all = Vec::new();
+    File::open(path).and_then(|mut f| f.read_to_end(&mut all)).map_err(|e| bad(e.to_string()))?;
+    if all.len() < 8 + 4 + 8 + 8 + 8 + 4 + 4 {
+        return Err(bad("too short".into()));
+    }
+    let (body, trailer) = all.split_at(all.len() - 4);
+    let stored = u32::from_le_bytes(trailer.try_into().expect("4 bytes"));
+    if crc32c::crc32c(body) != stored {
+        return Err(bad("checksum mismatch (damaged or partly written)".into()));
+    }
+    let mut r = Bytes { b: body, at: 0 };
+    if r.take(8)? != MAGIC {
+        return Err(bad("not a redodb checkpoint image".into()));
+    }
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(bad(format!("format version {version}, this build reads {VERSION}")));
+    }
+    if r.u64()? != db_id {
+        return Err(bad("belongs to another database".into()));
+    }
+    let scn = Scn(r.u64()?);
+    let lsn = Lsn(r.u64()?);
+    let ntables = r.u32()?;
+    let mut tables = OrdMap::new();
+    for _ in 0..ntables {
+        let Change::CreateTable(schema) = r.record()? else { return Err(bad("expected a table".into())) };
+        let nrows = r.u64()?;
+        let mut table = Table { schema: Arc::new(schema), rows: OrdMap::new() };
+        for _ in 0..nrows {
+            let Change::Insert { row, .. } = r.record()? else { return Err(bad("expected a row".into())) };
+            table.rows.insert(table.schema.key_of(&row), Arc::new(row));
+        }
+        tables.insert(table.schema.name.clone(), table);
+    }
+    if r.at != body.len() {
+        return Err(bad("bytes after the last table".into()));
+    }
+    let info = ImageInfo { scn, lsn, path: path.to_path_buf(), bytes: all.len() as u64 };
+    Ok((DbState { tables, scn, lsn }, info))
+}
+
+/// The images in the data directory, newest first (by SCN in the file name).
+pub fn list_images(db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
+    let dir = data_dir(db_dir);
+    let mut out = Vec::new();
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if let Some(scn) = name.strip_prefix("image-").and_then(|s| s.strip_suffix(".img")) {
+            if let Ok(scn) = scn.parse::<u64>() {
+                out.push((Scn(scn), entry.path()));
+            }
+        }
+    }
+    out.sort_by_key(|(scn, _)| std::cmp::Reverse(*scn));
+    Ok(out)
+}
+
+/// The newest image that reads back whole, and notes on the ones skipped.
+pub fn newest_valid_image(
+    db_dir: &Path,
+    db_id: u64,
+) -> DbResult<(Option<(DbState, ImageInfo)>, Vec<String>)> {
+    let mut notes = Vec::new();
+    let images = list_images(db_dir).map_err(|e| DbError::CorruptChange(format!("listing images: {e}")))?;
+    for (_, path) in images {
+        match read_image(&path, db_id) {
+            Ok(found) => return Ok((Some(found), notes)),
+            Err(e) => {
+                log::warn!("{e}; trying an older image");
+                notes.push(e.to_string());
+            }
+        }
+    }
+    Ok((None, notes))
+}
