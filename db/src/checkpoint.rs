@@ -209,11 +209,11 @@ pub fn list_images(db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
     Ok(out)
 }
 
+/// An image read back: the state it holds and where it is.
+pub type LoadedImage = (DbState, ImageInfo);
+
 /// The newest image that reads back whole, and notes on the ones skipped.
-pub fn newest_valid_image(
-    db_dir: &Path,
-    db_id: u64,
-) -> DbResult<(Option<(DbState, ImageInfo)>, Vec<String>)> {
+pub fn newest_valid_image(db_dir: &Path, db_id: u64) -> DbResult<(Option<LoadedImage>, Vec<String>)> {
     let mut notes = Vec::new();
     let images = list_images(db_dir).map_err(|e| DbError::CorruptChange(format!("listing images: {e}")))?;
     for (_, path) in images {
