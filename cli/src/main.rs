@@ -1,6 +1,7 @@
 //! `redodb`: the command-line tool. For now it runs the redo engine benchmark.
 
 mod crash_workload;
+mod db_crash_workload;
 mod engine_bench;
 
 use clap::{Parser, Subcommand};
@@ -19,11 +20,15 @@ enum Command {
     /// Commit workload for crash tests (internal).
     #[command(hide = true)]
     CrashWorkload(crash_workload::Args),
+    /// Database workload for crash tests (internal).
+    #[command(hide = true)]
+    DbCrashWorkload(db_crash_workload::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::EngineBench(args) => engine_bench::run(args),
         Command::CrashWorkload(args) => crash_workload::run(args),
+        Command::DbCrashWorkload(args) => db_crash_workload::run(args),
     }
 }

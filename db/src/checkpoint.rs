@@ -199,6 +199,11 @@ pub fn list_images(db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
     for entry in entries {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().to_string();
+        if name.ends_with(".img.tmp") {
+            // An image whose writing a crash interrupted: never renamed, never used.
+            let _ = fs::remove_file(entry.path());
+            continue;
+        }
         if let Some(scn) = name.strip_prefix("image-").and_then(|s| s.strip_suffix(".img")) {
             if let Ok(scn) = scn.parse::<u64>() {
                 out.push((Scn(scn), entry.path()));

@@ -94,10 +94,16 @@ impl DbShared {
             self.log.checkpoint(previous.scn, previous.lsn)?;
         }
         images.push(image.clone());
-        while images.len() > 2 {
-            let old = images.remove(0);
-            if let Err(e) = std::fs::remove_file(&old.path) {
-                log::warn!("could not remove old checkpoint image {}: {e}", old.path.display());
+        if images.len() > 2 {
+            images.remove(0);
+        }
+        // Keep the two newest images on disk, whoever wrote the older ones.
+        let keep_from = images[0].scn;
+        for (scn, path) in checkpoint::list_images(&self.dir).unwrap_or_default() {
+            if scn < keep_from {
+                if let Err(e) = std::fs::remove_file(&path) {
+                    log::warn!("could not remove old checkpoint image {}: {e}", path.display());
+                }
             }
         }
         Ok(Some(image))

@@ -1,0 +1,139 @@
+//! `redodb db-crash-workload`: the child process of the database kill -9 tests.
+//!
+//! Opens (recovering) the database in `--dir` with small log files and frequent
+//! checkpoints, then runs `--sessions` threads. Each session owns a key range in two tables
+//! and runs transactions of 1-4 random inserts, updates and deletes in its range,
+//! committing in a random commit mode. Before each commit it appends an intent line to
+//! `--journal` (`I <session> <seq> <ops>`), after it an acknowledgement
+//! (`A <session> <seq> <scn> <W|N>`). Each line is one `write` call, so a kill leaves whole
+//! lines and at most one torn last line. The parent checks the recovered tables against
+//! the journal.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use anyhow::Context;
+use db::{Column, DataType, Database, DbConfig, DbError, TableSchema, Value};
+use redo::sim::SimRng;
+use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, SyncMethod};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub journal: PathBuf,
+    /// First key of this run: sessions use `base + session * 100_000 + n`.
+    #[arg(long)]
+    pub base: i64,
+    #[arg(long, default_value_t = 4)]
+    pub sessions: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub const TABLES: [&str; 2] = ["t0", "t1"];
+
+/// The configuration the database crash tests use (the parent opens with the same).
+pub fn db_crash_config() -> DbConfig {
+    let mut log = LogConfig::new(".");
+    log.log_groups = 3;
+    log.log_file_size = 256 << 10;
+    log.log_buffer = 64 << 10;
+    log.sync_method = SyncMethod::Fdatasync;
+    log.batch_flush_timeout_ms = 50;
+    DbConfig { log, checkpoint_interval_ms: 100 }
+}
+
+fn schema(name: &str) -> TableSchema {
+    TableSchema::new(
+        name,
+        vec![
+            Column { name: "k".into(), ty: DataType::Int, nullable: false },
+            Column { name: "v".into(), ty: DataType::Text { max_chars: None }, nullable: true },
+        ],
+        vec![0],
+    )
+    .expect("valid schema")
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let db = Database::open(&args.dir, db_crash_config()).context("open")?;
+    {
+        let mut s = db.session();
+        for t in TABLES {
+            match s.create_table(schema(t)) {
+                Ok(()) | Err(DbError::TableExists(_)) => {}
+                Err(e) => return Err(e).context("create table"),
+            }
+        }
+    }
+    let journal = Arc::new(Mutex::new(OpenOptions::new().create(true).append(true).open(&args.journal)?));
+    let write_line = |line: String| -> anyhow::Result<()> {
+        journal.lock().expect("journal poisoned").write_all(line.as_bytes())?;
+        Ok(())
+    };
+    thread::scope(|scope| {
+        for session in 0..args.sessions {
+            let (db, write_line) = (&db, &write_line);
+            let base = args.base + session as i64 * 100_000;
+            let seed = args.seed;
+            scope.spawn(move || -> anyhow::Result<()> {
+                let mut rng = SimRng::new(seed * 7919 + session);
+                let mut s = db.session();
+                // This session's rows as it committed them: (table, key) -> value.
+                let mut mine: BTreeMap<(usize, i64), String> = BTreeMap::new();
+                let mut next_key = base;
+                for seq in 1u64.. {
+                    let mut ops = Vec::new();
+                    let mut after = mine.clone();
+                    for _ in 0..1 + rng.upto(3) {
+                        let table = rng.upto(1) as usize;
+                        let existing: Vec<i64> =
+                            after.keys().filter(|(t, _)| *t == table).map(|(_, k)| *k).collect();
+                        let value = format!("s{session}q{seq}r{}", rng.upto(1_000_000));
+                        if existing.is_empty() || rng.upto(2) == 0 {
+                            let key = next_key;
+                            next_key += 1;
+                            s.insert(TABLES[table], vec![Value::Int(key), Value::Text(value.clone())])?;
+                            after.insert((table, key), value.clone());
+                            ops.push(format!("{table},i,{key},{value}"));
+                        } else {
+                            let key = existing[rng.upto(existing.len() as u64 - 1) as usize];
+                            if rng.upto(2) == 0 {
+                                s.delete(TABLES[table], &vec![Value::Int(key)])?;
+                                after.remove(&(table, key));
+                                ops.push(format!("{table},d,{key},-"));
+                            } else {
+                                s.update(
+                                    TABLES[table],
+                                    &vec![Value::Int(key)],
+                                    vec![Value::Int(key), Value::Text(value.clone())],
+                                )?;
+                                after.insert((table, key), value.clone());
+                                ops.push(format!("{table},u,{key},{value}"));
+                            }
+                        }
+                    }
+                    write_line(format!("I {session} {seq} {}\n", ops.join(";")))?;
+                    let wait = if rng.upto(1) == 0 { CommitWait::Wait } else { CommitWait::NoWait };
+                    let logging =
+                        if rng.upto(1) == 0 { CommitLogging::Immediate } else { CommitLogging::Batch };
+                    let r = s.commit(CommitOptions::new(wait, logging))?.expect("a transaction with changes");
+                    mine = after;
+                    write_line(format!(
+                        "A {session} {seq} {} {}\n",
+                        r.scn.0,
+                        if r.waited { 'W' } else { 'N' }
+                    ))?;
+                }
+                Ok(())
+            });
+        }
+    });
+    Ok(())
+}
