@@ -70,9 +70,16 @@ pub(crate) struct DbShared {
     applied_changed: Condvar,
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
+    /// System-level dynamic parameters of the database layer (see `params`).
+    pub(crate) checkpoint_interval_ms: std::sync::atomic::AtomicU64,
+    pub(crate) call_commit_optimization: AtomicBool,
 }
 
 impl DbShared {
+    pub(crate) fn log(&self) -> &RedoLog {
+        &self.log
+    }
+
     pub(crate) fn snapshot(&self) -> Arc<DbState> {
         self.state.read().expect("state poisoned").clone()
     }
@@ -111,10 +118,11 @@ impl DbShared {
 
     /// The background checkpointer: writes an image when the log asks for one and at the
     /// configured interval.
-    fn checkpointer(self: Arc<DbShared>, interval: Duration) {
+    fn checkpointer(self: Arc<DbShared>) {
         let mut last = std::time::Instant::now();
         while !self.stopping.load(SeqCst) {
             let asked = self.log.wait_checkpoint_request(Duration::from_millis(50));
+            let interval = Duration::from_millis(self.checkpoint_interval_ms.load(SeqCst));
             let due = !interval.is_zero() && last.elapsed() >= interval;
             if asked || due {
                 last = std::time::Instant::now();
@@ -239,12 +247,13 @@ impl Database {
             applied_changed: Condvar::new(),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
+            checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
+            call_commit_optimization: AtomicBool::new(true),
         });
-        let interval = Duration::from_millis(config.checkpoint_interval_ms);
         let ckpt = shared.clone();
         let checkpointer = std::thread::Builder::new()
             .name("db-checkpoint".into())
-            .spawn(move || ckpt.checkpointer(interval))
+            .spawn(move || ckpt.checkpointer())
             .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
         Ok(Database { shared, recovery: recovered.report, replayed, checkpointer: Some(checkpointer) })
     }
@@ -261,7 +270,12 @@ impl Database {
     }
 
     pub fn session(&self) -> Session {
-        Session { db: self.shared.clone(), redo: self.shared.log.session(), txn: None }
+        Session {
+            db: self.shared.clone(),
+            redo: self.shared.log.session(),
+            txn: None,
+            call_commit_optimization: None,
+        }
     }
 
     /// A consistent snapshot of the committed state.
@@ -301,6 +315,8 @@ pub struct Session {
     pub(crate) db: Arc<DbShared>,
     pub(crate) redo: LogSession,
     pub(crate) txn: Option<Txn>,
+    /// Session-level `call_commit_optimization` (None: the system's).
+    pub(crate) call_commit_optimization: Option<bool>,
 }
 
 impl Session {

@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod database;
 pub mod error;
 pub mod locks;
+pub mod params;
 pub mod schema;
 pub mod sql;
 pub mod state;

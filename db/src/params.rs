@@ -1,0 +1,384 @@
+//! Parameters: Oracle's `SHOW PARAMETER` / `ALTER SESSION|SYSTEM SET` over the engine's
+//! and the database's settings, plus PostgreSQL's `synchronous_commit`.
+//!
+//! Each parameter is static (fixed while the database is open), system-modifiable, or
+//! session-and-system modifiable. A session sees its own value where it set one, else the
+//! system's (so `SHOW PARAMETER` shows what this session's commits will do). Every bad
+//! name, bad value or wrong scope is a clear error naming the parameter.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use redo::{CommitLogging, CommitWait};
+
+use crate::database::Session;
+use crate::error::{DbError, DbResult};
+use crate::sql::oracle::{parse_commit_write, ParamValue, Scope};
+
+/// A parameter's type, as Oracle's SHOW PARAMETER names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    String,
+    Integer,
+    BigInteger,
+    Boolean,
+}
+
+impl ParamType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Integer => "integer",
+            ParamType::BigInteger => "big integer",
+            ParamType::Boolean => "boolean",
+        }
+    }
+}
+
+/// Who may change a parameter while the database is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutability {
+    Static,
+    SystemOnly,
+    SessionAndSystem,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub ty: ParamType,
+    pub mutability: Mutability,
+    pub description: &'static str,
+}
+
+use Mutability::*;
+
+pub const PARAMETERS: &[ParamDef] = &[
+    ParamDef {
+        name: "batch_flush_buffer_divisor",
+        ty: ParamType::Integer,
+        mutability: SystemOnly,
+        description: "background log write when unwritten redo exceeds log_buffer / this",
+    },
+    ParamDef {
+        name: "batch_flush_bytes",
+        ty: ParamType::BigInteger,
+        mutability: SystemOnly,
+        description: "background log write when unwritten redo exceeds this many bytes",
+    },
+    ParamDef {
+        name: "batch_flush_timeout_ms",
+        ty: ParamType::Integer,
+        mutability: SystemOnly,
+        description: "background log write this long after the last write (bounds the NOWAIT loss window)",
+    },
+    ParamDef {
+        name: "call_commit_optimization",
+        ty: ParamType::Boolean,
+        mutability: SessionAndSystem,
+        description: "commits inside one call wait once, at the end of the call",
+    },
+    ParamDef {
+        name: "checkpoint_interval_ms",
+        ty: ParamType::Integer,
+        mutability: SystemOnly,
+        description: "checkpoint image at least this often (0: only when the log needs a group)",
+    },
+    ParamDef {
+        name: "commit_logging",
+        ty: ParamType::String,
+        mutability: SessionAndSystem,
+        description: "IMMEDIATE or BATCH",
+    },
+    ParamDef {
+        name: "commit_wait",
+        ty: ParamType::String,
+        mutability: SessionAndSystem,
+        description: "WAIT, NOWAIT or FORCE_WAIT",
+    },
+    ParamDef {
+        name: "commit_write",
+        ty: ParamType::String,
+        mutability: SessionAndSystem,
+        description: "deprecated: use commit_logging and commit_wait",
+    },
+    ParamDef {
+        name: "log_buffer",
+        ty: ParamType::BigInteger,
+        mutability: Static,
+        description: "bytes of the redo log buffer",
+    },
+    ParamDef {
+        name: "log_file_size",
+        ty: ParamType::BigInteger,
+        mutability: Static,
+        description: "bytes of each online redo log file",
+    },
+    ParamDef {
+        name: "log_groups",
+        ty: ParamType::Integer,
+        mutability: Static,
+        description: "number of online redo log groups",
+    },
+    ParamDef {
+        name: "log_members",
+        ty: ParamType::Integer,
+        mutability: Static,
+        description: "members (mirrored copies) per log group",
+    },
+    ParamDef {
+        name: "log_parallelism",
+        ty: ParamType::Integer,
+        mutability: Static,
+        description: "public redo strands",
+    },
+    ParamDef {
+        name: "log_sync_method",
+        ty: ParamType::String,
+        mutability: Static,
+        description: "fdatasync, o_dsync or o_direct",
+    },
+];
+
+pub const COMMIT_WRITE_DEPRECATED: &str =
+    "COMMIT_WRITE is deprecated, use COMMIT_LOGGING and COMMIT_WAIT instead";
+
+/// One row of SHOW PARAMETER / v$parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamRow {
+    pub name: String,
+    pub type_name: &'static str,
+    pub value: String,
+    pub modifiable: &'static str,
+    pub description: &'static str,
+}
+
+fn definition(name: &str) -> DbResult<&'static ParamDef> {
+    PARAMETERS.iter().find(|p| p.name == name).ok_or_else(|| DbError::UnknownParameter(name.to_string()))
+}
+
+fn invalid(parameter: &str, value: &str, allowed: &str) -> DbError {
+    DbError::InvalidParameterValue {
+        parameter: parameter.into(),
+        value: value.into(),
+        allowed: allowed.into(),
+    }
+}
+
+fn parse_bool(parameter: &str, value: &str) -> DbResult<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" => Ok(false),
+        _ => Err(invalid(parameter, value, "TRUE or FALSE")),
+    }
+}
+
+fn parse_u64(parameter: &str, value: &str, min: u64, max: u64) -> DbResult<u64> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| invalid(parameter, value, &format!("an integer from {min} to {max}")))
+}
+
+impl Session {
+    fn effective_wait(&self) -> CommitWait {
+        let system = self.db.log().commit_wait();
+        if system == CommitWait::ForceWait {
+            return system;
+        }
+        self.redo.commit_settings().0.unwrap_or(system)
+    }
+
+    fn effective_logging(&self) -> CommitLogging {
+        self.redo.commit_settings().1.unwrap_or_else(|| self.db.log().commit_logging())
+    }
+
+    /// Whether commits inside one call wait once at its end (session, else system).
+    pub fn call_commit_optimization(&self) -> bool {
+        self.call_commit_optimization.unwrap_or_else(|| self.db.call_commit_optimization.load(SeqCst))
+    }
+
+    /// The value of a parameter as this session sees it.
+    pub fn parameter_value(&self, name: &str) -> DbResult<String> {
+        let def = definition(&name.to_ascii_lowercase())?;
+        let log = self.db.log();
+        let config = log.config();
+        let (divisor, bytes, timeout) = log.batch_triggers();
+        Ok(match def.name {
+            "batch_flush_buffer_divisor" => divisor.to_string(),
+            "batch_flush_bytes" => bytes.to_string(),
+            "batch_flush_timeout_ms" => timeout.to_string(),
+            "call_commit_optimization" => {
+                if self.call_commit_optimization() { "TRUE" } else { "FALSE" }.into()
+            }
+            "checkpoint_interval_ms" => self.db.checkpoint_interval_ms.load(SeqCst).to_string(),
+            "commit_logging" => self.effective_logging().name().into(),
+            "commit_wait" => self.effective_wait().name().into(),
+            "commit_write" => format!("{},{}", self.effective_logging().name(), self.effective_wait().name()),
+            "log_buffer" => config.log_buffer.to_string(),
+            "log_file_size" => config.log_file_size.to_string(),
+            "log_groups" => config.log_groups.to_string(),
+            "log_members" => config.members().to_string(),
+            "log_parallelism" => config.log_parallelism.to_string(),
+            "log_sync_method" => config.sync_method.name().into(),
+            other => unreachable!("parameter {other} has a definition but no value"),
+        })
+    }
+
+    /// SHOW PARAMETER [filter]: every parameter whose name contains `filter`
+    /// (case-insensitive), by name.
+    pub fn show_parameters(&self, filter: Option<&str>) -> Vec<ParamRow> {
+        let filter = filter.map(|f| f.to_ascii_lowercase());
+        PARAMETERS
+            .iter()
+            .filter(|p| filter.as_deref().is_none_or(|f| p.name.contains(f)))
+            .map(|p| ParamRow {
+                name: p.name.into(),
+                type_name: p.ty.name(),
+                value: self.parameter_value(p.name).expect("defined parameters have values"),
+                modifiable: match p.mutability {
+                    Static => "FALSE",
+                    SystemOnly => "IMMEDIATE",
+                    SessionAndSystem => "TRUE",
+                },
+                description: p.description,
+            })
+            .collect()
+    }
+
+    /// ALTER SESSION|SYSTEM SET name = value. Returns a warning for the client, if any
+    /// (the deprecated commit_write).
+    pub fn set_parameter(
+        &mut self,
+        scope: Scope,
+        name: &str,
+        value: &ParamValue,
+    ) -> DbResult<Option<String>> {
+        let name = name.to_ascii_lowercase();
+        let def = definition(&name)?;
+        match (def.mutability, scope) {
+            (Static, _) => return Err(DbError::StaticParameter(name)),
+            (SystemOnly, Scope::Session) => {
+                return Err(DbError::InvalidParameterValue {
+                    parameter: name,
+                    value: value.text().into(),
+                    allowed: "ALTER SYSTEM only (not ALTER SESSION)".into(),
+                })
+            }
+            _ => {}
+        }
+        let text = value.text().trim().to_string();
+        let default = matches!(value, ParamValue::Default);
+        let log = self.db.log();
+        match def.name {
+            "commit_wait" => {
+                let wait = if default {
+                    None
+                } else {
+                    Some(
+                        CommitWait::parse(&text)
+                            .ok_or_else(|| invalid(&name, &text, "WAIT, NOWAIT or FORCE_WAIT"))?,
+                    )
+                };
+                match scope {
+                    Scope::Session => self.redo.set_commit_wait(wait),
+                    Scope::System => log.set_commit_wait(wait.unwrap_or(CommitWait::Wait)),
+                }
+            }
+            "commit_logging" => {
+                let logging = if default {
+                    None
+                } else {
+                    Some(
+                        CommitLogging::parse(&text)
+                            .ok_or_else(|| invalid(&name, &text, "IMMEDIATE or BATCH"))?,
+                    )
+                };
+                match scope {
+                    Scope::Session => self.redo.set_commit_logging(logging),
+                    Scope::System => log.set_commit_logging(logging.unwrap_or(CommitLogging::Immediate)),
+                }
+            }
+            "commit_write" => {
+                let (wait, logging) = if default { (None, None) } else { parse_commit_write(&text)? };
+                match scope {
+                    Scope::Session => {
+                        if wait.is_some() || default {
+                            self.redo.set_commit_wait(wait);
+                        }
+                        if logging.is_some() || default {
+                            self.redo.set_commit_logging(logging);
+                        }
+                    }
+                    Scope::System => {
+                        log.set_commit_wait(wait.unwrap_or(CommitWait::Wait));
+                        log.set_commit_logging(logging.unwrap_or(CommitLogging::Immediate));
+                    }
+                }
+                log::warn!("{COMMIT_WRITE_DEPRECATED} (commit_write = '{text}')");
+                return Ok(Some(COMMIT_WRITE_DEPRECATED.to_string()));
+            }
+            "call_commit_optimization" => {
+                let on = if default { None } else { Some(parse_bool(&name, &text)?) };
+                match scope {
+                    Scope::Session => self.call_commit_optimization = on,
+                    Scope::System => self.db.call_commit_optimization.store(on.unwrap_or(true), SeqCst),
+                }
+            }
+            "checkpoint_interval_ms" => {
+                let ms = if default { 60_000 } else { parse_u64(&name, &text, 0, 86_400_000)? };
+                self.db.checkpoint_interval_ms.store(ms, SeqCst);
+            }
+            "batch_flush_buffer_divisor" | "batch_flush_bytes" | "batch_flush_timeout_ms" => {
+                let (mut divisor, mut bytes, mut timeout) = log.batch_triggers();
+                let defaults = redo::LogConfig::new(".");
+                let v = |d: u64| if default { Ok(d) } else { parse_u64(&name, &text, 0, u64::MAX) };
+                match def.name {
+                    "batch_flush_buffer_divisor" => {
+                        divisor = v(defaults.batch_flush_buffer_divisor as u64)? as u32
+                    }
+                    "batch_flush_bytes" => bytes = v(defaults.batch_flush_bytes)?,
+                    _ => timeout = v(defaults.batch_flush_timeout_ms)?,
+                }
+                log.set_batch_triggers(divisor, bytes, timeout).map_err(|e| match e {
+                    redo::RedoError::Config(c) => invalid(&name, &c.value, &c.allowed),
+                    other => DbError::Redo(other),
+                })?;
+            }
+            other => unreachable!("parameter {other} is modifiable but has no setter"),
+        }
+        Ok(None)
+    }
+
+    /// PostgreSQL's `SET synchronous_commit`: on (and local, remote_write, remote_apply)
+    /// means commit_wait WAIT for this session, off means NOWAIT.
+    pub fn set_synchronous_commit(&mut self, value: &str) -> DbResult<()> {
+        let wait = match value.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" | "local" | "remote_write" | "remote_apply" => CommitWait::Wait,
+            "off" | "false" | "no" | "0" => CommitWait::NoWait,
+            "default" => {
+                self.redo.set_commit_wait(None);
+                return Ok(());
+            }
+            _ => {
+                return Err(invalid(
+                    "synchronous_commit",
+                    value,
+                    "on, off, local, remote_write or remote_apply",
+                ))
+            }
+        };
+        self.redo.set_commit_wait(Some(wait));
+        Ok(())
+    }
+
+    /// PostgreSQL's `SHOW synchronous_commit`.
+    pub fn synchronous_commit(&self) -> &'static str {
+        if self.effective_wait() == CommitWait::NoWait {
+            "off"
+        } else {
+            "on"
+        }
+    }
+}
