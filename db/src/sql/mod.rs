@@ -2,6 +2,7 @@
 //! crate; the Oracle-style statements (COMMIT WRITE, ALTER SESSION/SYSTEM, SHOW
 //! PARAMETER) and PostgreSQL's session settings are parsed in `oracle`.
 
+pub mod cache;
 pub mod oracle;
 
 pub use oracle::{
