@@ -1,10 +1,21 @@
 //! SQL: the statements redodb understands. Standard SQL goes through the `sqlparser`
 //! crate; the Oracle-style statements (COMMIT WRITE, ALTER SESSION/SYSTEM, SHOW
 //! PARAMETER) and PostgreSQL's session settings are parsed in `oracle`.
+//!
+//! - `exec`: `Session::execute` / `execute_batch`, statement dispatch, DDL and DML;
+//! - `query`: SELECT and VALUES;
+//! - `expr`: expressions, compiled against a table's columns and evaluated;
+//! - `access`: access paths by primary key (point lookups, range scans).
 
+pub mod access;
 pub mod cache;
+pub mod exec;
+pub mod expr;
 pub mod oracle;
+pub mod query;
 
+pub use access::rows_visited;
+pub use exec::{QueryResult, ResultColumn};
 pub use oracle::{
     parse_commit_write, parse_special, split_statements, ParamValue, Persistence, Piece, Scope, Special,
     SqlText,

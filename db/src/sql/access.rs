@@ -1,0 +1,506 @@
+//! Access paths: how a statement finds the rows its WHERE may match, using the primary
+//! key.
+//!
+//! [`plan`] looks at the conjuncts (ANDed parts) of a compiled WHERE that compare a key
+//! column with a constant:
+//! - every key column pinned with `=` (or `IN (...)`): point lookups;
+//! - the first key columns pinned with `=`, and the next one bounded (`<`, `<=`, `>`,
+//!   `>=`, BETWEEN, or a set of `=` values): a range scan of the ordered map;
+//! - otherwise a full scan.
+//!
+//! An access path only narrows: it may hand over rows the WHERE rejects (bounds are made
+//! inclusive, a value of another type is widened to the key column's type), never miss
+//! one, so the caller always evaluates the whole WHERE on every row it gets.
+//!
+//! Rows are read as the transaction sees them: its own changes over the committed
+//! snapshot. The transaction's overlay is private to `database.rs`, so a transaction
+//! that has changed something reads through `Session::get` (point lookups) and
+//! `Session::scan` (ranges and full scans: the whole table, filtered); one that has not
+//! reads the snapshot's ordered map directly. See `Session::own_changes`.
+//!
+//! [`rows_visited`] counts, per thread, the rows handed to the statement (a diagnostic
+//! that tests use to check that a point lookup does not scan).
+
+use std::cell::Cell;
+use std::ops::Bound;
+
+use crate::database::Session;
+use crate::error::DbResult;
+use crate::schema::{Key, Row, TableSchema};
+use crate::sql::expr::{to_num, BinOp, Expr, Num};
+use crate::value::{DataType, Value};
+
+/// At most this many point lookups come out of IN lists; beyond, a range or full scan.
+const MAX_POINTS: usize = 10_000;
+
+thread_local! {
+    static ROWS_VISITED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many rows statements executed on this thread have read from tables (each row an
+/// access path handed over, before the WHERE). A diagnostic for tests and benchmarks.
+pub fn rows_visited() -> u64 {
+    ROWS_VISITED.with(Cell::get)
+}
+
+fn count_visit() {
+    ROWS_VISITED.with(|c| c.set(c.get() + 1));
+}
+
+/// How to find the candidate rows of a statement.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Access {
+    /// The WHERE can match no row.
+    Empty,
+    /// These primary keys, in ascending order.
+    Points(Vec<Key>),
+    /// Keys starting with `prefix`, whose next component lies within `lo` and `hi`.
+    Range {
+        prefix: Key,
+        lo: Option<Limit>,
+        hi: Option<Limit>,
+    },
+    Full,
+}
+
+impl Access {
+    /// A short description, for diagnostics.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Access::Empty => "empty".into(),
+            Access::Points(keys) => format!("{} point lookup(s)", keys.len()),
+            Access::Range { prefix, lo, hi } => format!("range scan (prefix {prefix:?}, {lo:?}..={hi:?})"),
+            Access::Full => "full scan".into(),
+        }
+    }
+}
+
+/// A bound of a range: a key component value, and whether it is itself in the range.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Limit {
+    pub value: Value,
+    pub inclusive: bool,
+}
+
+impl Limit {
+    fn inclusive(value: Value) -> Limit {
+        Limit { value, inclusive: true }
+    }
+
+    fn admits_above(&self, v: &Value) -> bool {
+        if self.inclusive {
+            *v >= self.value
+        } else {
+            *v > self.value
+        }
+    }
+
+    fn admits_below(&self, v: &Value) -> bool {
+        if self.inclusive {
+            *v <= self.value
+        } else {
+            *v < self.value
+        }
+    }
+}
+
+/// What a constant means as a key column's value.
+enum Conv {
+    /// The key value, and whether it is exact (a bound keeps its exclusivity) or was
+    /// rounded toward the range (the bound becomes inclusive).
+    Value(Value, bool),
+    /// No key value can satisfy the comparison (`int_key = 1.5`).
+    Never,
+    /// Not usable for the key (compared in another type's order): ignore the conjunct.
+    Unknown,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Equal,
+    Lower,
+    Upper,
+}
+
+/// The key value of column type `ty` to look for, given a constant compared with it.
+fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
+    match (ty, v) {
+        (_, Value::Null) => Conv::Never,
+        (DataType::Int, Value::Int(_))
+        | (DataType::Float, Value::Float(_))
+        | (DataType::Text { .. }, Value::Text(_))
+        | (DataType::Bool, Value::Bool(_)) => Conv::Value(v.clone(), true),
+        (DataType::Int, Value::Float(f)) => {
+            let exact = f.fract() == 0.0;
+            let f = match role {
+                Role::Equal if !exact => return Conv::Never,
+                Role::Equal => *f,
+                Role::Lower => f.ceil(),
+                Role::Upper => f.floor(),
+            };
+            if f.is_finite() && f.abs() < 9.2e18 {
+                Conv::Value(Value::Int(f as i64), exact)
+            } else {
+                Conv::Unknown
+            }
+        }
+        (DataType::Float, Value::Int(i)) => Conv::Value(Value::Float(*i as f64), true),
+        (DataType::Int | DataType::Float, Value::Text(_)) => match to_num(v) {
+            Ok(Num::I(i)) => convert(&Value::Int(i), ty, role),
+            Ok(Num::F(f)) => convert(&Value::Float(f), ty, role),
+            Err(_) => Conv::Unknown,
+        },
+        (DataType::Bool, Value::Text(_)) => match crate::schema::coerce(v.clone(), DataType::Bool) {
+            Ok(b) => Conv::Value(b, true),
+            Err(_) => Conv::Unknown,
+        },
+        _ => Conv::Unknown,
+    }
+}
+
+fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Binary(BinOp::And, a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Per key column: the values `=` allows (None: any), and inclusive bounds.
+#[derive(Clone, Default)]
+struct KeyConstraint {
+    equal: Option<Vec<Value>>,
+    lo: Option<Limit>,
+    hi: Option<Limit>,
+}
+
+impl KeyConstraint {
+    fn restrict_equal(&mut self, mut values: Vec<Value>) {
+        values.sort();
+        values.dedup();
+        self.equal = Some(match self.equal.take() {
+            None => values,
+            Some(old) => old.into_iter().filter(|v| values.binary_search(v).is_ok()).collect(),
+        });
+    }
+
+    fn raise_lo(&mut self, new: Limit) {
+        match &mut self.lo {
+            Some(lo) if new.value < lo.value => {}
+            Some(lo) if new.value == lo.value => lo.inclusive &= new.inclusive,
+            _ => self.lo = Some(new),
+        }
+    }
+
+    fn lower_hi(&mut self, new: Limit) {
+        match &mut self.hi {
+            Some(hi) if new.value > hi.value => {}
+            Some(hi) if new.value == hi.value => hi.inclusive &= new.inclusive,
+            _ => self.hi = Some(new),
+        }
+    }
+
+    /// The `=` values within the bounds.
+    fn equal_values(&self) -> Option<Vec<Value>> {
+        self.equal.as_ref().map(|values| {
+            values
+                .iter()
+                .filter(|v| {
+                    self.lo.as_ref().is_none_or(|lo| lo.admits_above(v))
+                        && self.hi.as_ref().is_none_or(|hi| hi.admits_below(v))
+                })
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+/// Chooses the access path for a WHERE (already compiled and constant-folded).
+pub(crate) fn plan(schema: &TableSchema, filter: Option<&Expr>) -> Access {
+    let Some(filter) = filter else { return Access::Full };
+    let mut parts = Vec::new();
+    conjuncts(filter, &mut parts);
+    let mut keys = vec![KeyConstraint::default(); schema.primary_key.len()];
+    let key_position = |column: usize| schema.primary_key.iter().position(|&k| k == column);
+    for part in parts {
+        match part {
+            Expr::Literal(Value::Bool(false) | Value::Null) => return Access::Empty,
+            Expr::Binary(op, a, b) => {
+                let (column, op, value) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(c), Expr::Literal(v)) => (*c, *op, v),
+                    (Expr::Literal(v), Expr::Column(c)) => (*c, op.flip(), v),
+                    _ => continue,
+                };
+                let Some(k) = key_position(column) else { continue };
+                let ty = schema.columns[column].ty;
+                let role = match op {
+                    BinOp::Eq => Role::Equal,
+                    BinOp::Gt | BinOp::GtEq => Role::Lower,
+                    BinOp::Lt | BinOp::LtEq => Role::Upper,
+                    _ => continue,
+                };
+                let strict = matches!(op, BinOp::Gt | BinOp::Lt);
+                match (convert(value, ty, role), role) {
+                    (Conv::Never, _) => return Access::Empty,
+                    (Conv::Unknown, _) => {}
+                    (Conv::Value(v, _), Role::Equal) => keys[k].restrict_equal(vec![v]),
+                    (Conv::Value(value, exact), Role::Lower) => {
+                        keys[k].raise_lo(Limit { value, inclusive: !(strict && exact) })
+                    }
+                    (Conv::Value(value, exact), Role::Upper) => {
+                        keys[k].lower_hi(Limit { value, inclusive: !(strict && exact) })
+                    }
+                }
+            }
+            Expr::Between(e, lo, hi, false) => {
+                let (Expr::Column(column), Expr::Literal(lo), Expr::Literal(hi)) =
+                    (e.as_ref(), lo.as_ref(), hi.as_ref())
+                else {
+                    continue;
+                };
+                let Some(k) = key_position(*column) else { continue };
+                let ty = schema.columns[*column].ty;
+                match convert(lo, ty, Role::Lower) {
+                    Conv::Never => return Access::Empty,
+                    Conv::Value(v, _) => keys[k].raise_lo(Limit::inclusive(v)),
+                    Conv::Unknown => {}
+                }
+                match convert(hi, ty, Role::Upper) {
+                    Conv::Never => return Access::Empty,
+                    Conv::Value(v, _) => keys[k].lower_hi(Limit::inclusive(v)),
+                    Conv::Unknown => {}
+                }
+            }
+            Expr::InList(e, list, false) => {
+                let Expr::Column(column) = e.as_ref() else { continue };
+                let Some(k) = key_position(*column) else { continue };
+                let ty = schema.columns[*column].ty;
+                let mut values = Vec::new();
+                let mut usable = true;
+                for item in list {
+                    match item {
+                        Expr::Literal(v) => match convert(v, ty, Role::Equal) {
+                            Conv::Value(v, _) => values.push(v),
+                            Conv::Never => {}
+                            Conv::Unknown => usable = false,
+                        },
+                        _ => usable = false,
+                    }
+                }
+                if usable {
+                    keys[k].restrict_equal(values);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Every key column pinned: point lookups.
+    let equal: Vec<Option<Vec<Value>>> = keys.iter().map(KeyConstraint::equal_values).collect();
+    if equal.iter().any(|e| e.as_ref().is_some_and(Vec::is_empty)) {
+        return Access::Empty;
+    }
+    if equal.iter().all(Option::is_some) {
+        let combinations = equal.iter().flatten().try_fold(1usize, |n, values| n.checked_mul(values.len()));
+        if combinations.is_some_and(|n| n <= MAX_POINTS) {
+            let mut points: Vec<Key> = vec![Vec::new()];
+            for values in equal.iter().flatten() {
+                points = points
+                    .into_iter()
+                    .flat_map(|prefix| {
+                        values.iter().map(move |v| {
+                            let mut key = prefix.clone();
+                            key.push(v.clone());
+                            key
+                        })
+                    })
+                    .collect();
+            }
+            points.sort();
+            return Access::Points(points);
+        }
+    }
+    // A prefix pinned to single values, then bounds on the next key column.
+    let mut prefix = Vec::new();
+    for e in &equal {
+        match e {
+            Some(values) if values.len() == 1 => prefix.push(values[0].clone()),
+            _ => break,
+        }
+    }
+    let (lo, hi) = match keys.get(prefix.len()) {
+        None => (None, None),
+        Some(next) => match &equal[prefix.len()] {
+            Some(values) => {
+                (values.first().cloned().map(Limit::inclusive), values.last().cloned().map(Limit::inclusive))
+            }
+            None => (next.lo.clone(), next.hi.clone()),
+        },
+    };
+    if prefix.is_empty() && lo.is_none() && hi.is_none() {
+        return Access::Full;
+    }
+    Access::Range { prefix, lo, hi }
+}
+
+fn in_range(key: &[Value], prefix: &[Value], lo: &Option<Limit>, hi: &Option<Limit>) -> bool {
+    if key.len() < prefix.len() || key[..prefix.len()] != *prefix {
+        return false;
+    }
+    match key.get(prefix.len()) {
+        None => true,
+        Some(next) => {
+            lo.as_ref().is_none_or(|lo| lo.admits_above(next))
+                && hi.as_ref().is_none_or(|hi| hi.admits_below(next))
+        }
+    }
+}
+
+impl Session {
+    /// Whether the open transaction may have changed rows (so reads must go through its
+    /// overlay). Conservative: true from its first logged change to its end.
+    pub(crate) fn own_changes(&self) -> bool {
+        self.redo.transaction().is_some()
+    }
+
+    /// Hands every row of `table` the access path selects, as this transaction sees it,
+    /// to `visit`, in primary-key order, until `visit` returns false.
+    pub(crate) fn visit_rows(
+        &self,
+        table: &str,
+        schema: &TableSchema,
+        access: &Access,
+        visit: &mut dyn FnMut(&Row) -> DbResult<bool>,
+    ) -> DbResult<()> {
+        let snapshot = self.db.snapshot();
+        let rows = &snapshot.table(table)?.rows;
+        let own = self.own_changes();
+        let mut hand = |row: &Row| {
+            count_visit();
+            visit(row)
+        };
+        match access {
+            Access::Empty => {}
+            Access::Points(keys) => {
+                for key in keys {
+                    let row = if own { self.get(table, key)? } else { rows.get(key).cloned() };
+                    if let Some(row) = row {
+                        if !hand(&row)? {
+                            break;
+                        }
+                    }
+                }
+            }
+            Access::Range { prefix, lo, hi } if !own => {
+                let mut start = prefix.clone();
+                if let Some(lo) = lo {
+                    start.push(lo.value.clone());
+                }
+                for (key, row) in rows.range::<_, Key>((Bound::Included(start), Bound::Unbounded)) {
+                    if key[..prefix.len()] != prefix[..] {
+                        break;
+                    }
+                    let next = &key[prefix.len()];
+                    if hi.as_ref().is_some_and(|hi| !hi.admits_below(next)) {
+                        break;
+                    }
+                    if lo.as_ref().is_some_and(|lo| !lo.admits_above(next)) {
+                        continue; // equal to an exclusive lower bound
+                    }
+                    if !hand(row)? {
+                        break;
+                    }
+                }
+            }
+            Access::Full if !own => {
+                for row in rows.values() {
+                    if !hand(row)? {
+                        break;
+                    }
+                }
+            }
+            Access::Range { prefix, lo, hi } => {
+                // The overlay's rows in the range cannot be found without reading it
+                // whole (it is private to database.rs): the merged table, filtered.
+                for row in self.scan(table)? {
+                    count_visit();
+                    if in_range(&schema.key_of(&row), prefix, lo, hi) && !visit(&row)? {
+                        break;
+                    }
+                }
+            }
+            Access::Full => {
+                for row in self.scan(table)? {
+                    if !hand(&row)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Column;
+
+    fn schema() -> TableSchema {
+        TableSchema::new(
+            "t",
+            vec![
+                Column { name: "a".into(), ty: DataType::Int, nullable: false },
+                Column { name: "b".into(), ty: DataType::Text { max_chars: None }, nullable: false },
+                Column { name: "c".into(), ty: DataType::Float, nullable: true },
+            ],
+            vec![0, 1],
+        )
+        .unwrap()
+    }
+
+    fn cmp(op: BinOp, column: usize, v: Value) -> Expr {
+        Expr::Binary(op, Box::new(Expr::Column(column)), Box::new(Expr::Literal(v)))
+    }
+
+    fn and(a: Expr, b: Expr) -> Expr {
+        Expr::Binary(BinOp::And, Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn plans() {
+        let s = schema();
+        let t = |x: &str| Value::Text(x.into());
+        let both = and(cmp(BinOp::Eq, 0, Value::Int(1)), cmp(BinOp::Eq, 1, t("x")));
+        assert_eq!(plan(&s, Some(&both)), Access::Points(vec![vec![Value::Int(1), t("x")]]));
+        let first = and(cmp(BinOp::Eq, 0, Value::Float(1.0)), cmp(BinOp::Gt, 2, Value::Int(1)));
+        assert_eq!(plan(&s, Some(&first)), Access::Range { prefix: vec![Value::Int(1)], lo: None, hi: None });
+        let range = and(cmp(BinOp::Gt, 0, Value::Float(1.5)), cmp(BinOp::LtEq, 0, Value::Text("9".into())));
+        assert_eq!(
+            plan(&s, Some(&range)),
+            Access::Range {
+                prefix: vec![],
+                lo: Some(Limit::inclusive(Value::Int(2))),
+                hi: Some(Limit::inclusive(Value::Int(9)))
+            }
+        );
+        let strict = and(cmp(BinOp::Gt, 0, Value::Int(2)), cmp(BinOp::Lt, 0, Value::Float(9.0)));
+        let strict = and(strict, cmp(BinOp::GtEq, 0, Value::Int(2)));
+        assert_eq!(
+            plan(&s, Some(&strict)),
+            Access::Range {
+                prefix: vec![],
+                lo: Some(Limit { value: Value::Int(2), inclusive: false }),
+                hi: Some(Limit { value: Value::Int(9), inclusive: false })
+            }
+        );
+        assert_eq!(plan(&s, Some(&cmp(BinOp::Eq, 0, Value::Float(1.5)))), Access::Empty);
+        assert_eq!(plan(&s, Some(&cmp(BinOp::Eq, 0, Value::Null))), Access::Empty);
+        assert_eq!(plan(&s, Some(&cmp(BinOp::Eq, 1, t("x")))), Access::Full);
+        assert_eq!(plan(&s, Some(&cmp(BinOp::NotEq, 0, Value::Int(1)))), Access::Full);
+        let contradiction = and(cmp(BinOp::Eq, 0, Value::Int(1)), cmp(BinOp::Eq, 0, Value::Int(2)));
+        let contradiction = and(contradiction, cmp(BinOp::Eq, 1, t("x")));
+        assert_eq!(plan(&s, Some(&contradiction)), Access::Empty);
+    }
+}

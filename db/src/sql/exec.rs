@@ -1,0 +1,746 @@
+//! The SQL executor: [`Session::execute`] runs one statement with `$n` bind values,
+//! [`Session::execute_batch`] a string of several.
+//!
+//! A statement goes first to `oracle::parse_special` (COMMIT [WRITE ...], ROLLBACK,
+//! BEGIN, ALTER SESSION/SYSTEM SET, SET/RESET/SHOW), then to `sqlparser` (PostgreSQL
+//! dialect): CREATE TABLE, DROP TABLE, TRUNCATE, INSERT, UPDATE, DELETE, SELECT, VALUES.
+//!
+//! Every DML statement is atomic: it runs inside `Session::statement`, so a failure on
+//! its third row undoes its first two and leaves the transaction's earlier statements
+//! alone. UPDATE and DELETE find their rows as the transaction sees them when the
+//! statement starts, then lock each (`select_for_update`: it may wait for another
+//! transaction), re-read it and check the WHERE again on the row as it is now: a row
+//! changed meanwhile so that it no longer matches is skipped, a row deleted meanwhile is
+//! skipped, and the new values are computed from the re-read row (PostgreSQL's READ
+//! COMMITTED and Oracle's restart-free case). DDL commits the open transaction first and
+//! runs as its own (as in Oracle).
+//!
+//! Transactions follow Oracle: one starts with the first change and lasts until COMMIT or
+//! ROLLBACK (a session never autocommits); BEGIN only marks the start.
+//!
+//! Parameters go to `params`: `ALTER SESSION|SYSTEM SET name = value ...` (a session's
+//! assignments apply all or none), `SHOW PARAMETER[S] [filter]` (rows name, type, value),
+//! and PostgreSQL's `SET name = value` / `RESET name` / `RESET ALL` / `SHOW name` /
+//! `SHOW ALL`, with `synchronous_commit` (`off` is commit_wait NOWAIT for the session, the
+//! other values WAIT). `SET LOCAL` and `SCOPE = SPFILE` are not supported (0A000).
+//!
+//! A multi-statement call (`execute_batch`) applies Oracle's call-level commit
+//! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
+//! log writer one by one; the call waits once, at its end, for the last of them.
+
+use std::sync::Arc;
+
+use redo::{CommitOptions, CommitWait};
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+
+use crate::database::Session;
+use crate::error::{DbError, DbResult};
+use crate::schema::{Column, TableSchema};
+use crate::sql::access::plan;
+use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr};
+use crate::sql::oracle::{self, ParamValue, Piece, Scope, Special};
+use crate::sql::query::values_output;
+use crate::value::{DataType, Value};
+
+/// One column of a query result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultColumn {
+    pub name: String,
+    /// The column's type; None when it cannot be told (every value NULL, or a bare
+    /// parameter).
+    pub ty: Option<DataType>,
+}
+
+/// What a statement returned.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryResult {
+    /// A query's rows.
+    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>> },
+    /// Any other statement: its PostgreSQL command tag ("INSERT 0 3", "UPDATE 2",
+    /// "CREATE TABLE", "COMMIT", ...; empty for an empty statement) and the number of rows
+    /// it changed.
+    Command { tag: String, rows_affected: u64 },
+}
+
+impl QueryResult {
+    fn command(tag: impl Into<String>, rows_affected: u64) -> QueryResult {
+        QueryResult::Command { tag: tag.into(), rows_affected }
+    }
+
+    /// The command tag PostgreSQL would send ("SELECT n" for rows).
+    pub fn tag(&self) -> String {
+        match self {
+            QueryResult::Rows { rows, .. } => format!("SELECT {}", rows.len()),
+            QueryResult::Command { tag, .. } => tag.clone(),
+        }
+    }
+
+    /// The rows of a query (none for a command).
+    pub fn rows(&self) -> &[Vec<Value>] {
+        match self {
+            QueryResult::Rows { rows, .. } => rows,
+            QueryResult::Command { .. } => &[],
+        }
+    }
+
+    /// The columns of a query (none for a command).
+    pub fn columns(&self) -> &[ResultColumn] {
+        match self {
+            QueryResult::Rows { columns, .. } => columns,
+            QueryResult::Command { .. } => &[],
+        }
+    }
+
+    /// Rows changed by a command, rows returned by a query.
+    pub fn rows_affected(&self) -> u64 {
+        match self {
+            QueryResult::Rows { rows, .. } => rows.len() as u64,
+            QueryResult::Command { rows_affected, .. } => *rows_affected,
+        }
+    }
+}
+
+/// A statement parsed, ready to run (any number of times, with different bind values:
+/// what a statement cache would keep).
+pub(crate) enum Prepared {
+    Special(Special),
+    Sql(Box<ast::Statement>),
+    Empty,
+}
+
+impl Prepared {
+    /// Whether the statement only reads or changes rows (no transaction control, no DDL,
+    /// no settings), so that several can run as one atomic call.
+    fn is_dml(&self) -> bool {
+        matches!(
+            self,
+            Prepared::Sql(s) if matches!(
+                s.as_ref(),
+                ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_) | ast::Statement::Query(_)
+            )
+        )
+    }
+}
+
+/// Parses one statement.
+pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
+    if let Some(special) = oracle::parse_special(sql) {
+        return special.map(Prepared::Special);
+    }
+    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, e))?;
+    match statements.len() {
+        0 => Ok(Prepared::Empty),
+        1 => Ok(Prepared::Sql(Box::new(statements.remove(0)))),
+        n => Err(DbError::Syntax {
+            message: format!("{n} statements given where one was expected (use execute_batch)"),
+            position: 1,
+        }),
+    }
+}
+
+/// A `sqlparser` error as a syntax error with PostgreSQL's position: the 1-based character
+/// offset in `sql` (sqlparser reports "at Line: l, Column: c"; the end of the text for
+/// errors at its end).
+fn syntax_error(sql: &str, error: ParserError) -> DbError {
+    let text = match error {
+        ParserError::TokenizerError(s) | ParserError::ParserError(s) => s,
+        ParserError::RecursionLimitExceeded => "the statement is nested too deeply".to_string(),
+    };
+    let located = text.rfind(" at Line: ").and_then(|at| {
+        let (line, column) = text[at + " at Line: ".len()..].split_once(", Column: ")?;
+        Some((at, line.trim().parse::<usize>().ok()?, column.trim().parse::<usize>().ok()?))
+    });
+    match located {
+        Some((at, line, column)) => {
+            let before: usize =
+                sql.split('\n').take(line.saturating_sub(1)).map(|l| l.chars().count() + 1).sum();
+            DbError::Syntax { message: text[..at].to_string(), position: before + column.max(1) }
+        }
+        None => DbError::Syntax { message: text, position: sql.chars().count() + 1 },
+    }
+}
+
+fn syntax(message: String) -> DbError {
+    DbError::Syntax { message, position: 0 }
+}
+
+/// A value assigned to a column: a FLOAT for an INT column is rounded, as PostgreSQL's
+/// assignment cast does (the row check does the rest of the conversions).
+fn assignable(v: Value, column: &Column) -> DbResult<Value> {
+    match (column.ty, v) {
+        (DataType::Int, Value::Float(f)) => float_to_int(f),
+        (_, v) => Ok(v),
+    }
+}
+
+/// One call from the client (`execute`, or all of `execute_batch`): with Oracle's
+/// call-level commit optimisation (`call_commit_optimization`, on by default), a COMMIT
+/// inside a multi-statement call that would wait for durability does not: the call waits
+/// once, at its end, for the last of them.
+struct Call {
+    optimize: bool,
+    /// End of the last commit whose durability wait was deferred to the end of the call.
+    pending: Option<redo::Lsn>,
+}
+
+impl Session {
+    /// Executes one statement with `$1`-style bind values (`params[0]` is `$1`).
+    pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
+        let prepared = prepare(sql)?;
+        self.run(&prepared, params, &mut Call { optimize: false, pending: None })
+    }
+
+    /// Executes a string of statements separated by `;` as one call, returning each
+    /// statement's result; stops at the first error (the statements before it keep their
+    /// effect). Error positions are relative to `sql`.
+    ///
+    /// Oracle's anonymous block `BEGIN ...; ...; END;` holding only DML and queries is
+    /// atomic (a failure undoes the whole block); a block with other statements runs them
+    /// one by one. COMMITs that would wait for durability wait once, when the call ends
+    /// (see `call_commit_optimization`), also when it ends with an error.
+    pub fn execute_batch(&mut self, sql: &str) -> DbResult<Vec<QueryResult>> {
+        let mut call = Call { optimize: self.call_commit_optimization(), pending: None };
+        let mut results = Vec::new();
+        let outcome = self.run_batch(sql, &mut call, &mut results);
+        if let Some(lsn) = call.pending {
+            self.redo.wait_durable(lsn)?;
+        }
+        outcome.map(|()| results)
+    }
+
+    fn run_batch(&mut self, sql: &str, call: &mut Call, results: &mut Vec<QueryResult>) -> DbResult<()> {
+        for piece in oracle::split_statements(sql)? {
+            match piece {
+                Piece::Statement(text) => {
+                    let prepared = prepare(&text.text).map_err(|e| text.relocate(sql, e))?;
+                    results.push(self.run(&prepared, &[], call).map_err(|e| text.relocate(sql, e))?);
+                }
+                Piece::Block { statements, .. } => {
+                    let prepared = statements
+                        .iter()
+                        .map(|t| prepare(&t.text).map_err(|e| t.relocate(sql, e)))
+                        .collect::<DbResult<Vec<_>>>()?;
+                    let atomic = prepared.iter().all(Prepared::is_dml);
+                    let run_all = |s: &mut Session, call: &mut Call, results: &mut Vec<QueryResult>| {
+                        for (p, text) in prepared.iter().zip(&statements) {
+                            results.push(s.run(p, &[], call).map_err(|e| text.relocate(sql, e))?);
+                        }
+                        Ok(())
+                    };
+                    if atomic {
+                        let mut block_results = Vec::new();
+                        self.statement(|s| run_all(s, call, &mut block_results))?;
+                        results.extend(block_results);
+                    } else {
+                        run_all(self, call, results)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, prepared: &Prepared, params: &[Value], call: &mut Call) -> DbResult<QueryResult> {
+        match prepared {
+            Prepared::Empty => Ok(QueryResult::command("", 0)),
+            Prepared::Special(special) => self.run_special(special.clone(), call),
+            Prepared::Sql(statement) => self.run_statement(statement, params, call),
+        }
+    }
+
+    fn run_statement(
+        &mut self,
+        statement: &ast::Statement,
+        params: &[Value],
+        call: &mut Call,
+    ) -> DbResult<QueryResult> {
+        use ast::Statement as S;
+        match statement {
+            S::Query(query) => {
+                let out = self.run_query(query, params)?;
+                Ok(QueryResult::Rows { columns: out.columns, rows: out.rows })
+            }
+            S::Insert(insert) => self.insert_statement(insert, params),
+            S::Update(update) => self.update_statement(update, params),
+            S::Delete(delete) => self.delete_statement(delete, params),
+            S::CreateTable(create) => self.create_table_statement(create),
+            S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => {
+                self.drop_table_statement(names, *if_exists)
+            }
+            S::Truncate(truncate) => self.truncate_statement(truncate),
+            S::StartTransaction { statements, .. } if statements.is_empty() => {
+                Ok(QueryResult::command("BEGIN", 0))
+            }
+            S::Commit { chain: false, .. } => {
+                self.run_special(Special::Commit { wait: None, logging: None }, call)
+            }
+            S::Rollback { chain: false, savepoint: None } => self.run_special(Special::Rollback, call),
+            S::Savepoint { .. } | S::ReleaseSavepoint { .. } | S::Rollback { .. } => {
+                Err(DbError::Unsupported("savepoints".into()))
+            }
+            other => {
+                let text = other.to_string();
+                let words: Vec<&str> = text.split_whitespace().take(2).collect();
+                Err(DbError::Unsupported(format!("the statement {}", words.join(" ").to_uppercase())))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Transaction control and settings
+    // -----------------------------------------------------------------------------------
+
+    fn run_special(&mut self, special: Special, call: &mut Call) -> DbResult<QueryResult> {
+        match special {
+            Special::Begin => Ok(QueryResult::command("BEGIN", 0)),
+            Special::Commit { wait, logging } => {
+                let options = CommitOptions { wait, logging };
+                let nowait = CommitOptions { wait: Some(CommitWait::NoWait), logging };
+                // Deferred only when the wait comes from the session or system setting (an
+                // explicit WRITE WAIT is honoured) and FORCE_WAIT does not forbid NOWAIT.
+                let defer = call.optimize
+                    && wait.is_none()
+                    && self.redo.resolve(options).0
+                    && !self.redo.resolve(nowait).0;
+                if defer {
+                    if let Some(receipt) = self.commit(nowait)? {
+                        call.pending = call.pending.max(Some(receipt.lsn));
+                    }
+                } else {
+                    self.commit(options)?;
+                }
+                Ok(QueryResult::command("COMMIT", 0))
+            }
+            Special::Rollback => {
+                self.rollback();
+                Ok(QueryResult::command("ROLLBACK", 0))
+            }
+            Special::AlterSet { scope, assignments, persistence } => {
+                if persistence == Some(oracle::Persistence::Spfile) {
+                    return Err(DbError::Unsupported(
+                        "SCOPE = SPFILE (there is no server parameter file)".into(),
+                    ));
+                }
+                // A session's settings change all together or not at all.
+                let saved = (self.redo.commit_settings(), self.call_commit_optimization);
+                for (name, value) in &assignments {
+                    if let Err(e) = self.set_parameter(scope, name, value) {
+                        if scope == Scope::Session {
+                            self.redo.set_commit_wait(saved.0 .0);
+                            self.redo.set_commit_logging(saved.0 .1);
+                            self.call_commit_optimization = saved.1;
+                        }
+                        return Err(e);
+                    }
+                }
+                Ok(QueryResult::command("SET", 0))
+            }
+            Special::ShowParameter(filter) => {
+                let text = Some(DataType::Text { max_chars: None });
+                let columns = ["name", "type", "value"]
+                    .into_iter()
+                    .map(|name| ResultColumn { name: name.into(), ty: text })
+                    .collect();
+                let rows = self
+                    .show_parameters(filter.as_deref())
+                    .into_iter()
+                    .map(|p| vec![Value::Text(p.name), Value::Text(p.type_name.into()), Value::Text(p.value)])
+                    .collect();
+                Ok(QueryResult::Rows { columns, rows })
+            }
+            Special::PgSet { name, local: true, .. } => {
+                Err(DbError::Unsupported(format!("SET LOCAL {name}")))
+            }
+            Special::PgSet { name, value, local: false } => {
+                if name == "synchronous_commit" {
+                    self.set_synchronous_commit(&value)?;
+                } else {
+                    self.set_parameter(Scope::Session, &name, &ParamValue::Word(value))?;
+                }
+                Ok(QueryResult::command("SET", 0))
+            }
+            Special::PgReset(Some(name)) => {
+                if name == "synchronous_commit" {
+                    self.set_synchronous_commit("default")?;
+                } else {
+                    self.set_parameter(Scope::Session, &name, &ParamValue::Default)?;
+                }
+                Ok(QueryResult::command("RESET", 0))
+            }
+            Special::PgReset(None) => {
+                self.redo.set_commit_wait(None);
+                self.redo.set_commit_logging(None);
+                self.call_commit_optimization = None;
+                Ok(QueryResult::command("RESET", 0))
+            }
+            Special::PgShow(name) => {
+                let text = Some(DataType::Text { max_chars: None });
+                let setting = |s: &Session, name: &str| -> DbResult<String> {
+                    if name == "synchronous_commit" {
+                        Ok(s.synchronous_commit().to_string())
+                    } else {
+                        s.parameter_value(name)
+                    }
+                };
+                match name {
+                    Some(name) => {
+                        let value = setting(self, &name)?;
+                        Ok(QueryResult::Rows {
+                            columns: vec![ResultColumn { name, ty: text }],
+                            rows: vec![vec![Value::Text(value)]],
+                        })
+                    }
+                    None => {
+                        let mut rows: Vec<Vec<Value>> = self
+                            .show_parameters(None)
+                            .into_iter()
+                            .map(|p| {
+                                vec![
+                                    Value::Text(p.name),
+                                    Value::Text(p.value),
+                                    Value::Text(p.description.into()),
+                                ]
+                            })
+                            .collect();
+                        rows.push(vec![
+                            Value::Text("synchronous_commit".into()),
+                            Value::Text(self.synchronous_commit().into()),
+                            Value::Text("commit_wait WAIT (on) or NOWAIT (off) for this session".into()),
+                        ]);
+                        rows.sort_by(|a, b| a[0].cmp(&b[0]));
+                        let columns = ["name", "setting", "description"]
+                            .into_iter()
+                            .map(|name| ResultColumn { name: name.into(), ty: text })
+                            .collect();
+                        Ok(QueryResult::Rows { columns, rows })
+                    }
+                }
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // DDL
+    // -----------------------------------------------------------------------------------
+
+    fn create_table_statement(&mut self, create: &ast::CreateTable) -> DbResult<QueryResult> {
+        if create.or_replace
+            || create.temporary
+            || create.external
+            || create.query.is_some()
+            || create.like.is_some()
+        {
+            return Err(DbError::Unsupported("this form of CREATE TABLE".into()));
+        }
+        let name = object_name(&create.name)?;
+        let mut columns = Vec::new();
+        let mut primary_key: Option<Vec<usize>> = None;
+        let set_key = |key: Vec<usize>, primary_key: &mut Option<Vec<usize>>| {
+            if primary_key.replace(key).is_some() {
+                return Err(syntax(format!("multiple primary keys for table \"{name}\" are not allowed")));
+            }
+            Ok(())
+        };
+        for (i, def) in create.columns.iter().enumerate() {
+            let column_name = ident_name(&def.name);
+            let mut nullable = true;
+            for option in &def.options {
+                match &option.option {
+                    ast::ColumnOption::Null => nullable = true,
+                    ast::ColumnOption::NotNull => nullable = false,
+                    ast::ColumnOption::PrimaryKey(_) => set_key(vec![i], &mut primary_key)?,
+                    other => {
+                        return Err(DbError::Unsupported(format!(
+                            "the column option {other} (column \"{column_name}\")"
+                        )))
+                    }
+                }
+            }
+            columns.push(Column { name: column_name, ty: sql_type(&def.data_type)?, nullable });
+        }
+        for constraint in &create.constraints {
+            match constraint {
+                ast::TableConstraint::PrimaryKey(pk) => {
+                    let mut key = Vec::new();
+                    for c in &pk.columns {
+                        let ast::Expr::Identifier(ident) = &c.column.expr else {
+                            return Err(DbError::Unsupported(format!(
+                                "the primary key part {}",
+                                c.column.expr
+                            )));
+                        };
+                        let column = ident_name(ident);
+                        let index = columns.iter().position(|c| c.name == column).ok_or_else(|| {
+                            DbError::UnknownColumn(format!(
+                                "{column}\" named in key does not exist (\"{column}"
+                            ))
+                        })?;
+                        key.push(index);
+                    }
+                    set_key(key, &mut primary_key)?;
+                }
+                other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
+            }
+        }
+        let Some(primary_key) = primary_key else {
+            return Err(DbError::Unsupported(format!(
+                "a table without a primary key: redodb stores every table by its primary key; \
+                 add PRIMARY KEY (...) to \"{name}\""
+            )));
+        };
+        if create.if_not_exists && self.db.snapshot().tables.contains_key(&name) {
+            return Ok(QueryResult::command("CREATE TABLE", 0));
+        }
+        let schema = TableSchema::new(&name, columns, primary_key)?;
+        match self.create_table(schema) {
+            Err(DbError::TableExists(_)) if create.if_not_exists => {}
+            other => other?,
+        }
+        Ok(QueryResult::command("CREATE TABLE", 0))
+    }
+
+    fn drop_table_statement(&mut self, names: &[ast::ObjectName], if_exists: bool) -> DbResult<QueryResult> {
+        let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
+        if !if_exists {
+            // All or nothing for the usual mistake: check them all first.
+            let snapshot = self.db.snapshot();
+            for name in &names {
+                snapshot.table(name)?;
+            }
+        }
+        for name in &names {
+            match self.drop_table(name) {
+                Err(DbError::UnknownTable(_)) if if_exists => {}
+                other => other?,
+            }
+        }
+        Ok(QueryResult::command("DROP TABLE", 0))
+    }
+
+    fn truncate_statement(&mut self, truncate: &ast::Truncate) -> DbResult<QueryResult> {
+        if truncate.partitions.is_some() {
+            return Err(DbError::Unsupported("TRUNCATE ... PARTITION".into()));
+        }
+        let names =
+            truncate.table_names.iter().map(|t| object_name(&t.name)).collect::<DbResult<Vec<_>>>()?;
+        let snapshot = self.db.snapshot();
+        for name in &names {
+            if !(truncate.if_exists && snapshot.table(name).is_err()) {
+                snapshot.table(name)?;
+            }
+        }
+        for name in &names {
+            match self.truncate(name) {
+                Err(DbError::UnknownTable(_)) if truncate.if_exists => {}
+                other => other?,
+            }
+        }
+        Ok(QueryResult::command("TRUNCATE TABLE", 0))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // DML
+    // -----------------------------------------------------------------------------------
+
+    fn insert_statement(&mut self, insert: &ast::Insert, params: &[Value]) -> DbResult<QueryResult> {
+        if insert.or.is_some()
+            || insert.ignore
+            || insert.overwrite
+            || insert.partitioned.is_some()
+            || !insert.after_columns.is_empty()
+            || insert.replace_into
+            || !insert.assignments.is_empty()
+            || insert.insert_alias.is_some()
+            || insert.output.is_some()
+        {
+            return Err(DbError::Unsupported("this form of INSERT".into()));
+        }
+        if insert.on.is_some() {
+            return Err(DbError::Unsupported("INSERT ... ON CONFLICT".into()));
+        }
+        if insert.returning.is_some() {
+            return Err(DbError::Unsupported("RETURNING".into()));
+        }
+        let ast::TableObject::TableName(table) = &insert.table else {
+            return Err(DbError::Unsupported("INSERT into a table function".into()));
+        };
+        let table = object_name(table)?;
+        let schema = self.db.snapshot().table(&table)?.schema.clone();
+        let targets: Vec<usize> = if insert.columns.is_empty() {
+            (0..schema.columns.len()).collect()
+        } else {
+            let mut targets = Vec::new();
+            for c in &insert.columns {
+                let index = schema.column_index(&object_name(c)?)?;
+                if targets.contains(&index) {
+                    return Err(syntax(format!(
+                        "column \"{}\" specified more than once",
+                        schema.columns[index].name
+                    )));
+                }
+                targets.push(index);
+            }
+            targets
+        };
+        let source = insert
+            .source
+            .as_ref()
+            .ok_or_else(|| DbError::Unsupported("INSERT without VALUES or a query".into()))?;
+        let inserted = self.statement(|s| {
+            let rows = match source.body.as_ref() {
+                ast::SetExpr::Values(values)
+                    if source.order_by.is_none() && source.limit_clause.is_none() =>
+                {
+                    values_output(values, params)?.rows
+                }
+                _ => s.run_query(source, params)?.rows,
+            };
+            let mut inserted = 0u64;
+            for values in rows {
+                if values.len() != targets.len() {
+                    return Err(syntax(if values.len() > targets.len() {
+                        "INSERT has more expressions than target columns".into()
+                    } else {
+                        "INSERT has more target columns than expressions".into()
+                    }));
+                }
+                let mut row = vec![Value::Null; schema.columns.len()];
+                for (v, &i) in values.into_iter().zip(&targets) {
+                    row[i] = assignable(v, &schema.columns[i])?;
+                }
+                s.insert(&table, row)?;
+                inserted += 1;
+            }
+            Ok(inserted)
+        })?;
+        Ok(QueryResult::command(format!("INSERT 0 {inserted}"), inserted))
+    }
+
+    fn update_statement(&mut self, update: &ast::Update, params: &[Value]) -> DbResult<QueryResult> {
+        if update.from.is_some() {
+            return Err(DbError::Unsupported("UPDATE ... FROM".into()));
+        }
+        if update.returning.is_some() || update.output.is_some() {
+            return Err(DbError::Unsupported("RETURNING".into()));
+        }
+        if update.or.is_some() || !update.order_by.is_empty() || update.limit.is_some() {
+            return Err(DbError::Unsupported("this form of UPDATE".into()));
+        }
+        let relation = self.relation_of(std::slice::from_ref(&update.table))?.expect("UPDATE names a table");
+        let schema = relation.schema.clone();
+        let mut binder = Binder::new(Some(&relation), params);
+        let mut sets: Vec<(usize, Expr)> = Vec::new();
+        for assignment in &update.assignments {
+            let ast::AssignmentTarget::ColumnName(target) = &assignment.target else {
+                return Err(DbError::Unsupported("assignments to a tuple of columns".into()));
+            };
+            let column = target
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(ident_name)
+                .ok_or_else(|| DbError::Unsupported(format!("the assignment target {target}")))?;
+            let index = schema.column_index(&column)?;
+            if sets.iter().any(|(i, _)| *i == index) {
+                return Err(syntax(format!("multiple assignments to same column \"{column}\"")));
+            }
+            sets.push((index, binder.scalar(&assignment.value, "UPDATE")?));
+        }
+        let filter = update.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        let table = relation.name.clone();
+        let updated = self.statement(|s| {
+            s.for_each_locked_row(&relation, filter.as_ref(), &mut |s, key, row| {
+                let mut new_row = row.to_vec();
+                for (i, e) in &sets {
+                    new_row[*i] = assignable(e.eval(row, &[])?, &schema.columns[*i])?;
+                }
+                s.update(&table, key, new_row)
+            })
+        })?;
+        Ok(QueryResult::command(format!("UPDATE {updated}"), updated))
+    }
+
+    fn delete_statement(&mut self, delete: &ast::Delete, params: &[Value]) -> DbResult<QueryResult> {
+        if !delete.tables.is_empty()
+            || delete.using.is_some()
+            || !delete.order_by.is_empty()
+            || delete.limit.is_some()
+        {
+            return Err(DbError::Unsupported("this form of DELETE".into()));
+        }
+        if delete.returning.is_some() || delete.output.is_some() {
+            return Err(DbError::Unsupported("RETURNING".into()));
+        }
+        let from = match &delete.from {
+            ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from) => from,
+        };
+        let relation =
+            self.relation_of(from)?.ok_or_else(|| syntax("DELETE needs the table to delete from".into()))?;
+        let mut binder = Binder::new(Some(&relation), params);
+        let filter = delete.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        let table = relation.name.clone();
+        let deleted = self.statement(|s| {
+            s.for_each_locked_row(&relation, filter.as_ref(), &mut |s, key, _| s.delete(&table, key))
+        })?;
+        Ok(QueryResult::command(format!("DELETE {deleted}"), deleted))
+    }
+
+    /// The row loop of UPDATE and DELETE: finds the rows matching `filter` as the
+    /// transaction sees them now, then for each locks it, re-reads it, checks `filter`
+    /// again on the re-read row and calls `change` with its key and current values.
+    /// Returns how many rows `change` reported changed.
+    fn for_each_locked_row(
+        &mut self,
+        relation: &crate::sql::expr::Relation,
+        filter: Option<&Expr>,
+        change: &mut RowChange,
+    ) -> DbResult<u64> {
+        let matches = |row: &[Value]| filter.map_or(Ok(true), |f| f.holds(row, &[]));
+        let access = plan(&relation.schema, filter);
+        log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
+        let mut candidates = Vec::new();
+        self.visit_rows(&relation.name, &relation.schema, &access, &mut |row| {
+            if matches(row)? {
+                candidates.push(row.clone());
+            }
+            Ok(true)
+        })?;
+        let mut changed = 0;
+        for old in candidates {
+            let key = relation.schema.key_of(&old);
+            let Some(current) = self.select_for_update(&relation.name, &key)? else { continue };
+            if !Arc::ptr_eq(&current, &old) && !matches(&current)? {
+                continue;
+            }
+            if change(self, &key, &current)? {
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+/// What UPDATE or DELETE does to one locked row (its key and current values): whether
+/// the row was changed.
+type RowChange<'a> = dyn FnMut(&mut Session, &crate::schema::Key, &[Value]) -> DbResult<bool> + 'a;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_error_positions_are_character_offsets() {
+        let sql = "SELECT a FROM t WHERE b > 1\n  AND c IN (1,,2)";
+        let Err(DbError::Syntax { position, .. }) = prepare(sql) else { panic!("not a syntax error") };
+        assert_eq!(sql.chars().nth(position - 1), Some(','), "{position}");
+        let Err(DbError::Syntax { position, .. }) = prepare("SELECT * FORM t") else { panic!() };
+        assert_eq!(position, 15);
+        let Err(DbError::Syntax { position, .. }) = prepare("SELECT * FROM t WHERE") else { panic!() };
+        assert_eq!(position, 22);
+        let sql = "SELECT 'héé' FORM t";
+        let Err(DbError::Syntax { position, .. }) = prepare(sql) else { panic!() };
+        assert_eq!(sql.chars().nth(position - 1), Some('t'), "a character offset, not a byte offset");
+    }
+}

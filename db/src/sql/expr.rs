@@ -1,0 +1,1446 @@
+//! SQL expressions: compiled from `sqlparser`'s AST against one relation's columns
+//! (names resolved to positions, `$n` bound to their values, constant parts folded),
+//! then evaluated row by row.
+//!
+//! Semantics (PostgreSQL's unless noted):
+//! - NULL propagates through operators and most functions; AND, OR and NOT follow
+//!   three-valued logic; a WHERE keeps a row only when its condition is TRUE.
+//! - INT op INT stays INT (division truncates toward zero, overflow is an error); with a
+//!   FLOAT operand the result is FLOAT. Division or modulo by zero is 22012.
+//! - Text meeting a number is converted to a number, as Oracle's implicit conversion
+//!   does (PostgreSQL would refuse the operator): `'5' = 5` is true, `'abc' = 5` is
+//!   22P02. Text meeting a boolean is read as one (`'t'`, `'yes'`, ...).
+//! - Comparisons between INT and FLOAT are numeric.
+//!
+//! An expression is compiled once per statement; evaluation takes the row (`row`) and,
+//! in a grouped query, the values of the aggregate calls (`aggs`). In a grouped query
+//! the row is the group's key: `Column(i)` is the i-th GROUP BY expression.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+
+use crate::error::{DbError, DbResult};
+use crate::schema::{coerce, TableSchema};
+use crate::value::{DataType, Value};
+
+/// The largest string a function (repeat, rpad, lpad) builds, in characters.
+const MAX_STRING_CHARS: usize = 64 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// The operator with its operands swapped (`5 < x` is `x > 5`).
+    pub(crate) fn flip(self) -> BinOp {
+        match self {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::LtEq => BinOp::GtEq,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::GtEq => BinOp::LtEq,
+            other => other,
+        }
+    }
+
+    fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
+    }
+}
+
+/// Scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    Abs,
+    Mod,
+    Trunc,
+    Round,
+    Floor,
+    Ceil,
+    Sqrt,
+    Power,
+    Lower,
+    Upper,
+    Length,
+    Random,
+    Repeat,
+    Rpad,
+    Lpad,
+    Concat,
+    Substr,
+    Coalesce,
+    Nullif,
+    Greatest,
+    Least,
+}
+
+impl Func {
+    /// The function called `name`, with its minimum and maximum number of arguments.
+    fn lookup(name: &str) -> Option<(Func, usize, usize)> {
+        const MANY: usize = usize::MAX;
+        Some(match name {
+            "abs" => (Func::Abs, 1, 1),
+            "mod" => (Func::Mod, 2, 2),
+            "trunc" => (Func::Trunc, 1, 2),
+            "round" => (Func::Round, 1, 2),
+            "floor" => (Func::Floor, 1, 1),
+            "ceil" | "ceiling" => (Func::Ceil, 1, 1),
+            "sqrt" => (Func::Sqrt, 1, 1),
+            "power" | "pow" => (Func::Power, 2, 2),
+            "lower" => (Func::Lower, 1, 1),
+            "upper" => (Func::Upper, 1, 1),
+            "length" | "char_length" | "character_length" => (Func::Length, 1, 1),
+            "random" => (Func::Random, 0, 0),
+            "repeat" => (Func::Repeat, 2, 2),
+            "rpad" => (Func::Rpad, 2, 3),
+            "lpad" => (Func::Lpad, 2, 3),
+            "concat" => (Func::Concat, 1, MANY),
+            "substr" | "substring" => (Func::Substr, 2, 3),
+            "coalesce" => (Func::Coalesce, 1, MANY),
+            "nullif" => (Func::Nullif, 2, 2),
+            "greatest" => (Func::Greatest, 1, MANY),
+            "least" => (Func::Least, 1, MANY),
+            _ => return None,
+        })
+    }
+}
+
+/// Aggregate functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// One aggregate call of a query; `Expr::Agg(i)` refers to the i-th.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AggCall {
+    pub func: AggFunc,
+    /// The argument, compiled against the input row (None for count(*)).
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+}
+
+/// A compiled expression.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Expr {
+    Literal(Value),
+    /// The i-th value of the row.
+    Column(usize),
+    /// The value of the i-th aggregate call (grouped queries).
+    Agg(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `IS [NOT] TRUE/FALSE`.
+    IsBool(Box<Expr>, bool, bool),
+    /// `IS [NOT] DISTINCT FROM` (the flag: NOT).
+    IsDistinct(Box<Expr>, Box<Expr>, bool),
+    InList(Box<Expr>, Vec<Expr>, bool),
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: Option<char>,
+        negated: bool,
+        case_insensitive: bool,
+    },
+    Cast(Box<Expr>, DataType),
+    Func(Func, Vec<Expr>),
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+}
+
+// ---------------------------------------------------------------------------------------
+// Compilation
+// ---------------------------------------------------------------------------------------
+
+/// The table a statement reads: its name, its alias, its schema.
+#[derive(Clone, Debug)]
+pub(crate) struct Relation {
+    pub name: String,
+    pub alias: Option<String>,
+    pub schema: std::sync::Arc<TableSchema>,
+}
+
+impl Relation {
+    /// Whether `qualifier` names this relation (once aliased, only the alias does).
+    fn answers_to(&self, qualifier: &str) -> bool {
+        match &self.alias {
+            Some(alias) => alias == qualifier,
+            None => self.name == qualifier,
+        }
+    }
+
+    /// Checks the qualifier of `qualifier.*` or `qualifier.column`.
+    pub(crate) fn check_qualifier(&self, qualifier: &str) -> DbResult<()> {
+        if self.answers_to(qualifier) {
+            Ok(())
+        } else {
+            Err(DbError::UnknownTable(qualifier.to_string()))
+        }
+    }
+}
+
+/// An identifier as PostgreSQL folds it: unquoted lowercased, quoted kept.
+pub(crate) fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// The last part of a (possibly schema-qualified) name.
+pub(crate) fn object_name(name: &ast::ObjectName) -> DbResult<String> {
+    match name.0.last().and_then(|part| part.as_ident()) {
+        Some(ident) if name.0.len() <= 2 => Ok(ident_name(ident)),
+        _ => Err(DbError::Unsupported(format!("the name {name}"))),
+    }
+}
+
+/// Compiles AST expressions against a relation (or none: `SELECT 1`, `VALUES`), binding
+/// `$n` to `params`, and collects the aggregate calls it meets when they are allowed.
+pub(crate) struct Binder<'a> {
+    relation: Option<&'a Relation>,
+    params: &'a [Value],
+    /// The clause being compiled, when aggregates are not allowed there (for the error).
+    no_aggs_in: Option<&'static str>,
+    in_aggregate: bool,
+    pub aggs: Vec<AggCall>,
+}
+
+impl<'a> Binder<'a> {
+    pub(crate) fn new(relation: Option<&'a Relation>, params: &'a [Value]) -> Binder<'a> {
+        Binder { relation, params, no_aggs_in: Some("this context"), in_aggregate: false, aggs: Vec::new() }
+    }
+
+    /// Compiles an expression where aggregates are not allowed (`clause` names the place
+    /// for the error), folding its constant parts.
+    pub(crate) fn scalar(&mut self, expr: &ast::Expr, clause: &'static str) -> DbResult<Expr> {
+        let saved = self.no_aggs_in.replace(clause);
+        let result = self.compile(expr);
+        self.no_aggs_in = saved;
+        result?.fold()
+    }
+
+    /// Compiles an expression that may call aggregates, folding its constant parts.
+    pub(crate) fn with_aggregates(&mut self, expr: &ast::Expr) -> DbResult<Expr> {
+        let saved = self.no_aggs_in.take();
+        let result = self.compile(expr);
+        self.no_aggs_in = saved;
+        result?.fold()
+    }
+
+    fn compile_box(&mut self, expr: &ast::Expr) -> DbResult<Box<Expr>> {
+        self.compile(expr).map(Box::new)
+    }
+
+    fn compile(&mut self, expr: &ast::Expr) -> DbResult<Expr> {
+        use ast::Expr as E;
+        Ok(match expr {
+            E::Identifier(ident) => self.column(None, ident)?,
+            E::CompoundIdentifier(parts) => match parts.as_slice() {
+                [qualifier, column] => self.column(Some(qualifier), column)?,
+                [_schema, qualifier, column] => self.column(Some(qualifier), column)?,
+                _ => return Err(DbError::Unsupported(format!("the column reference {expr}"))),
+            },
+            E::Value(value) => Expr::Literal(self.literal(&value.value)?),
+            E::Nested(inner) => self.compile(inner)?,
+            E::IsNull(e) => Expr::IsNull(self.compile_box(e)?, false),
+            E::IsNotNull(e) => Expr::IsNull(self.compile_box(e)?, true),
+            E::IsTrue(e) => Expr::IsBool(self.compile_box(e)?, true, false),
+            E::IsNotTrue(e) => Expr::IsBool(self.compile_box(e)?, true, true),
+            E::IsFalse(e) => Expr::IsBool(self.compile_box(e)?, false, false),
+            E::IsNotFalse(e) => Expr::IsBool(self.compile_box(e)?, false, true),
+            E::IsUnknown(e) => Expr::IsNull(self.compile_box(e)?, false),
+            E::IsNotUnknown(e) => Expr::IsNull(self.compile_box(e)?, true),
+            E::IsDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, false),
+            E::IsNotDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, true),
+            E::InList { expr, list, negated } => {
+                let list = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+                Expr::InList(self.compile_box(expr)?, list, *negated)
+            }
+            E::Between { expr, negated, low, high } => Expr::Between(
+                self.compile_box(expr)?,
+                self.compile_box(low)?,
+                self.compile_box(high)?,
+                *negated,
+            ),
+            E::BinaryOp { left, op, right } => {
+                let op = binary_operator(op)?;
+                Expr::Binary(op, self.compile_box(left)?, self.compile_box(right)?)
+            }
+            E::Like { negated, any: false, expr, pattern, escape_char } => {
+                self.like(expr, pattern, escape_char.as_deref(), *negated, false)?
+            }
+            E::ILike { negated, any: false, expr, pattern, escape_char } => {
+                self.like(expr, pattern, escape_char.as_deref(), *negated, true)?
+            }
+            E::UnaryOp { op, expr: operand } => match op {
+                ast::UnaryOperator::Minus => match operand.as_ref() {
+                    E::Value(ast::ValueWithSpan { value: ast::Value::Number(digits, _), .. }) => {
+                        Expr::Literal(parse_number(&format!("-{digits}"))?)
+                    }
+                    _ => Expr::Neg(self.compile_box(operand)?),
+                },
+                ast::UnaryOperator::Plus => self.compile(operand)?,
+                ast::UnaryOperator::Not => Expr::Not(self.compile_box(operand)?),
+                other => return Err(DbError::Unsupported(format!("the operator {other}"))),
+            },
+            E::Cast {
+                kind: ast::CastKind::Cast | ast::CastKind::DoubleColon,
+                expr,
+                data_type,
+                format: None,
+            } => Expr::Cast(self.compile_box(expr)?, sql_type(data_type)?),
+            E::Function(function) => self.function(function)?,
+            E::Case { operand, conditions, else_result, .. } => {
+                let operand = operand.as_deref().map(|e| self.compile_box(e)).transpose()?;
+                let whens = conditions
+                    .iter()
+                    .map(|w| Ok((self.compile(&w.condition)?, self.compile(&w.result)?)))
+                    .collect::<DbResult<Vec<_>>>()?;
+                let otherwise = else_result.as_deref().map(|e| self.compile_box(e)).transpose()?;
+                Expr::Case { operand, whens, otherwise }
+            }
+            E::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                Expr::Func(Func::Ceil, vec![self.compile(expr)?])
+            }
+            E::Floor { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                Expr::Func(Func::Floor, vec![self.compile(expr)?])
+            }
+            E::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.compile(expr)?];
+                args.push(match substring_from {
+                    Some(from) => self.compile(from)?,
+                    None => Expr::Literal(Value::Int(1)),
+                });
+                if let Some(count) = substring_for {
+                    args.push(self.compile(count)?);
+                }
+                Expr::Func(Func::Substr, args)
+            }
+            E::InSubquery { .. } | E::Subquery(_) | E::Exists { .. } => {
+                return Err(DbError::Unsupported("subqueries".into()))
+            }
+            other => return Err(DbError::Unsupported(format!("the expression {other}"))),
+        })
+    }
+
+    fn column(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
+        let name = ident_name(column);
+        let Some(relation) = self.relation else {
+            return Err(match qualifier {
+                Some(q) => DbError::UnknownTable(ident_name(q)),
+                None => DbError::UnknownColumn(name),
+            });
+        };
+        if let Some(q) = qualifier {
+            relation.check_qualifier(&ident_name(q))?;
+        }
+        relation.schema.column_index(&name).map(Expr::Column)
+    }
+
+    fn literal(&self, value: &ast::Value) -> DbResult<Value> {
+        use ast::Value as V;
+        Ok(match value {
+            V::Number(digits, _) => parse_number(digits)?,
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::UnicodeStringLiteral(s)
+            | V::NationalStringLiteral(s) => Value::Text(s.clone()),
+            V::DollarQuotedString(s) => Value::Text(s.value.clone()),
+            V::Boolean(b) => Value::Bool(*b),
+            V::Null => Value::Null,
+            V::Placeholder(p) => self.parameter(p)?,
+            other => return Err(DbError::Unsupported(format!("the literal {other}"))),
+        })
+    }
+
+    fn parameter(&self, placeholder: &str) -> DbResult<Value> {
+        let index = placeholder
+            .strip_prefix('$')
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+            DbError::Unsupported(format!("the placeholder {placeholder} (use $1, $2, ...)"))
+        })?;
+        self.params.get(index - 1).cloned().ok_or_else(|| DbError::BindParameter {
+            index,
+            problem: format!("missing ({} value(s) bound)", self.params.len()),
+        })
+    }
+
+    fn like(
+        &mut self,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> DbResult<Expr> {
+        let escape = match escape {
+            None => Some('\\'),
+            Some(e) => match self.compile(e)?.fold()? {
+                Expr::Literal(Value::Text(t)) => {
+                    let mut chars = t.chars();
+                    match (chars.next(), chars.next()) {
+                        (None, _) => None,
+                        (Some(c), None) => Some(c),
+                        _ => {
+                            return Err(DbError::Syntax {
+                                message: "invalid escape string: it must be empty or one character".into(),
+                                position: 0,
+                            })
+                        }
+                    }
+                }
+                _ => return Err(DbError::Unsupported("a LIKE escape that is not a string literal".into())),
+            },
+        };
+        Ok(Expr::Like {
+            expr: self.compile_box(expr)?,
+            pattern: self.compile_box(pattern)?,
+            escape,
+            negated,
+            case_insensitive,
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> DbResult<Expr> {
+        let name = match f.name.0.as_slice() {
+            [part] => part.as_ident().map(ident_name),
+            [schema, part] if schema.as_ident().is_some_and(|s| ident_name(s) == "pg_catalog") => {
+                part.as_ident().map(ident_name)
+            }
+            _ => None,
+        }
+        .ok_or_else(|| DbError::Unsupported(format!("the function {}", f.name)))?;
+        if f.over.is_some() {
+            return Err(DbError::Unsupported("window functions".into()));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(DbError::Unsupported(format!("this form of {name}()")));
+        }
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false),
+            ast::FunctionArguments::List(list) => {
+                if !list.clauses.is_empty() {
+                    return Err(DbError::Unsupported(format!("clauses in the arguments of {name}()")));
+                }
+                let args = list
+                    .args
+                    .iter()
+                    .map(|arg| match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(Some(e)),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Ok(None),
+                        other => Err(DbError::Unsupported(format!("the argument {other} of {name}()"))),
+                    })
+                    .collect::<DbResult<Vec<_>>>()?;
+                (args, matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("subqueries".into())),
+        };
+        let aggregate = match name.as_str() {
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "avg" => Some(AggFunc::Avg),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            _ => None,
+        };
+        if let Some(mut func) = aggregate {
+            if let Some(clause) = self.no_aggs_in {
+                return Err(grouping_error(format!("aggregate functions are not allowed in {clause}")));
+            }
+            if self.in_aggregate {
+                return Err(grouping_error("aggregate function calls cannot be nested".into()));
+            }
+            let arg = match args.as_slice() {
+                [None] if func == AggFunc::Count && !distinct => {
+                    func = AggFunc::CountStar;
+                    None
+                }
+                [Some(e)] => {
+                    self.in_aggregate = true;
+                    let arg = self.compile(e).and_then(Expr::fold);
+                    self.in_aggregate = false;
+                    Some(arg?)
+                }
+                _ => return Err(wrong_arguments(&name, args.len())),
+            };
+            self.aggs.push(AggCall { func, arg, distinct });
+            return Ok(Expr::Agg(self.aggs.len() - 1));
+        }
+        if distinct {
+            return Err(DbError::Unsupported(format!("DISTINCT in {name}()")));
+        }
+        let (func, min, max) =
+            Func::lookup(&name).ok_or_else(|| DbError::Unsupported(format!("the function {name}()")))?;
+        if args.len() < min || args.len() > max {
+            return Err(wrong_arguments(&name, args.len()));
+        }
+        let args = args
+            .into_iter()
+            .map(|arg| match arg {
+                Some(e) => self.compile(e),
+                None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
+            })
+            .collect::<DbResult<Vec<_>>>()?;
+        Ok(Expr::Func(func, args))
+    }
+}
+
+fn wrong_arguments(name: &str, n: usize) -> DbError {
+    DbError::Unsupported(format!("the function {name}() with {n} argument(s)"))
+}
+
+/// A misuse of aggregates or GROUP BY (PostgreSQL's 42803; reported as a syntax error).
+pub(crate) fn grouping_error(message: String) -> DbError {
+    DbError::Syntax { message, position: 0 }
+}
+
+fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
+    use ast::BinaryOperator as B;
+    Ok(match op {
+        B::Plus => BinOp::Add,
+        B::Minus => BinOp::Sub,
+        B::Multiply => BinOp::Mul,
+        B::Divide => BinOp::Div,
+        B::Modulo => BinOp::Mod,
+        B::StringConcat => BinOp::Concat,
+        B::Eq => BinOp::Eq,
+        B::NotEq => BinOp::NotEq,
+        B::Lt => BinOp::Lt,
+        B::LtEq => BinOp::LtEq,
+        B::Gt => BinOp::Gt,
+        B::GtEq => BinOp::GtEq,
+        B::And => BinOp::And,
+        B::Or => BinOp::Or,
+        other => return Err(DbError::Unsupported(format!("the operator {other}"))),
+    })
+}
+
+/// A numeric literal: INT if it is an integer that fits, FLOAT otherwise.
+pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
+    if !digits.contains(['.', 'e', 'E']) {
+        if let Ok(i) = digits.parse::<i64>() {
+            return Ok(Value::Int(i));
+        }
+    }
+    digits
+        .parse::<f64>()
+        .map(Value::Float)
+        .map_err(|_| DbError::TypeMismatch { expected: "numeric".into(), value: digits.into() })
+}
+
+/// The column type a SQL type name stands for.
+pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
+    use ast::DataType as T;
+    let length = |len: &Option<ast::CharacterLength>, default: Option<u32>| -> DbResult<Option<u32>> {
+        match len {
+            None => Ok(default),
+            Some(ast::CharacterLength::Max) => Ok(None),
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => match u32::try_from(*length) {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(DbError::Syntax {
+                    message: format!("invalid length {length} for type {ty}"),
+                    position: 0,
+                }),
+            },
+        }
+    };
+    Ok(match ty {
+        T::BigInt(_)
+        | T::Int8(_)
+        | T::Integer(_)
+        | T::Int(_)
+        | T::Int4(_)
+        | T::SmallInt(_)
+        | T::Int2(_)
+        | T::TinyInt(_)
+        | T::Int16
+        | T::Int32
+        | T::Int64 => DataType::Int,
+        T::DoublePrecision
+        | T::Double(_)
+        | T::Float(_)
+        | T::Float4
+        | T::Float8
+        | T::Float32
+        | T::Float64
+        | T::Real
+        | T::Numeric(_)
+        | T::Decimal(_)
+        | T::Dec(_) => DataType::Float,
+        T::Varchar(len) | T::CharacterVarying(len) | T::CharVarying(len) | T::Nvarchar(len) => {
+            DataType::Text { max_chars: length(len, None)? }
+        }
+        T::Char(len) | T::Character(len) => DataType::Text { max_chars: length(len, Some(1))? },
+        T::Text | T::String(None) => DataType::Text { max_chars: None },
+        T::Bool | T::Boolean => DataType::Bool,
+        T::Custom(name, args) => {
+            let name = object_name(name)?;
+            match name.as_str() {
+                "varchar2" | "nvarchar2" => {
+                    let max = match args.first() {
+                        None => None,
+                        Some(n) => {
+                            Some(n.split_whitespace().next().unwrap_or("").parse::<u32>().map_err(|_| {
+                                DbError::Syntax {
+                                    message: format!("invalid length for type {ty}"),
+                                    position: 0,
+                                }
+                            })?)
+                        }
+                    };
+                    DataType::Text { max_chars: max }
+                }
+                "number" | "float8" | "float4" => DataType::Float,
+                "int8" | "int4" | "int2" => DataType::Int,
+                "bool" => DataType::Bool,
+                _ => return Err(DbError::Unsupported(format!("the type {ty}"))),
+            }
+        }
+        other => return Err(DbError::Unsupported(format!("the type {other}"))),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Rewriting
+// ---------------------------------------------------------------------------------------
+
+impl Expr {
+    /// Rebuilds the expression with `f` applied to each direct child.
+    fn map_children(self, f: &mut impl FnMut(Expr) -> DbResult<Expr>) -> DbResult<Expr> {
+        #[allow(clippy::boxed_local)]
+        fn boxed(f: &mut impl FnMut(Expr) -> DbResult<Expr>, e: Box<Expr>) -> DbResult<Box<Expr>> {
+            f(*e).map(Box::new)
+        }
+        Ok(match self {
+            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_)) => e,
+            Expr::Neg(e) => Expr::Neg(boxed(f, e)?),
+            Expr::Not(e) => Expr::Not(boxed(f, e)?),
+            Expr::Binary(op, a, b) => Expr::Binary(op, boxed(f, a)?, boxed(f, b)?),
+            Expr::IsNull(e, n) => Expr::IsNull(boxed(f, e)?, n),
+            Expr::IsBool(e, v, n) => Expr::IsBool(boxed(f, e)?, v, n),
+            Expr::IsDistinct(a, b, n) => Expr::IsDistinct(boxed(f, a)?, boxed(f, b)?, n),
+            Expr::InList(e, list, n) => {
+                let e = boxed(f, e)?;
+                Expr::InList(e, list.into_iter().map(&mut *f).collect::<DbResult<_>>()?, n)
+            }
+            Expr::Between(e, lo, hi, n) => Expr::Between(boxed(f, e)?, boxed(f, lo)?, boxed(f, hi)?, n),
+            Expr::Like { expr, pattern, escape, negated, case_insensitive } => Expr::Like {
+                expr: boxed(f, expr)?,
+                pattern: boxed(f, pattern)?,
+                escape,
+                negated,
+                case_insensitive,
+            },
+            Expr::Cast(e, ty) => Expr::Cast(boxed(f, e)?, ty),
+            Expr::Func(func, args) => {
+                Expr::Func(func, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
+            }
+            Expr::Case { operand, whens, otherwise } => {
+                let operand = operand.map(|o| boxed(f, o)).transpose()?;
+                let mut new_whens = Vec::with_capacity(whens.len());
+                for (w, r) in whens {
+                    new_whens.push((f(w)?, f(r)?));
+                }
+                let otherwise = otherwise.map(|o| boxed(f, o)).transpose()?;
+                Expr::Case { operand, whens: new_whens, otherwise }
+            }
+        })
+    }
+
+    fn for_each_child(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) => {}
+            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => {
+                f(e)
+            }
+            Expr::Binary(_, a, b) | Expr::IsDistinct(a, b, _) => {
+                f(a);
+                f(b);
+            }
+            Expr::InList(e, list, _) => {
+                f(e);
+                list.iter().for_each(f);
+            }
+            Expr::Between(e, lo, hi, _) => {
+                f(e);
+                f(lo);
+                f(hi);
+            }
+            Expr::Like { expr, pattern, .. } => {
+                f(expr);
+                f(pattern);
+            }
+            Expr::Func(_, args) => args.iter().for_each(f),
+            Expr::Case { operand, whens, otherwise } => {
+                if let Some(o) = operand {
+                    f(o);
+                }
+                for (w, r) in whens {
+                    f(w);
+                    f(r);
+                }
+                if let Some(o) = otherwise {
+                    f(o);
+                }
+            }
+        }
+    }
+
+    /// Whether the expression reads nothing of a row and is the same on every evaluation.
+    fn is_constant(&self) -> bool {
+        match self {
+            Expr::Column(_) | Expr::Agg(_) | Expr::Func(Func::Random, _) => false,
+            Expr::Literal(_) => true,
+            other => {
+                let mut constant = true;
+                other.for_each_child(&mut |c| constant &= c.is_constant());
+                constant
+            }
+        }
+    }
+
+    pub(crate) fn contains_aggregate(&self) -> bool {
+        match self {
+            Expr::Agg(_) => true,
+            other => {
+                let mut found = false;
+                other.for_each_child(&mut |c| found |= c.contains_aggregate());
+                found
+            }
+        }
+    }
+
+    /// Evaluates the largest constant parts once (so `id = $1 + 1` becomes a comparison
+    /// with a literal, which the access path planner can use).
+    pub(crate) fn fold(self) -> DbResult<Expr> {
+        if matches!(self, Expr::Literal(_)) {
+            return Ok(self);
+        }
+        if self.is_constant() {
+            return self.eval(&[], &[]).map(Expr::Literal);
+        }
+        self.map_children(&mut Expr::fold)
+    }
+
+    /// Rewrites an expression of a grouped query so that it reads the group key: a part
+    /// equal to the i-th GROUP BY expression becomes `Column(i)`; a column used outside
+    /// an aggregate and not grouped is an error (`names`: the input column names).
+    pub(crate) fn regroup(self, groups: &[Expr], names: &[String]) -> DbResult<Expr> {
+        if let Some(i) = groups.iter().position(|g| *g == self) {
+            return Ok(Expr::Column(i));
+        }
+        match self {
+            Expr::Column(c) => Err(grouping_error(format!(
+                "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                names.get(c).map_or("?", |n| n.as_str())
+            ))),
+            other => other.map_children(&mut |child| child.regroup(groups, names)),
+        }
+    }
+
+    /// The type of the expression's values, when it can be told before running it.
+    pub(crate) fn static_type(
+        &self,
+        columns: &[Option<DataType>],
+        aggs: &[Option<DataType>],
+    ) -> Option<DataType> {
+        let text = Some(DataType::Text { max_chars: None });
+        match self {
+            Expr::Literal(v) => v.data_type(),
+            Expr::Column(i) => columns.get(*i).copied().flatten(),
+            Expr::Agg(i) => aggs.get(*i).copied().flatten(),
+            Expr::Neg(e) => e.static_type(columns, aggs),
+            Expr::Binary(op, a, b) => match op {
+                BinOp::Concat => text,
+                op if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Some(DataType::Bool),
+                _ => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
+                    (Some(DataType::Int), Some(DataType::Int)) => Some(DataType::Int),
+                    (Some(DataType::Float), _) | (_, Some(DataType::Float)) => Some(DataType::Float),
+                    _ => None,
+                },
+            },
+            Expr::Not(_)
+            | Expr::IsNull(..)
+            | Expr::IsBool(..)
+            | Expr::IsDistinct(..)
+            | Expr::InList(..)
+            | Expr::Between(..)
+            | Expr::Like { .. } => Some(DataType::Bool),
+            Expr::Cast(_, ty) => Some(*ty),
+            Expr::Func(func, args) => match func {
+                Func::Lower
+                | Func::Upper
+                | Func::Repeat
+                | Func::Rpad
+                | Func::Lpad
+                | Func::Concat
+                | Func::Substr => text,
+                Func::Length => Some(DataType::Int),
+                Func::Random | Func::Sqrt | Func::Power => Some(DataType::Float),
+                Func::Abs | Func::Mod | Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
+                    args.first().and_then(|a| a.static_type(columns, aggs))
+                }
+                Func::Coalesce | Func::Nullif | Func::Greatest | Func::Least => {
+                    args.iter().find_map(|a| a.static_type(columns, aggs))
+                }
+            },
+            Expr::Case { whens, otherwise, .. } => whens
+                .iter()
+                .map(|(_, r)| r)
+                .chain(otherwise.as_deref())
+                .find_map(|r| r.static_type(columns, aggs)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Evaluation
+// ---------------------------------------------------------------------------------------
+
+impl Expr {
+    /// Evaluates the expression on `row` (and the aggregate values `aggs`).
+    pub(crate) fn eval(&self, row: &[Value], aggs: &[Value]) -> DbResult<Value> {
+        Ok(match self {
+            Expr::Literal(v) => v.clone(),
+            Expr::Column(i) => row[*i].clone(),
+            Expr::Agg(i) => aggs[*i].clone(),
+            Expr::Neg(e) => match e.eval(row, aggs)? {
+                Value::Null => Value::Null,
+                v => match to_num(&v)? {
+                    Num::I(i) => Value::Int(i.checked_neg().ok_or_else(out_of_range)?),
+                    Num::F(f) => Value::Float(-f),
+                },
+            },
+            Expr::Not(e) => match truth(&e.eval(row, aggs)?)? {
+                Some(b) => Value::Bool(!b),
+                None => Value::Null,
+            },
+            Expr::Binary(BinOp::And, a, b) => {
+                let left = truth(&a.eval(row, aggs)?)?;
+                if left == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                match (left, truth(&b.eval(row, aggs)?)?) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Binary(BinOp::Or, a, b) => {
+                let left = truth(&a.eval(row, aggs)?)?;
+                if left == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                match (left, truth(&b.eval(row, aggs)?)?) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Binary(op, a, b) => binary(*op, a.eval(row, aggs)?, b.eval(row, aggs)?)?,
+            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, aggs)?.is_null() != *negated),
+            Expr::IsBool(e, value, negated) => {
+                Value::Bool((truth(&e.eval(row, aggs)?)? == Some(*value)) != *negated)
+            }
+            Expr::IsDistinct(a, b, negated) => {
+                let (a, b) = (a.eval(row, aggs)?, b.eval(row, aggs)?);
+                let distinct = match (a.is_null(), b.is_null()) {
+                    (true, true) => false,
+                    (true, false) | (false, true) => true,
+                    (false, false) => compare(&a, &b)? != Some(Ordering::Equal),
+                };
+                Value::Bool(distinct != *negated)
+            }
+            Expr::InList(e, list, negated) => {
+                let v = e.eval(row, aggs)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut unknown = false;
+                for item in list {
+                    match compare(&v, &item.eval(row, aggs)?)? {
+                        Some(Ordering::Equal) => return Ok(Value::Bool(!*negated)),
+                        None => unknown = true,
+                        Some(_) => {}
+                    }
+                }
+                if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
+            Expr::Between(e, lo, hi, negated) => {
+                let v = e.eval(row, aggs)?;
+                let above = compare(&v, &lo.eval(row, aggs)?)?.map(|o| o != Ordering::Less);
+                let below = compare(&v, &hi.eval(row, aggs)?)?.map(|o| o != Ordering::Greater);
+                let inside = match (above, below) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                match inside {
+                    Some(b) => Value::Bool(b != *negated),
+                    None => Value::Null,
+                }
+            }
+            Expr::Like { expr, pattern, escape, negated, case_insensitive } => {
+                match (expr.eval(row, aggs)?, pattern.eval(row, aggs)?) {
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (text, pattern) => {
+                        let (mut text, mut pattern) = (text.to_string(), pattern.to_string());
+                        if *case_insensitive {
+                            text = text.to_lowercase();
+                            pattern = pattern.to_lowercase();
+                        }
+                        Value::Bool(like(&text, &pattern, *escape) != *negated)
+                    }
+                }
+            }
+            Expr::Cast(e, ty) => cast(e.eval(row, aggs)?, *ty)?,
+            Expr::Func(func, args) => call(*func, args, row, aggs)?,
+            Expr::Case { operand, whens, otherwise } => {
+                let operand = operand.as_ref().map(|o| o.eval(row, aggs)).transpose()?;
+                for (when, result) in whens {
+                    let w = when.eval(row, aggs)?;
+                    let hit = match &operand {
+                        Some(o) => compare(o, &w)? == Some(Ordering::Equal),
+                        None => truth(&w)? == Some(true),
+                    };
+                    if hit {
+                        return result.eval(row, aggs);
+                    }
+                }
+                match otherwise {
+                    Some(o) => o.eval(row, aggs)?,
+                    None => Value::Null,
+                }
+            }
+        })
+    }
+
+    /// Whether a condition holds (is TRUE) for the row.
+    pub(crate) fn holds(&self, row: &[Value], aggs: &[Value]) -> DbResult<bool> {
+        Ok(truth(&self.eval(row, aggs)?)? == Some(true))
+    }
+}
+
+/// A condition's value: NULL is unknown.
+pub(crate) fn truth(v: &Value) -> DbResult<Option<bool>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Text(_) => match coerce(v.clone(), DataType::Bool)? {
+            Value::Bool(b) => Ok(Some(b)),
+            _ => Ok(None),
+        },
+        other => Err(DbError::TypeMismatch { expected: "BOOLEAN".into(), value: other.to_string() }),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Num {
+    I(i64),
+    F(f64),
+}
+
+impl Num {
+    pub(crate) fn value(self) -> Value {
+        match self {
+            Num::I(i) => Value::Int(i),
+            Num::F(f) => Value::Float(f),
+        }
+    }
+
+    pub(crate) fn as_f64(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::F(f) => f,
+        }
+    }
+}
+
+fn out_of_range() -> DbError {
+    DbError::TypeMismatch { expected: "BIGINT".into(), value: "a value out of range".into() }
+}
+
+/// A non-null value as a number (text is parsed).
+pub(crate) fn to_num(v: &Value) -> DbResult<Num> {
+    match v {
+        Value::Int(i) => Ok(Num::I(*i)),
+        Value::Float(f) => Ok(Num::F(*f)),
+        Value::Text(t) => {
+            let t = t.trim();
+            if let Ok(i) = t.parse::<i64>() {
+                Ok(Num::I(i))
+            } else {
+                t.parse::<f64>()
+                    .map(Num::F)
+                    .map_err(|_| DbError::TypeMismatch { expected: "numeric".into(), value: t.to_string() })
+            }
+        }
+        other => Err(DbError::TypeMismatch { expected: "numeric".into(), value: other.to_string() }),
+    }
+}
+
+/// SQL comparison: None when either side is NULL.
+pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
+    Ok(Some(match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => return Ok(None),
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Text(x), Value::Text(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (
+            Value::Int(_) | Value::Float(_) | Value::Text(_),
+            Value::Int(_) | Value::Float(_) | Value::Text(_),
+        ) => match (to_num(a)?, to_num(b)?) {
+            (Num::I(x), Num::I(y)) => x.cmp(&y),
+            (x, y) => x.as_f64().total_cmp(&y.as_f64()),
+        },
+        (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
+        (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
+        (x, y) => {
+            return Err(DbError::TypeMismatch {
+                expected: x.data_type().map_or("a comparable value".into(), |t| t.name()),
+                value: y.to_string(),
+            })
+        }
+    }))
+}
+
+fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let cmp = |want: fn(Ordering) -> bool| -> DbResult<Value> {
+        Ok(compare(&a, &b)?.map_or(Value::Null, |o| Value::Bool(want(o))))
+    };
+    match op {
+        BinOp::Concat => Ok(Value::Text(format!("{a}{b}"))),
+        BinOp::Eq => cmp(|o| o == Ordering::Equal),
+        BinOp::NotEq => cmp(|o| o != Ordering::Equal),
+        BinOp::Lt => cmp(|o| o == Ordering::Less),
+        BinOp::LtEq => cmp(|o| o != Ordering::Greater),
+        BinOp::Gt => cmp(|o| o == Ordering::Greater),
+        BinOp::GtEq => cmp(|o| o != Ordering::Less),
+        BinOp::And | BinOp::Or => unreachable!("evaluated lazily"),
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+            arithmetic(op, to_num(&a)?, to_num(&b)?).map(Num::value)
+        }
+    }
+}
+
+pub(crate) fn arithmetic(op: BinOp, a: Num, b: Num) -> DbResult<Num> {
+    match (a, b) {
+        (Num::I(x), Num::I(y)) => {
+            let r = match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div | BinOp::Mod if y == 0 => return Err(DbError::DivisionByZero),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Mod => Some(x.checked_rem(y).unwrap_or(0)),
+                _ => unreachable!("not arithmetic"),
+            };
+            r.map(Num::I).ok_or_else(out_of_range)
+        }
+        (x, y) => {
+            let (x, y) = (x.as_f64(), y.as_f64());
+            Ok(Num::F(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div | BinOp::Mod if y == 0.0 => return Err(DbError::DivisionByZero),
+                BinOp::Div => x / y,
+                BinOp::Mod => x % y,
+                _ => unreachable!("not arithmetic"),
+            }))
+        }
+    }
+}
+
+/// An explicit conversion (CAST, `::`): as an assignment would, and also FLOAT to INT by
+/// rounding, BOOLEAN to and from INT, and truncation to a VARCHAR(n)'s length.
+pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
+    match (ty, v) {
+        (_, Value::Null) => Ok(Value::Null),
+        (DataType::Int, Value::Float(f)) => float_to_int(f),
+        (DataType::Int, Value::Bool(b)) => Ok(Value::Int(b as i64)),
+        (DataType::Bool, Value::Int(i)) => Ok(Value::Bool(i != 0)),
+        (DataType::Text { max_chars }, v) => {
+            let text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            Ok(Value::Text(match max_chars {
+                Some(max) if text.chars().count() > max as usize => text.chars().take(max as usize).collect(),
+                _ => text,
+            }))
+        }
+        (ty, v) => coerce(v, ty),
+    }
+}
+
+/// A float rounded (half away from zero) to an integer, or an error out of range.
+pub(crate) fn float_to_int(f: f64) -> DbResult<Value> {
+    let r = f.round();
+    if (-9.223_372_036_854_775e18..=9.223_372_036_854_775e18).contains(&r) {
+        Ok(Value::Int(r as i64))
+    } else {
+        Err(out_of_range())
+    }
+}
+
+fn text_of(v: Value) -> String {
+    match v {
+        Value::Text(t) => t,
+        other => other.to_string(),
+    }
+}
+
+fn int_arg(v: &Value) -> DbResult<i64> {
+    match to_num(v)? {
+        Num::I(i) => Ok(i),
+        Num::F(f) => match float_to_int(f)? {
+            Value::Int(i) => Ok(i),
+            _ => unreachable!("float_to_int gives an INT"),
+        },
+    }
+}
+
+fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Value> {
+    // Functions that do not simply return NULL on a NULL argument.
+    match func {
+        Func::Coalesce => {
+            for a in args {
+                let v = a.eval(row, aggs)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            return Ok(Value::Null);
+        }
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for a in args {
+                let v = a.eval(row, aggs)?;
+                if v.is_null() {
+                    continue;
+                }
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        let o = compare(&v, b)?;
+                        if func == Func::Greatest {
+                            o == Some(Ordering::Greater)
+                        } else {
+                            o == Some(Ordering::Less)
+                        }
+                    }
+                };
+                if better {
+                    best = Some(v);
+                }
+            }
+            return Ok(best.unwrap_or(Value::Null));
+        }
+        Func::Nullif => {
+            let a = args[0].eval(row, aggs)?;
+            let b = args[1].eval(row, aggs)?;
+            return Ok(if compare(&a, &b)? == Some(Ordering::Equal) { Value::Null } else { a });
+        }
+        Func::Concat => {
+            let mut out = String::new();
+            for a in args {
+                let v = a.eval(row, aggs)?;
+                if !v.is_null() {
+                    out.push_str(&text_of(v));
+                }
+            }
+            return Ok(Value::Text(out));
+        }
+        Func::Random => return Ok(Value::Float(random())),
+        _ => {}
+    }
+    let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+    if values.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let num = |i: usize| to_num(&values[i]);
+    Ok(match func {
+        Func::Abs => match num(0)? {
+            Num::I(i) => Value::Int(i.checked_abs().ok_or_else(out_of_range)?),
+            Num::F(f) => Value::Float(f.abs()),
+        },
+        Func::Mod => arithmetic(BinOp::Mod, num(0)?, num(1)?)?.value(),
+        Func::Trunc | Func::Round => {
+            let digits = if values.len() > 1 { int_arg(&values[1])? } else { 0 };
+            round_or_trunc(num(0)?, digits, func == Func::Round)?
+        }
+        Func::Floor => match num(0)? {
+            Num::I(i) => Value::Int(i),
+            Num::F(f) => Value::Float(f.floor()),
+        },
+        Func::Ceil => match num(0)? {
+            Num::I(i) => Value::Int(i),
+            Num::F(f) => Value::Float(f.ceil()),
+        },
+        Func::Sqrt => {
+            let f = num(0)?.as_f64();
+            if f < 0.0 {
+                return Err(DbError::TypeMismatch {
+                    expected: "a non-negative number".into(),
+                    value: f.to_string(),
+                });
+            }
+            Value::Float(f.sqrt())
+        }
+        Func::Power => Value::Float(num(0)?.as_f64().powf(num(1)?.as_f64())),
+        Func::Lower => Value::Text(text_of(values[0].clone()).to_lowercase()),
+        Func::Upper => Value::Text(text_of(values[0].clone()).to_uppercase()),
+        Func::Length => Value::Int(text_of(values[0].clone()).chars().count() as i64),
+        Func::Repeat => {
+            let s = text_of(values[0].clone());
+            let n = int_arg(&values[1])?.max(0) as usize;
+            check_length(s.chars().count().saturating_mul(n))?;
+            Value::Text(s.repeat(n))
+        }
+        Func::Rpad | Func::Lpad => {
+            let s = text_of(values[0].clone());
+            let n = int_arg(&values[1])?.max(0) as usize;
+            check_length(n)?;
+            let fill = if values.len() > 2 { text_of(values[2].clone()) } else { " ".into() };
+            Value::Text(pad(&s, n, &fill, func == Func::Lpad))
+        }
+        Func::Substr => {
+            let s = text_of(values[0].clone());
+            let start = int_arg(&values[1])?;
+            let end = if values.len() > 2 {
+                let count = int_arg(&values[2])?;
+                if count < 0 {
+                    return Err(DbError::TypeMismatch {
+                        expected: "a non-negative substring length".into(),
+                        value: count.to_string(),
+                    });
+                }
+                start.saturating_add(count)
+            } else {
+                i64::MAX
+            };
+            let from = start.max(1);
+            Value::Text(
+                s.chars()
+                    .enumerate()
+                    .filter(|(i, _)| {
+                        let pos = *i as i64 + 1;
+                        pos >= from && pos < end
+                    })
+                    .map(|(_, c)| c)
+                    .collect(),
+            )
+        }
+        Func::Coalesce | Func::Greatest | Func::Least | Func::Nullif | Func::Concat | Func::Random => {
+            unreachable!("handled above")
+        }
+    })
+}
+
+fn check_length(chars: usize) -> DbResult<()> {
+    if chars > MAX_STRING_CHARS {
+        return Err(DbError::ValueTooLong { ty: "TEXT".into(), len: chars });
+    }
+    Ok(())
+}
+
+/// PostgreSQL's rpad/lpad: pads `s` to `n` characters with `fill` repeated, or cuts it to
+/// `n` characters (keeping its start) when it is longer.
+fn pad(s: &str, n: usize, fill: &str, left: bool) -> String {
+    let len = s.chars().count();
+    if len >= n || fill.is_empty() {
+        return s.chars().take(n).collect();
+    }
+    let padding: String = fill.chars().cycle().take(n - len).collect();
+    if left {
+        padding + s
+    } else {
+        s.to_string() + &padding
+    }
+}
+
+/// round(x, digits) (half away from zero) or trunc(x, digits).
+fn round_or_trunc(x: Num, digits: i64, round: bool) -> DbResult<Value> {
+    match x {
+        Num::I(i) if digits >= 0 => Ok(Value::Int(i)),
+        Num::I(i) => {
+            let Some(p) = 10i64.checked_pow((-digits).min(19) as u32) else { return Ok(Value::Int(0)) };
+            let r = i % p;
+            let mut out = i - r;
+            if round && r.unsigned_abs() * 2 >= p.unsigned_abs() {
+                out = out.checked_add(p * i.signum()).ok_or_else(out_of_range)?;
+            }
+            Ok(Value::Int(out))
+        }
+        Num::F(f) => {
+            let p = 10f64.powi(digits.clamp(-300, 300) as i32);
+            let scaled = f * p;
+            let done = if round { scaled.round() } else { scaled.trunc() };
+            Ok(Value::Float(if digits == 0 { done } else { done / p }))
+        }
+    }
+}
+
+thread_local! {
+    static RANDOM_STATE: Cell<u64> = Cell::new({
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let local = 0u8;
+        (nanos ^ (&local as *const u8 as u64).rotate_left(32)) | 1
+    });
+}
+
+/// A pseudo-random float in [0, 1) (xorshift64*, one state per thread).
+fn random() -> f64 {
+    RANDOM_STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+/// LIKE: `%` any run of characters, `_` one character, `escape` makes the next character
+/// literal.
+fn like(text: &str, pattern: &str, escape: Option<char>) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum P {
+        Lit(char),
+        One,
+        Many,
+    }
+    let mut tokens = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        tokens.push(match c {
+            c if Some(c) == escape => P::Lit(chars.next().unwrap_or(c)),
+            '%' => P::Many,
+            '_' => P::One,
+            c => P::Lit(c),
+        });
+    }
+    let text: Vec<char> = text.chars().collect();
+    let (mut t, mut p) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match tokens.get(p) {
+            Some(P::One) => {
+                t += 1;
+                p += 1;
+            }
+            Some(P::Lit(c)) if *c == text[t] => {
+                t += 1;
+                p += 1;
+            }
+            Some(P::Many) => {
+                star = Some((p, t));
+                p += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    tokens[p..].iter().all(|tok| *tok == P::Many)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("hello", "h%o", Some('\\')));
+        assert!(like("hello", "h_llo", Some('\\')));
+        assert!(like("hello", "%", Some('\\')));
+        assert!(!like("hello", "h_lo", Some('\\')));
+        assert!(like("a%b", "a\\%b", Some('\\')));
+        assert!(!like("axb", "a\\%b", Some('\\')));
+        assert!(like("abcabc", "%abc", Some('\\')));
+        assert!(like("", "%%", None));
+        assert!(!like("", "_", None));
+    }
+
+    #[test]
+    fn arithmetic_and_comparisons() {
+        let i = |v| Value::Int(v);
+        assert_eq!(binary(BinOp::Div, i(7), i(2)).unwrap(), i(3));
+        assert_eq!(binary(BinOp::Div, i(-7), i(2)).unwrap(), i(-3));
+        assert_eq!(binary(BinOp::Mod, i(-7), i(3)).unwrap(), i(-1));
+        assert_eq!(binary(BinOp::Add, i(1), Value::Float(0.5)).unwrap(), Value::Float(1.5));
+        assert!(matches!(binary(BinOp::Div, i(1), i(0)), Err(DbError::DivisionByZero)));
+        assert!(matches!(binary(BinOp::Mod, Value::Float(1.0), i(0)), Err(DbError::DivisionByZero)));
+        assert_eq!(binary(BinOp::Eq, Value::Text("5".into()), i(5)).unwrap(), Value::Bool(true));
+        assert_eq!(binary(BinOp::Lt, i(2), Value::Float(2.5)).unwrap(), Value::Bool(true));
+        assert_eq!(binary(BinOp::Eq, Value::Null, i(5)).unwrap(), Value::Null);
+        assert_eq!(binary(BinOp::Eq, Value::Text("abc".into()), i(5)).unwrap_err().sqlstate(), "22P02");
+        assert!(binary(BinOp::Add, i(i64::MAX), i(1)).is_err());
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round_or_trunc(Num::F(2.5), 0, true).unwrap(), Value::Float(3.0));
+        assert_eq!(round_or_trunc(Num::F(-2.567), 2, true).unwrap(), Value::Float(-2.57));
+        assert_eq!(round_or_trunc(Num::F(-2.567), 2, false).unwrap(), Value::Float(-2.56));
+        assert_eq!(round_or_trunc(Num::I(1250), -2, true).unwrap(), Value::Int(1300));
+        assert_eq!(round_or_trunc(Num::I(-1250), -2, true).unwrap(), Value::Int(-1300));
+        assert_eq!(round_or_trunc(Num::I(1249), -2, false).unwrap(), Value::Int(1200));
+    }
+
+    #[test]
+    fn padding_and_random() {
+        assert_eq!(pad("ab", 5, "xy", false), "abxyx");
+        assert_eq!(pad("ab", 5, "xy", true), "xyxab");
+        assert_eq!(pad("abcdef", 3, " ", true), "abc");
+        for _ in 0..1000 {
+            let r = random();
+            assert!((0.0..1.0).contains(&r));
+        }
+    }
+}

@@ -1,0 +1,968 @@
+//! SQL through `Session::execute` and `execute_batch`: every statement type and its
+//! errors (with SQLSTATEs), statement atomicity, WHERE forms and access paths, queries
+//! with grouping and ordering, bind parameters, commit modes set in SQL, recovery, and
+//! two sessions (no dirty reads, an UPDATE waiting for a row lock then applying to the
+//! re-read row).
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use db::sql::{rows_visited, QueryResult};
+use db::{DataType, Database, DbConfig, DbError, Session, Value};
+use redo::{CommitWait, LogConfig, Stat, SyncMethod};
+
+fn config() -> DbConfig {
+    let mut log = LogConfig::new(".");
+    log.log_file_size = 1 << 20;
+    log.log_buffer = 256 << 10;
+    log.sync_method = SyncMethod::Fdatasync;
+    DbConfig { log, ..DbConfig::default() }
+}
+
+fn open(dir: &std::path::Path) -> Database {
+    Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+fn run(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn tag(s: &mut Session, sql: &str) -> String {
+    run(s, sql).tag()
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    run(s, sql).rows().to_vec()
+}
+
+fn fails(s: &mut Session, sql: &str) -> DbError {
+    match s.execute(sql, &[]) {
+        Ok(r) => panic!("{sql} succeeded: {r:?}"),
+        Err(e) => e,
+    }
+}
+
+fn sqlstate(s: &mut Session, sql: &str) -> &'static str {
+    fails(s, sql).sqlstate()
+}
+
+fn i(v: i64) -> Value {
+    Value::Int(v)
+}
+
+fn f(v: f64) -> Value {
+    Value::Float(v)
+}
+
+fn t(v: &str) -> Value {
+    Value::Text(v.into())
+}
+
+const NULL: Value = Value::Null;
+
+/// A session on a fresh database with `accounts (id, name, balance)` holding
+/// (1, 'alice', 100), (2, 'bob', 200), (3, 'carol', NULL), (4, 'dave', 400), committed.
+fn accounts(db: &Database) -> Session {
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE accounts (id BIGINT PRIMARY KEY, name VARCHAR(20) NOT NULL, balance INTEGER)");
+    run(
+        &mut s,
+        "INSERT INTO accounts VALUES (1, 'alice', 100), (2, 'bob', 200), (3, 'carol', NULL), (4, 'dave', 400)",
+    );
+    run(&mut s, "COMMIT");
+    s
+}
+
+#[test]
+fn create_drop_and_truncate_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        tag(
+            &mut s,
+            "CREATE TABLE kinds (a BIGINT, b INT8, c INTEGER, d INT, e SMALLINT, f DOUBLE PRECISION, g FLOAT, \
+             h REAL, i NUMERIC(10, 2), j NUMBER, k VARCHAR(5), l CHARACTER VARYING(6), m CHAR(7), n TEXT, \
+             o VARCHAR2(8), p BOOLEAN, q BOOL NOT NULL, PRIMARY KEY (a, b))"
+        ),
+        "CREATE TABLE"
+    );
+    let schema = db.snapshot().table("kinds").unwrap().schema.clone();
+    let types: Vec<DataType> = schema.columns.iter().map(|c| c.ty).collect();
+    let text = |n| DataType::Text { max_chars: n };
+    assert_eq!(
+        types,
+        vec![
+            DataType::Int,
+            DataType::Int,
+            DataType::Int,
+            DataType::Int,
+            DataType::Int,
+            DataType::Float,
+            DataType::Float,
+            DataType::Float,
+            DataType::Float,
+            DataType::Float,
+            text(Some(5)),
+            text(Some(6)),
+            text(Some(7)),
+            text(None),
+            text(Some(8)),
+            DataType::Bool,
+            DataType::Bool,
+        ]
+    );
+    assert_eq!(schema.primary_key, vec![0, 1]);
+    assert!(!schema.columns[16].nullable && schema.columns[15].nullable);
+
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE kinds (a INT PRIMARY KEY)"), "42P07");
+    assert_eq!(tag(&mut s, "CREATE TABLE IF NOT EXISTS kinds (a INT PRIMARY KEY)"), "CREATE TABLE");
+    let e = fails(&mut s, "CREATE TABLE nokey (a INT, b TEXT)");
+    assert_eq!(e.sqlstate(), "0A000");
+    assert!(e.to_string().contains("primary key"), "{e}");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE two (a INT PRIMARY KEY, b INT PRIMARY KEY)"), "42601");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE dup (a INT PRIMARY KEY, a INT)"), "42601");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE badkey (a INT, PRIMARY KEY (z))"), "42703");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b JSONB)"), "0A000");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE withdefault (a INT PRIMARY KEY, b INT DEFAULT 1)"), "0A000");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE (a INT PRIMARY KEY)"), "42601");
+
+    run(&mut s, "CREATE TABLE \"Quoted\" (\"Id\" INT PRIMARY KEY, Other TEXT)");
+    run(&mut s, "INSERT INTO \"Quoted\" (\"Id\", OTHER) VALUES (1, 'x')");
+    assert_eq!(rows(&mut s, "SELECT \"Id\", other FROM \"Quoted\""), vec![vec![i(1), t("x")]]);
+    assert_eq!(sqlstate(&mut s, "SELECT * FROM quoted"), "42P01");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM \"Quoted\""), "42703");
+
+    run(&mut s, "INSERT INTO kinds (a, b, q) VALUES (1, 1, true), (1, 2, false)");
+    assert_eq!(tag(&mut s, "TRUNCATE TABLE kinds"), "TRUNCATE TABLE");
+    assert!(rows(&mut s, "SELECT * FROM kinds").is_empty());
+    run(&mut s, "INSERT INTO kinds (a, b, q) VALUES (1, 1, true)");
+    assert_eq!(tag(&mut s, "TRUNCATE kinds"), "TRUNCATE TABLE");
+    assert_eq!(sqlstate(&mut s, "TRUNCATE nosuch"), "42P01");
+
+    assert_eq!(sqlstate(&mut s, "DROP TABLE kinds, nosuch"), "42P01");
+    assert!(db.snapshot().table("kinds").is_ok(), "nothing dropped when one name is unknown");
+    assert_eq!(tag(&mut s, "DROP TABLE IF EXISTS kinds, nosuch"), "DROP TABLE");
+    assert_eq!(sqlstate(&mut s, "DROP TABLE kinds"), "42P01");
+    assert_eq!(sqlstate(&mut s, "SELECT * FROM kinds"), "42P01");
+}
+
+#[test]
+fn inserts_fill_missing_columns_and_are_atomic_per_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    assert_eq!(tag(&mut s, "INSERT INTO accounts (name, id) VALUES ('eve', 5)"), "INSERT 0 1");
+    assert_eq!(rows(&mut s, "SELECT * FROM accounts WHERE id = 5"), vec![vec![i(5), t("eve"), NULL]]);
+
+    // Row 3 is a duplicate: rows 1 and 2 of the statement are undone, the earlier
+    // statement stays.
+    let e = fails(&mut s, "INSERT INTO accounts VALUES (6, 'f', 1), (7, 'g', 1), (1, 'dup', 1)");
+    assert!(matches!(e, DbError::DuplicateKey { .. }), "{e}");
+    assert_eq!(e.sqlstate(), "23505");
+    assert_eq!(rows(&mut s, "SELECT id FROM accounts WHERE id >= 5"), vec![vec![i(5)]]);
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES (6, 'f', 1), (6, 'again', 1)"), "23505");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts (id) VALUES (8)"), "23502");
+    assert_eq!(
+        sqlstate(&mut s, "INSERT INTO accounts VALUES (8, 'a name much too long for it', 1)"),
+        "22001"
+    );
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES (8, 'x', 'lots')"), "22P02");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES ('eight', 'x', 1)"), "22P02");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts (id, nosuch) VALUES (8, 1)"), "42703");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO nosuch VALUES (1)"), "42P01");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts (id, name) VALUES (8, 'x', 3)"), "42601");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES (8, 'x')"), "42601");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts (id, id) VALUES (8, 8)"), "42601");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES (8, 'x', 1) ON CONFLICT DO NOTHING"), "0A000");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(5)]]);
+
+    // Conversions on the way in: text that spells a number, a float rounded into INT.
+    run(&mut s, "INSERT INTO accounts VALUES ('8', 'h', 2.6), (9, 'i', '-3')");
+    assert_eq!(
+        rows(&mut s, "SELECT id, balance FROM accounts WHERE id IN (8, 9)"),
+        vec![vec![i(8), i(3)], vec![i(9), i(-3)]]
+    );
+
+    // INSERT ... SELECT, from the same table (reads before it writes).
+    assert_eq!(
+        tag(
+            &mut s,
+            "INSERT INTO accounts (id, name, balance) SELECT id + 100, upper(name), balance FROM accounts"
+        ),
+        "INSERT 0 7"
+    );
+    assert_eq!(rows(&mut s, "SELECT name FROM accounts WHERE id = 101"), vec![vec![t("ALICE")]]);
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(14)]]);
+    run(&mut s, "ROLLBACK");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(4)]]);
+}
+
+#[test]
+fn where_clauses_with_comparisons_null_logic_in_between_and_like() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let ids = |s: &mut Session, cond: &str| -> Vec<i64> {
+        rows(s, &format!("SELECT id FROM accounts WHERE {cond}"))
+            .into_iter()
+            .map(|r| match r[0] {
+                Value::Int(v) => v,
+                ref other => panic!("id {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(ids(&mut s, "id = 2"), [2]);
+    assert_eq!(ids(&mut s, "2 = id"), [2]);
+    assert_eq!(ids(&mut s, "id <> 2"), [1, 3, 4]);
+    assert_eq!(ids(&mut s, "id != 2"), [1, 3, 4]);
+    assert_eq!(ids(&mut s, "id < 2"), [1]);
+    assert_eq!(ids(&mut s, "id <= 2"), [1, 2]);
+    assert_eq!(ids(&mut s, "id > 2"), [3, 4]);
+    assert_eq!(ids(&mut s, "id >= 2"), [2, 3, 4]);
+    assert_eq!(ids(&mut s, "3 > id"), [1, 2]);
+    assert_eq!(ids(&mut s, "id > 1.5 AND id < 3.5"), [2, 3]);
+    assert_eq!(ids(&mut s, "id = 2.0"), [2]);
+    assert_eq!(ids(&mut s, "id = 2.5"), Vec::<i64>::new());
+    assert_eq!(ids(&mut s, "id = '2'"), [2]);
+    assert_eq!(ids(&mut s, "id BETWEEN 2 AND 3"), [2, 3]);
+    assert_eq!(ids(&mut s, "id NOT BETWEEN 2 AND 3"), [1, 4]);
+    assert_eq!(ids(&mut s, "id IN (4, 1, 9)"), [1, 4]);
+    assert_eq!(ids(&mut s, "id NOT IN (4, 1)"), [2, 3]);
+    assert_eq!(ids(&mut s, "balance IS NULL"), [3]);
+    assert_eq!(ids(&mut s, "balance IS NOT NULL"), [1, 2, 4]);
+    // NULL compares unknown: neither the condition nor its negation holds.
+    assert_eq!(ids(&mut s, "balance > 150"), [2, 4]);
+    assert_eq!(ids(&mut s, "NOT (balance > 150)"), [1]);
+    assert_eq!(ids(&mut s, "balance > 150 OR id = 3"), [2, 3, 4]);
+    assert_eq!(ids(&mut s, "balance > 150 AND id >= 1"), [2, 4]);
+    assert_eq!(ids(&mut s, "balance IN (100, NULL)"), [1]);
+    assert_eq!(ids(&mut s, "balance NOT IN (100, NULL)"), Vec::<i64>::new());
+    assert_eq!(ids(&mut s, "balance = NULL"), Vec::<i64>::new());
+    assert_eq!(ids(&mut s, "id = NULL"), Vec::<i64>::new());
+    assert_eq!(ids(&mut s, "NULL IS NULL AND id = 1"), [1]);
+    assert_eq!(ids(&mut s, "(id = 1 OR id = 4) AND NOT balance < 200"), [4]);
+    assert_eq!(ids(&mut s, "name LIKE 'a%'"), [1]);
+    assert_eq!(ids(&mut s, "name LIKE '_o_'"), [2]);
+    assert_eq!(ids(&mut s, "name NOT LIKE '%a%'"), [2]);
+    assert_eq!(ids(&mut s, "name ILIKE 'ALI%'"), [1]);
+    assert_eq!(ids(&mut s, "balance IS DISTINCT FROM 100"), [2, 3, 4]);
+    assert_eq!(ids(&mut s, "balance * 2 = id * 100 + 100"), [1]);
+    assert_eq!(ids(&mut s, "name || '!' = 'bob!'"), [2]);
+    assert_eq!(ids(&mut s, "mod(id, 2) = 0"), [2, 4]);
+    assert_eq!(ids(&mut s, "id % 2 = 1"), [1, 3]);
+    assert_eq!(ids(&mut s, "false"), Vec::<i64>::new());
+    assert_eq!(ids(&mut s, "true"), [1, 2, 3, 4]);
+    assert_eq!(ids(&mut s, "accounts.id = 4"), [4]);
+    assert_eq!(rows(&mut s, "SELECT a.id FROM accounts a WHERE a.id = 4"), vec![vec![i(4)]]);
+
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE nosuch = 1"), "42703");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE other.id = 1"), "42P01");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE name = 5"), "22P02");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE id = 'x'"), "22P02");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE id"), "22P02");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts WHERE count(*) > 1"), "42601");
+}
+
+#[test]
+fn selects_project_order_limit_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let r = run(
+        &mut s,
+        "SELECT id, name AS who, balance * 2, -balance AS neg, upper(name), id::text FROM accounts",
+    );
+    let names: Vec<&str> = r.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "who", "?column?", "neg", "upper", "id"]);
+    let types: Vec<Option<DataType>> = r.columns().iter().map(|c| c.ty).collect();
+    assert_eq!(types[0], Some(DataType::Int));
+    assert_eq!(types[1], Some(DataType::Text { max_chars: Some(20) }));
+    assert_eq!(types[2], Some(DataType::Int));
+    assert_eq!(types[5], Some(DataType::Text { max_chars: None }));
+    assert_eq!(r.rows()[0], vec![i(1), t("alice"), i(200), i(-100), t("ALICE"), t("1")]);
+    assert_eq!(r.rows()[2][2], NULL);
+    assert_eq!(r.tag(), "SELECT 4");
+
+    let all = rows(&mut s, "SELECT * FROM accounts");
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[1], vec![i(2), t("bob"), i(200)]);
+    assert_eq!(
+        rows(&mut s, "SELECT accounts.* FROM accounts WHERE id = 1"),
+        vec![vec![i(1), t("alice"), i(100)]]
+    );
+
+    // ORDER BY: NULLs last ascending, first descending, unless told.
+    let order = |s: &mut Session, sql: &str| -> Vec<Value> {
+        rows(s, sql).into_iter().map(|r| r[0].clone()).collect()
+    };
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY balance"), [i(1), i(2), i(4), i(3)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY balance DESC"), [i(3), i(4), i(2), i(1)]);
+    assert_eq!(
+        order(&mut s, "SELECT id FROM accounts ORDER BY balance ASC NULLS FIRST"),
+        [i(3), i(1), i(2), i(4)]
+    );
+    assert_eq!(
+        order(&mut s, "SELECT id FROM accounts ORDER BY balance DESC NULLS LAST"),
+        [i(4), i(2), i(1), i(3)]
+    );
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY name DESC"), [i(4), i(3), i(2), i(1)]);
+    assert_eq!(order(&mut s, "SELECT id, name AS n FROM accounts ORDER BY n DESC"), [i(4), i(3), i(2), i(1)]);
+    assert_eq!(order(&mut s, "SELECT id, name FROM accounts ORDER BY 2 DESC"), [i(4), i(3), i(2), i(1)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY id % 2, id DESC"), [i(4), i(2), i(3), i(1)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY id LIMIT 2"), [i(1), i(2)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts ORDER BY id DESC LIMIT 2 OFFSET 1"), [i(3), i(2)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts LIMIT 2 OFFSET 3"), [i(4)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts OFFSET 2"), [i(3), i(4)]);
+    assert_eq!(order(&mut s, "SELECT id FROM accounts LIMIT 0"), Vec::<Value>::new());
+    assert_eq!(
+        order(&mut s, "SELECT DISTINCT balance IS NULL FROM accounts ORDER BY 1"),
+        [Value::Bool(false), Value::Bool(true)]
+    );
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts ORDER BY 3"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT id FROM accounts LIMIT -1"), "42601");
+
+    // Without FROM.
+    let r =
+        run(&mut s, "SELECT 1, 7 / 2, 7.0 / 2, 7 % 3, 2 + 0.5, 'a' || 'b' || 1, -(-3), NULL, TRUE AS yes");
+    assert_eq!(r.rows(), [vec![i(1), i(3), f(3.5), i(1), f(2.5), t("ab1"), i(3), NULL, Value::Bool(true)]]);
+    assert_eq!(r.columns()[0].name, "?column?");
+    assert_eq!(r.columns()[8].name, "yes");
+    assert_eq!(r.columns()[7].ty, None);
+    assert_eq!(rows(&mut s, "VALUES (1, 'a'), (2, 'b')"), vec![vec![i(1), t("a")], vec![i(2), t("b")]]);
+    assert_eq!(sqlstate(&mut s, "SELECT 1 / 0"), "22012");
+    assert_eq!(sqlstate(&mut s, "SELECT 1.0 / 0"), "22012");
+    assert_eq!(sqlstate(&mut s, "SELECT mod(1, 0)"), "22012");
+    assert_eq!(sqlstate(&mut s, "SELECT id / (id - 2) FROM accounts"), "22012");
+    assert_eq!(sqlstate(&mut s, "SELECT 'abc' + 1"), "22P02");
+    assert_eq!(sqlstate(&mut s, "SELECT nosuch"), "42703");
+    assert_eq!(sqlstate(&mut s, "SELECT *"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT nosuchfunction(1)"), "0A000");
+}
+
+#[test]
+fn functions_and_casts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let one = |s: &mut Session, e: &str| -> Value { rows(s, &format!("SELECT {e}"))[0][0].clone() };
+    assert_eq!(one(&mut s, "'5'::int + 1"), i(6));
+    assert_eq!(one(&mut s, "CAST(2.5 AS INTEGER)"), i(3));
+    assert_eq!(one(&mut s, "CAST(-2.5 AS BIGINT)"), i(-3));
+    assert_eq!(one(&mut s, "CAST(7 AS DOUBLE PRECISION) / 2"), f(3.5));
+    assert_eq!(one(&mut s, "12345::varchar(3)"), t("123"));
+    assert_eq!(one(&mut s, "'yes'::boolean"), Value::Bool(true));
+    assert_eq!(one(&mut s, "1::boolean"), Value::Bool(true));
+    assert_eq!(one(&mut s, "NULL::int"), NULL);
+    assert_eq!(sqlstate(&mut s, "SELECT 'x'::int"), "22P02");
+    assert_eq!(one(&mut s, "mod(17, 5)"), i(2));
+    assert_eq!(one(&mut s, "trunc(2.789)"), f(2.0));
+    assert_eq!(one(&mut s, "trunc(2.789, 1)"), f(2.7));
+    assert_eq!(one(&mut s, "round(2.5)"), f(3.0));
+    assert_eq!(one(&mut s, "round(2.345, 2)"), f(2.35));
+    assert_eq!(one(&mut s, "round(1250, -2)"), i(1300));
+    assert_eq!(one(&mut s, "abs(-4)"), i(4));
+    assert_eq!(one(&mut s, "abs(-4.5)"), f(4.5));
+    assert_eq!(one(&mut s, "floor(-1.5)"), f(-2.0));
+    assert_eq!(one(&mut s, "ceil(1.2)"), f(2.0));
+    assert_eq!(one(&mut s, "lower('AbC')"), t("abc"));
+    assert_eq!(one(&mut s, "upper('AbC')"), t("ABC"));
+    assert_eq!(one(&mut s, "length('héllo')"), i(5));
+    assert_eq!(one(&mut s, "repeat('ab', 3)"), t("ababab"));
+    assert_eq!(one(&mut s, "repeat('ab', 0)"), t(""));
+    assert_eq!(one(&mut s, "rpad('ab', 5, 'x')"), t("abxxx"));
+    assert_eq!(one(&mut s, "lpad('7', 3, '0')"), t("007"));
+    assert_eq!(one(&mut s, "rpad('abcdef', 3)"), t("abc"));
+    assert_eq!(one(&mut s, "length(rpad('', 100))"), i(100));
+    assert_eq!(one(&mut s, "coalesce(NULL, NULL, 3, 4)"), i(3));
+    assert_eq!(one(&mut s, "nullif(1, 1)"), NULL);
+    assert_eq!(one(&mut s, "nullif(1, 2)"), i(1));
+    assert_eq!(one(&mut s, "greatest(1, 5.5, NULL, 3)"), f(5.5));
+    assert_eq!(one(&mut s, "least(4, 2, 8)"), i(2));
+    assert_eq!(one(&mut s, "substr('hello', 2, 3)"), t("ell"));
+    assert_eq!(one(&mut s, "concat('a', NULL, 1)"), t("a1"));
+    assert_eq!(one(&mut s, "CASE WHEN 1 > 2 THEN 'x' ELSE 'y' END"), t("y"));
+    assert_eq!(one(&mut s, "CASE 2 WHEN 1 THEN 'one' WHEN 2 THEN 'two' END"), t("two"));
+    assert_eq!(one(&mut s, "abs(NULL)"), NULL);
+    assert_eq!(one(&mut s, "9223372036854775807"), i(i64::MAX));
+    assert_eq!(one(&mut s, "-9223372036854775808"), i(i64::MIN));
+    assert_eq!(sqlstate(&mut s, "SELECT 9223372036854775807 + 1"), "22P02");
+    for _ in 0..100 {
+        let Value::Float(r) = one(&mut s, "random()") else { panic!("random() is a float") };
+        assert!((0.0..1.0).contains(&r), "{r}");
+    }
+    let r =
+        run(&mut s, "SELECT count(*), lower('A'), CAST(1 AS INT), coalesce(1, 2), CASE WHEN true THEN 1 END");
+    let names: Vec<&str> = r.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["count", "lower", "int4", "coalesce", "case"]);
+}
+
+#[test]
+fn aggregates_with_and_without_group_by() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE sales (id INT PRIMARY KEY, region TEXT, amount INT, price FLOAT)");
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT count(*), count(amount), sum(amount), min(amount), max(amount), avg(amount) FROM sales"
+        ),
+        vec![vec![i(0), i(0), NULL, NULL, NULL, NULL]],
+        "aggregates of no rows"
+    );
+    run(
+        &mut s,
+        "INSERT INTO sales VALUES (1, 'north', 10, 1.5), (2, 'north', 20, 2.5), (3, 'south', 5, NULL), \
+         (4, 'south', NULL, 4.0), (5, 'west', 7, 1.0), (6, NULL, 1, 0.5)",
+    );
+    let r = run(
+        &mut s,
+        "SELECT count(*), count(amount), sum(amount), min(amount), max(amount), avg(amount), sum(price) FROM sales",
+    );
+    assert_eq!(r.rows(), [vec![i(6), i(5), i(43), i(1), i(20), f(8.6), f(9.5)]]);
+    let names: Vec<&str> = r.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["count", "count", "sum", "min", "max", "avg", "sum"]);
+    assert_eq!(r.columns()[2].ty, Some(DataType::Int));
+    assert_eq!(r.columns()[5].ty, Some(DataType::Float));
+
+    assert_eq!(
+        rows(&mut s, "SELECT region, count(*) AS n, sum(amount) FROM sales GROUP BY region ORDER BY region"),
+        vec![
+            vec![t("north"), i(2), i(30)],
+            vec![t("south"), i(2), i(5)],
+            vec![t("west"), i(1), i(7)],
+            vec![NULL, i(1), i(1)],
+        ]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT region, sum(amount) FROM sales WHERE id < 6 GROUP BY 1 HAVING count(*) > 1 ORDER BY 2 DESC"),
+        vec![vec![t("north"), i(30)], vec![t("south"), i(5)]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT upper(region) AS r, max(price) FROM sales GROUP BY r ORDER BY max(price) DESC LIMIT 1"
+        ),
+        vec![vec![t("SOUTH"), f(4.0)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id % 2 AS odd, count(*) FROM sales GROUP BY id % 2 ORDER BY odd"),
+        vec![vec![i(0), i(3)], vec![i(1), i(3)]]
+    );
+    assert_eq!(rows(&mut s, "SELECT count(DISTINCT region) FROM sales"), vec![vec![i(3)]]);
+    assert_eq!(
+        rows(&mut s, "SELECT sum(amount) * 2 + 1 FROM sales WHERE region = 'north'"),
+        vec![vec![i(61)]]
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM sales WHERE id = 3"), vec![vec![i(1)]]);
+    assert_eq!(rows(&mut s, "SELECT max(region) FROM sales"), vec![vec![t("west")]]);
+    assert!(rows(&mut s, "SELECT region FROM sales WHERE id > 100 GROUP BY region").is_empty());
+
+    let e = fails(&mut s, "SELECT region, amount FROM sales GROUP BY region");
+    assert_eq!(e.sqlstate(), "42601");
+    assert!(e.to_string().contains("GROUP BY"), "{e}");
+    assert_eq!(sqlstate(&mut s, "SELECT id, count(*) FROM sales"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT sum(count(*)) FROM sales"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT count(*) FROM sales GROUP BY count(*)"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT sum(region) FROM sales"), "22P02");
+}
+
+#[test]
+fn updates_and_deletes_with_where_forms_are_atomic_per_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    assert_eq!(tag(&mut s, "UPDATE accounts SET balance = balance + 1 WHERE id = 1"), "UPDATE 1");
+    assert_eq!(tag(&mut s, "UPDATE accounts SET balance = 0 WHERE id = 99"), "UPDATE 0");
+    assert_eq!(
+        tag(&mut s, "UPDATE accounts SET balance = balance * 2, name = upper(name) WHERE id BETWEEN 2 AND 4"),
+        "UPDATE 3"
+    );
+    assert_eq!(
+        tag(&mut s, "UPDATE accounts SET name = name || '.' WHERE balance IS NULL OR balance > 500"),
+        "UPDATE 2"
+    );
+    assert_eq!(tag(&mut s, "UPDATE accounts SET balance = 7.4 WHERE name LIKE 'CAROL%'"), "UPDATE 1");
+    assert_eq!(
+        rows(&mut s, "SELECT * FROM accounts ORDER BY id"),
+        vec![
+            vec![i(1), t("alice"), i(101)],
+            vec![i(2), t("BOB"), i(400)],
+            vec![i(3), t("CAROL."), i(7)],
+            vec![i(4), t("DAVE."), i(800)],
+        ]
+    );
+    // Every SET expression reads the row as it was.
+    assert_eq!(tag(&mut s, "UPDATE accounts SET balance = id, id = balance WHERE id = 3"), "UPDATE 1");
+    assert_eq!(rows(&mut s, "SELECT id, balance FROM accounts WHERE id = 7"), vec![vec![i(7), i(3)]]);
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id = 3").is_empty(), "the key moved");
+
+    // A failure on a later row undoes the statement's earlier rows.
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET balance = 1000 / (id - 4)"), "22012");
+    assert_eq!(rows(&mut s, "SELECT balance FROM accounts WHERE id = 1"), vec![vec![i(101)]]);
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET id = 2 WHERE id = 1"), "23505");
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET name = NULL WHERE id = 1"), "23502");
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET nosuch = 1"), "42703");
+    assert_eq!(sqlstate(&mut s, "UPDATE nosuch SET a = 1"), "42P01");
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET balance = 'many' WHERE id = 1"), "22P02");
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET balance = 1, balance = 2"), "42601");
+
+    assert_eq!(tag(&mut s, "DELETE FROM accounts WHERE id IN (1, 7)"), "DELETE 2");
+    assert_eq!(tag(&mut s, "DELETE FROM accounts WHERE id = 1"), "DELETE 0");
+    assert_eq!(tag(&mut s, "DELETE FROM accounts WHERE balance > 500"), "DELETE 1");
+    assert_eq!(rows(&mut s, "SELECT id FROM accounts"), vec![vec![i(2)]]);
+    assert_eq!(sqlstate(&mut s, "DELETE FROM accounts WHERE id / 0 = 1"), "22012");
+    assert_eq!(tag(&mut s, "DELETE FROM accounts"), "DELETE 1");
+    run(&mut s, "ROLLBACK");
+    assert_eq!(rows(&mut s, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(700)]]);
+}
+
+#[test]
+fn bind_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let r = s.execute("INSERT INTO accounts VALUES ($1, $2, $3)", &[i(5), t("eve"), t("50")]).unwrap();
+    assert_eq!(r.tag(), "INSERT 0 1");
+    let r = s.execute("SELECT name, balance + $2 FROM accounts WHERE id = $1", &[i(5), i(1)]).unwrap();
+    assert_eq!(r.rows(), [vec![t("eve"), i(51)]]);
+    let r = s
+        .execute("UPDATE accounts SET balance = $1 WHERE id >= $2 AND name <> $3", &[f(9.0), i(4), t("eve")]);
+    assert_eq!(r.unwrap().tag(), "UPDATE 1");
+    assert_eq!(rows(&mut s, "SELECT balance FROM accounts WHERE id = 4"), vec![vec![i(9)]]);
+    let r =
+        s.execute("SELECT id FROM accounts WHERE id IN ($1, $2) ORDER BY id LIMIT $3", &[i(2), t("3"), i(1)]);
+    assert_eq!(r.unwrap().rows(), [vec![i(2)]]);
+    let r = s.execute("SELECT $1::text, $1 IS NULL", &[NULL]).unwrap();
+    assert_eq!(r.rows(), [vec![NULL, Value::Bool(true)]]);
+    assert_eq!(s.execute("DELETE FROM accounts WHERE id = $1", &[i(5)]).unwrap().tag(), "DELETE 1");
+
+    let e = s.execute("SELECT * FROM accounts WHERE id = $2", &[i(1)]).unwrap_err();
+    assert!(matches!(e, DbError::BindParameter { index: 2, .. }), "{e}");
+    assert_eq!(e.sqlstate(), "08P01");
+    assert_eq!(
+        s.execute("INSERT INTO accounts VALUES ($1, 'x', 1)", &[t("six")]).unwrap_err().sqlstate(),
+        "22P02"
+    );
+    assert_eq!(
+        s.execute("INSERT INTO accounts VALUES ($1, $2, 1)", &[i(6), NULL]).unwrap_err().sqlstate(),
+        "23502"
+    );
+}
+
+#[test]
+fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    match s.execute("SELECT * FORM accounts", &[]).unwrap_err() {
+        DbError::Syntax { position, .. } => assert_eq!(position, 15),
+        other => panic!("{other}"),
+    }
+    assert_eq!(sqlstate(&mut s, "SELEC 1"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT 'unterminated"), "42601");
+    assert_eq!(sqlstate(&mut s, "SELECT 1; SELECT 2"), "42601");
+    assert_eq!(run(&mut s, "").tag(), "");
+
+    let results = s
+        .execute_batch(
+            "INSERT INTO accounts VALUES (5, 'e', 5); UPDATE accounts SET balance = 0 WHERE id = 5;\n\
+             SELECT balance FROM accounts WHERE id = 5; COMMIT",
+        )
+        .unwrap();
+    let tags: Vec<String> = results.iter().map(QueryResult::tag).collect();
+    assert_eq!(tags, ["INSERT 0 1", "UPDATE 1", "SELECT 1", "COMMIT"]);
+    assert_eq!(results[2].rows(), [vec![i(0)]]);
+
+    let batch = "DELETE FROM accounts WHERE id = 5; SELECT * FROM accounts WHER id = 1; DELETE FROM accounts";
+    match s.execute_batch(batch).unwrap_err() {
+        DbError::Syntax { position, .. } => assert_eq!(&batch[position - 1..position + 3], "id ="),
+        other => panic!("{other}"),
+    }
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id = 5").is_empty(), "the statement before ran");
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM accounts"),
+        vec![vec![i(4)]],
+        "the statement after did not"
+    );
+    run(&mut s, "ROLLBACK");
+
+    // An Oracle anonymous block with only DML is one atomic call.
+    let e = s
+        .execute_batch(
+            "BEGIN INSERT INTO accounts VALUES (6, 'f', 6); INSERT INTO accounts VALUES (1, 'dup', 1); END;",
+        )
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "23505");
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id = 6").is_empty(), "the block was undone whole");
+    let results = s
+        .execute_batch("BEGIN INSERT INTO accounts VALUES (6, 'f', 6); UPDATE accounts SET balance = 7 WHERE id = 6; END;")
+        .unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(rows(&mut s, "SELECT balance FROM accounts WHERE id = 6"), vec![vec![i(7)]]);
+
+    for unsupported in [
+        "SELECT * FROM accounts a, accounts b",
+        "SELECT * FROM accounts JOIN accounts b ON accounts.id = b.id",
+        "SELECT id FROM accounts WHERE id IN (SELECT id FROM accounts)",
+        "SELECT 1 UNION SELECT 2",
+        "WITH x AS (SELECT 1) SELECT * FROM x",
+        "CREATE INDEX i ON accounts (name)",
+        "SAVEPOINT a",
+        "SET LOCAL synchronous_commit = off",
+        "ALTER SYSTEM SET commit_wait = nowait SCOPE = SPFILE",
+        "SELECT row_number() OVER () FROM accounts",
+        "UPDATE accounts SET balance = 1 RETURNING id",
+    ] {
+        assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
+    }
+}
+
+#[test]
+fn commit_modes_set_in_sql_reach_the_redo_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let mut next = 10;
+    // Commits one insert with `commit` and returns the statistics it moved.
+    let mut commit_with = |s: &mut Session, commit: &str| {
+        next += 1;
+        run(s, &format!("INSERT INTO accounts VALUES ({next}, 'x', 1)"));
+        let before = db.log().stats();
+        assert_eq!(tag(s, commit), "COMMIT");
+        let delta = db.log().stats().since(&before);
+        (
+            delta.get(Stat::CommitWaitRequested),
+            delta.get(Stat::CommitNowaitRequested),
+            delta.get(Stat::CommitImmediateRequested),
+            delta.get(Stat::CommitBatchRequested),
+        )
+    };
+    assert_eq!(commit_with(&mut s, "COMMIT"), (1, 0, 1, 0));
+    assert_eq!(commit_with(&mut s, "COMMIT WRITE NOWAIT"), (0, 1, 1, 0));
+    assert_eq!(commit_with(&mut s, "COMMIT WRITE BATCH"), (1, 0, 0, 1));
+    assert_eq!(commit_with(&mut s, "commit work write batch nowait;"), (0, 1, 0, 1));
+    assert_eq!(commit_with(&mut s, "END"), (1, 0, 1, 0));
+
+    assert_eq!(tag(&mut s, "ALTER SESSION SET commit_wait = nowait"), "SET");
+    assert_eq!(s.redo().commit_settings(), (Some(CommitWait::NoWait), None));
+    assert_eq!(commit_with(&mut s, "COMMIT"), (0, 1, 1, 0));
+    assert_eq!(commit_with(&mut s, "COMMIT WRITE WAIT"), (1, 0, 1, 0), "the statement overrides the session");
+    run(&mut s, "ALTER SESSION SET commit_logging = 'BATCH' commit_wait = WAIT");
+    assert_eq!(commit_with(&mut s, "COMMIT"), (1, 0, 0, 1));
+    run(&mut s, "ALTER SESSION SET commit_write = 'nowait,immediate'");
+    assert_eq!(commit_with(&mut s, "COMMIT"), (0, 1, 1, 0));
+    run(&mut s, "ALTER SESSION SET commit_wait = DEFAULT commit_logging = DEFAULT");
+    assert_eq!(s.redo().commit_settings(), (None, None));
+    assert_eq!(commit_with(&mut s, "COMMIT"), (1, 0, 1, 0));
+    assert_eq!(sqlstate(&mut s, "ALTER SESSION SET commit_wait = sometimes"), "22023");
+    assert_eq!(sqlstate(&mut s, "ALTER SESSION SET commit_logging = batch commit_wait = never"), "22023");
+    assert_eq!(s.redo().commit_settings(), (None, None), "nothing applied from a statement that failed");
+    assert_eq!(sqlstate(&mut s, "ALTER SESSION SET optimizer_mode = rule"), "42704");
+    assert_eq!(sqlstate(&mut s, "ALTER SESSION SET log_buffer = 1000000"), "55P02");
+
+    assert_eq!(tag(&mut s, "SET synchronous_commit = off"), "SET");
+    assert_eq!(commit_with(&mut s, "COMMIT"), (0, 1, 1, 0));
+    run(&mut s, "SET synchronous_commit TO local");
+    assert_eq!(commit_with(&mut s, "COMMIT"), (1, 0, 1, 0));
+    run(&mut s, "SET SESSION synchronous_commit = 'off'");
+    assert_eq!(commit_with(&mut s, "COMMIT"), (0, 1, 1, 0));
+    assert_eq!(tag(&mut s, "RESET synchronous_commit"), "RESET");
+    assert_eq!(s.redo().commit_settings(), (None, None));
+    assert_eq!(commit_with(&mut s, "COMMIT"), (1, 0, 1, 0));
+    run(&mut s, "SET synchronous_commit = off");
+    run(&mut s, "SET synchronous_commit TO DEFAULT");
+    assert_eq!(s.redo().commit_settings(), (None, None));
+    assert_eq!(sqlstate(&mut s, "SET synchronous_commit = maybe"), "22023");
+    assert_eq!(sqlstate(&mut s, "SET work_mem = '4MB'"), "42704");
+
+    // What the session's commits will do, shown the Oracle and the PostgreSQL way.
+    run(&mut s, "ALTER SESSION SET commit_logging = batch");
+    run(&mut s, "SET synchronous_commit = off");
+    let shown = run(&mut s, "SHOW PARAMETER commit_");
+    let names: Vec<&str> = shown.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["name", "type", "value"]);
+    assert!(shown.rows().contains(&vec![t("commit_wait"), t("string"), t("NOWAIT")]), "{:?}", shown.rows());
+    assert!(shown.rows().contains(&vec![t("commit_logging"), t("string"), t("BATCH")]), "{:?}", shown.rows());
+    assert_eq!(rows(&mut s, "SHOW synchronous_commit"), vec![vec![t("off")]]);
+    assert_eq!(rows(&mut s, "SHOW commit_logging"), vec![vec![t("BATCH")]]);
+    assert!(rows(&mut s, "SHOW ALL").contains(&vec![
+        t("synchronous_commit"),
+        t("off"),
+        t("commit_wait WAIT (on) or NOWAIT (off) for this session")
+    ]));
+    assert_eq!(sqlstate(&mut s, "SHOW nosuch"), "42704");
+    assert_eq!(tag(&mut s, "RESET ALL"), "RESET");
+    assert_eq!(s.redo().commit_settings(), (None, None));
+    assert_eq!(rows(&mut s, "SHOW synchronous_commit"), vec![vec![t("on")]]);
+
+    // A NOWAIT commit is acknowledged before it is durable; a WAIT commit makes it so.
+    assert_eq!(tag(&mut s, "BEGIN"), "BEGIN");
+    run(&mut s, "INSERT INTO accounts VALUES (100, 'nowait', 1)");
+    run(&mut s, "COMMIT WRITE BATCH NOWAIT");
+    let after_nowait = db.log().reserved_end();
+    assert!(db.log().durable_lsn() < after_nowait, "BATCH NOWAIT does not write at once");
+    run(&mut s, "INSERT INTO accounts VALUES (101, 'wait', 1)");
+    run(&mut s, "COMMIT WRITE WAIT");
+    assert!(db.log().durable_lsn() >= after_nowait);
+}
+
+#[test]
+fn commits_inside_one_batch_call_wait_once_at_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let batch = |first: i64| {
+        (first..first + 3)
+            .map(|k| format!("INSERT INTO accounts VALUES ({k}, 'x', {k}); COMMIT;"))
+            .collect::<String>()
+    };
+    let count = |s: &Session, since: &redo::StatsSnapshot| {
+        let d = db.log().stats().since(since);
+        let _ = s;
+        (d.get(Stat::UserCommits), d.get(Stat::CommitWaitRequested), d.get(Stat::CommitNowaitRequested))
+    };
+    let before = db.log().stats();
+    let results = s.execute_batch(&batch(10)).unwrap();
+    assert_eq!(results.len(), 6);
+    assert_eq!(count(&s, &before), (3, 0, 3), "the commits did not wait one by one");
+    assert!(db.log().durable_lsn() >= db.log().reserved_end(), "the call waited for the last one");
+    // An explicit WAIT is honoured; so is a session that turned the optimisation off.
+    let before = db.log().stats();
+    s.execute_batch("INSERT INTO accounts VALUES (20, 'x', 1); COMMIT WRITE WAIT").unwrap();
+    assert_eq!(count(&s, &before), (1, 1, 0));
+    run(&mut s, "ALTER SESSION SET call_commit_optimization = FALSE");
+    let before = db.log().stats();
+    s.execute_batch(&batch(30)).unwrap();
+    assert_eq!(count(&s, &before), (3, 3, 0));
+    // A call that fails after a deferred commit still waits for it.
+    run(&mut s, "ALTER SESSION SET call_commit_optimization = TRUE");
+    run(&mut s, "ALTER SESSION SET commit_logging = batch");
+    let e = s.execute_batch(
+        "INSERT INTO accounts VALUES (40, 'x', 1); COMMIT; INSERT INTO accounts VALUES (40, 'x', 1)",
+    );
+    assert_eq!(e.unwrap_err().sqlstate(), "23505");
+    assert!(db.log().durable_lsn() >= db.log().reserved_end());
+    // Single statements are calls of their own: no deferral.
+    let before = db.log().stats();
+    run(&mut s, "INSERT INTO accounts VALUES (50, 'x', 1)");
+    run(&mut s, "COMMIT");
+    assert_eq!(count(&s, &before), (1, 1, 0));
+}
+
+#[test]
+fn rolled_back_work_is_gone_and_committed_work_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = accounts(&db);
+        run(&mut s, "UPDATE accounts SET balance = 0");
+        run(&mut s, "DELETE FROM accounts WHERE id = 1");
+        run(&mut s, "INSERT INTO accounts VALUES (9, 'gone', 9)");
+        assert_eq!(rows(&mut s, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(9)]]);
+        assert_eq!(tag(&mut s, "ROLLBACK"), "ROLLBACK");
+        assert!(!s.in_transaction());
+        assert_eq!(rows(&mut s, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(700)]]);
+
+        run(&mut s, "UPDATE accounts SET balance = balance + 1 WHERE id = 2");
+        run(&mut s, "DELETE FROM accounts WHERE id = 3");
+        run(&mut s, "INSERT INTO accounts (id, name) VALUES (5, 'eve')");
+        run(&mut s, "COMMIT");
+        run(&mut s, "INSERT INTO accounts VALUES (6, 'uncommitted', 6)");
+        run(&mut s, "CREATE TABLE later (k TEXT PRIMARY KEY, v VARCHAR2(3))"); // commits (6) first
+        run(&mut s, "INSERT INTO later VALUES ('a', 'abc')");
+        run(&mut s, "INSERT INTO accounts VALUES (7, 'lost', 7)");
+        // Dropped without commit: rolled back.
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        rows(&mut s, "SELECT * FROM accounts ORDER BY id"),
+        vec![
+            vec![i(1), t("alice"), i(100)],
+            vec![i(2), t("bob"), i(201)],
+            vec![i(4), t("dave"), i(400)],
+            vec![i(5), t("eve"), NULL],
+            vec![i(6), t("uncommitted"), i(6)],
+        ]
+    );
+    assert!(rows(&mut s, "SELECT * FROM later").is_empty());
+    assert_eq!(sqlstate(&mut s, "INSERT INTO later VALUES ('b', 'abcd')"), "22001");
+}
+
+#[test]
+fn point_lookups_and_key_ranges_do_not_scan_the_table() {
+    const N: i64 = 5000;
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE big (id BIGINT PRIMARY KEY, grp INT, pad TEXT)");
+    run(&mut s, "CREATE TABLE pairs (a INT, b INT, v INT, PRIMARY KEY (a, b))");
+    for chunk in 0..N / 1000 {
+        let values: Vec<String> =
+            (chunk * 1000..(chunk + 1) * 1000).map(|k| format!("({k}, {}, 'p')", k % 10)).collect();
+        run(&mut s, &format!("INSERT INTO big VALUES {}", values.join(", ")));
+        let values: Vec<String> =
+            (chunk * 1000..(chunk + 1) * 1000).map(|k| format!("({}, {}, {k})", k / 100, k % 100)).collect();
+        run(&mut s, &format!("INSERT INTO pairs VALUES {}", values.join(", ")));
+        run(&mut s, "COMMIT");
+    }
+    let visits = |s: &mut Session, sql: &str, params: &[Value]| -> (u64, usize) {
+        let before = rows_visited();
+        let r = s.execute(sql, params).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        (rows_visited() - before, r.rows().len().max(r.rows_affected() as usize))
+    };
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id = 4321", &[]), (1, 1));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id = $1 AND grp = 1", &[i(4321)]), (1, 1));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id = 99999", &[]), (0, 0));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id IN (5, 7, 4999)", &[]), (3, 3));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id BETWEEN 100 AND 109", &[]), (10, 10));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id > 4990", &[]), (9, 9));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id >= 10 AND id < 20 AND grp = 3", &[]), (10, 1));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id < 5", &[]), (5, 5));
+    assert_eq!(visits(&mut s, "SELECT * FROM big ORDER BY id LIMIT 3", &[]), (3, 3));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id = 1.5", &[]), (0, 0));
+    assert_eq!(visits(&mut s, "SELECT * FROM pairs WHERE a = 7 AND b = 3", &[]), (1, 1));
+    assert_eq!(visits(&mut s, "SELECT * FROM pairs WHERE b = 3 AND a = 7", &[]), (1, 1));
+    assert_eq!(visits(&mut s, "SELECT * FROM pairs WHERE a = 7", &[]), (100, 100));
+    assert_eq!(visits(&mut s, "SELECT * FROM pairs WHERE a = 7 AND b >= 95", &[]), (5, 5));
+    assert_eq!(visits(&mut s, "SELECT * FROM pairs WHERE a BETWEEN 48 AND 49", &[]), (200, 200));
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE grp = 3", &[]), (N as u64, 500));
+    assert_eq!(visits(&mut s, "SELECT count(*) FROM big", &[]), (N as u64, 1));
+
+    assert_eq!(visits(&mut s, "UPDATE big SET grp = -1 WHERE id = 17", &[]), (1, 1));
+    assert_eq!(visits(&mut s, "DELETE FROM big WHERE id = 18", &[]), (1, 1));
+    // The transaction's own changes are seen through the point lookup too.
+    assert_eq!(rows(&mut s, "SELECT grp FROM big WHERE id = 17"), vec![vec![i(-1)]]);
+    assert!(rows(&mut s, "SELECT grp FROM big WHERE id = 18").is_empty());
+    assert_eq!(visits(&mut s, "SELECT * FROM big WHERE id = 4321", &[]), (1, 1));
+    run(&mut s, "INSERT INTO big VALUES (100000, 0, 'new')");
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM big WHERE id > 4998 ORDER BY id"),
+        vec![vec![i(4999)], vec![i(100000)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM big WHERE id BETWEEN 16 AND 19"),
+        vec![vec![i(16)], vec![i(17)], vec![i(19)]]
+    );
+    run(&mut s, "COMMIT");
+
+    // A point lookup on a large table costs about the same as on a small one.
+    let t0 = Instant::now();
+    for k in 0..500 {
+        s.execute("SELECT pad FROM big WHERE id = $1", &[i(k * 7)]).unwrap();
+    }
+    let point = t0.elapsed();
+    let t0 = Instant::now();
+    s.execute("SELECT pad FROM big WHERE pad = 'nothing'", &[]).unwrap();
+    let scan = t0.elapsed();
+    assert!(point < scan * 500, "500 point lookups {point:?} vs one scan {scan:?}");
+}
+
+#[test]
+fn other_sessions_see_no_uncommitted_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut a = accounts(&db);
+    let mut b = db.session();
+    run(&mut a, "INSERT INTO accounts VALUES (5, 'eve', 500)");
+    run(&mut a, "UPDATE accounts SET balance = 0 WHERE id = 1");
+    run(&mut a, "DELETE FROM accounts WHERE id = 2");
+    assert_eq!(rows(&mut a, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(900)]]);
+    assert_eq!(rows(&mut b, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(700)]]);
+    assert!(rows(&mut b, "SELECT * FROM accounts WHERE id = 5").is_empty());
+    assert_eq!(rows(&mut b, "SELECT balance FROM accounts WHERE id = 1"), vec![vec![i(100)]]);
+    assert_eq!(
+        rows(&mut b, "SELECT id FROM accounts WHERE id BETWEEN 2 AND 5"),
+        vec![vec![i(2)], vec![i(3)], vec![i(4)]]
+    );
+    run(&mut a, "COMMIT");
+    assert_eq!(rows(&mut b, "SELECT count(*), sum(balance) FROM accounts"), vec![vec![i(4), i(900)]]);
+    assert_eq!(
+        rows(&mut b, "SELECT id FROM accounts WHERE id BETWEEN 2 AND 5"),
+        vec![vec![i(3)], vec![i(4)], vec![i(5)]]
+    );
+}
+
+#[test]
+fn an_update_waits_for_the_row_lock_then_applies_to_the_row_as_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = accounts(&db);
+    run(&mut a, "UPDATE accounts SET balance = 150 WHERE id = 1");
+    let db2 = db.clone();
+    let b = thread::spawn(move || {
+        let mut b = db2.session();
+        let t0 = Instant::now();
+        let r = run(&mut b, "UPDATE accounts SET balance = balance + 10 WHERE id = 1");
+        let waited = t0.elapsed();
+        run(&mut b, "COMMIT");
+        (r.tag(), waited)
+    });
+    thread::sleep(Duration::from_millis(100));
+    run(&mut a, "COMMIT");
+    let (tag, waited) = b.join().unwrap();
+    assert_eq!(tag, "UPDATE 1");
+    assert!(waited >= Duration::from_millis(50), "waited {waited:?}");
+    assert_eq!(
+        rows(&mut a, "SELECT balance FROM accounts WHERE id = 1"),
+        vec![vec![i(160)]],
+        "no lost update"
+    );
+}
+
+#[test]
+fn after_waiting_an_update_or_delete_checks_its_where_on_the_row_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = accounts(&db);
+    // a: bob's balance 200 -> 500 and dave deleted, both uncommitted.
+    run(&mut a, "UPDATE accounts SET balance = 500 WHERE id = 2");
+    run(&mut a, "DELETE FROM accounts WHERE id = 4");
+    let db2 = db.clone();
+    let b = thread::spawn(move || {
+        let mut b = db2.session();
+        // Matches alice (100) and bob (200 as committed); bob is locked by a.
+        let updated = run(&mut b, "UPDATE accounts SET balance = balance + 1 WHERE balance < 300").tag();
+        // Matches dave as committed; dave is locked by a, then gone.
+        let deleted = run(&mut b, "DELETE FROM accounts WHERE id >= 4").tag();
+        let locked = run(&mut b, "SELECT id, balance FROM accounts WHERE balance > 300 FOR UPDATE");
+        run(&mut b, "COMMIT");
+        (updated, deleted, locked.rows().to_vec())
+    });
+    thread::sleep(Duration::from_millis(100));
+    run(&mut a, "COMMIT");
+    let (updated, deleted, locked) = b.join().unwrap();
+    assert_eq!(updated, "UPDATE 1", "bob no longer matches once a committed");
+    assert_eq!(deleted, "DELETE 0", "dave was gone once a committed");
+    assert_eq!(locked, vec![vec![i(2), i(500)]]);
+    assert_eq!(
+        rows(&mut a, "SELECT id, balance FROM accounts ORDER BY id"),
+        vec![vec![i(1), i(101)], vec![i(2), i(500)], vec![i(3), NULL]]
+    );
+}
+
+#[test]
+fn select_for_update_locks_the_rows_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut a = accounts(&db);
+    assert_eq!(rows(&mut a, "SELECT balance FROM accounts WHERE id = 2 FOR UPDATE"), vec![vec![i(200)]]);
+    let db2 = db.clone();
+    let b = thread::spawn(move || {
+        let mut b = db2.session();
+        let t0 = Instant::now();
+        let r = rows(&mut b, "SELECT balance FROM accounts WHERE id = 2 FOR UPDATE");
+        let waited = t0.elapsed();
+        run(&mut b, "ROLLBACK");
+        (r, waited)
+    });
+    thread::sleep(Duration::from_millis(100));
+    run(&mut a, "UPDATE accounts SET balance = 250 WHERE id = 2");
+    run(&mut a, "COMMIT");
+    let (r, waited) = b.join().unwrap();
+    assert!(waited >= Duration::from_millis(50), "waited {waited:?}");
+    assert_eq!(r, vec![vec![i(250)]]);
+}
