@@ -36,6 +36,11 @@ use redo::{
 };
 
 use crate::change::Change;
+use crate::sql::cache::StatementCache;
+use crate::sql::exec::Prepared;
+
+/// Statements the shared pool keeps.
+const STATEMENT_CACHE_ENTRIES: usize = 1024;
 use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
@@ -73,6 +78,29 @@ pub(crate) struct DbShared {
     /// System-level dynamic parameters of the database layer (see `params`).
     pub(crate) checkpoint_interval_ms: std::sync::atomic::AtomicU64,
     pub(crate) call_commit_optimization: AtomicBool,
+    /// The shared pool: parsed statements by text.
+    pub(crate) statements: StatementCache<Prepared>,
+    pub(crate) sql_counters: SqlCounters,
+}
+
+/// Counters of the SQL layer (the statement cache keeps its own).
+#[derive(Default)]
+pub(crate) struct SqlCounters {
+    pub execute_count: std::sync::atomic::AtomicU64,
+    pub commits_deferred_by_call: std::sync::atomic::AtomicU64,
+}
+
+/// SQL statistics with Oracle's names: `parse count (total)`, `parse count (hard)`,
+/// `session cursor cache hits` (statement cache hits), `execute count`, and the commits
+/// the call-level optimisation turned into NOWAIT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqlStats {
+    pub parse_count_total: u64,
+    pub parse_count_hard: u64,
+    pub cache_hits: u64,
+    pub cached_statements: u64,
+    pub execute_count: u64,
+    pub commits_deferred_by_call: u64,
 }
 
 impl DbShared {
@@ -249,6 +277,8 @@ impl Database {
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
             call_commit_optimization: AtomicBool::new(true),
+            statements: StatementCache::new(STATEMENT_CACHE_ENTRIES),
+            sql_counters: SqlCounters::default(),
         });
         let ckpt = shared.clone();
         let checkpointer = std::thread::Builder::new()
@@ -264,6 +294,20 @@ impl Database {
         self.shared.checkpoint()
     }
 
+    /// Parse, cache and execute counters of the SQL layer.
+    pub fn sql_stats(&self) -> SqlStats {
+        let c = self.shared.statements.stats();
+        let n = &self.shared.sql_counters;
+        SqlStats {
+            parse_count_total: c.parse_count_total,
+            parse_count_hard: c.parse_count_hard,
+            cache_hits: c.cache_hits,
+            cached_statements: c.entries,
+            execute_count: n.execute_count.load(SeqCst),
+            commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
+        }
+    }
+
     /// Commits replayed from the redo log when the database was opened (after the image).
     pub fn replayed_commits(&self) -> u64 {
         self.replayed
@@ -275,6 +319,7 @@ impl Database {
             redo: self.shared.log.session(),
             txn: None,
             call_commit_optimization: None,
+            notices: Vec::new(),
         }
     }
 
@@ -317,6 +362,8 @@ pub struct Session {
     pub(crate) txn: Option<Txn>,
     /// Session-level `call_commit_optimization` (None: the system's).
     pub(crate) call_commit_optimization: Option<bool>,
+    /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
+    pub(crate) notices: Vec<String>,
 }
 
 impl Session {
@@ -328,6 +375,12 @@ impl Session {
             overlay: OrdMap::new(),
             held: HeldLocks::default(),
         })
+    }
+
+    /// Warnings raised by the statements run since the last call (for example the
+    /// deprecation of commit_write), for the client.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 
     /// Whether a transaction is open (it has locked or changed something).

@@ -13,7 +13,7 @@ pub mod state;
 pub mod value;
 
 pub use change::Change;
-pub use database::{Database, DbConfig, Session};
+pub use database::{Database, DbConfig, Session, SqlStats};
 pub use error::{DbError, DbResult};
 pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

@@ -28,6 +28,7 @@
 //! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use redo::{CommitOptions, CommitWait};
@@ -188,8 +189,14 @@ struct Call {
 impl Session {
     /// Executes one statement with `$1`-style bind values (`params[0]` is `$1`).
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
-        let prepared = prepare(sql)?;
+        let prepared = self.prepare_cached(sql)?;
         self.run(&prepared, params, &mut Call { optimize: false, pending: None })
+    }
+
+    /// The parsed statement for `sql`, from the shared statement cache when the same text
+    /// was parsed before (a soft parse), else parsed now (a hard parse) and cached.
+    fn prepare_cached(&self, sql: &str) -> DbResult<std::sync::Arc<Prepared>> {
+        self.db.statements.get_or_parse(sql, prepare).map(|(p, _hit)| p)
     }
 
     /// Executes a string of statements separated by `;` as one call, returning each
@@ -214,15 +221,15 @@ impl Session {
         for piece in oracle::split_statements(sql)? {
             match piece {
                 Piece::Statement(text) => {
-                    let prepared = prepare(&text.text).map_err(|e| text.relocate(sql, e))?;
+                    let prepared = self.prepare_cached(&text.text).map_err(|e| text.relocate(sql, e))?;
                     results.push(self.run(&prepared, &[], call).map_err(|e| text.relocate(sql, e))?);
                 }
                 Piece::Block { statements, .. } => {
                     let prepared = statements
                         .iter()
-                        .map(|t| prepare(&t.text).map_err(|e| t.relocate(sql, e)))
+                        .map(|t| self.prepare_cached(&t.text).map_err(|e| t.relocate(sql, e)))
                         .collect::<DbResult<Vec<_>>>()?;
-                    let atomic = prepared.iter().all(Prepared::is_dml);
+                    let atomic = prepared.iter().all(|p| p.is_dml());
                     let run_all = |s: &mut Session, call: &mut Call, results: &mut Vec<QueryResult>| {
                         for (p, text) in prepared.iter().zip(&statements) {
                             results.push(s.run(p, &[], call).map_err(|e| text.relocate(sql, e))?);
@@ -243,6 +250,7 @@ impl Session {
     }
 
     fn run(&mut self, prepared: &Prepared, params: &[Value], call: &mut Call) -> DbResult<QueryResult> {
+        self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
         match prepared {
             Prepared::Empty => Ok(QueryResult::command("", 0)),
             Prepared::Special(special) => self.run_special(special.clone(), call),
@@ -307,6 +315,7 @@ impl Session {
                 if defer {
                     if let Some(receipt) = self.commit(nowait)? {
                         call.pending = call.pending.max(Some(receipt.lsn));
+                        self.db.sql_counters.commits_deferred_by_call.fetch_add(1, Relaxed);
                     }
                 } else {
                     self.commit(options)?;
@@ -326,7 +335,11 @@ impl Session {
                 // A session's settings change all together or not at all.
                 let saved = (self.redo.commit_settings(), self.call_commit_optimization);
                 for (name, value) in &assignments {
-                    if let Err(e) = self.set_parameter(scope, name, value) {
+                    let outcome = self.set_parameter(scope, name, value);
+                    if let Ok(Some(warning)) = &outcome {
+                        self.notices.push(warning.clone());
+                    }
+                    if let Err(e) = outcome {
                         if scope == Scope::Session {
                             self.redo.set_commit_wait(saved.0 .0);
                             self.redo.set_commit_logging(saved.0 .1);

@@ -1,0 +1,79 @@
+//! The shared pool and call-level behaviour through SQL: bind variables parse once,
+//! literals parse every time (seed 004); commits inside one multi-statement call wait
+//! once (seed 001), counted; the deprecated commit_write comes back as a notice.
+
+use db::{Database, DbConfig, Value};
+use redo::{LogConfig, Stat, SyncMethod};
+
+fn open(dir: &std::path::Path) -> Database {
+    let mut log = LogConfig::new(".");
+    log.log_file_size = 1 << 20;
+    log.log_buffer = 256 << 10;
+    log.sync_method = SyncMethod::Fdatasync;
+    Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 }).unwrap()
+}
+
+#[test]
+fn bind_variables_are_parsed_once_and_literals_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)", &[]).unwrap();
+    let before = db.sql_stats();
+    for i in 0..100i64 {
+        s.execute("INSERT INTO t VALUES ($1, $2)", &[Value::Int(i), Value::Text("x".into())]).unwrap();
+    }
+    let bound = db.sql_stats();
+    assert_eq!(bound.parse_count_total - before.parse_count_total, 100);
+    assert_eq!(bound.parse_count_hard - before.parse_count_hard, 1, "one hard parse for 100 executions");
+    assert_eq!(bound.cache_hits - before.cache_hits, 99);
+    for i in 100..200i64 {
+        s.execute(&format!("INSERT INTO t VALUES ({i}, 'x')"), &[]).unwrap();
+    }
+    let literal = db.sql_stats();
+    assert_eq!(
+        literal.parse_count_hard - bound.parse_count_hard,
+        100,
+        "every literal statement is a hard parse"
+    );
+    assert_eq!(literal.execute_count - before.execute_count, 200);
+    s.execute("COMMIT", &[]).unwrap();
+}
+
+#[test]
+fn commits_inside_one_call_wait_once_at_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)", &[]).unwrap();
+    let script: String = (0..50).map(|i| format!("INSERT INTO t VALUES ({i}); COMMIT;")).collect();
+    let syncs_before = s.redo().stats().get(Stat::RedoSynchWrites);
+    let deferred_before = db.sql_stats().commits_deferred_by_call;
+    s.execute_batch(&script).unwrap();
+    assert_eq!(db.sql_stats().commits_deferred_by_call - deferred_before, 50);
+    assert!(
+        s.redo().stats().get(Stat::RedoSynchWrites) - syncs_before <= 1,
+        "50 commits, at most one wait for durability"
+    );
+    assert!(db.log().durable_lsn() >= db.log().reserved_end(), "the call returns with everything durable");
+    // Switched off, every commit waits.
+    s.execute("ALTER SESSION SET call_commit_optimization = FALSE", &[]).unwrap();
+    let script: String = (50..60).map(|i| format!("INSERT INTO t VALUES ({i}); COMMIT;")).collect();
+    let syncs_before = s.redo().stats().get(Stat::RedoSynchWrites);
+    s.execute_batch(&script).unwrap();
+    assert_eq!(s.redo().stats().get(Stat::RedoSynchWrites) - syncs_before, 10);
+}
+
+#[test]
+fn the_deprecated_commit_write_comes_back_as_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("ALTER SESSION SET commit_write = 'batch,nowait'", &[]).unwrap();
+    let notices = s.take_notices();
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].contains("COMMIT_WRITE is deprecated, use COMMIT_LOGGING and COMMIT_WAIT instead"));
+    assert!(s.take_notices().is_empty());
+    let show = s.execute("SHOW PARAMETER commit_wait", &[]).unwrap();
+    assert_eq!(show.rows()[0][2], Value::Text("NOWAIT".into()));
+}
