@@ -377,6 +377,18 @@ impl Session {
         })
     }
 
+    /// This transaction's own versions of rows of `table`, in key order: Some(row) where it
+    /// inserted or updated one, None where it deleted one.
+    pub(crate) fn own_rows(&self, table: &str) -> Vec<(Key, Option<Row>)> {
+        let Some(txn) = &self.txn else { return Vec::new() };
+        let from = (table.to_string(), Key::new());
+        txn.overlay
+            .range((std::ops::Bound::Included(from), std::ops::Bound::Unbounded))
+            .take_while(|((t, _), _)| t == table)
+            .map(|((_, k), r)| (k.clone(), r.clone()))
+            .collect()
+    }
+
     /// Warnings raised by the statements run since the last call (for example the
     /// deprecation of commit_write), for the client.
     pub fn take_notices(&mut self) -> Vec<String> {

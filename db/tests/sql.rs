@@ -966,3 +966,41 @@ fn select_for_update_locks_the_rows_it_returns() {
     assert!(waited >= Duration::from_millis(50), "waited {waited:?}");
     assert_eq!(r, vec![vec![i(250)]]);
 }
+
+#[test]
+fn a_range_scan_in_a_writing_transaction_merges_its_own_changes_and_stays_in_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE r (id BIGINT PRIMARY KEY, v TEXT)", &[]).unwrap();
+    for i in 0..2000i64 {
+        s.execute("INSERT INTO r VALUES ($1, 'c')", &[Value::Int(i * 10)]).unwrap();
+    }
+    s.execute("COMMIT", &[]).unwrap();
+    // Own changes inside and outside the range: an insert between committed keys, an
+    // update, a delete, and an insert far away.
+    s.execute("INSERT INTO r VALUES (1005, 'mine')", &[]).unwrap();
+    s.execute("UPDATE r SET v = 'updated' WHERE id = 1010", &[]).unwrap();
+    s.execute("DELETE FROM r WHERE id = 1020", &[]).unwrap();
+    s.execute("INSERT INTO r VALUES (99999, 'far')", &[]).unwrap();
+    let before = rows_visited();
+    let result = s.execute("SELECT id, v FROM r WHERE id BETWEEN 1000 AND 1030 ORDER BY id", &[]).unwrap();
+    let visited = rows_visited() - before;
+    let got: Vec<(i64, String)> = result
+        .rows()
+        .iter()
+        .map(|r| match (&r[0], &r[1]) {
+            (Value::Int(i), Value::Text(v)) => (*i, v.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![(1000, "c".into()), (1005, "mine".into()), (1010, "updated".into()), (1030, "c".into())]
+    );
+    assert!(visited <= 6, "the range scan visited {visited} rows of 2001");
+    // Another session sees none of it.
+    let other = db.session().execute("SELECT count(*) FROM r WHERE id BETWEEN 1000 AND 1030", &[]).unwrap();
+    assert_eq!(other.rows()[0][0], Value::Int(4));
+    s.execute("ROLLBACK", &[]).unwrap();
+}

@@ -357,6 +357,53 @@ fn in_range(key: &[Value], prefix: &[Value], lo: &Option<Limit>, hi: &Option<Lim
     }
 }
 
+/// Visits the committed rows (in key order) with this transaction's own versions merged in
+/// (`mine`, in key order: a Some replaces or adds a row, a None hides one), until `hand`
+/// returns false.
+fn merge_visit<'a>(
+    committed: impl Iterator<Item = (&'a Key, &'a Row)>,
+    mine: &[(Key, Option<Row>)],
+    hand: &mut impl FnMut(&Row) -> DbResult<bool>,
+) -> DbResult<()> {
+    let mut mine = mine.iter().peekable();
+    for (key, row) in committed {
+        while let Some((k, own)) = mine.peek() {
+            if k >= key {
+                break;
+            }
+            if let Some(own) = own {
+                if !hand(own)? {
+                    return Ok(());
+                }
+            }
+            mine.next();
+        }
+        if let Some((k, own)) = mine.peek() {
+            if k == key {
+                let own = own.clone();
+                mine.next();
+                if let Some(own) = own {
+                    if !hand(&own)? {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+        }
+        if !hand(row)? {
+            return Ok(());
+        }
+    }
+    for (_, own) in mine {
+        if let Some(own) = own {
+            if !hand(own)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Session {
     /// Whether the open transaction may have changed rows (so reads must go through its
     /// overlay). Conservative: true from its first logged change to its end.
@@ -369,7 +416,6 @@ impl Session {
     pub(crate) fn visit_rows(
         &self,
         table: &str,
-        schema: &TableSchema,
         access: &Access,
         visit: &mut dyn FnMut(&Row) -> DbResult<bool>,
     ) -> DbResult<()> {
@@ -392,50 +438,28 @@ impl Session {
                     }
                 }
             }
-            Access::Range { prefix, lo, hi } if !own => {
+            Access::Range { prefix, lo, hi } => {
                 let mut start = prefix.clone();
                 if let Some(lo) = lo {
                     start.push(lo.value.clone());
                 }
-                for (key, row) in rows.range::<_, Key>((Bound::Included(start), Bound::Unbounded)) {
-                    if key[..prefix.len()] != prefix[..] {
-                        break;
-                    }
-                    let next = &key[prefix.len()];
-                    if hi.as_ref().is_some_and(|hi| !hi.admits_below(next)) {
-                        break;
-                    }
-                    if lo.as_ref().is_some_and(|lo| !lo.admits_above(next)) {
-                        continue; // equal to an exclusive lower bound
-                    }
-                    if !hand(row)? {
-                        break;
-                    }
-                }
-            }
-            Access::Full if !own => {
-                for row in rows.values() {
-                    if !hand(row)? {
-                        break;
-                    }
-                }
-            }
-            Access::Range { prefix, lo, hi } => {
-                // The overlay's rows in the range cannot be found without reading it
-                // whole (it is private to database.rs): the merged table, filtered.
-                for row in self.scan(table)? {
-                    count_visit();
-                    if in_range(&schema.key_of(&row), prefix, lo, hi) && !visit(&row)? {
-                        break;
-                    }
-                }
+                let committed = rows
+                    .range::<_, Key>((Bound::Included(start), Bound::Unbounded))
+                    .take_while(|(key, _)| {
+                        key[..prefix.len()] == prefix[..]
+                            && !hi.as_ref().is_some_and(|hi| !hi.admits_below(&key[prefix.len()]))
+                    })
+                    .filter(|(key, _)| !lo.as_ref().is_some_and(|lo| !lo.admits_above(&key[prefix.len()])));
+                let mine: Vec<(Key, Option<Row>)> = if own {
+                    self.own_rows(table).into_iter().filter(|(k, _)| in_range(k, prefix, lo, hi)).collect()
+                } else {
+                    Vec::new()
+                };
+                merge_visit(committed, &mine, &mut hand)?;
             }
             Access::Full => {
-                for row in self.scan(table)? {
-                    if !hand(&row)? {
-                        break;
-                    }
-                }
+                let mine = if own { self.own_rows(table) } else { Vec::new() };
+                merge_visit(rows.iter(), &mine, &mut hand)?;
             }
         }
         Ok(())

@@ -714,7 +714,7 @@ impl Session {
         let access = plan(&relation.schema, filter);
         log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
         let mut candidates = Vec::new();
-        self.visit_rows(&relation.name, &relation.schema, &access, &mut |row| {
+        self.visit_rows(&relation.name, &access, &mut |row| {
             if matches(row)? {
                 candidates.push(row.clone());
             }

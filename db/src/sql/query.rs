@@ -321,7 +321,7 @@ impl Session {
                     log::trace!("SELECT from {}: {}", rel.name, access.describe());
                     if for_update {
                         let mut candidates = Vec::new();
-                        self.visit_rows(&rel.name, &rel.schema, &access, &mut |row| {
+                        self.visit_rows(&rel.name, &access, &mut |row| {
                             if matches(row)? {
                                 candidates.push(row.clone());
                             }
@@ -338,7 +338,7 @@ impl Session {
                             }
                         }
                     } else {
-                        self.visit_rows(&rel.name, &rel.schema, &access, &mut |row| {
+                        self.visit_rows(&rel.name, &access, &mut |row| {
                             if matches(row)? {
                                 results.push(project(row, &[])?);
                             }
@@ -367,7 +367,7 @@ impl Session {
                 Some(rel) => {
                     let access = plan(&rel.schema, filter.as_ref());
                     log::trace!("SELECT from {}: {}", rel.name, access.describe());
-                    self.visit_rows(&rel.name, &rel.schema, &access, &mut |row| feed(row))?;
+                    self.visit_rows(&rel.name, &access, &mut |row| feed(row))?;
                 }
             }
             if by_group.is_empty() && groups.is_empty() {
