@@ -447,9 +447,9 @@ impl Session {
                     .range::<_, Key>((Bound::Included(start), Bound::Unbounded))
                     .take_while(|(key, _)| {
                         key[..prefix.len()] == prefix[..]
-                            && !hi.as_ref().is_some_and(|hi| !hi.admits_below(&key[prefix.len()]))
+                            && hi.as_ref().is_none_or(|hi| hi.admits_below(&key[prefix.len()]))
                     })
-                    .filter(|(key, _)| !lo.as_ref().is_some_and(|lo| !lo.admits_above(&key[prefix.len()])));
+                    .filter(|(key, _)| lo.as_ref().is_none_or(|lo| lo.admits_above(&key[prefix.len()])));
                 let mine: Vec<(Key, Option<Row>)> = if own {
                     self.own_rows(table).into_iter().filter(|(k, _)| in_range(k, prefix, lo, hi)).collect()
                 } else {
