@@ -77,3 +77,49 @@ fn the_deprecated_commit_write_comes_back_as_a_notice() {
     let show = s.execute("SHOW PARAMETER commit_wait", &[]).unwrap();
     assert_eq!(show.rows()[0][2], Value::Text("NOWAIT".into()));
 }
+
+#[test]
+fn a_prepared_statement_runs_many_times_without_parsing_and_fetches_in_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE p (id BIGINT PRIMARY KEY, v TEXT)", &[]).unwrap();
+    let insert = s.prepare("INSERT INTO p VALUES ($1, $2)").unwrap();
+    let parses = db.sql_stats().parse_count_total;
+    for i in 0..100i64 {
+        s.execute_prepared(&insert, &[Value::Int(i), Value::Text(format!("v{i}"))]).unwrap();
+    }
+    assert_eq!(db.sql_stats().parse_count_total, parses, "executing a prepared statement parses nothing");
+    s.execute("COMMIT", &[]).unwrap();
+
+    let select = s.prepare("SELECT id, v FROM p WHERE id >= $1 ORDER BY id").unwrap();
+    let mut cursor = s.query(&select, &[Value::Int(50)]).unwrap();
+    assert_eq!(cursor.columns().len(), 2);
+    let mut sizes = Vec::new();
+    while !cursor.is_exhausted() {
+        sizes.push(cursor.fetch(15).len());
+    }
+    assert_eq!(sizes, vec![15, 15, 15, 5]);
+    assert_eq!(cursor.rows_fetched(), 50);
+    assert!(cursor.fetch(15).is_empty());
+    cursor.close();
+}
+
+#[test]
+fn execute_many_inserts_an_array_of_rows_as_one_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE a (id BIGINT PRIMARY KEY, v TEXT NOT NULL)", &[]).unwrap();
+    let insert = s.prepare("INSERT INTO a VALUES ($1, $2)").unwrap();
+    let rows: Vec<Vec<Value>> = (0..500i64).map(|i| vec![Value::Int(i), Value::Text("x".into())]).collect();
+    assert_eq!(s.execute_many(&insert, &rows).unwrap(), 500);
+    // One bad row (NULL into NOT NULL) and none of the array takes effect.
+    let mut bad: Vec<Vec<Value>> =
+        (500..510i64).map(|i| vec![Value::Int(i), Value::Text("y".into())]).collect();
+    bad[7][1] = Value::Null;
+    assert_eq!(s.execute_many(&insert, &bad).unwrap_err().sqlstate(), "23502");
+    s.execute("COMMIT", &[]).unwrap();
+    let count = s.execute("SELECT count(*) FROM a", &[]).unwrap();
+    assert_eq!(count.rows()[0][0], Value::Int(500));
+}

@@ -195,7 +195,7 @@ impl Session {
 
     /// The parsed statement for `sql`, from the shared statement cache when the same text
     /// was parsed before (a soft parse), else parsed now (a hard parse) and cached.
-    fn prepare_cached(&self, sql: &str) -> DbResult<std::sync::Arc<Prepared>> {
+    pub(crate) fn prepare_cached(&self, sql: &str) -> DbResult<std::sync::Arc<Prepared>> {
         self.db.statements.get_or_parse(sql, prepare).map(|(p, _hit)| p)
     }
 
@@ -247,6 +247,11 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Runs one parsed statement as a call of its own.
+    pub(crate) fn run_single(&mut self, prepared: &Prepared, params: &[Value]) -> DbResult<QueryResult> {
+        self.run(prepared, params, &mut Call { optimize: false, pending: None })
     }
 
     fn run(&mut self, prepared: &Prepared, params: &[Value], call: &mut Call) -> DbResult<QueryResult> {

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod exec;
 pub mod expr;
 pub mod oracle;
+pub mod prepared;
 pub mod query;
 
 pub use access::rows_visited;
@@ -20,3 +21,4 @@ pub use oracle::{
     parse_commit_write, parse_special, split_statements, ParamValue, Persistence, Piece, Scope, Special,
     SqlText,
 };
+pub use prepared::{Cursor, PreparedStatement};
