@@ -23,6 +23,16 @@ pub enum DbError {
     ValueTooLong { ty: String, len: usize },
     #[error("division by zero")]
     DivisionByZero,
+    #[error("{0}")]
+    Grouping(String),
+    #[error("{0} out of range")]
+    NumericOutOfRange(String),
+    #[error("function {0} does not exist")]
+    UndefinedFunction(String),
+    #[error("operator does not exist: {0}")]
+    DatatypeMismatch(String),
+    #[error("{0}")]
+    InvalidRowCount(String),
     #[error("unrecognized configuration parameter \"{0}\"")]
     UnknownParameter(String),
     #[error("invalid value for parameter \"{parameter}\": \"{value}\" (allowed: {allowed})")]
@@ -54,6 +64,11 @@ impl DbError {
             DbError::TypeMismatch { .. } => "22P02",
             DbError::ValueTooLong { .. } => "22001",
             DbError::DivisionByZero => "22012",
+            DbError::Grouping(_) => "42803",
+            DbError::NumericOutOfRange(_) => "22003",
+            DbError::UndefinedFunction(_) => "42883",
+            DbError::DatatypeMismatch(_) => "42804",
+            DbError::InvalidRowCount(_) => "2201W",
             DbError::UnknownParameter(_) => "42704",
             DbError::InvalidParameterValue { .. } => "22023",
             DbError::StaticParameter(_) => "55P02",

@@ -500,7 +500,7 @@ impl<'a> Binder<'a> {
             return Err(DbError::Unsupported(format!("DISTINCT in {name}()")));
         }
         let (func, min, max) =
-            Func::lookup(&name).ok_or_else(|| DbError::Unsupported(format!("the function {name}()")))?;
+            Func::lookup(&name).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         if args.len() < min || args.len() > max {
             return Err(wrong_arguments(&name, args.len()));
         }
@@ -516,12 +516,12 @@ impl<'a> Binder<'a> {
 }
 
 fn wrong_arguments(name: &str, n: usize) -> DbError {
-    DbError::Unsupported(format!("the function {name}() with {n} argument(s)"))
+    DbError::UndefinedFunction(format!("{name}() with {n} argument(s)"))
 }
 
-/// A misuse of aggregates or GROUP BY (PostgreSQL's 42803; reported as a syntax error).
+/// A misuse of aggregates or GROUP BY (PostgreSQL's 42803).
 pub(crate) fn grouping_error(message: String) -> DbError {
-    DbError::Syntax { message, position: 0 }
+    DbError::Grouping(message)
 }
 
 fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
@@ -991,7 +991,7 @@ impl Num {
 }
 
 fn out_of_range() -> DbError {
-    DbError::TypeMismatch { expected: "BIGINT".into(), value: "a value out of range".into() }
+    DbError::NumericOutOfRange("bigint".into())
 }
 
 /// A non-null value as a number (text is parsed).
@@ -1030,10 +1030,8 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
         (x, y) => {
-            return Err(DbError::TypeMismatch {
-                expected: x.data_type().map_or("a comparable value".into(), |t| t.name()),
-                value: y.to_string(),
-            })
+            let name = |v: &Value| v.data_type().map_or("unknown".into(), |t| t.name().to_lowercase());
+            return Err(DbError::DatatypeMismatch(format!("{} = {}", name(x), name(y))));
         }
     }))
 }

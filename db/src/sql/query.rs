@@ -455,7 +455,7 @@ fn limits(query: &ast::Query, params: &[Value]) -> DbResult<(Option<usize>, usiz
             Expr::Literal(Value::Null) => Ok(None),
             Expr::Literal(v) => match to_num(&v) {
                 Ok(Num::I(n)) if n >= 0 => Ok(Some(n as usize)),
-                _ => Err(syntax(format!("{what} must be a non-negative integer, not {v}"))),
+                _ => Err(DbError::InvalidRowCount(format!("{what} must not be negative, not {v}"))),
             },
             _ => Err(syntax(format!("{what} must be a constant"))),
         }
