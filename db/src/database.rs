@@ -512,7 +512,12 @@ impl Session {
 
     /// The row with primary key `key` as this session sees it.
     pub fn get(&self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        let snap = self.db.snapshot();
+        self.get_in(&self.db.snapshot(), table, key)
+    }
+
+    /// As `get`, reading the committed rows from `snap`, so that all the lookups of one
+    /// statement see the same committed state.
+    pub(crate) fn get_in(&self, snap: &DbState, table: &str, key: &Key) -> DbResult<Option<Row>> {
         let t = snap.table(table)?;
         if let Some(own) =
             self.txn.as_ref().and_then(|txn| txn.overlay.get(&(table.to_string(), key.clone())))

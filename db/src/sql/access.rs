@@ -430,7 +430,7 @@ impl Session {
             Access::Empty => {}
             Access::Points(keys) => {
                 for key in keys {
-                    let row = if own { self.get(table, key)? } else { rows.get(key).cloned() };
+                    let row = if own { self.get_in(&snapshot, table, key)? } else { rows.get(key).cloned() };
                     if let Some(row) = row {
                         if !hand(&row)? {
                             break;
