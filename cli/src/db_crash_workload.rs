@@ -2,10 +2,10 @@
 //!
 //! Opens (recovering) the database in `--dir` with small log files and frequent
 //! checkpoints, then runs `--sessions` threads. Each session owns a key range in two tables
-//! and runs transactions of 1-4 random inserts, updates and deletes in its range,
-//! committing in a random commit mode. Before each commit it appends an intent line to
+//! and runs transactions of 1-4 random SQL inserts, updates and deletes (bound
+//! parameters) in its range, committing with `COMMIT WRITE <WAIT|NOWAIT> <IMMEDIATE|BATCH>`. Before each commit it appends an intent line to
 //! `--journal` (`I <session> <seq> <ops>`), after it an acknowledgement
-//! (`A <session> <seq> <scn> <W|N>`). Each line is one `write` call, so a kill leaves whole
+//! (`A <session> <seq> <W|N>`). Each line is one `write` call, so a kill leaves whole
 //! lines and at most one torn last line. The parent checks the recovered tables against
 //! the journal.
 
@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use anyhow::Context;
-use db::{Column, DataType, Database, DbConfig, DbError, TableSchema, Value};
+use db::{Database, DbConfig, Value};
 use redo::sim::SimRng;
-use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, SyncMethod};
+use redo::{LogConfig, SyncMethod};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -49,27 +49,13 @@ pub fn db_crash_config() -> DbConfig {
     DbConfig { log, checkpoint_interval_ms: 100 }
 }
 
-fn schema(name: &str) -> TableSchema {
-    TableSchema::new(
-        name,
-        vec![
-            Column { name: "k".into(), ty: DataType::Int, nullable: false },
-            Column { name: "v".into(), ty: DataType::Text { max_chars: None }, nullable: true },
-        ],
-        vec![0],
-    )
-    .expect("valid schema")
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let db = Database::open(&args.dir, db_crash_config()).context("open")?;
     {
         let mut s = db.session();
         for t in TABLES {
-            match s.create_table(schema(t)) {
-                Ok(()) | Err(DbError::TableExists(_)) => {}
-                Err(e) => return Err(e).context("create table"),
-            }
+            s.execute(&format!("CREATE TABLE IF NOT EXISTS {t} (k BIGINT PRIMARY KEY, v TEXT)"), &[])
+                .context("create table")?;
         }
     }
     let journal = Arc::new(Mutex::new(OpenOptions::new().create(true).append(true).open(&args.journal)?));
@@ -85,6 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             scope.spawn(move || -> anyhow::Result<()> {
                 let mut rng = SimRng::new(seed * 7919 + session);
                 let mut s = db.session();
+                let insert = TABLES.map(|t| format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"));
+                let update = TABLES.map(|t| format!("UPDATE {t} SET v = $1 WHERE k = $2"));
+                let delete = TABLES.map(|t| format!("DELETE FROM {t} WHERE k = $1"));
                 // This session's rows as it committed them: (table, key) -> value.
                 let mut mine: BTreeMap<(usize, i64), String> = BTreeMap::new();
                 let mut next_key = base;
@@ -99,37 +88,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         if existing.is_empty() || rng.upto(2) == 0 {
                             let key = next_key;
                             next_key += 1;
-                            s.insert(TABLES[table], vec![Value::Int(key), Value::Text(value.clone())])?;
+                            s.execute(&insert[table], &[Value::Int(key), Value::Text(value.clone())])?;
                             after.insert((table, key), value.clone());
                             ops.push(format!("{table},i,{key},{value}"));
                         } else {
                             let key = existing[rng.upto(existing.len() as u64 - 1) as usize];
                             if rng.upto(2) == 0 {
-                                s.delete(TABLES[table], &vec![Value::Int(key)])?;
+                                s.execute(&delete[table], &[Value::Int(key)])?;
                                 after.remove(&(table, key));
                                 ops.push(format!("{table},d,{key},-"));
                             } else {
-                                s.update(
-                                    TABLES[table],
-                                    &vec![Value::Int(key)],
-                                    vec![Value::Int(key), Value::Text(value.clone())],
-                                )?;
+                                s.execute(&update[table], &[Value::Text(value.clone()), Value::Int(key)])?;
                                 after.insert((table, key), value.clone());
                                 ops.push(format!("{table},u,{key},{value}"));
                             }
                         }
                     }
                     write_line(format!("I {session} {seq} {}\n", ops.join(";")))?;
-                    let wait = if rng.upto(1) == 0 { CommitWait::Wait } else { CommitWait::NoWait };
-                    let logging =
-                        if rng.upto(1) == 0 { CommitLogging::Immediate } else { CommitLogging::Batch };
-                    let r = s.commit(CommitOptions::new(wait, logging))?.expect("a transaction with changes");
+                    let wait = if rng.upto(1) == 0 { "WAIT" } else { "NOWAIT" };
+                    let logging = if rng.upto(1) == 0 { "IMMEDIATE" } else { "BATCH" };
+                    s.execute(&format!("COMMIT WRITE {wait} {logging}"), &[])?;
                     mine = after;
-                    write_line(format!(
-                        "A {session} {seq} {} {}\n",
-                        r.scn.0,
-                        if r.waited { 'W' } else { 'N' }
-                    ))?;
+                    write_line(format!("A {session} {seq} {}\n", if wait == "WAIT" { 'W' } else { 'N' }))?;
                 }
                 Ok(())
             });

@@ -1,5 +1,5 @@
-//! Database crash tests: a child (`redodb db-crash-workload`) runs random transactions
-//! (inserts, updates, deletes in two tables, every commit mode) with frequent checkpoint
+//! Database crash tests: a child (`redodb db-crash-workload`) runs random SQL transactions
+//! (inserts, updates, deletes in two tables, every COMMIT WRITE mode) with frequent checkpoint
 //! images, journaling each commit's intent before it and its acknowledgement after it; the
 //! test kills it with SIGKILL at random moments (30 times by default,
 //! `REDO_DB_CRASH_ITERATIONS`), reopens the database and checks that
@@ -83,7 +83,7 @@ fn read_journal(path: &Path) -> BTreeMap<u64, SessionJournal> {
                     sessions.entry(session).or_default().commits.insert(seq, ops);
                 }
             }
-            ["A", session, seq, _scn, kind] => {
+            ["A", session, seq, kind] => {
                 let (Ok(session), Ok(seq)) = (session.parse::<u64>(), seq.parse::<u64>()) else { continue };
                 let j = sessions.entry(session).or_default();
                 j.acked = j.acked.max(seq);
