@@ -88,6 +88,18 @@ pub(crate) struct DbShared {
 pub(crate) struct SqlCounters {
     pub execute_count: std::sync::atomic::AtomicU64,
     pub commits_deferred_by_call: std::sync::atomic::AtomicU64,
+    /// `enq: TX - row lock contention`: waits and their total time.
+    pub row_lock_waits: std::sync::atomic::AtomicU64,
+    pub row_lock_wait_us: std::sync::atomic::AtomicU64,
+}
+
+impl SqlCounters {
+    pub(crate) fn record_row_lock_wait(&self, waited: Option<Duration>) {
+        if let Some(d) = waited {
+            self.row_lock_waits.fetch_add(1, SeqCst);
+            self.row_lock_wait_us.fetch_add(d.as_micros() as u64, SeqCst);
+        }
+    }
 }
 
 /// SQL statistics with Oracle's names: `parse count (total)`, `parse count (hard)`,
@@ -101,6 +113,9 @@ pub struct SqlStats {
     pub cached_statements: u64,
     pub execute_count: u64,
     pub commits_deferred_by_call: u64,
+    /// `enq: TX - row lock contention` waits and their total time in microseconds.
+    pub row_lock_waits: u64,
+    pub row_lock_wait_us: u64,
 }
 
 impl DbShared {
@@ -305,6 +320,8 @@ impl Database {
             cached_statements: c.entries,
             execute_count: n.execute_count.load(SeqCst),
             commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
+            row_lock_waits: n.row_lock_waits.load(SeqCst),
+            row_lock_wait_us: n.row_lock_wait_us.load(SeqCst),
         }
     }
 
@@ -426,7 +443,8 @@ impl Session {
     fn lock_and_read(&mut self, table: &str, key: &Key) -> DbResult<(Arc<TableSchema>, Option<Row>)> {
         let db = self.db.clone();
         let txn = self.txn();
-        db.locks.lock_row(txn.id, &mut txn.held, table, key)?;
+        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key)?;
+        db.sql_counters.record_row_lock_wait(waited);
         // Read after the lock: a transaction we waited for may have changed the row.
         let snap = db.snapshot();
         let t = snap.table(table)?;
@@ -557,7 +575,8 @@ impl Session {
         let result = self.statement(|s| {
             let db = s.db.clone();
             let txn = s.txn();
-            db.locks.lock_table(txn.id, &mut txn.held, table)?;
+            let waited = db.locks.lock_table(txn.id, &mut txn.held, table)?;
+            db.sql_counters.record_row_lock_wait(waited);
             check(&db.snapshot())?;
             let mut bytes = Vec::new();
             change.encode(&mut bytes);
@@ -612,6 +631,11 @@ impl Session {
         // held: the transaction is gone either way.
         db.locks.release_all(id, &mut held);
         Ok(Some(result?))
+    }
+
+    /// Ends the session: rolls back its open transaction (as dropping it does).
+    pub fn close(mut self) {
+        self.rollback();
     }
 
     /// Rolls back the open transaction: nothing is written.

@@ -120,6 +120,9 @@ fn uncommitted_changes_are_invisible_to_other_sessions() {
     assert!(b.scan("accounts").unwrap().is_empty());
     a.commit(NOWAIT_BATCH).unwrap();
     assert!(b.get("accounts", &key(1)).unwrap().is_some(), "visible once the commit is in the log buffer");
+    a.insert("accounts", row(2, "closed", 2)).unwrap();
+    a.close();
+    assert!(b.get("accounts", &key(2)).unwrap().is_none(), "closing a session rolls back its transaction");
 }
 
 #[test]
@@ -148,6 +151,9 @@ fn a_second_writer_of_a_row_waits_for_the_first_and_sees_its_change() {
     a.commit(WAIT).unwrap();
     let (waited, _) = b.join().unwrap();
     assert!(waited >= Duration::from_millis(50), "b waited for a's row lock ({waited:?})");
+    let stats = db.sql_stats();
+    assert_eq!(stats.row_lock_waits, 1, "one enq: TX - row lock contention wait");
+    assert!(stats.row_lock_wait_us >= 50_000, "{stats:?}");
     assert_eq!(balances(&db), vec![(1, 0)]);
 }
 
