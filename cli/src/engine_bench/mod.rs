@@ -10,10 +10,10 @@
 //!    side by side (each configuration on 1 strand, then at once on 2 strands);
 //! 5. the ratios to their targets (printed, never asserted), and the JSON document.
 
-mod machine;
-mod probe;
-mod report;
-mod workload;
+pub(crate) mod machine;
+pub(crate) mod probe;
+pub(crate) mod report;
+pub(crate) mod workload;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

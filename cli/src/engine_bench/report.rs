@@ -148,7 +148,7 @@ pub struct Ratio {
 }
 
 impl Ratio {
-    fn new(name: String, comparison: &'static str, target: f64) -> Ratio {
+    pub(crate) fn new(name: String, comparison: &'static str, target: f64) -> Ratio {
         Ratio {
             name,
             value: None,
@@ -159,7 +159,7 @@ impl Ratio {
         }
     }
 
-    fn measured(mut self, value: f64, detail: String) -> Ratio {
+    pub(crate) fn measured(mut self, value: f64, detail: String) -> Ratio {
         self.pass = match self.comparison {
             "<=" => value <= self.target,
             _ => value >= self.target,
@@ -283,19 +283,13 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
-fn opt(v: Option<f64>, decimals: usize) -> String {
+pub(crate) fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
 }
 
 pub fn print_header(m: &MachineFacts, s: &Settings) {
     println!("redodb {} engine-bench", m.redodb_version);
-    println!("  cpus          {} ({})", m.cpus, m.arch);
-    println!("  kernel        {}", m.kernel);
-    if let Some([l1, l5, l15]) = m.load_average {
-        println!("  load average  {l1:.2} {l5:.2} {l15:.2} (1, 5, 15 min) at the start");
-    }
-    println!("  directory     {}", m.directory);
-    println!("  file system   {} on {}, mounted at {}", m.fs_type, m.fs_device, m.mount_point);
+    print_machine(m);
     println!(
         "  run           {:.2} s per configuration after {:.2} s warm-up{}; {}-byte changes, one per transaction",
         s.seconds_per_configuration,
@@ -304,6 +298,17 @@ pub fn print_header(m: &MachineFacts, s: &Settings) {
         s.payload_bytes
     );
     println!();
+}
+
+/// The machine's facts, one per line (the header's lines before the run settings).
+pub(crate) fn print_machine(m: &MachineFacts) {
+    println!("  cpus          {} ({})", m.cpus, m.arch);
+    println!("  kernel        {}", m.kernel);
+    if let Some([l1, l5, l15]) = m.load_average {
+        println!("  load average  {l1:.2} {l5:.2} {l15:.2} (1, 5, 15 min) at the start");
+    }
+    println!("  directory     {}", m.directory);
+    println!("  file system   {} on {}, mounted at {}", m.fs_type, m.fs_device, m.mount_point);
 }
 
 pub fn print_raw(raw: &[RawDisk]) {
