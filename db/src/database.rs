@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use imbl::OrdMap;
@@ -70,9 +70,8 @@ pub(crate) struct DbShared {
     images: Mutex<Vec<ImageInfo>>,
     stopping: AtomicBool,
     state: RwLock<Arc<DbState>>,
-    /// SCN of the last commit applied to `state`, for applying in SCN order.
-    applied: Mutex<Scn>,
-    applied_changed: Condvar,
+    /// Commits waiting to be applied in SCN order, and the last applied SCN.
+    apply: Mutex<ApplyQueue>,
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
     /// System-level dynamic parameters of the database layer (see `params`).
@@ -179,37 +178,76 @@ impl DbShared {
         }
     }
 
-    /// Applies a committed transaction's changes once every earlier SCN is applied.
-    fn apply_in_order(&self, scn: Scn, lsn: Lsn, changes: &[Change]) {
-        let mut applied = self.applied.lock().expect("applied poisoned");
-        while applied.next() != scn {
-            assert!(*applied < scn, "commit {scn} applied twice (applied up to {applied})");
+    /// Applies a committed transaction's changes in SCN order and releases its locks
+    /// (flat combining): the commit joins the queue; whoever finds the SCN after the last
+    /// applied one at the head of the queue applies every consecutive queued commit in one
+    /// state update, releases their locks and wakes exactly their sessions. A session
+    /// waits only until its own commit is applied (it must read its own changes next),
+    /// on its own wake-up: no convoy of every committer on one condition variable.
+    fn apply_committed(&self, commit: QueuedCommit) {
+        let scn = commit.scn;
+        let done = commit.done.clone();
+        let mut queue = self.apply.lock().expect("apply queue poisoned");
+        assert!(scn > queue.applied, "commit {scn} applied twice (applied up to {})", queue.applied);
+        queue.pending.insert(scn, commit);
+        if queue.pending.contains_key(&queue.applied.next()) {
+            self.apply_ready(&mut queue);
+        }
+        drop(queue);
+        // Our commit is applied by us above, or by whoever applies its predecessor.
+        while !done.load(SeqCst) {
             if self.log.failure().is_some() {
-                // An earlier commit's copy failed: the log accepts nothing more, and the
+                // An earlier commit's copy failed: the log accepts nothing more and the
                 // database must be reopened (recovery decides what survived).
                 return;
             }
-            let (guard, _) = self
-                .applied_changed
-                .wait_timeout(applied, Duration::from_millis(10))
-                .expect("applied poisoned");
-            applied = guard;
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+    }
+
+    /// Applies the queued commits that follow the last applied SCN without a gap.
+    fn apply_ready(&self, queue: &mut ApplyQueue) {
+        let mut batch = Vec::new();
+        while let Some(next) = queue.pending.remove(&queue.applied.next()) {
+            queue.applied = next.scn;
+            batch.push(next);
         }
         {
             let mut state = self.state.write().expect("state poisoned");
             let st = Arc::make_mut(&mut state);
-            for c in changes {
-                if let Err(e) = st.apply(c) {
-                    panic!("a validated change of commit {scn} does not apply: {e} ({c:?})");
+            for commit in &batch {
+                for c in &commit.changes {
+                    if let Err(e) = st.apply(c) {
+                        panic!("a validated change of commit {} does not apply: {e} ({c:?})", commit.scn);
+                    }
                 }
+                st.scn = commit.scn;
+                st.lsn = commit.lsn;
             }
-            st.scn = scn;
-            st.lsn = lsn;
         }
-        *applied = scn;
-        drop(applied);
-        self.applied_changed.notify_all();
+        for mut commit in batch {
+            self.locks.release_all(commit.txn, &mut commit.held);
+            commit.done.store(true, SeqCst);
+            commit.session.unpark();
+        }
     }
+}
+
+/// A committed transaction waiting for its turn to be applied.
+pub(crate) struct QueuedCommit {
+    scn: Scn,
+    lsn: Lsn,
+    changes: Vec<Change>,
+    txn: TxnId,
+    held: HeldLocks,
+    session: std::thread::Thread,
+    done: Arc<AtomicBool>,
+}
+
+/// Commits waiting to be applied, and the SCN of the last applied one.
+pub(crate) struct ApplyQueue {
+    applied: Scn,
+    pending: std::collections::BTreeMap<Scn, QueuedCommit>,
 }
 
 /// An open database. Cheap to share: clone the `Arc` it lives in, or open sessions.
@@ -286,8 +324,7 @@ impl Database {
             images: Mutex::new(images),
             stopping: AtomicBool::new(false),
             state: RwLock::new(Arc::new(state)),
-            applied: Mutex::new(applied),
-            applied_changed: Condvar::new(),
+            apply: Mutex::new(ApplyQueue { applied, pending: std::collections::BTreeMap::new() }),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -620,16 +657,25 @@ impl Session {
             return Ok(None);
         }
         let db = self.db.clone();
-        let changes = std::mem::take(&mut txn.changes);
         let id = txn.id;
-        let mut held = std::mem::take(&mut txn.held);
+        let mut changes = Some(std::mem::take(&mut txn.changes));
+        let mut held = Some(std::mem::take(&mut txn.held));
         let result = self.redo.commit_then(options, |receipt| {
-            db.apply_in_order(receipt.scn, receipt.lsn, &changes);
-            db.locks.release_all(id, &mut held);
+            db.apply_committed(QueuedCommit {
+                scn: receipt.scn,
+                lsn: receipt.lsn,
+                changes: changes.take().expect("applied once"),
+                txn: id,
+                held: held.take().expect("applied once"),
+                session: std::thread::current(),
+                done: Arc::new(AtomicBool::new(false)),
+            });
         });
         // If the commit failed before its record reached the buffer, the locks are still
-        // held: the transaction is gone either way.
-        db.locks.release_all(id, &mut held);
+        // ours: the transaction is gone either way.
+        if let Some(mut held) = held {
+            db.locks.release_all(id, &mut held);
+        }
         Ok(Some(result?))
     }
 
