@@ -98,19 +98,7 @@ pub fn run(args: Args) -> Result<()> {
 
     // Everything happens in one directory: the caller's, or a temporary one removed at
     // the end (when `_temp` drops).
-    let (dir, _temp) = match &args.dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            (d.clone(), None)
-        }
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("redodb-engine-bench-")
-                .tempdir_in(std::env::temp_dir())
-                .context("creating a temporary directory")?;
-            (t.path().to_path_buf(), Some(t))
-        }
-    };
+    let (dir, _temp) = bench_dir(args.dir.as_deref(), "redodb-engine-bench-")?;
     let plan = Plan::new(args.quick);
     let facts = machine::facts(&dir);
     let mut settings = Settings {
@@ -225,6 +213,24 @@ fn multiplexing_table(
         database.close()?;
     }
     Ok(rows)
+}
+
+/// The directory a benchmark runs in: `dir` (created if needed), or a new temporary one
+/// whose guard removes it when dropped.
+pub(crate) fn bench_dir(dir: Option<&Path>, prefix: &str) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+    match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            Ok((d.to_path_buf(), None))
+        }
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir_in(std::env::temp_dir())
+                .context("creating a temporary directory")?;
+            Ok((t.path().to_path_buf(), Some(t)))
+        }
+    }
 }
 
 /// What went wrong in the engine without ending the run.

@@ -380,11 +380,11 @@ fn checkpointer(log: &RedoLog, stop: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
-fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
 }
 
-fn sleep_until(t: Instant) {
+pub(crate) fn sleep_until(t: Instant) {
     let now = Instant::now();
     if t > now {
         thread::sleep(t - now);
@@ -392,7 +392,7 @@ fn sleep_until(t: Instant) {
 }
 
 /// Counts a session thread as finished however it ends (error or panic included).
-struct Finished<'a>(&'a AtomicUsize);
+pub(crate) struct Finished<'a>(pub(crate) &'a AtomicUsize);
 
 impl Drop for Finished<'_> {
     fn drop(&mut self) {

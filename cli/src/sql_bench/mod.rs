@@ -76,19 +76,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(p) => p,
         None => default_json_path()?,
     };
-    let (dir, _temp) = match &args.dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            (d.clone(), None)
-        }
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("redodb-sql-bench-")
-                .tempdir_in(std::env::temp_dir())
-                .context("creating a temporary directory")?;
-            (t.path().to_path_buf(), Some(t))
-        }
-    };
+    let (dir, _temp) = crate::engine_bench::bench_dir(args.dir.as_deref(), "redodb-sql-bench-")?;
     let facts = machine::facts(&dir);
 
     // 1. The machine's limit, and the sync method every database here uses.

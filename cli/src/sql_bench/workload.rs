@@ -10,6 +10,7 @@
 //! deadline is a stall: the configuration is reported as stalled with the log's
 //! positions and its database is left behind (the stuck threads keep it alive).
 
+use crate::engine_bench::workload::{new_histogram, sleep_until, Finished};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Barrier, OnceLock};
@@ -33,8 +34,6 @@ pub const V_CHARS: usize = 84;
 pub const ROW_BYTES: usize = 16 + V_CHARS;
 /// Rows per `execute_many` call (and per commit) when loading `w2`.
 const LOAD_BATCH: usize = 1_000;
-/// Highest latency the histograms hold (ns); longer ones are clamped to it.
-const HISTOGRAM_MAX_NS: u64 = 600_000_000_000;
 
 const CREATE_W1: &str = "CREATE TABLE w1 (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))";
 const CREATE_W2: &str = "CREATE TABLE w2 (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR(200))";
@@ -678,26 +677,6 @@ fn phase_figures(phase: &'static str, timeline: &[(u64, u64)], from: u64, to: u6
         max_us: max.1 as f64 / 1e3,
         max_at_ms: max.0 as f64 / 1e6,
         longest_gap_us: longest_gap as f64 / 1e3,
-    }
-}
-
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
-}
-
-fn sleep_until(t: Instant) {
-    let now = Instant::now();
-    if t > now {
-        thread::sleep(t - now);
-    }
-}
-
-/// Counts a session thread as finished however it ends (error or panic included).
-struct Finished<'a>(&'a AtomicUsize);
-
-impl Drop for Finished<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
     }
 }
 
