@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use crate::crash_configs::crash_config;
 use anyhow::Context;
 use redo::sim::SimRng;
-use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, RedoLog, SyncMethod};
+use redo::{CommitLogging, CommitOptions, CommitWait, RedoLog, SyncMethod};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -41,24 +42,6 @@ pub struct Args {
     /// Directory of a second member of every group (multiplexing).
     #[arg(long)]
     pub mirror: Option<PathBuf>,
-}
-
-/// The configuration crash tests use: small files so log switches and checkpoints happen.
-pub fn crash_config(
-    dir: PathBuf,
-    mirror: Option<PathBuf>,
-    strands: u32,
-    sync_method: SyncMethod,
-) -> LogConfig {
-    let mut c = LogConfig::new(dir);
-    c.log_groups = 3;
-    c.log_file_size = 1 << 20;
-    c.log_buffer = 256 << 10;
-    c.log_parallelism = strands;
-    c.sync_method = sync_method;
-    c.batch_flush_timeout_ms = 50;
-    c.mirror_dirs = mirror.into_iter().collect();
-    c
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

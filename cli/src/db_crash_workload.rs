@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use crate::crash_configs::db_crash_config;
 use anyhow::Context;
-use db::{Database, DbConfig, Value};
+use db::{Database, Value};
 use redo::sim::SimRng;
-use redo::{LogConfig, SyncMethod};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,17 +37,6 @@ pub struct Args {
 }
 
 pub const TABLES: [&str; 2] = ["t0", "t1"];
-
-/// The configuration the database crash tests use (the parent opens with the same).
-pub fn db_crash_config() -> DbConfig {
-    let mut log = LogConfig::new(".");
-    log.log_groups = 3;
-    log.log_file_size = 256 << 10;
-    log.log_buffer = 64 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    log.batch_flush_timeout_ms = 50;
-    DbConfig { log, checkpoint_interval_ms: 100 }
-}
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let db = Database::open(&args.dir, db_crash_config()).context("open")?;

@@ -1,5 +1,6 @@
 //! `redodb`: the command-line tool. It runs the redo engine benchmark and the SQL benchmark.
 
+mod crash_configs;
 mod crash_workload;
 mod db_crash_workload;
 mod engine_bench;

@@ -17,17 +17,13 @@ use std::time::Duration;
 use redo::sim::SimRng;
 use redo::{LogConfig, RedoLog, Scn, SyncMethod};
 
+// Each test uses one of the two configurations.
+#[allow(dead_code)]
+#[path = "../src/crash_configs.rs"]
+mod crash_configs;
+
 fn config(dir: &Path, mirror: Option<&Path>, strands: u32, method: SyncMethod) -> LogConfig {
-    // Must match crash_workload::crash_config.
-    let mut c = LogConfig::new(dir);
-    c.log_groups = 3;
-    c.log_file_size = 1 << 20;
-    c.log_buffer = 256 << 10;
-    c.log_parallelism = strands;
-    c.sync_method = method;
-    c.batch_flush_timeout_ms = 50;
-    c.mirror_dirs = mirror.map(|m| m.to_path_buf()).into_iter().collect();
-    c
+    crash_configs::crash_config(dir.to_path_buf(), mirror.map(Path::to_path_buf), strands, method)
 }
 
 struct Ack {

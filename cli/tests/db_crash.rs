@@ -16,19 +16,16 @@ use std::time::Duration;
 
 use db::{Database, DbConfig, Value};
 use redo::sim::SimRng;
-use redo::{LogConfig, SyncMethod};
 
 const TABLES: [&str; 2] = ["t0", "t1"];
 
+// Each test uses one of the two configurations.
+#[allow(dead_code)]
+#[path = "../src/crash_configs.rs"]
+mod crash_configs;
+
 fn config() -> DbConfig {
-    // Must match db_crash_workload::db_crash_config.
-    let mut log = LogConfig::new(".");
-    log.log_groups = 3;
-    log.log_file_size = 256 << 10;
-    log.log_buffer = 64 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    log.batch_flush_timeout_ms = 50;
-    DbConfig { log, checkpoint_interval_ms: 100 }
+    crash_configs::db_crash_config()
 }
 
 type Rows = BTreeMap<(usize, i64), String>;

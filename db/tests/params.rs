@@ -3,16 +3,11 @@
 //! commits.
 
 use db::sql::oracle::{ParamValue, Scope};
-use db::{Column, DataType, Database, DbConfig, TableSchema, Value};
-use redo::{CommitOptions, CommitWait, LogConfig, SyncMethod};
+mod common;
 
-fn open(dir: &std::path::Path) -> Database {
-    let mut log = LogConfig::new(".");
-    log.log_file_size = 1 << 20;
-    log.log_buffer = 256 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 }).unwrap()
-}
+use common::open;
+use db::{Column, DataType, Database, TableSchema, Value};
+use redo::{CommitOptions, CommitWait};
 
 fn word(v: &str) -> ParamValue {
     ParamValue::Word(v.into())

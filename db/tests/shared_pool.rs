@@ -2,16 +2,11 @@
 //! literals parse every time (seed 004); commits inside one multi-statement call wait
 //! once (seed 001), counted; the deprecated commit_write comes back as a notice.
 
-use db::{Database, DbConfig, Value};
-use redo::{LogConfig, Stat, SyncMethod};
+mod common;
 
-fn open(dir: &std::path::Path) -> Database {
-    let mut log = LogConfig::new(".");
-    log.log_file_size = 1 << 20;
-    log.log_buffer = 256 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 }).unwrap()
-}
+use common::open;
+use db::Value;
+use redo::Stat;
 
 #[test]
 fn bind_variables_are_parsed_once_and_literals_every_time() {
