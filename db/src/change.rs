@@ -150,8 +150,8 @@ impl Change {
             2 => Change::DropTable { table: r.str()? },
             3 => Change::Truncate { table: r.str()? },
             4 => Change::Insert { table: r.str()?, row: r.values()? },
-            5 => Change::Update { table: r.str()?, key: r.values()?, row: r.values()? },
-            6 => Change::Delete { table: r.str()?, key: r.values()? },
+            5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: r.values()? },
+            6 => Change::Delete { table: r.str()?, key: r.values()?.into() },
             t => return Err(corrupt(format!("change tag {t}"))),
         };
         if r.at != bytes.len() {
@@ -254,9 +254,9 @@ mod tests {
                 proptest::collection::vec(arb_value(), 1..3),
                 proptest::collection::vec(arb_value(), 0..8)
             )
-                .prop_map(|(table, key, row)| Change::Update { table, key, row }),
+                .prop_map(|(table, key, row)| Change::Update { table, key: key.into(), row }),
             (name, proptest::collection::vec(arb_value(), 1..3))
-                .prop_map(|(table, key)| Change::Delete { table, key }),
+                .prop_map(|(table, key)| Change::Delete { table, key: key.into() }),
             (name, 1usize..6, any::<bool>()).prop_map(|(table, n, text)| {
                 let columns = (0..n)
                     .map(|i| Column {

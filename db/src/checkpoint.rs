@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! data/image-<scn, 20 digits>.img
-//!   magic "REDOIMG\0" | version u32 | db_id u64 | scn u64 | lsn u64 | tables u32
+//!   magic "REDOIMG\0" | version u32 | db_id u64 | scn u64 | lsn u64
+//!   | ahead u32, per commit applied ahead of scn: scn u64 + lsn u64   (version 2)
+//!   | tables u32
 //!   per table: u32 length + a create-table change record, u64 rows,
 //!              per row: u32 length + an insert change record
 //!   crc32c u32 over everything before it
@@ -18,7 +20,10 @@
 //! still recover everything; the log never lets go of redo the older image needs.
 //!
 //! Recovery: the newest image that reads back whole (magic, version, database id,
-//! checksum) plus the redo after its SCN. A damaged image is skipped with a warning.
+//! checksum) plus the redo after its SCN, except the commits the image lists as applied
+//! ahead of its SCN (commits are applied as they reach the log buffer, not always in SCN
+//! order; see `state`). A damaged image is skipped with a warning. Version 1 images (no
+//! ahead list) are still read.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
@@ -33,7 +38,9 @@ use crate::error::{DbError, DbResult};
 use crate::state::{DbState, Table};
 
 const MAGIC: [u8; 8] = *b"REDOIMG\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// The oldest image version this build reads (version 1 had no ahead list).
+const OLDEST_VERSION: u32 = 1;
 
 /// An image on disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +103,11 @@ pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<Ima
     w.write_all(&db_id.to_le_bytes())?;
     w.write_all(&state.scn.0.to_le_bytes())?;
     w.write_all(&state.lsn.0.to_le_bytes())?;
+    w.write_all(&(state.ahead.len() as u32).to_le_bytes())?;
+    for (scn, lsn) in &state.ahead {
+        w.write_all(&scn.0.to_le_bytes())?;
+        w.write_all(&lsn.0.to_le_bytes())?;
+    }
     w.write_all(&(state.tables.len() as u32).to_le_bytes())?;
     let mut scratch = Vec::new();
     for (name, table) in state.tables.iter() {
@@ -160,14 +172,28 @@ pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
         return Err(bad("not a redodb checkpoint image".into()));
     }
     let version = r.u32()?;
-    if version != VERSION {
-        return Err(bad(format!("format version {version}, this build reads {VERSION}")));
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
+        return Err(bad(format!("format version {version}, this build reads {OLDEST_VERSION} to {VERSION}")));
     }
     if r.u64()? != db_id {
         return Err(bad("belongs to another database".into()));
     }
     let scn = Scn(r.u64()?);
     let lsn = Lsn(r.u64()?);
+    let mut ahead = Vec::new();
+    if version >= 2 {
+        let n = r.u32()?;
+        // Strictly increasing, all beyond scn + 1 (which would be part of the watermark).
+        let mut floor = scn.next();
+        for _ in 0..n {
+            let (ahead_scn, ahead_lsn) = (Scn(r.u64()?), Lsn(r.u64()?));
+            if ahead_scn <= floor {
+                return Err(bad(format!("commit {ahead_scn} listed as applied ahead of {scn} out of order")));
+            }
+            floor = ahead_scn;
+            ahead.push((ahead_scn, ahead_lsn));
+        }
+    }
     let ntables = r.u32()?;
     let mut tables = OrdMap::new();
     for _ in 0..ntables {
@@ -184,7 +210,7 @@ pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
         return Err(bad("bytes after the last table".into()));
     }
     let info = ImageInfo { scn, lsn, path: path.to_path_buf(), bytes: all.len() as u64 };
-    Ok((DbState { tables, scn, lsn }, info))
+    Ok((DbState { tables, scn, lsn, ahead }, info))
 }
 
 /// The images in the data directory, newest first (by SCN in the file name).

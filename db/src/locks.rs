@@ -15,7 +15,8 @@
 //! mutex: lock operations are short, and the commit path takes it once.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use redo::TxnId;
@@ -31,6 +32,9 @@ struct LockState {
     tables: HashMap<String, TxnId>,
     /// Who each waiting transaction waits for.
     waits_for: HashMap<TxnId, Vec<TxnId>>,
+    /// The thread of each waiting transaction, woken when one of its blockers releases
+    /// (only those: a release wakes no waiter it does not concern).
+    sleepers: HashMap<TxnId, Thread>,
 }
 
 impl LockState {
@@ -71,8 +75,11 @@ pub type LockWait = Option<Duration>;
 #[derive(Default)]
 pub struct LockManager {
     state: Mutex<LockState>,
-    released: Condvar,
 }
+
+/// How long a lock waiter sleeps before looking again on its own. Only a safety net: a
+/// release wakes exactly the transactions waiting for the releaser.
+const LOCK_RECHECK: Duration = Duration::from_millis(100);
 
 impl LockManager {
     fn lock_state(&self) -> MutexGuard<'_, LockState> {
@@ -152,39 +159,71 @@ impl LockManager {
         }
         waited_since.get_or_insert_with(Instant::now);
         st.waits_for.insert(txn, blockers);
-        let mut st = self.released.wait(st).expect("lock table poisoned");
+        st.sleepers.insert(txn, std::thread::current());
+        drop(st);
+        // A release between the drop and the park leaves the wake-up token: none is lost.
+        std::thread::park_timeout(LOCK_RECHECK);
+        let mut st = self.lock_state();
         st.waits_for.remove(&txn);
+        st.sleepers.remove(&txn);
         Ok(st)
     }
 
-    /// Releases everything `held` holds and wakes the waiters.
+    /// Releases everything `held` holds and wakes the transactions waiting for `txn`.
     pub fn release_all(&self, txn: TxnId, held: &mut HeldLocks) {
         if held.is_empty() {
             return;
         }
+        self.release_batch(std::iter::once((txn, &*held)));
+        held.rows.clear();
+        held.tables.clear();
+    }
+
+    /// Releases the locks of several transactions under one acquisition of the lock
+    /// table (the committed transactions one apply made visible), and wakes exactly the
+    /// transactions that waited for one of them.
+    pub fn release_batch<'a>(&self, transactions: impl Iterator<Item = (TxnId, &'a HeldLocks)>) {
         let mut st = self.lock_state();
-        for id in held.rows.drain(..) {
-            let owner = st.rows.remove(&id);
-            debug_assert_eq!(owner, Some(txn), "row lock {id:?} not held by {txn}");
-            if let Some(per) = st.rows_by_table.get_mut(&id.0) {
-                if let Some(n) = per.get_mut(&txn) {
-                    *n -= 1;
-                    if *n == 0 {
-                        per.remove(&txn);
+        let mut released = Vec::new();
+        for (txn, held) in transactions {
+            if held.is_empty() {
+                continue;
+            }
+            released.push(txn);
+            for id in &held.rows {
+                let owner = st.rows.remove(id);
+                debug_assert_eq!(owner, Some(txn), "row lock {id:?} not held by {txn}");
+                if let Some(per) = st.rows_by_table.get_mut(&id.0) {
+                    if let Some(n) = per.get_mut(&txn) {
+                        *n -= 1;
+                        if *n == 0 {
+                            per.remove(&txn);
+                        }
+                    }
+                    if per.is_empty() {
+                        st.rows_by_table.remove(&id.0);
                     }
                 }
-                if per.is_empty() {
-                    st.rows_by_table.remove(&id.0);
+            }
+            for t in &held.tables {
+                if st.tables.get(t) == Some(&txn) {
+                    st.tables.remove(t);
                 }
             }
         }
-        for t in held.tables.drain(..) {
-            if st.tables.get(&t) == Some(&txn) {
-                st.tables.remove(&t);
-            }
+        if released.is_empty() || st.waits_for.is_empty() {
+            return;
         }
+        let wake: Vec<Thread> = st
+            .waits_for
+            .iter()
+            .filter(|(_, blockers)| blockers.iter().any(|b| released.contains(b)))
+            .filter_map(|(waiter, _)| st.sleepers.get(waiter).cloned())
+            .collect();
         drop(st);
-        self.released.notify_all();
+        for thread in wake {
+            thread.unpark();
+        }
     }
 }
 
@@ -195,7 +234,7 @@ mod tests {
     use std::sync::Arc;
 
     fn key(i: i64) -> Key {
-        vec![Value::Int(i)]
+        Key::from_elem(Value::Int(i), 1)
     }
 
     #[test]

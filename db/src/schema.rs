@@ -13,8 +13,11 @@ use crate::value::{DataType, Value};
 /// state, in snapshots and in query results.
 pub type Row = Arc<Vec<Value>>;
 
-/// The primary-key values of a row, in key-column order.
-pub type Key = Vec<Value>;
+/// The primary-key values of a row, in key-column order. Inline for keys of up to two
+/// columns: the committed state's B-tree copies the keys of every node on a commit's
+/// path (a snapshot shares the old nodes), and a heap allocation per key copied was the
+/// largest cost of applying a commit.
+pub type Key = smallvec::SmallVec<[Value; 2]>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
@@ -174,7 +177,7 @@ mod tests {
             s.check_row(vec![Value::Text("x".into()), Value::Text("a".into()), Value::Null]),
             Err(DbError::TypeMismatch { .. })
         ));
-        assert_eq!(s.key_of(&row), vec![Value::Int(7)]);
+        assert_eq!(s.key_of(&row), Key::from_elem(Value::Int(7), 1));
     }
 
     #[test]

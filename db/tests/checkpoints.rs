@@ -133,3 +133,42 @@ fn a_partial_image_and_a_leftover_temporary_file_are_ignored() {
     let db = open(dir.path(), 1 << 20);
     assert_eq!(ids(&db), (0..45).collect::<Vec<_>>());
 }
+
+/// Commits are applied as they reach the log buffer, not always in SCN order, so an
+/// image can hold commits beyond its SCN; it lists them and recovery must not replay
+/// them again (replaying an insert twice would fail the open with a duplicate key).
+#[test]
+fn an_image_holding_commits_applied_ahead_of_its_scn_recovers_each_commit_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), 1 << 20);
+    let mut s = db.session();
+    s.create_table(items()).unwrap();
+    insert_range(&db, 1..4, 3);
+    let before_gap = db.snapshot();
+    let mut receipts = Vec::new();
+    for i in 4..6 {
+        s.insert("items", vec![Value::Int(i), Value::Text(format!("{i:03}"))]).unwrap();
+        receipts.push(s.commit(WAIT).unwrap().expect("a commit"));
+    }
+    drop(s);
+    // The state as if commit 5 had been applied before commit 4.
+    let mut image_state = (*before_gap).clone();
+    image_state
+        .apply(&db::Change::Insert {
+            table: "items".into(),
+            row: vec![Value::Int(5), Value::Text("005".into())],
+        })
+        .unwrap();
+    image_state.mark_applied(receipts[1].scn, receipts[1].lsn);
+    assert_eq!(image_state.ahead.len(), 1, "commit 5 is ahead of the gap left by commit 4");
+    let db_id = db.log().db_id();
+    let final_scn = db.snapshot().scn;
+    drop(db);
+    db::checkpoint::write_image(dir.path(), db_id, &image_state).unwrap();
+
+    let db = open(dir.path(), 1 << 20);
+    assert_eq!(ids(&db), vec![1, 2, 3, 4, 5]);
+    assert_eq!(db.snapshot().scn, final_scn);
+    assert!(db.snapshot().ahead.is_empty());
+    assert_eq!(db.replayed_commits(), 1, "only commit 4 is replayed: 5 is in the image");
+}

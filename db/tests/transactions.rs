@@ -42,8 +42,8 @@ fn row(id: i64, name: &str, balance: i64) -> Vec<Value> {
     vec![Value::Int(id), Value::Text(name.into()), Value::Int(balance)]
 }
 
-fn key(id: i64) -> Vec<Value> {
-    vec![Value::Int(id)]
+fn key(id: i64) -> db::Key {
+    db::Key::from_elem(Value::Int(id), 1)
 }
 
 fn balances(db: &Database) -> Vec<(i64, i64)> {

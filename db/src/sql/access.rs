@@ -304,7 +304,7 @@ pub(crate) fn plan(schema: &TableSchema, filter: Option<&Expr>) -> Access {
     if equal.iter().all(Option::is_some) {
         let combinations = equal.iter().flatten().try_fold(1usize, |n, values| n.checked_mul(values.len()));
         if combinations.is_some_and(|n| n <= MAX_POINTS) {
-            let mut points: Vec<Key> = vec![Vec::new()];
+            let mut points: Vec<Key> = vec![Key::new()];
             for values in equal.iter().flatten() {
                 points = points
                     .into_iter()
@@ -341,7 +341,7 @@ pub(crate) fn plan(schema: &TableSchema, filter: Option<&Expr>) -> Access {
     if prefix.is_empty() && lo.is_none() && hi.is_none() {
         return Access::Full;
     }
-    Access::Range { prefix, lo, hi }
+    Access::Range { prefix: prefix.into(), lo, hi }
 }
 
 fn in_range(key: &[Value], prefix: &[Value], lo: &Option<Limit>, hi: &Option<Limit>) -> bool {
@@ -497,14 +497,17 @@ mod tests {
         let s = schema();
         let t = |x: &str| Value::Text(x.into());
         let both = and(cmp(BinOp::Eq, 0, Value::Int(1)), cmp(BinOp::Eq, 1, t("x")));
-        assert_eq!(plan(&s, Some(&both)), Access::Points(vec![vec![Value::Int(1), t("x")]]));
+        assert_eq!(plan(&s, Some(&both)), Access::Points(vec![smallvec::smallvec![Value::Int(1), t("x")]]));
         let first = and(cmp(BinOp::Eq, 0, Value::Float(1.0)), cmp(BinOp::Gt, 2, Value::Int(1)));
-        assert_eq!(plan(&s, Some(&first)), Access::Range { prefix: vec![Value::Int(1)], lo: None, hi: None });
+        assert_eq!(
+            plan(&s, Some(&first)),
+            Access::Range { prefix: smallvec::smallvec![Value::Int(1)], lo: None, hi: None }
+        );
         let range = and(cmp(BinOp::Gt, 0, Value::Float(1.5)), cmp(BinOp::LtEq, 0, Value::Text("9".into())));
         assert_eq!(
             plan(&s, Some(&range)),
             Access::Range {
-                prefix: vec![],
+                prefix: Key::new(),
                 lo: Some(Limit::inclusive(Value::Int(2))),
                 hi: Some(Limit::inclusive(Value::Int(9)))
             }
@@ -514,7 +517,7 @@ mod tests {
         assert_eq!(
             plan(&s, Some(&strict)),
             Access::Range {
-                prefix: vec![],
+                prefix: Key::new(),
                 lo: Some(Limit { value: Value::Int(2), inclusive: false }),
                 hi: Some(Limit { value: Value::Int(9), inclusive: false })
             }

@@ -1,0 +1,79 @@
+//! One configuration of the SQL commit loops, for profiling the SQL layer by hand:
+//! `cargo run --release -p redodb-db --example commit_loop -- update 32 nowait 2`
+//! (work insert|update, sessions, wait|nowait, seconds). `redodb sql-bench` is the
+//! benchmark; this is its smallest piece, run alone under `perf`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use db::{Database, DbConfig, Value};
+use redo::LogConfig;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let work = args.first().map(String::as_str).unwrap_or("update").to_string();
+    let sessions: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(32);
+    let wait = args.get(2).map(String::as_str).unwrap_or("nowait").to_uppercase();
+    let seconds: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let dir = tempfile::tempdir_in(std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into())).unwrap();
+    let db = Arc::new(
+        Database::open(dir.path(), DbConfig { log: LogConfig::new("."), checkpoint_interval_ms: 0 }).unwrap(),
+    );
+    let rows = 30_000i64;
+    let v = "x".repeat(84);
+    {
+        let mut s = db.session();
+        s.execute("CREATE TABLE w1 (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))", &[]).unwrap();
+        s.execute("CREATE TABLE w2 (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR(200))", &[]).unwrap();
+        let ins = s.prepare("INSERT INTO w2 (id, n, v) VALUES ($1, $2, $3)").unwrap();
+        let batch: Vec<Vec<Value>> =
+            (1..=rows).map(|i| vec![Value::Int(i), Value::Int(0), Value::Text(v.clone())]).collect();
+        s.execute_many(&ins, &batch).unwrap();
+        s.execute("COMMIT", &[]).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let threads: Vec<_> = (0..sessions)
+        .map(|index| {
+            let (db, work, wait, v) = (db.clone(), work.clone(), wait.clone(), v.clone());
+            std::thread::spawn(move || {
+                let mut s = db.session();
+                s.execute(&format!("ALTER SESSION SET commit_wait = {wait}"), &[]).unwrap();
+                let sql = if work == "insert" {
+                    "INSERT INTO w1 (id, session, v) VALUES ($1, $2, $3)"
+                } else {
+                    "UPDATE w2 SET n = n + 1, v = $2 WHERE id = $1"
+                };
+                let statement = s.prepare(sql).unwrap();
+                let commit = s.prepare("COMMIT").unwrap();
+                let mut n = 0u64;
+                let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ index as u64;
+                while Instant::now() < deadline {
+                    n += 1;
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let params = if work == "insert" {
+                        vec![
+                            Value::Int(((index as i64) << 32) + n as i64),
+                            Value::Int(index as i64),
+                            Value::Text(v.clone()),
+                        ]
+                    } else {
+                        vec![Value::Int(1 + (x % rows as u64) as i64), Value::Text(v.clone())]
+                    };
+                    s.execute_prepared(&statement, &params).unwrap();
+                    s.execute_prepared(&commit, &[]).unwrap();
+                }
+                n
+            })
+        })
+        .collect();
+    let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let stats = db.sql_stats();
+    println!(
+        "{work} {sessions} sessions {wait}: {:.0} commits/s; row lock waits {} ({} us in all)",
+        total as f64 / seconds,
+        stats.row_lock_waits,
+        stats.row_lock_wait_us
+    );
+}
