@@ -45,6 +45,7 @@ use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
 use crate::schema::{Key, Row, TableSchema};
 use crate::state::DbState;
+use crate::value::Value;
 
 /// Configuration of a database: the redo log's (its directory is set by `open`) and the
 /// checkpoint interval.
@@ -120,6 +121,61 @@ pub struct SqlStats {
 impl DbShared {
     pub(crate) fn log(&self) -> &RedoLog {
         &self.log
+    }
+
+    pub(crate) fn sql_stats_now(&self) -> SqlStats {
+        let c = self.statements.stats();
+        let n = &self.sql_counters;
+        SqlStats {
+            parse_count_total: c.parse_count_total,
+            parse_count_hard: c.parse_count_hard,
+            cache_hits: c.cache_hits,
+            cached_statements: c.entries,
+            execute_count: n.execute_count.load(SeqCst),
+            commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
+            row_lock_waits: n.row_lock_waits.load(SeqCst),
+            row_lock_wait_us: n.row_lock_wait_us.load(SeqCst),
+        }
+    }
+
+    /// The rows of `v$log`: one per group, with the sequence it holds and its status
+    /// (CURRENT: being filled; ACTIVE: still needed by crash recovery; INACTIVE: reusable;
+    /// UNUSED: never filled).
+    pub(crate) fn log_groups(&self) -> Vec<Row> {
+        let config = self.log.config();
+        let status = self.log.status();
+        let geometry = redo::format::Geometry::new(config.log_file_size, config.log_groups);
+        let groups = config.log_groups as u64;
+        (0..groups)
+            .map(|g| {
+                // The newest sequence at or before the current one that uses group g.
+                let current = status.current_seq.0;
+                let seq = if current > g { current - (current - 1 - g) % groups } else { 0 };
+                let (state, first) = if seq == 0 {
+                    ("UNUSED", 0)
+                } else {
+                    let s = redo::LogSeq(seq);
+                    let state = if seq == current {
+                        "CURRENT"
+                    } else if geometry.end_of(s) > status.checkpoint_scan_from {
+                        "ACTIVE"
+                    } else {
+                        "INACTIVE"
+                    };
+                    (state, geometry.start_of(s).0)
+                };
+                Arc::new(vec![
+                    Value::Int(g as i64 + 1),
+                    Value::Int(1),
+                    Value::Int(seq as i64),
+                    Value::Int(config.log_file_size as i64),
+                    Value::Int(config.members() as i64),
+                    Value::Text("NO".into()),
+                    Value::Text(state.into()),
+                    Value::Int(first as i64),
+                ])
+            })
+            .collect()
     }
 
     pub(crate) fn snapshot(&self) -> Arc<DbState> {
@@ -326,18 +382,7 @@ impl Database {
 
     /// Parse, cache and execute counters of the SQL layer.
     pub fn sql_stats(&self) -> SqlStats {
-        let c = self.shared.statements.stats();
-        let n = &self.shared.sql_counters;
-        SqlStats {
-            parse_count_total: c.parse_count_total,
-            parse_count_hard: c.parse_count_hard,
-            cache_hits: c.cache_hits,
-            cached_statements: c.entries,
-            execute_count: n.execute_count.load(SeqCst),
-            commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
-            row_lock_waits: n.row_lock_waits.load(SeqCst),
-            row_lock_wait_us: n.row_lock_wait_us.load(SeqCst),
-        }
+        self.shared.sql_stats_now()
     }
 
     /// Commits replayed from the redo log when the database was opened (after the image).
@@ -586,6 +631,12 @@ impl Session {
         check: impl FnOnce(&DbState) -> DbResult<()>,
         change: Change,
     ) -> DbResult<()> {
+        if crate::views::is_view(table) {
+            return Err(match change {
+                Change::CreateTable(_) => DbError::TableExists(table.to_string()),
+                _ => crate::views::read_only(table),
+            });
+        }
         self.commit(CommitOptions::DEFAULT)?;
         let result = self.statement(|s| {
             let db = s.db.clone();

@@ -43,6 +43,8 @@ pub enum DbError {
     Deadlock(String),
     #[error("{0} is not supported")]
     Unsupported(String),
+    #[error("\"{0}\" is a read-only view of the database's state: it cannot be changed")]
+    ReadOnlyView(String),
     #[error("bind parameter ${index} is {problem}")]
     BindParameter { index: usize, problem: String },
     #[error("corrupt change record in the redo log: {0}")]
@@ -74,6 +76,7 @@ impl DbError {
             DbError::StaticParameter(_) => "55P02",
             DbError::Deadlock(_) => "40P01",
             DbError::Unsupported(_) => "0A000",
+            DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",
             DbError::Redo(RedoError::Config(_)) => "22023",

@@ -11,6 +11,7 @@ pub mod schema;
 pub mod sql;
 pub mod state;
 pub mod value;
+pub mod views;
 
 pub use change::Change;
 pub use database::{Database, DbConfig, Session, SqlStats};

@@ -53,6 +53,20 @@ struct Strand {
 struct UnitEnd {
     end: Lsn,
     scn: Option<Scn>,
+    /// When a commit's unit was reserved (None for other units), for the age of the
+    /// oldest commit not yet durable.
+    reserved_at: Option<Instant>,
+}
+
+/// Commits in the log buffer not yet durable: what a crash would lose of the commits
+/// acknowledged under NOWAIT (`v$commit_durability`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommitBacklog {
+    pub commits: u64,
+    /// Bytes of redo stream reserved but not durable.
+    pub bytes: u64,
+    /// Time since the oldest of those commits reserved its place.
+    pub oldest: Option<std::time::Duration>,
 }
 
 struct Allocation {
@@ -166,6 +180,8 @@ impl LogBuffer {
         file_ready: impl Fn(Lsn) -> bool,
         mut wait_for_file: impl FnMut(Lsn) -> bool,
     ) -> Option<Reservation<'_>> {
+        // Read outside the allocation lock, which is held for a few instructions only.
+        let reserved_at = commit.then(Instant::now);
         let n = self.strands.len();
         let mut taken = None;
         for i in 0..n {
@@ -202,7 +218,7 @@ impl LogBuffer {
                 None
             };
             a.next_lsn = end;
-            a.units.push_back(UnitEnd { end, scn });
+            a.units.push_back(UnitEnd { end, scn, reserved_at });
             // Publish the strand position before the reserved end: see module docs.
             self.strands[strand].copied_upto.store(start.0, Release);
             self.reserved_end.store(end.0, Release);
@@ -348,11 +364,16 @@ impl LogBuffer {
         (commits, last)
     }
 
-    /// Commits copied but not yet durable: (count, bytes of stream).
-    pub fn undurable(&self, durable: Lsn) -> (u64, u64) {
+    /// Commits in the buffer (copied or being copied) but not yet durable.
+    pub fn undurable(&self, durable: Lsn) -> CommitBacklog {
         let a = self.alloc.lock().expect("allocation poisoned");
-        let commits = a.units.iter().filter(|u| u.end > durable && u.scn.is_some()).count() as u64;
-        (commits, a.next_lsn.0.saturating_sub(durable.0))
+        let mut pending = a.units.iter().filter(|u| u.end > durable && u.scn.is_some());
+        let oldest = pending.clone().next().and_then(|u| u.reserved_at).map(|t| t.elapsed());
+        CommitBacklog {
+            commits: pending.by_ref().count() as u64,
+            bytes: a.next_lsn.0.saturating_sub(durable.0),
+            oldest,
+        }
     }
 
     pub fn next_scn(&self) -> Scn {

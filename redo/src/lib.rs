@@ -18,11 +18,12 @@ pub mod storage;
 pub mod types;
 mod writer;
 
+pub use buffer::CommitBacklog;
 pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, SyncMethod};
 pub use error::{LogFailure, RedoError, Result};
 pub use log::{
-    CommitOptions, CommitReceipt, LogSession, LogStatus, MemberInfo, MemberState, Recovered, RedoLog,
-    RedoSavepoint,
+    CommitOptions, CommitReceipt, LogSession, LogStatus, LogSwitch, MemberInfo, MemberState, Recovered,
+    RedoLog, RedoSavepoint,
 };
 pub use recovery::{RecoveredTxn, RecoveryReport, StopReason};
 pub use stats::{Stat, StatsSnapshot, WaitClass, WaitEvent};

@@ -31,7 +31,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::buffer::LogBuffer;
+use crate::buffer::{CommitBacklog, LogBuffer};
 use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{
@@ -41,7 +41,7 @@ use crate::format::{
 };
 use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
-use crate::stats::{Stat, StatsSet, StatsSnapshot, WaitEvent};
+use crate::stats::{commit_mode_index, Stat, StatsSet, StatsSnapshot, WaitEvent};
 use crate::storage::{control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile};
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
 use crate::writer::{lgwr_main, DurableWaiters, MemberWriters, Writer};
@@ -229,9 +229,41 @@ pub(crate) struct Shared {
     checkpoint_request: (Mutex<bool>, Condvar),
     next_txn: AtomicU64,
     next_session: AtomicU64,
+    /// The most recent log switches, oldest first (`v$log_history`).
+    switches: Mutex<std::collections::VecDeque<LogSwitch>>,
+}
+
+/// How many log switches `RedoLog::log_history` remembers.
+pub const LOG_HISTORY_KEPT: usize = 1000;
+
+/// One log switch: the writer began writing sequence `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogSwitch {
+    pub seq: LogSeq,
+    /// Group (0-based) that holds the sequence.
+    pub group: u32,
+    /// Where the sequence starts in the redo stream.
+    pub first_lsn: Lsn,
+    /// When the switch happened, in microseconds since the Unix epoch.
+    pub at_unix_us: u64,
 }
 
 impl Shared {
+    /// Records that the writer has begun writing sequence `seq`.
+    pub(crate) fn record_switch(&self, seq: LogSeq) {
+        let switch = LogSwitch {
+            seq,
+            group: self.geometry.group_of(seq),
+            first_lsn: self.geometry.start_of(seq),
+            at_unix_us: unix_us(),
+        };
+        let mut switches = self.switches.lock().expect("switch history poisoned");
+        if switches.len() == LOG_HISTORY_KEPT {
+            switches.pop_front();
+        }
+        switches.push_back(switch);
+    }
+
     pub fn check_failed(&self) -> Result<()> {
         if self.failed.load(SeqCst) {
             return Err(self.failure_error());
@@ -927,6 +959,7 @@ impl RedoLog {
             lsn_written: AtomicU64::new(end.0),
             lsn_durable: AtomicU64::new(end.0),
             durable_commit: Mutex::new((outcome.report.last_scn, end)),
+            switches: Mutex::new(std::collections::VecDeque::new()),
             requested: AtomicU64::new(end.0),
             activated_end: AtomicU64::new(activated_end.0),
             activated_seq: AtomicU64::new(activated.0),
@@ -1017,8 +1050,15 @@ impl RedoLog {
         self.sh.buffer.reserved_end()
     }
 
-    /// Commits copied to the log buffer but not durable yet: (count, bytes).
-    pub fn undurable(&self) -> (u64, u64) {
+    /// The log switches since the log was opened (the newest [`LOG_HISTORY_KEPT`]),
+    /// oldest first.
+    pub fn log_history(&self) -> Vec<LogSwitch> {
+        self.sh.switches.lock().expect("switch history poisoned").iter().copied().collect()
+    }
+
+    /// Commits in the log buffer not durable yet: how many, their bytes, and the age of
+    /// the oldest (what a crash now would lose of the NOWAIT commits acknowledged).
+    pub fn commit_backlog(&self) -> CommitBacklog {
         self.sh.buffer.undurable(self.sh.lsn_durable())
     }
 
@@ -1318,6 +1358,7 @@ impl LogSession {
         on_copied: impl FnOnce(&CommitReceipt),
     ) -> Result<CommitReceipt> {
         self.sh.check_open()?;
+        let called_at = Instant::now();
         let (wait, logging) = self.resolve(options);
         let stats = self.stats.clone();
         stats.add(if wait { Stat::CommitWaitRequested } else { Stat::CommitNowaitRequested }, 1);
@@ -1390,6 +1431,7 @@ impl LogSession {
             }
             stats.add(Stat::CommitNowaitPerformed, 1);
         }
+        stats.record_commit_response(commit_mode_index(wait, logging), called_at.elapsed());
         Ok(receipt)
     }
 

@@ -10,6 +10,8 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::config::CommitLogging;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WaitClass {
     Commit,
@@ -180,11 +182,49 @@ struct EventCounters {
     histogram: [AtomicU64; HISTOGRAM_BUCKETS],
 }
 
+impl EventCounters {
+    fn record(&self, elapsed: Duration) {
+        let us = elapsed.as_micros() as u64;
+        self.waits.fetch_add(1, Relaxed);
+        self.time_us.fetch_add(us, Relaxed);
+        self.max_us.fetch_max(us, Relaxed);
+        self.histogram[histogram_bucket(us)].fetch_add(1, Relaxed);
+    }
+
+    fn snapshot(&self) -> EventSnapshot {
+        let mut out = EventSnapshot {
+            waits: self.waits.load(Relaxed),
+            time_us: self.time_us.load(Relaxed),
+            max_us: self.max_us.load(Relaxed),
+            ..EventSnapshot::default()
+        };
+        for (b, h) in self.histogram.iter().enumerate() {
+            out.histogram[b] = h.load(Relaxed);
+        }
+        out
+    }
+}
+
+/// The four commit modes, in the order of [`commit_mode_index`].
+pub const COMMIT_MODES: [&str; 4] = ["WAIT/IMMEDIATE", "WAIT/BATCH", "NOWAIT/IMMEDIATE", "NOWAIT/BATCH"];
+
+/// Index in [`COMMIT_MODES`] of a commit's resolved mode.
+pub fn commit_mode_index(wait: bool, logging: CommitLogging) -> usize {
+    match (wait, logging) {
+        (true, CommitLogging::Immediate) => 0,
+        (true, CommitLogging::Batch) => 1,
+        (false, CommitLogging::Immediate) => 2,
+        (false, CommitLogging::Batch) => 3,
+    }
+}
+
 /// One set of events and counters: a session's, or the background's.
 #[derive(Default)]
 pub struct StatsSet {
     events: [EventCounters; EVENT_COUNT],
     stats: [AtomicU64; STAT_COUNT],
+    /// Commit response time (from the call to commit to its return) per commit mode.
+    commit_response: [EventCounters; 4],
 }
 
 impl StatsSet {
@@ -193,24 +233,21 @@ impl StatsSet {
     }
 
     pub fn record_wait(&self, event: WaitEvent, elapsed: Duration) {
-        let us = elapsed.as_micros() as u64;
-        let e = &self.events[event.index()];
-        e.waits.fetch_add(1, Relaxed);
-        e.time_us.fetch_add(us, Relaxed);
-        e.max_us.fetch_max(us, Relaxed);
-        e.histogram[histogram_bucket(us)].fetch_add(1, Relaxed);
+        self.events[event.index()].record(elapsed);
+    }
+
+    /// A commit in mode `mode` (see [`commit_mode_index`]) took `elapsed`.
+    pub fn record_commit_response(&self, mode: usize, elapsed: Duration) {
+        self.commit_response[mode].record(elapsed);
     }
 
     pub fn snapshot(&self) -> StatsSnapshot {
         let mut s = StatsSnapshot::default();
-        for (i, e) in self.events.iter().enumerate() {
-            let out = &mut s.events[i];
-            out.waits = e.waits.load(Relaxed);
-            out.time_us = e.time_us.load(Relaxed);
-            out.max_us = e.max_us.load(Relaxed);
-            for (b, h) in e.histogram.iter().enumerate() {
-                out.histogram[b] = h.load(Relaxed);
-            }
+        for (out, e) in s.events.iter_mut().zip(&self.events) {
+            *out = e.snapshot();
+        }
+        for (out, e) in s.commit_response.iter_mut().zip(&self.commit_response) {
+            *out = e.snapshot();
         }
         for (i, v) in self.stats.iter().enumerate() {
             s.stats[i] = v.load(Relaxed);
@@ -242,6 +279,8 @@ impl EventSnapshot {
 pub struct StatsSnapshot {
     pub events: [EventSnapshot; EVENT_COUNT],
     pub stats: [u64; STAT_COUNT],
+    /// Commit response time per commit mode, in the order of [`COMMIT_MODES`].
+    pub commit_response: [EventSnapshot; 4],
 }
 
 impl StatsSnapshot {
@@ -254,7 +293,8 @@ impl StatsSnapshot {
     }
 
     pub fn merge(&mut self, other: &StatsSnapshot) {
-        for (a, b) in self.events.iter_mut().zip(&other.events) {
+        let events = self.events.iter_mut().zip(&other.events);
+        for (a, b) in events.chain(self.commit_response.iter_mut().zip(&other.commit_response)) {
             a.waits += b.waits;
             a.time_us += b.time_us;
             a.max_us = a.max_us.max(b.max_us);
@@ -270,7 +310,8 @@ impl StatsSnapshot {
     /// Activity between `earlier` and `self` (max is kept from `self`).
     pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
         let mut d = *self;
-        for (a, b) in d.events.iter_mut().zip(&earlier.events) {
+        let events = d.events.iter_mut().zip(&earlier.events);
+        for (a, b) in events.chain(d.commit_response.iter_mut().zip(&earlier.commit_response)) {
             a.waits -= b.waits;
             a.time_us -= b.time_us;
             for (x, y) in a.histogram.iter_mut().zip(&b.histogram) {

@@ -190,6 +190,7 @@ impl Writer {
         if seq > self.last_write_seq {
             if self.last_write_seq.0 > 0 {
                 st.add(Stat::RedoLogSwitches, 1);
+                sh.record_switch(seq);
                 sh.request_checkpoint();
             }
             self.last_write_seq = seq;

@@ -419,6 +419,16 @@ impl Session {
         access: &Access,
         visit: &mut dyn FnMut(&Row) -> DbResult<bool>,
     ) -> DbResult<()> {
+        if let Some(view) = self.view_rows(table)? {
+            // A view is built whole for each statement; the caller filters its rows.
+            for row in view.values() {
+                count_visit();
+                if !visit(row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let snapshot = self.db.snapshot();
         let rows = &snapshot.table(table)?.rows;
         let own = self.own_changes();

@@ -521,6 +521,9 @@ impl Session {
 
     fn drop_table_statement(&mut self, names: &[ast::ObjectName], if_exists: bool) -> DbResult<QueryResult> {
         let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
+        if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
+            return Err(crate::views::read_only(view));
+        }
         if !if_exists {
             // All or nothing for the usual mistake: check them all first.
             let snapshot = self.db.snapshot();
@@ -543,6 +546,9 @@ impl Session {
         }
         let names =
             truncate.table_names.iter().map(|t| object_name(&t.name)).collect::<DbResult<Vec<_>>>()?;
+        if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
+            return Err(crate::views::read_only(view));
+        }
         let snapshot = self.db.snapshot();
         for name in &names {
             if !(truncate.if_exists && snapshot.table(name).is_err()) {
@@ -585,6 +591,9 @@ impl Session {
             return Err(DbError::Unsupported("INSERT into a table function".into()));
         };
         let table = object_name(table)?;
+        if crate::views::is_view(&table) {
+            return Err(crate::views::read_only(&table));
+        }
         let schema = self.db.snapshot().table(&table)?.schema.clone();
         let targets: Vec<usize> = if insert.columns.is_empty() {
             (0..schema.columns.len()).collect()
@@ -647,6 +656,9 @@ impl Session {
             return Err(DbError::Unsupported("this form of UPDATE".into()));
         }
         let relation = self.relation_of(std::slice::from_ref(&update.table))?.expect("UPDATE names a table");
+        if crate::views::is_view(&relation.name) {
+            return Err(crate::views::read_only(&relation.name));
+        }
         let schema = relation.schema.clone();
         let mut binder = Binder::new(Some(&relation), params);
         let mut sets: Vec<(usize, Expr)> = Vec::new();
@@ -696,6 +708,9 @@ impl Session {
         };
         let relation =
             self.relation_of(from)?.ok_or_else(|| syntax("DELETE needs the table to delete from".into()))?;
+        if crate::views::is_view(&relation.name) {
+            return Err(crate::views::read_only(&relation.name));
+        }
         let mut binder = Binder::new(Some(&relation), params);
         let filter = delete.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
         let table = relation.name.clone();

@@ -104,7 +104,10 @@ impl Session {
             [ast::TableWithJoins { relation, joins }] if joins.is_empty() => match relation {
                 ast::TableFactor::Table { name, alias, args: None, .. } => {
                     let name = object_name(name)?;
-                    let schema = self.db.snapshot().table(&name)?.schema.clone();
+                    let schema = match crate::views::schema(&name) {
+                        Some(view) => view,
+                        None => self.db.snapshot().table(&name)?.schema.clone(),
+                    };
                     let alias = match alias {
                         None => None,
                         Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
@@ -320,6 +323,9 @@ impl Session {
                     let access = plan(&rel.schema, filter.as_ref());
                     log::trace!("SELECT from {}: {}", rel.name, access.describe());
                     if for_update {
+                        if crate::views::is_view(&rel.name) {
+                            return Err(crate::views::read_only(&rel.name));
+                        }
                         let mut candidates = Vec::new();
                         self.visit_rows(&rel.name, &access, &mut |row| {
                             if matches(row)? {

@@ -1,0 +1,228 @@
+//! The dynamic performance views (`v$...`), read with SQL the way a DBA reads Oracle's:
+//! their figures agree with the work done and with each other, they follow parameter
+//! changes and log switches, and they cannot be changed.
+
+mod common;
+
+use db::sql::QueryResult;
+use db::{Session, Value};
+
+fn run(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    run(s, sql).rows().to_vec()
+}
+
+fn int(s: &mut Session, sql: &str) -> i64 {
+    match rows(s, sql).as_slice() {
+        [row] => match row.as_slice() {
+            [Value::Int(n)] => *n,
+            other => panic!("{sql}: expected one integer, got {other:?}"),
+        },
+        other => panic!("{sql}: expected one row, got {other:?}"),
+    }
+}
+
+fn text(s: &mut Session, sql: &str) -> String {
+    match rows(s, sql).as_slice() {
+        [row] => match row.as_slice() {
+            [Value::Text(t)] => t.clone(),
+            other => panic!("{sql}: expected one text, got {other:?}"),
+        },
+        other => panic!("{sql}: expected one row, got {other:?}"),
+    }
+}
+
+fn commit_rows(s: &mut Session, from: i64, n: i64, mode: &str) {
+    for i in from..from + n {
+        run(s, &format!("INSERT INTO t VALUES ({i}, 'x')"));
+        run(s, &format!("COMMIT WRITE {mode}"));
+    }
+}
+
+#[test]
+fn statistics_and_wait_events_count_the_work_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    let commits_before = int(&mut s, "SELECT value FROM v$sysstat WHERE name = 'user commits'");
+    let syncs_before = int(&mut s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'");
+    commit_rows(&mut s, 0, 20, "WAIT");
+    commit_rows(&mut s, 100, 30, "NOWAIT");
+
+    let commits = int(&mut s, "SELECT value FROM v$sysstat WHERE name = 'user commits'");
+    assert_eq!(commits - commits_before, 50);
+    let syncs = int(&mut s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'");
+    assert_eq!(syncs - syncs_before, 20, "one log file sync per WAIT commit, none for NOWAIT");
+    assert_eq!(text(&mut s, "SELECT wait_class FROM v$system_event WHERE event = 'log file sync'"), "Commit");
+    assert_eq!(
+        text(&mut s, "SELECT wait_class FROM v$system_event WHERE event = 'log file parallel write'"),
+        "System I/O"
+    );
+    let nowait = int(&mut s, "SELECT value FROM v$mystat WHERE name = 'commit nowait requested'");
+    assert_eq!(nowait, 30, "v$mystat counts this session's own commits");
+
+    // The histogram's buckets add up to the event's waits.
+    let in_buckets =
+        int(&mut s, "SELECT sum(wait_count) FROM v$event_histogram_micro WHERE event = 'log file sync'");
+    assert_eq!(in_buckets, syncs);
+    let bucket_limits = rows(
+        &mut s,
+        "SELECT wait_time_micro FROM v$event_histogram_micro WHERE event = 'log file sync' ORDER BY wait_time_micro",
+    );
+    assert!(!bucket_limits.is_empty());
+    for limit in bucket_limits {
+        let Value::Int(us) = limit[0] else { panic!("{limit:?}") };
+        assert!(us > 0 && (us as u64).is_power_of_two(), "buckets are powers of two: {us}");
+    }
+
+    // Another session's own view starts from zero; the system view is shared.
+    let mut other = db.session();
+    assert_eq!(int(&mut other, "SELECT value FROM v$mystat WHERE name = 'user commits'"), 0);
+    assert_eq!(int(&mut other, "SELECT total_waits FROM v$session_event WHERE event = 'log file sync'"), 0);
+    assert_eq!(int(&mut other, "SELECT value FROM v$sysstat WHERE name = 'user commits'"), commits);
+
+    // The SQL layer's statistics are there too.
+    assert!(int(&mut s, "SELECT value FROM v$sysstat WHERE name = 'execute count'") >= 100);
+    assert!(int(&mut s, "SELECT value FROM v$sysstat WHERE name = 'parse count (hard)'") >= 50);
+    // And every statistic has a name, numbered without gaps.
+    let n = int(&mut s, "SELECT count(*) FROM v$statname");
+    assert_eq!(int(&mut s, "SELECT max(statistic_no) FROM v$statname"), n - 1);
+}
+
+#[test]
+fn the_row_lock_wait_is_in_the_system_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(common::open(dir.path()));
+    let mut a = db.session();
+    run(&mut a, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    run(&mut a, "INSERT INTO t VALUES (1, 'x')");
+    run(&mut a, "COMMIT");
+    run(&mut a, "UPDATE t SET v = 'a' WHERE id = 1");
+    let db2 = db.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut b = db2.session();
+        run(&mut b, "UPDATE t SET v = 'b' WHERE id = 1");
+        run(&mut b, "COMMIT");
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    run(&mut a, "COMMIT");
+    waiter.join().unwrap();
+    let waits = rows(
+        &mut a,
+        "SELECT wait_class, total_waits, time_waited_micro FROM v$system_event \
+         WHERE event = 'enq: TX - row lock contention'",
+    );
+    let [row] = waits.as_slice() else { panic!("{waits:?}") };
+    assert_eq!(row[0], Value::Text("Application".into()));
+    assert_eq!(row[1], Value::Int(1));
+    let Value::Int(us) = row[2] else { panic!("{row:?}") };
+    assert!(us >= 40_000, "the wait lasted about 50 ms, got {us} us");
+}
+
+#[test]
+fn parameters_logs_and_the_database_are_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    assert_eq!(text(&mut s, "SELECT value FROM v$parameter WHERE name = 'commit_wait'"), "WAIT");
+    run(&mut s, "ALTER SYSTEM SET commit_wait = NOWAIT");
+    assert_eq!(text(&mut s, "SELECT value FROM v$parameter WHERE name = 'commit_wait'"), "NOWAIT");
+    assert_eq!(text(&mut s, "SELECT type FROM v$parameter WHERE name = 'log_buffer'"), "big integer");
+
+    // Three groups of one member; the first is being filled.
+    let groups = rows(&mut s, "SELECT group_no, sequence_no, status, members FROM v$log ORDER BY group_no");
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    assert_eq!(groups[0][1..], [Value::Int(1), Value::Text("CURRENT".into()), Value::Int(1)]);
+    assert_eq!(groups[1][1..3], [Value::Int(0), Value::Text("UNUSED".into())]);
+    assert_eq!(int(&mut s, "SELECT count(*) FROM v$logfile"), 3);
+    let member = text(&mut s, "SELECT member FROM v$logfile WHERE group_no = 2");
+    assert!(std::path::Path::new(&member).exists(), "{member}");
+
+    // Fill more than one 1 MiB log file: the current group moves on.
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    let big = "y".repeat(4000);
+    for i in 0..400 {
+        run(&mut s, &format!("INSERT INTO t VALUES ({i}, '{big}')"));
+        run(&mut s, "COMMIT");
+    }
+    let current = rows(&mut s, "SELECT group_no, sequence_no FROM v$log WHERE status = 'CURRENT'");
+    let [row] = current.as_slice() else { panic!("one CURRENT group: {current:?}") };
+    let Value::Int(seq) = row[1] else { panic!() };
+    assert!(seq >= 2, "{current:?}");
+    let switches = int(&mut s, "SELECT value FROM v$sysstat WHERE name = 'redo log switches'");
+    assert!(switches >= 1);
+    // Each switch is in the history, sequences in order, the newest one the current's.
+    let history =
+        rows(&mut s, "SELECT sequence_no, group_no, first_time_us FROM v$log_history ORDER BY recid");
+    assert_eq!(history.len() as i64, switches, "{history:?}");
+    assert_eq!(history.last().unwrap()[0], Value::Int(seq), "{history:?}");
+    for pair in history.windows(2) {
+        let (Value::Int(a), Value::Int(b)) = (&pair[0][0], &pair[1][0]) else { panic!() };
+        assert_eq!(b - a, 1, "{history:?}");
+    }
+
+    let scn = int(&mut s, "SELECT current_scn FROM v$database");
+    assert_eq!(scn as u64, db.snapshot().scn.0);
+    assert_eq!(text(&mut s, "SELECT open_mode FROM v$database"), "READ WRITE");
+}
+
+#[test]
+fn views_cannot_be_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    for sql in [
+        "INSERT INTO v$sysstat VALUES (1, 'x', 'y', 2)",
+        "UPDATE v$parameter SET value = 'x' WHERE name = 'commit_wait'",
+        "DELETE FROM v$log",
+        "TRUNCATE v$logfile",
+        "DROP TABLE v$database",
+        "SELECT * FROM v$log FOR UPDATE",
+    ] {
+        let e = s.execute(sql, &[]).expect_err(sql);
+        assert_eq!(e.sqlstate(), "42809", "{sql}: {e}");
+        assert!(e.to_string().contains("read-only view"), "{sql}: {e}");
+    }
+    let e = s.execute("CREATE TABLE v$log (a BIGINT PRIMARY KEY)", &[]).expect_err("create");
+    assert_eq!(e.sqlstate(), "42P07", "{e}");
+    // The session is still usable.
+    assert_eq!(int(&mut s, "SELECT count(*) FROM v$log"), 3);
+}
+
+#[test]
+fn commit_durability_and_response_per_mode_are_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    // BATCH NOWAIT commits wait in the log buffer for a background trigger (3 s, or a
+    // third of the buffer): until then they are the backlog a crash would lose.
+    run(&mut s, "ALTER SESSION SET commit_logging = BATCH");
+    commit_rows(&mut s, 0, 5, "NOWAIT");
+    let backlog = rows(&mut s, "SELECT commits_not_durable, oldest_age_micro FROM v$commit_durability");
+    let [row] = backlog.as_slice() else { panic!("{backlog:?}") };
+    assert_eq!(row[0], Value::Int(5), "{backlog:?}");
+    assert!(matches!(row[1], Value::Int(age) if age > 0), "{backlog:?}");
+    // A WAIT commit makes everything before it durable too.
+    commit_rows(&mut s, 100, 1, "WAIT IMMEDIATE");
+    assert_eq!(int(&mut s, "SELECT commits_not_durable FROM v$commit_durability"), 0);
+    assert_eq!(rows(&mut s, "SELECT oldest_age_micro FROM v$commit_durability"), vec![vec![Value::Null]]);
+    let durable = int(&mut s, "SELECT durable_scn FROM v$commit_durability");
+    assert_eq!(durable, int(&mut s, "SELECT last_scn FROM v$commit_durability"));
+
+    let per_mode = rows(&mut s, "SELECT commit_mode, commits FROM v$commit_response ORDER BY commit_mode");
+    let count = |mode: &str| {
+        per_mode.iter().find(|r| r[0] == Value::Text(mode.into())).map(|r| r[1].clone()).unwrap()
+    };
+    assert_eq!(count("NOWAIT/BATCH"), Value::Int(5), "{per_mode:?}");
+    assert_eq!(count("WAIT/IMMEDIATE"), Value::Int(2), "the CREATE TABLE and one row: {per_mode:?}");
+    let in_buckets = int(
+        &mut s,
+        "SELECT sum(commit_count) FROM v$commit_response_histogram_micro WHERE commit_mode = 'NOWAIT/BATCH'",
+    );
+    assert_eq!(in_buckets, 5);
+}
