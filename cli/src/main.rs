@@ -1,9 +1,12 @@
-//! `redodb`: the command-line tool. It runs the redo engine benchmark and the SQL benchmark.
+//! `redodb`: the command-line tool. It runs the redo engine benchmark, the SQL benchmark and the
+//! PostgreSQL wire server.
 
+mod awr_cmd;
 mod crash_configs;
 mod crash_workload;
 mod db_crash_workload;
 mod engine_bench;
+mod serve;
 mod sql_bench;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +24,12 @@ enum Command {
     EngineBench(engine_bench::Args),
     /// Measure commits through the embedded SQL API against the raw engine.
     SqlBench(sql_bench::Args),
+    /// Serve the database over the PostgreSQL wire protocol.
+    Serve(serve::Args),
+    /// Take a workload repository snapshot of a database that is not open elsewhere; prints its id.
+    Snapshot(awr_cmd::SnapshotArgs),
+    /// AWR-style report between two snapshots (by default the newest two).
+    Report(awr_cmd::ReportArgs),
     /// Commit workload for crash tests (internal).
     #[command(hide = true)]
     CrashWorkload(crash_workload::Args),
@@ -33,6 +42,9 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::EngineBench(args) => engine_bench::run(args),
         Command::SqlBench(args) => sql_bench::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Snapshot(args) => awr_cmd::run_snapshot(args),
+        Command::Report(args) => awr_cmd::run_report(args),
         Command::CrashWorkload(args) => crash_workload::run(args),
         Command::DbCrashWorkload(args) => db_crash_workload::run(args),
     }

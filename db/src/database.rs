@@ -24,9 +24,12 @@
 //! newest whole image plus the redo after it.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use imbl::OrdMap;
 use redo::{
@@ -44,6 +47,7 @@ use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
 use crate::schema::{Key, Row, TableSchema};
+use crate::sessions::{ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::DbState;
 use crate::value::Value;
 
@@ -81,6 +85,8 @@ pub(crate) struct DbShared {
     /// The shared pool: parsed statements by text.
     pub(crate) statements: StatementCache<Prepared>,
     pub(crate) sql_counters: SqlCounters,
+    /// The open sessions (`v$session`) and the event totals of those closed.
+    pub(crate) sessions: SessionRegistry,
 }
 
 /// Counters of the SQL layer (the statement cache keeps its own).
@@ -91,6 +97,13 @@ pub(crate) struct SqlCounters {
     /// `enq: TX - row lock contention`: waits and their total time.
     pub row_lock_waits: std::sync::atomic::AtomicU64,
     pub row_lock_wait_us: std::sync::atomic::AtomicU64,
+    /// The system's time model (see `CallTimes`), including sessions gone.
+    pub user_calls: std::sync::atomic::AtomicU64,
+    pub db_time_us: std::sync::atomic::AtomicU64,
+    pub db_cpu_us: std::sync::atomic::AtomicU64,
+    /// The checkpointer's CPU and working time (background, like the log writer's).
+    pub checkpoint_cpu_us: std::sync::atomic::AtomicU64,
+    pub checkpoint_elapsed_us: std::sync::atomic::AtomicU64,
 }
 
 impl SqlCounters {
@@ -121,6 +134,16 @@ pub struct SqlStats {
 impl DbShared {
     pub(crate) fn log(&self) -> &RedoLog {
         &self.log
+    }
+
+    /// The system's time model: user calls, DB time, DB CPU.
+    pub(crate) fn call_times(&self) -> CallTimes {
+        let n = &self.sql_counters;
+        CallTimes {
+            user_calls: n.user_calls.load(Relaxed),
+            db_time_us: n.db_time_us.load(Relaxed),
+            db_cpu_us: n.db_cpu_us.load(Relaxed),
+        }
     }
 
     pub(crate) fn sql_stats_now(&self) -> SqlStats {
@@ -193,8 +216,10 @@ impl DbShared {
         }
         // Write-ahead rule: the image may hold only durable commits.
         self.log.wait_durable(snap.newest_lsn())?;
+        let writing = Instant::now();
         let image = checkpoint::write_image(&self.dir, self.log.db_id(), &snap)
             .map_err(|e| DbError::CorruptChange(format!("writing checkpoint image: {e}")))?;
+        self.sessions.record_background(DbEvent::CheckpointWrite, writing.elapsed());
         if let Some(previous) = images.last() {
             self.log.checkpoint(previous.scn, previous.lsn)?;
         }
@@ -224,7 +249,12 @@ impl DbShared {
             let due = !interval.is_zero() && last.elapsed() >= interval;
             if asked || due {
                 last = std::time::Instant::now();
-                if let Err(e) = self.checkpoint() {
+                let cpu_before = redo::stats::thread_cpu_time();
+                let result = self.checkpoint();
+                let cpu = redo::stats::thread_cpu_time().saturating_sub(cpu_before);
+                self.sql_counters.checkpoint_cpu_us.fetch_add(cpu.as_micros() as u64, Relaxed);
+                self.sql_counters.checkpoint_elapsed_us.fetch_add(last.elapsed().as_micros() as u64, Relaxed);
+                if let Err(e) = result {
                     log::error!("checkpoint failed: {e}");
                     if self.log.failure().is_some() {
                         return;
@@ -365,6 +395,7 @@ impl Database {
             call_commit_optimization: AtomicBool::new(true),
             statements: StatementCache::new(STATEMENT_CACHE_ENTRIES),
             sql_counters: SqlCounters::default(),
+            sessions: SessionRegistry::default(),
         });
         let ckpt = shared.clone();
         let checkpointer = std::thread::Builder::new()
@@ -391,12 +422,16 @@ impl Database {
     }
 
     pub fn session(&self) -> Session {
+        let redo = self.shared.log.session();
+        let entry = self.shared.sessions.open(redo.stats_handle());
         Session {
             db: self.shared.clone(),
-            redo: self.shared.log.session(),
+            redo,
             txn: None,
             call_commit_optimization: None,
             notices: Vec::new(),
+            call_depth: 0,
+            entry,
         }
     }
 
@@ -441,6 +476,21 @@ pub struct Session {
     pub(crate) call_commit_optimization: Option<bool>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
     pub(crate) notices: Vec<String>,
+    /// How deep in a user call the session is (calls nest: an array insert runs its
+    /// statement once per row); only the outermost one is timed.
+    call_depth: u32,
+    /// What the wait interface shows of this session (SID, status, SQL, waits, times).
+    pub(crate) entry: Arc<SessionEntry>,
+}
+
+/// The time model of a session or of the system: Oracle's `DB time` (elapsed time inside
+/// user calls, waits included) and `DB CPU` (CPU time of the session's thread inside
+/// them), and the number of `user calls`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallTimes {
+    pub user_calls: u64,
+    pub db_time_us: u64,
+    pub db_cpu_us: u64,
 }
 
 impl Session {
@@ -482,6 +532,73 @@ impl Session {
         &mut self.redo
     }
 
+    /// Runs `body` as one user call: its elapsed time is added to `DB time` and its thread
+    /// CPU time to `DB CPU`, for the session and the system. Nested calls count once.
+    pub(crate) fn user_call<T>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
+        if self.call_depth > 0 {
+            return body(self);
+        }
+        self.call_depth = 1;
+        self.entry.set_active(true);
+        let (started, cpu_before) = (Instant::now(), redo::stats::thread_cpu_time());
+        let result = body(self);
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        let cpu_us = redo::stats::thread_cpu_time().saturating_sub(cpu_before).as_micros() as u64;
+        self.call_depth = 0;
+        self.entry.set_active(false);
+        self.entry.user_calls.fetch_add(1, Relaxed);
+        self.entry.db_time_us.fetch_add(elapsed_us, Relaxed);
+        self.entry.db_cpu_us.fetch_add(cpu_us, Relaxed);
+        let system = &self.db.sql_counters;
+        system.user_calls.fetch_add(1, Relaxed);
+        system.db_time_us.fetch_add(elapsed_us, Relaxed);
+        system.db_cpu_us.fetch_add(cpu_us, Relaxed);
+        result
+    }
+
+    /// As `user_call`, showing `sql` as the session's current SQL meanwhile.
+    pub(crate) fn user_call_sql<T>(&mut self, sql: &str, body: impl FnOnce(&mut Session) -> T) -> T {
+        if self.call_depth == 0 {
+            self.entry.set_sql(sql);
+        }
+        self.user_call(body)
+    }
+
+    /// This session's time model so far.
+    pub fn call_times(&self) -> CallTimes {
+        CallTimes {
+            user_calls: self.entry.user_calls.load(Relaxed),
+            db_time_us: self.entry.db_time_us.load(Relaxed),
+            db_cpu_us: self.entry.db_cpu_us.load(Relaxed),
+        }
+    }
+
+    /// The session's identifier in the `v$` views (`v$session.sid`).
+    pub fn sid(&self) -> u64 {
+        self.entry.sid
+    }
+
+    /// Who the client is, for `v$session` (the server sets it from the startup message).
+    pub fn set_client_info(&self, info: ClientInfo) {
+        self.entry.set_client(info);
+    }
+
+    /// Counts a wait the caller measured (the server's `SQL*Net message from client`
+    /// and `SQL*Net message to client`).
+    pub fn record_wait(&self, event: DbEvent, waited: Duration) {
+        self.entry.record_wait(event, waited);
+    }
+
+    /// Marks the session as waiting on `event` from `started` (for `v$session`), until
+    /// `end_wait`.
+    pub fn begin_wait(&self, event: DbEvent, started: Instant) {
+        self.entry.begin_wait(event, started);
+    }
+
+    pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {
+        self.entry.end_wait(event, waited);
+    }
+
     /// Runs one statement with statement-level atomicity.
     pub(crate) fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
         let start = {
@@ -502,8 +619,13 @@ impl Session {
     /// Locks a row, then reads it as this transaction sees it.
     fn lock_and_read(&mut self, table: &str, key: &Key) -> DbResult<(Arc<TableSchema>, Option<Row>)> {
         let db = self.db.clone();
+        let entry = self.entry.clone();
         let txn = self.txn();
-        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key)?;
+        // Shown as the session's wait while it lasts; forgotten if the lock was free.
+        entry.begin_wait(DbEvent::RowLockContention, Instant::now());
+        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key);
+        entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
+        let waited = waited?;
         db.sql_counters.record_row_lock_wait(waited);
         // Read after the lock: a transaction we waited for may have changed the row.
         let snap = db.snapshot();
@@ -640,8 +762,12 @@ impl Session {
         self.commit(CommitOptions::DEFAULT)?;
         let result = self.statement(|s| {
             let db = s.db.clone();
+            let entry = s.entry.clone();
             let txn = s.txn();
-            let waited = db.locks.lock_table(txn.id, &mut txn.held, table)?;
+            entry.begin_wait(DbEvent::RowLockContention, Instant::now());
+            let waited = db.locks.lock_table(txn.id, &mut txn.held, table);
+            entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
+            let waited = waited?;
             db.sql_counters.record_row_lock_wait(waited);
             check(&db.snapshot())?;
             let mut bytes = Vec::new();
@@ -679,6 +805,10 @@ impl Session {
     /// Commits the open transaction in the mode `options`, the session and the system
     /// give. Returns None if there was nothing to commit.
     pub fn commit(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
+        self.user_call(|s| s.commit_call(options))
+    }
+
+    fn commit_call(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
         let Some(mut txn) = self.txn.take() else { return Ok(None) };
         if txn.changes.is_empty() {
             self.db.locks.release_all(txn.id, &mut txn.held);
@@ -723,6 +853,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.rollback();
+        self.db.sessions.close(self.entry.sid);
     }
 }
 

@@ -51,6 +51,9 @@ pub enum DbError {
     CorruptChange(String),
     #[error(transparent)]
     Redo(#[from] RedoError),
+    /// A snapshot or report of the workload repository (`awr`).
+    #[error(transparent)]
+    Awr(#[from] crate::awr::AwrError),
 }
 
 impl DbError {
@@ -84,6 +87,7 @@ impl DbError {
             DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",
             DbError::Redo(RedoError::Shutdown) => "57P01",
             DbError::Redo(_) => "58030",
+            DbError::Awr(e) => e.sqlstate(),
         }
     }
 }

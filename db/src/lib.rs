@@ -1,6 +1,7 @@
 //! redodb's database layer: tables, transactions, SQL, sessions, parameters and
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
+pub mod awr;
 pub mod change;
 pub mod checkpoint;
 pub mod database;
@@ -8,13 +9,14 @@ pub mod error;
 pub mod locks;
 pub mod params;
 pub mod schema;
+pub mod sessions;
 pub mod sql;
 pub mod state;
 pub mod value;
 pub mod views;
 
 pub use change::Change;
-pub use database::{Database, DbConfig, Session, SqlStats};
+pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
 pub use error::{DbError, DbResult};
 pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

@@ -6,24 +6,27 @@
 //! the SQL layer's counters, parameters, log groups and members). Views are read-only;
 //! changing one is an error naming it.
 //!
-//! Session-level views (`v$mystat`, `v$session_event`) show the session that reads them.
+//! `v$mystat` and `v$sess_time_model` show the session that reads them; `v$session`,
+//! `v$sesstat` and `v$session_event` every open session, by SID.
 //!
 //! Column names are Oracle's, except that `#` (an operator in PostgreSQL's SQL, which the
 //! clients speak) is spelled `_no`: `statistic_no`, `group_no`, `sequence_no`.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use imbl::OrdMap;
-use redo::stats::{histogram_bucket_limit_us, COMMIT_MODES, HISTOGRAM_BUCKETS};
+use redo::stats::{histogram_bucket_limit_us, EventSnapshot, COMMIT_MODES, HISTOGRAM_BUCKETS};
 use redo::{Stat, StatsSnapshot, WaitEvent};
 
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
+use crate::sessions::{DbEvent, SessionEntry, DB_EVENT_COUNT};
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
-pub const VIEWS: [&str; 14] = [
+pub const VIEWS: [&str; 18] = [
     "v$commit_durability",
     "v$commit_response",
     "v$commit_response_histogram_micro",
@@ -34,15 +37,15 @@ pub const VIEWS: [&str; 14] = [
     "v$logfile",
     "v$mystat",
     "v$parameter",
+    "v$session",
     "v$session_event",
+    "v$sesstat",
+    "v$sess_time_model",
     "v$sysstat",
+    "v$sys_time_model",
     "v$system_event",
     "v$statname",
 ];
-
-/// The row lock wait, counted by the database layer (the others are the redo log's).
-const ROW_LOCK_EVENT: &str = "enq: TX - row lock contention";
-const ROW_LOCK_CLASS: &str = "Application";
 
 pub fn is_view(name: &str) -> bool {
     VIEWS.contains(&name)
@@ -63,11 +66,38 @@ fn text(name: &str) -> Column {
 /// The schema of view `name` (lowercase), or None if it is not a view.
 pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
     let (columns, key): (Vec<Column>, Vec<usize>) = match name {
-        "v$sysstat" | "v$mystat" => {
-            (vec![int("statistic_no"), text("name"), text("class"), int("value")], vec![0])
+        "v$sysstat" => (vec![int("statistic_no"), text("name"), text("class"), int("value")], vec![0]),
+        "v$mystat" | "v$sesstat" => {
+            (vec![int("sid"), int("statistic_no"), text("name"), text("class"), int("value")], vec![0, 1])
         }
+        "v$session" => (
+            vec![
+                int("sid"),
+                text("username"),
+                text("program"),
+                text("machine"),
+                text("status"),
+                text("event"),
+                Column { name: "seconds_in_wait".into(), ty: DataType::Float, nullable: true },
+                text("sql_text"),
+                int("logon_time_us"),
+            ],
+            vec![0],
+        ),
         "v$statname" => (vec![int("statistic_no"), text("name"), text("class")], vec![0]),
-        "v$system_event" | "v$session_event" => (
+        "v$session_event" => (
+            vec![
+                int("sid"),
+                text("event"),
+                text("wait_class"),
+                int("total_waits"),
+                int("time_waited_micro"),
+                float("average_wait_micro"),
+                int("max_wait_micro"),
+            ],
+            vec![0, 1],
+        ),
+        "v$system_event" => (
             vec![
                 text("event"),
                 text("wait_class"),
@@ -130,6 +160,7 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             ],
             vec![0],
         ),
+        "v$sys_time_model" | "v$sess_time_model" => (vec![text("stat_name"), int("value")], vec![0]),
         "v$log_history" => (
             vec![
                 int("recid"),
@@ -177,17 +208,18 @@ fn stat_class(stat: Stat) -> &'static str {
 }
 
 /// The statistics of the SQL layer, numbered after the redo log's.
-const SQL_STATS: [&str; 5] = [
+const SQL_STATS: [&str; 6] = [
     "parse count (total)",
     "parse count (hard)",
     "session cursor cache hits",
     "execute count",
     "commits deferred by call",
+    "user calls",
 ];
 
 /// (statistic#, name, class, value) of every statistic, `redo` giving the redo log's
 /// counters and `sql` the SQL layer's (None for a view without values).
-fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; 5]>) -> Vec<Row> {
+fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; 6]>) -> Vec<Row> {
     let mut rows = Vec::new();
     for (i, stat) in Stat::ALL.iter().enumerate() {
         let mut row = vec![Value::Int(i as i64), Value::Text(stat.name().into()), stat_class(*stat).into()];
@@ -207,33 +239,44 @@ fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; 5]>) -> Vec<Row> {
     rows
 }
 
-/// One row per wait event: (event, class, waits, time, average, max).
-fn events(redo: &StatsSnapshot, row_lock: (u64, u64)) -> Vec<Row> {
-    let mut rows: Vec<Row> = WaitEvent::ALL
-        .iter()
-        .map(|&event| {
-            let e = redo.event(event);
-            Arc::new(vec![
-                Value::Text(event.name().into()),
-                Value::Text(event.class().name().into()),
+/// One row per wait event: (event, class, waits, time, average, max), the redo log's
+/// events then the database layer's.
+fn events(redo: &StatsSnapshot, db: &[EventSnapshot; DB_EVENT_COUNT]) -> Vec<Vec<Value>> {
+    let redo_events = WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *redo.event(e)));
+    let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db[e as usize]));
+    redo_events
+        .chain(db_events)
+        .map(|(name, class, e)| {
+            vec![
+                Value::Text(name.into()),
+                Value::Text(class.into()),
                 Value::Int(e.waits as i64),
                 Value::Int(e.time_us as i64),
                 Value::Float(e.avg_us()),
                 Value::Int(e.max_us as i64),
-            ])
+            ]
         })
-        .collect();
-    let (waits, time_us) = row_lock;
-    let average = if waits == 0 { 0.0 } else { time_us as f64 / waits as f64 };
-    rows.push(Arc::new(vec![
-        Value::Text(ROW_LOCK_EVENT.into()),
-        Value::Text(ROW_LOCK_CLASS.into()),
-        Value::Int(waits as i64),
-        Value::Int(time_us as i64),
-        Value::Float(average),
-        Value::Null,
-    ]));
-    rows
+        .collect()
+}
+
+/// `row` with the session's SID in front.
+fn with_sid(sid: u64, row: &[Value]) -> Row {
+    let mut out = Vec::with_capacity(row.len() + 1);
+    out.push(Value::Int(sid as i64));
+    out.extend_from_slice(row);
+    Arc::new(out)
+}
+
+/// A session's statistics (`v$mystat`, `v$sesstat`): its redo counters and user calls.
+fn session_statistics(entry: &SessionEntry) -> Vec<Row> {
+    let mut sql = [0; SQL_STATS.len()];
+    sql[SQL_STATS.len() - 1] = entry.user_calls.load(Relaxed);
+    statistics(Some(&entry.redo.snapshot()), Some(sql)).iter().map(|row| with_sid(entry.sid, row)).collect()
+}
+
+/// Rows of a time model view: (name, microseconds).
+fn time_model(entries: &[(&str, u64)]) -> Vec<Row> {
+    entries.iter().map(|&(name, us)| Arc::new(vec![name.into(), Value::Int(us as i64)])).collect()
 }
 
 impl From<&str> for Value {
@@ -256,27 +299,62 @@ impl Session {
                     s.cache_hits,
                     s.execute_count,
                     s.commits_deferred_by_call,
+                    self.db.call_times().user_calls,
                 ];
                 statistics(Some(&self.db.log().stats()), Some(sql))
             }
-            "v$mystat" => statistics(Some(&self.redo.stats()), Some([0; 5])),
-            "v$system_event" => {
-                let s = self.db.sql_stats_now();
-                events(&self.db.log().stats(), (s.row_lock_waits, s.row_lock_wait_us))
-            }
-            "v$session_event" => events(&self.redo.stats(), (0, 0)),
+            "v$mystat" => session_statistics(&self.entry),
+            "v$sesstat" => self.db.sessions.live().iter().flat_map(|e| session_statistics(e)).collect(),
+            "v$system_event" => events(&self.db.log().stats(), &self.db.sessions.event_totals())
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            "v$session_event" => self
+                .db
+                .sessions
+                .live()
+                .iter()
+                .flat_map(|e| {
+                    let sid = e.sid;
+                    events(&e.redo.snapshot(), &e.events()).into_iter().map(move |row| with_sid(sid, &row))
+                })
+                .collect(),
+            "v$session" => self
+                .db
+                .sessions
+                .live()
+                .iter()
+                .map(|e| {
+                    let client = e.client();
+                    let wait = e.current_wait();
+                    Arc::new(vec![
+                        Value::Int(e.sid as i64),
+                        Value::Text(client.username),
+                        Value::Text(client.program),
+                        Value::Text(client.machine),
+                        if e.is_active() { "ACTIVE" } else { "INACTIVE" }.into(),
+                        wait.map_or(Value::Null, |(event, _)| event.name().into()),
+                        wait.map_or(Value::Null, |(_, lasted)| Value::Float(lasted.as_secs_f64())),
+                        Value::Text(e.sql().to_string()),
+                        Value::Int(e.logon_unix_us as i64),
+                    ])
+                })
+                .collect(),
             "v$event_histogram_micro" => {
                 let stats = self.db.log().stats();
+                let db_totals = self.db.sessions.event_totals();
+                let redo_events =
+                    WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *stats.event(e)));
+                let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db_totals[e as usize]));
                 let mut rows = Vec::new();
-                for event in WaitEvent::ALL {
-                    let e = stats.event(event);
+                for (name, class, e) in redo_events.chain(db_events) {
                     for (bucket, &count) in e.histogram.iter().enumerate().take(HISTOGRAM_BUCKETS) {
                         if count > 0 {
                             rows.push(Arc::new(vec![
-                                Value::Text(event.name().into()),
+                                Value::Text(name.into()),
                                 Value::Int(histogram_bucket_limit_us(bucket) as i64),
                                 Value::Int(count as i64),
-                                Value::Text(event.class().name().into()),
+                                Value::Text(class.into()),
                             ]));
                         }
                     }
@@ -299,6 +377,25 @@ impl Session {
                 })
                 .collect(),
             "v$log" => self.db.log_groups(),
+            "v$sys_time_model" => {
+                let calls = self.db.call_times();
+                let redo = self.db.log().stats();
+                let counters = &self.db.sql_counters;
+                let background_cpu =
+                    redo.get(Stat::BackgroundCpuTimeUs) + counters.checkpoint_cpu_us.load(Relaxed);
+                let background_elapsed =
+                    redo.get(Stat::BackgroundElapsedTimeUs) + counters.checkpoint_elapsed_us.load(Relaxed);
+                time_model(&[
+                    ("DB time", calls.db_time_us),
+                    ("DB CPU", calls.db_cpu_us),
+                    ("background cpu time", background_cpu),
+                    ("background elapsed time", background_elapsed),
+                ])
+            }
+            "v$sess_time_model" => {
+                let calls = self.call_times();
+                time_model(&[("DB time", calls.db_time_us), ("DB CPU", calls.db_cpu_us)])
+            }
             "v$log_history" => self
                 .db
                 .log()

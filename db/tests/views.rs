@@ -82,7 +82,18 @@ fn statistics_and_wait_events_count_the_work_done() {
     // Another session's own view starts from zero; the system view is shared.
     let mut other = db.session();
     assert_eq!(int(&mut other, "SELECT value FROM v$mystat WHERE name = 'user commits'"), 0);
-    assert_eq!(int(&mut other, "SELECT total_waits FROM v$session_event WHERE event = 'log file sync'"), 0);
+    let other_sid = other.sid();
+    let other_syncs = format!(
+        "SELECT total_waits FROM v$session_event WHERE event = 'log file sync' AND sid = {other_sid}"
+    );
+    assert_eq!(int(&mut other, &other_syncs), 0);
+    let mine = s.sid();
+    let my_syncs =
+        format!("SELECT total_waits FROM v$session_event WHERE event = 'log file sync' AND sid = {mine}");
+    // Only `s` committed: its own waits are the system's.
+    assert_eq!(int(&mut other, &my_syncs), syncs, "v$session_event shows every session's waits by SID");
+    let my_commits = format!("SELECT value FROM v$sesstat WHERE name = 'user commits' AND sid = {mine}");
+    assert_eq!(int(&mut other, &my_commits), commits);
     assert_eq!(int(&mut other, "SELECT value FROM v$sysstat WHERE name = 'user commits'"), commits);
 
     // The SQL layer's statistics are there too.
@@ -168,6 +179,13 @@ fn parameters_logs_and_the_database_are_views() {
     let scn = int(&mut s, "SELECT current_scn FROM v$database");
     assert_eq!(scn as u64, db.snapshot().scn.0);
     assert_eq!(text(&mut s, "SELECT open_mode FROM v$database"), "READ WRITE");
+
+    // Checkpoint images are background writes with their own event.
+    let before = int(&mut s, "SELECT total_waits FROM v$system_event WHERE event = 'checkpoint write'");
+    db.checkpoint().unwrap().expect("commits since the last image");
+    let after =
+        rows(&mut s, "SELECT total_waits, wait_class FROM v$system_event WHERE event = 'checkpoint write'");
+    assert_eq!(after, vec![vec![Value::Int(before + 1), Value::Text("System I/O".into())]]);
 }
 
 #[test]
@@ -225,4 +243,115 @@ fn commit_durability_and_response_per_mode_are_views() {
         "SELECT sum(commit_count) FROM v$commit_response_histogram_micro WHERE commit_mode = 'NOWAIT/BATCH'",
     );
     assert_eq!(in_buckets, 5);
+}
+
+#[test]
+fn the_time_model_counts_user_calls_db_time_and_background_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    commit_rows(&mut s, 0, 50, "WAIT");
+    // NOWAIT IMMEDIATE commits are written by the log writer (background work).
+    commit_rows(&mut s, 100, 50, "NOWAIT");
+    let mut wait_for_background = 0;
+    while int(&mut s, "SELECT commits_not_durable FROM v$commit_durability") > 0 && wait_for_background < 200
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        wait_for_background += 1;
+    }
+
+    let mine = rows(&mut s, "SELECT stat_name, value FROM v$sess_time_model ORDER BY stat_name");
+    let value = |rows: &[Vec<Value>], name: &str| -> i64 {
+        match rows.iter().find(|r| r[0] == Value::Text(name.into())).map(|r| &r[1]) {
+            Some(Value::Int(v)) => *v,
+            other => panic!("{name}: {other:?} in {rows:?}"),
+        }
+    };
+    let (db_time, db_cpu) = (value(&mine, "DB time"), value(&mine, "DB CPU"));
+    assert!(db_time > 0 && db_cpu > 0, "{mine:?}");
+    assert!(db_cpu <= db_time + 1_000, "CPU inside the calls cannot exceed their elapsed time: {mine:?}");
+    // 50 WAIT commits each waited for a sync: DB time holds those waits, DB CPU does not.
+    let sid = s.sid();
+    let my_sync_time = format!(
+        "SELECT time_waited_micro FROM v$session_event WHERE event = 'log file sync' AND sid = {sid}"
+    );
+    let sync_us = int(&mut s, &my_sync_time);
+    assert!(db_time >= sync_us, "DB time {db_time} includes the log file sync waits {sync_us}");
+    // One user call per execute: the CREATE, 200 INSERT/COMMIT statements and the views read so far.
+    let calls = int(&mut s, "SELECT value FROM v$mystat WHERE name = 'user calls'");
+    assert!((201..=205 + wait_for_background as i64).contains(&calls), "user calls {calls}");
+
+    let system = rows(&mut s, "SELECT stat_name, value FROM v$sys_time_model");
+    assert!(value(&system, "DB time") >= db_time, "{system:?}");
+    assert!(value(&system, "background elapsed time") > 0, "{system:?}");
+    assert!(value(&system, "background cpu time") >= 0, "{system:?}");
+}
+
+#[test]
+fn v_session_shows_each_session_its_status_its_wait_and_its_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(common::open(dir.path()));
+    let mut holder = db.session();
+    holder.set_client_info(db::sessions::ClientInfo {
+        username: "scott".into(),
+        program: "views-test".into(),
+        machine: "here".into(),
+    });
+    run(&mut holder, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    run(&mut holder, "INSERT INTO t VALUES (1, 'x')");
+    run(&mut holder, "COMMIT");
+    run(&mut holder, "UPDATE t SET v = 'a' WHERE id = 1");
+    let db2 = db.clone();
+    let (sid_tx, sid_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut b = db2.session();
+        sid_tx.send(b.sid()).unwrap();
+        run(&mut b, "UPDATE t SET v = 'b' WHERE id = 1");
+        run(&mut b, "COMMIT");
+    });
+    let waiter_sid = sid_rx.recv().unwrap();
+    let mut observer = db.session();
+    let mut seen = Vec::new();
+    for _ in 0..200 {
+        seen = rows(
+            &mut observer,
+            &format!(
+                "SELECT status, event, seconds_in_wait, sql_text FROM v$session WHERE sid = {waiter_sid}"
+            ),
+        );
+        if seen.first().is_some_and(|r| r[1] != Value::Null) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let [row] = seen.as_slice() else { panic!("{seen:?}") };
+    assert_eq!(row[0], Value::Text("ACTIVE".into()), "{row:?}");
+    assert_eq!(row[1], Value::Text("enq: TX - row lock contention".into()), "{row:?}");
+    assert!(matches!(row[2], Value::Float(s) if s >= 0.0), "{row:?}");
+    assert_eq!(row[3], Value::Text("UPDATE t SET v = 'b' WHERE id = 1".into()), "{row:?}");
+
+    let holder_sid = holder.sid();
+    let me = rows(
+        &mut observer,
+        &format!("SELECT username, program, status, event, sql_text FROM v$session WHERE sid = {holder_sid}"),
+    );
+    assert_eq!(
+        me,
+        vec![vec![
+            Value::Text("scott".into()),
+            Value::Text("views-test".into()),
+            Value::Text("INACTIVE".into()),
+            Value::Null,
+            Value::Text("UPDATE t SET v = 'a' WHERE id = 1".into()),
+        ]]
+    );
+    run(&mut holder, "COMMIT");
+    waiter.join().unwrap();
+    // The waiter is gone: its session left v$session, its wait stayed in the totals.
+    assert_eq!(int(&mut observer, &format!("SELECT count(*) FROM v$session WHERE sid = {waiter_sid}")), 0);
+    let row_lock_waits =
+        "SELECT total_waits FROM v$system_event WHERE event = 'enq: TX - row lock contention'";
+    assert_eq!(int(&mut observer, row_lock_waits), 1);
+    assert_eq!(int(&mut observer, "SELECT count(*) FROM v$session"), 2);
 }

@@ -285,9 +285,11 @@ impl LogBuffer {
         // the writer needs to free the space we wait for.
         self.strands[r.strand].copied_upto.store(r.pos.0, Release);
         let t0 = Instant::now();
+        stats.begin_wait(WaitEvent::LogBufferSpace, t0);
         stats.add(Stat::RedoBufferAllocationRetries, 1);
         while !fits() {
             if gave_up() {
+                stats.cancel_wait();
                 return false;
             }
             on_wait();

@@ -369,6 +369,7 @@ impl Shared {
         };
         stats.add(Stat::RedoLogSpaceRequests, 1);
         let t0 = Instant::now();
+        stats.begin_wait(event, t0);
         let ready = || self.file_ready(end) || self.is_failed() || self.shutdown.load(SeqCst);
         while !ready() {
             self.post_lgwr();
@@ -1295,6 +1296,12 @@ impl LogSession {
         self.stats.snapshot()
     }
 
+    /// This session's live counters, to read while it works (for `v$session` and
+    /// `v$sesstat` from other sessions).
+    pub fn stats_handle(&self) -> Arc<StatsSet> {
+        self.stats.clone()
+    }
+
     /// The effective (wait?, logging) for a commit with `options`.
     pub fn resolve(&self, options: CommitOptions) -> (bool, CommitLogging) {
         let system_wait = wait_from_u8(self.sh.dynamic.commit_wait.load(Relaxed));
@@ -1468,8 +1475,15 @@ impl LogSession {
     /// session when it has to wait.
     pub fn wait_durable(&mut self, lsn: Lsn) -> Result<()> {
         let t0 = Instant::now();
-        let waited = self.sh.wait_durable(lsn)?;
-        if waited {
+        self.stats.begin_wait(WaitEvent::LogFileSync, t0);
+        let waited = self.sh.wait_durable(lsn);
+        let Ok(waited) = waited else {
+            self.stats.cancel_wait();
+            return waited.map(|_| ());
+        };
+        if !waited {
+            self.stats.cancel_wait();
+        } else {
             let elapsed = t0.elapsed();
             self.stats.record_wait(WaitEvent::LogFileSync, elapsed);
             self.stats.add(Stat::RedoSynchWrites, 1);

@@ -412,6 +412,14 @@ fn write_members(
 
 /// The background log writer. Runs until shutdown or failure.
 pub(crate) fn lgwr_main(sh: Arc<Shared>) {
+    // The time model's background figures, added after each round of work.
+    let mut cpu_before = crate::stats::thread_cpu_time();
+    let account = |cpu_before: &mut Duration, busy_since: Instant| {
+        let cpu = crate::stats::thread_cpu_time();
+        sh.background.add(Stat::BackgroundCpuTimeUs, cpu.saturating_sub(*cpu_before).as_micros() as u64);
+        sh.background.add(Stat::BackgroundElapsedTimeUs, busy_since.elapsed().as_micros() as u64);
+        *cpu_before = cpu;
+    };
     loop {
         if sh.is_failed() {
             sh.waiters.wake_all();
@@ -422,6 +430,7 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
         let activation = sh.activation_wanted();
         let write = sh.write_wanted(shutting_down);
         if activation.is_some() || write {
+            let busy_since = Instant::now();
             let mut w = sh.writer.lock().expect("writer poisoned");
             if let Some(seq) = sh.activation_wanted() {
                 if seq.0 == w.activated.0 + 1 && w.activate(&sh, seq).is_err() {
@@ -432,12 +441,13 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
             if !write && !sh.write_wanted(shutting_down) {
                 continue;
             }
-            match w.cycle(&sh, false) {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(_) => continue,
-            }
+            let outcome = w.cycle(&sh, false);
             drop(w);
+            account(&mut cpu_before, busy_since);
+            match outcome {
+                Ok(true) | Err(_) => continue,
+                Ok(false) => {}
+            }
         }
         if shutting_down
             && sh.buffer.complete_point() >= sh.buffer.reserved_end()

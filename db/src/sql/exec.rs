@@ -189,8 +189,10 @@ struct Call {
 impl Session {
     /// Executes one statement with `$1`-style bind values (`params[0]` is `$1`).
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
-        let prepared = self.prepare_cached(sql)?;
-        self.run(&prepared, params, &mut Call { optimize: false, pending: None })
+        self.user_call_sql(sql, |s| {
+            let prepared = s.prepare_cached(sql)?;
+            s.run(&prepared, params, &mut Call { optimize: false, pending: None })
+        })
     }
 
     /// The parsed statement for `sql`, from the shared statement cache when the same text
@@ -208,13 +210,31 @@ impl Session {
     /// one by one. COMMITs that would wait for durability wait once, when the call ends
     /// (see `call_commit_optimization`), also when it ends with an error.
     pub fn execute_batch(&mut self, sql: &str) -> DbResult<Vec<QueryResult>> {
+        let (results, error) = self.execute_batch_until_error(sql);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(results),
+        }
+    }
+
+    /// As `execute_batch`, but also returns the results of the statements that ran before
+    /// the one that failed (a wire server sends them ahead of the error, and needs to know
+    /// whether a BEGIN or COMMIT among them ran). A failed wait for the deferred commits
+    /// at the end of the call replaces any earlier error: it is the more serious one.
+    pub fn execute_batch_until_error(&mut self, sql: &str) -> (Vec<QueryResult>, Option<DbError>) {
+        self.user_call_sql(sql, |s| s.batch_call(sql))
+    }
+
+    fn batch_call(&mut self, sql: &str) -> (Vec<QueryResult>, Option<DbError>) {
         let mut call = Call { optimize: self.call_commit_optimization(), pending: None };
         let mut results = Vec::new();
-        let outcome = self.run_batch(sql, &mut call, &mut results);
+        let mut error = self.run_batch(sql, &mut call, &mut results).err();
         if let Some(lsn) = call.pending {
-            self.redo.wait_durable(lsn)?;
+            if let Err(e) = self.redo.wait_durable(lsn) {
+                error = Some(e.into());
+            }
         }
-        outcome.map(|()| results)
+        (results, error)
     }
 
     fn run_batch(&mut self, sql: &str, call: &mut Call, results: &mut Vec<QueryResult>) -> DbResult<()> {

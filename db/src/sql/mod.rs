@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod cache;
+pub mod describe;
 pub mod exec;
 pub mod expr;
 pub mod oracle;
@@ -16,6 +17,7 @@ pub mod prepared;
 pub mod query;
 
 pub use access::rows_visited;
+pub use describe::StatementDescription;
 pub use exec::{QueryResult, ResultColumn};
 pub use oracle::{
     parse_commit_write, parse_special, split_statements, ParamValue, Persistence, Piece, Scope, Special,

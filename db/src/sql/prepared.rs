@@ -73,7 +73,7 @@ impl Session {
         statement: &PreparedStatement,
         params: &[Value],
     ) -> DbResult<QueryResult> {
-        self.run_single(&statement.parsed, params)
+        self.user_call_sql(statement.sql(), |s| s.run_single(&statement.parsed, params))
     }
 
     /// Runs a prepared query and opens a cursor on its rows. A statement that returns no
@@ -90,6 +90,10 @@ impl Session {
     /// Executes a prepared statement once per row of bind values, as ONE statement: if
     /// any row fails, none of them takes effect (array insert). Returns the rows affected.
     pub fn execute_many(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
+        self.user_call_sql(statement.sql(), |s| s.execute_many_call(statement, rows))
+    }
+
+    fn execute_many_call(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
         self.statement(|s| {
             let mut affected = 0;
             for params in rows {

@@ -1,0 +1,75 @@
+//! `redodb serve`: the PostgreSQL wire protocol server (the `server` crate). Flags
+//! override the TOML file given with `--config`, which overrides the defaults.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use server::config::{ByteSize, Settings};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// TOML configuration file (keys as the flags, with underscores).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Database directory (created if missing).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1].
+    #[arg(long)]
+    listen: Option<String>,
+    /// Port to listen on; 0 lets the system choose [default: 5433].
+    #[arg(long)]
+    port: Option<u16>,
+    /// Connections served at once; more are refused with SQLSTATE 53300 [default: 100].
+    #[arg(long)]
+    max_connections: Option<usize>,
+    /// Log level on stderr: off, error, warn, info, debug, trace [default: info].
+    #[arg(long)]
+    log_level: Option<String>,
+    /// Log buffer size (bytes, or with K/M/G) [default: 16M].
+    #[arg(long)]
+    log_buffer: Option<ByteSize>,
+    /// Redo strands [default: 1].
+    #[arg(long)]
+    log_parallelism: Option<u32>,
+    /// Size of each log file, fixed when the database is created [default: 64M].
+    #[arg(long)]
+    log_file_size: Option<ByteSize>,
+    /// Number of log groups, fixed when the database is created [default: 3].
+    #[arg(long)]
+    log_groups: Option<u32>,
+    /// fdatasync, o_dsync or o_direct [default: o_direct].
+    #[arg(long)]
+    sync_method: Option<String>,
+    /// Checkpoint image interval in milliseconds; 0 only when the log needs one [default: 60000].
+    #[arg(long)]
+    checkpoint_interval_ms: Option<u64>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let file = match &args.config {
+        Some(path) => Settings::from_file(path)?,
+        None => Settings::default(),
+    };
+    let flags = Settings {
+        data: args.data,
+        listen: args.listen,
+        port: args.port,
+        max_connections: args.max_connections,
+        log_level: args.log_level,
+        log_buffer: args.log_buffer,
+        log_parallelism: args.log_parallelism,
+        log_file_size: args.log_file_size,
+        log_groups: args.log_groups,
+        sync_method: args.sync_method,
+        checkpoint_interval_ms: args.checkpoint_interval_ms,
+    };
+    let config = file.overridden_by(flags).resolve()?;
+    env_logger::Builder::new()
+        .parse_filters(&config.log_level)
+        .format_timestamp_millis()
+        .target(env_logger::Target::Stderr)
+        .init();
+    server::run(config).context("redodb serve")
+}

@@ -1,0 +1,150 @@
+//! Shared by the `server_*` tests: start the real `redodb serve` binary on a port the
+//! system chooses, with a small log in a temporary directory, and drive it with the real
+//! PostgreSQL clients (psql, pgbench).
+
+#![allow(dead_code)]
+
+pub mod protocol;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Fails (never skips) when a client tool is missing.
+pub fn require_tool(tool: &str) {
+    let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    assert!(
+        found.is_ok_and(|s| s.success()),
+        "`{tool}` is needed by the server tests: install the package postgresql-client-15 \
+         (apt-get install postgresql-client-15)"
+    );
+}
+
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+}
+
+impl Server {
+    /// Starts `redodb serve` on `dir` and waits for its "listening" line.
+    pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_redodb"))
+            .args(["serve", "--data"])
+            .arg(dir)
+            .args([
+                "--port",
+                "0",
+                "--log-file-size",
+                "4M",
+                "--log-buffer",
+                "1M",
+                "--sync-method",
+                "fdatasync",
+            ])
+            .args(["--log-level", "warn"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start redodb serve");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (lines, listening) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match listening.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(addr) = line.strip_prefix("redodb listening on ") {
+                        let port =
+                            addr.rsplit(':').next().unwrap().parse().expect("port in the listening line");
+                        return Server { child: Some(child), port, dir: dir.to_path_buf() };
+                    }
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("redodb serve did not print its listening line: {:?}", child.wait());
+                }
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Runs psql with `args` (after the connection options).
+    pub fn psql(&self, args: &[&str]) -> Output {
+        Command::new("psql")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "test", "-d", "redodb", "-X"])
+            .args(["-v", "ON_ERROR_STOP=1"])
+            .args(args)
+            .env("PGCONNECT_TIMEOUT", "10")
+            .output()
+            .expect("run psql")
+    }
+
+    /// Runs `sql` with `psql -At -c`, expecting success; returns stdout.
+    pub fn query(&self, sql: &str) -> String {
+        let out = self.psql(&["-At", "-c", sql]);
+        assert!(out.status.success(), "psql -c {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs `sql` expecting an error; returns psql's stderr (verbose: with the SQLSTATE).
+    pub fn query_error(&self, sql: &str) -> String {
+        let out = self.psql(&["-At", "-c", "\\set VERBOSITY verbose", "-c", sql]);
+        assert!(
+            !out.status.success(),
+            "psql -c {sql:?} should have failed: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").args([signal, &self.pid().to_string()]).status().expect("run kill");
+        assert!(status.success());
+    }
+
+    /// SIGTERM, then waits for the exit (at most 20 s).
+    pub fn terminate(mut self) -> ExitStatus {
+        self.signal("-TERM");
+        let mut child = self.child.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("redodb serve did not exit within 20 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: no shutdown at all.
+    pub fn kill9(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! A minimal raw PostgreSQL protocol client, for what psql cannot send: malformed
+//! messages, and the extended protocol's messages one by one.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Sends a typed message.
+pub fn send(stream: &mut TcpStream, kind: u8, body: &[u8]) {
+    let mut message = vec![kind];
+    message.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    message.extend_from_slice(body);
+    stream.write_all(&message).unwrap();
+}
+
+/// Reads one message: (type, body). None when the server closed the connection.
+pub fn read_message(stream: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut header = [0u8; 5];
+    stream.read_exact(&mut header).ok()?;
+    let length = i32::from_be_bytes(header[1..5].try_into().unwrap()) as usize;
+    let mut body = vec![0u8; length - 4];
+    stream.read_exact(&mut body).ok()?;
+    Some((header[0], body))
+}
+
+/// Reads messages up to and including ReadyForQuery; returns their types and bodies.
+pub fn read_until_ready(stream: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
+    let mut messages = Vec::new();
+    loop {
+        let message = read_message(stream).expect("the server answered up to ReadyForQuery");
+        let ready = message.0 == b'Z';
+        messages.push(message);
+        if ready {
+            return messages;
+        }
+    }
+}
+
+/// The message types of `messages`, as a string ("1tnZ").
+pub fn kinds(messages: &[(u8, Vec<u8>)]) -> String {
+    messages.iter().map(|m| m.0 as char).collect()
+}
+
+/// Protocol 3.0 startup as user "test"; reads up to the first ReadyForQuery.
+pub fn startup(stream: &mut TcpStream) {
+    let mut body = Vec::new();
+    body.extend_from_slice(&196608i32.to_be_bytes());
+    for field in ["user", "test", "database", "redodb", ""] {
+        body.extend_from_slice(field.as_bytes());
+        body.push(0);
+    }
+    let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    message.extend_from_slice(&body);
+    stream.write_all(&message).unwrap();
+    let messages = read_until_ready(stream);
+    assert_eq!(messages.first().map(|m| m.0), Some(b'R'), "authentication first");
+}
+
+pub fn cstring(text: &str) -> Vec<u8> {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.push(0);
+    bytes
+}
+
+/// Parse: statement name, query, no declared types.
+pub fn parse(stream: &mut TcpStream, name: &str, query: &str) {
+    let mut body = cstring(name);
+    body.extend(cstring(query));
+    body.extend_from_slice(&0i16.to_be_bytes());
+    send(stream, b'P', &body);
+}
+
+/// Bind: portal, statement, text parameters, all results in `result_format`.
+pub fn bind(stream: &mut TcpStream, portal: &str, statement: &str, params: &[&str], result_format: i16) {
+    let mut body = cstring(portal);
+    body.extend(cstring(statement));
+    body.extend_from_slice(&0i16.to_be_bytes());
+    body.extend_from_slice(&(params.len() as i16).to_be_bytes());
+    for p in params {
+        body.extend_from_slice(&(p.len() as i32).to_be_bytes());
+        body.extend_from_slice(p.as_bytes());
+    }
+    body.extend_from_slice(&1i16.to_be_bytes());
+    body.extend_from_slice(&result_format.to_be_bytes());
+    send(stream, b'B', &body);
+}
+
+pub fn describe(stream: &mut TcpStream, target: u8, name: &str) {
+    let mut body = vec![target];
+    body.extend(cstring(name));
+    send(stream, b'D', &body);
+}
+
+pub fn execute(stream: &mut TcpStream, portal: &str, max_rows: i32) {
+    let mut body = cstring(portal);
+    body.extend_from_slice(&max_rows.to_be_bytes());
+    send(stream, b'E', &body);
+}
+
+pub fn sync(stream: &mut TcpStream) {
+    send(stream, b'S', &[]);
+}
+
+/// The SQLSTATE of an ErrorResponse body.
+pub fn sqlstate(body: &[u8]) -> String {
+    body.split(|b| *b == 0)
+        .find(|field| field.first() == Some(&b'C'))
+        .map(|field| String::from_utf8_lossy(&field[1..]).into_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,119 @@
+//! `redodb serve` driven by psql: statements, transactions, errors with their SQLSTATE,
+//! Oracle's commit statements and parameters, client settings, connection limits.
+
+mod server_common;
+
+use server_common::{protocol, require_tool, Server};
+
+#[test]
+fn psql_runs_statements_transactions_and_oracle_commands() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(
+        server.query("CREATE TABLE t (k BIGINT PRIMARY KEY, v VARCHAR(20), f DOUBLE PRECISION, b BOOLEAN)"),
+        "CREATE TABLE\n"
+    );
+    server.query("INSERT INTO t VALUES (1, 'one', 1.5, true), (2, 'two', NULL, false)");
+    assert_eq!(server.query("SELECT k, v, f, b FROM t ORDER BY k"), "1|one|1.5|t\n2|two||f\n");
+
+    // Several statements in one message: psql 15 prints every result.
+    assert_eq!(
+        server.query("INSERT INTO t VALUES (3, 'three', 0, true); SELECT count(*) FROM t"),
+        "INSERT 0 1\n3\n"
+    );
+    // A failing statement in an implicit transaction undoes the whole message.
+    let error = server
+        .query_error("INSERT INTO t VALUES (4, 'four', 0, true); INSERT INTO t VALUES (1, 'dup', 0, true)");
+    assert!(error.contains("23505"), "{error}");
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 4"), "0\n");
+
+    // Transaction blocks across messages of one connection.
+    let out = server.psql(&[
+        "-At",
+        "-c",
+        "BEGIN",
+        "-c",
+        "INSERT INTO t VALUES (5, 'five', 0, true)",
+        "-c",
+        "ROLLBACK",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 5"), "0\n");
+    server.query("BEGIN; INSERT INTO t VALUES (6, 'six', 0, true); COMMIT WRITE NOWAIT");
+    assert_eq!(server.query("SELECT v FROM t WHERE k = 6"), "six\n");
+
+    // A failed block refuses everything but its end; COMMIT then rolls back.
+    let out = server.psql(&[
+        "-At",
+        "-v",
+        "ON_ERROR_STOP=0",
+        "-c",
+        "\\set VERBOSITY verbose",
+        "-c",
+        "BEGIN",
+        "-c",
+        "INSERT INTO t VALUES (7, 'seven', 0, true)",
+        "-c",
+        "SELECT * FROM missing",
+        "-c",
+        "SELECT 1",
+        "-c",
+        "COMMIT",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("42P01"), "{stderr}");
+    assert!(stderr.contains("25P02"), "{stderr}");
+    assert!(stdout.trim_end().ends_with("ROLLBACK"), "COMMIT of a failed block answers ROLLBACK: {stdout}");
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 7"), "0\n");
+
+    // Errors carry the db's SQLSTATE, syntax errors their position.
+    let error = server.query_error("SELECT * FROM nosuch");
+    assert!(error.contains("42P01") && error.contains("nosuch"), "{error}");
+    let error = server.query_error("SELECT * FORM t");
+    assert!(error.contains("42601"), "{error}");
+    assert!(error.contains("LINE 1: SELECT * FORM t"), "psql shows the position: {error}");
+    let error = server.query_error("INSERT INTO t VALUES (1, 'again', 0, true)");
+    assert!(error.contains("23505"), "{error}");
+
+    // Oracle's statements reach the db.
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|WAIT"));
+    let out = server.psql(&["-c", "ALTER SESSION SET commit_wait = NOWAIT"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SET", "psycopg needs the tag SET");
+    assert_eq!(server.query("SET synchronous_commit = off; SHOW synchronous_commit"), "SET\noff\n");
+    // Client settings the server keeps.
+    assert_eq!(
+        server.query("SET extra_float_digits = 3; SET application_name TO 'tests'; SHOW application_name"),
+        "SET\nSET\ntests\n"
+    );
+    assert_eq!(server.query("SHOW server_version"), "16.0\n");
+    assert_eq!(server.query("SHOW DateStyle"), "ISO, MDY\n");
+    let error = server.query_error("SET no_such_setting = 1");
+    assert!(error.contains("42704"), "{error}");
+    assert_eq!(server.psql(&["-c", ""]).status.code(), Some(0), "an empty query is answered");
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+#[test]
+fn connections_over_the_limit_are_refused_with_53300() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-connections", "1"]);
+    // Hold the only slot with a session that has started up.
+    let mut held = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    protocol::startup(&mut held);
+    let error = server.query_error("SELECT 1");
+    assert!(error.contains("53300") || error.contains("too many clients"), "{error}");
+    drop(held);
+    // The slot comes back once the connection is gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let out = server.psql(&["-At", "-c", "SELECT 1"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", String::from_utf8_lossy(&out.stderr));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,249 @@
+//! The workload repository as statements of a session, with Oracle's names:
+//!
+//! - `EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT` (or `EXEC snapshot`, or the bare call
+//!   inside a `BEGIN ... END;` block): takes a snapshot, returns its `snap_id`;
+//! - `EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(begin_snap, end_snap)` and
+//!   `AWR_REPORT_HTML(...)`: the report, one row per line in the column `output` (as
+//!   Oracle's table function returns it).
+//!
+//! `EXECUTE` is a synonym of `EXEC`. A statement naming anything else is not ours
+//! ([`parse_awr_call`] returns None) and goes on to the SQL parser, so PostgreSQL's
+//! `EXECUTE prepared_name(...)` keeps its meaning.
+
+use super::repository::{load_range, take_snapshot_in};
+use super::sample::sample_of;
+use super::{report_html, report_text, AwrError};
+use crate::database::Session;
+use crate::error::{DbError, DbResult};
+use crate::sql::{QueryResult, ResultColumn};
+use crate::value::{DataType, Value};
+
+const PACKAGE: &str = "dbms_workload_repository";
+
+/// A call into the workload repository.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AwrCall {
+    CreateSnapshot,
+    Report { begin: u64, end: u64, html: bool },
+}
+
+impl AwrCall {
+    /// The columns of the rows the call returns.
+    pub fn result_columns(&self) -> Vec<ResultColumn> {
+        match self {
+            AwrCall::CreateSnapshot => vec![ResultColumn { name: "snap_id".into(), ty: Some(DataType::Int) }],
+            AwrCall::Report { .. } => {
+                vec![ResultColumn { name: "output".into(), ty: Some(DataType::Text { max_chars: None }) }]
+            }
+        }
+    }
+}
+
+/// Recognises a workload repository call; None when `sql` is not one (give it to the
+/// SQL parser). Case-insensitive; a trailing `;` is allowed.
+pub fn parse_awr_call(sql: &str) -> Option<DbResult<AwrCall>> {
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let (first, after_first) = split_word(text);
+    let (name_part, explicit) = if first.eq_ignore_ascii_case("exec") || first.eq_ignore_ascii_case("execute")
+    {
+        (after_first.trim_start(), true)
+    } else {
+        (text, false)
+    };
+    let (name, arguments) = match name_part.find('(') {
+        Some(open) => (name_part[..open].trim_end(), Some(&name_part[open..])),
+        None => (name_part, None),
+    };
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let name = name.to_ascii_lowercase();
+    let procedure = match name.split_once('.') {
+        Some((PACKAGE, procedure)) => procedure,
+        // `EXEC snapshot`: the short form, only after EXEC (a bare word is someone else's).
+        None if explicit && name == "snapshot" => "create_snapshot",
+        _ => return None,
+    };
+    let display = if name.contains('.') { name.to_ascii_uppercase() } else { name.clone() };
+    Some(parse_procedure(procedure, &display, arguments))
+}
+
+/// The first word of `text` and the rest.
+fn split_word(text: &str) -> (&str, &str) {
+    let end = text.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(text.len());
+    (&text[..end], &text[end..])
+}
+
+fn parse_procedure(procedure: &str, display: &str, arguments: Option<&str>) -> DbResult<AwrCall> {
+    let bad = |message: String| DbError::Awr(AwrError::BadCall(message));
+    let numbers = match arguments {
+        None => Vec::new(),
+        Some(list) => {
+            let inner = list
+                .strip_prefix('(')
+                .and_then(|l| l.strip_suffix(')'))
+                .ok_or_else(|| bad(format!("{display}: the argument list {list:?} is not closed by ')'")))?;
+            if inner.trim().is_empty() {
+                Vec::new()
+            } else {
+                inner
+                    .split(',')
+                    .map(|a| {
+                        a.trim()
+                            .parse::<u64>()
+                            .map_err(|_| bad(format!("{display}: {:?} is not a snapshot id", a.trim())))
+                    })
+                    .collect::<DbResult<Vec<u64>>>()?
+            }
+        }
+    };
+    match procedure {
+        "create_snapshot" if numbers.is_empty() => Ok(AwrCall::CreateSnapshot),
+        "create_snapshot" => Err(bad(format!("{display} takes no arguments"))),
+        "awr_report_text" | "awr_report_html" => match numbers[..] {
+            [begin, end] => Ok(AwrCall::Report { begin, end, html: procedure.ends_with("html") }),
+            _ => Err(bad(format!(
+                "{display} takes (begin_snap_id, end_snap_id), {} argument(s) given",
+                numbers.len()
+            ))),
+        },
+        other => Err(bad(format!(
+            "{}.{} does not exist (known: CREATE_SNAPSHOT, AWR_REPORT_TEXT, AWR_REPORT_HTML)",
+            PACKAGE.to_ascii_uppercase(),
+            other.to_ascii_uppercase()
+        ))),
+    }
+}
+
+impl Session {
+    /// Runs a workload repository call for this session's database.
+    pub(crate) fn run_awr_call(&mut self, call: &AwrCall) -> DbResult<QueryResult> {
+        let dir = self.db.log().config().dir.clone();
+        let rows = match *call {
+            AwrCall::CreateSnapshot => {
+                let sample = sample_of(self.db.log(), self.db.sql_stats_now(), self.db.snapshot().scn);
+                let info = take_snapshot_in(&dir, sample)?;
+                vec![vec![Value::Int(info.id as i64)]]
+            }
+            AwrCall::Report { begin, end, html } => {
+                let range = load_range(&dir, Some(begin), Some(end))?;
+                let report = if html { report_html(&range)? } else { report_text(&range)? };
+                report.lines().map(|line| vec![Value::Text(line.to_string())]).collect()
+            }
+        };
+        Ok(QueryResult::Rows { columns: call.result_columns(), rows })
+    }
+
+    /// Runs `sql` if it is a workload repository call (None if it is not one).
+    pub fn execute_awr_call(&mut self, sql: &str) -> Option<DbResult<QueryResult>> {
+        parse_awr_call(sql).map(|call| call.and_then(|call| self.run_awr_call(&call)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(sql: &str) -> Option<Result<AwrCall, String>> {
+        parse_awr_call(sql).map(|r| r.map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn the_oracle_forms_are_recognised() {
+        for sql in [
+            "EXEC snapshot",
+            "exec SNAPSHOT;",
+            "EXECUTE snapshot",
+            "EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT",
+            "exec dbms_workload_repository.create_snapshot();",
+            "  DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT  ",
+            "dbms_workload_repository.create_snapshot ( )",
+        ] {
+            assert_eq!(call(sql), Some(Ok(AwrCall::CreateSnapshot)), "{sql:?}");
+        }
+        assert_eq!(
+            call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(3, 7)"),
+            Some(Ok(AwrCall::Report { begin: 3, end: 7, html: false }))
+        );
+        assert_eq!(
+            call("exec dbms_workload_repository.awr_report_html( 1 ,2 );"),
+            Some(Ok(AwrCall::Report { begin: 1, end: 2, html: true }))
+        );
+    }
+
+    #[test]
+    fn other_statements_are_left_to_the_sql_parser() {
+        for sql in
+            ["SELECT 1", "snapshot", "EXECUTE my_statement(1, 2)", "EXEC", "INSERT INTO t VALUES (1)", ""]
+        {
+            assert_eq!(call(sql), None, "{sql:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_calls_are_errors_naming_the_problem() {
+        let error = |sql: &str| call(sql).expect("ours").expect_err("an error");
+        assert_eq!(
+            error("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1)"),
+            "DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT takes (begin_snap_id, end_snap_id), 1 argument(s) given"
+        );
+        assert_eq!(
+            error("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, x)"),
+            "DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT: \"x\" is not a snapshot id"
+        );
+        assert_eq!(error("EXEC snapshot(1)"), "snapshot takes no arguments");
+        assert!(error("EXEC DBMS_WORKLOAD_REPOSITORY.DROP_SNAPSHOT_RANGE(1, 2)")
+            .contains("DROP_SNAPSHOT_RANGE does not exist"));
+        assert!(error("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2").contains("not closed"));
+    }
+
+    #[test]
+    fn a_session_takes_snapshots_and_reports_between_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut log = redo::LogConfig::new(".");
+        log.log_file_size = 1 << 20;
+        log.log_buffer = 256 << 10;
+        log.sync_method = redo::SyncMethod::Fdatasync;
+        let db = crate::Database::open(dir.path(), crate::DbConfig { log, checkpoint_interval_ms: 0 })
+            .expect("open");
+        let mut s = db.session();
+        let snap_id = |r: QueryResult| match r.rows() {
+            [row] => row[0].clone(),
+            other => panic!("expected one row, got {other:?}"),
+        };
+        let first = s
+            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT")
+            .expect("ours")
+            .expect("snapshot");
+        assert_eq!(first.columns()[0].name, "snap_id");
+        assert_eq!(snap_id(first), Value::Int(1));
+        s.execute("CREATE TABLE t (id INT PRIMARY KEY)", &[]).expect("create");
+        for i in 0..20 {
+            s.execute("INSERT INTO t VALUES ($1)", &[Value::Int(i)]).expect("insert");
+            s.execute("COMMIT", &[]).expect("commit");
+        }
+        assert_eq!(
+            snap_id(s.execute_awr_call("EXEC snapshot").expect("ours").expect("snapshot")),
+            Value::Int(2)
+        );
+        let report = s
+            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2)")
+            .expect("ours")
+            .expect("report");
+        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
+        assert_eq!(lines[0], "WORKLOAD REPOSITORY report for");
+        let commits = lines.iter().find(|l| l.starts_with("user commits ")).expect("user commits line");
+        assert!(commits.contains(" 21 "), "20 inserts and the CREATE TABLE: {commits}");
+        let html = s
+            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_HTML(1, 2)")
+            .expect("ours")
+            .expect("html");
+        assert_eq!(html.rows()[0][0], Value::Text("<!DOCTYPE html>".into()));
+        let unknown = s
+            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 5)")
+            .expect("ours")
+            .unwrap_err();
+        assert_eq!(unknown.sqlstate(), "22023");
+        assert!(unknown.to_string().starts_with("snapshot 5 does not exist"), "{unknown}");
+    }
+}

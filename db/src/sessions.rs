@@ -1,0 +1,256 @@
+//! The sessions of a database as the wait interface sees them: each open [`Session`]
+//! has an entry here with its SID, client, status, current SQL and wait, its redo
+//! statistics and the wait events the database layer measures (`v$session`,
+//! `v$sesstat`, `v$session_event`).
+//!
+//! The events measured above the redo log: `enq: TX - row lock contention`
+//! (Application), and, for the wire server, `SQL*Net message from client` (Idle: the
+//! session waits for its client's next call) and `SQL*Net message to client` (Network:
+//! sending a reply); and `checkpoint write` (System I/O: writing a checkpoint image),
+//! counted as background work. Each entry counts its own; a closed session's counts move
+//! to the registry's retired totals so system figures never go backwards.
+//!
+//! [`Session`]: crate::Session
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use redo::stats::{monotonic_us, EventCounters, EventSnapshot, StatsSet};
+use redo::WaitEvent;
+
+/// Wait events the database layer (and the server above it) measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DbEvent {
+    RowLockContention,
+    SqlNetMessageFromClient,
+    SqlNetMessageToClient,
+    /// Writing a checkpoint image (the data files), temp file to rename, syncs included.
+    CheckpointWrite,
+}
+
+pub const DB_EVENT_COUNT: usize = 4;
+
+impl DbEvent {
+    pub const ALL: [DbEvent; DB_EVENT_COUNT] = [
+        DbEvent::RowLockContention,
+        DbEvent::SqlNetMessageFromClient,
+        DbEvent::SqlNetMessageToClient,
+        DbEvent::CheckpointWrite,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DbEvent::RowLockContention => "enq: TX - row lock contention",
+            DbEvent::SqlNetMessageFromClient => "SQL*Net message from client",
+            DbEvent::SqlNetMessageToClient => "SQL*Net message to client",
+            DbEvent::CheckpointWrite => "checkpoint write",
+        }
+    }
+
+    pub fn class(self) -> &'static str {
+        match self {
+            DbEvent::RowLockContention => "Application",
+            DbEvent::SqlNetMessageFromClient => "Idle",
+            DbEvent::SqlNetMessageToClient => "Network",
+            DbEvent::CheckpointWrite => "System I/O",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What a wait in progress is on: an event of the redo log or of the database layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnyEvent {
+    Redo(WaitEvent),
+    Db(DbEvent),
+}
+
+impl AnyEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            AnyEvent::Redo(e) => e.name(),
+            AnyEvent::Db(e) => e.name(),
+        }
+    }
+}
+
+fn unix_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
+}
+
+/// One session as the views see it. Shared by the session (which updates it) and the
+/// registry (which readers go through).
+pub struct SessionEntry {
+    pub sid: u64,
+    pub logon_unix_us: u64,
+    client: Mutex<ClientInfo>,
+    /// Inside a user call (ACTIVE) or waiting for the client's next one (INACTIVE).
+    in_call: AtomicBool,
+    /// The SQL of the current call, or of the last one.
+    sql: Mutex<Arc<str>>,
+    /// The session's redo statistics and waits (the redo log's own counters).
+    pub redo: Arc<StatsSet>,
+    events: [EventCounters; DB_EVENT_COUNT],
+    /// A database-layer wait in progress: 0, or the event's index + 1 in the low 8 bits
+    /// and its start (`monotonic_us`) above.
+    current_wait: AtomicU64,
+    pub user_calls: AtomicU64,
+    pub db_time_us: AtomicU64,
+    pub db_cpu_us: AtomicU64,
+}
+
+/// Who is on the other end of a session.
+#[derive(Clone, Debug)]
+pub struct ClientInfo {
+    pub username: String,
+    pub program: String,
+    pub machine: String,
+}
+
+impl SessionEntry {
+    pub fn client(&self) -> ClientInfo {
+        self.client.lock().expect("client info poisoned").clone()
+    }
+
+    pub fn set_client(&self, info: ClientInfo) {
+        *self.client.lock().expect("client info poisoned") = info;
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.in_call.load(Relaxed)
+    }
+
+    pub(crate) fn set_active(&self, active: bool) {
+        self.in_call.store(active, Relaxed);
+    }
+
+    pub fn sql(&self) -> Arc<str> {
+        self.sql.lock().expect("sql text poisoned").clone()
+    }
+
+    pub(crate) fn set_sql(&self, sql: &str) {
+        let mut current = self.sql.lock().expect("sql text poisoned");
+        if &**current != sql {
+            *current = Arc::from(sql);
+        }
+    }
+
+    /// Marks the start of a wait on `event`.
+    pub fn begin_wait(&self, event: DbEvent, started: Instant) {
+        self.current_wait.store((monotonic_us(started) << 8) | (event.index() as u64 + 1), Relaxed);
+    }
+
+    /// Ends the wait in progress: counted when `waited` holds its length, forgotten when
+    /// None (it turned out not to be a wait).
+    pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {
+        self.current_wait.store(0, Relaxed);
+        if let Some(d) = waited {
+            self.events[event.index()].record(d);
+        }
+    }
+
+    /// Counts a wait measured by the caller (the server's client round trips).
+    pub fn record_wait(&self, event: DbEvent, waited: Duration) {
+        self.events[event.index()].record(waited);
+    }
+
+    /// The wait in progress, if any, and how long it has lasted: the database layer's,
+    /// else the redo log's.
+    pub fn current_wait(&self) -> Option<(AnyEvent, Duration)> {
+        let v = self.current_wait.load(Relaxed);
+        let index = (v & 0xff) as usize;
+        if index > 0 && index <= DB_EVENT_COUNT {
+            let now = monotonic_us(Instant::now());
+            let lasted = Duration::from_micros(now.saturating_sub(v >> 8));
+            return Some((AnyEvent::Db(DbEvent::ALL[index - 1]), lasted));
+        }
+        self.redo.current_wait().map(|(e, d)| (AnyEvent::Redo(e), d))
+    }
+
+    pub fn events(&self) -> [EventSnapshot; DB_EVENT_COUNT] {
+        std::array::from_fn(|i| self.events[i].snapshot())
+    }
+}
+
+/// The open sessions, and the totals of those closed.
+#[derive(Default)]
+pub struct SessionRegistry {
+    inner: Mutex<Registry>,
+    /// Waits of background work (checkpoints).
+    background: [EventCounters; DB_EVENT_COUNT],
+}
+
+#[derive(Default)]
+struct Registry {
+    next_sid: u64,
+    live: BTreeMap<u64, Arc<SessionEntry>>,
+    retired_events: [EventSnapshot; DB_EVENT_COUNT],
+}
+
+impl SessionRegistry {
+    /// Registers a new session with its redo statistics.
+    pub(crate) fn open(&self, redo: Arc<StatsSet>) -> Arc<SessionEntry> {
+        let mut r = self.inner.lock().expect("session registry poisoned");
+        r.next_sid += 1;
+        let entry = Arc::new(SessionEntry {
+            sid: r.next_sid,
+            logon_unix_us: unix_us(),
+            client: Mutex::new(ClientInfo {
+                username: "embedded".into(),
+                program: std::env::args().next().unwrap_or_default(),
+                machine: String::new(),
+            }),
+            in_call: AtomicBool::new(false),
+            sql: Mutex::new(Arc::from("")),
+            redo,
+            events: Default::default(),
+            current_wait: AtomicU64::new(0),
+            user_calls: AtomicU64::new(0),
+            db_time_us: AtomicU64::new(0),
+            db_cpu_us: AtomicU64::new(0),
+        });
+        r.live.insert(entry.sid, entry.clone());
+        entry
+    }
+
+    /// Removes a closed session, keeping its counts in the totals.
+    pub(crate) fn close(&self, sid: u64) {
+        let mut r = self.inner.lock().expect("session registry poisoned");
+        if let Some(entry) = r.live.remove(&sid) {
+            for (total, e) in r.retired_events.iter_mut().zip(entry.events()) {
+                total.merge(&e);
+            }
+        }
+    }
+
+    /// The open sessions, by SID.
+    pub fn live(&self) -> Vec<Arc<SessionEntry>> {
+        self.inner.lock().expect("session registry poisoned").live.values().cloned().collect()
+    }
+
+    /// Counts a wait of background work.
+    pub(crate) fn record_background(&self, event: DbEvent, waited: Duration) {
+        self.background[event.index()].record(waited);
+    }
+
+    /// System totals of the database-layer events: background work, closed sessions and
+    /// open ones.
+    pub fn event_totals(&self) -> [EventSnapshot; DB_EVENT_COUNT] {
+        let r = self.inner.lock().expect("session registry poisoned");
+        let mut totals = r.retired_events;
+        for (total, e) in totals.iter_mut().zip(&self.background) {
+            total.merge(&e.snapshot());
+        }
+        for entry in r.live.values() {
+            for (total, e) in totals.iter_mut().zip(entry.events()) {
+                total.merge(&e);
+            }
+        }
+        totals
+    }
+}

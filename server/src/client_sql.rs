@@ -1,0 +1,252 @@
+//! The statements the server answers itself, because they concern the client's
+//! connection rather than the database: the settings drivers set (application_name,
+//! extra_float_digits, DateStyle, ...) and SHOW of them, and the statement-name
+//! bookkeeping of DEALLOCATE and DISCARD ALL.
+//!
+//! `SET synchronous_commit`, the db's parameters and the Oracle statements (COMMIT
+//! WRITE, ALTER SESSION, SHOW PARAMETER) are not here: they reach the db.
+
+use std::collections::BTreeMap;
+
+use db::sql::{parse_special, Special};
+
+/// Settings of the connection kept by the server: (lowercase name, name as reported,
+/// default, whether clients may change it, whether a change is reported to the client
+/// with a ParameterStatus message).
+const CLIENT_SETTINGS: &[(&str, &str, &str, bool, bool)] = &[
+    ("application_name", "application_name", "", true, true),
+    ("client_encoding", "client_encoding", "UTF8", true, true),
+    ("datestyle", "DateStyle", "ISO, MDY", true, true),
+    ("timezone", "TimeZone", "UTC", true, true),
+    ("intervalstyle", "IntervalStyle", "postgres", true, true),
+    ("extra_float_digits", "extra_float_digits", "1", true, false),
+    ("search_path", "search_path", "\"$user\", public", true, false),
+    ("statement_timeout", "statement_timeout", "0", true, false),
+    ("lock_timeout", "lock_timeout", "0", true, false),
+    ("idle_in_transaction_session_timeout", "idle_in_transaction_session_timeout", "0", true, false),
+    ("client_min_messages", "client_min_messages", "notice", true, false),
+    ("bytea_output", "bytea_output", "hex", true, false),
+    ("default_transaction_isolation", "default_transaction_isolation", "read committed", true, false),
+    ("transaction_isolation", "transaction_isolation", "read committed", false, false),
+    ("lc_messages", "lc_messages", "C", true, false),
+    ("jit", "jit", "off", true, false),
+    ("standard_conforming_strings", "standard_conforming_strings", "on", false, true),
+    ("server_version", "server_version", "16.0", false, true),
+    ("server_version_num", "server_version_num", "160000", false, false),
+    ("server_encoding", "server_encoding", "UTF8", false, true),
+    ("integer_datetimes", "integer_datetimes", "on", false, true),
+    ("is_superuser", "is_superuser", "on", false, true),
+    ("session_authorization", "session_authorization", "", false, true),
+    ("max_identifier_length", "max_identifier_length", "63", false, false),
+];
+
+fn definition(name: &str) -> Option<&'static (&'static str, &'static str, &'static str, bool, bool)> {
+    CLIENT_SETTINGS.iter().find(|d| d.0.eq_ignore_ascii_case(name))
+}
+
+/// Whether `name` is a setting the server keeps rather than the db.
+pub fn is_client_setting(name: &str) -> bool {
+    definition(name).is_some()
+}
+
+/// A problem with a client setting, with its SQLSTATE.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingError {
+    pub sqlstate: &'static str,
+    pub message: String,
+}
+
+/// The connection's settings.
+#[derive(Clone, Debug)]
+pub struct ClientSettings {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl ClientSettings {
+    pub fn new(user: &str) -> ClientSettings {
+        let mut values: BTreeMap<&'static str, String> =
+            CLIENT_SETTINGS.iter().map(|d| (d.0, d.2.to_string())).collect();
+        values.insert("session_authorization", user.to_string());
+        ClientSettings { values }
+    }
+
+    /// The settings reported at startup, with their names as reported.
+    pub fn reported(&self) -> Vec<(&'static str, String)> {
+        CLIENT_SETTINGS.iter().filter(|d| d.4).map(|d| (d.1, self.values[d.0].clone())).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        definition(name).map(|d| self.values[d.0].as_str())
+    }
+
+    /// Changes a setting. Returns the (reported name, value) to send as a ParameterStatus
+    /// when the change is reported to clients.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<Option<(&'static str, String)>, SettingError> {
+        let Some(&(key, reported_name, default, settable, reported)) = definition(name) else {
+            return Err(SettingError {
+                sqlstate: "42704",
+                message: format!("unrecognized configuration parameter \"{name}\""),
+            });
+        };
+        if !settable {
+            return Err(SettingError {
+                sqlstate: "55P02",
+                message: format!("parameter \"{key}\" cannot be changed"),
+            });
+        }
+        let value =
+            if value.eq_ignore_ascii_case("default") { default.to_string() } else { value.to_string() };
+        match key {
+            "client_encoding"
+                if !["utf8", "utf-8", "unicode"].contains(&value.to_ascii_lowercase().as_str()) =>
+            {
+                return Err(SettingError {
+                    sqlstate: "22023",
+                    message: format!("invalid value for parameter \"client_encoding\": \"{value}\" (only UTF8 is supported)"),
+                });
+            }
+            "datestyle" if !value.to_ascii_uppercase().starts_with("ISO") => {
+                return Err(SettingError {
+                    sqlstate: "22023",
+                    message: format!(
+                        "invalid value for parameter \"DateStyle\": \"{value}\" (only ISO is supported)"
+                    ),
+                });
+            }
+            _ => {}
+        }
+        let value = if key == "client_encoding" { "UTF8".to_string() } else { value };
+        self.values.insert(key, value.clone());
+        Ok(reported.then_some((reported_name, value)))
+    }
+
+    /// Back to the default. Returns the ParameterStatus to send, as `set` does.
+    pub fn reset(&mut self, name: &str) -> Result<Option<(&'static str, String)>, SettingError> {
+        self.set(name, "default")
+    }
+
+    /// Every settable setting back to its default; the ParameterStatus messages to send.
+    pub fn reset_all(&mut self) -> Vec<(&'static str, String)> {
+        CLIENT_SETTINGS.iter().filter(|d| d.3).filter_map(|d| self.reset(d.0).ok().flatten()).collect()
+    }
+
+    /// Applies the settings a client sends in its startup message (others are ignored).
+    pub fn apply_startup(&mut self, parameters: &BTreeMap<String, String>) -> Result<(), SettingError> {
+        for (name, value) in parameters {
+            if definition(name).is_some_and(|d| d.3) {
+                self.set(name, value)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A statement the server answers itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientStatement {
+    Set {
+        name: String,
+        value: String,
+    },
+    Reset {
+        name: String,
+    },
+    /// RESET ALL: the client's settings and the db's session parameters.
+    ResetAll,
+    Show {
+        name: String,
+    },
+    /// DEALLOCATE [PREPARE] name; None for ALL.
+    Deallocate(Option<String>),
+    DiscardAll,
+}
+
+impl ClientStatement {
+    /// Recognises a client statement in `sql` (one statement, without its `;`).
+    pub fn parse(sql: &str) -> Option<ClientStatement> {
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        let keyword = |i: usize, k: &str| words.get(i).is_some_and(|w| w.eq_ignore_ascii_case(k));
+        if keyword(0, "DEALLOCATE") {
+            let mut i = 1;
+            if keyword(i, "PREPARE") {
+                i += 1;
+            }
+            return match &words[i..] {
+                [all] if all.eq_ignore_ascii_case("ALL") => Some(ClientStatement::Deallocate(None)),
+                [name] => Some(ClientStatement::Deallocate(Some(unquote(name)))),
+                _ => None,
+            };
+        }
+        if keyword(0, "DISCARD") && keyword(1, "ALL") && words.len() == 2 {
+            return Some(ClientStatement::DiscardAll);
+        }
+        match parse_special(sql)? {
+            Ok(Special::PgSet { name, value, local: false }) if is_client_setting(&name) => {
+                Some(ClientStatement::Set { name, value })
+            }
+            Ok(Special::PgReset(Some(name))) if is_client_setting(&name) => {
+                Some(ClientStatement::Reset { name })
+            }
+            Ok(Special::PgReset(None)) => Some(ClientStatement::ResetAll),
+            Ok(Special::PgShow(Some(name))) if is_client_setting(&name) => {
+                Some(ClientStatement::Show { name })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A statement name as written: `"Name"` keeps its case, a bare name is lowercased.
+fn unquote(name: &str) -> String {
+    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => name.to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_statements_are_recognised() {
+        assert_eq!(
+            ClientStatement::parse("SET extra_float_digits = 3"),
+            Some(ClientStatement::Set { name: "extra_float_digits".into(), value: "3".into() })
+        );
+        assert_eq!(
+            ClientStatement::parse("SET application_name TO 'x y'"),
+            Some(ClientStatement::Set { name: "application_name".into(), value: "x y".into() })
+        );
+        assert_eq!(ClientStatement::parse("deallocate all"), Some(ClientStatement::Deallocate(None)));
+        assert_eq!(
+            ClientStatement::parse("DEALLOCATE PREPARE \"S_1\""),
+            Some(ClientStatement::Deallocate(Some("S_1".into())))
+        );
+        assert_eq!(ClientStatement::parse("DISCARD ALL"), Some(ClientStatement::DiscardAll));
+        assert_eq!(
+            ClientStatement::parse("show DateStyle"),
+            Some(ClientStatement::Show { name: "datestyle".into() })
+        );
+        // The db's own settings go to the db.
+        assert_eq!(ClientStatement::parse("SET synchronous_commit = off"), None);
+        assert_eq!(ClientStatement::parse("SHOW commit_wait"), None);
+        assert_eq!(ClientStatement::parse("ALTER SESSION SET commit_wait = NOWAIT"), None);
+        assert_eq!(ClientStatement::parse("SELECT 1"), None);
+    }
+
+    #[test]
+    fn settings_are_checked_and_reported() {
+        let mut s = ClientSettings::new("alice");
+        assert_eq!(s.get("session_authorization"), Some("alice"));
+        assert_eq!(s.set("application_name", "app").unwrap(), Some(("application_name", "app".to_string())));
+        assert_eq!(s.set("extra_float_digits", "3").unwrap(), None);
+        assert_eq!(s.get("EXTRA_FLOAT_DIGITS"), Some("3"));
+        assert_eq!(s.set("client_encoding", "latin1").unwrap_err().sqlstate, "22023");
+        assert_eq!(s.set("server_version", "1").unwrap_err().sqlstate, "55P02");
+        assert_eq!(s.set("no_such", "1").unwrap_err().sqlstate, "42704");
+        s.reset_all();
+        assert_eq!(s.get("application_name"), Some(""));
+    }
+}

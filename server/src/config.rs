@@ -1,0 +1,273 @@
+//! The server's configuration: command-line flags over an optional TOML file over the
+//! defaults, checked before anything is opened so that a bad value is reported by name.
+//!
+//! The file uses the flags' names with underscores:
+//!
+//! ```toml
+//! data = "/var/lib/redodb"
+//! listen = "127.0.0.1"
+//! port = 5433
+//! max_connections = 100
+//! log_level = "info"
+//! log_buffer = "16M"          # bytes, or with a K, M or G suffix (powers of 1024)
+//! log_parallelism = 1
+//! log_file_size = "64M"       # fixed when the database is created
+//! log_groups = 3              # fixed when the database is created
+//! sync_method = "o_direct"    # fdatasync, o_dsync or o_direct
+//! checkpoint_interval_ms = 60000
+//! ```
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use db::DbConfig;
+use redo::{LogConfig, SyncMethod};
+use serde::Deserialize;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 5433;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+/// Connections refused beyond this are not worth a thread each.
+pub const MAX_MAX_CONNECTIONS: usize = 10_000;
+pub const DEFAULT_LOG_LEVEL: &str = "info";
+const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// A configuration value that is not allowed, named by its parameter.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid value {value:?} for parameter {parameter}: allowed {allowed}")]
+    Invalid { parameter: &'static str, value: String, allowed: String },
+    #[error("missing parameter {0}")]
+    Missing(&'static str),
+    #[error("reading the configuration file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("in the configuration file {path}: {message}")]
+    File { path: PathBuf, message: String },
+}
+
+/// A size in bytes, written as a number or with a K, M or G suffix (powers of 1024).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl FromStr for ByteSize {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ByteSize, String> {
+        let text = text.trim();
+        let lower = text.to_ascii_lowercase();
+        let lower = lower.strip_suffix("ib").or_else(|| lower.strip_suffix('b')).unwrap_or(&lower);
+        let (digits, unit) = match lower.char_indices().last() {
+            Some((i, 'k')) => (&lower[..i], 1u64 << 10),
+            Some((i, 'm')) => (&lower[..i], 1 << 20),
+            Some((i, 'g')) => (&lower[..i], 1 << 30),
+            _ => (lower, 1),
+        };
+        digits
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(unit))
+            .map(ByteSize)
+            .ok_or_else(|| format!("{text:?} is not a size (a number of bytes, or with a K, M or G suffix)"))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ByteSize, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Number(n) => Ok(ByteSize(n)),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Every setting, each optional: one layer (the file, or the flags).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub data: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub port: Option<u16>,
+    pub max_connections: Option<usize>,
+    pub log_level: Option<String>,
+    pub log_buffer: Option<ByteSize>,
+    pub log_parallelism: Option<u32>,
+    pub log_file_size: Option<ByteSize>,
+    pub log_groups: Option<u32>,
+    pub sync_method: Option<String>,
+    pub checkpoint_interval_ms: Option<u64>,
+}
+
+impl Settings {
+    /// Reads a TOML configuration file.
+    pub fn from_file(path: &Path) -> Result<Settings, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        toml::from_str(&text)
+            .map_err(|e| ConfigError::File { path: path.to_path_buf(), message: e.to_string() })
+    }
+
+    /// These settings, with each one `over` sets replaced by its value.
+    pub fn overridden_by(self, over: Settings) -> Settings {
+        Settings {
+            data: over.data.or(self.data),
+            listen: over.listen.or(self.listen),
+            port: over.port.or(self.port),
+            max_connections: over.max_connections.or(self.max_connections),
+            log_level: over.log_level.or(self.log_level),
+            log_buffer: over.log_buffer.or(self.log_buffer),
+            log_parallelism: over.log_parallelism.or(self.log_parallelism),
+            log_file_size: over.log_file_size.or(self.log_file_size),
+            log_groups: over.log_groups.or(self.log_groups),
+            sync_method: over.sync_method.or(self.sync_method),
+            checkpoint_interval_ms: over.checkpoint_interval_ms.or(self.checkpoint_interval_ms),
+        }
+    }
+
+    /// The configuration these settings give, with the defaults for the ones not set,
+    /// validated (the engine's ranges included).
+    pub fn resolve(self) -> Result<ServerConfig, ConfigError> {
+        let data_dir = self.data.ok_or(ConfigError::Missing("data (--data DIR)"))?;
+        let listen_text = self.listen.unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+        let listen: IpAddr = listen_text.parse().map_err(|_| ConfigError::Invalid {
+            parameter: "listen",
+            value: listen_text.clone(),
+            allowed: "an IP address such as 127.0.0.1, 0.0.0.0 or ::1".into(),
+        })?;
+        let max_connections = self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if !(1..=MAX_MAX_CONNECTIONS).contains(&max_connections) {
+            return Err(ConfigError::Invalid {
+                parameter: "max_connections",
+                value: max_connections.to_string(),
+                allowed: format!("1 to {MAX_MAX_CONNECTIONS}"),
+            });
+        }
+        let log_level = self.log_level.unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()).to_ascii_lowercase();
+        if !LOG_LEVELS.contains(&log_level.as_str()) {
+            return Err(ConfigError::Invalid {
+                parameter: "log_level",
+                value: log_level,
+                allowed: LOG_LEVELS.join(", "),
+            });
+        }
+        let mut log = LogConfig::new(&data_dir);
+        if let Some(size) = self.log_buffer {
+            log.log_buffer = size.0;
+        }
+        if let Some(n) = self.log_parallelism {
+            log.log_parallelism = n;
+        }
+        if let Some(size) = self.log_file_size {
+            log.log_file_size = size.0;
+        }
+        if let Some(n) = self.log_groups {
+            log.log_groups = n;
+        }
+        if let Some(method) = self.sync_method {
+            log.sync_method = SyncMethod::parse(&method).ok_or_else(|| ConfigError::Invalid {
+                parameter: "sync_method",
+                value: method.clone(),
+                allowed: SyncMethod::ALL.map(|m| m.name()).join(", "),
+            })?;
+        }
+        log.validate().map_err(|e| ConfigError::Invalid {
+            parameter: e.parameter,
+            value: e.value,
+            allowed: e.allowed,
+        })?;
+        let mut db = DbConfig { log, ..DbConfig::default() };
+        if let Some(ms) = self.checkpoint_interval_ms {
+            db.checkpoint_interval_ms = ms;
+        }
+        Ok(ServerConfig {
+            data_dir,
+            listen,
+            port: self.port.unwrap_or(DEFAULT_PORT),
+            max_connections,
+            log_level,
+            db,
+        })
+    }
+}
+
+/// A checked configuration.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub listen: IpAddr,
+    /// 0 lets the system choose (the "listening" line tells which).
+    pub port: u16,
+    pub max_connections: usize,
+    /// off, error, warn, info, debug or trace.
+    pub log_level: String,
+    pub db: DbConfig,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_data() -> Settings {
+        Settings { data: Some("/tmp/redodb-test".into()), ..Settings::default() }
+    }
+
+    #[test]
+    fn sizes_take_suffixes() {
+        assert_eq!("65536".parse(), Ok(ByteSize(65536)));
+        assert_eq!("64k".parse(), Ok(ByteSize(64 << 10)));
+        assert_eq!("16M".parse(), Ok(ByteSize(16 << 20)));
+        assert_eq!("1GiB".parse(), Ok(ByteSize(1 << 30)));
+        assert!("lots".parse::<ByteSize>().is_err());
+        assert!("99999999999999G".parse::<ByteSize>().is_err());
+    }
+
+    #[test]
+    fn defaults_resolve() {
+        let c = with_data().resolve().unwrap();
+        assert_eq!(c.port, DEFAULT_PORT);
+        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(c.max_connections, DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(c.db.log.dir, PathBuf::from("/tmp/redodb-test"));
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let file: Settings =
+            toml::from_str("port = 7000\nlog_buffer = \"1M\"\nlog_groups = 4\ndata = \"/a\"").unwrap();
+        let flags = Settings { port: Some(7001), ..with_data() };
+        let c = file.overridden_by(flags).resolve().unwrap();
+        assert_eq!(c.port, 7001);
+        assert_eq!(c.db.log.log_buffer, 1 << 20);
+        assert_eq!(c.db.log.log_groups, 4);
+        assert_eq!(c.data_dir, PathBuf::from("/tmp/redodb-test"));
+    }
+
+    #[test]
+    fn bad_values_name_their_parameter() {
+        let message = |s: Settings| s.resolve().unwrap_err().to_string();
+        assert!(message(Settings { log_groups: Some(1), ..with_data() }).contains("log_groups"));
+        assert!(message(Settings { log_buffer: Some(ByteSize(1000)), ..with_data() }).contains("log_buffer"));
+        assert!(message(Settings { sync_method: Some("sometimes".into()), ..with_data() })
+            .contains("sync_method"));
+        assert!(message(Settings { max_connections: Some(0), ..with_data() }).contains("max_connections"));
+        assert!(message(Settings { listen: Some("localhost:1".into()), ..with_data() }).contains("listen"));
+        assert!(message(Settings { log_level: Some("loud".into()), ..with_data() }).contains("log_level"));
+        assert!(message(Settings::default()).contains("data"));
+        let unknown = toml::from_str::<Settings>("prot = 1").unwrap_err().to_string();
+        assert!(unknown.contains("prot"), "{unknown}");
+    }
+}

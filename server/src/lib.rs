@@ -1,0 +1,22 @@
+//! redodb's PostgreSQL wire protocol server (protocol 3.0), on top of the embedded
+//! database (`db`). Each connection's session lives on a dedicated OS thread
+//! (`worker`), so a call waiting on `log file sync` or a row lock never blocks the async
+//! runtime; the async side (`connection`) only moves bytes.
+//!
+//! - `config`: flags and TOML file, validated;
+//! - `listener`: open the database (recovery), listen, shut down cleanly;
+//! - `connection`: startup, framing, one write per round trip;
+//! - `protocol`: simple and extended query, transaction blocks, replies;
+//! - `client_sql`: the settings and statement bookkeeping the server answers itself;
+//! - `types`: type OIDs, text and binary values.
+
+pub mod client_sql;
+pub mod config;
+pub mod connection;
+pub mod listener;
+pub mod protocol;
+pub mod types;
+pub mod worker;
+
+pub use config::{ConfigError, ServerConfig, Settings};
+pub use listener::{run, ServerError};

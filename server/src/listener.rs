@@ -1,0 +1,118 @@
+//! The server's life: open the database (recovery runs before anyone can connect),
+//! listen, serve connections until SIGTERM or SIGINT, then shut down: stop accepting,
+//! let the calls in flight finish (for at most [`DRAIN_TIMEOUT`]), drop every session
+//! (rolling back open transactions), take a checkpoint (which makes every commit
+//! durable first) and stop the log.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use db::{Database, DbError};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::config::ServerConfig;
+use crate::connection::{self, ServerContext};
+
+/// How long shutdown waits for the calls in flight, then for the sessions to end.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("creating the data directory {path}: {source}")]
+    DataDir { path: std::path::PathBuf, source: std::io::Error },
+    #[error("opening the database: {0}")]
+    Open(DbError),
+    #[error("listening on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("final checkpoint: {0}")]
+    Checkpoint(DbError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs the server until a termination signal; returns once the database is closed.
+pub fn run(config: ServerConfig) -> Result<(), ServerError> {
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|source| ServerError::DataDir { path: config.data_dir.clone(), source })?;
+    let db = Arc::new(Database::open(&config.data_dir, config.db.clone()).map_err(ServerError::Open)?);
+    let report = db.recovery_report();
+    log::info!(
+        "database {} open: recovered to commit {}, {} commits replayed after the checkpoint image",
+        config.data_dir.display(),
+        report.last_scn,
+        db.replayed_commits()
+    );
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("redodb-net").build()?;
+    let served = runtime.block_on(serve(&config, db.clone()));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
+    // Every commit durable, then an image, so that the next start replays nothing.
+    db.checkpoint().map_err(ServerError::Checkpoint)?;
+    db.log().shutdown().map_err(|e| ServerError::Checkpoint(e.into()))?;
+    log::info!("database closed");
+    Ok(())
+}
+
+async fn serve(config: &ServerConfig, db: Arc<Database>) -> Result<(), ServerError> {
+    let addr = SocketAddr::new(config.listen, config.port);
+    let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let context = Arc::new(ServerContext::new(db, config.max_connections));
+    let (shutdown_sender, shutdown) = watch::channel(false);
+    // The line scripts and tests wait for.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "redodb listening on {}", listener.local_addr()?)?;
+    stdout.flush()?;
+    drop(stdout);
+
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let context = context.clone();
+                    let shutdown = shutdown.clone();
+                    connections.spawn(async move {
+                        if let Err(e) = connection::serve(stream, context, shutdown).await {
+                            log::warn!("connection from {peer}: {e}");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors, for example: try again shortly.
+                    log::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    log::info!("shutting down: {} connections open", connections.len());
+    drop(listener);
+    let _ = shutdown_sender.send(true);
+    let drained =
+        tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        log::warn!("calls still running after {DRAIN_TIMEOUT:?}: closing their connections");
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+    // Each session is dropped, rolling back, on its own thread once its call ends.
+    let live = context.live_threads.clone();
+    if tokio::time::timeout(DRAIN_TIMEOUT, live.wait_all_gone()).await.is_err() {
+        log::warn!(
+            "{} sessions still busy after {DRAIN_TIMEOUT:?}; closing the database anyway",
+            live.count()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! PostgreSQL types on the wire: the OID of each db type, values written in text or
+//! binary format, and bind parameters read from either.
+//!
+//! The db has one integer type (64-bit), so every integer column is int8 (OID 20);
+//! parameters arrive as int2, int4 or int8 (psycopg picks the smallest that fits, JDBC
+//! int4 for setInt) and are all widened to 64 bits.
+
+use bytes::{BufMut, BytesMut};
+use db::{DataType, DbError, Value};
+
+pub const OID_UNSPECIFIED: u32 = 0;
+pub const OID_BOOL: u32 = 16;
+pub const OID_INT8: u32 = 20;
+pub const OID_INT2: u32 = 21;
+pub const OID_INT4: u32 = 23;
+pub const OID_TEXT: u32 = 25;
+pub const OID_FLOAT4: u32 = 700;
+pub const OID_FLOAT8: u32 = 701;
+pub const OID_UNKNOWN: u32 = 705;
+pub const OID_VARCHAR: u32 = 1043;
+pub const OID_NUMERIC: u32 = 1700;
+
+pub const FORMAT_TEXT: i16 = 0;
+pub const FORMAT_BINARY: i16 = 1;
+
+/// The OID a column or parameter of type `ty` is described with (text when unknown).
+pub fn oid_of(ty: Option<DataType>) -> u32 {
+    match ty {
+        Some(DataType::Int) => OID_INT8,
+        Some(DataType::Float) => OID_FLOAT8,
+        Some(DataType::Bool) => OID_BOOL,
+        Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
+        Some(DataType::Text { max_chars: None }) | None => OID_TEXT,
+    }
+}
+
+/// The (size, modifier) of a RowDescription field of type `ty`.
+pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
+    match ty {
+        Some(DataType::Int) | Some(DataType::Float) => (8, -1),
+        Some(DataType::Bool) => (1, -1),
+        // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
+        Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
+        Some(DataType::Text { max_chars: None }) | None => (-1, -1),
+    }
+}
+
+/// The db type a parameter declared with `oid` holds, if the OID is one we know.
+fn type_of_oid(oid: u32) -> Option<DataType> {
+    match oid {
+        OID_INT2 | OID_INT4 | OID_INT8 => Some(DataType::Int),
+        OID_FLOAT4 | OID_FLOAT8 | OID_NUMERIC => Some(DataType::Float),
+        OID_BOOL => Some(DataType::Bool),
+        OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
+        _ => None,
+    }
+}
+
+/// Writes a value in text format: what PostgreSQL's output functions print.
+pub fn write_text(value: &Value, out: &mut Vec<u8>) {
+    use std::io::Write;
+    match value {
+        Value::Null => {}
+        Value::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
+        Value::Text(s) => out.extend_from_slice(s.as_bytes()),
+        Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+    }
+}
+
+/// float8 output: the shortest text that reads back as the same value (PostgreSQL 12+
+/// with extra_float_digits >= 1), with PostgreSQL's names for the special values.
+fn float_text(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Writes a value in binary format for a column described with `oid`. A value whose type
+/// differs from the column's (possible only for columns of unknown type, described as
+/// text) is written as text, which is text's binary format.
+pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
+    match (value, oid) {
+        (Value::Int(v), OID_INT8) => out.extend_from_slice(&v.to_be_bytes()),
+        (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
+        (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
+        (Value::Bool(b), OID_BOOL) => out.push(u8::from(*b)),
+        (value, _) => write_text(value, out),
+    }
+}
+
+/// Appends one DataRow field: its length (-1 for NULL) and bytes.
+pub fn put_field(value: &Value, oid: u32, format: i16, scratch: &mut Vec<u8>, row: &mut BytesMut) {
+    if value.is_null() {
+        row.put_i32(-1);
+        return;
+    }
+    scratch.clear();
+    if format == FORMAT_BINARY {
+        write_binary(value, oid, scratch);
+    } else {
+        write_text(value, scratch);
+    }
+    row.put_i32(scratch.len() as i32);
+    row.put_slice(scratch);
+}
+
+/// The format of column `index` from a Bind's result format codes: none means text,
+/// one applies to every column, else one per column.
+pub fn format_of(formats: &[i16], index: usize) -> i16 {
+    match formats {
+        [] => FORMAT_TEXT,
+        [one] => *one,
+        many => many.get(index).copied().unwrap_or(FORMAT_TEXT),
+    }
+}
+
+fn invalid(ty: &str, value: impl Into<String>) -> DbError {
+    DbError::TypeMismatch { expected: ty.into(), value: value.into() }
+}
+
+/// Reads one bind parameter. `declared` is the OID the client gave in Parse (0 when it
+/// left the type to the server), `inferred` the type the statement gives the parameter.
+pub fn read_parameter(
+    bytes: Option<&[u8]>,
+    format: i16,
+    declared: u32,
+    inferred: Option<DataType>,
+) -> Result<Value, DbError> {
+    let Some(bytes) = bytes else { return Ok(Value::Null) };
+    let ty = type_of_oid(declared).or(inferred);
+    if format == FORMAT_BINARY {
+        return read_binary(bytes, declared, ty);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid("text", "bytes that are not UTF-8"))?;
+    read_text(text, ty)
+}
+
+fn read_text(text: &str, ty: Option<DataType>) -> Result<Value, DbError> {
+    match ty {
+        Some(DataType::Int) => {
+            text.trim().parse::<i64>().map(Value::Int).map_err(|_| invalid("bigint", text))
+        }
+        Some(DataType::Float) => {
+            let t = text.trim();
+            match t.to_ascii_lowercase().as_str() {
+                "nan" => Ok(Value::Float(f64::NAN)),
+                "infinity" | "inf" | "+infinity" => Ok(Value::Float(f64::INFINITY)),
+                "-infinity" | "-inf" => Ok(Value::Float(f64::NEG_INFINITY)),
+                _ => t.parse::<f64>().map(Value::Float).map_err(|_| invalid("double precision", text)),
+            }
+        }
+        Some(DataType::Bool) => match text.trim().to_ascii_lowercase().as_str() {
+            "t" | "true" | "y" | "yes" | "on" | "1" => Ok(Value::Bool(true)),
+            "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
+            _ => Err(invalid("boolean", text)),
+        },
+        Some(DataType::Text { .. }) | None => Ok(Value::Text(text.to_string())),
+    }
+}
+
+fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Value, DbError> {
+    let wrong_size = || {
+        invalid(
+            &format!("binary {}", ty.map(|t| t.name()).unwrap_or("text".into())),
+            format!("{} bytes", bytes.len()),
+        )
+    };
+    match (declared, ty) {
+        (OID_FLOAT4, _) => {
+            let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Float(f32::from_be_bytes(b) as f64))
+        }
+        (_, Some(DataType::Int)) => match bytes.len() {
+            2 => Ok(Value::Int(i16::from_be_bytes([bytes[0], bytes[1]]) as i64)),
+            4 => Ok(Value::Int(i32::from_be_bytes(bytes.try_into().expect("4 bytes")) as i64)),
+            8 => Ok(Value::Int(i64::from_be_bytes(bytes.try_into().expect("8 bytes")))),
+            _ => Err(wrong_size()),
+        },
+        (_, Some(DataType::Float)) => match bytes.len() {
+            4 => Ok(Value::Float(f32::from_be_bytes(bytes.try_into().expect("4 bytes")) as f64)),
+            8 => Ok(Value::Float(f64::from_be_bytes(bytes.try_into().expect("8 bytes")))),
+            _ => Err(wrong_size()),
+        },
+        (_, Some(DataType::Bool)) => match bytes {
+            [b] => Ok(Value::Bool(*b != 0)),
+            _ => Err(wrong_size()),
+        },
+        (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
+            .map(|s| Value::Text(s.to_string()))
+            .map_err(|_| invalid("text", "bytes that are not UTF-8")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_of_every_width_widen_to_int8() {
+        let int = Some(DataType::Int);
+        assert_eq!(read_parameter(Some(&7i16.to_be_bytes()), 1, OID_INT2, None).unwrap(), Value::Int(7));
+        assert_eq!(read_parameter(Some(&(-7i32).to_be_bytes()), 1, OID_INT4, None).unwrap(), Value::Int(-7));
+        assert_eq!(
+            read_parameter(Some(&(1i64 << 40).to_be_bytes()), 1, 0, int).unwrap(),
+            Value::Int(1 << 40)
+        );
+        assert_eq!(read_parameter(Some(b"42"), 0, 0, int).unwrap(), Value::Int(42));
+        assert!(read_parameter(Some(b"4x"), 0, 0, int).is_err());
+        assert!(read_parameter(Some(&[1, 2, 3]), 1, OID_INT8, None).is_err());
+    }
+
+    #[test]
+    fn parameters_without_a_type_stay_text() {
+        assert_eq!(read_parameter(Some(b"abc"), 0, 0, None).unwrap(), Value::Text("abc".into()));
+        assert_eq!(read_parameter(None, 0, OID_INT8, None).unwrap(), Value::Null);
+        assert_eq!(read_parameter(Some(b"on"), 0, OID_BOOL, None).unwrap(), Value::Bool(true));
+        assert_eq!(
+            read_parameter(Some(&2.5f64.to_be_bytes()), 1, OID_FLOAT8, None).unwrap(),
+            Value::Float(2.5)
+        );
+    }
+
+    #[test]
+    fn values_print_as_postgresql_does() {
+        let text = |v: Value| {
+            let mut out = Vec::new();
+            write_text(&v, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(text(Value::Bool(true)), "t");
+        assert_eq!(text(Value::Float(0.1)), "0.1");
+        assert_eq!(text(Value::Float(f64::NEG_INFINITY)), "-Infinity");
+        assert_eq!(text(Value::Int(-3)), "-3");
+        let mut out = Vec::new();
+        write_binary(&Value::Int(1), OID_INT8, &mut out);
+        assert_eq!(out, 1i64.to_be_bytes());
+    }
+}
