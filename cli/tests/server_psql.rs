@@ -117,3 +117,42 @@ fn connections_over_the_limit_are_refused_with_53300() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The wait interface through a real client: the session's client shows in v$session,
+/// and the round trips, bytes and the idle wait between calls are counted.
+#[test]
+fn client_round_trips_and_waits_show_in_the_views() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.psql(&[
+        "-At",
+        "-c",
+        "SELECT 1",
+        "-c",
+        "SELECT 2",
+        "-c",
+        "SELECT username, program, status FROM v$session WHERE program = 'psql'",
+        "-c",
+        "SELECT value FROM v$sysstat WHERE name = 'SQL*Net roundtrips to/from client'",
+        "-c",
+        "SELECT wait_class, total_waits FROM v$system_event WHERE event = 'SQL*Net message from client'",
+        "-c",
+        "SELECT value > 0 FROM v$sysstat WHERE name = 'bytes received via SQL*Net from client'",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(lines[..2], ["1", "2"]);
+    let user = std::env::var("USER").unwrap_or_default();
+    assert!(
+        lines[2].ends_with("|psql|ACTIVE"),
+        "the session reading v$session is in a call: {lines:?} ({user})"
+    );
+    // Three replies were sent before the fourth statement ran.
+    let roundtrips: i64 = lines[3].parse().unwrap();
+    assert!(roundtrips >= 3, "{lines:?}");
+    let (class, waits) = lines[4].split_once('|').unwrap();
+    assert_eq!(class, "Idle");
+    assert!(waits.parse::<i64>().unwrap() >= 4, "{lines:?}");
+    assert_eq!(lines[5], "t");
+}

@@ -416,6 +416,15 @@ impl Database {
         self.shared.sql_stats_now()
     }
 
+    pub(crate) fn shared(&self) -> &DbShared {
+        &self.shared
+    }
+
+    /// The system's time model: user calls, DB time, DB CPU.
+    pub fn call_times(&self) -> CallTimes {
+        self.shared.call_times()
+    }
+
     /// Commits replayed from the redo log when the database was opened (after the image).
     pub fn replayed_commits(&self) -> u64 {
         self.replayed
@@ -587,6 +596,11 @@ impl Session {
     /// and `SQL*Net message to client`).
     pub fn record_wait(&self, event: DbEvent, waited: Duration) {
         self.entry.record_wait(event, waited);
+    }
+
+    /// Counts client traffic (the server's round trips and bytes).
+    pub fn add_net(&self, stat: crate::sessions::NetStat, n: u64) {
+        self.entry.add_net(stat, n);
     }
 
     /// Marks the session as waiting on `event` from `started` (for `v$session`), until

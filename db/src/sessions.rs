@@ -102,6 +102,31 @@ pub struct SessionEntry {
     pub user_calls: AtomicU64,
     pub db_time_us: AtomicU64,
     pub db_cpu_us: AtomicU64,
+    /// Client traffic, counted by the server (see [`NetStat`]).
+    net: [AtomicU64; NET_STAT_COUNT],
+}
+
+/// Oracle's client traffic statistics, counted by the wire server per session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetStat {
+    Roundtrips,
+    BytesSent,
+    BytesReceived,
+}
+
+pub const NET_STAT_COUNT: usize = 3;
+
+impl NetStat {
+    pub const ALL: [NetStat; NET_STAT_COUNT] =
+        [NetStat::Roundtrips, NetStat::BytesSent, NetStat::BytesReceived];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NetStat::Roundtrips => "SQL*Net roundtrips to/from client",
+            NetStat::BytesSent => "bytes sent via SQL*Net to client",
+            NetStat::BytesReceived => "bytes received via SQL*Net from client",
+        }
+    }
 }
 
 /// Who is on the other end of a session.
@@ -172,6 +197,14 @@ impl SessionEntry {
         self.redo.current_wait().map(|(e, d)| (AnyEvent::Redo(e), d))
     }
 
+    pub fn add_net(&self, stat: NetStat, n: u64) {
+        self.net[stat as usize].fetch_add(n, Relaxed);
+    }
+
+    pub fn net(&self) -> [u64; NET_STAT_COUNT] {
+        std::array::from_fn(|i| self.net[i].load(Relaxed))
+    }
+
     pub fn events(&self) -> [EventSnapshot; DB_EVENT_COUNT] {
         std::array::from_fn(|i| self.events[i].snapshot())
     }
@@ -190,6 +223,7 @@ struct Registry {
     next_sid: u64,
     live: BTreeMap<u64, Arc<SessionEntry>>,
     retired_events: [EventSnapshot; DB_EVENT_COUNT],
+    retired_net: [u64; NET_STAT_COUNT],
 }
 
 impl SessionRegistry {
@@ -213,6 +247,7 @@ impl SessionRegistry {
             user_calls: AtomicU64::new(0),
             db_time_us: AtomicU64::new(0),
             db_cpu_us: AtomicU64::new(0),
+            net: Default::default(),
         });
         r.live.insert(entry.sid, entry.clone());
         entry
@@ -225,7 +260,22 @@ impl SessionRegistry {
             for (total, e) in r.retired_events.iter_mut().zip(entry.events()) {
                 total.merge(&e);
             }
+            for (total, n) in r.retired_net.iter_mut().zip(entry.net()) {
+                *total += n;
+            }
         }
+    }
+
+    /// System totals of the client traffic statistics.
+    pub fn net_totals(&self) -> [u64; NET_STAT_COUNT] {
+        let r = self.inner.lock().expect("session registry poisoned");
+        let mut totals = r.retired_net;
+        for entry in r.live.values() {
+            for (total, n) in totals.iter_mut().zip(entry.net()) {
+                *total += n;
+            }
+        }
+        totals
     }
 
     /// The open sessions, by SID.

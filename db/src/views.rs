@@ -208,18 +208,21 @@ fn stat_class(stat: Stat) -> &'static str {
 }
 
 /// The statistics of the SQL layer, numbered after the redo log's.
-const SQL_STATS: [&str; 6] = [
+const SQL_STATS: [&str; 9] = [
     "parse count (total)",
     "parse count (hard)",
     "session cursor cache hits",
     "execute count",
     "commits deferred by call",
+    "SQL*Net roundtrips to/from client",
+    "bytes sent via SQL*Net to client",
+    "bytes received via SQL*Net from client",
     "user calls",
 ];
 
 /// (statistic#, name, class, value) of every statistic, `redo` giving the redo log's
 /// counters and `sql` the SQL layer's (None for a view without values).
-fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; 6]>) -> Vec<Row> {
+fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; SQL_STATS.len()]>) -> Vec<Row> {
     let mut rows = Vec::new();
     for (i, stat) in Stat::ALL.iter().enumerate() {
         let mut row = vec![Value::Int(i as i64), Value::Text(stat.name().into()), stat_class(*stat).into()];
@@ -270,6 +273,8 @@ fn with_sid(sid: u64, row: &[Value]) -> Row {
 /// A session's statistics (`v$mystat`, `v$sesstat`): its redo counters and user calls.
 fn session_statistics(entry: &SessionEntry) -> Vec<Row> {
     let mut sql = [0; SQL_STATS.len()];
+    let net = entry.net();
+    sql[5..8].copy_from_slice(&net);
     sql[SQL_STATS.len() - 1] = entry.user_calls.load(Relaxed);
     statistics(Some(&entry.redo.snapshot()), Some(sql)).iter().map(|row| with_sid(entry.sid, row)).collect()
 }
@@ -293,12 +298,16 @@ impl Session {
             "v$statname" => statistics(None, None),
             "v$sysstat" => {
                 let s = self.db.sql_stats_now();
+                let net = self.db.sessions.net_totals();
                 let sql = [
                     s.parse_count_total,
                     s.parse_count_hard,
                     s.cache_hits,
                     s.execute_count,
                     s.commits_deferred_by_call,
+                    net[0],
+                    net[1],
+                    net[2],
                     self.db.call_times().user_calls,
                 ];
                 statistics(Some(&self.db.log().stats()), Some(sql))

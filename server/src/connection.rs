@@ -12,6 +12,7 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use db::Database;
@@ -222,9 +223,16 @@ pub async fn serve(
     let id = context.next_id.fetch_add(1, Ordering::Relaxed);
     let db = context.db.clone();
     let session_settings = settings.clone();
+    let client = db::sessions::ClientInfo {
+        username: user.clone(),
+        program: startup.parameters.get("application_name").cloned().unwrap_or_default(),
+        machine: stream.peer_addr().map(|a| a.to_string()).unwrap_or_default(),
+    };
     let worker =
         SessionWorker::spawn(format!("redodb-session-{id}"), context.live_threads.clone(), move || {
-            SessionState::new(db.session(), session_settings)
+            let session = db.session();
+            session.set_client_info(client);
+            SessionState::new(session, session_settings)
         })
         .map_err(ConnectionError::Spawn)?;
     log::debug!("connection {id}: user {user:?}, parameters {:?}", startup.parameters);
@@ -252,6 +260,11 @@ pub async fn serve(
     stream.write_all(&out).await?;
     out.clear();
 
+    // The session's client traffic, counted here and handed to its thread with the next
+    // call: time waiting for the client since the last reply (`SQL*Net message from
+    // client`, idle), time sending (`SQL*Net message to client`), round trips and bytes.
+    let mut traffic = ClientTraffic::default();
+    let mut idle_since = Instant::now();
     let mut input = BytesMut::with_capacity(8192);
     loop {
         let mut batch = Vec::new();
@@ -281,7 +294,17 @@ pub async fn serve(
             }
         }
         if !batch.is_empty() {
-            let replies = worker.call(move |state: &mut SessionState| state.handle_messages(batch)).await?;
+            if traffic.waiting_for_client {
+                traffic.from_client = Some(idle_since.elapsed());
+                traffic.waiting_for_client = false;
+            }
+            let account = std::mem::take(&mut traffic);
+            let replies = worker
+                .call(move |state: &mut SessionState| {
+                    account.record(state.session());
+                    state.handle_messages(batch)
+                })
+                .await?;
             out.extend_from_slice(&replies);
         }
         if let Some(e) = fatal {
@@ -291,7 +314,13 @@ pub async fn serve(
             return Err(e);
         }
         if (wants_reply || terminate) && !out.is_empty() {
+            let sending = Instant::now();
             stream.write_all(&out).await?;
+            traffic.to_client = Some(sending.elapsed());
+            traffic.bytes_sent += out.len() as u64;
+            traffic.roundtrips += 1;
+            traffic.waiting_for_client = true;
+            idle_since = Instant::now();
             out.clear();
         }
         if terminate {
@@ -305,7 +334,9 @@ pub async fn serve(
         }
         tokio::select! {
             read = stream.read_buf(&mut input) => {
-                if read? == 0 {
+                let read = read?;
+                traffic.bytes_received += read as u64;
+                if read == 0 {
                     if input.has_remaining() {
                         log::debug!("connection {id}: client left in the middle of a message");
                     }
@@ -314,6 +345,32 @@ pub async fn serve(
             }
             _ = shutdown.changed() => return send_fatal(&mut stream, shutting_down()).await,
         }
+    }
+}
+
+/// Client traffic not yet counted on the session.
+#[derive(Default)]
+struct ClientTraffic {
+    waiting_for_client: bool,
+    from_client: Option<std::time::Duration>,
+    to_client: Option<std::time::Duration>,
+    roundtrips: u64,
+    bytes_sent: u64,
+    bytes_received: u64,
+}
+
+impl ClientTraffic {
+    fn record(self, session: &db::Session) {
+        use db::sessions::{DbEvent, NetStat};
+        if let Some(waited) = self.from_client {
+            session.record_wait(DbEvent::SqlNetMessageFromClient, waited);
+        }
+        if let Some(sent) = self.to_client {
+            session.record_wait(DbEvent::SqlNetMessageToClient, sent);
+        }
+        session.add_net(NetStat::Roundtrips, self.roundtrips);
+        session.add_net(NetStat::BytesSent, self.bytes_sent);
+        session.add_net(NetStat::BytesReceived, self.bytes_received);
     }
 }
 

@@ -253,6 +253,11 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// The database session this connection runs on.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
     pub fn new(session: Session, settings: ClientSettings) -> SessionState {
         SessionState {
             session,

@@ -9,10 +9,13 @@
 use std::collections::BTreeMap;
 
 use redo::stats::{EventSnapshot, COMMIT_MODES};
-use redo::{RedoLog, Scn, Stat, WaitEvent};
+use std::sync::atomic::Ordering::Relaxed;
+
+use redo::{Stat, WaitEvent};
 use serde::{Deserialize, Serialize};
 
-use crate::database::{Database, SqlStats};
+use crate::database::{Database, DbShared};
+use crate::sessions::{DbEvent, NetStat};
 
 /// Version of the sample's layout. Readers accept this version and older ones; fields
 /// added later carry `#[serde(default)]`.
@@ -26,10 +29,6 @@ pub const IDLE_CLASS: &str = "Idle";
 /// Oracle reports apart from the foreground ones under "Background Wait Events".
 pub const BACKGROUND_EVENTS: [&str; 3] =
     ["log file parallel write", "db file parallel write", "checkpoint write"];
-
-/// The row lock wait, counted by the database layer rather than the redo log.
-const ROW_LOCK_EVENT: &str = "enq: TX - row lock contention";
-const ROW_LOCK_CLASS: &str = "Application";
 
 /// Everything a report needs at one instant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,12 +128,16 @@ impl HostInfo {
 
 /// The counters of `db` now.
 pub fn sample(db: &Database) -> Sample {
-    sample_of(db.log(), db.sql_stats(), db.snapshot().scn)
+    sample_of(db.shared())
 }
 
 /// A sample from the parts a `Database` and a `Session` both reach: the redo log, the SQL
 /// layer's counters and the SCN of the committed state.
-pub(crate) fn sample_of(log: &RedoLog, sql: SqlStats, applied_scn: Scn) -> Sample {
+pub(crate) fn sample_of(db: &DbShared) -> Sample {
+    let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.snapshot().scn);
+    let calls = db.call_times();
+    let db_events = db.sessions.event_totals();
+    let net = db.sessions.net_totals();
     let redo = log.stats();
     let status = log.status();
     let backlog = log.commit_backlog();
@@ -148,8 +151,12 @@ pub(crate) fn sample_of(log: &RedoLog, sql: SqlStats, applied_scn: Scn) -> Sampl
         ("session cursor cache hits", sql.cache_hits),
         ("execute count", sql.execute_count),
         ("commits deferred by call", sql.commits_deferred_by_call),
+        ("user calls", calls.user_calls),
     ] {
         statistics.insert(name.to_string(), value);
+    }
+    for (stat, value) in NetStat::ALL.iter().zip(net) {
+        statistics.insert(stat.name().to_string(), value);
     }
 
     let mut events: BTreeMap<String, EventSample> = WaitEvent::ALL
@@ -160,17 +167,12 @@ pub(crate) fn sample_of(log: &RedoLog, sql: SqlStats, applied_scn: Scn) -> Sampl
             (event.name().to_string(), e)
         })
         .collect();
-    events.insert(
-        ROW_LOCK_EVENT.to_string(),
-        EventSample {
-            wait_class: ROW_LOCK_CLASS.to_string(),
-            background: false,
-            waits: sql.row_lock_waits,
-            time_us: sql.row_lock_wait_us,
-            max_us: None,
-            histogram: Vec::new(),
-        },
-    );
+    // The database layer's events (row locks, client round trips, checkpoint writes).
+    for event in DbEvent::ALL {
+        let background = event == DbEvent::CheckpointWrite;
+        let e = EventSample::from_snapshot(&db_events[event as usize], event.class(), background);
+        events.insert(event.name().to_string(), e);
+    }
 
     let commit_response = COMMIT_MODES
         .iter()
@@ -210,7 +212,18 @@ pub(crate) fn sample_of(log: &RedoLog, sql: SqlStats, applied_scn: Scn) -> Sampl
         statistics,
         events,
         commit_response,
-        time_model: BTreeMap::new(),
+        time_model: BTreeMap::from([
+            ("DB time".to_string(), calls.db_time_us),
+            ("DB CPU".to_string(), calls.db_cpu_us),
+            (
+                "background cpu time".to_string(),
+                redo.get(Stat::BackgroundCpuTimeUs) + db.sql_counters.checkpoint_cpu_us.load(Relaxed),
+            ),
+            (
+                "background elapsed time".to_string(),
+                redo.get(Stat::BackgroundElapsedTimeUs) + db.sql_counters.checkpoint_elapsed_us.load(Relaxed),
+            ),
+        ]),
         gauges,
         settings,
     }

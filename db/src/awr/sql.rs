@@ -121,7 +121,7 @@ impl Session {
         let dir = self.db.log().config().dir.clone();
         let rows = match *call {
             AwrCall::CreateSnapshot => {
-                let sample = sample_of(self.db.log(), self.db.sql_stats_now(), self.db.snapshot().scn);
+                let sample = sample_of(&self.db);
                 let info = take_snapshot_in(&dir, sample)?;
                 vec![vec![Value::Int(info.id as i64)]]
             }
@@ -211,10 +211,7 @@ mod tests {
             [row] => row[0].clone(),
             other => panic!("expected one row, got {other:?}"),
         };
-        let first = s
-            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT")
-            .expect("ours")
-            .expect("snapshot");
+        let first = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT", &[]).expect("snapshot");
         assert_eq!(first.columns()[0].name, "snap_id");
         assert_eq!(snap_id(first), Value::Int(1));
         s.execute("CREATE TABLE t (id INT PRIMARY KEY)", &[]).expect("create");
@@ -222,27 +219,15 @@ mod tests {
             s.execute("INSERT INTO t VALUES ($1)", &[Value::Int(i)]).expect("insert");
             s.execute("COMMIT", &[]).expect("commit");
         }
-        assert_eq!(
-            snap_id(s.execute_awr_call("EXEC snapshot").expect("ours").expect("snapshot")),
-            Value::Int(2)
-        );
-        let report = s
-            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2)")
-            .expect("ours")
-            .expect("report");
+        assert_eq!(snap_id(s.execute("EXEC snapshot", &[]).expect("snapshot")), Value::Int(2));
+        let report = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2)", &[]).expect("report");
         let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
         assert_eq!(lines[0], "WORKLOAD REPOSITORY report for");
         let commits = lines.iter().find(|l| l.starts_with("user commits ")).expect("user commits line");
         assert!(commits.contains(" 21 "), "20 inserts and the CREATE TABLE: {commits}");
-        let html = s
-            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_HTML(1, 2)")
-            .expect("ours")
-            .expect("html");
+        let html = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_HTML(1, 2)", &[]).expect("html");
         assert_eq!(html.rows()[0][0], Value::Text("<!DOCTYPE html>".into()));
-        let unknown = s
-            .execute_awr_call("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 5)")
-            .expect("ours")
-            .unwrap_err();
+        let unknown = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 5)", &[]).unwrap_err();
         assert_eq!(unknown.sqlstate(), "22023");
         assert!(unknown.to_string().starts_with("snapshot 5 does not exist"), "{unknown}");
     }

@@ -35,6 +35,7 @@ impl PreparedStatement {
         match self.parsed.as_ref() {
             Prepared::Sql(sql) => matches!(sql.as_ref(), ast::Statement::Query(_)),
             Prepared::Special(special) => matches!(special, Special::ShowParameter(_) | Special::PgShow(_)),
+            Prepared::Awr(_) => true,
             Prepared::Empty => false,
         }
     }
@@ -66,6 +67,7 @@ impl Session {
                 }
                 _ => None,
             },
+            Prepared::Awr(call) => Some(call.result_columns()),
             Prepared::Special(_) | Prepared::Empty => None,
         };
         Ok(StatementDescription { parameters, columns })

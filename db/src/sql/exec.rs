@@ -108,6 +108,8 @@ impl QueryResult {
 pub(crate) enum Prepared {
     Special(Special),
     Sql(Box<ast::Statement>),
+    /// A snapshot or report call of the workload repository (`EXEC snapshot`).
+    Awr(crate::awr::AwrCall),
     Empty,
 }
 
@@ -127,6 +129,9 @@ impl Prepared {
 
 /// Parses one statement.
 pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
+    if let Some(call) = crate::awr::parse_awr_call(sql) {
+        return call.map(Prepared::Awr);
+    }
     if let Some(special) = oracle::parse_special(sql) {
         return special.map(Prepared::Special);
     }
@@ -280,6 +285,7 @@ impl Session {
             Prepared::Empty => Ok(QueryResult::command("", 0)),
             Prepared::Special(special) => self.run_special(special.clone(), call),
             Prepared::Sql(statement) => self.run_statement(statement, params, call),
+            Prepared::Awr(awr) => self.run_awr_call(awr),
         }
     }
 
