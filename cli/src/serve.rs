@@ -45,6 +45,12 @@ pub struct Args {
     /// Checkpoint image interval in milliseconds; 0 only when the log needs one [default: 60000].
     #[arg(long)]
     checkpoint_interval_ms: Option<u64>,
+    /// Minutes between automatic AWR snapshots; 0 turns them off [default: 15].
+    #[arg(long)]
+    snapshot_interval_minutes: Option<u64>,
+    /// Days AWR snapshots are kept; 0 keeps them all [default: 8].
+    #[arg(long)]
+    snapshot_retention_days: Option<u64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -64,6 +70,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         log_groups: args.log_groups,
         sync_method: args.sync_method,
         checkpoint_interval_ms: args.checkpoint_interval_ms,
+        snapshot_interval_minutes: args.snapshot_interval_minutes,
+        snapshot_retention_days: args.snapshot_retention_days,
     };
     let config = file.overridden_by(flags).resolve()?;
     env_logger::Builder::new()

@@ -15,6 +15,8 @@
 //! log_groups = 3              # fixed when the database is created
 //! sync_method = "o_direct"    # fdatasync, o_dsync or o_direct
 //! checkpoint_interval_ms = 60000
+//! snapshot_interval_minutes = 15 # automatic AWR snapshots; 0 turns them off
+//! snapshot_retention_days = 8    # older snapshots are removed; 0 keeps them all
 //! ```
 
 use std::fmt;
@@ -110,6 +112,8 @@ pub struct Settings {
     pub log_groups: Option<u32>,
     pub sync_method: Option<String>,
     pub checkpoint_interval_ms: Option<u64>,
+    pub snapshot_interval_minutes: Option<u64>,
+    pub snapshot_retention_days: Option<u64>,
 }
 
 impl Settings {
@@ -135,6 +139,8 @@ impl Settings {
             log_groups: over.log_groups.or(self.log_groups),
             sync_method: over.sync_method.or(self.sync_method),
             checkpoint_interval_ms: over.checkpoint_interval_ms.or(self.checkpoint_interval_ms),
+            snapshot_interval_minutes: over.snapshot_interval_minutes.or(self.snapshot_interval_minutes),
+            snapshot_retention_days: over.snapshot_retention_days.or(self.snapshot_retention_days),
         }
     }
 
@@ -193,7 +199,29 @@ impl Settings {
         if let Some(ms) = self.checkpoint_interval_ms {
             db.checkpoint_interval_ms = ms;
         }
+        let mut awr = db::awr::AwrSettings::default();
+        if let Some(minutes) = self.snapshot_interval_minutes {
+            if minutes > MAX_SNAPSHOT_INTERVAL_MINUTES {
+                return Err(ConfigError::Invalid {
+                    parameter: "snapshot_interval_minutes",
+                    value: minutes.to_string(),
+                    allowed: format!("0 (off) to {MAX_SNAPSHOT_INTERVAL_MINUTES}"),
+                });
+            }
+            awr.interval = std::time::Duration::from_secs(minutes * 60);
+        }
+        if let Some(days) = self.snapshot_retention_days {
+            if days > MAX_SNAPSHOT_RETENTION_DAYS {
+                return Err(ConfigError::Invalid {
+                    parameter: "snapshot_retention_days",
+                    value: days.to_string(),
+                    allowed: format!("0 (keep all) to {MAX_SNAPSHOT_RETENTION_DAYS}"),
+                });
+            }
+            awr.retention = std::time::Duration::from_secs(days * 86_400);
+        }
         Ok(ServerConfig {
+            awr,
             data_dir,
             listen,
             port: self.port.unwrap_or(DEFAULT_PORT),
@@ -215,7 +243,13 @@ pub struct ServerConfig {
     /// off, error, warn, info, debug or trace.
     pub log_level: String,
     pub db: DbConfig,
+    /// Automatic workload repository snapshots.
+    pub awr: db::awr::AwrSettings,
 }
+
+/// A week of minutes, and ten years of days: beyond that a value is a mistake.
+const MAX_SNAPSHOT_INTERVAL_MINUTES: u64 = 7 * 24 * 60;
+const MAX_SNAPSHOT_RETENTION_DAYS: u64 = 3650;
 
 #[cfg(test)]
 mod tests {

@@ -47,10 +47,14 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
         report.last_scn,
         db.replayed_commits()
     );
+    // Automatic snapshots for AWR reports (stopped when the handle drops, before the
+    // final checkpoint).
+    let snapshots = db::awr::start_auto_snapshots(db.clone(), config.awr).map_err(ServerError::Open)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("redodb-net").build()?;
     let served = runtime.block_on(serve(&config, db.clone()));
     runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(snapshots);
     served?;
     // Every commit durable, then an image, so that the next start replays nothing.
     db.checkpoint().map_err(ServerError::Checkpoint)?;
