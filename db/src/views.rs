@@ -63,6 +63,18 @@ fn text(name: &str) -> Column {
     Column { name: name.into(), ty: DataType::Text { max_chars: None }, nullable: true }
 }
 
+/// The columns of a wait event row (what `events` builds).
+fn event_columns() -> Vec<Column> {
+    vec![
+        text("event"),
+        text("wait_class"),
+        int("total_waits"),
+        int("time_waited_micro"),
+        float("average_wait_micro"),
+        int("max_wait_micro"),
+    ]
+}
+
 /// The schema of view `name` (lowercase), or None if it is not a view.
 pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
     let (columns, key): (Vec<Column>, Vec<usize>) = match name {
@@ -85,29 +97,8 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             vec![0],
         ),
         "v$statname" => (vec![int("statistic_no"), text("name"), text("class")], vec![0]),
-        "v$session_event" => (
-            vec![
-                int("sid"),
-                text("event"),
-                text("wait_class"),
-                int("total_waits"),
-                int("time_waited_micro"),
-                float("average_wait_micro"),
-                int("max_wait_micro"),
-            ],
-            vec![0, 1],
-        ),
-        "v$system_event" => (
-            vec![
-                text("event"),
-                text("wait_class"),
-                int("total_waits"),
-                int("time_waited_micro"),
-                float("average_wait_micro"),
-                int("max_wait_micro"),
-            ],
-            vec![0],
-        ),
+        "v$session_event" => (std::iter::once(int("sid")).chain(event_columns()).collect(), vec![0, 1]),
+        "v$system_event" => (event_columns(), vec![0]),
         "v$event_histogram_micro" => {
             (vec![text("event"), int("wait_time_micro"), int("wait_count"), text("wait_class")], vec![0, 1])
         }

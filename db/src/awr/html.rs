@@ -119,11 +119,7 @@ fn render(i: &Interval, steps: &[Interval]) -> String {
 }
 
 fn header(out: &mut String, i: &Interval) {
-    let platform = if i.host.kernel.is_empty() {
-        i.host.os.clone()
-    } else {
-        format!("{} ({})", i.host.os, i.host.kernel)
-    };
+    let platform = i.host.platform();
     Table {
         headings: &["DB Name", "DB Id", "Release", "Host Name", "Platform", "CPUs"],
         numeric: &[false, false, false, false, false, true],

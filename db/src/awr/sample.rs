@@ -110,6 +110,15 @@ pub struct HostInfo {
 }
 
 impl HostInfo {
+    /// The operating system with its kernel release, when known: "linux x86_64 (6.1.0)".
+    pub fn platform(&self) -> String {
+        if self.kernel.is_empty() {
+            self.os.clone()
+        } else {
+            format!("{} ({})", self.os, self.kernel)
+        }
+    }
+
     pub fn current() -> HostInfo {
         let read = |path: &str| std::fs::read_to_string(path).ok().map(|s| s.trim().to_string());
         let hostname = read("/proc/sys/kernel/hostname")

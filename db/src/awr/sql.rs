@@ -133,11 +133,6 @@ impl Session {
         };
         Ok(QueryResult::Rows { columns: call.result_columns(), rows })
     }
-
-    /// Runs `sql` if it is a workload repository call (None if it is not one).
-    pub fn execute_awr_call(&mut self, sql: &str) -> Option<DbResult<QueryResult>> {
-        parse_awr_call(sql).map(|call| call.and_then(|call| self.run_awr_call(&call)))
-    }
 }
 
 #[cfg(test)]

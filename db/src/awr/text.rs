@@ -134,11 +134,7 @@ fn render(i: &Interval) -> String {
 }
 
 fn header(out: &mut String, i: &Interval) {
-    let platform = if i.host.kernel.is_empty() {
-        i.host.os.clone()
-    } else {
-        format!("{} ({})", i.host.os, i.host.kernel)
-    };
+    let platform = i.host.platform();
     let _ = writeln!(out, "WORKLOAD REPOSITORY report for\n");
     let _ = writeln!(
         out,
