@@ -1,16 +1,17 @@
 //! `redodb snapshot` and `redodb report`: the workload repository from the command line.
 //!
-//! `snapshot` opens the database embedded (it must not be open in another process: a
-//! running server takes snapshots with `EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT`),
-//! takes a snapshot and prints its id. `report` only reads the stored snapshots, so it
-//! works beside a running server.
+//! `snapshot` opens the database embedded, takes a snapshot and prints its id. The
+//! database directory is locked by whoever has it open, so beside a running server it
+//! fails with an error that says so (the server takes snapshots with `EXEC snapshot`).
+//! `report` only reads the stored snapshots (`<dir>/awr/`), never the database, so it
+//! needs no lock and works beside a running server.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::{Args as ClapArgs, ValueEnum};
-use db::{awr, Database, DbConfig};
+use db::{awr, Database, DbConfig, DbError};
 use redo::format::{ControlRecord, CONTROL_SLOT_BYTES};
 use redo::{LogConfig, OpenMode, SyncMethod};
 
@@ -88,8 +89,15 @@ pub fn run_snapshot(args: SnapshotArgs) -> anyhow::Result<()> {
         log.sync_method = SyncMethod::parse(method)
             .with_context(|| format!("--sync-method {method:?}: expected fdatasync, o_dsync or o_direct"))?;
     }
-    let db = Database::open(&args.data, DbConfig { log, checkpoint_interval_ms: 0 })
-        .with_context(|| format!("opening the database in {}", args.data.display()))?;
+    // No automatic snapshots: the one asked for is taken below.
+    let config =
+        DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() };
+    let db = match Database::open(&args.data, config) {
+        Ok(db) => db,
+        // Says which directory, who holds it and what to do instead.
+        Err(e @ DbError::DirectoryInUse { .. }) => return Err(e.into()),
+        Err(e) => return Err(e).with_context(|| format!("opening the database in {}", args.data.display())),
+    };
     let info = awr::take_snapshot(&db).context("taking a snapshot")?;
     println!("{}", info.id);
     Ok(())

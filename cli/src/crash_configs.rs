@@ -35,5 +35,5 @@ pub fn db_crash_config() -> DbConfig {
     log.log_buffer = 64 << 10;
     log.sync_method = SyncMethod::Fdatasync;
     log.batch_flush_timeout_ms = 50;
-    DbConfig { log, checkpoint_interval_ms: 100 }
+    DbConfig { log, checkpoint_interval_ms: 100, snapshot_interval_minutes: 0, ..DbConfig::default() }
 }

@@ -51,6 +51,16 @@ pub struct Args {
     /// Days AWR snapshots are kept; 0 keeps them all [default: 8].
     #[arg(long)]
     snapshot_retention_days: Option<u64>,
+    /// PEM certificate chain for TLS (with --tls-key); without, SSLRequest is declined.
+    #[arg(long)]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long)]
+    tls_key: Option<PathBuf>,
+    /// Refuse clients that do not use TLS [default: false]. Users and passwords
+    /// (`[auth]`) are set in the --config file only.
+    #[arg(long)]
+    tls_required: Option<bool>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -72,6 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         checkpoint_interval_ms: args.checkpoint_interval_ms,
         snapshot_interval_minutes: args.snapshot_interval_minutes,
         snapshot_retention_days: args.snapshot_retention_days,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        tls_required: args.tls_required,
+        auth: None,
     };
     let config = file.overridden_by(flags).resolve()?;
     env_logger::Builder::new()

@@ -44,7 +44,11 @@ fn open(dir: &Path) -> Database {
     log.log_file_size = 1 << 20;
     log.log_buffer = 256 << 10;
     log.sync_method = SyncMethod::Fdatasync;
-    Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 }).expect("open the database")
+    Database::open(
+        dir,
+        DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() },
+    )
+    .expect("open the database")
 }
 
 /// Three snapshots of one instance: 1, then 40 bound inserts committed, 2, then 150

@@ -122,3 +122,203 @@ fn bad_input_ends_only_its_connection() {
     assert_eq!(server.query("SELECT count(*) FROM s"), "1\n");
     assert_eq!(server.terminate().code(), Some(0));
 }
+
+/// psycopg's server-side cursor: BEGIN, `DECLARE "c" CURSOR FOR ...` through the
+/// extended protocol (with a parameter), Describe portal "c", then simple-query
+/// `FETCH FORWARD n FROM "c"` and `CLOSE "c"`.
+#[test]
+fn a_declared_cursor_is_a_portal_described_and_fetched_as_psycopg_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    let query = |c: &mut TcpStream, sql: &str| {
+        protocol::send(c, b'Q', &protocol::cstring(sql));
+        read_until_ready(c)
+    };
+    assert_eq!(kinds(&query(&mut c, "CREATE TABLE p (k BIGINT PRIMARY KEY, v TEXT)")), "CZ");
+    assert_eq!(kinds(&query(&mut c, "INSERT INTO p VALUES (1, 'a'), (2, 'b')")), "CZ");
+    for k in 3..=7 {
+        query(&mut c, &format!("INSERT INTO p VALUES ({k}, 'v{k}')"));
+    }
+    assert_eq!(kinds(&query(&mut c, "BEGIN")), "CZ");
+
+    parse(&mut c, "", "DECLARE \"c\" CURSOR FOR SELECT k, v FROM p WHERE k >= $1 ORDER BY k");
+    bind(&mut c, "", "", &["2"], 0);
+    describe(&mut c, b'P', "");
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "12nCZ");
+    assert_eq!(replies[3].1, protocol::cstring("DECLARE CURSOR"));
+    assert_eq!(replies[4].1, b"T", "inside the block");
+
+    describe(&mut c, b'P', "c");
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "TZ");
+    assert_eq!(&replies[0].1[..2], &2i16.to_be_bytes(), "two columns");
+
+    let replies = query(&mut c, "FETCH FORWARD 4 FROM \"c\"");
+    assert_eq!(kinds(&replies), "TDDDDCZ");
+    assert!(replies[1].1.ends_with(b"2\x00\x00\x00\x01b"), "{:?}", replies[1].1);
+    assert_eq!(replies[5].1, protocol::cstring("FETCH 4"));
+    let replies = query(&mut c, "FETCH FORWARD 4 FROM \"c\"");
+    assert_eq!(kinds(&replies), "TDDCZ");
+    assert_eq!(replies[3].1, protocol::cstring("FETCH 2"));
+    let replies = query(&mut c, "FETCH FORWARD 4 FROM \"c\"");
+    assert_eq!(kinds(&replies), "TCZ");
+    assert_eq!(replies[1].1, protocol::cstring("FETCH 0"));
+
+    // FETCH through the extended protocol, in binary as asked in Bind.
+    query(&mut c, "DECLARE d CURSOR FOR SELECT k FROM p ORDER BY k");
+    parse(&mut c, "", "FETCH 2 FROM d");
+    bind(&mut c, "", "", &[], 1);
+    describe(&mut c, b'P', "");
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "12TDDCZ");
+    assert_eq!(replies[3].1[6..], 1i64.to_be_bytes());
+
+    let replies = query(&mut c, "CLOSE \"c\"");
+    assert_eq!(replies[0].1, protocol::cstring("CLOSE CURSOR"));
+    let replies = query(&mut c, "FETCH 1 FROM c");
+    assert_eq!(kinds(&replies), "EZ");
+    assert_eq!(sqlstate(&replies[0].1), "34000");
+    query(&mut c, "ROLLBACK");
+
+    // Outside a block the extended protocol's DECLARE fails as in PostgreSQL.
+    parse(&mut c, "", "DECLARE e CURSOR FOR SELECT 1");
+    bind(&mut c, "", "", &[], 0);
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "12EZ");
+    assert_eq!(sqlstate(&replies[2].1), "25P01");
+}
+
+fn copy_data(stream: &mut TcpStream, data: &[u8]) {
+    protocol::send(stream, b'd', data);
+}
+
+/// COPY FROM STDIN at the protocol level: rows cut across CopyData messages (and
+/// across reads), Flush and Sync ignored in copy-in mode, CopyFail, and a COPY in the
+/// middle of a Query message whose remaining statements run after it.
+#[test]
+fn copy_in_takes_data_cut_anywhere_and_fails_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    let query = |c: &mut TcpStream, sql: &str| {
+        protocol::send(c, b'Q', &protocol::cstring(sql));
+        read_until_ready(c)
+    };
+    query(&mut c, "CREATE TABLE l (k BIGINT PRIMARY KEY, v TEXT)");
+
+    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN WITH (FORMAT csv)"));
+    let reply = protocol::read_message(&mut c).unwrap();
+    assert_eq!(reply.0, b'G', "CopyInResponse");
+    assert_eq!(reply.1, [0, 0, 2, 0, 0, 0, 0], "text, two columns in text");
+    let data = b"1,one\n2,\"two\nlines\"\n3,three\n4,\"four, with comma\"\n5,last-without-newline";
+    for (i, piece) in data.chunks(3).enumerate() {
+        copy_data(&mut c, piece);
+        if i % 5 == 0 {
+            protocol::send(&mut c, b'H', &[]); // Flush: ignored
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    protocol::send(&mut c, b'c', &[]);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "CZ");
+    assert_eq!(replies[0].1, protocol::cstring("COPY 5"));
+    let replies = query(&mut c, "SELECT v FROM l WHERE k = 2");
+    assert!(replies[1].1.ends_with(b"two\nlines"));
+
+    // CopyFail: 57014 with the client's message; nothing loaded.
+    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
+    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    copy_data(&mut c, b"10\tten\n");
+    protocol::send(&mut c, b'f', &protocol::cstring("client gave up"));
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "EZ");
+    assert_eq!(sqlstate(&replies[0].1), "57014");
+    assert!(String::from_utf8_lossy(&replies[0].1).contains("client gave up"));
+
+    // A bad row: the error (with its line) when the copy ends; data after it dropped.
+    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
+    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    copy_data(&mut c, b"20\ttwenty\n21\ttwenty-one\n1\tdup\n");
+    copy_data(&mut c, b"22\tdropped\n");
+    protocol::send(&mut c, b'c', &[]);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "EZ");
+    assert_eq!(sqlstate(&replies[0].1), "23505");
+    assert!(String::from_utf8_lossy(&replies[0].1).contains("COPY l, line 3"));
+    // Copy messages after a failed copy are dropped silently.
+    copy_data(&mut c, b"23\tlate\n");
+    protocol::send(&mut c, b'c', &[]);
+    let replies = query(&mut c, "SELECT count(*) FROM l");
+    assert_eq!(kinds(&replies), "TDCZ");
+    assert!(replies[1].1.ends_with(b"5"), "only the first COPY's rows");
+
+    // COPY in the middle of a Query message: the statements after it run when it ends.
+    protocol::send(
+        &mut c,
+        b'Q',
+        &protocol::cstring("INSERT INTO l VALUES (30, 'x'); COPY l FROM STDIN; SELECT count(*) FROM l"),
+    );
+    let first = protocol::read_message(&mut c).unwrap();
+    assert_eq!(first.0, b'C');
+    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    copy_data(&mut c, b"31\tthirty-one\n");
+    protocol::send(&mut c, b'c', &[]);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "CTDCZ");
+    assert!(replies[2].1.ends_with(b"7"));
+
+    // Through the extended protocol: the Sync sent right after Execute is ignored in
+    // copy-in mode; the one after CopyDone ends the implicit transaction.
+    parse(&mut c, "", "COPY l (k) FROM STDIN");
+    bind(&mut c, "", "", &[], 0);
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies: Vec<_> = (0..3).map(|_| protocol::read_message(&mut c).unwrap()).collect();
+    assert_eq!(kinds(&replies), "12G");
+    copy_data(&mut c, b"40\n41\n");
+    protocol::send(&mut c, b'c', &[]);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "CZ");
+    assert_eq!(replies[0].1, protocol::cstring("COPY 2"));
+    assert_eq!(replies[1].1, b"I");
+    let replies = query(&mut c, "SELECT count(*) FROM l WHERE v IS NULL");
+    assert!(replies[1].1.ends_with(b"2"));
+
+    // Another message in copy-in mode aborts the copy.
+    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
+    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    copy_data(&mut c, b"50\tfifty\n");
+    protocol::send(&mut c, b'Q', &protocol::cstring("SELECT 1"));
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "EZ");
+    assert_eq!(sqlstate(&replies[0].1), "08P01");
+    let replies = query(&mut c, "SELECT count(*) FROM l");
+    assert!(replies[1].1.ends_with(b"9"));
+}
+
+/// A statement's notice comes before its CommandComplete, also in a message of several
+/// statements.
+#[test]
+fn notices_come_right_after_their_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    protocol::send(
+        &mut c,
+        b'Q',
+        &protocol::cstring("SELECT 1; ALTER SESSION SET commit_write = 'BATCH,NOWAIT'; SELECT 2"),
+    );
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "TDCNCTDCZ");
+    assert!(String::from_utf8_lossy(&replies[3].1).contains("COMMIT_WRITE is deprecated"));
+}

@@ -156,3 +156,149 @@ fn client_round_trips_and_waits_show_in_the_views() {
     assert!(waits.parse::<i64>().unwrap() >= 4, "{lines:?}");
     assert_eq!(lines[5], "t");
 }
+
+/// psql's `\d` family against the server's minimal pg_catalog.
+#[test]
+fn psql_describes_tables_from_the_catalog() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.psql(&["-c", "\\d"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Did not find any relations"), "{out:?}");
+    server.query("CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(30) NOT NULL, balance DOUBLE PRECISION, active BOOLEAN)");
+    server.query("CREATE TABLE audit (seq BIGINT, at TEXT, PRIMARY KEY (seq, at))");
+
+    let list = server.query("\\dt");
+    assert_eq!(list, "public|accounts|table|test\npublic|audit|table|test\n");
+    assert_eq!(server.query("\\d"), list);
+    assert_eq!(server.query("\\dt acc*"), "public|accounts|table|test\n");
+    assert_eq!(server.query("\\dt nothing*"), "");
+    assert!(server.query("\\dt+").starts_with("public|accounts|table|test|permanent|heap|"));
+    assert_eq!(
+        server.query("\\di"),
+        "public|accounts_pkey|index|test|accounts\npublic|audit_pkey|index|test|audit\n"
+    );
+
+    // \d NAME in psql's own layout.
+    let out = server.psql(&["-c", "\\d accounts"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "Table \"public.accounts\"",
+        "id      | bigint                | ",
+        "owner   | character varying(30) | ",
+        "balance | double precision      |",
+        "active  | boolean               |",
+        "not null",
+        "Indexes:",
+        "\"accounts_pkey\" PRIMARY KEY, btree (id)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    let out = server.psql(&["-c", "\\d+ audit"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"audit_pkey\" PRIMARY KEY, btree (seq, at)"), "{text}");
+    assert!(text.contains("Access method: heap"), "{text}");
+    assert!(text.contains(" at     | text   |           | not null |         | extended |"), "{text}");
+    let out = server.psql(&["-c", "\\d nosuch"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Did not find any relation named \"nosuch\""),
+        "{out:?}"
+    );
+
+    assert!(server.query("\\l").starts_with("redodb|test|UTF8|C|C|"), "{}", server.query("\\l"));
+    assert_eq!(server.query("\\dn"), "public|test\n");
+
+    // A catalog query the server does not know: a clean error, not a crash.
+    let error = server.query_error("SELECT typname FROM pg_catalog.pg_type");
+    assert!(error.contains("0A000") && error.contains("pg_type"), "{error}");
+    let error = server.query_error("\\df");
+    assert!(error.contains("0A000"), "{error}");
+    let error = server.query_error("SELECT * FROM information_schema.tables");
+    assert!(error.contains("0A000"), "{error}");
+    assert_eq!(server.query("SELECT count(*) FROM accounts"), "0\n", "the session goes on");
+}
+
+/// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.
+#[test]
+fn psql_fetches_from_cursors_in_portions() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE c (k BIGINT PRIMARY KEY, v TEXT)");
+    server.query("INSERT INTO c VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f')");
+    let out = server.psql(&[
+        "-At",
+        "-c",
+        "BEGIN",
+        "-c",
+        "DECLARE cur NO SCROLL CURSOR FOR SELECT k, v FROM c ORDER BY k",
+        "-c",
+        "FETCH 2 FROM cur",
+        "-c",
+        "FETCH FORWARD 2 IN cur",
+        "-c",
+        "MOVE 1 cur",
+        "-c",
+        "FETCH ALL FROM cur",
+        "-c",
+        "FETCH NEXT FROM cur",
+        "-c",
+        "CLOSE cur",
+        "-c",
+        "COMMIT",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "BEGIN\nDECLARE CURSOR\n1|a\n2|b\n3|c\n4|d\nMOVE 1\n6|f\nCLOSE CURSOR\nCOMMIT\n"
+    );
+    // psql prints the FETCH tag when not in -A -t mode.
+    let out =
+        server.psql(&["-c", "BEGIN; DECLARE x CURSOR FOR SELECT k FROM c; FETCH 2 x; FETCH 10 x; COMMIT"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(2 rows)") && text.contains("(4 rows)"), "{text}");
+
+    // Outside a transaction block: only WITH HOLD, which outlives its transaction.
+    let error = server.query_error("DECLARE x CURSOR FOR SELECT 1");
+    assert!(error.contains("25P01") && error.contains("transaction blocks"), "{error}");
+    let out = server.psql(&[
+        "-At",
+        "-c",
+        "DECLARE h CURSOR WITH HOLD FOR SELECT k FROM c ORDER BY k",
+        "-c",
+        "FETCH 3 h",
+        "-c",
+        "FETCH 3 h",
+        "-c",
+        "CLOSE h",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "DECLARE CURSOR\n1\n2\n3\n4\n5\n6\nCLOSE CURSOR\n");
+    // A cursor closes with its transaction.
+    let out = server.psql(&[
+        "-At",
+        "-v",
+        "ON_ERROR_STOP=0",
+        "-c",
+        "\\set VERBOSITY verbose",
+        "-c",
+        "BEGIN",
+        "-c",
+        "DECLARE gone CURSOR FOR SELECT 1",
+        "-c",
+        "COMMIT",
+        "-c",
+        "FETCH gone",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("34000") && stderr.contains("cursor \"gone\" does not exist"), "{stderr}");
+    let error = server.query_error("CLOSE nosuch");
+    assert!(error.contains("34000"), "{error}");
+    let error = server.query_error("BEGIN; DECLARE b CURSOR FOR SELECT 1; FETCH BACKWARD 1 b");
+    assert!(error.contains("55000"), "{error}");
+    let error = server.query_error("BEGIN; DECLARE s SCROLL CURSOR FOR SELECT 1");
+    assert!(error.contains("0A000"), "{error}");
+    assert_eq!(server.terminate().code(), Some(0));
+}

@@ -2,11 +2,18 @@
 //! `cargo run --release -p redodb-db --example commit_loop -- update 32 nowait 2`
 //! (work insert|update, sessions, wait|nowait, seconds). `redodb sql-bench` is the
 //! benchmark; this is its smallest piece, run alone under `perf`.
+//! With `COMMIT_LOOP_ITERATIONS=N` each session runs exactly N iterations instead of
+//! running for a time: run it under `valgrind --tool=callgrind` with N and with 0, and the
+//! difference in instructions divided by N is the cost of one statement plus commit,
+//! repeatable on a noisy machine.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use db::{Database, DbConfig, Value};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use redo::LogConfig;
 
 fn main() {
@@ -17,7 +24,16 @@ fn main() {
     let seconds: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let dir = tempfile::tempdir_in(std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into())).unwrap();
     let db = Arc::new(
-        Database::open(dir.path(), DbConfig { log: LogConfig::new("."), checkpoint_interval_ms: 0 }).unwrap(),
+        Database::open(
+            dir.path(),
+            DbConfig {
+                log: LogConfig::new("."),
+                checkpoint_interval_ms: 0,
+                snapshot_interval_minutes: 0,
+                ..DbConfig::default()
+            },
+        )
+        .unwrap(),
     );
     let rows = 30_000i64;
     let v = "x".repeat(84);
@@ -31,6 +47,7 @@ fn main() {
         s.execute_many(&ins, &batch).unwrap();
         s.execute("COMMIT", &[]).unwrap();
     }
+    let iterations: Option<u64> = std::env::var("COMMIT_LOOP_ITERATIONS").ok().map(|n| n.parse().unwrap());
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let threads: Vec<_> = (0..sessions)
         .map(|index| {
@@ -47,7 +64,10 @@ fn main() {
                 let commit = s.prepare("COMMIT").unwrap();
                 let mut n = 0u64;
                 let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ index as u64;
-                while Instant::now() < deadline {
+                while match iterations {
+                    Some(limit) => n < limit,
+                    None => Instant::now() < deadline,
+                } {
                     n += 1;
                     x ^= x << 13;
                     x ^= x >> 7;
@@ -61,8 +81,7 @@ fn main() {
                     } else {
                         vec![Value::Int(1 + (x % rows as u64) as i64), Value::Text(v.clone())]
                     };
-                    s.execute_prepared(&statement, &params).unwrap();
-                    s.execute_prepared(&commit, &[]).unwrap();
+                    statement_then_commit(&mut s, &statement, &commit, &params);
                 }
                 n
             })
@@ -76,4 +95,17 @@ fn main() {
         stats.row_lock_waits,
         stats.row_lock_wait_us
     );
+}
+
+/// One iteration, a function of its own so `--toggle-collect=*statement_then_commit*`
+/// counts the loop without the set-up.
+#[inline(never)]
+fn statement_then_commit(
+    session: &mut db::Session,
+    statement: &db::sql::PreparedStatement,
+    commit: &db::sql::PreparedStatement,
+    params: &[Value],
+) {
+    session.execute_prepared(statement, params).unwrap();
+    session.execute_prepared(commit, &[]).unwrap();
 }

@@ -42,6 +42,17 @@ const VERSION: u32 = 2;
 /// The oldest image version this build reads (version 1 had no ahead list).
 const OLDEST_VERSION: u32 = 1;
 
+/// The unit of `physical writes`: Oracle's usual block size (`db_block_size`, 8 KiB).
+/// redodb writes an image as one stream of bytes, not in blocks, so an image of `n` bytes
+/// counts as `n / 8 KiB` blocks rounded up (`physical write bytes` has the exact bytes).
+pub const DATA_BLOCK_BYTES: u64 = 8 << 10;
+
+/// `physical writes` for an image of `bytes` bytes: blocks of [`DATA_BLOCK_BYTES`],
+/// rounded up.
+pub fn data_blocks(bytes: u64) -> u64 {
+    bytes.div_ceil(DATA_BLOCK_BYTES)
+}
+
 /// An image on disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImageInfo {

@@ -22,6 +22,15 @@
 //! Checkpoints: a background thread writes an image of the committed state (see the
 //! `checkpoint` module) when the log asks for one and at an interval; recovery is the
 //! newest whole image plus the redo after it.
+//!
+//! One process at a time: `open` takes an exclusive advisory lock (flock) on
+//! `<dir>/redodb.lock` and writes its pid there; a second open, from this process or
+//! another, fails with [`DbError::DirectoryInUse`]. The lock goes when the last user of
+//! the log lets go (the database, its sessions and threads), or when the process dies,
+//! kill -9 included: the kernel releases it, so a crash never leaves a stale lock.
+//!
+//! Automatic workload repository snapshots: `open` starts the snapshotter of `awr` when
+//! `DbConfig` asks for one (every 15 minutes by default); dropping the database stops it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{
@@ -43,28 +52,90 @@ use crate::sql::exec::Prepared;
 
 /// Statements the shared pool keeps.
 const STATEMENT_CACHE_ENTRIES: usize = 1024;
+/// Row loops look at the session's cancel flag once every this many rows (a power of
+/// two): often enough to stop within a millisecond or so, rarely enough to cost nothing.
+pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
 use crate::schema::{Key, Row, TableSchema};
-use crate::sessions::{ClientInfo, DbEvent, SessionEntry, SessionRegistry};
+use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::DbState;
 use crate::value::Value;
 
-/// Configuration of a database: the redo log's (its directory is set by `open`) and the
-/// checkpoint interval.
+/// Configuration of a database: the redo log's (its directory is set by `open`), the
+/// checkpoint interval and the automatic workload repository snapshots.
 #[derive(Clone, Debug)]
 pub struct DbConfig {
     pub log: LogConfig,
     /// A checkpoint image is written at least this often (and whenever the log asks for
     /// one to reuse a group); 0 writes them only when the log asks.
     pub checkpoint_interval_ms: u64,
+    /// An automatic snapshot (`<dir>/awr/`) is taken when the database opens and then this
+    /// often (Oracle's default, 15); 0 turns them off.
+    pub snapshot_interval_minutes: u64,
+    /// After each automatic snapshot, those older than this are removed (Oracle's
+    /// default, 8); 0 keeps them all.
+    pub snapshot_retention_days: u64,
+    /// A finer interval than whole minutes, for tests and short experiments: when set, it
+    /// replaces `snapshot_interval_minutes` (zero turns snapshots off).
+    pub snapshot_interval_override: Option<Duration>,
 }
 
 impl Default for DbConfig {
     fn default() -> DbConfig {
-        DbConfig { log: LogConfig::new("."), checkpoint_interval_ms: 60_000 }
+        DbConfig {
+            log: LogConfig::new("."),
+            checkpoint_interval_ms: 60_000,
+            snapshot_interval_minutes: crate::awr::DEFAULT_INTERVAL.as_secs() / 60,
+            snapshot_retention_days: crate::awr::DEFAULT_RETENTION.as_secs() / 86_400,
+            snapshot_interval_override: None,
+        }
     }
+}
+
+impl DbConfig {
+    /// The automatic snapshots this configuration asks for.
+    pub fn snapshot_settings(&self) -> crate::awr::AwrSettings {
+        let minutes = Duration::from_secs(self.snapshot_interval_minutes.saturating_mul(60));
+        crate::awr::AwrSettings {
+            interval: self.snapshot_interval_override.unwrap_or(minutes),
+            retention: Duration::from_secs(self.snapshot_retention_days.saturating_mul(86_400)),
+        }
+    }
+}
+
+/// The lock file in a database directory (see the module's doc).
+pub const LOCK_FILE: &str = "redodb.lock";
+
+/// Takes the exclusive lock on `<dir>/redodb.lock` and writes this process's pid in it.
+/// The lock lasts as long as the returned file is open.
+fn lock_directory(dir: &Path) -> DbResult<std::fs::File> {
+    use std::io::{Read, Seek, Write};
+    let path = dir.join(LOCK_FILE);
+    let failed = |e: std::io::Error| DbError::DirectoryLock { dir: dir.to_path_buf(), source: Arc::new(e) };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            // The holder writes its pid right after locking: it may not be there yet.
+            let mut text = String::new();
+            let holder_pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+            return Err(DbError::DirectoryInUse { dir: dir.to_path_buf(), holder_pid });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
+    }
+    // The pid is for people and error messages only: the lock is what excludes.
+    file.set_len(0).map_err(failed)?;
+    file.rewind().map_err(failed)?;
+    writeln!(file, "{}", std::process::id()).map_err(failed)?;
+    Ok(file)
 }
 
 pub(crate) struct DbShared {
@@ -87,6 +158,74 @@ pub(crate) struct DbShared {
     pub(crate) sql_counters: SqlCounters,
     /// The open sessions (`v$session`) and the event totals of those closed.
     pub(crate) sessions: SessionRegistry,
+    /// `rows fetched` and `fetch calls` of each open session, and of those closed.
+    pub(crate) fetches: FetchRegistry,
+    /// The directory lock (`redodb.lock`), held while anything can still write the log:
+    /// declared last, so it is released after the log has been dropped.
+    _directory_lock: std::fs::File,
+}
+
+/// What a session has handed its caller: `rows fetched` (rows returned by queries) and
+/// `fetch calls` (calls that returned rows: a statement's whole result, or one cursor
+/// fetch; a wire portal Execute with a row limit is one cursor fetch).
+#[derive(Default)]
+pub(crate) struct FetchCounters {
+    rows: std::sync::atomic::AtomicU64,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl FetchCounters {
+    /// One fetch call that returned `rows` rows (none is still a call: the client asked).
+    pub(crate) fn record(&self, rows: usize) {
+        self.rows.fetch_add(rows as u64, Relaxed);
+        self.calls.fetch_add(1, Relaxed);
+    }
+
+    /// (rows fetched, fetch calls).
+    pub(crate) fn get(&self) -> (u64, u64) {
+        (self.rows.load(Relaxed), self.calls.load(Relaxed))
+    }
+}
+
+/// The fetch counters of the open sessions by SID, and the totals of those closed (so the
+/// system's figures never go backwards).
+#[derive(Default)]
+pub(crate) struct FetchRegistry {
+    live: Mutex<std::collections::BTreeMap<u64, Arc<FetchCounters>>>,
+    retired: FetchCounters,
+}
+
+impl FetchRegistry {
+    fn open(&self, sid: u64) -> Arc<FetchCounters> {
+        let counters = Arc::new(FetchCounters::default());
+        self.live.lock().expect("fetch registry poisoned").insert(sid, counters.clone());
+        counters
+    }
+
+    fn close(&self, sid: u64) {
+        if let Some(c) = self.live.lock().expect("fetch registry poisoned").remove(&sid) {
+            let (rows, calls) = c.get();
+            self.retired.rows.fetch_add(rows, Relaxed);
+            self.retired.calls.fetch_add(calls, Relaxed);
+        }
+    }
+
+    /// Session `sid`'s (rows fetched, fetch calls); zeros for a session gone.
+    pub(crate) fn of(&self, sid: u64) -> (u64, u64) {
+        self.live.lock().expect("fetch registry poisoned").get(&sid).map_or((0, 0), |c| c.get())
+    }
+
+    /// The system's (rows fetched, fetch calls): closed sessions and open ones.
+    pub(crate) fn totals(&self) -> (u64, u64) {
+        let live = self.live.lock().expect("fetch registry poisoned");
+        let (mut rows, mut calls) = self.retired.get();
+        for c in live.values() {
+            let (r, n) = c.get();
+            rows += r;
+            calls += n;
+        }
+        (rows, calls)
+    }
 }
 
 /// Counters of the SQL layer (the statement cache keeps its own).
@@ -104,6 +243,10 @@ pub(crate) struct SqlCounters {
     /// The checkpointer's CPU and working time (background, like the log writer's).
     pub checkpoint_cpu_us: std::sync::atomic::AtomicU64,
     pub checkpoint_elapsed_us: std::sync::atomic::AtomicU64,
+    /// `physical writes` and `physical write bytes`: the data files written, which are the
+    /// checkpoint images, in blocks of `checkpoint::DATA_BLOCK_BYTES` (see there).
+    pub physical_writes: std::sync::atomic::AtomicU64,
+    pub physical_write_bytes: std::sync::atomic::AtomicU64,
 }
 
 impl SqlCounters {
@@ -129,6 +272,9 @@ pub struct SqlStats {
     /// `enq: TX - row lock contention` waits and their total time in microseconds.
     pub row_lock_waits: u64,
     pub row_lock_wait_us: u64,
+    /// `rows fetched` and `fetch calls` (see `FetchCounters`).
+    pub rows_fetched: u64,
+    pub fetch_calls: u64,
 }
 
 impl DbShared {
@@ -149,6 +295,7 @@ impl DbShared {
     pub(crate) fn sql_stats_now(&self) -> SqlStats {
         let c = self.statements.stats();
         let n = &self.sql_counters;
+        let (rows_fetched, fetch_calls) = self.fetches.totals();
         SqlStats {
             parse_count_total: c.parse_count_total,
             parse_count_hard: c.parse_count_hard,
@@ -158,6 +305,8 @@ impl DbShared {
             commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
             row_lock_waits: n.row_lock_waits.load(SeqCst),
             row_lock_wait_us: n.row_lock_wait_us.load(SeqCst),
+            rows_fetched,
+            fetch_calls,
         }
     }
 
@@ -220,6 +369,9 @@ impl DbShared {
         let image = checkpoint::write_image(&self.dir, self.log.db_id(), &snap)
             .map_err(|e| DbError::CorruptChange(format!("writing checkpoint image: {e}")))?;
         self.sessions.record_background(DbEvent::CheckpointWrite, writing.elapsed());
+        let counters = &self.sql_counters;
+        counters.physical_writes.fetch_add(checkpoint::data_blocks(image.bytes), Relaxed);
+        counters.physical_write_bytes.fetch_add(image.bytes, Relaxed);
         if let Some(previous) = images.last() {
             self.log.checkpoint(previous.scn, previous.lsn)?;
         }
@@ -306,10 +458,13 @@ pub struct Database {
     recovery: RecoveryReport,
     replayed: u64,
     checkpointer: Option<std::thread::JoinHandle<()>>,
+    /// The automatic snapshotter (None once stopped).
+    snapshotter: Mutex<Option<crate::awr::SnapshotterHandle>>,
 }
 
 impl Drop for Database {
     fn drop(&mut self) {
+        self.stop_auto_snapshots();
         self.shared.stopping.store(true, SeqCst);
         if let Some(h) = self.checkpointer.take() {
             let _ = h.join();
@@ -320,10 +475,27 @@ impl Drop for Database {
 impl Database {
     /// Opens (creating if needed) the database in `dir`, recovering its tables from the
     /// redo log.
+    ///
+    /// Fails with [`DbError::DirectoryInUse`] while another `Database` (in this process or
+    /// another) has `dir` open.
     pub fn open(dir: impl AsRef<Path>, mut config: DbConfig) -> DbResult<Database> {
         let dir = dir.as_ref().to_path_buf();
         config.log.dir = dir.clone();
+        let snapshots = config.snapshot_settings();
+        if config.log.open_mode == redo::OpenMode::CreateIfMissing {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| DbError::DirectoryLock { dir: dir.clone(), source: Arc::new(e) })?;
+        }
+        // Before anything is read: recovery must not run beside a live instance. (A missing
+        // directory, which must exist here, is refused by the log with its own error.)
+        let directory_lock = if dir.is_dir() { Some(lock_directory(&dir)?) } else { None };
         let (log, recovered) = RedoLog::open(config.log)?;
+        let Some(directory_lock) = directory_lock else {
+            return Err(DbError::DirectoryLock {
+                dir,
+                source: Arc::new(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            });
+        };
         // The newest whole image, then the redo after it.
         let (image, notes) = checkpoint::newest_valid_image(&dir, log.db_id())?;
         let mut images = Vec::new();
@@ -396,13 +568,36 @@ impl Database {
             statements: StatementCache::new(STATEMENT_CACHE_ENTRIES),
             sql_counters: SqlCounters::default(),
             sessions: SessionRegistry::default(),
+            fetches: FetchRegistry::default(),
+            _directory_lock: directory_lock,
         });
         let ckpt = shared.clone();
         let checkpointer = std::thread::Builder::new()
             .name("db-checkpoint".into())
             .spawn(move || ckpt.checkpointer())
             .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
-        Ok(Database { shared, recovery: recovered.report, replayed, checkpointer: Some(checkpointer) })
+        let mut db = Database {
+            shared,
+            recovery: recovered.report,
+            replayed,
+            checkpointer: Some(checkpointer),
+            snapshotter: Mutex::new(None),
+        };
+        let snapshotter = crate::awr::start_auto_snapshots(db.shared.clone(), snapshots)?;
+        *db.snapshotter.get_mut().expect("snapshotter poisoned") = Some(snapshotter);
+        Ok(db)
+    }
+
+    /// Stops the automatic snapshots (dropping the database does it too): a snapshot being
+    /// written is finished first. A server calls it before its final checkpoint.
+    pub fn stop_auto_snapshots(&self) {
+        let handle = self.snapshotter.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(handle);
+    }
+
+    /// Whether automatic snapshots are being taken.
+    pub fn auto_snapshots_running(&self) -> bool {
+        self.snapshotter.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|h| h.is_running())
     }
 
     /// Writes a checkpoint image now (see the `checkpoint` module). Returns it, or None if
@@ -433,6 +628,7 @@ impl Database {
     pub fn session(&self) -> Session {
         let redo = self.shared.log.session();
         let entry = self.shared.sessions.open(redo.stats_handle());
+        let fetches = self.shared.fetches.open(entry.sid);
         Session {
             db: self.shared.clone(),
             redo,
@@ -440,7 +636,10 @@ impl Database {
             call_commit_optimization: None,
             notices: Vec::new(),
             call_depth: 0,
+            rows_locked: 0,
             entry,
+            fetches,
+            encoded: Vec::new(),
         }
     }
 
@@ -465,15 +664,39 @@ pub(crate) struct Txn {
     id: TxnId,
     changes: Vec<Change>,
     /// The transaction's own view of the rows it changed: None where it deleted one.
-    overlay: OrdMap<(String, Key), Option<Row>>,
+    overlay: Overlay,
     held: HeldLocks,
 }
 
+/// A transaction's own rows, per table then key: looked up by `&str` and `&Key` without
+/// building an owned key, and cloned in O(1) at each statement start (the maps are
+/// persistent) to undo a failed statement alone.
+type Overlay = OrdMap<String, OrdMap<Key, Option<Row>>>;
+
+impl Txn {
+    /// This transaction's own version of a row: Some(None) where it deleted it, None where
+    /// it did not touch it.
+    fn own(&self, table: &str, key: &Key) -> Option<&Option<Row>> {
+        self.overlay.get(table).and_then(|rows| rows.get(key))
+    }
+
+    fn set_own(&mut self, table: &str, key: Key, row: Option<Row>) {
+        match self.overlay.get_mut(table) {
+            Some(rows) => {
+                rows.insert(key, row);
+            }
+            None => {
+                self.overlay.insert(table.to_string(), OrdMap::unit(key, row));
+            }
+        }
+    }
+}
+
 /// Where a statement started, to undo it alone if it fails.
-struct StatementStart {
+pub(crate) struct StatementStart {
     redo: RedoSavepoint,
     changes: usize,
-    overlay: OrdMap<(String, Key), Option<Row>>,
+    overlay: Overlay,
 }
 
 /// A session: at most one transaction at a time. Dropping it rolls back.
@@ -488,8 +711,14 @@ pub struct Session {
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     call_depth: u32,
+    /// Rows locked so far, to look at the cancel flag every `CANCEL_CHECK_ROWS` of them.
+    rows_locked: u32,
     /// What the wait interface shows of this session (SID, status, SQL, waits, times).
     pub(crate) entry: Arc<SessionEntry>,
+    /// Its `rows fetched` and `fetch calls` (shared with its cursors).
+    pub(crate) fetches: Arc<FetchCounters>,
+    /// The buffer each change record is encoded into, kept to save an allocation per row.
+    encoded: Vec<u8>,
 }
 
 /// The time model of a session or of the system: Oracle's `DB time` (elapsed time inside
@@ -516,13 +745,10 @@ impl Session {
     /// This transaction's own versions of rows of `table`, in key order: Some(row) where it
     /// inserted or updated one, None where it deleted one.
     pub(crate) fn own_rows(&self, table: &str) -> Vec<(Key, Option<Row>)> {
-        let Some(txn) = &self.txn else { return Vec::new() };
-        let from = (table.to_string(), Key::new());
-        txn.overlay
-            .range((std::ops::Bound::Included(from), std::ops::Bound::Unbounded))
-            .take_while(|((t, _), _)| t == table)
-            .map(|((_, k), r)| (k.clone(), r.clone()))
-            .collect()
+        let Some(rows) = self.txn.as_ref().and_then(|txn| txn.overlay.get(table)) else {
+            return Vec::new();
+        };
+        rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect()
     }
 
     /// Warnings raised by the statements run since the last call (for example the
@@ -548,6 +774,8 @@ impl Session {
             return body(self);
         }
         self.call_depth = 1;
+        // A cancel that came while no call was running is for no statement.
+        self.entry.cancel.clear();
         self.entry.set_active(true);
         let (started, cpu_before) = (Instant::now(), redo::stats::thread_cpu_time());
         let result = body(self);
@@ -565,12 +793,23 @@ impl Session {
         result
     }
 
-    /// As `user_call`, showing `sql` as the session's current SQL meanwhile.
-    pub(crate) fn user_call_sql<T>(&mut self, sql: &str, body: impl FnOnce(&mut Session) -> T) -> T {
-        if self.call_depth == 0 {
+    /// As `user_call`, showing `sql` as the session's current SQL meanwhile, and counting
+    /// the rows the call hands its caller (`rows fetched`, `fetch calls`; see
+    /// [`ReturnedRows`]). Nested calls count nothing: their results stay inside.
+    pub(crate) fn user_call_sql<T: ReturnedRows>(
+        &mut self,
+        sql: &str,
+        body: impl FnOnce(&mut Session) -> T,
+    ) -> T {
+        let outermost = self.call_depth == 0;
+        if outermost {
             self.entry.set_sql(sql);
         }
-        self.user_call(body)
+        let result = self.user_call(body);
+        if outermost {
+            result.returned_rows(&mut |rows| self.fetches.record(rows));
+        }
+        result
     }
 
     /// This session's time model so far.
@@ -585,6 +824,23 @@ impl Session {
     /// The session's identifier in the `v$` views (`v$session.sid`).
     pub fn sid(&self) -> u64 {
         self.entry.sid
+    }
+
+    /// A handle another thread can use to cancel this session's running or waiting
+    /// statement (a wire server's cancel request). The statement fails with
+    /// `DbError::Canceled` and is rolled back alone; the session goes on.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle::new(self.entry.clone())
+    }
+
+    /// Fails with `DbError::Canceled` if this call was cancelled. Row loops call it every
+    /// `CANCEL_CHECK_ROWS` rows; lock waits look at the flag themselves.
+    #[inline]
+    pub(crate) fn check_cancel(&self) -> DbResult<()> {
+        if self.entry.cancel.is_requested() {
+            return Err(DbError::Canceled);
+        }
+        Ok(())
     }
 
     /// Who the client is, for `v$session` (the server sets it from the startup message).
@@ -615,36 +871,67 @@ impl Session {
 
     /// Runs one statement with statement-level atomicity.
     pub(crate) fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
-        let start = {
-            let redo = self.redo.savepoint();
-            let txn = self.txn();
-            StatementStart { redo, changes: txn.changes.len(), overlay: txn.overlay.clone() }
-        };
+        let start = self.statement_start();
         let result = body(self);
         if result.is_err() {
-            self.redo.rollback_to(start.redo);
-            let txn = self.txn.as_mut().expect("statement inside a transaction");
-            txn.changes.truncate(start.changes);
-            txn.overlay = start.overlay;
+            self.undo_statement(start);
         }
         result
     }
 
+    /// Marks the start of a statement (opening the transaction if none is open), for a
+    /// statement that spans calls (a bulk load); `undo_statement` takes it back.
+    pub(crate) fn statement_start(&mut self) -> StatementStart {
+        let redo = self.redo.savepoint();
+        let txn = self.txn();
+        StatementStart { redo, changes: txn.changes.len(), overlay: txn.overlay.clone() }
+    }
+
+    /// Undoes everything since `start`, which must have been taken in the transaction
+    /// still open.
+    pub(crate) fn undo_statement(&mut self, start: StatementStart) {
+        self.redo.rollback_to(start.redo);
+        let txn = self.txn.as_mut().expect("statement inside a transaction");
+        txn.changes.truncate(start.changes);
+        txn.overlay = start.overlay;
+    }
+
+    /// The id of the open transaction, if any.
+    pub(crate) fn transaction_id(&self) -> Option<TxnId> {
+        self.txn.as_ref().map(|txn| txn.id)
+    }
+
+    /// The schemas of every table (the `v$` views excluded), by name: what a client's
+    /// catalog queries (psql's `\d`) are answered from.
+    pub fn table_schemas(&self) -> Vec<Arc<TableSchema>> {
+        self.db.snapshot().tables.values().map(|t| t.schema.clone()).collect()
+    }
+
+    /// The schema of `table`.
+    pub fn schema_of(&self, table: &str) -> DbResult<Arc<TableSchema>> {
+        Ok(self.db.snapshot().table(table)?.schema.clone())
+    }
+
     /// Locks a row, then reads it as this transaction sees it.
     fn lock_and_read(&mut self, table: &str, key: &Key) -> DbResult<(Arc<TableSchema>, Option<Row>)> {
+        // Every row an INSERT, UPDATE or DELETE changes comes through here.
+        self.rows_locked = self.rows_locked.wrapping_add(1);
+        if self.rows_locked.is_multiple_of(CANCEL_CHECK_ROWS) {
+            self.check_cancel()?;
+        }
         let db = self.db.clone();
         let entry = self.entry.clone();
         let txn = self.txn();
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         entry.begin_wait(DbEvent::RowLockContention, Instant::now());
-        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key);
+        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
         entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
         let waited = waited?;
         db.sql_counters.record_row_lock_wait(waited);
         // Read after the lock: a transaction we waited for may have changed the row.
         let snap = db.snapshot();
         let t = snap.table(table)?;
-        let row = match txn.overlay.get(&(table.to_string(), key.clone())) {
+        let row = match txn.own(table, key) {
             Some(own) => own.clone(),
             None => t.rows.get(key).cloned(),
         };
@@ -652,22 +939,43 @@ impl Session {
     }
 
     fn log(&mut self, change: Change, table: &str, key: Key, row: Option<Row>) -> DbResult<()> {
-        let mut bytes = Vec::new();
+        let mut bytes = std::mem::take(&mut self.encoded);
+        bytes.clear();
         change.encode(&mut bytes);
-        self.redo.log_change(&bytes)?;
+        let logged = self.redo.log_change(&bytes);
+        self.encoded = bytes;
+        logged?;
         let txn = self.txn.as_mut().expect("logging inside a transaction");
-        txn.overlay.insert((table.to_string(), key), row);
+        txn.set_own(table, key, row);
         txn.changes.push(change);
         Ok(())
     }
 
     /// Inserts one row (values in column order).
     pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
+        let schema = self.db.snapshot().table(table)?.schema.clone();
+        self.insert_with_schema(table, &schema, row)
+    }
+
+    /// As `insert`, with the table's schema already looked up (by a compiled INSERT).
+    /// Its row lock keeps a DDL from changing the table until the transaction ends.
+    pub(crate) fn insert_with_schema(
+        &mut self,
+        table: &str,
+        schema: &Arc<TableSchema>,
+        row: Vec<crate::Value>,
+    ) -> DbResult<()> {
         self.statement(|s| {
-            let schema = s.db.snapshot().table(table)?.schema.clone();
             let row = schema.check_row(row)?;
             let key = schema.key_of(&row);
-            let (_, existing) = s.lock_and_read(table, &key)?;
+            let (current, existing) = s.lock_and_read(table, &key)?;
+            if !Arc::ptr_eq(&current, schema) {
+                // A DDL replaced the table between the schema's lookup and the lock (which
+                // now keeps it from changing): the row was built for the old one.
+                return Err(DbError::Unsupported(format!(
+                    "inserting into \"{table}\" while another session replaced it; run the statement again"
+                )));
+            }
             if existing.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
             }
@@ -683,27 +991,36 @@ impl Session {
             if existing.is_none() {
                 return Ok(false);
             }
-            let row = schema.check_row(row)?;
-            let new_key = schema.key_of(&row);
-            if &new_key != key {
-                let (_, clash) = s.lock_and_read(table, &new_key)?;
-                if clash.is_some() {
-                    return Err(DbError::DuplicateKey {
-                        table: table.to_string(),
-                        key: format_key(&new_key),
-                    });
-                }
-                s.txn().overlay.insert((table.to_string(), key.clone()), None);
-            }
-            let stored = Arc::new(row.clone());
-            s.log(
-                Change::Update { table: table.to_string(), key: key.clone(), row },
-                table,
-                new_key,
-                Some(stored),
-            )?;
+            s.update_locked(table, &schema, key, row)?;
             Ok(true)
         })
+    }
+
+    /// Replaces a row this transaction has locked and read (UPDATE's row loop, after
+    /// `select_for_update`): no second lock or read. Inside the caller's statement.
+    pub(crate) fn update_locked(
+        &mut self,
+        table: &str,
+        schema: &TableSchema,
+        key: &Key,
+        row: Vec<crate::Value>,
+    ) -> DbResult<()> {
+        let row = schema.check_row(row)?;
+        let new_key = schema.key_of(&row);
+        if &new_key != key {
+            let (_, clash) = self.lock_and_read(table, &new_key)?;
+            if clash.is_some() {
+                return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&new_key) });
+            }
+            self.txn().set_own(table, key.clone(), None);
+        }
+        let stored = Arc::new(row.clone());
+        self.log(
+            Change::Update { table: table.to_string(), key: key.clone(), row },
+            table,
+            new_key,
+            Some(stored),
+        )
     }
 
     /// Deletes the row with primary key `key`. Returns whether it existed.
@@ -713,9 +1030,14 @@ impl Session {
             if existing.is_none() {
                 return Ok(false);
             }
-            s.log(Change::Delete { table: table.to_string(), key: key.clone() }, table, key.clone(), None)?;
+            s.delete_locked(table, key)?;
             Ok(true)
         })
+    }
+
+    /// Deletes a row this transaction has locked and read (DELETE's row loop).
+    pub(crate) fn delete_locked(&mut self, table: &str, key: &Key) -> DbResult<()> {
+        self.log(Change::Delete { table: table.to_string(), key: key.clone() }, table, key.clone(), None)
     }
 
     /// Locks the row with primary key `key` and returns it as this transaction sees it
@@ -733,9 +1055,7 @@ impl Session {
     /// statement see the same committed state.
     pub(crate) fn get_in(&self, snap: &DbState, table: &str, key: &Key) -> DbResult<Option<Row>> {
         let t = snap.table(table)?;
-        if let Some(own) =
-            self.txn.as_ref().and_then(|txn| txn.overlay.get(&(table.to_string(), key.clone())))
-        {
+        if let Some(own) = self.txn.as_ref().and_then(|txn| txn.own(table, key)) {
             return Ok(own.clone());
         }
         Ok(t.rows.get(key).cloned())
@@ -748,13 +1068,11 @@ impl Session {
         let mut rows: std::collections::BTreeMap<Key, Row> =
             t.rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect();
         if let Some(txn) = &self.txn {
-            for ((tab, key), own) in txn.overlay.iter() {
-                if tab == table {
-                    match own {
-                        Some(r) => rows.insert(key.clone(), r.clone()),
-                        None => rows.remove(key),
-                    };
-                }
+            for (key, own) in txn.overlay.get(table).into_iter().flatten() {
+                match own {
+                    Some(r) => rows.insert(key.clone(), r.clone()),
+                    None => rows.remove(key),
+                };
             }
         }
         Ok(rows.into_values().collect())
@@ -779,7 +1097,7 @@ impl Session {
             let entry = s.entry.clone();
             let txn = s.txn();
             entry.begin_wait(DbEvent::RowLockContention, Instant::now());
-            let waited = db.locks.lock_table(txn.id, &mut txn.held, table);
+            let waited = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel);
             entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
             let waited = waited?;
             db.sql_counters.record_row_lock_wait(waited);
@@ -833,6 +1151,9 @@ impl Session {
         let id = txn.id;
         let mut changes = Some(std::mem::take(&mut txn.changes));
         let mut held = Some(std::mem::take(&mut txn.held));
+        // Not cancellable: once the commit record is in the log buffer the commit has
+        // happened, so its wait for `log file sync` runs to its end whatever the cancel
+        // flag says (PostgreSQL, too, only warns when a commit's wait is interrupted).
         let result = self.redo.commit_then(options, |receipt| {
             db.apply_committed(CopiedCommit {
                 scn: receipt.scn,
@@ -868,7 +1189,54 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.rollback();
         self.db.sessions.close(self.entry.sid);
+        self.db.fetches.close(self.entry.sid);
     }
+}
+
+/// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
+/// count it: each result with rows is one fetch call of all its rows, since the embedded
+/// API and the simple query protocol hand a whole result over at once. An opened cursor
+/// hands nothing over: its fetches count themselves (`Cursor::fetch`). A new kind of call
+/// result says here what it returns.
+pub(crate) trait ReturnedRows {
+    /// Calls `fetch` once per fetch call, with its number of rows.
+    fn returned_rows(&self, fetch: &mut dyn FnMut(usize));
+}
+
+impl ReturnedRows for crate::sql::QueryResult {
+    fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
+        if let crate::sql::QueryResult::Rows { rows, .. } = self {
+            fetch(rows.len());
+        }
+    }
+}
+
+impl<T: ReturnedRows> ReturnedRows for DbResult<T> {
+    fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
+        if let Ok(result) = self {
+            result.returned_rows(fetch);
+        }
+    }
+}
+
+impl ReturnedRows for Vec<crate::sql::QueryResult> {
+    fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
+        for result in self {
+            result.returned_rows(fetch);
+        }
+    }
+}
+
+/// A batch's results before its error (`execute_batch_until_error`): all were returned.
+impl ReturnedRows for (Vec<crate::sql::QueryResult>, Option<DbError>) {
+    fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
+        self.0.returned_rows(fetch);
+    }
+}
+
+/// Rows affected (an array insert): no rows returned.
+impl ReturnedRows for u64 {
+    fn returned_rows(&self, _fetch: &mut dyn FnMut(usize)) {}
 }
 
 fn format_key(key: &Key) -> String {

@@ -1,6 +1,9 @@
 //! Errors of the database layer, each with the SQLSTATE a PostgreSQL client expects, so
 //! the wire server maps them in one line.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use redo::RedoError;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -41,6 +44,9 @@ pub enum DbError {
     StaticParameter(String),
     #[error("deadlock detected: {0}")]
     Deadlock(String),
+    /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
+    #[error("canceling statement due to user request")]
+    Canceled,
     #[error("{0} is not supported")]
     Unsupported(String),
     #[error("\"{0}\" is a read-only view of the database's state: it cannot be changed")]
@@ -54,6 +60,23 @@ pub enum DbError {
     /// A snapshot or report of the workload repository (`awr`).
     #[error(transparent)]
     Awr(#[from] crate::awr::AwrError),
+    /// Another process has the database directory open (see `Database::open`).
+    #[error(
+        "the database directory {} is in use by another process{}: a database is opened by one \
+         process at a time. Stop that process first, or work through it: with a running `redodb \
+         serve`, take snapshots with EXEC snapshot (psql -c 'EXEC snapshot'); `redodb report` \
+         only reads stored snapshots and works beside it",
+        dir.display(),
+        holder_pid.map_or(String::new(), |pid| format!(" (pid {pid})"))
+    )]
+    DirectoryInUse { dir: PathBuf, holder_pid: Option<u32> },
+    /// The lock file of the database directory could not be created or locked.
+    #[error("locking the database directory {}: {source}", dir.display())]
+    DirectoryLock {
+        dir: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
 }
 
 impl DbError {
@@ -78,6 +101,7 @@ impl DbError {
             DbError::InvalidParameterValue { .. } => "22023",
             DbError::StaticParameter(_) => "55P02",
             DbError::Deadlock(_) => "40P01",
+            DbError::Canceled => "57014",
             DbError::Unsupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
@@ -88,6 +112,9 @@ impl DbError {
             DbError::Redo(RedoError::Shutdown) => "57P01",
             DbError::Redo(_) => "58030",
             DbError::Awr(e) => e.sqlstate(),
+            // object_in_use, as PostgreSQL answers for a database others are using.
+            DbError::DirectoryInUse { .. } => "55006",
+            DbError::DirectoryLock { .. } => "58030",
         }
     }
 }

@@ -10,6 +10,9 @@
 //!   that leads back to itself, it gets a deadlock error instead of waiting (it is the
 //!   victim; the others go on).
 //!
+//! A wait ends early, with `DbError::Canceled`, when the waiter's session is cancelled
+//! (its `CancelFlag` wakes it); the waiter then holds nothing it did not hold before.
+//!
 //! Invariant: a row of table T is locked only by transactions that do not conflict with
 //! T's table lock holder, and each lock has exactly one owner. Everything is under one
 //! mutex: lock operations are short, and the commit path takes it once.
@@ -23,12 +26,23 @@ use redo::TxnId;
 
 use crate::error::{DbError, DbResult};
 use crate::schema::Key;
+use crate::sessions::CancelFlag;
+
+/// The row locks of one table.
+#[derive(Default)]
+struct TableRowLocks {
+    /// The owner of each locked row.
+    owners: BTreeMap<Key, TxnId>,
+    /// Row locks held per transaction, to find the holders a table lock waits for.
+    per_txn: HashMap<TxnId, usize>,
+}
 
 #[derive(Default)]
 struct LockState {
-    rows: BTreeMap<(String, Key), TxnId>,
-    /// Row locks held per (table, transaction), to find the holders a table lock waits for.
-    rows_by_table: HashMap<String, HashMap<TxnId, usize>>,
+    /// Row locks by table, then key: found from `&str` and `&Key` without building an
+    /// owned key. A table's entry stays when its last lock goes (tables are few), so the
+    /// next lock does not allocate its name again.
+    rows: HashMap<String, TableRowLocks>,
     tables: HashMap<String, TxnId>,
     /// Who each waiting transaction waits for.
     waits_for: HashMap<TxnId, Vec<TxnId>>,
@@ -58,13 +72,21 @@ impl LockState {
 /// What a transaction holds, so it can release everything at once.
 #[derive(Default, Debug)]
 pub struct HeldLocks {
-    rows: Vec<(String, Key)>,
+    /// Row locks per table (a transaction touches few tables: a short list).
+    rows: Vec<(String, Vec<Key>)>,
     tables: Vec<String>,
 }
 
 impl HeldLocks {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty() && self.tables.is_empty()
+    }
+
+    fn add_row(&mut self, table: &str, key: Key) {
+        match self.rows.iter_mut().find(|(t, _)| t == table) {
+            Some((_, keys)) => keys.push(key),
+            None => self.rows.push((table.to_string(), vec![key])),
+        }
     }
 }
 
@@ -87,9 +109,15 @@ impl LockManager {
     }
 
     /// Locks one row for `txn`, waiting while another transaction holds it or holds the
-    /// table exclusively.
-    pub fn lock_row(&self, txn: TxnId, held: &mut HeldLocks, table: &str, key: &Key) -> DbResult<LockWait> {
-        let id = (table.to_string(), key.clone());
+    /// table exclusively (until `cancel` is raised).
+    pub fn lock_row(
+        &self,
+        txn: TxnId,
+        held: &mut HeldLocks,
+        table: &str,
+        key: &Key,
+        cancel: &CancelFlag,
+    ) -> DbResult<LockWait> {
         let mut st = self.lock_state();
         let mut waited_since: Option<Instant> = None;
         loop {
@@ -99,31 +127,43 @@ impl LockManager {
                     blockers.push(owner);
                 }
             }
-            match st.rows.get(&id) {
+            match st.rows.get(table).and_then(|locks| locks.owners.get(key)) {
                 Some(&owner) if owner == txn => return Ok(waited_since.map(|t| t.elapsed())),
                 Some(&owner) => blockers.push(owner),
                 None => {}
             }
             if blockers.is_empty() {
-                st.rows.insert(id.clone(), txn);
-                *st.rows_by_table.entry(table.to_string()).or_default().entry(txn).or_insert(0) += 1;
-                held.rows.push(id);
+                let locks = match st.rows.get_mut(table) {
+                    Some(locks) => locks,
+                    None => st.rows.entry(table.to_string()).or_default(),
+                };
+                locks.owners.insert(key.clone(), txn);
+                *locks.per_txn.entry(txn).or_insert(0) += 1;
+                held.add_row(table, key.clone());
                 return Ok(waited_since.map(|t| t.elapsed()));
             }
-            st = self.wait(st, txn, blockers, &mut waited_since, || format!("row {key:?} of \"{table}\""))?;
+            st = self.wait(st, txn, blockers, &mut waited_since, cancel, || {
+                format!("row {key:?} of \"{table}\"")
+            })?;
         }
     }
 
     /// Locks a table exclusively for DDL, waiting for every other transaction with row
-    /// locks on it.
-    pub fn lock_table(&self, txn: TxnId, held: &mut HeldLocks, table: &str) -> DbResult<LockWait> {
+    /// locks on it (until `cancel` is raised).
+    pub fn lock_table(
+        &self,
+        txn: TxnId,
+        held: &mut HeldLocks,
+        table: &str,
+        cancel: &CancelFlag,
+    ) -> DbResult<LockWait> {
         let mut st = self.lock_state();
         let mut waited_since: Option<Instant> = None;
         loop {
             let mut blockers: Vec<TxnId> = st
-                .rows_by_table
+                .rows
                 .get(table)
-                .map(|m| m.keys().copied().filter(|&t| t != txn).collect())
+                .map(|locks| locks.per_txn.keys().copied().filter(|&t| t != txn).collect())
                 .unwrap_or_default();
             match st.tables.get(table) {
                 Some(&owner) if owner == txn && blockers.is_empty() => {
@@ -137,7 +177,7 @@ impl LockManager {
                 held.tables.push(table.to_string());
                 return Ok(waited_since.map(|t| t.elapsed()));
             }
-            st = self.wait(st, txn, blockers, &mut waited_since, || format!("table \"{table}\""))?;
+            st = self.wait(st, txn, blockers, &mut waited_since, cancel, || format!("table \"{table}\""))?;
         }
     }
 
@@ -147,8 +187,12 @@ impl LockManager {
         txn: TxnId,
         blockers: Vec<TxnId>,
         waited_since: &mut Option<Instant>,
+        cancel: &CancelFlag,
         what: impl Fn() -> String,
     ) -> DbResult<MutexGuard<'a, LockState>> {
+        if cancel.is_requested() {
+            return Err(DbError::Canceled);
+        }
         if st.would_deadlock(txn, &blockers) {
             st.waits_for.remove(&txn);
             return Err(DbError::Deadlock(format!(
@@ -162,7 +206,8 @@ impl LockManager {
         st.sleepers.insert(txn, std::thread::current());
         drop(st);
         // A release between the drop and the park leaves the wake-up token: none is lost.
-        std::thread::park_timeout(LOCK_RECHECK);
+        // A cancel wakes the sleeper too, and is seen by the check above on the next turn.
+        cancel.sleep(LOCK_RECHECK);
         let mut st = self.lock_state();
         st.waits_for.remove(&txn);
         st.sleepers.remove(&txn);
@@ -190,20 +235,14 @@ impl LockManager {
                 continue;
             }
             released.push(txn);
-            for id in &held.rows {
-                let owner = st.rows.remove(id);
-                debug_assert_eq!(owner, Some(txn), "row lock {id:?} not held by {txn}");
-                if let Some(per) = st.rows_by_table.get_mut(&id.0) {
-                    if let Some(n) = per.get_mut(&txn) {
-                        *n -= 1;
-                        if *n == 0 {
-                            per.remove(&txn);
-                        }
-                    }
-                    if per.is_empty() {
-                        st.rows_by_table.remove(&id.0);
-                    }
+            for (table, keys) in &held.rows {
+                let locks = st.rows.get_mut(table).expect("a held row lock's table has locks");
+                for key in keys {
+                    let owner = locks.owners.remove(key);
+                    debug_assert_eq!(owner, Some(txn), "row lock {key:?} of {table} not held by {txn}");
                 }
+                let remaining = locks.per_txn.remove(&txn).unwrap_or(0).saturating_sub(keys.len());
+                debug_assert_eq!(remaining, 0, "{txn} held more row locks of {table} than it recorded");
             }
             for t in &held.tables {
                 if st.tables.get(t) == Some(&txn) {
@@ -233,6 +272,8 @@ mod tests {
     use crate::value::Value;
     use std::sync::Arc;
 
+    static NO_CANCEL: std::sync::LazyLock<CancelFlag> = std::sync::LazyLock::new(CancelFlag::default);
+
     fn key(i: i64) -> Key {
         Key::from_elem(Value::Int(i), 1)
     }
@@ -241,11 +282,11 @@ mod tests {
     fn a_second_locker_waits_until_the_first_releases() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap(), None);
+        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap(), None);
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
-            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1)).unwrap();
+            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap();
             l2.release_all(TxnId(2), &mut b);
             waited
         });
@@ -256,20 +297,45 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_waiter_stops_waiting_at_once_and_holds_nothing() {
+        let locks = Arc::new(LockManager::default());
+        let mut a = HeldLocks::default();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        let cancel = Arc::new(CancelFlag::default());
+        let (l2, c2) = (locks.clone(), cancel.clone());
+        let waiter = std::thread::spawn(move || {
+            let mut b = HeldLocks::default();
+            let started = Instant::now();
+            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2);
+            (result, b.is_empty(), started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.request();
+        let (result, holds_nothing, waited) = waiter.join().unwrap();
+        assert!(matches!(result, Err(DbError::Canceled)), "{result:?}");
+        assert!(holds_nothing);
+        assert!(waited >= Duration::from_millis(40), "it waited first: {waited:?}");
+        // The holder goes on; the row is free once it releases.
+        locks.release_all(TxnId(1), &mut a);
+        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        locks.release_all(TxnId(3), &mut a);
+    }
+
+    #[test]
     fn a_cycle_of_waits_is_a_deadlock_for_the_transaction_closing_it() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap();
-        locks.lock_row(TxnId(2), &mut b, "t", &key(2)).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL).unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2));
+            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL);
             l2.release_all(TxnId(1), &mut a);
             r
         });
         // Let transaction 1 start waiting for row 2.
         std::thread::sleep(Duration::from_millis(50));
-        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1)).unwrap_err();
+        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap_err();
         assert!(matches!(e, DbError::Deadlock(_)), "{e}");
         assert_eq!(e.sqlstate(), "40P01");
         locks.release_all(TxnId(2), &mut b);
@@ -280,11 +346,11 @@ mod tests {
     fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1)).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
         let l2 = locks.clone();
         let ddl = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
-            let waited = l2.lock_table(TxnId(9), &mut d, "t").unwrap();
+            let waited = l2.lock_table(TxnId(9), &mut d, "t", &NO_CANCEL).unwrap();
             (waited, d)
         });
         std::thread::sleep(Duration::from_millis(50));
@@ -294,7 +360,7 @@ mod tests {
         // While the table is locked, another transaction's row lock would wait; a
         // transaction in a cycle with it is refused at once.
         locks.release_all(TxnId(9), &mut d);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(5)).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 }

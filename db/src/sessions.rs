@@ -10,11 +10,19 @@
 //! counted as background work. Each entry counts its own; a closed session's counts move
 //! to the registry's retired totals so system figures never go backwards.
 //!
+//! Cancel: each entry holds its session's [`CancelFlag`]; a [`CancelHandle`] (from
+//! `Session::cancel_handle`, usable from any thread) raises it and wakes the session if it
+//! is waiting for a lock. The session clears the flag when a user call starts, so a cancel
+//! that arrives between calls cancels nothing, and looks at it in its lock waits and
+//! every `CANCEL_CHECK_ROWS` rows of its row loops.
+//!
 //! [`Session`]: crate::Session
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
+use std::thread::Thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redo::stats::{monotonic_us, EventCounters, EventSnapshot, StatsSet};
@@ -104,6 +112,78 @@ pub struct SessionEntry {
     pub db_cpu_us: AtomicU64,
     /// Client traffic, counted by the server (see [`NetStat`]).
     net: [AtomicU64; NET_STAT_COUNT],
+    /// Raised to interrupt the session's running or waiting statement.
+    pub(crate) cancel: CancelFlag,
+}
+
+/// A request to interrupt a session's current statement, and the thread to wake if that
+/// statement is asleep in a lock wait.
+#[derive(Default)]
+pub struct CancelFlag {
+    requested: AtomicBool,
+    /// The session's thread while it sleeps in a lock wait.
+    sleeper: Mutex<Option<Thread>>,
+}
+
+impl CancelFlag {
+    /// Whether a cancel was requested since the current call started. One relaxed load:
+    /// cheap enough for row loops (which still look only every `CANCEL_CHECK_ROWS` rows).
+    #[inline]
+    pub fn is_requested(&self) -> bool {
+        self.requested.load(Relaxed)
+    }
+
+    /// Raises the flag and wakes the session if it sleeps in a lock wait.
+    pub fn request(&self) {
+        self.requested.store(true, SeqCst);
+        let sleeper = self.sleeper.lock().expect("cancel sleeper poisoned").clone();
+        if let Some(thread) = sleeper {
+            thread.unpark();
+        }
+    }
+
+    /// Forgets a request: a new call starts.
+    pub(crate) fn clear(&self) {
+        self.requested.store(false, Relaxed);
+    }
+
+    /// Sleeps for at most `timeout` on the calling thread (a lock wait), or not at all if a
+    /// cancel was requested: a request raised before the sleeper is registered is seen by
+    /// the check after it; one raised after finds the sleeper and unparks it (the token
+    /// makes the park return at once). Returns whether a cancel was requested.
+    pub(crate) fn sleep(&self, timeout: Duration) -> bool {
+        *self.sleeper.lock().expect("cancel sleeper poisoned") = Some(std::thread::current());
+        if !self.requested.load(SeqCst) {
+            std::thread::park_timeout(timeout);
+        }
+        *self.sleeper.lock().expect("cancel sleeper poisoned") = None;
+        self.requested.load(SeqCst)
+    }
+}
+
+/// Cancels a session's current statement from another thread (the wire server's cancel
+/// request). Cloneable; outliving the session is harmless.
+#[derive(Clone)]
+pub struct CancelHandle {
+    entry: Arc<SessionEntry>,
+}
+
+impl CancelHandle {
+    pub(crate) fn new(entry: Arc<SessionEntry>) -> CancelHandle {
+        CancelHandle { entry }
+    }
+
+    /// Interrupts the statement the session is running or waiting in: it fails with
+    /// `DbError::Canceled` (57014) and is rolled back alone. A commit already in the log
+    /// is not interrupted, and a cancel when no call is running does nothing.
+    pub fn cancel(&self) {
+        self.entry.cancel.request();
+    }
+
+    /// The session's SID.
+    pub fn sid(&self) -> u64 {
+        self.entry.sid
+    }
 }
 
 /// Oracle's client traffic statistics, counted by the wire server per session.
@@ -248,6 +328,7 @@ impl SessionRegistry {
             db_time_us: AtomicU64::new(0),
             db_cpu_us: AtomicU64::new(0),
             net: Default::default(),
+            cancel: CancelFlag::default(),
         });
         r.live.insert(entry.sid, entry.clone());
         entry

@@ -10,7 +10,11 @@
 //! `v$sesstat` and `v$session_event` every open session, by SID.
 //!
 //! Column names are Oracle's, except that `#` (an operator in PostgreSQL's SQL, which the
-//! clients speak) is spelled `_no`: `statistic_no`, `group_no`, `sequence_no`.
+//! clients speak) is spelled `_no`: `statistic_no`, `group_no`, `sequence_no`, `event_no`.
+//!
+//! Statistics are numbered the redo log's first ([`Stat`]), then the database layer's
+//! ([`DbStat`]); events the redo log's first ([`WaitEvent`]), then the database layer's
+//! ([`DbEvent`]).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -19,18 +23,19 @@ use imbl::OrdMap;
 use redo::stats::{histogram_bucket_limit_us, EventSnapshot, COMMIT_MODES, HISTOGRAM_BUCKETS};
 use redo::{Stat, StatsSnapshot, WaitEvent};
 
-use crate::database::Session;
+use crate::database::{DbShared, Session};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
-use crate::sessions::{DbEvent, SessionEntry, DB_EVENT_COUNT};
+use crate::sessions::{DbEvent, NetStat, SessionEntry, DB_EVENT_COUNT};
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
-pub const VIEWS: [&str; 18] = [
+pub const VIEWS: [&str; 19] = [
     "v$commit_durability",
     "v$commit_response",
     "v$commit_response_histogram_micro",
     "v$database",
+    "v$event_histogram",
     "v$event_histogram_micro",
     "v$log",
     "v$log_history",
@@ -102,6 +107,16 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
         "v$event_histogram_micro" => {
             (vec![text("event"), int("wait_time_micro"), int("wait_count"), text("wait_class")], vec![0, 1])
         }
+        "v$event_histogram" => (
+            vec![
+                int("event_no"),
+                text("event"),
+                int("wait_time_milli"),
+                int("wait_count"),
+                text("wait_class"),
+            ],
+            vec![0, 2],
+        ),
         "v$parameter" => (
             vec![
                 int("num"),
@@ -198,22 +213,120 @@ fn stat_class(stat: Stat) -> &'static str {
     }
 }
 
-/// The statistics of the SQL layer, numbered after the redo log's.
-const SQL_STATS: [&str; 9] = [
-    "parse count (total)",
-    "parse count (hard)",
-    "session cursor cache hits",
-    "execute count",
-    "commits deferred by call",
-    "SQL*Net roundtrips to/from client",
-    "bytes sent via SQL*Net to client",
-    "bytes received via SQL*Net from client",
-    "user calls",
-];
+/// The statistics the database layer (and the wire server through it) counts, numbered
+/// after the redo log's. Oracle's names where Oracle has the statistic; `rows fetched` and
+/// `fetch calls` are v$sql's ROWS_PROCESSED (of queries) and FETCHES summed per session,
+/// which Oracle's v$sysstat does not keep under one name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbStat {
+    ParseCountTotal,
+    ParseCountHard,
+    SessionCursorCacheHits,
+    ExecuteCount,
+    CommitsDeferredByCall,
+    SqlNetRoundtrips,
+    BytesSentViaSqlNet,
+    BytesReceivedViaSqlNet,
+    UserCalls,
+    /// Rows returned to the caller by queries: whole results, and cursor fetches.
+    RowsFetched,
+    /// Calls that returned rows: a query's whole result, or one cursor fetch (a wire
+    /// portal Execute with a row limit).
+    FetchCalls,
+    /// Data-file blocks written (checkpoint images), in blocks of
+    /// `checkpoint::DATA_BLOCK_BYTES`.
+    PhysicalWrites,
+    PhysicalWriteBytes,
+}
+
+pub const DB_STAT_COUNT: usize = 13;
+
+impl DbStat {
+    pub const ALL: [DbStat; DB_STAT_COUNT] = [
+        DbStat::ParseCountTotal,
+        DbStat::ParseCountHard,
+        DbStat::SessionCursorCacheHits,
+        DbStat::ExecuteCount,
+        DbStat::CommitsDeferredByCall,
+        DbStat::SqlNetRoundtrips,
+        DbStat::BytesSentViaSqlNet,
+        DbStat::BytesReceivedViaSqlNet,
+        DbStat::UserCalls,
+        DbStat::RowsFetched,
+        DbStat::FetchCalls,
+        DbStat::PhysicalWrites,
+        DbStat::PhysicalWriteBytes,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DbStat::ParseCountTotal => "parse count (total)",
+            DbStat::ParseCountHard => "parse count (hard)",
+            DbStat::SessionCursorCacheHits => "session cursor cache hits",
+            DbStat::ExecuteCount => "execute count",
+            DbStat::CommitsDeferredByCall => "commits deferred by call",
+            DbStat::SqlNetRoundtrips => NetStat::Roundtrips.name(),
+            DbStat::BytesSentViaSqlNet => NetStat::BytesSent.name(),
+            DbStat::BytesReceivedViaSqlNet => NetStat::BytesReceived.name(),
+            DbStat::UserCalls => "user calls",
+            DbStat::RowsFetched => "rows fetched",
+            DbStat::FetchCalls => "fetch calls",
+            DbStat::PhysicalWrites => "physical writes",
+            DbStat::PhysicalWriteBytes => "physical write bytes",
+        }
+    }
+
+    /// Oracle's class of the statistic (v$statname.class, by name).
+    pub fn class(self) -> &'static str {
+        match self {
+            DbStat::PhysicalWrites | DbStat::PhysicalWriteBytes => "Cache",
+            _ => "SQL",
+        }
+    }
+
+    /// The system's values now, in the order of [`DbStat::ALL`]: open sessions, closed
+    /// ones and background work.
+    pub(crate) fn system_values(db: &DbShared) -> [u64; DB_STAT_COUNT] {
+        let sql = db.sql_stats_now();
+        let net = db.sessions.net_totals();
+        let counters = &db.sql_counters;
+        DbStat::ALL.map(|stat| match stat {
+            DbStat::ParseCountTotal => sql.parse_count_total,
+            DbStat::ParseCountHard => sql.parse_count_hard,
+            DbStat::SessionCursorCacheHits => sql.cache_hits,
+            DbStat::ExecuteCount => sql.execute_count,
+            DbStat::CommitsDeferredByCall => sql.commits_deferred_by_call,
+            DbStat::SqlNetRoundtrips => net[NetStat::Roundtrips as usize],
+            DbStat::BytesSentViaSqlNet => net[NetStat::BytesSent as usize],
+            DbStat::BytesReceivedViaSqlNet => net[NetStat::BytesReceived as usize],
+            DbStat::UserCalls => db.call_times().user_calls,
+            DbStat::RowsFetched => sql.rows_fetched,
+            DbStat::FetchCalls => sql.fetch_calls,
+            DbStat::PhysicalWrites => counters.physical_writes.load(Relaxed),
+            DbStat::PhysicalWriteBytes => counters.physical_write_bytes.load(Relaxed),
+        })
+    }
+
+    /// One session's values: those counted per session (client traffic, user calls,
+    /// fetches); the others are counted only for the system and show 0.
+    fn session_values(db: &DbShared, entry: &SessionEntry) -> [u64; DB_STAT_COUNT] {
+        let net = entry.net();
+        let (rows_fetched, fetch_calls) = db.fetches.of(entry.sid);
+        DbStat::ALL.map(|stat| match stat {
+            DbStat::SqlNetRoundtrips => net[NetStat::Roundtrips as usize],
+            DbStat::BytesSentViaSqlNet => net[NetStat::BytesSent as usize],
+            DbStat::BytesReceivedViaSqlNet => net[NetStat::BytesReceived as usize],
+            DbStat::UserCalls => entry.user_calls.load(Relaxed),
+            DbStat::RowsFetched => rows_fetched,
+            DbStat::FetchCalls => fetch_calls,
+            _ => 0,
+        })
+    }
+}
 
 /// (statistic#, name, class, value) of every statistic, `redo` giving the redo log's
-/// counters and `sql` the SQL layer's (None for a view without values).
-fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; SQL_STATS.len()]>) -> Vec<Row> {
+/// counters and `db` the database layer's (None for a view without values).
+fn statistics(redo: Option<&StatsSnapshot>, db: Option<[u64; DB_STAT_COUNT]>) -> Vec<Row> {
     let mut rows = Vec::new();
     for (i, stat) in Stat::ALL.iter().enumerate() {
         let mut row = vec![Value::Int(i as i64), Value::Text(stat.name().into()), stat_class(*stat).into()];
@@ -222,13 +335,57 @@ fn statistics(redo: Option<&StatsSnapshot>, sql: Option<[u64; SQL_STATS.len()]>)
         }
         rows.push(Arc::new(row));
     }
-    for (j, name) in SQL_STATS.iter().enumerate() {
-        let mut row =
-            vec![Value::Int((Stat::ALL.len() + j) as i64), Value::Text((*name).into()), "SQL".into()];
-        if let Some(values) = sql {
+    for (j, stat) in DbStat::ALL.iter().enumerate() {
+        let mut row = vec![
+            Value::Int((Stat::ALL.len() + j) as i64),
+            Value::Text(stat.name().into()),
+            stat.class().into(),
+        ];
+        if let Some(values) = db {
             row.push(Value::Int(values[j] as i64));
         }
         rows.push(Arc::new(row));
+    }
+    rows
+}
+
+/// The millisecond bucket (`v$event_histogram.wait_time_milli`, Oracle's 1, 2, 4, 8 ...
+/// ms: bucket `b` counts the waits shorter than `b` ms and, from 2 on, at least `b / 2`)
+/// of microsecond bucket `i` (waits in `[2^(i-1), 2^i)` us).
+///
+/// The microsecond buckets' bounds are powers of two microseconds and do not fall on
+/// millisecond bounds: `[512, 1024)` us straddles 1 ms, `[1024, 2048)` us straddles 2 ms,
+/// and so on. Each is mapped whole to the millisecond bucket that holds most of it, the
+/// one its lower bound falls in: buckets below 1024 us to "< 1 ms", `[1024, 2048)` us to
+/// "< 2 ms", `[2^(10+k), 2^(11+k))` us to "< 2^(k+1) ms". So the bounds are read in binary
+/// milliseconds (1 ms = 1024 us), as the AWR report's histograms are: a wait counted
+/// under `b` took less than `1.024 * b` ms (not `b`), and at least `0.512 * b` ms. Mapping
+/// by the upper bound instead would keep "less than `b` ms" exact but move the ~95% of a
+/// straddling bucket that lies below the millisecond bound one bucket too high.
+pub fn millisecond_bucket(micro_bucket: usize) -> u64 {
+    1u64 << micro_bucket.saturating_sub(10)
+}
+
+/// The rows of `v$event_histogram` from the microsecond histograms of the events in
+/// `events` (numbered in that order): each event's non-empty millisecond buckets.
+fn millisecond_histogram<'a>(events: impl Iterator<Item = (&'a str, &'a str, EventSnapshot)>) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (event_no, (name, class, e)) in events.enumerate() {
+        let mut buckets = std::collections::BTreeMap::<u64, u64>::new();
+        for (micro, &count) in e.histogram.iter().enumerate().take(HISTOGRAM_BUCKETS) {
+            if count > 0 {
+                *buckets.entry(millisecond_bucket(micro)).or_default() += count;
+            }
+        }
+        for (milli, count) in buckets {
+            rows.push(Arc::new(vec![
+                Value::Int(event_no as i64),
+                Value::Text(name.into()),
+                Value::Int(milli as i64),
+                Value::Int(count as i64),
+                Value::Text(class.into()),
+            ]));
+        }
     }
     rows
 }
@@ -261,13 +418,14 @@ fn with_sid(sid: u64, row: &[Value]) -> Row {
     Arc::new(out)
 }
 
-/// A session's statistics (`v$mystat`, `v$sesstat`): its redo counters and user calls.
-fn session_statistics(entry: &SessionEntry) -> Vec<Row> {
-    let mut sql = [0; SQL_STATS.len()];
-    let net = entry.net();
-    sql[5..8].copy_from_slice(&net);
-    sql[SQL_STATS.len() - 1] = entry.user_calls.load(Relaxed);
-    statistics(Some(&entry.redo.snapshot()), Some(sql)).iter().map(|row| with_sid(entry.sid, row)).collect()
+/// A session's statistics (`v$mystat`, `v$sesstat`): its redo counters and the database
+/// layer's it counts per session.
+fn session_statistics(db: &DbShared, entry: &SessionEntry) -> Vec<Row> {
+    let values = DbStat::session_values(db, entry);
+    statistics(Some(&entry.redo.snapshot()), Some(values))
+        .iter()
+        .map(|row| with_sid(entry.sid, row))
+        .collect()
 }
 
 /// Rows of a time model view: (name, microseconds).
@@ -287,24 +445,11 @@ impl Session {
         let Some(schema) = schema(name) else { return Ok(None) };
         let rows: Vec<Row> = match name {
             "v$statname" => statistics(None, None),
-            "v$sysstat" => {
-                let s = self.db.sql_stats_now();
-                let net = self.db.sessions.net_totals();
-                let sql = [
-                    s.parse_count_total,
-                    s.parse_count_hard,
-                    s.cache_hits,
-                    s.execute_count,
-                    s.commits_deferred_by_call,
-                    net[0],
-                    net[1],
-                    net[2],
-                    self.db.call_times().user_calls,
-                ];
-                statistics(Some(&self.db.log().stats()), Some(sql))
+            "v$sysstat" => statistics(Some(&self.db.log().stats()), Some(DbStat::system_values(&self.db))),
+            "v$mystat" => session_statistics(&self.db, &self.entry),
+            "v$sesstat" => {
+                self.db.sessions.live().iter().flat_map(|e| session_statistics(&self.db, e)).collect()
             }
-            "v$mystat" => session_statistics(&self.entry),
-            "v$sesstat" => self.db.sessions.live().iter().flat_map(|e| session_statistics(e)).collect(),
             "v$system_event" => events(&self.db.log().stats(), &self.db.sessions.event_totals())
                 .into_iter()
                 .map(Arc::new)
@@ -340,6 +485,14 @@ impl Session {
                     ])
                 })
                 .collect(),
+            "v$event_histogram" => {
+                let stats = self.db.log().stats();
+                let db_totals = self.db.sessions.event_totals();
+                let redo_events =
+                    WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *stats.event(e)));
+                let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db_totals[e as usize]));
+                millisecond_histogram(redo_events.chain(db_events))
+            }
             "v$event_histogram_micro" => {
                 let stats = self.db.log().stats();
                 let db_totals = self.db.sessions.event_totals();
@@ -497,4 +650,27 @@ impl Session {
 /// The error for a statement that would change a view.
 pub fn read_only(name: &str) -> DbError {
     DbError::ReadOnlyView(name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redo::stats::histogram_bucket;
+
+    #[test]
+    fn microsecond_buckets_map_to_binary_millisecond_buckets() {
+        // Under 1024 us: "< 1 ms"; [1024, 2048) us: "< 2 ms"; [2048, 4096) us: "< 4 ms".
+        for (us, ms) in [(0, 1), (1, 1), (999, 1), (1000, 1), (1023, 1), (1024, 2), (2047, 2), (2048, 4)] {
+            assert_eq!(millisecond_bucket(histogram_bucket(us)), ms, "{us} us");
+        }
+        // Every wait in millisecond bucket b took less than 1.024 b ms and, from b = 2 on,
+        // at least 0.512 b ms.
+        for i in 0..HISTOGRAM_BUCKETS - 1 {
+            let b = millisecond_bucket(i);
+            assert!(histogram_bucket_limit_us(i) <= 1024 * b, "bucket {i}");
+            assert!(i == 0 || b == 1 || histogram_bucket_limit_us(i - 1) >= 512 * b, "bucket {i}");
+        }
+        assert_eq!(DbStat::ALL.len(), DB_STAT_COUNT);
+        assert!(DbStat::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
+    }
 }

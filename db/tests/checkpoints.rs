@@ -15,7 +15,7 @@ fn config(file_size: u64) -> DbConfig {
     log.log_file_size = file_size;
     log.log_buffer = 64 << 10;
     log.sync_method = SyncMethod::Fdatasync;
-    DbConfig { log, checkpoint_interval_ms: 0 }
+    DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() }
 }
 
 fn open(dir: &Path, file_size: u64) -> Database {

@@ -370,6 +370,7 @@ fn functions_and_casts() {
     assert_eq!(one(&mut s, "upper('AbC')"), t("ABC"));
     assert_eq!(one(&mut s, "length('héllo')"), i(5));
     assert_eq!(one(&mut s, "repeat('ab', 3)"), t("ababab"));
+    assert_eq!(one(&mut s, "current_schema()"), t("public"), "PgJDBC's getSchema");
     assert_eq!(one(&mut s, "repeat('ab', 0)"), t(""));
     assert_eq!(one(&mut s, "rpad('ab', 5, 'x')"), t("abxxx"));
     assert_eq!(one(&mut s, "lpad('7', 3, '0')"), t("007"));
@@ -550,6 +551,37 @@ fn bind_parameters() {
         s.execute("INSERT INTO accounts VALUES ($1, $2, 1)", &[i(6), NULL]).unwrap_err().sqlstate(),
         "23502"
     );
+}
+
+#[test]
+fn a_prepared_update_or_delete_compiled_once_follows_its_table_through_ddl() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let update = s.prepare("UPDATE accounts SET balance = balance + $2 WHERE id = $1").unwrap();
+    let delete = s.prepare("DELETE FROM accounts WHERE id = $1").unwrap();
+    for _ in 0..3 {
+        assert_eq!(s.execute_prepared(&update, &[i(1), i(5)]).unwrap().tag(), "UPDATE 1");
+    }
+    assert_eq!(rows(&mut s, "SELECT balance FROM accounts WHERE id = 1"), vec![vec![i(115)]]);
+    // Wrong or missing values fail each execution alone, as when compiled with values.
+    assert_eq!(s.execute_prepared(&update, &[i(1)]).unwrap_err().sqlstate(), "08P01");
+    assert_eq!(s.execute_prepared(&update, &[i(1), t("x")]).unwrap_err().sqlstate(), "22P02");
+    assert_eq!(s.execute_prepared(&update, &[i(2), i(1)]).unwrap().tag(), "UPDATE 1");
+    // The table is dropped and made again with its columns in another order: the
+    // statements compiled against the old one must not write the old column positions.
+    run(&mut s, "COMMIT");
+    run(&mut s, "DROP TABLE accounts");
+    run(&mut s, "CREATE TABLE accounts (balance BIGINT, name TEXT, id BIGINT PRIMARY KEY)");
+    run(&mut s, "INSERT INTO accounts VALUES (100, 'x', 1), (200, 'y', 2)");
+    assert_eq!(s.execute_prepared(&update, &[i(2), i(7)]).unwrap().tag(), "UPDATE 1");
+    assert_eq!(
+        rows(&mut s, "SELECT id, name, balance FROM accounts ORDER BY id"),
+        vec![vec![i(1), t("x"), i(100)], vec![i(2), t("y"), i(207)]]
+    );
+    assert_eq!(s.execute_prepared(&delete, &[i(1)]).unwrap().tag(), "DELETE 1");
+    run(&mut s, "DROP TABLE accounts");
+    assert_eq!(s.execute_prepared(&update, &[i(2), i(7)]).unwrap_err().sqlstate(), "42P01");
 }
 
 #[test]
@@ -745,11 +777,15 @@ fn commits_inside_one_batch_call_wait_once_at_its_end() {
     );
     assert_eq!(e.unwrap_err().sqlstate(), "23505");
     assert!(db.log().durable_lsn() >= db.log().reserved_end());
-    // Single statements are calls of their own: no deferral.
+    // Single statements are calls of their own: no deferral, through `execute_batch` too.
     let before = db.log().stats();
     run(&mut s, "INSERT INTO accounts VALUES (50, 'x', 1)");
     run(&mut s, "COMMIT");
     assert_eq!(count(&s, &before), (1, 1, 0));
+    let before = db.log().stats();
+    s.execute_batch("INSERT INTO accounts VALUES (51, 'x', 1)").unwrap();
+    s.execute_batch("COMMIT").unwrap();
+    assert_eq!(count(&s, &before), (1, 1, 0), "a call of one COMMIT is not deferred");
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn config() -> DbConfig {
     log.log_file_size = 1 << 20;
     log.log_buffer = 256 << 10;
     log.sync_method = SyncMethod::Fdatasync;
-    DbConfig { log, checkpoint_interval_ms: 0 }
+    DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() }
 }
 
 fn open(dir: &std::path::Path) -> Database {

@@ -355,3 +355,166 @@ fn v_session_shows_each_session_its_status_its_wait_and_its_sql() {
     assert_eq!(int(&mut observer, row_lock_waits), 1);
     assert_eq!(int(&mut observer, "SELECT count(*) FROM v$session"), 2);
 }
+
+#[test]
+fn the_millisecond_histogram_regroups_the_microsecond_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    commit_rows(&mut s, 0, 30, "WAIT");
+
+    let syncs = int(&mut s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'");
+    let in_buckets =
+        int(&mut s, "SELECT sum(wait_count) FROM v$event_histogram WHERE event = 'log file sync'");
+    assert_eq!(in_buckets, syncs, "the millisecond buckets hold every wait");
+    let buckets = rows(
+        &mut s,
+        "SELECT event_no, wait_time_milli, wait_count, wait_class FROM v$event_histogram \
+         WHERE event = 'log file sync' ORDER BY wait_time_milli",
+    );
+    assert!(!buckets.is_empty());
+    for b in &buckets {
+        let (Value::Int(ms), Value::Int(count)) = (&b[1], &b[2]) else { panic!("{b:?}") };
+        assert!(*ms >= 1 && (*ms as u64).is_power_of_two() && *count > 0, "{b:?}");
+        assert_eq!(b[0], buckets[0][0], "one event number per event");
+        assert_eq!(b[3], Value::Text("Commit".into()));
+    }
+
+    // Each millisecond bucket b is the sum of the microsecond buckets from 512 b us (all
+    // those under 1024 us for b = 1) up to 1024 b us: binary milliseconds.
+    let micro = rows(
+        &mut s,
+        "SELECT wait_time_micro, wait_count FROM v$event_histogram_micro WHERE event = 'log file sync'",
+    );
+    let mut expected = std::collections::BTreeMap::<i64, i64>::new();
+    for m in &micro {
+        let (Value::Int(us), Value::Int(count)) = (&m[0], &m[1]) else { panic!("{m:?}") };
+        *expected.entry((us / 1024).max(1)).or_default() += count;
+    }
+    let got: std::collections::BTreeMap<i64, i64> = buckets
+        .iter()
+        .map(|b| match (&b[1], &b[2]) {
+            (Value::Int(ms), Value::Int(count)) => (*ms, *count),
+            _ => panic!("{b:?}"),
+        })
+        .collect();
+    assert_eq!(got, expected);
+
+    // One number per event, one event per number.
+    let numbered = rows(&mut s, "SELECT DISTINCT event_no, event FROM v$event_histogram");
+    let numbers: std::collections::BTreeSet<_> = numbered.iter().map(|n| n[0].clone()).collect();
+    let names: std::collections::BTreeSet<_> = numbered.iter().map(|n| n[1].clone()).collect();
+    assert_eq!((numbers.len(), names.len()), (numbered.len(), numbered.len()), "{numbered:?}");
+}
+
+/// (rows fetched, fetch calls) of session `sid`, read by `observer`.
+fn fetch_stats(observer: &mut Session, sid: u64) -> (i64, i64) {
+    let stats = rows(
+        observer,
+        &format!(
+            "SELECT name, value FROM v$sesstat WHERE sid = {sid} \
+             AND name IN ('rows fetched', 'fetch calls') ORDER BY name"
+        ),
+    );
+    match stats.as_slice() {
+        [calls, fetched] => match (&calls[1], &fetched[1]) {
+            (Value::Int(c), Value::Int(r)) => (*r, *c),
+            _ => panic!("{stats:?}"),
+        },
+        _ => panic!("{stats:?}"),
+    }
+}
+
+#[test]
+fn rows_fetched_and_fetch_calls_count_results_and_cursor_fetches() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    let mut observer = db.session();
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    commit_rows(&mut s, 0, 10, "WAIT");
+    let sid = s.sid();
+    assert_eq!(fetch_stats(&mut observer, sid), (0, 0), "DDL, DML and COMMIT fetch nothing");
+
+    // A query's whole result is one fetch call, even an empty one.
+    assert_eq!(rows(&mut s, "SELECT id FROM t WHERE id < 3").len(), 3);
+    assert_eq!(fetch_stats(&mut observer, sid), (3, 1));
+    assert!(rows(&mut s, "SELECT id FROM t WHERE id > 100").is_empty());
+    assert_eq!(fetch_stats(&mut observer, sid), (3, 2));
+
+    // A batch returns each query's result: one fetch call each.
+    let results = s.execute_batch("SELECT id FROM t WHERE id < 2; SELECT v FROM t WHERE id = 5").unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(fetch_stats(&mut observer, sid), (6, 4));
+
+    // A cursor: opening it fetches nothing, each fetch is a call (the last one, finding
+    // the end, too), as a wire portal's Execute with a row limit is.
+    let query = s.prepare("SELECT id FROM t ORDER BY id").unwrap();
+    let mut cursor = s.query(&query, &[]).unwrap();
+    assert_eq!(fetch_stats(&mut observer, sid), (6, 4));
+    let mut fetched = 0;
+    while !cursor.is_exhausted() {
+        fetched += cursor.fetch(4).len();
+    }
+    assert_eq!(fetched, 10);
+    assert_eq!(fetch_stats(&mut observer, sid), (16, 7), "10 rows in 3 fetches of 4");
+
+    // execute_prepared hands the whole result over: one call. An array insert none.
+    let one = s.prepare("SELECT v FROM t WHERE id = $1").unwrap();
+    assert_eq!(s.execute_prepared(&one, &[Value::Int(1)]).unwrap().rows().len(), 1);
+    let insert = s.prepare("INSERT INTO t VALUES ($1, 'y')").unwrap();
+    s.execute_many(&insert, &[vec![Value::Int(50)], vec![Value::Int(51)]]).unwrap();
+    assert_eq!(fetch_stats(&mut observer, sid), (17, 8));
+
+    // v$mystat shows the same (as of before the statement reading it), and v$sysstat the
+    // sum over sessions, closed ones included.
+    let mine = rows(
+        &mut s,
+        "SELECT value FROM v$mystat WHERE name IN ('rows fetched', 'fetch calls') ORDER BY name",
+    );
+    assert_eq!(mine, vec![vec![Value::Int(8)], vec![Value::Int(17)]]);
+    let observer_sid = observer.sid();
+    let (observer_rows, observer_calls) = fetch_stats(&mut observer, observer_sid);
+    drop(s);
+    let system = rows(
+        &mut observer,
+        "SELECT value FROM v$sysstat WHERE name IN ('rows fetched', 'fetch calls') ORDER BY name",
+    );
+    // s: 17 + 2 rows in 9 calls (with the v$mystat read); the observer's reads so far,
+    // plus the one just made (2 rows).
+    assert_eq!(
+        system,
+        vec![vec![Value::Int(9 + observer_calls + 1)], vec![Value::Int(19 + observer_rows + 2)]]
+    );
+    let sample = db::awr::sample(&db);
+    assert!(sample.statistic("rows fetched") >= 19 && sample.statistic("fetch calls") >= 9, "{sample:?}");
+}
+
+#[test]
+fn physical_writes_count_the_checkpoint_images_in_8k_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut s = db.session();
+    let stat =
+        |s: &mut Session, name: &str| int(s, &format!("SELECT value FROM v$sysstat WHERE name = '{name}'"));
+    assert_eq!((stat(&mut s, "physical writes"), stat(&mut s, "physical write bytes")), (0, 0));
+    run(&mut s, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    for i in 0..200 {
+        run(&mut s, &format!("INSERT INTO t VALUES ({i}, '{}')", "x".repeat(100)));
+    }
+    run(&mut s, "COMMIT");
+    let first = db.checkpoint().unwrap().expect("an image");
+    run(&mut s, "INSERT INTO t VALUES (1000, 'y')");
+    run(&mut s, "COMMIT");
+    let second = db.checkpoint().unwrap().expect("an image");
+    let bytes = first.bytes + second.bytes;
+    assert!(first.bytes > 8192, "{first:?}");
+    assert_eq!(stat(&mut s, "physical write bytes"), bytes as i64);
+    let blocks = first.bytes.div_ceil(8192) + second.bytes.div_ceil(8192);
+    assert_eq!(stat(&mut s, "physical writes"), blocks as i64);
+    assert_eq!(text(&mut s, "SELECT class FROM v$statname WHERE name = 'physical writes'"), "Cache");
+    let sample = db::awr::sample(&db);
+    assert_eq!(sample.statistic("physical write bytes"), bytes);
+    assert_eq!(sample.statistic("physical writes"), blocks);
+}

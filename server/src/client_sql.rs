@@ -1,7 +1,9 @@
 //! The statements the server answers itself, because they concern the client's
 //! connection rather than the database: the settings drivers set (application_name,
 //! extra_float_digits, DateStyle, ...) and SHOW of them, and the statement-name
-//! bookkeeping of DEALLOCATE and DISCARD ALL.
+//! bookkeeping of DEALLOCATE and DISCARD ALL; and the statements it runs on the
+//! protocol's own objects or answers from elsewhere than SQL: cursors (`cursors`), COPY
+//! (`copy`) and psql's catalog queries (`catalog`).
 //!
 //! `SET synchronous_commit`, the db's parameters and the Oracle statements (COMMIT
 //! WRITE, ALTER SESSION, SHOW PARAMETER) are not here: they reach the db.
@@ -9,6 +11,11 @@
 use std::collections::BTreeMap;
 
 use db::sql::{parse_special, Special};
+
+use crate::catalog::CatalogQuery;
+use crate::copy::CopyStatement;
+use crate::cursors::CursorStatement;
+use crate::protocol::SqlError;
 
 /// Settings of the connection kept by the server: (lowercase name, name as reported,
 /// default, whether clients may change it, whether a change is reported to the client
@@ -61,6 +68,9 @@ pub struct SettingError {
 #[derive(Clone, Debug)]
 pub struct ClientSettings {
     values: BTreeMap<&'static str, String>,
+    /// The database the client asked for in its startup message (there is one database:
+    /// the name is only shown back, by psql's `\l` for one).
+    database: String,
 }
 
 impl ClientSettings {
@@ -68,7 +78,17 @@ impl ClientSettings {
         let mut values: BTreeMap<&'static str, String> =
             CLIENT_SETTINGS.iter().map(|d| (d.0, d.2.to_string())).collect();
         values.insert("session_authorization", user.to_string());
-        ClientSettings { values }
+        ClientSettings { values, database: user.to_string() }
+    }
+
+    /// The user the client connected as.
+    pub fn user(&self) -> &str {
+        &self.values["session_authorization"]
+    }
+
+    /// The database the client connected to (by default named as its user, as libpq does).
+    pub fn database(&self) -> &str {
+        &self.database
     }
 
     /// The settings reported at startup, with their names as reported.
@@ -133,6 +153,9 @@ impl ClientSettings {
 
     /// Applies the settings a client sends in its startup message (others are ignored).
     pub fn apply_startup(&mut self, parameters: &BTreeMap<String, String>) -> Result<(), SettingError> {
+        if let Some(database) = parameters.get("database").filter(|d| !d.is_empty()) {
+            self.database = database.clone();
+        }
         for (name, value) in parameters {
             if definition(name).is_some_and(|d| d.3) {
                 self.set(name, value)?;
@@ -160,11 +183,34 @@ pub enum ClientStatement {
     /// DEALLOCATE [PREPARE] name; None for ALL.
     Deallocate(Option<String>),
     DiscardAll,
+    /// DECLARE, FETCH, MOVE, CLOSE.
+    Cursor(CursorStatement),
+    Copy(CopyStatement),
+    /// A query on pg_catalog that psql sends for `\d` and the like.
+    Catalog(CatalogQuery),
+    /// A statement the server recognises but cannot run (a SCROLL cursor, COPY BINARY, a
+    /// catalog query it does not know): it fails with this error when run.
+    Rejected(SqlError),
 }
 
 impl ClientStatement {
     /// Recognises a client statement in `sql` (one statement, without its `;`).
     pub fn parse(sql: &str) -> Option<ClientStatement> {
+        let first = sql.trim_start().split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+        let answer = |parsed: Result<ClientStatement, SqlError>| {
+            Some(parsed.unwrap_or_else(ClientStatement::Rejected))
+        };
+        match first.to_ascii_uppercase().as_str() {
+            "DECLARE" | "FETCH" | "MOVE" | "CLOSE" => {
+                return crate::cursors::parse(sql).and_then(|p| answer(p.map(ClientStatement::Cursor)))
+            }
+            "COPY" => return crate::copy::parse(sql).and_then(|p| answer(p.map(ClientStatement::Copy))),
+            "SELECT" | "WITH" if crate::catalog::is_catalog_query(sql) => {
+                return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog))
+            }
+            "DEALLOCATE" | "DISCARD" | "SET" | "RESET" | "SHOW" => {}
+            _ => return None,
+        }
         let words: Vec<&str> = sql.split_whitespace().collect();
         let keyword = |i: usize, k: &str| words.get(i).is_some_and(|w| w.eq_ignore_ascii_case(k));
         if keyword(0, "DEALLOCATE") {

@@ -17,8 +17,19 @@
 //! checkpoint_interval_ms = 60000
 //! snapshot_interval_minutes = 15 # automatic AWR snapshots; 0 turns them off
 //! snapshot_retention_days = 8    # older snapshots are removed; 0 keeps them all
+//! tls_cert = "server.crt"     # PEM certificate chain; with tls_key, SSLRequest is accepted
+//! tls_key = "server.key"      # PEM private key (paths relative to the working directory)
+//! tls_required = false        # true: a client that does not ask for TLS is refused (28000)
+//!
+//! [auth]                      # see the `auth` module
+//! method = "scram-sha-256"    # trust, md5 or scram-sha-256 (the default with users);
+//!                             # without [auth], loopback clients are trusted, others refused
+//! [auth.users]                # only in the file: never a password on the command line
+//! alice = "a plain password"  # or a verifier as PostgreSQL stores it:
+//! bob = "SCRAM-SHA-256$4096:<salt>$<StoredKey>:<ServerKey>"   # or "md5<hex>" (md5 only)
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -27,6 +38,9 @@ use std::str::FromStr;
 use db::DbConfig;
 use redo::{LogConfig, SyncMethod};
 use serde::Deserialize;
+
+use crate::auth::AuthConfig;
+use crate::tls::TlsFiles;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1";
 pub const DEFAULT_PORT: u16 = 5433;
@@ -47,6 +61,8 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("in the configuration file {path}: {message}")]
     File { path: PathBuf, message: String },
+    #[error("authentication settings ([auth]): {0}")]
+    Auth(String),
 }
 
 /// A size in bytes, written as a number or with a K, M or G suffix (powers of 1024).
@@ -114,6 +130,31 @@ pub struct Settings {
     pub checkpoint_interval_ms: Option<u64>,
     pub snapshot_interval_minutes: Option<u64>,
     pub snapshot_retention_days: Option<u64>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_required: Option<bool>,
+    /// Only from the file: passwords do not belong on a command line.
+    pub auth: Option<AuthSettings>,
+}
+
+/// The `[auth]` table of the configuration file.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    pub method: Option<String>,
+    /// User name = secret (a password, or a verifier: see the `auth` module).
+    #[serde(default)]
+    pub users: BTreeMap<String, String>,
+}
+
+/// Never prints the secrets.
+impl fmt::Debug for AuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthSettings")
+            .field("method", &self.method)
+            .field("users", &self.users.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Settings {
@@ -141,6 +182,10 @@ impl Settings {
             checkpoint_interval_ms: over.checkpoint_interval_ms.or(self.checkpoint_interval_ms),
             snapshot_interval_minutes: over.snapshot_interval_minutes.or(self.snapshot_interval_minutes),
             snapshot_retention_days: over.snapshot_retention_days.or(self.snapshot_retention_days),
+            tls_cert: over.tls_cert.or(self.tls_cert),
+            tls_key: over.tls_key.or(self.tls_key),
+            tls_required: over.tls_required.or(self.tls_required),
+            auth: over.auth.or(self.auth),
         }
     }
 
@@ -199,7 +244,6 @@ impl Settings {
         if let Some(ms) = self.checkpoint_interval_ms {
             db.checkpoint_interval_ms = ms;
         }
-        let mut awr = db::awr::AwrSettings::default();
         if let Some(minutes) = self.snapshot_interval_minutes {
             if minutes > MAX_SNAPSHOT_INTERVAL_MINUTES {
                 return Err(ConfigError::Invalid {
@@ -208,7 +252,7 @@ impl Settings {
                     allowed: format!("0 (off) to {MAX_SNAPSHOT_INTERVAL_MINUTES}"),
                 });
             }
-            awr.interval = std::time::Duration::from_secs(minutes * 60);
+            db.snapshot_interval_minutes = minutes;
         }
         if let Some(days) = self.snapshot_retention_days {
             if days > MAX_SNAPSHOT_RETENTION_DAYS {
@@ -218,10 +262,29 @@ impl Settings {
                     allowed: format!("0 (keep all) to {MAX_SNAPSHOT_RETENTION_DAYS}"),
                 });
             }
-            awr.retention = std::time::Duration::from_secs(days * 86_400);
+            db.snapshot_retention_days = days;
         }
+        let tls = match (self.tls_cert, self.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => return Err(ConfigError::Missing("tls_key (tls_cert is set)")),
+            (None, Some(_)) => return Err(ConfigError::Missing("tls_cert (tls_key is set)")),
+        };
+        let tls_required = self.tls_required.unwrap_or(false);
+        if tls_required && tls.is_none() {
+            return Err(ConfigError::Invalid {
+                parameter: "tls_required",
+                value: "true".into(),
+                allowed: "true only with tls_cert and tls_key".into(),
+            });
+        }
+        let auth_settings = self.auth.unwrap_or_default();
+        let auth = AuthConfig::new(auth_settings.method.as_deref(), &auth_settings.users)
+            .map_err(ConfigError::Auth)?;
         Ok(ServerConfig {
-            awr,
+            tls,
+            tls_required,
+            auth,
             data_dir,
             listen,
             port: self.port.unwrap_or(DEFAULT_PORT),
@@ -242,9 +305,13 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// off, error, warn, info, debug or trace.
     pub log_level: String,
+    /// The database's, automatic workload repository snapshots included.
     pub db: DbConfig,
-    /// Automatic workload repository snapshots.
-    pub awr: db::awr::AwrSettings,
+    /// TLS certificate and key (None: SSLRequest is declined).
+    pub tls: Option<TlsFiles>,
+    /// Refuse clients that do not ask for TLS.
+    pub tls_required: bool,
+    pub auth: AuthConfig,
 }
 
 /// A week of minutes, and ten years of days: beyond that a value is a mistake.
@@ -301,7 +368,32 @@ mod tests {
         assert!(message(Settings { listen: Some("localhost:1".into()), ..with_data() }).contains("listen"));
         assert!(message(Settings { log_level: Some("loud".into()), ..with_data() }).contains("log_level"));
         assert!(message(Settings::default()).contains("data"));
+        assert!(message(Settings { tls_cert: Some("c.pem".into()), ..with_data() }).contains("tls_key"));
+        assert!(message(Settings { tls_required: Some(true), ..with_data() }).contains("tls_required"));
         let unknown = toml::from_str::<Settings>("prot = 1").unwrap_err().to_string();
         assert!(unknown.contains("prot"), "{unknown}");
+    }
+}
+
+#[cfg(test)]
+mod auth_tests {
+    use super::*;
+    use crate::auth::AuthMethod;
+
+    #[test]
+    fn auth_and_tls_come_from_the_file() {
+        let file: Settings = toml::from_str(
+            "data = \"/a\"\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\ntls_required = true\n\
+             [auth]\nmethod = \"md5\"\n[auth.users]\nalice = \"secret\"\n",
+        )
+        .unwrap();
+        assert!(!format!("{file:?}").contains("secret"), "secrets stay out of debug output");
+        let c = file.resolve().unwrap();
+        assert_eq!(c.auth.method, AuthMethod::Md5);
+        assert!(c.tls_required);
+        assert_eq!(c.tls, Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into() }));
+        let bad: Settings = toml::from_str("data = \"/a\"\n[auth]\nmethod = \"password\"\n").unwrap();
+        assert!(bad.resolve().unwrap_err().to_string().contains("auth"));
+        assert!(toml::from_str::<Settings>("[auth]\npasswords = 1").is_err(), "unknown keys in [auth]");
     }
 }

@@ -1,37 +1,60 @@
-//! One client connection, on the async side: the startup exchange (SSL declined, trust
-//! authentication, the parameter statuses drivers expect), then the message loop. Each
-//! batch of messages that has arrived is handed to the connection's dedicated thread in
-//! one call, and its replies are written in one write once a Sync, Flush or Query asks
-//! for them (one send per round trip, also for a pipeline of many Bind/Execute).
+//! One client connection, on the async side: the startup exchange, then the message
+//! loop. Each batch of messages that has arrived is handed to the connection's dedicated
+//! thread in one call, and its replies are written in one write once a Sync, Flush or
+//! Query asks for them (one send per round trip, also for a pipeline of many
+//! Bind/Execute).
 //!
-//! A message over [`MAX_MESSAGE_BYTES`] or that does not decode ends this connection
-//! with an error; the server goes on serving the others.
+//! Startup, as PostgreSQL does it:
+//! 1. SSLRequest: 'S' and a TLS handshake when a certificate is configured, else 'N' (the
+//!    client goes on in plain text); GSSENCRequest: 'N'. With `tls_required`, a startup
+//!    packet on a plain connection is refused (FATAL 28000).
+//! 2. CancelRequest (on a connection of its own): if the process id and secret key match
+//!    a connection's BackendKeyData, that session's running or waiting statement is
+//!    cancelled (`db::sessions::CancelHandle`); either way the connection just closes.
+//! 3. Authentication (`auth`): trust, SCRAM-SHA-256 or md5; a failure ends the connection
+//!    with FATAL 28P01 (28000 when refused outright).
+//! 4. AuthenticationOk, the parameter statuses drivers expect, BackendKeyData (the
+//!    connection id and a random secret key), ReadyForQuery.
+//!
+//! Everything up to the end of authentication must happen within
+//! [`AUTHENTICATION_TIMEOUT`], so a client that connects and says nothing does not hold a
+//! slot forever. A message over [`MAX_MESSAGE_BYTES`] or that does not decode ends this
+//! connection with an error; the server goes on serving the others.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
+use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
+use db::sessions::CancelHandle;
 use db::Database;
 use pgwire::error::PgWireError;
 use pgwire::messages::response::{ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, NegotiateProtocolVersion, SecretKey};
 use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
+use tokio::time::timeout_at;
 
+use crate::auth::{self, AuthConfig, Plan, ScramError};
 use crate::client_sql::ClientSettings;
 use crate::protocol::{error_response, SessionState, SqlError};
+use crate::tls::Tls;
 use crate::worker::{LiveThreads, SessionWorker, WorkerGone};
 
 /// The largest message a client may send.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// The largest startup packet (PostgreSQL's limit).
 const MAX_STARTUP_BYTES: usize = 10_000;
+/// The largest password or SASL message (PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH).
+const MAX_AUTH_MESSAGE_BYTES: usize = 65_535;
+/// From connecting to being authenticated, at most (PostgreSQL's authentication_timeout).
+pub const AUTHENTICATION_TIMEOUT: Duration = Duration::from_secs(60);
 const SSL_REQUEST_CODE: i32 = 80877103;
 const GSSENC_REQUEST_CODE: i32 = 80877104;
 const CANCEL_REQUEST_CODE: i32 = 80877102;
@@ -41,19 +64,77 @@ pub struct ServerContext {
     pub db: Arc<Database>,
     pub max_connections: usize,
     pub live_threads: Arc<LiveThreads>,
+    pub auth: AuthConfig,
+    /// Set when a certificate is configured: SSLRequest is then accepted.
+    pub tls: Option<Tls>,
+    /// Refuse clients that start without TLS.
+    pub tls_required: bool,
     connections: AtomicUsize,
     next_id: AtomicU32,
+    /// The cancel key of each authenticated connection, by its id (the "process id" of
+    /// BackendKeyData).
+    cancel_keys: Mutex<HashMap<i32, CancelTarget>>,
+}
+
+struct CancelTarget {
+    secret: i32,
+    handle: CancelHandle,
 }
 
 impl ServerContext {
+    /// A context with loopback trust and without TLS (see `with_security`).
     pub fn new(db: Arc<Database>, max_connections: usize) -> ServerContext {
         ServerContext {
             db,
             max_connections,
             live_threads: Arc::new(LiveThreads::default()),
+            auth: AuthConfig::default(),
+            tls: None,
+            tls_required: false,
             connections: AtomicUsize::new(0),
             next_id: AtomicU32::new(1),
+            cancel_keys: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// With this authentication, TLS acceptor and TLS requirement.
+    pub fn with_security(self, auth: AuthConfig, tls: Option<Tls>, tls_required: bool) -> ServerContext {
+        assert!(!tls_required || tls.is_some(), "tls_required without a certificate");
+        ServerContext { auth, tls, tls_required, ..self }
+    }
+
+    fn cancel_keys(&self) -> std::sync::MutexGuard<'_, HashMap<i32, CancelTarget>> {
+        self.cancel_keys.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A CancelRequest: cancels the statement of connection `pid` if `secret` is its key.
+    /// A wrong key does nothing, and the client is told nothing either way.
+    fn cancel(&self, pid: i32, secret: i32) {
+        let handle = match self.cancel_keys().get(&pid) {
+            Some(target) if target.secret == secret => target.handle.clone(),
+            Some(_) => {
+                log::warn!("cancel request for connection {pid} with a wrong key: ignored");
+                return;
+            }
+            None => {
+                log::debug!("cancel request for connection {pid}, which is not open");
+                return;
+            }
+        };
+        log::info!("cancel request for connection {pid} (sid {})", handle.sid());
+        handle.cancel();
+    }
+}
+
+/// Forgets a connection's cancel key when the connection ends.
+struct CancelKey<'a> {
+    context: &'a ServerContext,
+    pid: i32,
+}
+
+impl Drop for CancelKey<'_> {
+    fn drop(&mut self) {
+        self.context.cancel_keys().remove(&self.pid);
     }
 }
 
@@ -70,6 +151,10 @@ pub enum ConnectionError {
     WorkerGone(#[from] WorkerGone),
     #[error("could not start the session thread: {0}")]
     Spawn(io::Error),
+    #[error("the client did not complete its startup and authentication within {AUTHENTICATION_TIMEOUT:?}")]
+    AuthenticationTimeout,
+    #[error("TLS handshake: {0}")]
+    Tls(io::Error),
 }
 
 /// Frees a connection slot when the connection ends.
@@ -85,10 +170,16 @@ fn encode(message: PgWireBackendMessage, out: &mut BytesMut) {
     message.encode(out).expect("startup messages are small");
 }
 
-async fn send_fatal(stream: &mut TcpStream, error: SqlError) -> Result<(), ConnectionError> {
+/// Writes `bytes` and flushes them (a TLS stream holds written bytes until flushed).
+async fn send<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
+}
+
+async fn send_fatal<S: AsyncWrite + Unpin>(stream: &mut S, error: SqlError) -> Result<(), ConnectionError> {
     let mut out = BytesMut::new();
     encode(error_response("FATAL", &error), &mut out);
-    stream.write_all(&out).await?;
+    send(stream, &out).await?;
     Ok(())
 }
 
@@ -98,44 +189,177 @@ struct Startup {
     parameters: BTreeMap<String, String>,
 }
 
-/// Reads the startup packet, declining SSL and GSS encryption. None for a cancel
-/// request (not supported: the connection just closes) or a client that left.
-async fn read_startup(stream: &mut TcpStream) -> Result<Option<Startup>, ConnectionError> {
-    loop {
-        let mut length = [0u8; 4];
-        if stream.read_exact(&mut length).await.is_err() {
-            return Ok(None);
+/// The first packet of a connection (or the one after a TLS handshake).
+enum Packet {
+    Startup(Startup),
+    SslRequest,
+    GssEncRequest,
+    Cancel {
+        pid: i32,
+        secret: i32,
+    },
+    /// A protocol version other than 3.x.
+    Unsupported(i32),
+}
+
+/// Reads a startup-phase packet (a length, a code, a body). None for a client that left.
+async fn read_packet<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Option<Packet>, ConnectionError> {
+    let mut length = [0u8; 4];
+    if stream.read_exact(&mut length).await.is_err() {
+        return Ok(None);
+    }
+    let length = i32::from_be_bytes(length);
+    if !(8..=MAX_STARTUP_BYTES as i32).contains(&length) {
+        return Err(ConnectionError::Protocol(format!("invalid startup packet length {length}")));
+    }
+    let mut body = vec![0u8; length as usize - 4];
+    stream.read_exact(&mut body).await?;
+    let code = i32::from_be_bytes(body[..4].try_into().expect("4 bytes"));
+    Ok(Some(match code {
+        SSL_REQUEST_CODE => Packet::SslRequest,
+        GSSENC_REQUEST_CODE => Packet::GssEncRequest,
+        CANCEL_REQUEST_CODE => {
+            // Protocol 3.0 keys are 4 bytes; a longer one (3.2) matches no key of ours.
+            if body.len() != 12 {
+                return Ok(Some(Packet::Cancel { pid: 0, secret: 0 }));
+            }
+            let pid = i32::from_be_bytes(body[4..8].try_into().expect("4 bytes"));
+            let secret = i32::from_be_bytes(body[8..12].try_into().expect("4 bytes"));
+            Packet::Cancel { pid, secret }
         }
-        let length = i32::from_be_bytes(length);
-        if !(8..=MAX_STARTUP_BYTES as i32).contains(&length) {
-            return Err(ConnectionError::Protocol(format!("invalid startup packet length {length}")));
+        _ if code >> 16 == 3 => {
+            let mut fields = body[4..].split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+            let mut parameters = BTreeMap::new();
+            while let Some(name) = fields.next().filter(|n| !n.is_empty()) {
+                parameters.insert(name, fields.next().unwrap_or_default());
+            }
+            Packet::Startup(Startup { minor_version: (code & 0xffff) as u16, parameters })
         }
-        let mut body = vec![0u8; length as usize - 4];
-        stream.read_exact(&mut body).await?;
-        let code = i32::from_be_bytes(body[..4].try_into().expect("4 bytes"));
-        match code {
-            SSL_REQUEST_CODE | GSSENC_REQUEST_CODE => stream.write_all(b"N").await?,
-            CANCEL_REQUEST_CODE => return Ok(None),
-            _ if code >> 16 == 3 => {
-                let mut fields =
-                    body[4..].split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
-                let mut parameters = BTreeMap::new();
-                while let Some(name) = fields.next().filter(|n| !n.is_empty()) {
-                    parameters.insert(name, fields.next().unwrap_or_default());
+        _ => Packet::Unsupported(code),
+    }))
+}
+
+/// Reads the client's answer to an authentication request (a 'p' message: password,
+/// SASLInitialResponse or SASLResponse; which one is known from the request). None when
+/// the client closed the connection instead (psql does, to ask the user for a password).
+async fn read_password_message<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> Result<Option<Vec<u8>>, ConnectionError> {
+    let mut header = [0u8; 5];
+    if stream.read_exact(&mut header).await.is_err() {
+        return Ok(None);
+    }
+    if header[0] != b'p' {
+        return Err(ConnectionError::Protocol(format!(
+            "expected a password response, got a message of type {:?}",
+            header[0] as char
+        )));
+    }
+    let length = i32::from_be_bytes(header[1..].try_into().expect("4 bytes"));
+    if !(4..=(MAX_AUTH_MESSAGE_BYTES + 4) as i32).contains(&length) {
+        return Err(ConnectionError::Protocol(format!("invalid password message length {length}")));
+    }
+    let mut body = vec![0u8; length as usize - 4];
+    stream.read_exact(&mut body).await?;
+    Ok(Some(body))
+}
+
+/// The text of a password message (a C string).
+fn password_text(body: &[u8]) -> String {
+    let end = body.iter().position(|b| *b == 0).unwrap_or(body.len());
+    String::from_utf8_lossy(&body[..end]).into_owned()
+}
+
+/// SASLInitialResponse: the mechanism (a C string), then the length of the data (-1 for
+/// none) and the data.
+fn sasl_initial_response(body: &[u8]) -> Result<(String, &[u8]), ConnectionError> {
+    let malformed = || ConnectionError::Protocol("malformed SASLInitialResponse".into());
+    let end = body.iter().position(|b| *b == 0).ok_or_else(malformed)?;
+    let mechanism = String::from_utf8_lossy(&body[..end]).into_owned();
+    let rest = &body[end + 1..];
+    let length = i32::from_be_bytes(rest.get(..4).ok_or_else(malformed)?.try_into().expect("4 bytes"));
+    let data = &rest[4..];
+    match length {
+        -1 => Ok((mechanism, &[])),
+        n if n >= 0 && n as usize == data.len() => Ok((mechanism, data)),
+        _ => Err(malformed()),
+    }
+}
+
+fn password_failed(user: &str) -> SqlError {
+    SqlError::new("28P01", format!("password authentication failed for user \"{user}\""))
+}
+
+/// Authenticates `user` as the configuration says. Returns whether the client may go on;
+/// a failure has already been reported to the client. A SCRAM exchange leaves its final
+/// message in `out`, to go ahead of AuthenticationOk.
+async fn authenticate<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    context: &ServerContext,
+    user: &str,
+    peer: Option<SocketAddr>,
+    channel_binding: Option<Vec<u8>>,
+    out: &mut BytesMut,
+) -> Result<bool, ConnectionError> {
+    let who = || format!("{} from {}", user, peer.map_or("?".to_string(), |p| p.to_string()));
+    let fail = |error: SqlError| {
+        log::warn!("authentication of {}: {}", who(), error.message);
+        error
+    };
+    match context.auth.plan(user, peer.map(|p| p.ip())) {
+        Plan::Accept => Ok(true),
+        Plan::Refuse(message) => {
+            send_fatal(stream, fail(SqlError::new("28000", message))).await?;
+            Ok(false)
+        }
+        Plan::Md5(stored) => {
+            let salt = auth::random_bytes::<4>();
+            let mut request = BytesMut::new();
+            encode(
+                PgWireBackendMessage::Authentication(Authentication::MD5Password(salt.to_vec())),
+                &mut request,
+            );
+            send(stream, &request).await?;
+            let Some(body) = read_password_message(stream).await? else { return Ok(false) };
+            if auth::md5_response_matches(stored.as_deref(), &salt, &password_text(&body)) {
+                return Ok(true);
+            }
+            send_fatal(stream, fail(password_failed(user))).await?;
+            Ok(false)
+        }
+        Plan::Scram(verifier) => {
+            let mut exchange = context.auth.scram(user, verifier, channel_binding);
+            let mut request = BytesMut::new();
+            let mechanisms = exchange.mechanisms();
+            encode(PgWireBackendMessage::Authentication(Authentication::SASL(mechanisms)), &mut request);
+            send(stream, &request).await?;
+            let Some(body) = read_password_message(stream).await? else { return Ok(false) };
+            let (mechanism, data) = sasl_initial_response(&body)?;
+            let outcome = match exchange.client_first(&mechanism, data) {
+                Ok(server_first) => {
+                    request.clear();
+                    let data = Bytes::from(server_first.into_bytes());
+                    encode(
+                        PgWireBackendMessage::Authentication(Authentication::SASLContinue(data)),
+                        &mut request,
+                    );
+                    send(stream, &request).await?;
+                    let Some(body) = read_password_message(stream).await? else { return Ok(false) };
+                    exchange.client_final(&body)
                 }
-                return Ok(Some(Startup { minor_version: (code & 0xffff) as u16, parameters }));
-            }
-            _ => {
-                send_fatal(
-                    stream,
-                    SqlError::new(
-                        "0A000",
-                        format!("unsupported frontend protocol {}.{}", code >> 16, code & 0xffff),
-                    ),
-                )
-                .await?;
-                return Ok(None);
-            }
+                Err(e) => Err(e),
+            };
+            let error = match outcome {
+                Ok(server_final) => {
+                    let data = Bytes::from(server_final.into_bytes());
+                    encode(PgWireBackendMessage::Authentication(Authentication::SASLFinal(data)), out);
+                    return Ok(true);
+                }
+                Err(ScramError::WrongPassword) => password_failed(user),
+                Err(e @ ScramError::Protocol(_)) => SqlError::new("08P01", e.to_string()),
+            };
+            send_fatal(stream, fail(error)).await?;
+            Ok(false)
         }
     }
 }
@@ -203,22 +427,131 @@ fn quietly_catching_panics<T>(decode: impl FnOnce() -> T) -> Result<T, ()> {
     result.map_err(|_| ())
 }
 
-/// Serves one connection to its end.
+/// Serves one connection to its end: the startup packets (TLS negotiation, a cancel
+/// request), then the session, in plain text or over TLS.
 pub async fn serve(
     mut stream: TcpStream,
     context: Arc<ServerContext>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) -> Result<(), ConnectionError> {
     stream.set_nodelay(true)?;
-    let Some(startup) = read_startup(&mut stream).await? else { return Ok(()) };
+    let peer = stream.peer_addr().ok();
+    let deadline = tokio::time::Instant::now() + AUTHENTICATION_TIMEOUT;
+    loop {
+        let packet = timeout_at(deadline, read_packet(&mut stream))
+            .await
+            .map_err(|_| ConnectionError::AuthenticationTimeout)??;
+        match packet {
+            None => return Ok(()),
+            Some(Packet::SslRequest) => {
+                let Some(tls) = &context.tls else {
+                    send(&mut stream, b"N").await?;
+                    continue;
+                };
+                // Nothing may follow the SSLRequest before the handshake (the client waits
+                // for the answer): bytes sent early would be taken as TLS records and fail
+                // the handshake, never read as protocol messages.
+                send(&mut stream, b"S").await?;
+                let channel_binding = tls.server_end_point.as_ref().map(|data| data.to_vec());
+                let mut tls = timeout_at(deadline, tls.acceptor.accept(stream))
+                    .await
+                    .map_err(|_| ConnectionError::AuthenticationTimeout)?
+                    .map_err(ConnectionError::Tls)?;
+                let packet = timeout_at(deadline, read_packet(&mut tls))
+                    .await
+                    .map_err(|_| ConnectionError::AuthenticationTimeout)??;
+                return match packet {
+                    None => Ok(()),
+                    Some(Packet::Startup(startup)) => {
+                        let security = Security { deadline, channel_binding };
+                        serve_session(tls, startup, peer, context, shutdown, security).await
+                    }
+                    Some(Packet::Cancel { pid, secret }) => {
+                        context.cancel(pid, secret);
+                        Ok(())
+                    }
+                    Some(Packet::SslRequest | Packet::GssEncRequest) => {
+                        Err(ConnectionError::Protocol("encryption requested twice".into()))
+                    }
+                    Some(Packet::Unsupported(code)) => send_fatal(&mut tls, unsupported(code)).await,
+                };
+            }
+            Some(Packet::GssEncRequest) => send(&mut stream, b"N").await?,
+            Some(Packet::Cancel { pid, secret }) => {
+                context.cancel(pid, secret);
+                return Ok(());
+            }
+            Some(Packet::Startup(startup)) => {
+                if context.tls_required {
+                    let user = startup.parameters.get("user").cloned().unwrap_or_default();
+                    let message = format!(
+                        "the server requires TLS (tls_required = true): user \"{user}\" connected \
+                         without encryption; connect with sslmode=require"
+                    );
+                    log::warn!("connection from {}: {message}", peer.map_or("?".into(), |p| p.to_string()));
+                    return send_fatal(&mut stream, SqlError::new("28000", message)).await;
+                }
+                let security = Security { deadline, channel_binding: None };
+                return serve_session(stream, startup, peer, context, shutdown, security).await;
+            }
+            Some(Packet::Unsupported(code)) => return send_fatal(&mut stream, unsupported(code)).await,
+        }
+    }
+}
+
+fn unsupported(code: i32) -> SqlError {
+    SqlError::new("0A000", format!("unsupported frontend protocol {}.{}", code >> 16, code & 0xffff))
+}
+
+/// What the authentication of a connection needs to know besides the client's messages.
+struct Security {
+    /// The end of the authentication timeout.
+    deadline: tokio::time::Instant,
+    /// The `tls-server-end-point` data on a TLS connection (SCRAM-SHA-256-PLUS).
+    channel_binding: Option<Vec<u8>>,
+}
+
+/// The session of a connection whose startup packet has arrived, on `stream` (plain or
+/// TLS), to its end; then closes the stream cleanly (a TLS close_notify).
+async fn serve_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
+    mut stream: S,
+    startup: Startup,
+    peer: Option<SocketAddr>,
+    context: Arc<ServerContext>,
+    shutdown: watch::Receiver<bool>,
+    security: Security,
+) -> Result<(), ConnectionError> {
+    let result = run_session(&mut stream, startup, peer, &context, shutdown, security).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.shutdown()).await;
+    result
+}
+
+async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
+    stream: &mut S,
+    startup: Startup,
+    peer: Option<SocketAddr>,
+    context: &ServerContext,
+    mut shutdown: watch::Receiver<bool>,
+    security: Security,
+) -> Result<(), ConnectionError> {
     let _slot = Slot(&context.connections);
     if context.connections.fetch_add(1, Ordering::SeqCst) >= context.max_connections {
-        return send_fatal(&mut stream, SqlError::new("53300", "sorry, too many clients already")).await;
+        return send_fatal(stream, SqlError::new("53300", "sorry, too many clients already")).await;
     }
     let user = startup.parameters.get("user").cloned().unwrap_or_default();
+    let mut out = BytesMut::with_capacity(1024);
+    let authenticated = timeout_at(
+        security.deadline,
+        authenticate(stream, context, &user, peer, security.channel_binding, &mut out),
+    )
+    .await
+    .map_err(|_| ConnectionError::AuthenticationTimeout)??;
+    if !authenticated {
+        return Ok(());
+    }
     let mut settings = ClientSettings::new(&user);
     if let Err(e) = settings.apply_startup(&startup.parameters) {
-        return send_fatal(&mut stream, e.into()).await;
+        return send_fatal(stream, e.into()).await;
     }
     let id = context.next_id.fetch_add(1, Ordering::Relaxed);
     let db = context.db.clone();
@@ -226,7 +559,7 @@ pub async fn serve(
     let client = db::sessions::ClientInfo {
         username: user.clone(),
         program: startup.parameters.get("application_name").cloned().unwrap_or_default(),
-        machine: stream.peer_addr().map(|a| a.to_string()).unwrap_or_default(),
+        machine: peer.map(|a| a.to_string()).unwrap_or_default(),
     };
     let worker =
         SessionWorker::spawn(format!("redodb-session-{id}"), context.live_threads.clone(), move || {
@@ -236,8 +569,13 @@ pub async fn serve(
         })
         .map_err(ConnectionError::Spawn)?;
     log::debug!("connection {id}: user {user:?}, parameters {:?}", startup.parameters);
+    // The key a CancelRequest must present: the connection id, and a random secret.
+    let pid = id as i32;
+    let secret = i32::from_be_bytes(auth::random_bytes::<4>());
+    let handle = worker.call(|state: &mut SessionState| state.session().cancel_handle()).await?;
+    context.cancel_keys().insert(pid, CancelTarget { secret, handle });
+    let _cancel_key = CancelKey { context, pid };
 
-    let mut out = BytesMut::with_capacity(1024);
     if startup.minor_version > 0 {
         // Protocol 3.x with x > 0: answer with the newest we speak, 3.0, and the
         // protocol options we do not know.
@@ -253,11 +591,9 @@ pub async fn serve(
         reply.parameter_status(name, value);
     }
     out.extend_from_slice(&reply.take());
-    // Cancel requests are not supported, so the key only needs to be well formed.
-    let key = BackendKeyData::new(id as i32, SecretKey::I32(id.wrapping_mul(2_654_435_761) as i32));
-    encode(PgWireBackendMessage::BackendKeyData(key), &mut out);
+    encode(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(pid, SecretKey::I32(secret))), &mut out);
     encode(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle)), &mut out);
-    stream.write_all(&out).await?;
+    send(stream, &out).await?;
     out.clear();
 
     // The session's client traffic, counted here and handed to its thread with the next
@@ -283,6 +619,9 @@ pub async fn serve(
                         PgWireFrontendMessage::Query(_)
                             | PgWireFrontendMessage::Sync(_)
                             | PgWireFrontendMessage::Flush(_)
+                            // The end of a COPY FROM STDIN's data: its CommandComplete.
+                            | PgWireFrontendMessage::CopyDone(_)
+                            | PgWireFrontendMessage::CopyFail(_)
                     );
                     batch.push(message);
                 }
@@ -310,12 +649,12 @@ pub async fn serve(
         if let Some(e) = fatal {
             let sqlstate = if matches!(e, ConnectionError::TooLarge(_)) { "54000" } else { "08P01" };
             encode(error_response("FATAL", &SqlError::new(sqlstate, e.to_string())), &mut out);
-            stream.write_all(&out).await?;
+            send(stream, &out).await?;
             return Err(e);
         }
         if (wants_reply || terminate) && !out.is_empty() {
             let sending = Instant::now();
-            stream.write_all(&out).await?;
+            send(stream, &out).await?;
             traffic.to_client = Some(sending.elapsed());
             traffic.bytes_sent += out.len() as u64;
             traffic.roundtrips += 1;
@@ -327,7 +666,7 @@ pub async fn serve(
             return Ok(());
         }
         if *shutdown.borrow() {
-            return send_fatal(&mut stream, shutting_down()).await;
+            return send_fatal(stream, shutting_down()).await;
         }
         if input.capacity() - input.len() < 4096 {
             input.reserve(8192);
@@ -343,7 +682,7 @@ pub async fn serve(
                     return Ok(());
                 }
             }
-            _ = shutdown.changed() => return send_fatal(&mut stream, shutting_down()).await,
+            _ = shutdown.changed() => return send_fatal(stream, shutting_down()).await,
         }
     }
 }

@@ -3,6 +3,9 @@
 //! let the calls in flight finish (for at most [`DRAIN_TIMEOUT`]), drop every session
 //! (rolling back open transactions), take a checkpoint (which makes every commit
 //! durable first) and stop the log.
+//!
+//! The TLS certificate and key are read before the database is opened: a bad file stops
+//! the start at once, with its name.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -15,6 +18,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::auth::AuthMethod;
 use crate::config::ServerConfig;
 use crate::connection::{self, ServerContext};
 
@@ -32,11 +36,14 @@ pub enum ServerError {
     #[error("final checkpoint: {0}")]
     Checkpoint(DbError),
     #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
 /// Runs the server until a termination signal; returns once the database is closed.
 pub fn run(config: ServerConfig) -> Result<(), ServerError> {
+    let tls = config.tls.as_ref().map(crate::tls::load).transpose()?;
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|source| ServerError::DataDir { path: config.data_dir.clone(), source })?;
     let db = Arc::new(Database::open(&config.data_dir, config.db.clone()).map_err(ServerError::Open)?);
@@ -47,14 +54,12 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
         report.last_scn,
         db.replayed_commits()
     );
-    // Automatic snapshots for AWR reports (stopped when the handle drops, before the
-    // final checkpoint).
-    let snapshots = db::awr::start_auto_snapshots(db.clone(), config.awr).map_err(ServerError::Open)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("redodb-net").build()?;
-    let served = runtime.block_on(serve(&config, db.clone()));
+    let served = runtime.block_on(serve(&config, db.clone(), tls));
     runtime.shutdown_timeout(Duration::from_secs(1));
-    drop(snapshots);
+    // Automatic AWR snapshots (started by the open) end before the final checkpoint.
+    db.stop_auto_snapshots();
     served?;
     // Every commit durable, then an image, so that the next start replays nothing.
     db.checkpoint().map_err(ServerError::Checkpoint)?;
@@ -63,12 +68,21 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     Ok(())
 }
 
-async fn serve(config: &ServerConfig, db: Arc<Database>) -> Result<(), ServerError> {
+async fn serve(
+    config: &ServerConfig,
+    db: Arc<Database>,
+    tls: Option<crate::tls::Tls>,
+) -> Result<(), ServerError> {
     let addr = SocketAddr::new(config.listen, config.port);
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let context = Arc::new(ServerContext::new(db, config.max_connections));
+    log_security(config);
+    let context = Arc::new(ServerContext::new(db, config.max_connections).with_security(
+        config.auth.clone(),
+        tls,
+        config.tls_required,
+    ));
     let (shutdown_sender, shutdown) = watch::channel(false);
     // The line scripts and tests wait for.
     let mut stdout = std::io::stdout().lock();
@@ -119,4 +133,22 @@ async fn serve(config: &ServerConfig, db: Arc<Database>) -> Result<(), ServerErr
         );
     }
     Ok(())
+}
+
+/// Says how clients will be authenticated and whether TLS is on, with a warning for a
+/// server that trusts everyone beyond this host.
+fn log_security(config: &ServerConfig) {
+    let tls = match (&config.tls, config.tls_required) {
+        (None, _) => "off".to_string(),
+        (Some(files), required) => {
+            format!("on ({}){}", files.cert.display(), if required { ", required" } else { "" })
+        }
+    };
+    log::info!("authentication {}, TLS {tls}", config.auth.method.name());
+    if config.auth.method == AuthMethod::Trust && !config.listen.is_loopback() {
+        log::warn!(
+            "auth.method = \"trust\" on {}: anyone who can reach the port can log in as anyone",
+            config.listen
+        );
+    }
 }

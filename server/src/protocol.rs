@@ -11,15 +11,31 @@
 //! apply) and rolled back if a statement in it fails. Inside a block a failed statement
 //! leaves the block failed: everything but ROLLBACK (or COMMIT, which then rolls back)
 //! gets 25P02 until the block ends.
+//!
+//! # Cursors and COPY
+//! A DECLAREd cursor is a portal of the same name (`cursors`): it ends with its
+//! transaction unless declared WITH HOLD and that transaction commits. `COPY ... FROM
+//! STDIN` puts the session in copy-in mode ([`CopyIn`]): CopyData messages, which may
+//! arrive over many calls, go through the decoder to the db's bulk load until CopyDone
+//! (`COPY n`) or CopyFail (57014); meanwhile Flush and Sync are ignored and any other
+//! message aborts the copy, as in PostgreSQL. A copy started by a Query message resumes
+//! that message's remaining statements when it ends.
+//!
+//! # Notices
+//! A statement's notices (the db's warnings) go out before its CommandComplete: a run of
+//! db statements given to the db as one call ends after a statement that may raise one
+//! (ALTER SESSION/SYSTEM SET), so its notices can be placed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use db::sql::{
-    parse_special, split_statements, Cursor, Piece, PreparedStatement, QueryResult, ResultColumn, Special,
+    parse_special, split_statements, BulkLoad, Cursor, Piece, PreparedStatement, QueryResult, ResultColumn,
+    Special,
 };
 use db::{DataType, DbError, Session, Value};
+use pgwire::messages::copy::{CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
@@ -32,7 +48,10 @@ use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use redo::CommitOptions;
 
+use crate::catalog::Asker;
 use crate::client_sql::{ClientSettings, ClientStatement, SettingError};
+use crate::copy::{self, CopyStatement, DecodedRow, Direction, Source};
+use crate::cursors::{CursorStatement, Declare, Fetch};
 use crate::types::{self, format_of, oid_of, put_field, read_parameter};
 
 /// An error for the client: SQLSTATE, message and, for syntax errors, the 1-based
@@ -42,11 +61,18 @@ pub struct SqlError {
     pub sqlstate: String,
     pub message: String,
     pub position: Option<usize>,
+    /// Where it happened, beyond the statement (`COPY t, line 3`): PostgreSQL's CONTEXT.
+    pub context: Option<String>,
 }
 
 impl SqlError {
     pub fn new(sqlstate: &str, message: impl Into<String>) -> SqlError {
-        SqlError { sqlstate: sqlstate.to_string(), message: message.into(), position: None }
+        SqlError { sqlstate: sqlstate.to_string(), message: message.into(), position: None, context: None }
+    }
+
+    pub fn with_context(mut self, context: String) -> SqlError {
+        self.context = Some(context);
+        self
     }
 
     fn aborted_transaction() -> SqlError {
@@ -73,6 +99,7 @@ impl From<DbError> for SqlError {
                 sqlstate: e.sqlstate().to_string(),
                 message: format!("syntax error: {message}"),
                 position: (*position > 0).then_some(*position),
+                context: None,
             },
             _ => SqlError::new(e.sqlstate(), e.to_string()),
         }
@@ -158,6 +185,13 @@ impl Reply {
         self.buf[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
     }
 
+    /// One CopyData message, written straight into the buffer.
+    fn copy_data(&mut self, data: &[u8]) {
+        self.buf.put_u8(b'd');
+        self.buf.put_i32(data.len() as i32 + 4);
+        self.buf.put_slice(data);
+    }
+
     fn rows(&mut self, columns: &[ResultColumn], rows: &[Vec<Value>], formats: &[i16]) {
         let oids: Vec<u32> = columns.iter().map(|c| oid_of(c.ty)).collect();
         for row in rows {
@@ -176,6 +210,9 @@ pub fn error_response(severity: &str, error: &SqlError) -> PgWireBackendMessage 
     if let Some(position) = error.position {
         fields.push((b'P', position.to_string()));
     }
+    if let Some(context) = &error.context {
+        fields.push((b'W', context.clone()));
+    }
     PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
 }
 
@@ -184,6 +221,11 @@ enum StatementKind {
     Empty,
     Client(ClientStatement),
     Db(PreparedStatement),
+    /// DECLARE ... CURSOR FOR query: the query prepared, its parameters the statement's.
+    Declare {
+        declare: Declare,
+        query: PreparedStatement,
+    },
 }
 
 /// A statement prepared by Parse.
@@ -226,10 +268,74 @@ struct Portal {
     params: Vec<Value>,
     result_formats: Vec<i16>,
     state: PortalState,
+    /// Set for a DECLAREd cursor.
+    cursor: Option<SqlCursor>,
+}
+
+/// What a DECLAREd cursor adds to its portal.
+struct SqlCursor {
+    /// WITH HOLD: kept when its transaction commits.
+    hold: bool,
+    /// Its transaction committed: kept when a later one rolls back.
+    committed: bool,
+}
+
+/// What a statement the server runs itself gives back.
+enum ClientOutcome {
+    /// As a db statement's.
+    Result(QueryResult),
+    /// Rows with their own tag (FETCH n, a catalog query's SELECT n), in `formats`.
+    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, formats: Vec<i16>, tag: String },
+    /// COPY FROM STDIN: copy-in mode starts.
+    CopyIn(Box<CopyIn>),
+}
+
+/// Where a COPY FROM STDIN came from, to go on when it ends.
+enum CopyOrigin {
+    /// A Query message: its statements after the COPY run when the copy ends.
+    Simple { sql: String, next: usize },
+    /// An Execute: the extended protocol goes on to Sync.
+    Extended,
+}
+
+/// Copy-in mode: the rows of a COPY FROM STDIN arriving in CopyData messages.
+struct CopyIn {
+    table: String,
+    columns: usize,
+    decoder: copy::Decoder,
+    /// None once the load failed (it is undone at once).
+    load: Option<BulkLoad>,
+    /// The first error: later data is dropped, and the error is reported when the client
+    /// ends the copy (CopyDone or CopyFail).
+    error: Option<SqlError>,
+    origin: CopyOrigin,
+    /// Reused for each CopyData's rows.
+    rows: Vec<DecodedRow>,
+}
+
+/// Whether a run of a Query message's statements finished or left the session copying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Done,
+    Copying,
 }
 
 fn ends_transaction(sql: &str) -> bool {
     matches!(parse_special(sql), Some(Ok(Special::Commit { .. } | Special::Rollback)))
+}
+
+/// Whether a statement may leave notices for the client (the db's warnings come from
+/// ALTER SESSION/SYSTEM SET, the deprecated commit_write for one).
+fn raises_notices(piece: &Piece) -> bool {
+    let alter_set = |sql: &str| matches!(parse_special(sql), Some(Ok(Special::AlterSet { .. })));
+    match piece {
+        Piece::Statement(text) => alter_set(&text.text),
+        Piece::Block { statements, .. } => statements.iter().any(|t| alter_set(&t.text)),
+    }
+}
+
+fn no_cursor(name: &str) -> SqlError {
+    SqlError::new("34000", format!("cursor \"{name}\" does not exist"))
 }
 
 /// The number of characters before byte `offset` of `text`.
@@ -249,6 +355,10 @@ pub struct SessionState {
     discard_until_sync: bool,
     statements: HashMap<String, Arc<ServerStatement>>,
     portals: HashMap<String, Portal>,
+    /// A Query message of several statements is running outside a block: an implicit
+    /// transaction block, where DECLARE without HOLD is allowed (as in PostgreSQL).
+    implicit_block: bool,
+    copy_in: Option<Box<CopyIn>>,
     out: Reply,
 }
 
@@ -267,6 +377,8 @@ impl SessionState {
             discard_until_sync: false,
             statements: HashMap::new(),
             portals: HashMap::new(),
+            implicit_block: false,
+            copy_in: None,
             out: Reply::default(),
         }
     }
@@ -284,6 +396,10 @@ impl SessionState {
     /// Handles a batch of client messages in order; returns the encoded replies.
     pub fn handle_messages(&mut self, messages: Vec<PgWireFrontendMessage>) -> BytesMut {
         for message in messages {
+            if self.copy_in.is_some() {
+                self.copy_message(message);
+                continue;
+            }
             if self.discard_until_sync && !matches!(message, PgWireFrontendMessage::Sync(_)) {
                 continue;
             }
@@ -296,6 +412,10 @@ impl SessionState {
                 PgWireFrontendMessage::Close(close) => self.extended(|s| s.close(close)),
                 PgWireFrontendMessage::Sync(_) => self.sync(),
                 PgWireFrontendMessage::Flush(_) => {}
+                // The rest of a COPY's data after it failed: dropped, as PostgreSQL does.
+                PgWireFrontendMessage::CopyData(_)
+                | PgWireFrontendMessage::CopyDone(_)
+                | PgWireFrontendMessage::CopyFail(_) => {}
                 other => self.extended(|_| {
                     Err(SqlError::new("08P01", format!("unexpected message {}", message_name(&other))))
                 }),
@@ -324,7 +444,20 @@ impl SessionState {
         self.session.rollback();
         self.in_block = false;
         self.failed = false;
-        self.portals.clear();
+        self.close_portals(false, false);
+    }
+
+    /// A transaction ended: its portals go, but a WITH HOLD cursor stays once its
+    /// transaction has committed. `keep_unnamed` keeps the unnamed portal (a COMMIT run
+    /// from it in a pipeline).
+    fn close_portals(&mut self, committed: bool, keep_unnamed: bool) {
+        self.portals.retain(|name, portal| match &mut portal.cursor {
+            Some(cursor) if cursor.hold && (committed || cursor.committed) => {
+                cursor.committed = true;
+                true
+            }
+            _ => keep_unnamed && name.is_empty(),
+        });
     }
 
     fn track_tag(&mut self, tag: &str) {
@@ -332,22 +465,31 @@ impl SessionState {
             "BEGIN" => self.in_block = true,
             "COMMIT" | "ROLLBACK" => {
                 self.in_block = false;
-                self.portals.retain(|name, _| name.is_empty());
+                self.close_portals(tag == "COMMIT", true);
             }
             _ => {}
         }
     }
 
-    /// Ends an implicit transaction: commits what it changed.
-    fn autocommit(&mut self) {
-        if self.in_block || self.failed || !self.session.in_transaction() {
-            return;
+    /// Ends an implicit transaction: commits what it changed. Returns whether it
+    /// committed (or had nothing to commit).
+    fn autocommit(&mut self) -> bool {
+        if self.in_block || self.failed {
+            return !self.failed;
         }
-        if let Err(e) = self.session.commit(CommitOptions::DEFAULT) {
-            self.out.error(&e.into());
-            self.session.rollback();
+        if !self.session.in_transaction() {
+            return true;
         }
+        let committed = match self.session.commit(CommitOptions::DEFAULT) {
+            Ok(_) => true,
+            Err(e) => {
+                self.out.error(&e.into());
+                self.session.rollback();
+                false
+            }
+        };
         self.send_notices();
+        committed
     }
 
     // -----------------------------------------------------------------------------------
@@ -367,13 +509,35 @@ impl SessionState {
                 self.out.message(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
             }
             Ok(pieces) => {
-                if let Err(e) = self.run_pieces(sql, &pieces) {
-                    self.out.error(&e);
-                    self.after_error();
+                self.implicit_block = pieces.len() > 1 && !self.in_block;
+                if self.continue_query(sql, &pieces, 0) == Flow::Copying {
+                    // The rest of the message runs when the copy ends.
+                    return;
                 }
             }
         }
-        self.autocommit();
+        self.end_query();
+    }
+
+    /// Runs a Query message's statements from `next`; an error ends the message.
+    fn continue_query(&mut self, sql: &str, pieces: &[Piece], next: usize) -> Flow {
+        match self.run_pieces(sql, pieces, next) {
+            Ok(flow) => flow,
+            Err(e) => {
+                self.out.error(&e);
+                self.after_error();
+                Flow::Done
+            }
+        }
+    }
+
+    /// The end of a Query message: the implicit transaction commits, its cursors close.
+    fn end_query(&mut self) {
+        self.implicit_block = false;
+        if !self.in_block {
+            let committed = self.autocommit();
+            self.close_portals(committed, true);
+        }
         self.ready();
     }
 
@@ -385,12 +549,12 @@ impl SessionState {
     /// Runs the statements of one Query message. Consecutive db statements run as one
     /// db call (`execute_batch`, with its call-level commit optimisation); the server's
     /// own statements between them run here.
-    fn run_pieces(&mut self, sql: &str, pieces: &[Piece]) -> Result<(), SqlError> {
+    fn run_pieces(&mut self, sql: &str, pieces: &[Piece], from: usize) -> Result<Flow, SqlError> {
         let client_statement = |piece: &Piece| match piece {
             Piece::Statement(text) => ClientStatement::parse(&text.text),
             Piece::Block { .. } => None,
         };
-        let mut i = 0;
+        let mut i = from;
         while i < pieces.len() {
             if self.failed {
                 match &pieces[i] {
@@ -404,29 +568,75 @@ impl SessionState {
                 }
             }
             if let Some(statement) = client_statement(&pieces[i]) {
-                let result = self.run_client(&statement)?;
-                self.send_result(&result, true);
+                let offset = chars_before(sql, pieces[i].offset());
+                match self.run_client(&statement).map_err(|e| e.shifted(offset))? {
+                    ClientOutcome::CopyIn(mut copy) => {
+                        copy.origin = CopyOrigin::Simple { sql: sql.to_string(), next: i + 1 };
+                        self.begin_copy_in(copy);
+                        return Ok(Flow::Copying);
+                    }
+                    outcome => self.send_outcome(outcome, None),
+                }
                 i += 1;
                 continue;
             }
+            // A run of db statements, one db call; it ends after a statement that may
+            // raise notices, so that they go out before its CommandComplete.
             let mut end = i + 1;
-            while end < pieces.len() && client_statement(&pieces[end]).is_none() {
+            while end < pieces.len()
+                && !raises_notices(&pieces[end - 1])
+                && client_statement(&pieces[end]).is_none()
+            {
                 end += 1;
             }
             let start_offset = pieces[i].offset();
             let end_offset = pieces.get(end).map_or(sql.len(), Piece::offset);
-            let (results, error) = self.session.execute_batch_until_error(&sql[start_offset..end_offset]);
+            let (mut results, error) = self.session.execute_batch_until_error(&sql[start_offset..end_offset]);
+            // The notices belong to the last statement that ran: the failed one, or else
+            // the last of the run.
+            let last = if error.is_none() { results.pop() } else { None };
             for result in &results {
                 self.track_tag(&result.tag());
                 self.send_result(result, true);
             }
             self.send_notices();
+            if let Some(result) = &last {
+                self.track_tag(&result.tag());
+                self.send_result(result, true);
+            }
             if let Some(e) = error {
                 return Err(SqlError::from(e).shifted(chars_before(sql, start_offset)));
             }
             i = end;
         }
-        Ok(())
+        Ok(Flow::Done)
+    }
+
+    /// Sends what a statement run by the server gave: in the simple protocol with a
+    /// RowDescription first (`portal_formats` None), in the extended protocol in the
+    /// portal's formats.
+    fn send_outcome(&mut self, outcome: ClientOutcome, portal_formats: Option<&[i16]>) {
+        match outcome {
+            ClientOutcome::Result(result) => {
+                if let QueryResult::Rows { columns, rows } = &result {
+                    let formats = portal_formats.unwrap_or(&[]);
+                    if portal_formats.is_none() {
+                        self.out.row_description(columns, formats);
+                    }
+                    self.out.rows(columns, rows, formats);
+                }
+                self.out.complete(result.tag());
+            }
+            ClientOutcome::Rows { columns, rows, formats, tag } => {
+                let formats = portal_formats.unwrap_or(&formats);
+                if portal_formats.is_none() {
+                    self.out.row_description(&columns, formats);
+                }
+                self.out.rows(&columns, &rows, formats);
+                self.out.complete(tag);
+            }
+            ClientOutcome::CopyIn(_) => unreachable!("copy-in is started by the caller"),
+        }
     }
 
     /// Sends a statement's result: for the simple protocol with a RowDescription first.
@@ -441,9 +651,9 @@ impl SessionState {
     }
 
     /// Runs a statement the server answers itself.
-    fn run_client(&mut self, statement: &ClientStatement) -> Result<QueryResult, SqlError> {
+    fn run_client(&mut self, statement: &ClientStatement) -> Result<ClientOutcome, SqlError> {
         let command = |tag: &str| QueryResult::Command { tag: tag.into(), rows_affected: 0 };
-        Ok(match statement {
+        Ok(ClientOutcome::Result(match statement {
             ClientStatement::Set { name, value } => {
                 if let Some((name, value)) = self.settings.set(name, value)? {
                     self.out.parameter_status(name, value);
@@ -492,7 +702,326 @@ impl SessionState {
                 self.reset_all()?;
                 command("DISCARD ALL")
             }
+            ClientStatement::Rejected(error) => return Err(error.clone()),
+            ClientStatement::Catalog(query) => {
+                let asker = self.asker();
+                let (columns, rows) = query.answer(&self.session.table_schemas(), &asker);
+                let tag = format!("SELECT {}", rows.len());
+                return Ok(ClientOutcome::Rows { columns, rows, formats: Vec::new(), tag });
+            }
+            ClientStatement::Cursor(CursorStatement::Declare(declare)) => {
+                let query = self.prepare_declared(declare)?;
+                return self.declare(declare, query, Vec::new()).map(ClientOutcome::Result);
+            }
+            ClientStatement::Cursor(CursorStatement::Fetch(fetch)) => return self.fetch(fetch),
+            ClientStatement::Cursor(CursorStatement::Close(Some(name))) => {
+                if name.is_empty() || self.portals.remove(name).is_none() {
+                    return Err(no_cursor(name));
+                }
+                command("CLOSE CURSOR")
+            }
+            ClientStatement::Cursor(CursorStatement::Close(None)) => {
+                self.portals.retain(|name, _| name.is_empty());
+                command("CLOSE CURSOR ALL")
+            }
+            ClientStatement::Copy(copy) => return self.copy(copy),
+        }))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Cursors
+    // -----------------------------------------------------------------------------------
+
+    /// Prepares a DECLARE's query (errors placed in the DECLARE).
+    fn prepare_declared(&mut self, declare: &Declare) -> Result<PreparedStatement, SqlError> {
+        let prepared = self
+            .session
+            .prepare(&declare.query)
+            .map_err(|e| SqlError::from(e).shifted(declare.query_position))?;
+        if !prepared.returns_rows() {
+            return Err(SqlError::new("42601", "DECLARE CURSOR needs a query (SELECT, VALUES or SHOW)"));
+        }
+        Ok(prepared)
+    }
+
+    /// DECLARE: runs the query and opens the cursor as the portal of its name.
+    fn declare(
+        &mut self,
+        declare: &Declare,
+        query: PreparedStatement,
+        params: Vec<Value>,
+    ) -> Result<QueryResult, SqlError> {
+        if !declare.hold && !self.in_block && !self.implicit_block {
+            return Err(SqlError::new("25P01", "DECLARE CURSOR can only be used in transaction blocks"));
+        }
+        if self.portals.contains_key(&declare.name) {
+            return Err(SqlError::new("42P03", format!("cursor \"{}\" already exists", declare.name)));
+        }
+        let cursor = self.session.query(&query, &params);
+        self.send_notices();
+        let cursor = cursor?;
+        let statement = ServerStatement {
+            kind: StatementKind::Db(query),
+            declared: Vec::new(),
+            inferred: Vec::new(),
+            ends_transaction: false,
+        };
+        let portal = Portal {
+            statement: Arc::new(statement),
+            params,
+            result_formats: if declare.binary { vec![types::FORMAT_BINARY] } else { Vec::new() },
+            state: PortalState::Rows { cursor },
+            cursor: Some(SqlCursor { hold: declare.hold, committed: false }),
+        };
+        self.portals.insert(declare.name.clone(), portal);
+        Ok(QueryResult::Command { tag: "DECLARE CURSOR".into(), rows_affected: 0 })
+    }
+
+    /// FETCH or MOVE: the next rows of a cursor (or of any query portal).
+    fn fetch(&mut self, fetch: &Fetch) -> Result<ClientOutcome, SqlError> {
+        let mut portal = self.portals.remove(&fetch.name).ok_or_else(|| no_cursor(&fetch.name))?;
+        let fetched = self.fetch_from(&mut portal, fetch);
+        let formats = portal.result_formats.clone();
+        self.portals.insert(fetch.name.clone(), portal);
+        let (columns, rows) = fetched?;
+        let tag = fetch.tag(rows.len());
+        Ok(if fetch.move_only {
+            ClientOutcome::Result(QueryResult::Command { tag, rows_affected: 0 })
+        } else {
+            ClientOutcome::Rows { columns, rows, formats, tag }
         })
+    }
+
+    fn fetch_from(
+        &mut self,
+        portal: &mut Portal,
+        fetch: &Fetch,
+    ) -> Result<(Vec<ResultColumn>, Vec<Vec<Value>>), SqlError> {
+        match &portal.statement.kind {
+            StatementKind::Db(prepared) if prepared.returns_rows() => self.start_portal(portal)?,
+            _ => {
+                return Err(SqlError::new(
+                    "55000",
+                    format!("portal \"{}\" cannot be fetched from: it is not a query", fetch.name),
+                ))
+            }
+        }
+        match &mut portal.state {
+            // One fetch call for the statistics, MOVE included.
+            PortalState::Rows { cursor } => {
+                Ok((cursor.columns().to_vec(), cursor.fetch(fetch.count.limit())))
+            }
+            PortalState::Done => Ok((Vec::new(), Vec::new())),
+            PortalState::Ready => unreachable!("start_portal runs a ready query portal"),
+        }
+    }
+
+    /// The columns a FETCH returns: its cursor's, if it is open and running.
+    fn fetch_columns(&self, fetch: &Fetch) -> Option<Vec<ResultColumn>> {
+        if fetch.move_only {
+            return None;
+        }
+        match &self.portals.get(&fetch.name)?.state {
+            PortalState::Rows { cursor } => Some(cursor.columns().to_vec()),
+            _ => None,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // COPY
+    // -----------------------------------------------------------------------------------
+
+    fn copy(&mut self, statement: &CopyStatement) -> Result<ClientOutcome, SqlError> {
+        match statement.direction {
+            Direction::ToStdout => self.copy_out(statement).map(ClientOutcome::Result),
+            Direction::FromStdin => self.copy_in_start(statement).map(|c| ClientOutcome::CopyIn(Box::new(c))),
+        }
+    }
+
+    /// COPY ... TO STDOUT: the rows of the table or query, as CopyData messages.
+    fn copy_out(&mut self, statement: &CopyStatement) -> Result<QueryResult, SqlError> {
+        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+        let sql = match &statement.source {
+            Source::Table { name, columns } if columns.is_empty() => format!("SELECT * FROM {}", quote(name)),
+            Source::Table { name, columns } => format!(
+                "SELECT {} FROM {}",
+                columns.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", "),
+                quote(name)
+            ),
+            Source::Query(query) => query.clone(),
+        };
+        let result = self.session.execute(&sql, &[]);
+        self.send_notices();
+        let QueryResult::Rows { columns, rows } = result? else {
+            return Err(SqlError::new("42601", "COPY (query) TO needs a query that returns rows"));
+        };
+        let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+        copy::check_force_columns(&statement.options, &names)?;
+        self.out.message(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+            0,
+            names.len() as i16,
+            vec![0; names.len()],
+        )));
+        let mut encoder = copy::Encoder::new(statement.options.clone(), &names);
+        let mut line = Vec::new();
+        if statement.options.header != copy::Header::None {
+            encoder.header(&names, &mut line);
+            self.out.copy_data(&line);
+        }
+        for row in &rows {
+            line.clear();
+            encoder.row(row, &mut line);
+            self.out.copy_data(&line);
+        }
+        self.out.message(PgWireBackendMessage::CopyDone(CopyDone::new()));
+        Ok(QueryResult::Command { tag: format!("COPY {}", rows.len()), rows_affected: rows.len() as u64 })
+    }
+
+    /// COPY ... FROM STDIN: checks the table and columns and starts the bulk load.
+    fn copy_in_start(&mut self, statement: &CopyStatement) -> Result<CopyIn, SqlError> {
+        let Source::Table { name, columns } = &statement.source else {
+            unreachable!("the parser gives COPY FROM a table")
+        };
+        if db::views::is_view(name) {
+            return Err(db::views::read_only(name).into());
+        }
+        let schema = self.session.schema_of(name)?;
+        let names: Vec<String> = if columns.is_empty() {
+            schema.columns.iter().map(|c| c.name.clone()).collect()
+        } else {
+            columns.clone()
+        };
+        let mut targets = Vec::with_capacity(names.len());
+        for column in &names {
+            let index = schema.columns.iter().position(|c| &c.name == column).ok_or_else(|| {
+                SqlError::new("42703", format!("column \"{column}\" of relation \"{name}\" does not exist"))
+            })?;
+            if targets.contains(&index) {
+                return Err(SqlError::new("42701", format!("column \"{column}\" specified more than once")));
+            }
+            targets.push(index);
+        }
+        copy::check_force_columns(&statement.options, &names)?;
+        let load = self.session.begin_bulk_load(name)?;
+        let width = load.schema().columns.len();
+        Ok(CopyIn {
+            table: name.clone(),
+            columns: names.len(),
+            decoder: copy::Decoder::new(statement.options.clone(), names, targets, width),
+            load: Some(load),
+            error: None,
+            origin: CopyOrigin::Extended,
+            rows: Vec::new(),
+        })
+    }
+
+    fn begin_copy_in(&mut self, copy: Box<CopyIn>) {
+        let n = copy.columns;
+        self.out.message(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(0, n as i16, vec![0; n])));
+        self.copy_in = Some(copy);
+    }
+
+    /// A message in copy-in mode.
+    fn copy_message(&mut self, message: PgWireFrontendMessage) {
+        match message {
+            PgWireFrontendMessage::CopyData(data) => self.copy_data(&data.data),
+            PgWireFrontendMessage::CopyDone(_) => self.copy_end(None),
+            PgWireFrontendMessage::CopyFail(fail) => self.copy_end(Some(fail.message)),
+            // Clients that send Flush or Sync after every Execute, COPY or not.
+            PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) => {}
+            other => {
+                let error = SqlError::new(
+                    "08P01",
+                    format!("unexpected message {} during COPY from stdin", message_name(&other)),
+                );
+                self.copy_failed(error);
+                self.copy_end(None);
+            }
+        }
+    }
+
+    /// Decodes and loads the rows completed by one CopyData message.
+    fn copy_data(&mut self, data: &[u8]) {
+        let Some(copy) = self.copy_in.as_mut() else { return };
+        if copy.error.is_some() {
+            return;
+        }
+        let mut rows = std::mem::take(&mut copy.rows);
+        let decoded = copy.decoder.feed(data, &mut rows);
+        self.load_rows(&mut rows, decoded);
+        if let Some(copy) = self.copy_in.as_mut() {
+            copy.rows = rows;
+        }
+    }
+
+    /// Loads `rows` (the ones decoded before `decoded`'s error, if any); the first error,
+    /// the load's or the decoder's, fails the copy.
+    fn load_rows(&mut self, rows: &mut Vec<DecodedRow>, decoded: Result<(), copy::DecodeError>) {
+        let Some(copy) = self.copy_in.as_mut() else { return };
+        let context = |line: u64| format!("COPY {}, line {line}", copy.table);
+        let mut error = None;
+        if !rows.is_empty() {
+            let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
+            let values = rows.drain(..).map(|r| r.values).collect();
+            let load = copy.load.as_mut().expect("a load runs until the copy fails");
+            if let Err(failed) = self.session.bulk_load(load, values) {
+                error = Some(SqlError::from(failed.error).with_context(context(lines[failed.index])));
+            }
+        }
+        if error.is_none() {
+            if let Err(e) = decoded {
+                error = Some(SqlError::new(e.sqlstate, e.message).with_context(context(e.line)));
+            }
+        }
+        if let Some(error) = error {
+            self.copy_failed(error);
+        }
+    }
+
+    /// The copy failed: its rows are undone now; the error goes out when it ends.
+    fn copy_failed(&mut self, error: SqlError) {
+        let Some(copy) = self.copy_in.as_mut() else { return };
+        if let Some(load) = copy.load.take() {
+            self.session.abort_bulk_load(load);
+        }
+        copy.error.get_or_insert(error);
+    }
+
+    /// CopyDone (`fail` None) or CopyFail: the copy ends.
+    fn copy_end(&mut self, fail: Option<String>) {
+        if let Some(message) = fail {
+            self.copy_failed(SqlError::new("57014", format!("COPY from stdin failed: {message}")));
+        }
+        if let Some(copy) = self.copy_in.as_mut() {
+            if copy.error.is_none() {
+                let mut rows = std::mem::take(&mut copy.rows);
+                let decoded = copy.decoder.finish(&mut rows);
+                self.load_rows(&mut rows, decoded);
+            }
+        }
+        let Some(mut copy) = self.copy_in.take() else { return };
+        match copy.error.take() {
+            Some(error) => {
+                self.out.error(&error);
+                self.after_error();
+                match copy.origin {
+                    CopyOrigin::Simple { .. } => self.end_query(),
+                    CopyOrigin::Extended => self.discard_until_sync = true,
+                }
+            }
+            None => {
+                let load = copy.load.take().expect("a copy without an error still loads");
+                let rows = self.session.finish_bulk_load(load);
+                self.out.complete(format!("COPY {rows}"));
+                if let CopyOrigin::Simple { sql, next } = copy.origin {
+                    let pieces = split_statements(&sql).expect("the message was split before the copy");
+                    if self.continue_query(&sql, &pieces, next) == Flow::Copying {
+                        return;
+                    }
+                    self.end_query();
+                }
+            }
+        }
     }
 
     fn reset_all(&mut self) -> Result<(), SqlError> {
@@ -519,9 +1048,9 @@ impl SessionState {
     fn sync(&mut self) {
         self.discard_until_sync = false;
         if !self.in_block && !self.failed {
-            self.autocommit();
-            // Portals live until the end of their transaction.
-            self.portals.clear();
+            let committed = self.autocommit();
+            // Portals live until the end of their transaction (held cursors beyond it).
+            self.close_portals(committed, false);
         }
         self.ready();
     }
@@ -542,6 +1071,15 @@ impl SessionState {
         let (kind, text) = match pieces.as_slice() {
             [] => (StatementKind::Empty, String::new()),
             [Piece::Statement(text)] => match ClientStatement::parse(&text.text) {
+                Some(ClientStatement::Rejected(error)) => {
+                    return Err(error.shifted(chars_before(&parse.query, text.offset)))
+                }
+                Some(ClientStatement::Cursor(CursorStatement::Declare(declare))) => {
+                    let query = self
+                        .prepare_declared(&declare)
+                        .map_err(|e| e.shifted(chars_before(&parse.query, text.offset)))?;
+                    (StatementKind::Declare { declare, query }, text.text.clone())
+                }
                 Some(client) => (StatementKind::Client(client), text.text.clone()),
                 None => {
                     let prepared =
@@ -561,7 +1099,9 @@ impl SessionState {
             return Err(SqlError::aborted_transaction());
         }
         let inferred = match &kind {
-            StatementKind::Db(prepared) => self.session.describe_parameters(prepared),
+            StatementKind::Db(prepared) | StatementKind::Declare { query: prepared, .. } => {
+                self.session.describe_parameters(prepared)
+            }
             _ => Vec::new(),
         };
         let statement = ServerStatement { kind, declared: parse.type_oids, inferred, ends_transaction };
@@ -612,6 +1152,7 @@ impl SessionState {
             params,
             result_formats: bind.result_column_format_codes,
             state: PortalState::Ready,
+            cursor: None,
         };
         self.portals.insert(portal_name, portal);
         self.out.message(PgWireBackendMessage::BindComplete(BindComplete::new()));
@@ -630,7 +1171,7 @@ impl SessionState {
                     StatementKind::Db(prepared) if prepared.returns_rows() => {
                         self.session.describe_prepared(prepared)?.columns
                     }
-                    StatementKind::Client(ClientStatement::Show { name }) => Some(vec![show_column(name)]),
+                    StatementKind::Client(client) => self.client_columns(client),
                     _ => None,
                 };
                 self.describe_columns(columns.as_deref(), &[]);
@@ -655,6 +1196,26 @@ impl SessionState {
         }
     }
 
+    /// Who asks a catalog query.
+    fn asker(&self) -> Asker<'_> {
+        let cursors =
+            self.portals.iter().filter(|(_, p)| p.cursor.is_some()).map(|(n, _)| n.clone()).collect();
+        Asker { user: self.settings.user(), database: self.settings.database(), cursors }
+    }
+
+    /// The columns a statement the server runs itself returns, if it returns rows.
+    fn client_columns(&self, client: &ClientStatement) -> Option<Vec<ResultColumn>> {
+        match client {
+            ClientStatement::Show { name } => Some(vec![show_column(name)]),
+            ClientStatement::Cursor(CursorStatement::Fetch(fetch)) => self.fetch_columns(fetch),
+            ClientStatement::Catalog(query) => {
+                let asker = self.asker();
+                Some(query.answer(&self.session.table_schemas(), &asker).0)
+            }
+            _ => None,
+        }
+    }
+
     fn take_portal(&mut self, name: &str) -> Result<Portal, SqlError> {
         self.portals
             .remove(name)
@@ -672,7 +1233,7 @@ impl SessionState {
                     _ => None,
                 }
             }
-            StatementKind::Client(ClientStatement::Show { name }) => Some(vec![show_column(name)]),
+            StatementKind::Client(client) => self.client_columns(client),
             _ => None,
         };
         self.describe_columns(columns.as_deref(), &portal.result_formats);
@@ -713,8 +1274,16 @@ impl SessionState {
             StatementKind::Empty => {
                 self.out.message(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
             }
-            StatementKind::Client(client) => {
-                let result = self.run_client(client)?;
+            StatementKind::Client(client) => match self.run_client(client)? {
+                ClientOutcome::CopyIn(copy) => self.begin_copy_in(copy),
+                outcome => self.send_outcome(outcome, Some(&portal.result_formats)),
+            },
+            StatementKind::Declare { declare, query } => {
+                if matches!(portal.state, PortalState::Done) {
+                    return Err(SqlError::new("55000", "the portal has already run"));
+                }
+                portal.state = PortalState::Done;
+                let result = self.declare(declare, query.clone(), portal.params.clone())?;
                 self.send_result(&result, false);
             }
             StatementKind::Db(prepared) if prepared.returns_rows() => {
@@ -773,9 +1342,12 @@ fn show_column(name: &str) -> ResultColumn {
 
 fn message_name(message: &PgWireFrontendMessage) -> &'static str {
     match message {
-        PgWireFrontendMessage::CopyData(_)
-        | PgWireFrontendMessage::CopyDone(_)
-        | PgWireFrontendMessage::CopyFail(_) => "COPY data (COPY is not supported)",
+        PgWireFrontendMessage::Query(_) => "Query",
+        PgWireFrontendMessage::Parse(_) => "Parse",
+        PgWireFrontendMessage::Bind(_) => "Bind",
+        PgWireFrontendMessage::Describe(_) => "Describe",
+        PgWireFrontendMessage::Execute(_) => "Execute",
+        PgWireFrontendMessage::Close(_) => "Close",
         PgWireFrontendMessage::PasswordMessageFamily(_) => "password (authentication is over)",
         PgWireFrontendMessage::Startup(_) | PgWireFrontendMessage::SslNegotiation(_) => "startup",
         _ => "type",

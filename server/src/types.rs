@@ -3,7 +3,8 @@
 //!
 //! The db has one integer type (64-bit), so every integer column is int8 (OID 20);
 //! parameters arrive as int2, int4 or int8 (psycopg picks the smallest that fits, JDBC
-//! int4 for setInt) and are all widened to 64 bits.
+//! int4 for setInt) and are all widened to 64 bits. A numeric parameter (psycopg's
+//! Decimal, or an int beyond int8) is read in either format as the type its place wants.
 
 use bytes::{BufMut, BytesMut};
 use db::{DataType, DbError, Value};
@@ -138,12 +139,95 @@ pub fn read_parameter(
     inferred: Option<DataType>,
 ) -> Result<Value, DbError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
+    if declared == OID_NUMERIC {
+        let text = if format == FORMAT_BINARY {
+            numeric_binary_text(bytes)?
+        } else {
+            std::str::from_utf8(bytes)
+                .map_err(|_| invalid("numeric", "bytes that are not UTF-8"))?
+                .to_string()
+        };
+        return read_numeric(&text, inferred);
+    }
     let ty = type_of_oid(declared).or(inferred);
     if format == FORMAT_BINARY {
         return read_binary(bytes, declared, ty);
     }
     let text = std::str::from_utf8(bytes).map_err(|_| invalid("text", "bytes that are not UTF-8"))?;
     read_text(text, ty)
+}
+
+/// A numeric parameter (psycopg sends a Decimal, and a Python int beyond int8, as
+/// numeric), as the type its place wants: an integral value that fits stays an exact
+/// integer for an integer place, text stays its digits, anything else is a float (the
+/// db's integer columns round it, or refuse it as out of range, on assignment).
+fn read_numeric(text: &str, inferred: Option<DataType>) -> Result<Value, DbError> {
+    let t = text.trim();
+    match inferred {
+        Some(DataType::Int) => {
+            if let Ok(v) = t.parse::<i64>() {
+                return Ok(Value::Int(v));
+            }
+        }
+        Some(DataType::Text { .. }) => return Ok(Value::Text(t.to_string())),
+        _ => {}
+    }
+    read_text(t, Some(DataType::Float)).map_err(|_| invalid("numeric", text))
+}
+
+/// The decimal text of a numeric in binary format: ndigits, weight (of the first digit,
+/// in powers of 10000), sign, display scale, then the base-10000 digits.
+fn numeric_binary_text(bytes: &[u8]) -> Result<String, DbError> {
+    let bad = || invalid("binary numeric", format!("{} malformed bytes", bytes.len()));
+    let word = |i: usize| -> Result<u16, DbError> {
+        bytes.get(i * 2..i * 2 + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or_else(bad)
+    };
+    let ndigits = word(0)? as usize;
+    let weight = word(1)? as i16 as i64;
+    let sign = word(2)?;
+    if bytes.len() != 8 + 2 * ndigits {
+        return Err(bad());
+    }
+    match sign {
+        0x0000 | 0x4000 => {}
+        0xC000 => return Ok("NaN".into()),
+        0xD000 => return Ok("Infinity".into()),
+        0xF000 => return Ok("-Infinity".into()),
+        _ => return Err(bad()),
+    }
+    let digits = (0..ndigits).map(|i| word(4 + i)).collect::<Result<Vec<u16>, DbError>>()?;
+    if digits.iter().any(|&d| d >= 10000) {
+        return Err(bad());
+    }
+    // Digit i is worth 10000^(weight - i); a power with no digit is 0.
+    let digit_at = |power: i64| {
+        let i = weight - power;
+        if i >= 0 && (i as usize) < ndigits {
+            digits[i as usize]
+        } else {
+            0
+        }
+    };
+    let mut text = String::new();
+    if sign == 0x4000 {
+        text.push('-');
+    }
+    if weight < 0 {
+        text.push('0');
+    } else {
+        text.push_str(&digit_at(weight).to_string());
+        for power in (0..weight).rev() {
+            text.push_str(&format!("{:04}", digit_at(power)));
+        }
+    }
+    let lowest = weight - ndigits as i64 + 1;
+    if lowest < 0 {
+        text.push('.');
+        for power in (lowest..0).rev() {
+            text.push_str(&format!("{:04}", digit_at(power)));
+        }
+    }
+    Ok(text)
 }
 
 fn read_text(text: &str, ty: Option<DataType>) -> Result<Value, DbError> {
@@ -218,6 +302,50 @@ mod tests {
         assert_eq!(read_parameter(Some(b"42"), 0, 0, int).unwrap(), Value::Int(42));
         assert!(read_parameter(Some(b"4x"), 0, 0, int).is_err());
         assert!(read_parameter(Some(&[1, 2, 3]), 1, OID_INT8, None).is_err());
+    }
+
+    /// A numeric in binary format, as psycopg sends a Decimal or a very large int.
+    fn numeric(weight: i16, sign: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for word in [digits.len() as u16, weight as u16, sign, 0] {
+            b.extend_from_slice(&word.to_be_bytes());
+        }
+        for d in digits {
+            b.extend_from_slice(&d.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn numeric_parameters_are_read_in_both_formats() {
+        let read = |bytes: &[u8], ty: Option<DataType>| read_parameter(Some(bytes), 1, OID_NUMERIC, ty);
+        let int = Some(DataType::Int);
+        let float = Some(DataType::Float);
+        // 12345678 = 1234|5678, weight 1.
+        assert_eq!(read(&numeric(1, 0, &[1234, 5678]), int).unwrap(), Value::Int(12_345_678));
+        // -1.5 = 1|5000 with weight 0, negative.
+        assert_eq!(read(&numeric(0, 0x4000, &[1, 5000]), float).unwrap(), Value::Float(-1.5));
+        // 0.000123 = 0001|2300 with weight -1: the first group is 10^-4 units.
+        assert_eq!(read(&numeric(-2, 0, &[1, 2300]), float).unwrap(), Value::Float(0.00000001_23));
+        assert_eq!(read(&numeric(-1, 0, &[1, 2300]), float).unwrap(), Value::Float(0.000123));
+        // 10^20 = 1 with weight 5: too large for an integer, a float the column refuses.
+        assert_eq!(read(&numeric(5, 0, &[1]), int).unwrap(), Value::Float(1e20));
+        assert_eq!(
+            read(&numeric(2, 0, &[9, 2233, 7203]), Some(DataType::Text { max_chars: None })).unwrap(),
+            Value::Text("922337203".into())
+        );
+        // NaN is NaN, never eight bytes taken for a float8.
+        assert!(matches!(read(&numeric(0, 0xC000, &[]), float).unwrap(), Value::Float(v) if v.is_nan()));
+        assert_eq!(read(&numeric(0, 0, &[]), int).unwrap(), Value::Int(0));
+        assert!(read(&numeric(0, 0, &[10000]), float).is_err());
+        assert!(read(&numeric(0, 0, &[1])[..9], float).is_err());
+        // Text format: exact integers stay exact.
+        assert_eq!(
+            read_parameter(Some(b"9007199254740993"), 0, OID_NUMERIC, int).unwrap(),
+            Value::Int(9_007_199_254_740_993)
+        );
+        assert_eq!(read_parameter(Some(b"1.25"), 0, OID_NUMERIC, int).unwrap(), Value::Float(1.25));
+        assert!(read_parameter(Some(b"x"), 0, OID_NUMERIC, float).is_err());
     }
 
     #[test]

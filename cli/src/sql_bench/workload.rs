@@ -83,8 +83,11 @@ pub fn open(dir: &Path, method: SyncMethod) -> Result<Arc<Database>> {
     }
     let mut log = LogConfig::new(".");
     log.sync_method = method;
-    let db = Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 })
-        .with_context(|| format!("opening a new database in {} ({})", dir.display(), method.name()))?;
+    let db = Database::open(
+        dir,
+        DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() },
+    )
+    .with_context(|| format!("opening a new database in {} ({})", dir.display(), method.name()))?;
     Ok(Arc::new(db))
 }
 

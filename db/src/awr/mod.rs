@@ -6,7 +6,8 @@
 //! - `sample`: [`Sample`], everything a report needs at one instant, counters kept by
 //!   name so new statistics, events and time-model entries need no format change;
 //! - `repository`: snapshots stored durably under `<database dir>/awr/`, listing that
-//!   skips damaged files, retention, and the automatic snapshotter thread;
+//!   skips damaged files, retention, and the automatic snapshotter thread (started by
+//!   `Database::open` from `DbConfig`'s snapshot interval and retention);
 //! - `interval`: the activity between two samples and what it means (load profile, top
 //!   events, unit of work, findings);
 //! - `text`, `html`: the two report formats;
@@ -30,10 +31,11 @@ use std::sync::Arc;
 
 pub use html::report_html;
 pub use interval::{Finding, Interval};
+pub(crate) use repository::start_auto_snapshots;
 pub use repository::{
-    awr_dir, list_snapshots, load_range, load_snapshot, purge_snapshots, start_auto_snapshots, take_snapshot,
-    take_snapshot_in, AwrSettings, DamagedSnapshot, Snapshot, SnapshotInfo, SnapshotList, SnapshotterHandle,
-    DEFAULT_INTERVAL, DEFAULT_RETENTION,
+    awr_dir, list_snapshots, load_range, load_snapshot, purge_snapshots, take_snapshot, take_snapshot_in,
+    AwrSettings, DamagedSnapshot, Snapshot, SnapshotInfo, SnapshotList, SnapshotterHandle, DEFAULT_INTERVAL,
+    DEFAULT_RETENTION,
 };
 pub use sample::{sample, EventSample, HostInfo, Sample, SAMPLE_FORMAT_VERSION};
 pub use sql::{parse_awr_call, AwrCall};

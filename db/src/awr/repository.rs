@@ -20,9 +20,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::sample::{sample, Sample, SAMPLE_FORMAT_VERSION};
+use super::sample::{sample, sample_of, Sample, SAMPLE_FORMAT_VERSION};
 use super::AwrError;
-use crate::database::Database;
+use crate::database::{Database, DbShared};
 use crate::error::DbResult;
 
 /// Automatic snapshots are taken this often by default (Oracle's default).
@@ -378,15 +378,30 @@ impl Drop for SnapshotterHandle {
     }
 }
 
-/// Starts a thread that snapshots `db` every `settings.interval` (the first one at once,
-/// so the first report is possible one interval after the start) and applies the
-/// retention after each. A zero interval starts no thread. Failures are logged and the
-/// next snapshot is tried at the next interval.
-pub fn start_auto_snapshots(db: Arc<Database>, settings: AwrSettings) -> DbResult<SnapshotterHandle> {
+/// One automatic snapshot of `db`, then the retention. Failures are logged: the next
+/// snapshot is tried at the next interval.
+fn auto_snapshot(db: &DbShared, retention: Duration) {
+    let db_dir = &db.log().config().dir;
+    match take_snapshot_in(db_dir, sample_of(db)) {
+        Ok(info) => log::debug!("automatic snapshot {} taken", info.id),
+        Err(e) => log::error!("automatic snapshot failed: {e}"),
+    }
+    if let Err(e) = purge_snapshots(db_dir, retention, super::clock::now_unix_us()) {
+        log::error!("removing old snapshots failed: {e}");
+    }
+}
+
+/// Takes a snapshot of `db` now (so a report is possible one interval after the open, and
+/// the first snapshot is there when `Database::open` returns), then starts a thread that
+/// takes one every `settings.interval`, applying the retention after each. A zero
+/// interval takes none and starts no thread. `Database::open` calls it with its
+/// `DbConfig`'s settings; the database stops it when dropped.
+pub(crate) fn start_auto_snapshots(db: Arc<DbShared>, settings: AwrSettings) -> DbResult<SnapshotterHandle> {
     let stop = Arc::new((Mutex::new(false), Condvar::new()));
     if settings.interval.is_zero() {
         return Ok(SnapshotterHandle { stop, thread: None });
     }
+    auto_snapshot(&db, settings.retention);
     let signal = stop.clone();
     let dir = awr_dir(&db.log().config().dir);
     let thread = std::thread::Builder::new()
@@ -394,14 +409,6 @@ pub fn start_auto_snapshots(db: Arc<Database>, settings: AwrSettings) -> DbResul
         .spawn(move || {
             let (stopped, wake) = &*signal;
             loop {
-                match take_snapshot(&db) {
-                    Ok(info) => log::debug!("automatic snapshot {} taken", info.id),
-                    Err(e) => log::error!("automatic snapshot failed: {e}"),
-                }
-                let now = super::clock::now_unix_us();
-                if let Err(e) = purge_snapshots(&db.log().config().dir, settings.retention, now) {
-                    log::error!("removing old snapshots failed: {e}");
-                }
                 let guard = stopped.lock().unwrap_or_else(|p| p.into_inner());
                 let (guard, _) = wake
                     .wait_timeout_while(guard, settings.interval, |stopped| !*stopped)
@@ -409,6 +416,8 @@ pub fn start_auto_snapshots(db: Arc<Database>, settings: AwrSettings) -> DbResul
                 if *guard {
                     return;
                 }
+                drop(guard);
+                auto_snapshot(&db, settings.retention);
             }
         })
         .map_err(|e| AwrError::io("starting the snapshot thread for", dir, e))?;
@@ -425,7 +434,16 @@ mod tests {
         log.log_file_size = 1 << 20;
         log.log_buffer = 256 << 10;
         log.sync_method = redo::SyncMethod::Fdatasync;
-        Database::open(dir, crate::DbConfig { log, checkpoint_interval_ms: 0 }).expect("open")
+        Database::open(
+            dir,
+            crate::DbConfig {
+                log,
+                checkpoint_interval_ms: 0,
+                snapshot_interval_minutes: 0,
+                ..Default::default()
+            },
+        )
+        .expect("open")
     }
 
     fn commit_rows(db: &Database, from: i64, n: i64) {
@@ -554,22 +572,33 @@ mod tests {
     #[test]
     fn the_automatic_snapshotter_takes_snapshots_until_dropped() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Arc::new(open(dir.path()));
-        let off =
-            start_auto_snapshots(db.clone(), AwrSettings { interval: Duration::ZERO, ..Default::default() })
-                .expect("start off");
-        assert!(!off.is_running());
+        let config = |interval: Duration| {
+            let mut log = redo::LogConfig::new(".");
+            log.log_file_size = 1 << 20;
+            log.log_buffer = 256 << 10;
+            log.sync_method = redo::SyncMethod::Fdatasync;
+            crate::DbConfig {
+                log,
+                checkpoint_interval_ms: 0,
+                snapshot_interval_override: Some(interval),
+                ..Default::default()
+            }
+        };
+        let off = Database::open(dir.path(), config(Duration::ZERO)).expect("open without snapshots");
+        assert!(!off.auto_snapshots_running());
         drop(off);
         assert!(list_snapshots(dir.path()).expect("list").snapshots.is_empty());
 
-        let settings = AwrSettings { interval: Duration::from_millis(100), retention: DEFAULT_RETENTION };
-        let handle = start_auto_snapshots(db.clone(), settings).expect("start");
-        assert!(handle.is_running());
+        let db = Database::open(dir.path(), config(Duration::from_millis(100))).expect("open");
+        assert!(db.auto_snapshots_running());
+        // The first is taken by `open` itself.
+        assert_eq!(list_snapshots(dir.path()).expect("list").snapshots.len(), 1);
         std::thread::sleep(Duration::from_millis(450));
-        drop(handle);
+        db.stop_auto_snapshots();
+        assert!(!db.auto_snapshots_running());
         let taken = list_snapshots(dir.path()).expect("list").snapshots.len();
         assert!((3..=6).contains(&taken), "{taken} snapshots in 450 ms at a 100 ms interval");
         std::thread::sleep(Duration::from_millis(250));
-        assert_eq!(list_snapshots(dir.path()).expect("list").snapshots.len(), taken, "stopped on drop");
+        assert_eq!(list_snapshots(dir.path()).expect("list").snapshots.len(), taken, "stopped");
     }
 }

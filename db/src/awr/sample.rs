@@ -15,7 +15,8 @@ use redo::{Stat, WaitEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::database::{Database, DbShared};
-use crate::sessions::{DbEvent, NetStat};
+use crate::sessions::DbEvent;
+use crate::views::DbStat;
 
 /// Version of the sample's layout. Readers accept this version and older ones; fields
 /// added later carry `#[serde(default)]`.
@@ -146,25 +147,14 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
     let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.snapshot().scn);
     let calls = db.call_times();
     let db_events = db.sessions.event_totals();
-    let net = db.sessions.net_totals();
     let redo = log.stats();
     let status = log.status();
     let backlog = log.commit_backlog();
 
     let mut statistics: BTreeMap<String, u64> =
         Stat::ALL.iter().map(|&stat| (stat.name().to_string(), redo.get(stat))).collect();
-    // The SQL layer's counters, named as in v$sysstat.
-    for (name, value) in [
-        ("parse count (total)", sql.parse_count_total),
-        ("parse count (hard)", sql.parse_count_hard),
-        ("session cursor cache hits", sql.cache_hits),
-        ("execute count", sql.execute_count),
-        ("commits deferred by call", sql.commits_deferred_by_call),
-        ("user calls", calls.user_calls),
-    ] {
-        statistics.insert(name.to_string(), value);
-    }
-    for (stat, value) in NetStat::ALL.iter().zip(net) {
+    // The database layer's counters, as in v$sysstat.
+    for (stat, value) in DbStat::ALL.iter().zip(DbStat::system_values(db)) {
         statistics.insert(stat.name().to_string(), value);
     }
 
@@ -265,7 +255,16 @@ mod tests {
         log.log_file_size = 1 << 20;
         log.log_buffer = 256 << 10;
         log.sync_method = redo::SyncMethod::Fdatasync;
-        Database::open(dir, crate::DbConfig { log, checkpoint_interval_ms: 0 }).expect("open")
+        Database::open(
+            dir,
+            crate::DbConfig {
+                log,
+                checkpoint_interval_ms: 0,
+                snapshot_interval_minutes: 0,
+                ..Default::default()
+            },
+        )
+        .expect("open")
     }
 
     #[test]

@@ -199,8 +199,16 @@ mod tests {
         log.log_file_size = 1 << 20;
         log.log_buffer = 256 << 10;
         log.sync_method = redo::SyncMethod::Fdatasync;
-        let db = crate::Database::open(dir.path(), crate::DbConfig { log, checkpoint_interval_ms: 0 })
-            .expect("open");
+        let db = crate::Database::open(
+            dir.path(),
+            crate::DbConfig {
+                log,
+                checkpoint_interval_ms: 0,
+                snapshot_interval_minutes: 0,
+                ..Default::default()
+            },
+        )
+        .expect("open");
         let mut s = db.session();
         let snap_id = |r: QueryResult| match r.rows() {
             [row] => row[0].clone(),

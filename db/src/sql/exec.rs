@@ -28,6 +28,7 @@
 //! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -40,7 +41,7 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, TableSchema};
 use crate::sql::access::plan;
-use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr};
+use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Template};
 use crate::sql::oracle::{self, ParamValue, Piece, Scope, Special};
 use crate::sql::query::values_output;
 use crate::value::{DataType, Value};
@@ -102,6 +103,61 @@ impl QueryResult {
         }
     }
 }
+
+/// An UPDATE or DELETE compiled against its table's schema: the table, the assignments
+/// (column, value) and the WHERE. In a template (`template`) the bind parameters are
+/// still `$n`, given values by `with_params` at each execution.
+pub(crate) struct CompiledDml {
+    relation: crate::sql::expr::Relation,
+    sets: Vec<(usize, Template)>,
+    filter: Option<Template>,
+}
+
+impl CompiledDml {
+    /// The assignments and the WHERE with the parameters given `params`.
+    #[allow(clippy::type_complexity)]
+    fn with_params<'a>(
+        &'a self,
+        params: &[Value],
+    ) -> DbResult<(Vec<(usize, Cow<'a, Expr>)>, Option<Cow<'a, Expr>>)> {
+        let sets =
+            self.sets.iter().map(|(i, e)| Ok((*i, e.with_params(params)?))).collect::<DbResult<_>>()?;
+        let filter = self.filter.as_ref().map(|f| f.with_params(params)).transpose()?;
+        Ok((sets, filter))
+    }
+}
+
+/// A prepared statement's compiled form (its execution plan), valid while its table's
+/// schema is the one it was compiled against.
+pub(crate) enum Compiled {
+    Dml(CompiledDml),
+    /// INSERT ... VALUES: the rows, one template per target column.
+    InsertValues {
+        table: String,
+        schema: Arc<TableSchema>,
+        rows: Vec<Vec<Template>>,
+    },
+}
+
+impl Compiled {
+    fn table(&self) -> (&str, &Arc<TableSchema>) {
+        match self {
+            Compiled::Dml(dml) => (&dml.relation.name, &dml.relation.schema),
+            Compiled::InsertValues { table, schema, .. } => (table, schema),
+        }
+    }
+}
+
+/// INSERT's table and the columns its values go to.
+struct InsertTarget {
+    table: String,
+    schema: Arc<TableSchema>,
+    targets: Vec<usize>,
+}
+
+/// Where a prepared statement keeps its compiled form (per statement handle, so that
+/// sessions do not share the lock).
+pub(crate) type CompiledSlot = std::sync::Mutex<Option<Arc<Compiled>>>;
 
 /// A statement parsed, ready to run (any number of times, with different bind values:
 /// what a statement cache would keep).
@@ -243,7 +299,13 @@ impl Session {
     }
 
     fn run_batch(&mut self, sql: &str, call: &mut Call, results: &mut Vec<QueryResult>) -> DbResult<()> {
-        for piece in oracle::split_statements(sql)? {
+        let pieces = oracle::split_statements(sql)?;
+        // A call of one statement (a wire client's lone COMMIT) has nothing to overlap a
+        // deferred wait with: it commits as asked, and is counted so, as `execute` does.
+        if let [Piece::Statement(_)] = pieces.as_slice() {
+            call.optimize = false;
+        }
+        for piece in pieces {
             match piece {
                 Piece::Statement(text) => {
                     let prepared = self.prepare_cached(&text.text).map_err(|e| text.relocate(sql, e))?;
@@ -279,6 +341,34 @@ impl Session {
         self.run(prepared, params, &mut Call { optimize: false, pending: None })
     }
 
+    /// As `run_single`, for a prepared statement: an UPDATE, DELETE or INSERT ... VALUES
+    /// runs from the compiled form kept in `slot` (compiled at its first execution).
+    pub(crate) fn run_prepared(
+        &mut self,
+        prepared: &Prepared,
+        slot: &CompiledSlot,
+        params: &[Value],
+    ) -> DbResult<QueryResult> {
+        if let Prepared::Sql(statement) = prepared {
+            match statement.as_ref() {
+                ast::Statement::Update(update) => {
+                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    return self.update_statement(update, params, Some(slot));
+                }
+                ast::Statement::Delete(delete) => {
+                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    return self.delete_statement(delete, params, Some(slot));
+                }
+                ast::Statement::Insert(insert) => {
+                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    return self.insert_statement(insert, params, Some(slot));
+                }
+                _ => {}
+            }
+        }
+        self.run_single(prepared, params)
+    }
+
     fn run(&mut self, prepared: &Prepared, params: &[Value], call: &mut Call) -> DbResult<QueryResult> {
         self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
         match prepared {
@@ -301,9 +391,9 @@ impl Session {
                 let out = self.run_query(query, params)?;
                 Ok(QueryResult::Rows { columns: out.columns, rows: out.rows })
             }
-            S::Insert(insert) => self.insert_statement(insert, params),
-            S::Update(update) => self.update_statement(update, params),
-            S::Delete(delete) => self.delete_statement(delete, params),
+            S::Insert(insert) => self.insert_statement(insert, params, None),
+            S::Update(update) => self.update_statement(update, params, None),
+            S::Delete(delete) => self.delete_statement(delete, params, None),
             S::CreateTable(create) => self.create_table_statement(create),
             S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => {
                 self.drop_table_statement(names, *if_exists)
@@ -594,7 +684,47 @@ impl Session {
     // DML
     // -----------------------------------------------------------------------------------
 
-    fn insert_statement(&mut self, insert: &ast::Insert, params: &[Value]) -> DbResult<QueryResult> {
+    fn insert_statement(
+        &mut self,
+        insert: &ast::Insert,
+        params: &[Value],
+        slot: Option<&CompiledSlot>,
+    ) -> DbResult<QueryResult> {
+        let target = self.insert_target(insert)?;
+        let source = insert
+            .source
+            .as_ref()
+            .ok_or_else(|| DbError::Unsupported("INSERT without VALUES or a query".into()))?;
+        let values = match source.body.as_ref() {
+            ast::SetExpr::Values(values) if source.order_by.is_none() && source.limit_clause.is_none() => {
+                Some(values)
+            }
+            _ => None,
+        };
+        // INSERT ... VALUES of a prepared statement: its rows compiled once, as templates.
+        if let (Some(values), Some(slot)) = (values, slot) {
+            // (Templates either way: they are given the values below.)
+            let compiled = self.compiled(Some(slot), params, |s, _| s.compile_insert_values(&target, values));
+            if let Ok(compiled) = compiled {
+                let Compiled::InsertValues { rows, .. } = compiled.as_ref() else {
+                    unreachable!("an INSERT's slot holds its VALUES")
+                };
+                let rows = rows
+                    .iter()
+                    .map(|row| row.iter().map(|e| e.with_params(params)?.eval(&[], &[])).collect())
+                    .collect::<DbResult<Vec<Vec<Value>>>>()?;
+                return self.insert_rows(&target, rows);
+            }
+        }
+        let rows = match values {
+            Some(values) => values_output(values, params)?.rows,
+            None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
+        };
+        self.insert_rows(&target, rows)
+    }
+
+    /// INSERT's table and target columns.
+    fn insert_target(&self, insert: &ast::Insert) -> DbResult<InsertTarget> {
         if insert.or.is_some()
             || insert.ignore
             || insert.overwrite
@@ -637,19 +767,31 @@ impl Session {
             }
             targets
         };
-        let source = insert
-            .source
-            .as_ref()
-            .ok_or_else(|| DbError::Unsupported("INSERT without VALUES or a query".into()))?;
+        Ok(InsertTarget { table, schema, targets })
+    }
+
+    /// The rows of INSERT ... VALUES compiled as templates.
+    fn compile_insert_values(&self, target: &InsertTarget, values: &ast::Values) -> DbResult<Compiled> {
+        let mut binder = Binder::template(None);
+        let mut rows: Vec<Vec<Template>> = Vec::with_capacity(values.rows.len());
+        for row in &values.rows {
+            let row = row
+                .content
+                .iter()
+                .map(|e| binder.scalar(e, "VALUES").map(Template::new))
+                .collect::<DbResult<Vec<_>>>()?;
+            if rows.first().is_some_and(|first| first.len() != row.len()) {
+                return Err(syntax("VALUES lists must all be the same length".into()));
+            }
+            rows.push(row);
+        }
+        Ok(Compiled::InsertValues { table: target.table.clone(), schema: target.schema.clone(), rows })
+    }
+
+    /// Inserts `rows` (values for the target columns) as one statement.
+    fn insert_rows(&mut self, target: &InsertTarget, rows: Vec<Vec<Value>>) -> DbResult<QueryResult> {
+        let InsertTarget { table, schema, targets } = target;
         let inserted = self.statement(|s| {
-            let rows = match source.body.as_ref() {
-                ast::SetExpr::Values(values)
-                    if source.order_by.is_none() && source.limit_clause.is_none() =>
-                {
-                    values_output(values, params)?.rows
-                }
-                _ => s.run_query(source, params)?.rows,
-            };
             let mut inserted = 0u64;
             for values in rows {
                 if values.len() != targets.len() {
@@ -660,10 +802,10 @@ impl Session {
                     }));
                 }
                 let mut row = vec![Value::Null; schema.columns.len()];
-                for (v, &i) in values.into_iter().zip(&targets) {
+                for (v, &i) in values.into_iter().zip(targets) {
                     row[i] = assignable(v, &schema.columns[i])?;
                 }
-                s.insert(&table, row)?;
+                s.insert_with_schema(table, schema, row)?;
                 inserted += 1;
             }
             Ok(inserted)
@@ -671,7 +813,35 @@ impl Session {
         Ok(QueryResult::command(format!("INSERT 0 {inserted}"), inserted))
     }
 
-    fn update_statement(&mut self, update: &ast::Update, params: &[Value]) -> DbResult<QueryResult> {
+    fn update_statement(
+        &mut self,
+        update: &ast::Update,
+        params: &[Value],
+        slot: Option<&CompiledSlot>,
+    ) -> DbResult<QueryResult> {
+        let compiled =
+            self.compiled(slot, params, |s, params| s.compile_update(update, params).map(Compiled::Dml))?;
+        let Compiled::Dml(compiled) = compiled.as_ref() else {
+            unreachable!("an UPDATE's slot holds an UPDATE")
+        };
+        let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
+        let (sets, filter) = compiled.with_params(params)?;
+        let table = relation.name.as_str();
+        let updated = self.statement(|s| {
+            s.for_each_locked_row(relation, filter.as_deref(), &mut |s, key, row| {
+                let mut new_row = row.to_vec();
+                for (i, e) in &sets {
+                    new_row[*i] = assignable(e.eval(row, &[])?, &schema.columns[*i])?;
+                }
+                s.update_locked(table, schema, key, new_row)?;
+                Ok(true)
+            })
+        })?;
+        Ok(QueryResult::command(format!("UPDATE {updated}"), updated))
+    }
+
+    /// UPDATE's table, assignments and WHERE, compiled with `params` (None: a template).
+    fn compile_update(&self, update: &ast::Update, params: Option<&[Value]>) -> DbResult<CompiledDml> {
         if update.from.is_some() {
             return Err(DbError::Unsupported("UPDATE ... FROM".into()));
         }
@@ -686,7 +856,7 @@ impl Session {
             return Err(crate::views::read_only(&relation.name));
         }
         let schema = relation.schema.clone();
-        let mut binder = Binder::new(Some(&relation), params);
+        let mut binder = Binder::for_params(Some(&relation), params);
         let mut sets: Vec<(usize, Expr)> = Vec::new();
         for assignment in &update.assignments {
             let ast::AssignmentTarget::ColumnName(target) = &assignment.target else {
@@ -705,20 +875,38 @@ impl Session {
             sets.push((index, binder.scalar(&assignment.value, "UPDATE")?));
         }
         let filter = update.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
-        let table = relation.name.clone();
-        let updated = self.statement(|s| {
-            s.for_each_locked_row(&relation, filter.as_ref(), &mut |s, key, row| {
-                let mut new_row = row.to_vec();
-                for (i, e) in &sets {
-                    new_row[*i] = assignable(e.eval(row, &[])?, &schema.columns[*i])?;
-                }
-                s.update(&table, key, new_row)
-            })
-        })?;
-        Ok(QueryResult::command(format!("UPDATE {updated}"), updated))
+        Ok(CompiledDml {
+            sets: sets.into_iter().map(|(i, e)| (i, Template::new(e))).collect(),
+            filter: filter.map(Template::new),
+            relation,
+        })
     }
 
-    fn delete_statement(&mut self, delete: &ast::Delete, params: &[Value]) -> DbResult<QueryResult> {
+    fn delete_statement(
+        &mut self,
+        delete: &ast::Delete,
+        params: &[Value],
+        slot: Option<&CompiledSlot>,
+    ) -> DbResult<QueryResult> {
+        let compiled =
+            self.compiled(slot, params, |s, params| s.compile_delete(delete, params).map(Compiled::Dml))?;
+        let Compiled::Dml(compiled) = compiled.as_ref() else {
+            unreachable!("a DELETE's slot holds a DELETE")
+        };
+        let relation = &compiled.relation;
+        let (_, filter) = compiled.with_params(params)?;
+        let table = relation.name.as_str();
+        let deleted = self.statement(|s| {
+            s.for_each_locked_row(relation, filter.as_deref(), &mut |s, key, _| {
+                s.delete_locked(table, key)?;
+                Ok(true)
+            })
+        })?;
+        Ok(QueryResult::command(format!("DELETE {deleted}"), deleted))
+    }
+
+    /// DELETE's table and WHERE, compiled with `params` (None: a template).
+    fn compile_delete(&self, delete: &ast::Delete, params: Option<&[Value]>) -> DbResult<CompiledDml> {
         if !delete.tables.is_empty()
             || delete.using.is_some()
             || !delete.order_by.is_empty()
@@ -737,18 +925,46 @@ impl Session {
         if crate::views::is_view(&relation.name) {
             return Err(crate::views::read_only(&relation.name));
         }
-        let mut binder = Binder::new(Some(&relation), params);
+        let mut binder = Binder::for_params(Some(&relation), params);
         let filter = delete.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
-        let table = relation.name.clone();
-        let deleted = self.statement(|s| {
-            s.for_each_locked_row(&relation, filter.as_ref(), &mut |s, key, _| s.delete(&table, key))
-        })?;
-        Ok(QueryResult::command(format!("DELETE {deleted}"), deleted))
+        Ok(CompiledDml { relation, sets: Vec::new(), filter: filter.map(Template::new) })
+    }
+
+    /// The compiled form of an UPDATE or DELETE: from a prepared statement's slot while
+    /// its table's schema is the one it was compiled against, else compiled now (as a
+    /// template kept in the slot for the next executions; with the values directly for
+    /// a statement run once, or when a template cannot be compiled).
+    fn compiled(
+        &self,
+        slot: Option<&CompiledSlot>,
+        params: &[Value],
+        compile: impl Fn(&Session, Option<&[Value]>) -> DbResult<Compiled>,
+    ) -> DbResult<Arc<Compiled>> {
+        let Some(slot) = slot else { return compile(self, Some(params)).map(Arc::new) };
+        let cached = slot.lock().expect("compiled slot poisoned").clone();
+        if let Some(compiled) = cached {
+            let current = self.db.snapshot();
+            let (table, schema) = compiled.table();
+            if current.tables.get(table).is_some_and(|t| Arc::ptr_eq(&t.schema, schema)) {
+                return Ok(compiled);
+            }
+        }
+        match compile(self, None) {
+            Ok(template) => {
+                let template = Arc::new(template);
+                *slot.lock().expect("compiled slot poisoned") = Some(template.clone());
+                Ok(template)
+            }
+            // A template can fail where values succeed (a LIKE escape given as $n), and
+            // a real error is reported the same either way.
+            Err(_) => compile(self, Some(params)).map(Arc::new),
+        }
     }
 
     /// The row loop of UPDATE and DELETE: finds the rows matching `filter` as the
     /// transaction sees them now, then for each locks it, re-reads it, checks `filter`
-    /// again on the re-read row and calls `change` with its key and current values.
+    /// again on the re-read row and calls `change` with its key and current values (the
+    /// row is locked and current: `change` may use `update_locked` / `delete_locked`).
     /// Returns how many rows `change` reported changed.
     fn for_each_locked_row(
         &mut self,

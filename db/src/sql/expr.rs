@@ -87,6 +87,8 @@ pub(crate) enum Func {
     Nullif,
     Greatest,
     Least,
+    /// `current_schema()`: always `public`, the one schema (PgJDBC's getSchema asks it).
+    CurrentSchema,
 }
 
 impl Func {
@@ -115,6 +117,7 @@ impl Func {
             "nullif" => (Func::Nullif, 2, 2),
             "greatest" => (Func::Greatest, 1, MANY),
             "least" => (Func::Least, 1, MANY),
+            "current_schema" => (Func::CurrentSchema, 0, 0),
             _ => return None,
         })
     }
@@ -148,6 +151,9 @@ pub(crate) enum Expr {
     Column(usize),
     /// The value of the i-th aggregate call (grouped queries).
     Agg(usize),
+    /// Bind parameter `$n` (1-based) of a compiled template, replaced by its value in
+    /// `with_params` before the expression runs.
+    Param(usize),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
@@ -205,6 +211,23 @@ impl Relation {
     }
 }
 
+/// The n of a `$n` placeholder (1-based).
+fn placeholder_index(placeholder: &str) -> DbResult<usize> {
+    placeholder
+        .strip_prefix('$')
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| DbError::Unsupported(format!("the placeholder {placeholder} (use $1, $2, ...)")))
+}
+
+/// The value bound to `$index`.
+fn bound_value(params: &[Value], index: usize) -> DbResult<Value> {
+    params.get(index - 1).cloned().ok_or_else(|| DbError::BindParameter {
+        index,
+        problem: format!("missing ({} value(s) bound)", params.len()),
+    })
+}
+
 /// An identifier as PostgreSQL folds it: unquoted lowercased, quoted kept.
 pub(crate) fn ident_name(ident: &ast::Ident) -> String {
     if ident.quote_style.is_some() {
@@ -226,7 +249,8 @@ pub(crate) fn object_name(name: &ast::ObjectName) -> DbResult<String> {
 /// `$n` to `params`, and collects the aggregate calls it meets when they are allowed.
 pub(crate) struct Binder<'a> {
     relation: Option<&'a Relation>,
-    params: &'a [Value],
+    /// None: compiling a template, where `$n` stays `Expr::Param(n)`.
+    params: Option<&'a [Value]>,
     /// The clause being compiled, when aggregates are not allowed there (for the error).
     no_aggs_in: Option<&'static str>,
     in_aggregate: bool,
@@ -235,7 +259,34 @@ pub(crate) struct Binder<'a> {
 
 impl<'a> Binder<'a> {
     pub(crate) fn new(relation: Option<&'a Relation>, params: &'a [Value]) -> Binder<'a> {
-        Binder { relation, params, no_aggs_in: Some("this context"), in_aggregate: false, aggs: Vec::new() }
+        Binder {
+            relation,
+            params: Some(params),
+            no_aggs_in: Some("this context"),
+            in_aggregate: false,
+            aggs: Vec::new(),
+        }
+    }
+
+    /// A binder that leaves `$n` as `Expr::Param(n)`: the expressions it compiles are
+    /// templates for a prepared statement, given values by `Expr::with_params` at each
+    /// execution (no name resolution or parse-tree walk per execution).
+    pub(crate) fn template(relation: Option<&'a Relation>) -> Binder<'a> {
+        Binder {
+            relation,
+            params: None,
+            no_aggs_in: Some("this context"),
+            in_aggregate: false,
+            aggs: Vec::new(),
+        }
+    }
+
+    /// `new` with values, `template` without.
+    pub(crate) fn for_params(relation: Option<&'a Relation>, params: Option<&'a [Value]>) -> Binder<'a> {
+        match params {
+            Some(params) => Binder::new(relation, params),
+            None => Binder::template(relation),
+        }
     }
 
     /// Compiles an expression where aggregates are not allowed (`clause` names the place
@@ -268,7 +319,10 @@ impl<'a> Binder<'a> {
                 [_schema, qualifier, column] => self.column(Some(qualifier), column)?,
                 _ => return Err(DbError::Unsupported(format!("the column reference {expr}"))),
             },
-            E::Value(value) => Expr::Literal(self.literal(&value.value)?),
+            E::Value(value) => match (&value.value, self.params) {
+                (ast::Value::Placeholder(p), None) => Expr::Param(placeholder_index(p)?),
+                (v, _) => Expr::Literal(self.literal(v)?),
+            },
             E::Nested(inner) => self.compile(inner)?,
             E::IsNull(e) => Expr::IsNull(self.compile_box(e)?, false),
             E::IsNotNull(e) => Expr::IsNull(self.compile_box(e)?, true),
@@ -382,17 +436,13 @@ impl<'a> Binder<'a> {
     }
 
     fn parameter(&self, placeholder: &str) -> DbResult<Value> {
-        let index = placeholder
-            .strip_prefix('$')
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| {
-            DbError::Unsupported(format!("the placeholder {placeholder} (use $1, $2, ...)"))
-        })?;
-        self.params.get(index - 1).cloned().ok_or_else(|| DbError::BindParameter {
-            index,
-            problem: format!("missing ({} value(s) bound)", self.params.len()),
-        })
+        let index = placeholder_index(placeholder)?;
+        let Some(params) = self.params else {
+            // Only where a template needs a value at compile time (a LIKE escape): the
+            // caller compiles with the values instead.
+            return Err(DbError::Unsupported(format!("the placeholder {placeholder} in a template")));
+        };
+        bound_value(params, index)
     }
 
     fn like(
@@ -642,7 +692,7 @@ impl Expr {
             f(*e).map(Box::new)
         }
         Ok(match self {
-            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_)) => e,
+            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_)) => e,
             Expr::Neg(e) => Expr::Neg(boxed(f, e)?),
             Expr::Not(e) => Expr::Not(boxed(f, e)?),
             Expr::Binary(op, a, b) => Expr::Binary(op, boxed(f, a)?, boxed(f, b)?),
@@ -679,7 +729,7 @@ impl Expr {
 
     fn for_each_child(&self, f: &mut impl FnMut(&Expr)) {
         match self {
-            Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) => {}
+            Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) => {}
             Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => {
                 f(e)
             }
@@ -719,7 +769,7 @@ impl Expr {
     /// Whether the expression reads nothing of a row and is the same on every evaluation.
     fn is_constant(&self) -> bool {
         match self {
-            Expr::Column(_) | Expr::Agg(_) | Expr::Func(Func::Random, _) => false,
+            Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) | Expr::Func(Func::Random, _) => false,
             Expr::Literal(_) => true,
             other => {
                 let mut constant = true;
@@ -740,6 +790,83 @@ impl Expr {
         }
     }
 
+    /// The template with `$n` replaced by the values in `params` (not folded).
+    fn substitute(&self, params: &[Value]) -> DbResult<Expr> {
+        Ok(match self {
+            Expr::Param(index) => Expr::Literal(bound_value(params, *index)?),
+            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_)) => e.clone(),
+            // The shape of `column = $1`, built directly rather than cloned then rebuilt.
+            Expr::Binary(op, a, b) => {
+                Expr::Binary(*op, Box::new(a.substitute(params)?), Box::new(b.substitute(params)?))
+            }
+            other => other.clone().map_children(&mut |child| child.substitute(params))?,
+        })
+    }
+
+    fn has_params(&self) -> bool {
+        match self {
+            Expr::Param(_) => true,
+            other => {
+                let mut found = false;
+                other.for_each_child(&mut |c| found |= c.has_params());
+                found
+            }
+        }
+    }
+
+    /// Whether giving the parameters values makes a part of the expression other than a
+    /// lone `$n` constant (so that `with_params` must fold it again, as in `$1 + 1`).
+    fn folds_with_params(&self) -> bool {
+        fn constant_given_params(e: &Expr) -> bool {
+            match e {
+                Expr::Column(_) | Expr::Agg(_) | Expr::Func(Func::Random, _) => false,
+                Expr::Literal(_) | Expr::Param(_) => true,
+                other => {
+                    let mut constant = true;
+                    other.for_each_child(&mut |c| constant &= constant_given_params(c));
+                    constant
+                }
+            }
+        }
+        match self {
+            Expr::Param(_) | Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) => false,
+            other if other.has_params() && constant_given_params(other) => true,
+            other => {
+                let mut folds = false;
+                other.for_each_child(&mut |c| folds |= c.folds_with_params());
+                folds
+            }
+        }
+    }
+}
+
+/// A compiled expression of a prepared statement, with its bind parameters still `$n`,
+/// and what giving them values takes (most templates need no clone or no fold).
+#[derive(Debug)]
+pub(crate) struct Template {
+    expr: Expr,
+    has_params: bool,
+    folds_with_params: bool,
+}
+
+impl Template {
+    /// Wraps an expression compiled (and folded) by `Binder::template`.
+    pub(crate) fn new(expr: Expr) -> Template {
+        Template { has_params: expr.has_params(), folds_with_params: expr.folds_with_params(), expr }
+    }
+
+    /// The expression with its parameters given `params`: the same expression
+    /// `Binder::new` with `params` would have compiled.
+    pub(crate) fn with_params(&self, params: &[Value]) -> DbResult<std::borrow::Cow<'_, Expr>> {
+        if !self.has_params {
+            return Ok(std::borrow::Cow::Borrowed(&self.expr));
+        }
+        let expr = self.expr.substitute(params)?;
+        Ok(std::borrow::Cow::Owned(if self.folds_with_params { expr.fold()? } else { expr }))
+    }
+}
+
+impl Expr {
     /// Evaluates the largest constant parts once (so `id = $1 + 1` becomes a comparison
     /// with a literal, which the access path planner can use).
     pub(crate) fn fold(self) -> DbResult<Expr> {
@@ -779,6 +906,7 @@ impl Expr {
             Expr::Literal(v) => v.data_type(),
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
+            Expr::Param(_) => None,
             Expr::Neg(e) => e.static_type(columns, aggs),
             Expr::Binary(op, a, b) => match op {
                 BinOp::Concat => text,
@@ -804,7 +932,8 @@ impl Expr {
                 | Func::Rpad
                 | Func::Lpad
                 | Func::Concat
-                | Func::Substr => text,
+                | Func::Substr
+                | Func::CurrentSchema => text,
                 Func::Length => Some(DataType::Int),
                 Func::Random | Func::Sqrt | Func::Power => Some(DataType::Float),
                 Func::Abs | Func::Mod | Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
@@ -834,6 +963,9 @@ impl Expr {
             Expr::Literal(v) => v.clone(),
             Expr::Column(i) => row[*i].clone(),
             Expr::Agg(i) => aggs[*i].clone(),
+            Expr::Param(index) => {
+                return Err(DbError::BindParameter { index: *index, problem: "not bound to a value".into() })
+            }
             Expr::Neg(e) => match e.eval(row, aggs)? {
                 Value::Null => Value::Null,
                 v => match to_num(&v)? {
@@ -1188,6 +1320,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             return Ok(Value::Text(out));
         }
         Func::Random => return Ok(Value::Float(random())),
+        Func::CurrentSchema => return Ok(Value::Text("public".into())),
         _ => {}
     }
     let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
@@ -1267,9 +1400,13 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
                     .collect(),
             )
         }
-        Func::Coalesce | Func::Greatest | Func::Least | Func::Nullif | Func::Concat | Func::Random => {
-            unreachable!("handled above")
-        }
+        Func::Coalesce
+        | Func::Greatest
+        | Func::Least
+        | Func::Nullif
+        | Func::Concat
+        | Func::Random
+        | Func::CurrentSchema => unreachable!("handled above"),
     })
 }
 
@@ -1391,6 +1528,69 @@ fn like(text: &str, pattern: &str, escape: Option<char>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A template given its values is the expression compiled with the values: same
+    /// tree, same result on a row, same error.
+    #[test]
+    fn a_template_given_values_is_the_expression_compiled_with_them() {
+        use crate::schema::{Column, TableSchema};
+        use sqlparser::dialect::PostgreSqlDialect;
+        use sqlparser::parser::Parser;
+        let schema = TableSchema::new(
+            "t",
+            vec![
+                Column { name: "id".into(), ty: DataType::Int, nullable: false },
+                Column { name: "n".into(), ty: DataType::Int, nullable: true },
+                Column { name: "v".into(), ty: DataType::Text { max_chars: None }, nullable: true },
+            ],
+            vec![0],
+        )
+        .unwrap();
+        let relation = Relation { name: "t".into(), alias: None, schema: std::sync::Arc::new(schema) };
+        let row = [Value::Int(3), Value::Int(10), Value::Text("abc".into())];
+        let params = [Value::Int(3), Value::Text("x".into()), Value::Int(0)];
+        let cases = [
+            "id = $1",
+            "$1 = id",
+            "v = $2",
+            "$2",
+            "n + 1",
+            "n + $1 * 2",
+            "$1 + 1",
+            "id = $1 + 1 AND n > $3",
+            "id IN ($1, $3, 5)",
+            "id BETWEEN $3 AND $1",
+            "v || $2",
+            "v LIKE $2 || '%'",
+            "CASE WHEN n > $1 THEN $2 ELSE v END",
+            "mod($1, 2) = 1",
+            "n / $3",
+            "$1 / $3",
+            "id = $4",
+            "CAST($1 AS TEXT)",
+            "$2 IS NULL",
+        ];
+        for sql in cases {
+            let ast = Parser::new(&PostgreSqlDialect {}).try_with_sql(sql).unwrap().parse_expr().unwrap();
+            let direct = Binder::new(Some(&relation), &params).scalar(&ast, "WHERE");
+            let given = Binder::template(Some(&relation))
+                .scalar(&ast, "WHERE")
+                .map(Template::new)
+                .and_then(|t| t.with_params(&params).map(|e| e.into_owned()));
+            match (&direct, &given) {
+                (Ok(d), Ok(g)) => {
+                    assert_eq!(d, g, "{sql}");
+                    assert_eq!(
+                        format!("{:?}", d.eval(&row, &[])),
+                        format!("{:?}", g.eval(&row, &[])),
+                        "{sql}"
+                    );
+                }
+                (Err(d), Err(g)) => assert_eq!(d.to_string(), g.to_string(), "{sql}"),
+                _ => panic!("{sql}: compiled with values {direct:?}, template given values {given:?}"),
+            }
+        }
+    }
 
     #[test]
     fn like_patterns() {

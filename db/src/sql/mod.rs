@@ -5,9 +5,11 @@
 //! - `exec`: `Session::execute` / `execute_batch`, statement dispatch, DDL and DML;
 //! - `query`: SELECT and VALUES;
 //! - `expr`: expressions, compiled against a table's columns and evaluated;
-//! - `access`: access paths by primary key (point lookups, range scans).
+//! - `access`: access paths by primary key (point lookups, range scans);
+//! - `bulk`: bulk load (a wire client's COPY FROM) as one statement over many calls.
 
 pub mod access;
+pub mod bulk;
 pub mod cache;
 pub mod describe;
 pub mod exec;
@@ -17,6 +19,7 @@ pub mod prepared;
 pub mod query;
 
 pub use access::rows_visited;
+pub use bulk::{BulkLoad, BulkRowError};
 pub use describe::StatementDescription;
 pub use exec::{QueryResult, ResultColumn};
 pub use oracle::{

@@ -6,13 +6,18 @@
 //! `Cursor` from which rows are fetched in arrays of the caller's size; `close` (or drop)
 //! releases it. `Session::execute_many` runs one prepared statement for many rows of bind
 //! values as one atomic statement (array insert).
+//!
+//! Fetch statistics: each `Cursor::fetch` is one `fetch calls` and adds its rows to
+//! `rows fetched` (a wire portal's Execute with a row limit is one such fetch); opening
+//! the cursor counts nothing. `execute_prepared` returns a whole result at once, one fetch
+//! call (counted by `Session::user_call_sql`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::database::Session;
+use crate::database::{FetchCounters, ReturnedRows, Session};
 use crate::error::DbResult;
-use crate::sql::exec::{Prepared, QueryResult, ResultColumn};
+use crate::sql::exec::{CompiledSlot, Prepared, QueryResult, ResultColumn};
 use crate::value::Value;
 
 /// A parsed statement, ready to execute with bind values.
@@ -20,6 +25,9 @@ use crate::value::Value;
 pub struct PreparedStatement {
     pub(crate) parsed: Arc<Prepared>,
     text: Arc<str>,
+    /// The compiled form of an UPDATE or DELETE (the statement's execution plan), made at
+    /// its first execution and checked against the table's schema at each.
+    compiled: Arc<CompiledSlot>,
 }
 
 impl PreparedStatement {
@@ -33,6 +41,9 @@ pub struct Cursor {
     columns: Vec<ResultColumn>,
     rows: VecDeque<Vec<Value>>,
     fetched: u64,
+    /// The session's fetch statistics (a cursor outliving its session counts into
+    /// nothing the views show).
+    fetches: Arc<FetchCounters>,
 }
 
 impl Cursor {
@@ -40,10 +51,12 @@ impl Cursor {
         &self.columns
     }
 
-    /// Up to `array_size` next rows (fewer at the end; none once exhausted).
+    /// Up to `array_size` next rows (fewer at the end; none once exhausted). One fetch
+    /// call, whatever it returns.
     pub fn fetch(&mut self, array_size: usize) -> Vec<Vec<Value>> {
         let n = array_size.max(1).min(self.rows.len());
         self.fetched += n as u64;
+        self.fetches.record(n);
         self.rows.drain(..n).collect()
     }
 
@@ -64,7 +77,7 @@ impl Session {
     /// Parses `sql` once (a soft parse when the statement cache has it).
     pub fn prepare(&mut self, sql: &str) -> DbResult<PreparedStatement> {
         let parsed = self.prepare_cached(sql)?;
-        Ok(PreparedStatement { parsed, text: Arc::from(sql) })
+        Ok(PreparedStatement { parsed, text: Arc::from(sql), compiled: Arc::default() })
     }
 
     /// Executes a prepared statement with bind values: no parse.
@@ -73,18 +86,22 @@ impl Session {
         statement: &PreparedStatement,
         params: &[Value],
     ) -> DbResult<QueryResult> {
-        self.user_call_sql(statement.sql(), |s| s.run_single(&statement.parsed, params))
+        self.user_call_sql(statement.sql(), |s| {
+            s.run_prepared(&statement.parsed, &statement.compiled, params)
+        })
     }
 
     /// Runs a prepared query and opens a cursor on its rows. A statement that returns no
     /// rows gives an empty cursor.
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
-        match self.execute_prepared(statement, params)? {
-            QueryResult::Rows { columns, rows } => Ok(Cursor { columns, rows: rows.into(), fetched: 0 }),
-            QueryResult::Command { .. } => {
-                Ok(Cursor { columns: Vec::new(), rows: VecDeque::new(), fetched: 0 })
-            }
-        }
+        let fetches = self.fetches.clone();
+        self.user_call_sql(statement.sql(), |s| {
+            let (columns, rows) = match s.run_single(&statement.parsed, params)? {
+                QueryResult::Rows { columns, rows } => (columns, rows.into()),
+                QueryResult::Command { .. } => (Vec::new(), VecDeque::new()),
+            };
+            Ok(Cursor { columns, rows, fetched: 0, fetches })
+        })
     }
 
     /// Executes a prepared statement once per row of bind values, as ONE statement: if
@@ -102,4 +119,9 @@ impl Session {
             Ok(affected)
         })
     }
+}
+
+/// Opening a cursor returns no rows: its fetches are counted as they happen.
+impl ReturnedRows for Cursor {
+    fn returned_rows(&self, _fetch: &mut dyn FnMut(usize)) {}
 }

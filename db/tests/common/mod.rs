@@ -9,5 +9,9 @@ pub fn open(dir: &std::path::Path) -> Database {
     log.log_file_size = 1 << 20;
     log.log_buffer = 256 << 10;
     log.sync_method = SyncMethod::Fdatasync;
-    Database::open(dir, DbConfig { log, checkpoint_interval_ms: 0 }).unwrap_or_else(|e| panic!("open: {e}"))
+    Database::open(
+        dir,
+        DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() },
+    )
+    .unwrap_or_else(|e| panic!("open: {e}"))
 }
