@@ -2,14 +2,20 @@
 //! PostgreSQL wire server.
 
 mod awr_cmd;
+mod bench;
+mod common;
 mod crash_configs;
 mod crash_workload;
 mod db_crash_workload;
 mod engine_bench;
+mod probe;
 mod serve;
 mod sql_bench;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(name = "redodb", version, about = "redodb command-line tool")]
@@ -20,10 +26,14 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the seeds' experiments (commit modes, group commit, strands, redo size, ...) as scenarios.
+    Bench(bench::Args),
     /// Measure the redo log engine against the machine's own disk.
     EngineBench(engine_bench::Args),
     /// Measure commits through the embedded SQL API against the raw engine.
     SqlBench(sql_bench::Args),
+    /// Measure the disk's write+sync latency and tell which sync method the engine should use.
+    Probe(probe::Args),
     /// Serve the database over the PostgreSQL wire protocol.
     Serve(serve::Args),
     /// Take a workload repository snapshot of a database that is not open elsewhere; prints its id.
@@ -40,8 +50,10 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Bench(args) => bench::run(args),
         Command::EngineBench(args) => engine_bench::run(args),
         Command::SqlBench(args) => sql_bench::run(args),
+        Command::Probe(args) => probe::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Snapshot(args) => awr_cmd::run_snapshot(args),
         Command::Report(args) => awr_cmd::run_report(args),

@@ -10,7 +10,7 @@
 //!    side by side (each configuration on 1 strand, then at once on 2 strands);
 //! 5. the ratios to their targets (printed, never asserted), and the JSON document.
 
-pub(crate) mod machine;
+pub(crate) use crate::common::machine;
 pub(crate) mod probe;
 pub(crate) mod report;
 pub(crate) mod workload;
@@ -215,23 +215,7 @@ fn multiplexing_table(
     Ok(rows)
 }
 
-/// The directory a benchmark runs in: `dir` (created if needed), or a new temporary one
-/// whose guard removes it when dropped.
-pub(crate) fn bench_dir(dir: Option<&Path>, prefix: &str) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
-    match dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            Ok((d.to_path_buf(), None))
-        }
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix(prefix)
-                .tempdir_in(std::env::temp_dir())
-                .context("creating a temporary directory")?;
-            Ok((t.path().to_path_buf(), Some(t)))
-        }
-    }
-}
+pub(crate) use crate::common::bench_dir;
 
 /// What went wrong in the engine without ending the run.
 #[derive(Default)]

@@ -270,22 +270,8 @@ fn plural(n: u32) -> &'static str {
     }
 }
 
-/// `1234567.8` as `1,234,568`.
-pub fn thousands(v: f64) -> String {
-    let digits = format!("{:.0}", v.max(0.0));
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-pub(crate) fn opt(v: Option<f64>, decimals: usize) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
-}
+pub(crate) use crate::common::opt;
+pub use crate::common::thousands;
 
 pub fn print_header(m: &MachineFacts, s: &Settings) {
     println!("redodb {} engine-bench", m.redodb_version);
@@ -526,14 +512,6 @@ pub fn print_problems(problems: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0.0), "0");
-        assert_eq!(thousands(999.4), "999");
-        assert_eq!(thousands(1000.0), "1,000");
-        assert_eq!(thousands(1234567.8), "1,234,568");
-    }
 
     #[test]
     fn headers_line_up_with_the_rows() {

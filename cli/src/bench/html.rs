@@ -1,0 +1,147 @@
+//! One self-contained HTML page for a bench run: the machine's facts, then each scenario's
+//! findings, tables and charts (SVG inline, each linking its PNG), and links to the JSON
+//! and CSV beside it. No script, no external style or font.
+
+use std::fmt::Write;
+
+use super::output::{BenchReport, Table};
+
+/// Escapes text for HTML.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn table(t: &Table) -> String {
+    let mut s = format!("<table>\n<caption>{}</caption>\n<thead><tr>", escape(&t.title));
+    for c in &t.columns {
+        let _ = write!(s, "<th>{}</th>", escape(c));
+    }
+    s.push_str("</tr></thead>\n<tbody>\n");
+    for r in &t.rows {
+        s.push_str("<tr>");
+        for c in r {
+            let _ = write!(s, "<td>{}</td>", escape(c));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody>\n</table>\n");
+    for n in &t.notes {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(n));
+    }
+    s
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1000px;color:#222}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
+th,td{border:1px solid #ccc;padding:.2em .6em}td{text-align:right}td:first-child{text-align:left}\
+th{background:#f3f3f3}.note{color:#555;font-size:.9em;margin:.2em 0}\
+.facts td{text-align:left}figure{margin:1em 0}figure svg{max-width:100%;height:auto}\
+figcaption{font-size:.9em}";
+
+/// The page; `svgs[i][j]` is the SVG of scenario i's chart j.
+pub fn page(report: &BenchReport, svgs: &[Vec<String>], json_file: &str, csv_file: &str) -> String {
+    let m = report.machine;
+    let names: Vec<&str> = report.scenarios.iter().map(|s| s.name).collect();
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>redodb bench: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(&names.join(", "))
+    );
+    let _ =
+        writeln!(s, "<h1>redodb {} bench: {}</h1>", escape(report.redodb_version), escape(&names.join(", ")));
+    s.push_str("<table class=\"facts\" id=\"machine\">\n<caption>Machine and target</caption>\n");
+    let load = m.load_average.map(|[a, b, c]| format!("{a:.2} {b:.2} {c:.2}")).unwrap_or_else(|| "-".into());
+    let facts = [
+        ("redodb version", report.redodb_version.to_string()),
+        ("target", report.target.clone()),
+        ("CPUs", format!("{} ({})", m.cpus, m.arch)),
+        ("kernel", m.kernel.clone()),
+        ("load average at the start", load),
+        ("directory", m.directory.clone()),
+        ("file system", format!("{} on {}, mounted at {}", m.fs_type, m.fs_device, m.mount_point)),
+        (
+            "raw sync (this run)",
+            format!(
+                "4 KiB write+sync with {}: p50 {:.1} us, p99 {:.1} us",
+                report.raw_sync.method, report.raw_sync.p50_us, report.raw_sync.p99_us
+            ),
+        ),
+        ("run", format!("{:.1} s{}", report.total_seconds, if report.quick { " (--quick)" } else { "" })),
+    ];
+    for (k, v) in facts {
+        let _ = writeln!(s, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(&v));
+    }
+    s.push_str("</table>\n");
+    let _ = writeln!(
+        s,
+        "<p>Every measurement: <a href=\"{}\">{}</a> (with every v$ difference), <a href=\"{}\">{}</a>.</p>",
+        escape(json_file),
+        escape(json_file),
+        escape(csv_file),
+        escape(csv_file)
+    );
+    for (i, sc) in report.scenarios.iter().enumerate() {
+        let _ = writeln!(s, "<section id=\"{}\">", escape(sc.name));
+        let _ = writeln!(s, "<h2>{} ({}): {}</h2>", escape(sc.name), escape(sc.seed), escape(sc.title));
+        if !sc.findings.is_empty() {
+            s.push_str("<ul class=\"findings\">\n");
+            for f in &sc.findings {
+                let _ = writeln!(s, "<li>{}</li>", escape(f));
+            }
+            s.push_str("</ul>\n");
+        }
+        for t in &sc.tables {
+            s.push_str(&table(t));
+        }
+        for (j, file) in sc.chart_files.iter().enumerate() {
+            let svg = svgs.get(i).and_then(|v| v.get(j)).map(String::as_str).unwrap_or("");
+            let svg = svg.trim_start_matches(|c| c != '<');
+            let svg = match svg.find("<svg") {
+                Some(k) => &svg[k..],
+                None => svg,
+            };
+            let _ = writeln!(
+                s,
+                "<figure>\n{svg}\n<figcaption><a href=\"{f}.png\">{f}.png</a> · <a href=\"{f}.svg\">{f}.svg</a></figcaption>\n</figure>",
+                f = escape(file)
+            );
+        }
+        s.push_str("</section>\n");
+    }
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+
+    #[test]
+    fn tables_become_html_rows() {
+        let mut t = Table::new("T <1>", &["a", "b"]);
+        t.row(vec!["x".into(), "1".into()]);
+        t.note("n");
+        let h = table(&t);
+        assert!(h.contains("<caption>T &lt;1&gt;</caption>"));
+        assert!(h.contains("<tr><td>x</td><td>1</td></tr>"));
+        assert!(h.contains("<p class=\"note\">n</p>"));
+    }
+}

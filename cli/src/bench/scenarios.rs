@@ -1,0 +1,1163 @@
+//! The seeds' experiments as scenarios. Each starts the target over with the engine
+//! settings it needs, creates its tables through SQL, runs its configurations through the
+//! driver, and returns its measurements, the seed's tables, its findings and its charts.
+//!
+//! | scenario | seed | what it varies |
+//! |----------|------|----------------|
+//! | commit-time | 001 | the commit mode, 1 session, N insert+commit iterations |
+//! | commit-modes | 000 | the commit mode, 6 sessions updating random rows of 30,000, IO-bound and CPU-bound |
+//! | group-commit | 003 | sessions 1..64 inserting ~2,000-byte rows, commit each |
+//! | strands | 002 | log_parallelism at 32 sessions |
+//! | redo-size | 004 | the redo size of one transaction, then its commit |
+//! | batch-dml | 000 | rows per commit, at 1 and 6 sessions |
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use db::Value;
+use redo::sim::SimRng;
+use serde_json::json;
+
+use super::charts::{Chart, Kind, Series};
+use super::driver::{self, timed, Length, MakeWork, Run, RunSpec, Txn, Work};
+use super::output::{Measurement, RawSync, ScenarioReport, Table};
+use super::progress::Progress;
+use super::target::{Connection, EngineSetup, Stmt, Target};
+use super::vstats::{self, Delta};
+use crate::common::{bytes_text, opt, thousands};
+use crate::engine_bench::workload::{new_histogram, Mode};
+
+/// Every scenario, in the order `--list` and `all` use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scenario {
+    CommitTime,
+    CommitModes,
+    GroupCommit,
+    Strands,
+    RedoSize,
+    BatchDml,
+    ClientPractices,
+    /// Every embedded scenario, one after the other.
+    All,
+}
+
+impl Scenario {
+    pub const LISTED: [Scenario; 7] = [
+        Scenario::CommitTime,
+        Scenario::CommitModes,
+        Scenario::GroupCommit,
+        Scenario::Strands,
+        Scenario::RedoSize,
+        Scenario::BatchDml,
+        Scenario::ClientPractices,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::CommitTime => "commit-time",
+            Scenario::CommitModes => "commit-modes",
+            Scenario::GroupCommit => "group-commit",
+            Scenario::Strands => "strands",
+            Scenario::RedoSize => "redo-size",
+            Scenario::BatchDml => "batch-dml",
+            Scenario::ClientPractices => "client-practices",
+            Scenario::All => "all",
+        }
+    }
+
+    pub fn seed(self) -> &'static str {
+        match self {
+            Scenario::CommitTime => "seed 001",
+            Scenario::CommitModes | Scenario::BatchDml => "seed 000",
+            Scenario::GroupCommit => "seed 003",
+            Scenario::Strands => "seed 002",
+            Scenario::RedoSize | Scenario::ClientPractices => "seed 004",
+            Scenario::All => "all seeds",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Scenario::CommitTime => "Commit time: one session, insert + commit, in each commit mode",
+            Scenario::CommitModes => "Commit modes: 6 sessions updating random rows, IO-bound and CPU-bound",
+            Scenario::GroupCommit => "Group commit: insert + commit of ~2,000-byte rows, 1 to 64 sessions",
+            Scenario::Strands => "Strands: log_parallelism 1 to 8 at 32 sessions",
+            Scenario::RedoSize => "Redo size: commit time of one transaction of growing redo",
+            Scenario::BatchDml => "Batch DML: rows per commit, at 1 and 6 sessions",
+            Scenario::ClientPractices => "Client practices: bind variables, fetch size, array insert",
+            Scenario::All => "Every embedded scenario",
+        }
+    }
+
+    /// The line `--list` prints.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Scenario::CommitTime => "1 session, 10,000 insert+commit per commit mode: avg commit time, log file sync per commit, ratio to the raw sync",
+            Scenario::CommitModes => "6 sessions, random updates of 30,000 rows, 4 commit modes, IO- and CPU-bound: Commit/s, CPU %, L, CPUt, Wt, Rt (the default)",
+            Scenario::GroupCommit => "insert+commit of ~2,000-byte rows at 1, 2, 7, 32, 64 sessions: commits/s, redo MB/s, write size, commits per write",
+            Scenario::Strands => "log_parallelism 1, 2, 4, 8 at 32 sessions: commits/s, requests per write, log file sync / parallel write",
+            Scenario::RedoSize => "one transaction of 1 KiB to 16 MiB of redo, then commit: commit time vs redo size",
+            Scenario::BatchDml => "commit every 1, 2, 10, 100 rows at 1 and 6 sessions: rows/s",
+            Scenario::ClientPractices => "literals vs binds, fetch size, array insert: round trips and parses (wire protocol only: --target postgres://...)",
+            Scenario::All => "every scenario above that runs on the embedded target",
+        }
+    }
+
+    pub fn embedded(self) -> bool {
+        !matches!(self, Scenario::ClientPractices | Scenario::All)
+    }
+}
+
+/// The sizes and durations of a run (resolved from the flags).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Options {
+    pub quick: bool,
+    /// Measured seconds per configuration; None: each scenario's default.
+    pub seconds: Option<f64>,
+    pub warmup: Option<f64>,
+    pub iterations: u64,
+    pub sessions: usize,
+    pub table_rows: u64,
+    pub scan_rows: u64,
+    pub session_counts: Vec<usize>,
+    pub value_bytes: usize,
+    pub strands: Vec<u32>,
+    pub strand_sessions: usize,
+    pub redo_sizes: Vec<usize>,
+    pub repeats: u64,
+    pub batch_rows: Vec<u64>,
+    pub batch_sessions: Vec<usize>,
+}
+
+impl Options {
+    /// Measured window of a configuration: `--seconds`, else the scenario's default.
+    fn window(&self, default_s: f64) -> Duration {
+        Duration::from_secs_f64(self.seconds.unwrap_or(if self.quick { 0.3 } else { default_s }))
+    }
+
+    fn warmup(&self, window: Duration) -> Duration {
+        match self.warmup {
+            Some(w) => Duration::from_secs_f64(w),
+            None if self.quick => Duration::from_millis(100),
+            None => (window / 5).min(Duration::from_secs(1)),
+        }
+    }
+}
+
+/// What every scenario needs.
+pub struct Ctx<'a> {
+    pub target: &'a mut dyn Target,
+    pub options: &'a Options,
+    pub progress: &'a Progress,
+    pub cpus: usize,
+    pub raw: &'a RawSync,
+    pub base: EngineSetup,
+}
+
+impl Ctx<'_> {
+    /// Starts the target over with `strands` and returns a monitor connection.
+    fn fresh(&mut self, strands: u32) -> Result<Box<dyn Connection>> {
+        self.progress.start_config(&format!("creating a fresh database (log_parallelism {strands})"));
+        self.target.reset(EngineSetup { log_parallelism: strands, ..self.base })?;
+        self.target.connect()
+    }
+
+    fn run(&self, monitor: &mut dyn Connection, spec: &RunSpec, make: MakeWork) -> Result<Run> {
+        let run = driver::run(&*self.target, monitor, spec, &make, self.progress, self.cpus)?;
+        let line = format!(
+            "{}: {} commits/s, {} rows/s, transaction p50 {:.0} us",
+            spec.label,
+            thousands(run.commits as f64 / run.seconds),
+            thousands(run.rows as f64 / run.seconds),
+            if run.latency_ns.is_empty() {
+                0.0
+            } else {
+                run.latency_ns.value_at_quantile(0.5) as f64 / 1000.0
+            }
+        );
+        self.progress.finish_config(&line);
+        Ok(run)
+    }
+
+    fn strands(&self) -> u32 {
+        self.target.setup().log_parallelism
+    }
+}
+
+/// Runs one scenario.
+pub fn run(ctx: &mut Ctx, scenario: Scenario) -> Result<ScenarioReport> {
+    let started = Instant::now();
+    let mut report = match scenario {
+        Scenario::CommitTime => commit_time(ctx),
+        Scenario::CommitModes => commit_modes(ctx),
+        Scenario::GroupCommit => group_commit(ctx),
+        Scenario::Strands => strands(ctx),
+        Scenario::RedoSize => redo_size(ctx),
+        Scenario::BatchDml => batch_dml(ctx),
+        Scenario::ClientPractices | Scenario::All => bail!("{} is not an embedded scenario", scenario.name()),
+    }
+    .with_context(|| format!("scenario {}", scenario.name()))?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn report(scenario: Scenario, settings: serde_json::Value) -> ScenarioReport {
+    ScenarioReport {
+        name: scenario.name(),
+        title: scenario.title(),
+        seed: scenario.seed(),
+        settings,
+        tables: Vec::new(),
+        findings: Vec::new(),
+        charts: Vec::new(),
+        chart_files: Vec::new(),
+        measurements: Vec::new(),
+        seconds: 0.0,
+    }
+}
+
+fn chart(file: &str, title: &str, x: &str, y: &str, kind: Kind) -> Chart {
+    Chart {
+        file: file.into(),
+        title: title.into(),
+        x_label: x.into(),
+        y_label: y.into(),
+        kind,
+        reference: None,
+        caption: String::new(),
+    }
+}
+
+/// A text value of `len` characters, different for every `tag`.
+pub fn value(tag: u64, len: usize) -> String {
+    const FILLER: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut s = format!("{tag:016x}");
+    s.truncate(len);
+    let mut i = 0;
+    while s.len() < len {
+        s.push(FILLER[i % FILLER.len()] as char);
+        i += 1;
+    }
+    s
+}
+
+fn int(v: u64) -> Value {
+    Value::Int(v as i64)
+}
+
+/// Runs `sql` on `conn` with no binds.
+fn sql(conn: &mut dyn Connection, text: &str) -> Result<()> {
+    conn.execute(text, &[]).map(|_| ())
+}
+
+/// Loads `rows` rows `(id, 0, value)` into `table` with array inserts of 1,000 rows.
+fn load(conn: &mut dyn Connection, table: &str, rows: u64, value_len: usize) -> Result<()> {
+    let insert = conn.prepare(&format!("INSERT INTO {table} (id, n, v) VALUES ($1, $2, $3)"))?;
+    let mut id = 1u64;
+    while id <= rows {
+        let batch: Vec<Vec<Value>> = (id..=(id + 999).min(rows))
+            .map(|i| vec![int(i), int(0), Value::Text(value(i, value_len))])
+            .collect();
+        id += batch.len() as u64;
+        conn.execute_many(insert, &batch)?;
+        sql(conn, "COMMIT")?;
+    }
+    Ok(())
+}
+
+/// A session's insert-then-commit loop: `rows_per_commit` inserts of `(id, session, v)`,
+/// then COMMIT (timed on its own). Ids: `base` + session << 32 + a counter.
+struct InsertWork {
+    insert: Stmt,
+    commit: Stmt,
+    session: u64,
+    base: u64,
+    rows_per_commit: u64,
+    value_len: usize,
+}
+
+impl Work for InsertWork {
+    fn transaction(&mut self, conn: &mut dyn Connection, n: u64) -> Result<Txn> {
+        for j in 0..self.rows_per_commit {
+            let id = self.base + (self.session << 32) + n * self.rows_per_commit + j;
+            let v = Value::Text(value(id, self.value_len));
+            let r = conn.execute_prepared(self.insert, &[int(id), int(self.session), v])?;
+            if r.rows_affected != 1 {
+                bail!("insert of id {id} changed {} rows", r.rows_affected);
+            }
+        }
+        let (_, commit_ns) = timed(|| conn.execute_prepared(self.commit, &[]))?;
+        Ok(Txn { rows: self.rows_per_commit, commits: 1, commit_ns: Some(commit_ns) })
+    }
+}
+
+fn insert_work(table: &'static str, base: u64, rows_per_commit: u64, value_len: usize) -> MakeWork {
+    Arc::new(move |session, conn| {
+        let insert = conn.prepare(&format!("INSERT INTO {table} (id, session, v) VALUES ($1, $2, $3)"))?;
+        let commit = conn.prepare("COMMIT")?;
+        Ok(Box::new(InsertWork { insert, commit, session: session as u64, base, rows_per_commit, value_len })
+            as Box<dyn Work>)
+    })
+}
+
+fn sessions_label(n: usize) -> String {
+    format!("{n} session{}", if n == 1 { "" } else { "s" })
+}
+
+// ---------------------------------------------------------------------------------------
+// commit-time (seed 001)
+// ---------------------------------------------------------------------------------------
+
+fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let iterations = o.iterations;
+    let warmup = (iterations / 20).max(20);
+    let value_len = 100;
+    let mut rep = report(
+        Scenario::CommitTime,
+        json!({ "sessions": 1, "iterations": iterations, "warmup_iterations": warmup, "value_chars": value_len,
+                "statement": "INSERT INTO ct (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
+    );
+    ctx.progress.scenario(rep.name, Mode::ALL.len() as u64);
+    let mut monitor = ctx.fresh(1)?;
+    sql(&mut *monitor, "CREATE TABLE ct (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
+    for (k, mode) in Mode::ALL.into_iter().enumerate() {
+        let spec = RunSpec {
+            label: format!("commit-time {}", mode.name()),
+            sessions: 1,
+            mode,
+            warmup: Length::Transactions(warmup),
+            measure: Length::Transactions(iterations),
+        };
+        let run = ctx.run(&mut *monitor, &spec, insert_work("ct", (k as u64 + 1) << 44, 1, value_len))?;
+        rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), 1));
+    }
+    let raw = ctx.raw.p50_us;
+    let mut t = Table::new(
+        format!(
+            "COMMIT TIME: 1 session, {} x (insert one row; COMMIT) per mode",
+            thousands(iterations as f64)
+        ),
+        &[
+            "Setting",
+            "Commits",
+            "Avg commit us",
+            "p99 commit us",
+            "log file sync waits",
+            "Waits/commit",
+            "Avg log file sync us",
+            "Commit / raw sync",
+        ],
+    );
+    for m in &rep.measurements {
+        let f = &m.figures;
+        let avg = f.commit_avg_us.unwrap_or(0.0);
+        t.row(vec![
+            f.mode.clone(),
+            thousands(f.user_commits as f64),
+            format!("{avg:.1}"),
+            opt(f.commit_p99_us, 1),
+            thousands(f.log_file_sync_waits as f64),
+            format!("{:.2}", f.log_file_sync_waits as f64 / f.user_commits.max(1) as f64),
+            opt(f.log_file_sync_avg_us, 1),
+            format!("{:.2}", avg / raw),
+        ]);
+    }
+    t.note(format!(
+        "raw sync = 4 KiB write+sync with {}, p50 {raw:.1} us, measured in this run; seed 001: ~0.46 ms per sync on its SAN",
+        ctx.raw.method
+    ));
+    rep.tables.push(t);
+    for m in &rep.measurements {
+        let f = &m.figures;
+        let avg = f.commit_avg_us.unwrap_or(0.0);
+        rep.findings.push(format!(
+            "{}: {} log file sync waits for {} commits, average commit {avg:.1} us = {:.2}x the raw sync.",
+            f.mode,
+            thousands(f.log_file_sync_waits as f64),
+            thousands(f.user_commits as f64),
+            avg / raw
+        ));
+    }
+    let modes: Vec<String> = rep.measurements.iter().map(|m| m.figures.mode.clone()).collect();
+    let mut c = chart(
+        "commit-time",
+        "Average COMMIT time by commit mode (1 session)",
+        "commit mode",
+        "microseconds",
+        Kind::Bars {
+            categories: modes,
+            series: vec![Series::new(
+                "avg COMMIT us",
+                rep.measurements.iter().map(|m| m.figures.commit_avg_us.unwrap_or(0.0)).collect(),
+            )],
+        },
+    );
+    c.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), raw));
+    rep.charts.push(c);
+    rep.charts.push(sync_histogram(
+        "commit-time-log-file-sync",
+        "log file sync histogram (1 session)",
+        &rep.measurements,
+    ));
+    Ok(rep)
+}
+
+/// Bars of the `log file sync` waits per histogram bucket, one series per measurement
+/// that waited.
+fn sync_histogram(file: &str, title: &str, ms: &[Measurement]) -> Chart {
+    let waited: Vec<&Measurement> =
+        ms.iter().filter(|m| !m.views.log_file_sync_histogram.is_empty()).collect();
+    let mut buckets: Vec<u64> =
+        waited.iter().flat_map(|m| m.views.log_file_sync_histogram.keys().copied()).collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    let categories = buckets.iter().map(|b| format!("<{}", us_text(*b))).collect();
+    let series = waited
+        .iter()
+        .map(|m| {
+            let name = if m.figures.variant.is_empty() {
+                m.figures.mode.clone()
+            } else {
+                format!("{} {}", m.figures.variant, m.figures.mode)
+            };
+            let values = buckets
+                .iter()
+                .map(|b| m.views.log_file_sync_histogram.get(b).copied().unwrap_or(0) as f64)
+                .collect();
+            Series::new(name, values)
+        })
+        .collect();
+    chart(file, title, "wait time (bucket upper limit)", "waits", Kind::Bars { categories, series })
+}
+
+fn us_text(us: u64) -> String {
+    if us >= 1_000_000 {
+        format!("{}s", us / 1_000_000)
+    } else if us >= 1000 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// commit-modes (seed 000)
+// ---------------------------------------------------------------------------------------
+
+/// One session of seed 000's load: a random row of its own slice of the table updated,
+/// after a range scan in the CPU-bound variant, then COMMIT.
+struct UpdateWork {
+    update: Stmt,
+    scan: Option<Stmt>,
+    commit: Stmt,
+    rng: SimRng,
+    first: u64,
+    slice: u64,
+    table_rows: u64,
+    scan_rows: u64,
+    session: u64,
+}
+
+impl Work for UpdateWork {
+    fn transaction(&mut self, conn: &mut dyn Connection, n: u64) -> Result<Txn> {
+        if let Some(scan) = self.scan {
+            let from = 1 + self.rng.upto(self.table_rows - self.scan_rows);
+            let rows = conn.execute_prepared(scan, &[int(from), int(from + self.scan_rows - 1)])?.rows;
+            if rows.len() != 1 {
+                bail!("the range scan returned {} rows, not 1", rows.len());
+            }
+        }
+        let id = self.first + self.rng.upto(self.slice - 1);
+        let v = Value::Text(value((self.session << 40) | n, 80));
+        let r = conn.execute_prepared(self.update, &[int(id), v])?;
+        if r.rows_affected != 1 {
+            bail!("update of id {id} changed {} rows", r.rows_affected);
+        }
+        let (_, commit_ns) = timed(|| conn.execute_prepared(self.commit, &[]))?;
+        Ok(Txn { rows: 1, commits: 1, commit_ns: Some(commit_ns) })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Io,
+    Cpu,
+}
+
+impl Bound {
+    fn name(self) -> &'static str {
+        match self {
+            Bound::Io => "io-bound",
+            Bound::Cpu => "cpu-bound",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Bound::Io => "IO-bound",
+            Bound::Cpu => "CPU-bound",
+        }
+    }
+}
+
+fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let (sessions, rows, scan_rows) = (o.sessions, o.table_rows, o.scan_rows);
+    let window = o.window(5.0);
+    let warmup = o.warmup(window);
+    let mut rep = report(
+        Scenario::CommitModes,
+        json!({ "sessions": sessions, "table_rows": rows, "scan_rows": scan_rows,
+                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64(),
+                "io_bound": "UPDATE cm SET n = n + 1, v = $2 WHERE id = $1; COMMIT",
+                "cpu_bound": "SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2; UPDATE ...; COMMIT" }),
+    );
+    ctx.progress.scenario(rep.name, 2 * Mode::ALL.len() as u64);
+    let mut monitor = ctx.fresh(1)?;
+    ctx.progress.start_config(&format!("commit-modes: loading {} rows", thousands(rows as f64)));
+    sql(&mut *monitor, "CREATE TABLE cm (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR(100))")?;
+    load(&mut *monitor, "cm", rows, 80)?;
+    let slice = rows / sessions as u64;
+    for bound in [Bound::Io, Bound::Cpu] {
+        for mode in Mode::ALL {
+            let spec = RunSpec {
+                label: format!("commit-modes {} {}, {}", bound.name(), mode.name(), sessions_label(sessions)),
+                sessions,
+                mode,
+                warmup: Length::Time(warmup),
+                measure: Length::Time(window),
+            };
+            let make: MakeWork = Arc::new(move |session, conn| {
+                let update = conn.prepare("UPDATE cm SET n = n + 1, v = $2 WHERE id = $1")?;
+                let scan = match bound {
+                    Bound::Io => None,
+                    Bound::Cpu => Some(conn.prepare("SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2")?),
+                };
+                let commit = conn.prepare("COMMIT")?;
+                Ok(Box::new(UpdateWork {
+                    update,
+                    scan,
+                    commit,
+                    rng: SimRng::new(0x5eed_0000 + session as u64),
+                    first: 1 + session as u64 * slice,
+                    slice,
+                    table_rows: rows,
+                    scan_rows,
+                    session: session as u64,
+                }) as Box<dyn Work>)
+            });
+            let run = ctx.run(&mut *monitor, &spec, make)?;
+            rep.measurements.push(Measurement::from_run(rep.name, bound.name(), run, ctx.strands(), 1));
+        }
+    }
+    for bound in [Bound::Io, Bound::Cpu] {
+        let ms: Vec<&Measurement> =
+            rep.measurements.iter().filter(|m| m.figures.variant == bound.name()).collect();
+        let mut a = Table::new(
+            format!(
+                "COMMIT MODES, {}: {} sessions, commit per update (seed 000's first table)",
+                bound.title(),
+                sessions
+            ),
+            &["Setting", "Commit/s", "CPU %", "log file sync %", "log file parallel write %"],
+        );
+        let mut b = Table::new(
+            format!("COMMIT MODES, {}: unit of work per commit (seed 000's second table)", bound.title()),
+            &["Setting", "L (commits/s)", "CPUt ms", "Wt ms", "Rt ms"],
+        );
+        for m in &ms {
+            let f = &m.figures;
+            a.row(vec![
+                f.mode.clone(),
+                thousands(f.commits_per_sec),
+                opt(f.machine_cpu_pct, 1),
+                opt(f.log_file_sync_pct, 1),
+                opt(f.log_file_parallel_write_pct, 1),
+            ]);
+            b.row(vec![
+                f.mode.clone(),
+                thousands(f.l_commits_per_sec),
+                opt(f.cpu_t_ms, 4),
+                opt(f.w_t_ms, 4),
+                opt(f.r_t_ms, 4),
+            ]);
+        }
+        a.note("CPU % = busy share of all CPUs (/proc/stat); wait % = share of all non-idle wait time (v$system_event)");
+        b.note("L = user commits/s; CPUt = (DB CPU + background cpu time) / commit; Wt = sessions' non-idle waits / commit; Rt = CPUt + Wt");
+        rep.tables.push(a);
+        rep.tables.push(b);
+        let rate = |name: &str| ms.iter().find(|m| m.figures.mode == name).map(|m| m.figures.commits_per_sec);
+        if let (Some(wait), Some(nowait)) = (rate("WAIT/IMMEDIATE"), rate("NOWAIT/IMMEDIATE")) {
+            let best = ms.iter().map(|m| m.figures.commits_per_sec).fold(0.0, f64::max);
+            rep.findings.push(format!(
+                "{}: NOWAIT/IMMEDIATE commits {:.2}x as fast as WAIT/IMMEDIATE ({} vs {} commits/s; best mode {:.2}x). Seed 000: {}.",
+                bound.title(),
+                nowait / wait,
+                thousands(nowait),
+                thousands(wait),
+                best / wait,
+                match bound {
+                    Bound::Io => "about 25x when IO-bound",
+                    Bound::Cpu => "about 2% when CPU-bound",
+                }
+            ));
+        }
+        let modes: Vec<String> = ms.iter().map(|m| m.figures.mode.clone()).collect();
+        rep.charts.push(chart(
+            &format!("commit-modes-{}-commits", bound.name()),
+            &format!("{}: commits/s by commit mode ({} sessions)", bound.title(), sessions),
+            "commit mode",
+            "commits/s",
+            Kind::Bars {
+                categories: modes.clone(),
+                series: vec![Series::new(
+                    "commits/s",
+                    ms.iter().map(|m| m.figures.commits_per_sec).collect(),
+                )],
+            },
+        ));
+        rep.charts.push(chart(
+            &format!("commit-modes-{}-rt", bound.name()),
+            &format!("{}: response time per commit, Rt = CPUt + Wt", bound.title()),
+            "commit mode",
+            "milliseconds per commit",
+            Kind::Bars {
+                categories: modes,
+                series: vec![
+                    Series::new("CPUt", ms.iter().map(|m| m.figures.cpu_t_ms.unwrap_or(f64::NAN)).collect()),
+                    Series::new("Wt", ms.iter().map(|m| m.figures.w_t_ms.unwrap_or(f64::NAN)).collect()),
+                    Series::new("Rt", ms.iter().map(|m| m.figures.r_t_ms.unwrap_or(f64::NAN)).collect()),
+                ],
+            },
+        ));
+    }
+    let io: Vec<Measurement> =
+        rep.measurements.iter().filter(|m| m.figures.variant == "io-bound").cloned().collect();
+    rep.charts.push(sync_histogram(
+        "commit-modes-log-file-sync",
+        &format!("IO-bound: log file sync histogram ({sessions} sessions)"),
+        &io,
+    ));
+    Ok(rep)
+}
+
+// ---------------------------------------------------------------------------------------
+// group-commit (seed 003)
+// ---------------------------------------------------------------------------------------
+
+fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let counts = o.session_counts.clone();
+    let value_len = o.value_bytes;
+    let window = o.window(3.0);
+    let warmup = o.warmup(window);
+    let mut rep = report(
+        Scenario::GroupCommit,
+        json!({ "sessions": counts, "value_bytes": value_len, "mode": "WAIT/IMMEDIATE",
+                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64(),
+                "statement": "INSERT INTO gc (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
+    );
+    ctx.progress.scenario(rep.name, counts.len() as u64);
+    let mut monitor = ctx.fresh(1)?;
+    sql(
+        &mut *monitor,
+        &format!("CREATE TABLE gc (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR({value_len}))"),
+    )?;
+    for (k, &sessions) in counts.iter().enumerate() {
+        let spec = RunSpec {
+            label: format!("group-commit {}", sessions_label(sessions)),
+            sessions,
+            mode: Mode::WAIT_IMMEDIATE,
+            warmup: Length::Time(warmup),
+            measure: Length::Time(window),
+        };
+        let run = ctx.run(&mut *monitor, &spec, insert_work("gc", (k as u64 + 1) << 44, 1, value_len))?;
+        rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), 1));
+        // Each configuration starts with an empty table, as seed 003's loop truncates.
+        sql(&mut *monitor, "TRUNCATE gc")?;
+    }
+    let mut t = Table::new(
+        format!("GROUP COMMIT: insert one {value_len}-byte row + COMMIT, WAIT/IMMEDIATE (seed 003's iostat and AWR view)"),
+        &["Sessions", "Commits/s", "Redo MB/s", "Avg write KiB", "Commits/write", "Avg log file sync us", "Avg log file parallel write us", "CPU %"],
+    );
+    for m in &rep.measurements {
+        let f = &m.figures;
+        t.row(vec![
+            f.sessions.to_string(),
+            thousands(f.commits_per_sec),
+            format!("{:.1}", f.redo_mb_per_sec),
+            opt(f.avg_write_bytes.map(|b| b / 1024.0), 1),
+            opt(f.commits_per_write, 1),
+            opt(f.log_file_sync_avg_us, 1),
+            opt(f.log_file_parallel_write_avg_us, 1),
+            opt(f.machine_cpu_pct, 1),
+        ]);
+    }
+    t.note("seed 003: from 2 to 7 sessions the average write request grew ~10x (avgrq-sz 64 -> 650 sectors) and redo MB/s doubled");
+    rep.tables.push(t);
+    let by = |s: usize| rep.measurements.iter().find(|m| m.figures.sessions == s).map(|m| &m.figures);
+    let first = rep.measurements.first().map(|m| &m.figures);
+    let last = rep.measurements.last().map(|m| &m.figures);
+    if let (Some(a), Some(b)) = (by(2).or(first), by(7).or(last)) {
+        if a.sessions != b.sessions {
+            rep.findings.push(format!(
+                "From {} to {} sessions the average write grew {:.1}x ({} -> {} commits per write) and redo MB/s {:.1}x.",
+                a.sessions,
+                b.sessions,
+                b.avg_write_bytes.unwrap_or(0.0) / a.avg_write_bytes.unwrap_or(f64::NAN),
+                opt(a.commits_per_write, 1),
+                opt(b.commits_per_write, 1),
+                b.redo_mb_per_sec / a.redo_mb_per_sec
+            ));
+        }
+    }
+    if let Some(best) = rep
+        .measurements
+        .iter()
+        .map(|m| &m.figures)
+        .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec))
+    {
+        rep.findings.push(format!(
+            "Most commits/s at {} sessions: {} ({:.1} MB/s of redo, {} commits per write).",
+            best.sessions,
+            thousands(best.commits_per_sec),
+            best.redo_mb_per_sec,
+            opt(best.commits_per_write, 1)
+        ));
+    }
+    let points = |f: &dyn Fn(&Measurement) -> Option<f64>| -> Vec<(f64, f64)> {
+        rep.measurements.iter().filter_map(|m| f(m).map(|v| (m.figures.sessions as f64, v))).collect()
+    };
+    let log_x = counts.len() > 2;
+    rep.charts.push(chart(
+        "group-commit-commits",
+        "Group commit: commits/s by sessions",
+        "sessions",
+        "commits/s",
+        Kind::Lines {
+            series: vec![Series::new("commits/s", points(&|m| Some(m.figures.commits_per_sec)))],
+            log_x,
+            log_y: false,
+        },
+    ));
+    rep.charts.push(chart(
+        "group-commit-writes",
+        "Group commit: what one write carries",
+        "sessions",
+        "per write",
+        Kind::Lines {
+            series: vec![
+                Series::new("commits per write", points(&|m| m.figures.commits_per_write)),
+                Series::new("KiB per write", points(&|m| m.figures.avg_write_bytes.map(|b| b / 1024.0))),
+            ],
+            log_x,
+            log_y: false,
+        },
+    ));
+    let mut waits = chart(
+        "group-commit-waits",
+        "Group commit: average log file sync and log file parallel write",
+        "sessions",
+        "microseconds",
+        Kind::Lines {
+            series: vec![
+                Series::new("log file sync", points(&|m| m.figures.log_file_sync_avg_us)),
+                Series::new("log file parallel write", points(&|m| m.figures.log_file_parallel_write_avg_us)),
+            ],
+            log_x,
+            log_y: false,
+        },
+    );
+    waits.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), ctx.raw.p50_us));
+    rep.charts.push(waits);
+    Ok(rep)
+}
+
+// ---------------------------------------------------------------------------------------
+// strands (seed 002)
+// ---------------------------------------------------------------------------------------
+
+fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let list = o.strands.clone();
+    let sessions = o.strand_sessions;
+    let window = o.window(3.0);
+    let warmup = o.warmup(window);
+    let mut rep = report(
+        Scenario::Strands,
+        json!({ "log_parallelism": list, "sessions": sessions, "mode": "WAIT/IMMEDIATE", "value_chars": 100,
+                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64() }),
+    );
+    ctx.progress.scenario(rep.name, list.len() as u64);
+    for &strands in &list {
+        let mut monitor = ctx.fresh(strands)?;
+        sql(&mut *monitor, "CREATE TABLE st (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
+        let spec = RunSpec {
+            label: format!("strands: log_parallelism {strands}, {}", sessions_label(sessions)),
+            sessions,
+            mode: Mode::WAIT_IMMEDIATE,
+            warmup: Length::Time(warmup),
+            measure: Length::Time(window),
+        };
+        let run = ctx.run(&mut *monitor, &spec, insert_work("st", 1 << 44, 1, 100))?;
+        rep.measurements.push(Measurement::from_run(rep.name, "", run, strands, 1));
+    }
+    let mut t = Table::new(
+        format!(
+            "STRANDS: {sessions} sessions, insert + COMMIT, WAIT/IMMEDIATE, one database per log_parallelism"
+        ),
+        &[
+            "Strands",
+            "Commits/s",
+            "Requests/write",
+            "Avg log file sync us",
+            "Avg log file parallel write us",
+            "Sync / write",
+            "CPU %",
+        ],
+    );
+    for m in &rep.measurements {
+        let f = &m.figures;
+        t.row(vec![
+            f.strands.to_string(),
+            thousands(f.commits_per_sec),
+            opt(f.requests_per_write, 2),
+            opt(f.log_file_sync_avg_us, 1),
+            opt(f.log_file_parallel_write_avg_us, 1),
+            opt(f.sync_to_write_ratio, 2),
+            opt(f.machine_cpu_pct, 1),
+        ]);
+    }
+    t.note("seed 002: Oracle writes each strand separately (members x strands requests per write); 3x slower commits, and avg log file sync / avg log file parallel write of 2.5-3 or more");
+    rep.tables.push(t);
+    if let (Some(one), Some(most)) = (rep.measurements.first(), rep.measurements.last()) {
+        let (a, b) = (&one.figures, &most.figures);
+        rep.findings.push(format!(
+            "log_parallelism {} vs {}: {:.2}x the commits/s; {} vs {} write requests per write (redodb writes all strands in one request per member).",
+            b.strands,
+            a.strands,
+            b.commits_per_sec / a.commits_per_sec,
+            opt(b.requests_per_write, 2),
+            opt(a.requests_per_write, 2)
+        ));
+    }
+    let categories: Vec<String> =
+        rep.measurements.iter().map(|m| format!("{} strands", m.figures.strands)).collect();
+    rep.charts.push(chart(
+        "strands-commits",
+        &format!("Strands: commits/s by log_parallelism ({sessions} sessions)"),
+        "log_parallelism",
+        "commits/s",
+        Kind::Bars {
+            categories: categories.clone(),
+            series: vec![Series::new(
+                "commits/s",
+                rep.measurements.iter().map(|m| m.figures.commits_per_sec).collect(),
+            )],
+        },
+    ));
+    rep.charts.push(chart(
+        "strands-diagnosis",
+        "Strands: seed 002's diagnosis (requests per write; sync / write)",
+        "log_parallelism",
+        "ratio",
+        Kind::Bars {
+            categories,
+            series: vec![
+                Series::new(
+                    "requests per write",
+                    rep.measurements
+                        .iter()
+                        .map(|m| m.figures.requests_per_write.unwrap_or(f64::NAN))
+                        .collect(),
+                ),
+                Series::new(
+                    "avg log file sync / avg log file parallel write",
+                    rep.measurements
+                        .iter()
+                        .map(|m| m.figures.sync_to_write_ratio.unwrap_or(f64::NAN))
+                        .collect(),
+                ),
+            ],
+        },
+    ));
+    Ok(rep)
+}
+
+// ---------------------------------------------------------------------------------------
+// redo-size (seed 004)
+// ---------------------------------------------------------------------------------------
+
+/// Characters of a row's value in the redo-size transactions.
+const REDO_ROW_CHARS: usize = 2000;
+
+fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let sizes = o.redo_sizes.clone();
+    let repeats = o.repeats;
+    let mut rep = report(
+        Scenario::RedoSize,
+        json!({ "redo_sizes": sizes, "repeats": repeats, "row_chars": REDO_ROW_CHARS, "mode": "WAIT/IMMEDIATE",
+                "transaction": "array insert of rows up to the size, then COMMIT (timed alone), then TRUNCATE" }),
+    );
+    ctx.progress.scenario(rep.name, sizes.len() as u64);
+    let mut monitor = ctx.fresh(1)?;
+    sql(
+        &mut *monitor,
+        &format!("CREATE TABLE rs (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR({REDO_ROW_CHARS}))"),
+    )?;
+    let mut conn = ctx.target.connect()?;
+    conn.set_commit_mode(Mode::WAIT_IMMEDIATE)?;
+    let insert = conn.prepare("INSERT INTO rs (id, n, v) VALUES ($1, $2, $3)")?;
+    let commit = conn.prepare("COMMIT")?;
+    // Redo bytes of a row beyond its value: record header, keys, encoding (measured below
+    // from the first transaction would be circular; an estimate is enough to size rows).
+    let overhead = 64usize;
+    let mut id = 0u64;
+    for &size in &sizes {
+        let label = format!("redo-size {}", bytes_text(size as u64));
+        ctx.progress.start_config(&label);
+        let row_chars = REDO_ROW_CHARS.min(size.saturating_sub(overhead).max(1));
+        let rows = (size / (row_chars + overhead)).max(1) as u64;
+        let mut latency_ns = new_histogram();
+        let mut delta = Delta::default();
+        let mut spent = Duration::ZERO;
+        for r in 0..repeats {
+            let batch: Vec<Vec<Value>> = (0..rows)
+                .map(|_| {
+                    id += 1;
+                    vec![int(id), int(r), Value::Text(value(id, row_chars))]
+                })
+                .collect();
+            for chunk in batch.chunks(1000) {
+                conn.execute_many(insert, chunk)?;
+            }
+            let before = vstats::sample(&mut *monitor)?;
+            let (_, ns) = timed(|| conn.execute_prepared(commit, &[]))?;
+            let after = vstats::sample(&mut *monitor)?;
+            latency_ns.saturating_record(ns);
+            spent += Duration::from_nanos(ns);
+            delta.add(&Delta::between(&before, &after, ctx.cpus));
+            sql(&mut *conn, "TRUNCATE rs")?;
+        }
+        let run = Run {
+            sessions: 1,
+            mode: Mode::WAIT_IMMEDIATE,
+            seconds: spent.as_secs_f64(),
+            transactions: repeats,
+            commits: repeats,
+            rows: rows * repeats,
+            commit_ns: latency_ns.clone(),
+            latency_ns,
+            delta,
+        };
+        let mut m = Measurement::from_run(rep.name, "", run, ctx.strands(), rows);
+        m.figures.redo_bytes_target = Some(size as u64);
+        ctx.progress.finish_config(&format!(
+            "{label}: commit avg {:.0} us, {} redo writes per commit",
+            m.figures.commit_avg_us.unwrap_or(0.0),
+            opt(Some(m.figures.redo_writes as f64 / repeats as f64), 1)
+        ));
+        rep.measurements.push(m);
+    }
+    let mut t = Table::new(
+        format!("REDO SIZE: one transaction then COMMIT (WAIT/IMMEDIATE), {repeats} times per size"),
+        &[
+            "Redo size",
+            "Redo/commit (v$)",
+            "Avg commit us",
+            "p50 commit us",
+            "Max commit us",
+            "Redo writes/commit",
+            "Avg write KiB",
+            "Avg log file parallel write us",
+        ],
+    );
+    for m in &rep.measurements {
+        let f = &m.figures;
+        t.row(vec![
+            bytes_text(f.redo_bytes_target.unwrap_or(0)),
+            opt(f.redo_bytes_per_commit, 0),
+            opt(f.commit_avg_us, 0),
+            opt(f.commit_p50_us, 0),
+            format!("{:.0}", f.txn_max_us),
+            format!("{:.1}", f.redo_writes as f64 / f.commits.max(1) as f64),
+            opt(f.avg_write_bytes.map(|b| b / 1024.0), 1),
+            opt(f.log_file_parallel_write_avg_us, 0),
+        ]);
+    }
+    t.note("seed 004: sync time grows with redo size, with a break near 1 MB, the size at which the log buffer is flushed in the background anyway");
+    t.note("redodb copies a transaction's private redo at its commit and writes at most 1 MiB per request, so past 1 MiB a commit takes several writes");
+    rep.tables.push(t);
+    let small = rep.measurements.first().map(|m| &m.figures);
+    let large = rep.measurements.last().map(|m| &m.figures);
+    if let (Some(a), Some(b)) = (small, large) {
+        rep.findings.push(format!(
+            "From {} to {} of redo the commit time grows {:.1}x ({:.0} us -> {:.0} us); redo writes per commit {:.1} -> {:.1}.",
+            bytes_text(a.redo_bytes_target.unwrap_or(0)),
+            bytes_text(b.redo_bytes_target.unwrap_or(0)),
+            b.commit_avg_us.unwrap_or(0.0) / a.commit_avg_us.unwrap_or(f64::NAN),
+            a.commit_avg_us.unwrap_or(0.0),
+            b.commit_avg_us.unwrap_or(0.0),
+            a.redo_writes as f64 / a.commits.max(1) as f64,
+            b.redo_writes as f64 / b.commits.max(1) as f64,
+        ));
+    }
+    let mut c = chart(
+        "redo-size",
+        "Redo size vs commit time (1 session, WAIT/IMMEDIATE)",
+        "redo bytes per transaction",
+        "microseconds",
+        Kind::Lines {
+            series: vec![
+                Series::new(
+                    "avg COMMIT",
+                    rep.measurements
+                        .iter()
+                        .filter_map(|m| Some((m.figures.redo_bytes_per_commit?, m.figures.commit_avg_us?)))
+                        .collect(),
+                ),
+                Series::new(
+                    "avg log file sync",
+                    rep.measurements
+                        .iter()
+                        .filter_map(|m| {
+                            Some((m.figures.redo_bytes_per_commit?, m.figures.log_file_sync_avg_us?))
+                        })
+                        .collect(),
+                ),
+            ],
+            log_x: true,
+            log_y: true,
+        },
+    );
+    c.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), ctx.raw.p50_us));
+    rep.charts.push(c);
+    Ok(rep)
+}
+
+// ---------------------------------------------------------------------------------------
+// batch-dml (seed 000's first advice)
+// ---------------------------------------------------------------------------------------
+
+fn batch_dml(ctx: &mut Ctx) -> Result<ScenarioReport> {
+    let o = ctx.options;
+    let (rows_list, sessions_list) = (o.batch_rows.clone(), o.batch_sessions.clone());
+    let window = o.window(2.0);
+    let warmup = o.warmup(window);
+    let mut rep = report(
+        Scenario::BatchDml,
+        json!({ "rows_per_commit": rows_list, "sessions": sessions_list, "mode": "WAIT/IMMEDIATE", "value_chars": 100,
+                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64() }),
+    );
+    ctx.progress.scenario(rep.name, (rows_list.len() * sessions_list.len()) as u64);
+    let mut monitor = ctx.fresh(1)?;
+    sql(&mut *monitor, "CREATE TABLE bd (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
+    let mut k = 0u64;
+    for &sessions in &sessions_list {
+        for &rows in &rows_list {
+            k += 1;
+            let spec = RunSpec {
+                label: format!("batch-dml {rows} rows per commit, {}", sessions_label(sessions)),
+                sessions,
+                mode: Mode::WAIT_IMMEDIATE,
+                warmup: Length::Time(warmup),
+                measure: Length::Time(window),
+            };
+            let run = ctx.run(&mut *monitor, &spec, insert_work("bd", k << 44, rows, 100))?;
+            rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), rows));
+            sql(&mut *monitor, "TRUNCATE bd")?;
+        }
+    }
+    let mut t = Table::new(
+        "BATCH DML: insert N rows, then COMMIT (WAIT/IMMEDIATE)",
+        &[
+            "Sessions",
+            "Rows/commit",
+            "Rows/s",
+            "Commits/s",
+            "Avg log file sync us",
+            "Rows/s vs 1 row/commit",
+            "CPU %",
+        ],
+    );
+    for m in &rep.measurements {
+        let f = &m.figures;
+        let base = rep
+            .measurements
+            .iter()
+            .find(|b| b.figures.sessions == f.sessions && b.figures.rows_per_commit == rows_list[0])
+            .map(|b| b.figures.rows_per_sec);
+        t.row(vec![
+            f.sessions.to_string(),
+            f.rows_per_commit.to_string(),
+            thousands(f.rows_per_sec),
+            thousands(f.commits_per_sec),
+            opt(f.log_file_sync_avg_us, 1),
+            opt(base.map(|b| f.rows_per_sec / b), 2),
+            opt(f.machine_cpu_pct, 1),
+        ]);
+    }
+    t.note("seed 000: \"99% of the log file sync issues are the result of a commit after each DML statement ... batching (even a batch of two!) makes a massive difference\"");
+    rep.tables.push(t);
+    for &sessions in &sessions_list {
+        let ms: Vec<&Measurement> =
+            rep.measurements.iter().filter(|m| m.figures.sessions == sessions).collect();
+        if let (Some(a), Some(b)) = (ms.first(), ms.last()) {
+            rep.findings.push(format!(
+                "{}: {} rows per commit move {:.1}x the rows/s of {} ({} vs {}).",
+                sessions_label(sessions),
+                b.figures.rows_per_commit,
+                b.figures.rows_per_sec / a.figures.rows_per_sec,
+                a.figures.rows_per_commit,
+                thousands(b.figures.rows_per_sec),
+                thousands(a.figures.rows_per_sec)
+            ));
+        }
+    }
+    let series = sessions_list
+        .iter()
+        .map(|&s| {
+            Series::new(
+                sessions_label(s),
+                rep.measurements
+                    .iter()
+                    .filter(|m| m.figures.sessions == s)
+                    .map(|m| (m.figures.rows_per_commit as f64, m.figures.rows_per_sec))
+                    .collect(),
+            )
+        })
+        .collect();
+    rep.charts.push(chart(
+        "batch-dml",
+        "Batch DML: rows/s by rows per commit",
+        "rows per commit",
+        "rows/s",
+        Kind::Lines { series, log_x: rows_list.len() > 2, log_y: false },
+    ));
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_have_their_length_and_differ() {
+        assert_eq!(value(1, 100).len(), 100);
+        assert_eq!(value(1, 4).len(), 4);
+        assert_eq!(value(7, 2000).len(), 2000);
+        assert_ne!(value(1, 100), value(2, 100));
+    }
+
+    #[test]
+    fn every_listed_scenario_has_a_line() {
+        for s in Scenario::LISTED {
+            assert!(!s.summary().is_empty());
+            assert!(s.name().chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+        }
+        assert!(!Scenario::ClientPractices.embedded());
+    }
+}
