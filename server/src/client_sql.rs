@@ -7,6 +7,14 @@
 //!
 //! `SET synchronous_commit`, the db's parameters and the Oracle statements (COMMIT
 //! WRITE, ALTER SESSION, SHOW PARAMETER) are not here: they reach the db.
+//!
+//! # Isolation
+//! Every transaction runs at READ COMMITTED (a statement reads the latest committed rows
+//! and its transaction's own). Clients may ask for it or for READ UNCOMMITTED (PostgreSQL's
+//! synonym for it), in BEGIN, `SET [SESSION CHARACTERISTICS AS] TRANSACTION` (PgJDBC's
+//! setTransactionIsolation) or `default_transaction_isolation`; REPEATABLE READ and
+//! SERIALIZABLE are refused (0A000) rather than silently weakened. Access modes (READ
+//! ONLY, DEFERRABLE) are accepted and ignored, as the db does in BEGIN.
 
 use std::collections::BTreeMap;
 
@@ -136,7 +144,25 @@ impl ClientSettings {
             }
             _ => {}
         }
-        let value = if key == "client_encoding" { "UTF8".to_string() } else { value };
+        if key == "default_transaction_isolation" {
+            let level = value.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_uppercase();
+            if !["READ COMMITTED", "READ UNCOMMITTED", "REPEATABLE READ", "SERIALIZABLE"]
+                .contains(&level.as_str())
+            {
+                return Err(SettingError {
+                    sqlstate: "22023",
+                    message: format!(
+                        "invalid value for parameter \"default_transaction_isolation\": \"{value}\""
+                    ),
+                });
+            }
+            check_isolation(&level).map_err(|e| SettingError { sqlstate: "0A000", message: e.message })?;
+        }
+        let value = match key {
+            "client_encoding" => "UTF8".to_string(),
+            "default_transaction_isolation" => "read committed".to_string(),
+            _ => value,
+        };
         self.values.insert(key, value.clone());
         Ok(reported.then_some((reported_name, value)))
     }
@@ -183,6 +209,9 @@ pub enum ClientStatement {
     /// DEALLOCATE [PREPARE] name; None for ALL.
     Deallocate(Option<String>),
     DiscardAll,
+    /// `SET TRANSACTION ...` or `SET SESSION CHARACTERISTICS AS TRANSACTION ...` with modes
+    /// that change nothing here (READ COMMITTED, access modes): answered SET.
+    TransactionModes,
     /// DECLARE, FETCH, MOVE, CLOSE.
     Cursor(CursorStatement),
     Copy(CopyStatement),
@@ -208,11 +237,30 @@ impl ClientStatement {
             "SELECT" | "WITH" if crate::catalog::is_catalog_query(sql) => {
                 return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog))
             }
+            "BEGIN" | "START" => return begin_isolation(sql).err().map(ClientStatement::Rejected),
             "DEALLOCATE" | "DISCARD" | "SET" | "RESET" | "SHOW" => {}
             _ => return None,
         }
         let words: Vec<&str> = sql.split_whitespace().collect();
         let keyword = |i: usize, k: &str| words.get(i).is_some_and(|w| w.eq_ignore_ascii_case(k));
+        let modes_from = if keyword(1, "TRANSACTION") {
+            Some(2)
+        } else if keyword(1, "SESSION")
+            && keyword(2, "CHARACTERISTICS")
+            && keyword(3, "AS")
+            && keyword(4, "TRANSACTION")
+        {
+            Some(5)
+        } else {
+            None
+        };
+        if let (true, Some(from)) = (keyword(0, "SET"), modes_from) {
+            let modes = transaction_modes(&mode_words(&words[from..].join(" ")));
+            return Some(match modes.and_then(|level| level.map_or(Ok(()), |l| check_isolation(&l))) {
+                Ok(()) => ClientStatement::TransactionModes,
+                Err(e) => ClientStatement::Rejected(e),
+            });
+        }
         if keyword(0, "DEALLOCATE") {
             let mut i = 1;
             if keyword(i, "PREPARE") {
@@ -240,6 +288,90 @@ impl ClientStatement {
             }
             _ => None,
         }
+    }
+}
+
+/// The words of a list of transaction modes, uppercased (commas separate modes).
+fn mode_words(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_uppercase)
+        .collect()
+}
+
+/// The isolation level among transaction modes (`ISOLATION LEVEL x`, `READ WRITE`, `READ
+/// ONLY`, `[NOT] DEFERRABLE`), as "READ COMMITTED" and the like.
+fn transaction_modes(words: &[String]) -> Result<Option<String>, SqlError> {
+    let syntax = |word: Option<&String>| {
+        SqlError::new(
+            "42601",
+            match word {
+                Some(w) => format!("syntax error at or near \"{w}\" in the transaction modes"),
+                None => "syntax error: a transaction mode is missing".to_string(),
+            },
+        )
+    };
+    let mut level = None;
+    let mut i = 0;
+    if words.is_empty() {
+        return Err(syntax(None));
+    }
+    while i < words.len() {
+        let at = |k: usize| words.get(i + k).map(String::as_str);
+        let taken = match (at(0), at(1), at(2), at(3)) {
+            (Some("ISOLATION"), Some("LEVEL"), Some("SERIALIZABLE"), _) => Some((3, "SERIALIZABLE")),
+            (Some("ISOLATION"), Some("LEVEL"), Some("REPEATABLE"), Some("READ")) => {
+                Some((4, "REPEATABLE READ"))
+            }
+            (Some("ISOLATION"), Some("LEVEL"), Some("READ"), Some("COMMITTED")) => {
+                Some((4, "READ COMMITTED"))
+            }
+            (Some("ISOLATION"), Some("LEVEL"), Some("READ"), Some("UNCOMMITTED")) => {
+                Some((4, "READ UNCOMMITTED"))
+            }
+            (Some("READ"), Some("WRITE" | "ONLY"), _, _) | (Some("NOT"), Some("DEFERRABLE"), _, _) => {
+                Some((2, ""))
+            }
+            (Some("DEFERRABLE"), _, _, _) => Some((1, "")),
+            _ => None,
+        };
+        let Some((n, found)) = taken else {
+            return Err(syntax(words.get(i + 2).filter(|_| at(0) == Some("ISOLATION")).or(words.get(i))));
+        };
+        if !found.is_empty() {
+            level = Some(found.to_string());
+        }
+        i += n;
+    }
+    Ok(level)
+}
+
+/// Refuses an isolation level stronger than the READ COMMITTED every transaction runs at.
+fn check_isolation(level: &str) -> Result<(), SqlError> {
+    match level {
+        "READ COMMITTED" | "READ UNCOMMITTED" => Ok(()),
+        _ => Err(SqlError::new(
+            "0A000",
+            format!(
+                "isolation level {level} is not supported: redodb runs every transaction at READ COMMITTED"
+            ),
+        )),
+    }
+}
+
+/// BEGIN or START TRANSACTION asking for an isolation level that is refused; other forms
+/// (and their syntax errors) are the db's.
+fn begin_isolation(sql: &str) -> Result<(), SqlError> {
+    let words = mode_words(sql);
+    match words.iter().position(|w| w == "ISOLATION") {
+        Some(i) if words.get(i + 1).is_some_and(|w| w == "LEVEL") => {
+            match words.get(i + 2).map(String::as_str) {
+                Some("SERIALIZABLE") => check_isolation("SERIALIZABLE"),
+                Some("REPEATABLE") => check_isolation("REPEATABLE READ"),
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
     }
 }
 
@@ -280,6 +412,44 @@ mod tests {
         assert_eq!(ClientStatement::parse("SHOW commit_wait"), None);
         assert_eq!(ClientStatement::parse("ALTER SESSION SET commit_wait = NOWAIT"), None);
         assert_eq!(ClientStatement::parse("SELECT 1"), None);
+    }
+
+    #[test]
+    fn isolation_levels_weaker_or_equal_to_read_committed_are_accepted() {
+        let rejected = |sql: &str| match ClientStatement::parse(sql) {
+            Some(ClientStatement::Rejected(e)) => e.sqlstate,
+            other => panic!("{sql:?} gave {other:?}"),
+        };
+        // PgJDBC's setTransactionIsolation and setReadOnly, psycopg's isolation_level.
+        for sql in [
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
+            "set transaction isolation level read committed, read write",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+            "SET TRANSACTION NOT DEFERRABLE",
+        ] {
+            assert_eq!(ClientStatement::parse(sql), Some(ClientStatement::TransactionModes), "{sql:?}");
+        }
+        assert_eq!(
+            rejected("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
+            "0A000"
+        );
+        assert_eq!(rejected("SET TRANSACTION READ ONLY, ISOLATION LEVEL REPEATABLE READ"), "0A000");
+        assert_eq!(rejected("SET TRANSACTION ISOLATION LEVEL SOMETIMES"), "42601");
+        assert_eq!(rejected("SET TRANSACTION"), "42601");
+        assert_eq!(rejected("BEGIN ISOLATION LEVEL SERIALIZABLE"), "0A000");
+        assert_eq!(rejected("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"), "0A000");
+        // The rest of BEGIN is the db's.
+        assert_eq!(ClientStatement::parse("BEGIN ISOLATION LEVEL READ COMMITTED"), None);
+        assert_eq!(ClientStatement::parse("BEGIN READ ONLY"), None);
+        assert_eq!(ClientStatement::parse("BEGIN"), None);
+
+        let mut s = ClientSettings::new("u");
+        assert!(s.set("default_transaction_isolation", "read uncommitted").is_ok());
+        assert_eq!(s.get("default_transaction_isolation"), Some("read committed"));
+        assert_eq!(s.set("default_transaction_isolation", "serializable").unwrap_err().sqlstate, "0A000");
+        assert_eq!(s.set("default_transaction_isolation", "whatever").unwrap_err().sqlstate, "22023");
+        assert!(s.set("default_transaction_isolation", "DEFAULT").is_ok());
     }
 
     #[test]

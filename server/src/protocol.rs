@@ -12,6 +12,14 @@
 //! leaves the block failed: everything but ROLLBACK (or COMMIT, which then rolls back)
 //! gets 25P02 until the block ends.
 //!
+//! # A prepared query's columns
+//! Drivers cache the RowDescription of a prepared statement and run it again without a
+//! Describe (PgJDBC's named statements). A run whose columns differ from the ones the
+//! client was last told (the table was created again by another session) fails with
+//! PostgreSQL's "cached plan must not change result type" (0A000, routine
+//! RevalidateCachedQuery), on which PgJDBC prepares the statement again; a run whose
+//! portal was described (psycopg describes every portal) is sent as described.
+//!
 //! # Cursors and COPY
 //! A DECLAREd cursor is a portal of the same name (`cursors`): it ends with its
 //! transaction unless declared WITH HOLD and that transaction commits. `COPY ... FROM
@@ -27,7 +35,7 @@
 //! (ALTER SESSION/SYSTEM SET), so its notices can be placed.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::{BufMut, BytesMut};
 use db::sql::{
@@ -63,16 +71,35 @@ pub struct SqlError {
     pub position: Option<usize>,
     /// Where it happened, beyond the statement (`COPY t, line 3`): PostgreSQL's CONTEXT.
     pub context: Option<String>,
+    /// PostgreSQL's function that raises this error, for the few errors that drivers
+    /// recognise by it (PgJDBC prepares a statement again after `RevalidateCachedQuery`).
+    pub routine: Option<&'static str>,
 }
 
 impl SqlError {
     pub fn new(sqlstate: &str, message: impl Into<String>) -> SqlError {
-        SqlError { sqlstate: sqlstate.to_string(), message: message.into(), position: None, context: None }
+        SqlError {
+            sqlstate: sqlstate.to_string(),
+            message: message.into(),
+            position: None,
+            context: None,
+            routine: None,
+        }
     }
 
     pub fn with_context(mut self, context: String) -> SqlError {
         self.context = Some(context);
         self
+    }
+
+    /// A prepared statement's result columns changed since the client was told them (its
+    /// table was dropped and created again): PostgreSQL's error, which drivers that cache
+    /// descriptions recognise by its routine and answer by preparing the statement again.
+    fn result_changed() -> SqlError {
+        SqlError {
+            routine: Some("RevalidateCachedQuery"),
+            ..SqlError::new("0A000", "cached plan must not change result type")
+        }
     }
 
     fn aborted_transaction() -> SqlError {
@@ -100,6 +127,7 @@ impl From<DbError> for SqlError {
                 message: format!("syntax error: {message}"),
                 position: (*position > 0).then_some(*position),
                 context: None,
+                routine: None,
             },
             _ => SqlError::new(e.sqlstate(), e.to_string()),
         }
@@ -192,11 +220,17 @@ impl Reply {
         self.buf.put_slice(data);
     }
 
-    fn rows(&mut self, columns: &[ResultColumn], rows: &[Vec<Value>], formats: &[i16]) {
-        let oids: Vec<u32> = columns.iter().map(|c| oid_of(c.ty)).collect();
+    /// DataRows of columns of types `oids`.
+    fn rows(&mut self, oids: &[u32], rows: &[Vec<Value>], formats: &[i16]) {
         for row in rows {
-            self.data_row(row, &oids, formats);
+            self.data_row(row, oids, formats);
         }
+    }
+
+    /// DataRows of `columns`.
+    fn column_rows(&mut self, columns: &[ResultColumn], rows: &[Vec<Value>], formats: &[i16]) {
+        let oids: Vec<u32> = columns.iter().map(|c| oid_of(c.ty)).collect();
+        self.rows(&oids, rows, formats);
     }
 }
 
@@ -212,6 +246,9 @@ pub fn error_response(severity: &str, error: &SqlError) -> PgWireBackendMessage 
     }
     if let Some(context) = &error.context {
         fields.push((b'W', context.clone()));
+    }
+    if let Some(routine) = error.routine {
+        fields.push((b'R', routine.to_string()));
     }
     PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
 }
@@ -237,11 +274,45 @@ struct ServerStatement {
     inferred: Vec<Option<DataType>>,
     /// COMMIT, END, ROLLBACK or ABORT: allowed in a failed transaction block.
     ends_transaction: bool,
+    /// A query's result columns as the client last learnt them: from a Describe of the
+    /// statement or of one of its portals, else from its first run. Drivers cache them
+    /// and run the statement again without a Describe (PgJDBC's named statements), so a
+    /// run without one is checked against them and encoded with their types.
+    result: Mutex<Option<Vec<ResultColumn>>>,
 }
 
 impl ServerStatement {
     fn parameter_count(&self) -> usize {
         self.declared.len().max(self.inferred.len())
+    }
+
+    fn known_result(&self) -> std::sync::MutexGuard<'_, Option<Vec<ResultColumn>>> {
+        self.result.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The client is told `columns` (a RowDescription for the statement or a portal).
+    fn tell_result(&self, columns: &[ResultColumn]) {
+        *self.known_result() = Some(columns.to_vec());
+    }
+
+    /// The type OIDs to encode the rows of a run that was not described with: the ones
+    /// the client knows (these columns, if it knows none yet). A run whose columns differ
+    /// from them in number, name or type (the table was dropped and created again with
+    /// other columns) fails with PostgreSQL's error for it, rather than sending rows the
+    /// client would decode by the old columns; a column of no known type (all NULL)
+    /// matches any.
+    fn undescribed_run(&self, columns: &[ResultColumn]) -> Result<Vec<u32>, SqlError> {
+        let mut known = self.known_result();
+        let known = known.get_or_insert_with(|| columns.to_vec());
+        let same = known.len() == columns.len()
+            && known.iter().zip(columns).all(|(k, c)| {
+                k.name == c.name && (k.ty.is_none() || c.ty.is_none() || oid_of(k.ty) == oid_of(c.ty))
+            });
+        if same {
+            Ok(known.iter().map(|c| oid_of(c.ty)).collect())
+        } else {
+            Err(SqlError::result_changed())
+        }
     }
 
     fn parameter_oids(&self) -> Vec<u32> {
@@ -270,6 +341,9 @@ struct Portal {
     state: PortalState,
     /// Set for a DECLAREd cursor.
     cursor: Option<SqlCursor>,
+    /// Its columns were sent in a RowDescription (Describe of the portal): its rows are
+    /// encoded as described, whatever the client knew of its statement before.
+    described: bool,
 }
 
 /// What a DECLAREd cursor adds to its portal.
@@ -623,7 +697,7 @@ impl SessionState {
                     if portal_formats.is_none() {
                         self.out.row_description(columns, formats);
                     }
-                    self.out.rows(columns, rows, formats);
+                    self.out.column_rows(columns, rows, formats);
                 }
                 self.out.complete(result.tag());
             }
@@ -632,7 +706,7 @@ impl SessionState {
                 if portal_formats.is_none() {
                     self.out.row_description(&columns, formats);
                 }
-                self.out.rows(&columns, &rows, formats);
+                self.out.column_rows(&columns, &rows, formats);
                 self.out.complete(tag);
             }
             ClientOutcome::CopyIn(_) => unreachable!("copy-in is started by the caller"),
@@ -645,7 +719,7 @@ impl SessionState {
             if describe {
                 self.out.row_description(columns, &[]);
             }
-            self.out.rows(columns, rows, &[]);
+            self.out.column_rows(columns, rows, &[]);
         }
         self.out.complete(result.tag());
     }
@@ -702,6 +776,7 @@ impl SessionState {
                 self.reset_all()?;
                 command("DISCARD ALL")
             }
+            ClientStatement::TransactionModes => command("SET"),
             ClientStatement::Rejected(error) => return Err(error.clone()),
             ClientStatement::Catalog(query) => {
                 let asker = self.asker();
@@ -765,6 +840,7 @@ impl SessionState {
             declared: Vec::new(),
             inferred: Vec::new(),
             ends_transaction: false,
+            result: Mutex::new(None),
         };
         let portal = Portal {
             statement: Arc::new(statement),
@@ -772,6 +848,7 @@ impl SessionState {
             result_formats: if declare.binary { vec![types::FORMAT_BINARY] } else { Vec::new() },
             state: PortalState::Rows { cursor },
             cursor: Some(SqlCursor { hold: declare.hold, committed: false }),
+            described: false,
         };
         self.portals.insert(declare.name.clone(), portal);
         Ok(QueryResult::Command { tag: "DECLARE CURSOR".into(), rows_affected: 0 })
@@ -1104,7 +1181,13 @@ impl SessionState {
             }
             _ => Vec::new(),
         };
-        let statement = ServerStatement { kind, declared: parse.type_oids, inferred, ends_transaction };
+        let statement = ServerStatement {
+            kind,
+            declared: parse.type_oids,
+            inferred,
+            ends_transaction,
+            result: Mutex::new(None),
+        };
         self.statements.insert(name, Arc::new(statement));
         self.out.message(PgWireBackendMessage::ParseComplete(ParseComplete::new()));
         Ok(())
@@ -1153,6 +1236,7 @@ impl SessionState {
             result_formats: bind.result_column_format_codes,
             state: PortalState::Ready,
             cursor: None,
+            described: false,
         };
         self.portals.insert(portal_name, portal);
         self.out.message(PgWireBackendMessage::BindComplete(BindComplete::new()));
@@ -1169,7 +1253,11 @@ impl SessionState {
                     .message(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(types)));
                 let columns = match &statement.kind {
                     StatementKind::Db(prepared) if prepared.returns_rows() => {
-                        self.session.describe_prepared(prepared)?.columns
+                        let columns = self.session.describe_prepared(prepared)?.columns;
+                        if let Some(columns) = &columns {
+                            statement.tell_result(columns);
+                        }
+                        columns
                     }
                     StatementKind::Client(client) => self.client_columns(client),
                     _ => None,
@@ -1229,7 +1317,11 @@ impl SessionState {
             StatementKind::Db(prepared) if prepared.returns_rows() => {
                 self.start_portal(portal)?;
                 match &portal.state {
-                    PortalState::Rows { cursor } => Some(cursor.columns().to_vec()),
+                    PortalState::Rows { cursor } => {
+                        portal.statement.tell_result(cursor.columns());
+                        portal.described = true;
+                        Some(cursor.columns().to_vec())
+                    }
                     _ => None,
                 }
             }
@@ -1291,9 +1383,13 @@ impl SessionState {
                 let limit = if max_rows <= 0 { usize::MAX } else { max_rows as usize };
                 match &mut portal.state {
                     PortalState::Rows { cursor } => {
+                        let oids = if portal.described {
+                            cursor.columns().iter().map(|c| oid_of(c.ty)).collect()
+                        } else {
+                            portal.statement.undescribed_run(cursor.columns())?
+                        };
                         let rows = cursor.fetch(limit);
-                        let columns = cursor.columns().to_vec();
-                        self.out.rows(&columns, &rows, &portal.result_formats);
+                        self.out.rows(&oids, &rows, &portal.result_formats);
                         if cursor.is_exhausted() {
                             self.out.complete(format!("SELECT {}", rows.len()));
                             portal.state = PortalState::Done;

@@ -148,3 +148,56 @@ impl Drop for Server {
         }
     }
 }
+
+/// Runs a client program (a driver's test script) to its end, at most `limit`, and returns
+/// its output. One still running then is killed, and the test fails with what it printed.
+pub fn run_client(command: &mut Command, limit: Duration) -> Output {
+    use std::io::Read;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
+    let mut stdout = child.stdout.take().expect("stdout piped");
+    let mut stderr = child.stderr.take().expect("stderr piped");
+    // Read both pipes while it runs, so that a chatty client never blocks on a full pipe.
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        bytes
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the client") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = String::from_utf8_lossy(&out.join().unwrap()).into_owned();
+            let stderr = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+            panic!("{command:?} did not end within {limit:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+}
+
+/// Fails with the client's output unless it succeeded.
+pub fn assert_client_passed(what: &str, output: &Output) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{what} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    // The clients' own summary line, for `cargo test -- --nocapture`.
+    println!("{what}: {}", stdout.lines().last().unwrap_or(""));
+}

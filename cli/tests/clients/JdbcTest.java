@@ -1,0 +1,618 @@
+// PgJDBC (unmodified, Debian's libpostgresql-jdbc-java) against `redodb serve`.
+//
+// Compiled and run by cli/tests/client_jdbc.rs as `java JdbcTest PORT` against a fresh
+// server. The checks that concern the protocol run once per preferQueryMode (extended,
+// extendedForPrepared, extendedCacheEverything and simple), each on its own tables;
+// every check runs even after one fails, failures print with their stack traces, and the
+// exit status is 1 if any failed. socketTimeout bounds every call: a server that never
+// answers fails the check instead of hanging the test.
+
+import java.math.BigDecimal;
+import java.sql.BatchUpdateException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+public class JdbcTest {
+    static int port;
+
+    static final String[] MODES = {"extended", "extendedForPrepared", "extendedCacheEverything", "simple"};
+
+    static Connection connect(String mode, String extra) throws SQLException {
+        String url = "jdbc:postgresql://127.0.0.1:" + port + "/redodb?user=jdbc&connectTimeout=10"
+                + "&socketTimeout=60&preferQueryMode=" + mode + extra;
+        return DriverManager.getConnection(url);
+    }
+
+    static Connection connect(String mode) throws SQLException {
+        return connect(mode, "");
+    }
+
+    interface Check {
+        void run() throws Exception;
+    }
+
+    static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new AssertionError(message);
+        }
+    }
+
+    static void equal(Object expected, Object actual, String what) {
+        if (expected == null ? actual != null : !expected.equals(actual)) {
+            throw new AssertionError(what + ": expected <" + expected + ">, got <" + actual + ">");
+        }
+    }
+
+    /** Runs `run`, which must fail with `sqlstate`; returns the exception. */
+    static SQLException expectError(String sqlstate, Check run) throws Exception {
+        try {
+            run.run();
+        } catch (SQLException e) {
+            equal(sqlstate, e.getSQLState(), "SQLSTATE of \"" + e.getMessage() + "\"");
+            return e;
+        }
+        throw new AssertionError("expected an error with SQLSTATE " + sqlstate + ", nothing was raised");
+    }
+
+    static void exec(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    static long queryLong(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            check(rs.next(), "a row from " + sql);
+            return rs.getLong(1);
+        }
+    }
+
+    static void createTable(Connection c, String name, String columns) throws SQLException {
+        exec(c, "DROP TABLE IF EXISTS " + name);
+        exec(c, "CREATE TABLE " + name + " " + columns);
+    }
+
+    /** The session's own sid (v$mystat). */
+    static long sid(Connection c) throws SQLException {
+        return queryLong(c, "SELECT sid FROM v$mystat WHERE name = 'user commits'");
+    }
+
+    /** Statistic `name` of session `sid`, read by `observer` (so reading it costs `sid` nothing). */
+    static long sesstat(Connection observer, long sid, String name) throws SQLException {
+        try (PreparedStatement ps = observer.prepareStatement("SELECT value FROM v$sesstat WHERE sid = ? AND name = ?")) {
+            ps.setLong(1, sid);
+            ps.setString(2, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next(), "statistic " + name + " of sid " + sid);
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+
+    static void preparedStatementTypes(String mode) throws Exception {
+        String t = "ptypes_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(40), f DOUBLE PRECISION, b BOOLEAN, n BIGINT)");
+            // Twelve executions: past prepareThreshold (5), so the extended modes switch to
+            // a named server statement (S_n) and binary results on the way.
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?, ?, ?, ?, ?)")) {
+                for (int k = 1; k <= 12; k++) {
+                    ins.setLong(1, k);
+                    ins.setInt(2, k % 2 == 0 ? -k * 1000 : k);
+                    ins.setString(3, "row " + k + " it's \"quoted\" ünï");
+                    ins.setDouble(4, k / 8.0);
+                    ins.setBoolean(5, k % 3 == 0);
+                    if (k % 4 == 0) {
+                        ins.setNull(6, Types.BIGINT);
+                    } else {
+                        ins.setLong(6, (1L << 40) + k);
+                    }
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+                ins.setLong(1, 13);
+                ins.setNull(2, Types.INTEGER);
+                ins.setNull(3, Types.VARCHAR);
+                ins.setNull(4, Types.DOUBLE);
+                ins.setNull(5, Types.BOOLEAN);
+                ins.setNull(6, Types.BIGINT);
+                equal(1, ins.executeUpdate(), "a row of NULLs");
+                // Other setters drivers' users reach for.
+                ins.setShort(1, (short) 14);
+                ins.setBigDecimal(2, new BigDecimal("77"));
+                ins.setObject(3, "object");
+                ins.setFloat(4, 0.5f);
+                ins.setObject(5, Boolean.TRUE);
+                ins.setObject(6, 99L);
+                equal(1, ins.executeUpdate(), "setShort, setBigDecimal, setFloat, setObject");
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT k, i, s, f, b, n FROM " + t + " WHERE k = ?")) {
+                for (int round = 0; round < 2; round++) {
+                    for (int k = 1; k <= 12; k++) {
+                        sel.setInt(1, k);
+                        try (ResultSet rs = sel.executeQuery()) {
+                            check(rs.next(), "row " + k);
+                            equal((long) k, rs.getLong(1), "k");
+                            equal(k % 2 == 0 ? -k * 1000 : k, rs.getInt(2), "i");
+                            equal("row " + k + " it's \"quoted\" ünï", rs.getString(3), "s");
+                            equal(k / 8.0, rs.getDouble(4), "f");
+                            equal(k % 3 == 0, rs.getBoolean(5), "b");
+                            long n = rs.getLong(6);
+                            if (k % 4 == 0) {
+                                check(rs.wasNull(), "n of row " + k + " is NULL");
+                            } else {
+                                equal((1L << 40) + k, n, "n");
+                            }
+                            check(!rs.next(), "one row");
+                            ResultSetMetaData md = rs.getMetaData();
+                            equal(Types.BIGINT, md.getColumnType(1), "type of k");
+                            equal(Types.VARCHAR, md.getColumnType(3), "type of s");
+                            equal(Types.DOUBLE, md.getColumnType(4), "type of f");
+                            equal(Types.BIT, md.getColumnType(5), "type of b (JDBC's BIT for bool)");
+                            equal("s", md.getColumnName(3), "name of column 3");
+                        }
+                    }
+                }
+                sel.setLong(1, 13);
+                try (ResultSet rs = sel.executeQuery()) {
+                    check(rs.next(), "row 13");
+                    for (int col = 2; col <= 6; col++) {
+                        check(rs.getObject(col) == null, "column " + col + " of row 13 is NULL");
+                    }
+                }
+                sel.setLong(1, 14);
+                try (ResultSet rs = sel.executeQuery()) {
+                    check(rs.next(), "row 14");
+                    equal(77L, rs.getLong(2), "setBigDecimal");
+                    equal("object", rs.getString(3), "setObject(String)");
+                    equal(0.5, rs.getDouble(4), "setFloat");
+                    equal(true, rs.getBoolean(5), "setObject(Boolean)");
+                    equal(99L, rs.getLong(6), "setObject(Long)");
+                }
+            }
+            // Parameters in WHERE of every type.
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM " + t + " WHERE k <= ? AND b = ? AND f > ? AND s <> ?")) {
+                ps.setInt(1, 12);
+                ps.setBoolean(2, true);
+                ps.setDouble(3, 0.3);
+                ps.setString(4, "none");
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    equal(4L, rs.getLong(1), "rows 3, 6, 9 and 12");
+                }
+            }
+            try (PreparedStatement up = c.prepareStatement("UPDATE " + t + " SET s = ? WHERE k > ?")) {
+                up.setString(1, "updated");
+                up.setLong(2, 10);
+                equal(4, up.executeUpdate(), "UPDATE count");
+            }
+            try (PreparedStatement del = c.prepareStatement("DELETE FROM " + t + " WHERE k = ?")) {
+                del.setLong(1, 14);
+                equal(1, del.executeUpdate(), "DELETE count");
+                equal(0, del.executeUpdate(), "DELETE of nothing");
+            }
+            // A value of the wrong type is the statement's error; the connection goes on.
+            expectError("22P02", () -> {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t + " (k, b) VALUES (?, ?)")) {
+                    ps.setLong(1, 100);
+                    ps.setString(2, "maybe");
+                    ps.executeUpdate();
+                }
+            });
+            equal(13L, queryLong(c, "SELECT count(*) FROM " + t), "rows left");
+        }
+    }
+
+    static void batches(String mode) throws Exception {
+        String t = "batch_" + mode.toLowerCase();
+        for (boolean rewrite : new boolean[] {false, true}) {
+            try (Connection c = connect(mode, rewrite ? "&reWriteBatchedInserts=true" : "")) {
+                createTable(c, t, "(k BIGINT PRIMARY KEY, v VARCHAR(20), n BIGINT)");
+                try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?, ?)")) {
+                    for (int k = 1; k <= 100; k++) {
+                        ins.setLong(1, k);
+                        ins.setString(2, "v" + k);
+                        ins.setInt(3, k);
+                        ins.addBatch();
+                    }
+                    int[] counts = ins.executeBatch();
+                    equal(100, counts.length, "update counts");
+                    for (int count : counts) {
+                        // A rewritten batch reports SUCCESS_NO_INFO (-2), as PgJDBC does.
+                        check(count == 1 || (rewrite && count == Statement.SUCCESS_NO_INFO),
+                                "update counts " + Arrays.toString(counts));
+                    }
+                    if (!rewrite) {
+                        for (int count : counts) {
+                            equal(1, count, "each INSERT of the batch counts 1");
+                        }
+                    }
+                }
+                equal(100L, queryLong(c, "SELECT count(*) FROM " + t), "rows after the batch");
+                equal(5050L, queryLong(c, "SELECT sum(n) FROM " + t), "sum after the batch");
+                try (PreparedStatement up = c.prepareStatement("UPDATE " + t + " SET n = n + 1 WHERE k <= ?")) {
+                    for (int limit : new int[] {10, 0, 3}) {
+                        up.setInt(1, limit);
+                        up.addBatch();
+                    }
+                    equal("[10, 0, 3]", Arrays.toString(up.executeBatch()), "UPDATE batch counts");
+                }
+                // Statement batches too.
+                try (Statement s = c.createStatement()) {
+                    s.addBatch("INSERT INTO " + t + " VALUES (1001, 'a', 0)");
+                    s.addBatch("UPDATE " + t + " SET v = 'b' WHERE k >= 1000");
+                    s.addBatch("DELETE FROM " + t + " WHERE k > 2000");
+                    equal("[1, 1, 0]", Arrays.toString(s.executeBatch()), "Statement batch counts");
+                }
+                // A duplicate in a batch fails it whole, in a transaction.
+                c.setAutoCommit(false);
+                BatchUpdateException e = null;
+                try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, 'dup', 0)")) {
+                    for (long k : new long[] {500, 501, 1, 502}) {
+                        ins.setLong(1, k);
+                        ins.addBatch();
+                    }
+                    ins.executeBatch();
+                } catch (BatchUpdateException caught) {
+                    e = caught;
+                }
+                check(e != null, "the batch with a duplicate fails");
+                SQLException cause = e.getNextException() != null ? e.getNextException() : e;
+                equal("23505", cause.getSQLState(), "SQLSTATE of the failed batch: " + cause.getMessage());
+                c.rollback();
+                equal(0L, queryLong(c, "SELECT count(*) FROM " + t + " WHERE k >= 500 AND k < 600"),
+                        "nothing of the failed batch");
+                c.commit();
+            }
+        }
+    }
+
+    static void fetchSizeInTransaction(String mode) throws Exception {
+        String t = "fetch_" + mode.toLowerCase();
+        try (Connection c = connect(mode); Connection observer = connect("extended")) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, v VARCHAR(20))");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)")) {
+                for (int k = 1; k <= 95; k++) {
+                    ins.setInt(1, k);
+                    ins.setString(2, "v" + k);
+                    ins.addBatch();
+                }
+                ins.executeBatch();
+            }
+            long sid = sid(c);
+            c.setAutoCommit(false);
+            long fetches = sesstat(observer, sid, "fetch calls");
+            long trips = sesstat(observer, sid, "SQL*Net roundtrips to/from client");
+            List<Long> keys = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT k FROM " + t + " WHERE k > ? ORDER BY k")) {
+                ps.setFetchSize(10);
+                ps.setLong(1, 0);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        keys.add(rs.getLong(1));
+                        if (keys.size() == 35) {
+                            // Mid-way: four portions of ten have arrived, not all 95 rows.
+                            long sofar = sesstat(observer, sid, "fetch calls") - fetches;
+                            if (!mode.equals("simple")) {
+                                equal(4L, sofar, "fetch calls after 35 of 95 rows, fetch size 10");
+                            }
+                        }
+                    }
+                }
+            }
+            equal(95, keys.size(), "rows");
+            for (int i = 0; i < keys.size(); i++) {
+                equal((long) i + 1, keys.get(i), "key " + i);
+            }
+            fetches = sesstat(observer, sid, "fetch calls") - fetches;
+            trips = sesstat(observer, sid, "SQL*Net roundtrips to/from client") - trips;
+            if (mode.equals("simple")) {
+                // The simple protocol has no row limit: PgJDBC reads the whole result.
+                equal(1L, fetches, "fetch calls in simple mode");
+            } else {
+                equal(10L, fetches, "fetch calls for 95 rows, fetch size 10");
+                check(trips >= 10 && trips <= 12, "round trips for 10 portions: " + trips);
+            }
+            c.commit();
+
+            // In autocommit mode the fetch size is ignored: one fetch.
+            c.setAutoCommit(true);
+            fetches = sesstat(observer, sid, "fetch calls");
+            try (Statement s = c.createStatement()) {
+                s.setFetchSize(10);
+                try (ResultSet rs = s.executeQuery("SELECT k FROM " + t)) {
+                    int n = 0;
+                    while (rs.next()) {
+                        n++;
+                    }
+                    equal(95, n, "rows in autocommit mode");
+                }
+            }
+            equal(1L, sesstat(observer, sid, "fetch calls") - fetches, "fetch calls in autocommit mode");
+        }
+    }
+
+    static void transactions(String mode) throws Exception {
+        String t = "tx_" + mode.toLowerCase();
+        try (Connection c = connect(mode); Connection other = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, v VARCHAR(20))");
+            c.setAutoCommit(false);
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)")) {
+                ins.setLong(1, 1);
+                ins.setString(2, "rolled back");
+                ins.executeUpdate();
+                equal(0L, queryLong(other, "SELECT count(*) FROM " + t), "uncommitted rows are not seen");
+                c.rollback();
+                equal(0L, queryLong(c, "SELECT count(*) FROM " + t), "after rollback");
+                for (long k = 1; k <= 3; k++) {
+                    ins.setLong(1, k);
+                    ins.setString(2, "committed");
+                    ins.executeUpdate();
+                }
+                c.commit();
+                equal(3L, queryLong(other, "SELECT count(*) FROM " + t), "after commit");
+
+                // An error fails the transaction: 25P02 until rollback, then all is well.
+                ins.setLong(1, 4);
+                ins.executeUpdate();
+                ins.setLong(1, 1);
+                expectError("23505", ins::executeUpdate);
+                expectError("25P02", () -> queryLong(c, "SELECT count(*) FROM " + t));
+                c.rollback();
+                equal(3L, queryLong(c, "SELECT count(*) FROM " + t), "the failed transaction was rolled back");
+                c.commit();
+
+                // COMMIT of a failed transaction rolls back.
+                ins.setLong(1, 5);
+                ins.executeUpdate();
+                expectError("42P01", () -> exec(c, "SELECT * FROM nosuch"));
+                SQLException e = null;
+                try {
+                    c.commit();
+                } catch (SQLException caught) {
+                    e = caught;
+                }
+                // The server answers ROLLBACK, as PostgreSQL does: PgJDBC 42.5 takes it
+                // silently, later versions raise; either way the row is gone.
+                equal(0L, queryLong(other, "SELECT count(*) FROM " + t + " WHERE k = 5"), "commit of a failed block");
+                if (e == null) {
+                    c.rollback();
+                }
+            }
+            // Switching autocommit on commits the open transaction, as JDBC says.
+            exec(c, "INSERT INTO " + t + " VALUES (6, 'autocommit on')");
+            c.setAutoCommit(true);
+            equal(1L, queryLong(other, "SELECT count(*) FROM " + t + " WHERE k = 6"), "setAutoCommit(true) commits");
+            exec(c, "INSERT INTO " + t + " VALUES (7, 'autocommit')");
+            equal(1L, queryLong(other, "SELECT count(*) FROM " + t + " WHERE k = 7"), "autocommit");
+            expectError("23505", () -> exec(c, "INSERT INTO " + t + " VALUES (7, 'again')"));
+            exec(c, "INSERT INTO " + t + " VALUES (8, 'after the error')");
+            equal(6L, queryLong(other, "SELECT count(*) FROM " + t), "rows");
+
+            // The Oracle statements through JDBC.
+            c.setAutoCommit(false);
+            exec(c, "ALTER SESSION SET commit_wait = NOWAIT");
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW commit_wait")) {
+                rs.next();
+                equal("NOWAIT", rs.getString(1).toUpperCase(), "SHOW commit_wait");
+            }
+            long sid = sid(c);
+            long nowait = sesstat(other, sid, "commit nowait requested");
+            exec(c, "INSERT INTO " + t + " VALUES (9, 'nowait')");
+            c.commit();
+            equal(nowait + 1, sesstat(other, sid, "commit nowait requested"), "a NOWAIT commit");
+            exec(c, "INSERT INTO " + t + " VALUES (10, 'write nowait')");
+            exec(c, "COMMIT WRITE BATCH NOWAIT");
+            exec(c, "SET synchronous_commit = on");
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW synchronous_commit")) {
+                rs.next();
+                equal("on", rs.getString(1), "SHOW synchronous_commit");
+            }
+            c.commit();
+            equal(8L, queryLong(other, "SELECT count(*) FROM " + t), "rows");
+        }
+    }
+
+    static void cancelOfAStatementWaitingForARowLock() throws Exception {
+        try (Connection holder = connect("extended"); Connection waiter = connect("extended")) {
+            createTable(holder, "locked", "(k BIGINT PRIMARY KEY, v BIGINT)");
+            exec(holder, "INSERT INTO locked VALUES (1, 100)");
+            holder.setAutoCommit(false);
+            exec(holder, "UPDATE locked SET v = 200 WHERE k = 1");
+
+            Statement blocked = waiter.createStatement();
+            AtomicReference<Throwable> cancelFailed = new AtomicReference<>();
+            Thread canceller = new Thread(() -> {
+                try {
+                    Thread.sleep(500);
+                    blocked.cancel();
+                } catch (Throwable e) {
+                    cancelFailed.set(e);
+                }
+            });
+            long started = System.nanoTime();
+            canceller.start();
+            SQLException e = expectError("57014", () -> blocked.executeUpdate("UPDATE locked SET v = 300 WHERE k = 1"));
+            long ms = (System.nanoTime() - started) / 1_000_000;
+            canceller.join();
+            check(cancelFailed.get() == null, "Statement.cancel() threw " + cancelFailed.get());
+            check(ms >= 400 && ms < 10_000, "cancelled after the canceller's delay, not before or much later: " + ms + " ms");
+            check(e.getMessage().contains("canceling statement due to user request"), e.getMessage());
+            blocked.close();
+
+            // setQueryTimeout: the driver's own timer sends the cancel request.
+            try (Statement timed = waiter.createStatement()) {
+                timed.setQueryTimeout(1);
+                long t0 = System.nanoTime();
+                expectError("57014", () -> timed.executeUpdate("UPDATE locked SET v = 500 WHERE k = 1"));
+                long waited = (System.nanoTime() - t0) / 1_000_000;
+                check(waited >= 900 && waited < 10_000, "cancelled by the query timeout of 1 s: " + waited + " ms");
+            }
+
+            // The waiter goes on; the holder's commit keeps its value.
+            holder.commit();
+            equal(200L, queryLong(waiter, "SELECT v FROM locked WHERE k = 1"), "the cancelled update left nothing");
+            exec(waiter, "UPDATE locked SET v = 400 WHERE k = 1");
+            equal(400L, queryLong(holder, "SELECT v FROM locked WHERE k = 1"), "the waiter's connection works");
+            holder.commit();
+        }
+    }
+
+    static void viewsAndMetadata() throws Exception {
+        try (Connection c = connect("extended")) {
+            equal("PostgreSQL", c.getMetaData().getDatabaseProductName(), "product name");
+            check(c.getMetaData().getDatabaseMajorVersion() >= 16, "server_version " + c.getMetaData().getDatabaseProductVersion());
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, value FROM v$sysstat WHERE name = ? ORDER BY name")) {
+                ps.setString(1, "user commits");
+                try (ResultSet rs = ps.executeQuery()) {
+                    check(rs.next(), "user commits in v$sysstat");
+                    equal("user commits", rs.getString(1), "name");
+                    check(rs.getLong(2) >= 0, "value");
+                    check(!rs.next(), "one row");
+                }
+            }
+            equal(-1L, queryLong(c, "SELECT -1"), "SELECT -1");
+            equal("public", c.getSchema(), "getSchema (current_schema())");
+            equal("redodb", c.getCatalog(), "getCatalog");
+            check(c.isValid(5), "isValid (an empty query)");
+        }
+    }
+
+    /** The row of `ps` (which selects one row) as text, its columns joined by commas. */
+    static String rowText(PreparedStatement ps) throws SQLException {
+        try (ResultSet rs = ps.executeQuery()) {
+            check(rs.next(), "a row");
+            StringBuilder text = new StringBuilder();
+            for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                text.append(i > 1 ? "," : "").append(rs.getString(i));
+            }
+            return text.toString();
+        }
+    }
+
+    static void statementWhoseTableIsCreatedAgain(String mode) throws Exception {
+        String t = "again_" + mode.toLowerCase();
+        try (Connection c = connect(mode); Connection other = connect("extended")) {
+            createTable(other, t, "(k BIGINT PRIMARY KEY, v VARCHAR(10))");
+            exec(other, "INSERT INTO " + t + " VALUES (1, 'one')");
+            try (PreparedStatement ps = c.prepareStatement("SELECT * FROM " + t + " WHERE k = ?")) {
+                ps.setLong(1, 1);
+                // Past prepareThreshold: a named statement, run without a Describe.
+                for (int i = 0; i < 8; i++) {
+                    equal("1,one", rowText(ps), "run " + i);
+                }
+                // Another connection creates the table again with other columns: the
+                // rows must not be decoded by the old description. In autocommit mode
+                // PgJDBC prepares again at once on the server's "cached plan must not
+                // change result type" (0A000, routine RevalidateCachedQuery).
+                createTable(other, t, "(k BIGINT PRIMARY KEY, f DOUBLE PRECISION, v VARCHAR(10))");
+                exec(other, "INSERT INTO " + t + " VALUES (1, 2.5, 'one')");
+                equal("1,2.5,one", rowText(ps), "after the table was created again");
+                equal("1,2.5,one", rowText(ps), "and again");
+
+                // In a transaction the statement fails once (the block with it), then
+                // runs prepared anew.
+                c.setAutoCommit(false);
+                for (int i = 0; i < 8; i++) {
+                    equal("1,2.5,one", rowText(ps), "run " + i + " in a transaction");
+                }
+                c.commit();
+                createTable(other, t, "(k BIGINT PRIMARY KEY, b BOOLEAN)");
+                exec(other, "INSERT INTO " + t + " VALUES (1, true)");
+                if (!mode.equals("simple")) {
+                    expectError("0A000", () -> rowText(ps));
+                    c.rollback();
+                }
+                equal("1,t", rowText(ps), "after the failed run");
+                c.commit();
+            }
+        }
+    }
+
+    static void isolationAndReadOnly(String mode) throws Exception {
+        String t = "iso_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY)");
+            equal(Connection.TRANSACTION_READ_COMMITTED, c.getTransactionIsolation(), "the isolation level");
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_UNCOMMITTED);
+            equal(Connection.TRANSACTION_READ_COMMITTED, c.getTransactionIsolation(), "READ UNCOMMITTED is READ COMMITTED");
+            // Stronger levels are refused, not silently weakened.
+            expectError("0A000", () -> c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE));
+            expectError("0A000", () -> c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ));
+            equal(Connection.TRANSACTION_READ_COMMITTED, c.getTransactionIsolation(), "the isolation level after");
+            // setReadOnly: BEGIN READ ONLY, accepted.
+            c.setAutoCommit(false);
+            c.setReadOnly(true);
+            equal(0L, queryLong(c, "SELECT count(*) FROM " + t), "a read-only transaction reads");
+            c.commit();
+            c.setReadOnly(false);
+            exec(c, "INSERT INTO " + t + " VALUES (1)");
+            c.commit();
+            equal(1L, queryLong(c, "SELECT count(*) FROM " + t), "rows");
+            c.commit();
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+
+    public static void main(String[] args) throws Exception {
+        port = Integer.parseInt(args[0]);
+        String only = args.length > 1 ? args[1] : "";
+        Class.forName("org.postgresql.Driver");
+        System.out.println("PgJDBC " + org.postgresql.util.DriverInfo.DRIVER_FULL_NAME);
+        List<String> names = new ArrayList<>();
+        List<Check> checks = new ArrayList<>();
+        for (String mode : MODES) {
+            names.add("prepared statement types [" + mode + "]");
+            checks.add(() -> preparedStatementTypes(mode));
+            names.add("batches [" + mode + "]");
+            checks.add(() -> batches(mode));
+            names.add("fetch size in a transaction [" + mode + "]");
+            checks.add(() -> fetchSizeInTransaction(mode));
+            names.add("transactions [" + mode + "]");
+            checks.add(() -> transactions(mode));
+            names.add("a prepared statement whose table is created again [" + mode + "]");
+            checks.add(() -> statementWhoseTableIsCreatedAgain(mode));
+            names.add("isolation and read-only [" + mode + "]");
+            checks.add(() -> isolationAndReadOnly(mode));
+        }
+        names.add("cancel of a statement waiting for a row lock");
+        checks.add(JdbcTest::cancelOfAStatementWaitingForARowLock);
+        names.add("views and metadata");
+        checks.add(JdbcTest::viewsAndMetadata);
+
+        int passed = 0;
+        int failed = 0;
+        for (int i = 0; i < checks.size(); i++) {
+            if (!names.get(i).contains(only)) {
+                continue;
+            }
+            long start = System.nanoTime();
+            try {
+                checks.get(i).run();
+                passed++;
+                System.out.printf("ok     %s (%.2f s)%n", names.get(i), (System.nanoTime() - start) / 1e9);
+            } catch (Throwable e) {
+                failed++;
+                System.out.println("FAILED " + names.get(i));
+                e.printStackTrace(System.out);
+            }
+            System.out.flush();
+        }
+        System.out.println(passed + " passed, " + failed + " failed");
+        System.exit(failed == 0 ? 0 : 1);
+    }
+}

@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""psycopg 3 (unmodified, from PyPI) against `redodb serve`.
+
+Run by cli/tests/client_psycopg.rs as `python3 psycopg_test.py --port N` against a
+fresh server. Each check is a function named check_*, run on its own connections and
+its own tables; every check runs even after one fails, the failures are printed with
+their tracebacks, and the exit status is 1 if any failed. A check that hangs is cut by
+the connections' statement timeout on the client side (psycopg's own timeouts).
+"""
+
+import argparse
+import math
+import sys
+import threading
+import time
+import traceback
+from decimal import Decimal
+
+import psycopg
+from psycopg import errors, pq
+
+PORT = None
+
+
+def connect(autocommit=False, **kwargs):
+    return psycopg.connect(
+        host="127.0.0.1",
+        port=PORT,
+        user="psycopg",
+        dbname="redodb",
+        autocommit=autocommit,
+        connect_timeout=10,
+        **kwargs,
+    )
+
+
+def expect_error(kind, sqlstate, run):
+    """Runs `run`, which must raise psycopg error class `kind` with `sqlstate`."""
+    try:
+        run()
+    except kind as e:
+        assert e.sqlstate == sqlstate, f"{kind.__name__}: sqlstate {e.sqlstate}, expected {sqlstate}: {e}"
+        return e
+    except psycopg.Error as e:
+        raise AssertionError(f"expected {kind.__name__} ({sqlstate}), got {type(e).__name__} ({e.sqlstate}): {e}")
+    raise AssertionError(f"expected {kind.__name__} ({sqlstate}), nothing was raised")
+
+
+def create_table(conn, definition):
+    """CREATE TABLE `definition` (the name and columns), dropping an older one first so
+    that the script can run again against the same server."""
+    name = definition.split()[0]
+    conn.execute(f"DROP TABLE IF EXISTS {name}")
+    conn.execute(f"CREATE TABLE {definition}")
+
+
+def mystat(conn, name):
+    """The session's statistic `name` from v$mystat (read in autocommit or not alike)."""
+    row = conn.execute("SELECT value FROM v$mystat WHERE name = %s", (name,)).fetchone()
+    assert row is not None, f"no statistic {name!r} in v$mystat"
+    return row[0]
+
+
+def sysstat(conn, name):
+    row = conn.execute("SELECT value FROM v$sysstat WHERE name = %s", (name,)).fetchone()
+    assert row is not None, f"no statistic {name!r} in v$sysstat"
+    return row[0]
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def check_startup_reports_what_psycopg_reads():
+    with connect(autocommit=True) as conn:
+        assert conn.info.server_version >= 160000, conn.info.server_version
+        assert conn.info.parameter_status("server_encoding") == "UTF8"
+        assert conn.info.parameter_status("client_encoding") == "UTF8"
+        assert conn.info.parameter_status("standard_conforming_strings") == "on"
+        assert conn.info.encoding == "utf-8", conn.info.encoding
+        assert conn.info.backend_pid != 0
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def check_parameters_of_each_type():
+    with connect(autocommit=True) as conn:
+        create_table(conn, "ptypes (k BIGINT PRIMARY KEY, i BIGINT, f DOUBLE PRECISION,"
+            " s VARCHAR(40), t TEXT, b BOOLEAN)"
+        )
+        # psycopg sends each Python int in binary as the smallest type that holds it:
+        # int2, int4, int8; floats as float8; str as unspecified text; bool as bool.
+        rows = [
+            (1, 7, 1.5, "small", "x", True),
+            (2, -40000, -0.25, "int4", "it's", False),
+            (3, 1 << 40, 1e300, "int8", "ünïcödé ✓", True),
+            (4, -(1 << 62), float("inf"), 'quote " and \\ backslash', "tab\tnl\n", False),
+            (5, None, None, None, None, None),
+        ]
+        for row in rows:
+            cur = conn.execute("INSERT INTO ptypes VALUES (%s, %s, %s, %s, %s, %s)", row)
+            assert cur.rowcount == 1, cur.rowcount
+            assert cur.statusmessage == "INSERT 0 1", cur.statusmessage
+        # What psycopg sent for the last row but one: int2/int4/int8 and float8 in binary.
+        cur = conn.execute("SELECT k FROM ptypes WHERE i = %s OR i = %s OR i = %s OR f = %s", (7, -40000, 1 << 40, 0.5))
+        assert cur._query.types == (21, 23, 20, 701), cur._query.types
+        assert all(f == pq.Format.BINARY for f in cur._query.formats), cur._query.formats
+        assert sorted(cur.fetchall()) == [(1,), (2,), (3,)]
+        # The same explicitly in binary (%b) and in text (%t).
+        conn.execute("INSERT INTO ptypes VALUES (%b, %b, %b, %b, %b, %b)", (6, 300, 2.5, "bin", "b", True))
+        conn.execute("INSERT INTO ptypes VALUES (%t, %t, %t, %t, %t, %t)", (7, 70000, 3.5, "txt", "t", False))
+
+        got = conn.execute("SELECT k, i, f, s, t, b FROM ptypes WHERE k <= 5 ORDER BY k").fetchall()
+        assert got == rows, got
+        # Results in binary too, with the Python types intact.
+        with conn.cursor(binary=True) as cur:
+            got = cur.execute("SELECT k, i, f, s, t, b FROM ptypes WHERE k <= 5 ORDER BY k").fetchall()
+            assert got == rows, got
+            types = [c.type_code for c in cur.description]
+            assert types == [20, 20, 701, 1043, 25, 16], types
+        assert conn.execute("SELECT i, f, s, b FROM ptypes WHERE k = 6").fetchone() == (300, 2.5, "bin", True)
+        assert conn.execute("SELECT i, f, s, b FROM ptypes WHERE k = 7").fetchone() == (70000, 3.5, "txt", False)
+
+        # Parameters in WHERE of every type, each int width.
+        for small_or_large, expected in ((7, 1), (-40000, 2), (1 << 40, 3)):
+            got = conn.execute("SELECT k FROM ptypes WHERE i = %s", (small_or_large,)).fetchall()
+            assert got == [(expected,)], (small_or_large, got)
+        assert conn.execute("SELECT k FROM ptypes WHERE f > %s ORDER BY k", (2.0,)).fetchall() == [
+            (3,),
+            (4,),
+            (6,),
+            (7,),
+        ]
+        assert conn.execute("SELECT k FROM ptypes WHERE s = %s", ("ünïcödé ✓",)).fetchall() == []
+        assert conn.execute("SELECT k FROM ptypes WHERE t = %s", ("ünïcödé ✓",)).fetchall() == [(3,)]
+        assert conn.execute("SELECT count(*) FROM ptypes WHERE b = %s", (True,)).fetchone() == (3,)
+        assert conn.execute("SELECT count(*) FROM ptypes WHERE i IS NULL").fetchone() == (1,)
+        # A parameter in the select list: its value comes back.
+        assert conn.execute("SELECT %s, %s, %s", (5, "five", True)).fetchone() == (5, "five", True)
+        # UPDATE and DELETE with parameters give their row counts.
+        cur = conn.execute("UPDATE ptypes SET s = %s WHERE k >= %s", ("many", 6))
+        assert cur.rowcount == 2 and cur.statusmessage == "UPDATE 2", cur.statusmessage
+        cur = conn.execute("DELETE FROM ptypes WHERE k = %s", (7,))
+        assert cur.rowcount == 1 and cur.statusmessage == "DELETE 1", cur.statusmessage
+        # Decimals go as numeric, in text by default and in binary with %b, and so do ints
+        # beyond int8: read exactly, as the column's type.
+        conn.execute("UPDATE ptypes SET f = %s, i = %s WHERE k = 6", (Decimal("-0.000125"), Decimal("12")))
+        assert conn.execute("SELECT f, i FROM ptypes WHERE k = 6").fetchone() == (-0.000125, 12)
+        conn.execute("UPDATE ptypes SET f = %b, i = %b WHERE k = 6", (Decimal("1234.5678"), Decimal("-90071992547")))
+        assert conn.execute("SELECT f, i FROM ptypes WHERE k = 6").fetchone() == (1234.5678, -90071992547)
+        conn.execute("UPDATE ptypes SET f = %b WHERE k = 6", (Decimal("NaN"),))
+        assert math.isnan(conn.execute("SELECT f FROM ptypes WHERE k = 6").fetchone()[0])
+        conn.execute("UPDATE ptypes SET f = %s WHERE k = 6", (-(10**20),))
+        assert conn.execute("SELECT f FROM ptypes WHERE k = 6").fetchone() == (-1e20,)
+        expect_error(
+            errors.NumericValueOutOfRange,
+            "22003",
+            lambda: conn.execute("UPDATE ptypes SET i = %s WHERE k = 6", (1 << 63,)),
+        )
+        # A value that does not fit the column's type is the statement's error.
+        expect_error(
+            errors.InvalidTextRepresentation,
+            "22P02",
+            lambda: conn.execute("INSERT INTO ptypes (k, b) VALUES (%s, %s)", (8, "maybe")),
+        )
+
+
+def check_executemany_pipelines_with_row_counts():
+    with connect() as conn:
+        create_table(conn, "many (k BIGINT PRIMARY KEY, v TEXT, n BIGINT)")
+        conn.commit()
+        rows = [(k, f"row {k}", k * 10) for k in range(1, 201)]
+        with conn.cursor() as cur:
+            trips = mystat(conn, "SQL*Net roundtrips to/from client")
+            cur.executemany("INSERT INTO many VALUES (%s, %s, %s)", rows)
+            assert cur.rowcount == 200, cur.rowcount
+            # Pipeline mode: the 200 Bind/Execute pairs went in a few round trips, not 200.
+            trips = mystat(conn, "SQL*Net roundtrips to/from client") - trips
+            assert trips <= 10, f"{trips} round trips for executemany of 200 rows"
+            conn.commit()
+            # UPDATE in a batch: each statement's count adds up, one that matches nothing
+            # adds 0.
+            cur.executemany("UPDATE many SET n = n + 1 WHERE k <= %s", [(10,), (5,), (0,)])
+            assert cur.rowcount == 15, cur.rowcount
+            # returning=True keeps each statement's results.
+            cur.executemany("DELETE FROM many WHERE k = %s", [(199,), (200,), (1000,)], returning=True)
+            counts = []
+            while True:
+                counts.append(cur.rowcount)
+                if not cur.nextset():
+                    break
+            assert counts == [1, 1, 0], counts
+            conn.commit()
+            assert cur.execute("SELECT count(*), sum(n) FROM many").fetchone() == (198, sum(range(10, 1990, 10)) + 15)
+        # Explicit pipeline mode: several statements, results read at the end.
+        with conn.pipeline():
+            c1 = conn.execute("INSERT INTO many VALUES (%s, %s, %s)", (500, "p", 1))
+            c2 = conn.execute("SELECT v FROM many WHERE k = %s", (500,))
+            c3 = conn.execute("UPDATE many SET n = 2 WHERE k = %s", (500,))
+        assert c1.rowcount == 1 and c3.rowcount == 1
+        assert c2.fetchone() == ("p",)
+        conn.commit()
+        # A failing row in a batch fails the whole batch, in an explicit transaction.
+        expect_error(
+            errors.UniqueViolation,
+            "23505",
+            lambda: conn.cursor().executemany("INSERT INTO many VALUES (%s, 'x', 0)", [(900,), (901,), (1,)]),
+        )
+        conn.rollback()
+        assert conn.execute("SELECT count(*) FROM many WHERE k >= 900").fetchone() == (0,)
+
+
+def check_server_side_cursor_fetches_in_portions():
+    with connect() as conn:
+        create_table(conn, "big (k BIGINT PRIMARY KEY, v TEXT)")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO big VALUES (%s, %s)", [(k, f"v{k}") for k in range(1, 51)])
+        conn.commit()
+
+        with conn.cursor("portions") as cur:
+            cur.itersize = 7
+            cur.execute("SELECT k, v FROM big WHERE k > %s ORDER BY k", (0,))
+            assert [d.name for d in cur.description] == ["k", "v"], cur.description
+            before = mystat(conn, "fetch calls")
+            keys = [k for k, _ in cur]
+            after = mystat(conn, "fetch calls")
+        assert keys == list(range(1, 51)), keys
+        # 50 rows, 7 at a time: 8 FETCH FORWARD 7 (the last returns 1 row), plus the
+        # v$mystat query that reads the second value.
+        assert after - before == 9, f"fetch calls {before} -> {after}"
+
+        with conn.cursor("manual") as cur:
+            cur.execute("SELECT k FROM big ORDER BY k")
+            assert len(cur.fetchmany(20)) == 20
+            assert cur.fetchone() == (21,)
+            cur.scroll(5)
+            assert cur.fetchone() == (27,)
+            assert len(cur.fetchall()) == 23
+            assert cur.fetchone() is None
+        conn.commit()
+
+        # WITH HOLD: the cursor outlives its transaction's commit.
+        with conn.cursor("held", withhold=True) as cur:
+            cur.execute("SELECT k FROM big ORDER BY k")
+            conn.commit()
+            assert cur.fetchmany(3) == [(1,), (2,), (3,)]
+        conn.commit()
+
+    # In autocommit mode a named cursor needs WITH HOLD (as in PostgreSQL).
+    with connect(autocommit=True) as conn:
+        with conn.cursor("ac", withhold=True) as cur:
+            cur.itersize = 16
+            cur.execute("SELECT k FROM big ORDER BY k")
+            assert sum(1 for _ in cur) == 50
+        with conn.cursor("noblock") as cur:
+            expect_error(errors.NoActiveSqlTransaction, "25P01", lambda: cur.execute("SELECT k FROM big"))
+
+
+def check_transactions_commit_rollback_and_autocommit():
+    with connect() as conn, connect(autocommit=True) as other:
+        create_table(conn, "tx (k BIGINT PRIMARY KEY, v TEXT)")
+        conn.commit()
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+
+        conn.execute("INSERT INTO tx VALUES (1, 'rolled back')")
+        assert conn.info.transaction_status == pq.TransactionStatus.INTRANS
+        assert other.execute("SELECT count(*) FROM tx").fetchone() == (0,), "uncommitted rows are not seen"
+        conn.rollback()
+        assert conn.execute("SELECT count(*) FROM tx").fetchone() == (0,)
+        conn.rollback()
+
+        conn.execute("INSERT INTO tx VALUES (1, 'committed')")
+        conn.execute("INSERT INTO tx VALUES (2, 'committed')")
+        conn.commit()
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+        assert other.execute("SELECT count(*) FROM tx").fetchone() == (2,)
+
+        # Transaction blocks and savepoint-less nesting through conn.transaction().
+        with conn.transaction():
+            conn.execute("UPDATE tx SET v = 'in block' WHERE k = 1")
+        assert other.execute("SELECT v FROM tx WHERE k = 1").fetchone() == ("in block",)
+        try:
+            with conn.transaction():
+                conn.execute("UPDATE tx SET v = 'undone' WHERE k = 1")
+                raise KeyError("leave the block")
+        except KeyError:
+            pass
+        assert other.execute("SELECT v FROM tx WHERE k = 1").fetchone() == ("in block",)
+        conn.commit()
+
+        # Isolation: READ COMMITTED (or READ UNCOMMITTED, the same) is what every
+        # transaction gets; stronger levels are refused, not silently weakened.
+        for level in (psycopg.IsolationLevel.READ_COMMITTED, psycopg.IsolationLevel.READ_UNCOMMITTED):
+            conn.isolation_level = level
+            conn.execute("SELECT 1")
+            assert conn.execute("SHOW transaction_isolation").fetchone() == ("read committed",)
+            conn.commit()
+        conn.isolation_level = psycopg.IsolationLevel.SERIALIZABLE
+        expect_error(errors.FeatureNotSupported, "0A000", lambda: conn.execute("SELECT 1"))
+        conn.rollback()
+        conn.isolation_level = None
+        conn.read_only = True
+        assert conn.execute("SELECT count(*) FROM tx").fetchone() == (2,)
+        conn.commit()
+        conn.read_only = None
+
+        # Autocommit: each statement commits at once.
+        conn.autocommit = True
+        conn.execute("INSERT INTO tx VALUES (3, 'autocommit')")
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+        assert other.execute("SELECT v FROM tx WHERE k = 3").fetchone() == ("autocommit",)
+        with conn.transaction():
+            conn.execute("INSERT INTO tx VALUES (4, 'block in autocommit')")
+            assert other.execute("SELECT count(*) FROM tx WHERE k = 4").fetchone() == (0,)
+        assert other.execute("SELECT count(*) FROM tx WHERE k = 4").fetchone() == (1,)
+
+        # A row held by an open transaction is waited for; its commit releases it.
+        conn.autocommit = False
+        conn.execute("UPDATE tx SET v = 'locked' WHERE k = 2")
+        done = []
+        waiter = threading.Thread(
+            target=lambda: done.append(other.execute("UPDATE tx SET v = 'after' WHERE k = 2").rowcount)
+        )
+        waiter.start()
+        time.sleep(0.3)
+        assert done == [], "the update waits for the row lock"
+        conn.commit()
+        waiter.join(10)
+        assert done == [1], done
+        assert conn.execute("SELECT v FROM tx WHERE k = 2").fetchone() == ("after",)
+        conn.commit()
+
+
+def check_errors_and_recovery():
+    with connect() as conn:
+        create_table(conn, "errs (k BIGINT PRIMARY KEY, v TEXT)")
+        conn.execute("INSERT INTO errs VALUES (1, 'one')")
+        conn.commit()
+
+        conn.execute("INSERT INTO errs VALUES (2, 'two')")
+        e = expect_error(
+            errors.UniqueViolation, "23505", lambda: conn.execute("INSERT INTO errs VALUES (%s, %s)", (1, "dup"))
+        )
+        assert e.diag.severity == "ERROR", e.diag.severity
+        assert "duplicate" in e.diag.message_primary, e.diag.message_primary
+        assert conn.info.transaction_status == pq.TransactionStatus.INERROR
+        e = expect_error(errors.InFailedSqlTransaction, "25P02", lambda: conn.execute("SELECT 1"))
+        expect_error(
+            errors.InFailedSqlTransaction, "25P02", lambda: conn.execute("SELECT k FROM errs WHERE k = %s", (1,))
+        )
+        conn.rollback()
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+        assert conn.execute("SELECT k FROM errs ORDER BY k").fetchall() == [(1,)], "the block was rolled back"
+        conn.commit()
+
+        # Other errors, each with its class and SQLSTATE.
+        expect_error(errors.UndefinedTable, "42P01", lambda: conn.execute("SELECT * FROM nosuch"))
+        conn.rollback()
+        e = expect_error(errors.SyntaxError, "42601", lambda: conn.execute("SELECT * FORM errs"))
+        assert e.diag.statement_position is not None, "a syntax error has its position"
+        conn.rollback()
+        expect_error(errors.UndefinedColumn, "42703", lambda: conn.execute("SELECT nosuch FROM errs"))
+        conn.rollback()
+
+        # In autocommit mode an error ends only its statement.
+        conn.autocommit = True
+        expect_error(errors.UniqueViolation, "23505", lambda: conn.execute("INSERT INTO errs VALUES (1, 'x')"))
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+        conn.execute("INSERT INTO errs VALUES (3, 'after the error')")
+        assert conn.execute("SELECT count(*) FROM errs").fetchone() == (2,)
+        # A deadlock between two connections: one of them gets 40P01, the other goes on.
+        conn.autocommit = False
+        with connect() as other:
+            conn.execute("UPDATE errs SET v = 'a' WHERE k = 1")
+            other.execute("UPDATE errs SET v = 'b' WHERE k = 3")
+            failures = []
+
+            def cross():
+                try:
+                    other.execute("UPDATE errs SET v = 'b' WHERE k = 1")
+                except psycopg.Error as e:
+                    failures.append(e.sqlstate)
+
+            t = threading.Thread(target=cross)
+            t.start()
+            time.sleep(0.2)
+            try:
+                conn.execute("UPDATE errs SET v = 'a' WHERE k = 3")
+            except psycopg.Error as e:
+                failures.append(e.sqlstate)
+            if failures:
+                conn.rollback()
+            else:
+                conn.commit()
+            t.join(10)
+            assert failures == ["40P01"], failures
+            other.rollback()
+        conn.rollback()
+
+
+def check_cancel_of_a_statement_waiting_for_a_row_lock():
+    with connect() as holder, connect(autocommit=True) as waiter:
+        create_table(holder, "locked (k BIGINT PRIMARY KEY, v BIGINT)")
+        holder.execute("INSERT INTO locked VALUES (1, 100)")
+        holder.commit()
+        holder.execute("UPDATE locked SET v = 200 WHERE k = 1")
+        timer = threading.Timer(0.5, waiter.cancel_safe)
+        started = time.monotonic()
+        timer.start()
+        expect_error(
+            errors.QueryCanceled, "57014", lambda: waiter.execute("UPDATE locked SET v = 300 WHERE k = %s", (1,))
+        )
+        waited = time.monotonic() - started
+        timer.join()
+        assert 0.4 <= waited < 10, f"cancelled after {waited:.2f} s"
+        holder.commit()
+        assert waiter.execute("SELECT v FROM locked WHERE k = 1").fetchone() == (200,)
+
+
+def check_synchronous_commit_and_oracle_commit_modes():
+    with connect() as conn:
+        create_table(conn, "modes (k BIGINT PRIMARY KEY, v TEXT)")
+        conn.commit()
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        conn.execute("SET synchronous_commit = off")
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        conn.commit()
+        nowait = mystat(conn, "commit nowait requested")
+        conn.execute("INSERT INTO modes VALUES (1, 'nowait by synchronous_commit')")
+        conn.commit()
+        assert mystat(conn, "commit nowait requested") == nowait + 1
+        conn.execute("SET synchronous_commit TO on")
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        conn.commit()
+
+        # COMMIT WRITE NOWAIT ends the transaction psycopg opened.
+        nowait = mystat(conn, "commit nowait requested")
+        conn.execute("INSERT INTO modes VALUES (2, 'commit write nowait')")
+        cur = conn.execute("COMMIT WRITE NOWAIT")
+        assert cur.statusmessage == "COMMIT", cur.statusmessage
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+        assert mystat(conn, "commit nowait requested") == nowait + 1
+        conn.rollback()
+
+        # Statements run 5 times are prepared by psycopg as _pg3_N; ALTER SESSION must
+        # not make it drop them (its tag is SET), and they keep working after it.
+        for k in range(10, 16):
+            conn.execute("INSERT INTO modes VALUES (%s, %s)", (k, "prepared"))
+        conn.commit()
+        prepared = dict(conn._prepared._names)
+        assert any(name.startswith(b"_pg3_") for name in prepared.values()), prepared
+        cur = conn.execute("ALTER SESSION SET commit_wait = 'NOWAIT'")
+        assert cur.statusmessage == "SET", cur.statusmessage
+        assert dict(conn._prepared._names) == prepared, "psycopg kept its prepared statements"
+        assert conn.execute("SHOW commit_wait").fetchone()[0].upper() == "NOWAIT"
+        conn.execute("ALTER SESSION SET commit_logging = BATCH")
+        conn.commit()
+        nowait = mystat(conn, "commit nowait requested")
+        batch = mystat(conn, "commit batch requested")
+        for k in range(20, 30):
+            conn.execute("INSERT INTO modes VALUES (%s, %s)", (k, "prepared"))
+            conn.commit()
+        assert dict(conn._prepared._names) == prepared
+        assert mystat(conn, "commit nowait requested") == nowait + 10
+        assert mystat(conn, "commit batch requested") == batch + 10
+        conn.execute("ALTER SESSION SET commit_wait = WAIT")
+        conn.execute("ALTER SESSION SET commit_logging = IMMEDIATE")
+        wait = mystat(conn, "commit wait requested")
+        for k in range(30, 36):
+            conn.execute("INSERT INTO modes VALUES (%s, %s)", (k, "prepared"))
+            conn.commit()
+        assert mystat(conn, "commit wait requested") == wait + 6
+        # SHOW PARAMETER through psycopg.
+        rows = conn.execute("SHOW PARAMETER commit_wait").fetchall()
+        assert any(r[0] == "commit_wait" for r in rows), rows
+        conn.rollback()
+
+    # The same in autocommit mode: each statement its own transaction, in the mode set.
+    with connect(autocommit=True) as conn:
+        conn.execute("ALTER SESSION SET commit_wait = NOWAIT")
+        nowait = mystat(conn, "commit nowait requested")
+        for k in range(40, 47):
+            conn.execute("INSERT INTO modes VALUES (%s, %s)", (k, "autocommit nowait"))
+        assert mystat(conn, "commit nowait requested") == nowait + 7
+        assert conn.execute("SELECT count(*) FROM modes").fetchone() == (2 + 6 + 10 + 6 + 7,)
+        # A prepared statement survives DEALLOCATE-free settings and COMMIT WRITE too.
+        conn.execute("BEGIN")
+        conn.execute("UPDATE modes SET v = 'x' WHERE k = %s", (40,))
+        conn.execute("COMMIT WRITE BATCH NOWAIT")
+        assert conn.info.transaction_status == pq.TransactionStatus.IDLE
+
+
+def check_copy_from_stdin_and_to_stdout():
+    with connect() as conn:
+        create_table(conn, "cp (k BIGINT PRIMARY KEY, v TEXT, f DOUBLE PRECISION, b BOOLEAN)")
+        conn.commit()
+        rows = [(k, f"line {k}\twith tab", k / 4, k % 2 == 0) for k in range(1, 1001)]
+        rows.append((1001, None, None, None))
+        rows.append((1002, "back\\slash\nnewline", -1.5, True))
+        with conn.cursor() as cur:
+            with cur.copy("COPY cp FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            assert cur.rowcount == len(rows), cur.rowcount
+            assert cur.statusmessage == f"COPY {len(rows)}", cur.statusmessage
+            conn.commit()
+            got = cur.execute("SELECT k, v, f, b FROM cp ORDER BY k").fetchall()
+            assert got == rows, [g for g, r in zip(got, rows) if g != r][:3]
+
+            # Raw text with a column list, and csv.
+            with cur.copy("COPY cp (k, v) FROM STDIN") as copy:
+                copy.write("2001\tabc\n2002\t\\N\n")
+            with cur.copy("COPY cp FROM STDIN WITH (FORMAT csv)") as copy:
+                copy.write('3001,"a, b",1.25,true\n3002,,,\n')
+            conn.commit()
+            assert cur.execute("SELECT v FROM cp WHERE k IN (2001, 2002, 3001, 3002) ORDER BY k").fetchall() == [
+                ("abc",),
+                (None,),
+                ("a, b",),
+                (None,),
+            ]
+
+            # A bad row fails the whole copy; nothing of it stays.
+            def bad_copy():
+                with cur.copy("COPY cp (k, v) FROM STDIN") as copy:
+                    copy.write_row((4001, "fine"))
+                    copy.write_row((1, "duplicate"))
+
+            expect_error(errors.UniqueViolation, "23505", bad_copy)
+            conn.rollback()
+            assert cur.execute("SELECT count(*) FROM cp WHERE k = 4001").fetchone() == (0,)
+
+            # COPY TO STDOUT, read back as rows.
+            with cur.copy("COPY (SELECT k, v FROM cp WHERE k >= 1001 AND k <= 1002 ORDER BY k) TO STDOUT") as copy:
+                copy.set_types(["int8", "text"])
+                out = list(copy.rows())
+            assert out == [(1001, None), (1002, "back\\slash\nnewline")], out
+        conn.commit()
+
+
+def check_views_with_where_order_by_and_parameters():
+    with connect(autocommit=True) as conn:
+        create_table(conn, "vv (k BIGINT PRIMARY KEY)")
+        before = sysstat(conn, "user commits")
+        mine = mystat(conn, "user commits")
+        for k in range(5):
+            conn.execute("INSERT INTO vv VALUES (%s)", (k,))
+        assert sysstat(conn, "user commits") >= before + 5
+        assert mystat(conn, "user commits") == mine + 5
+        rows = conn.execute(
+            "SELECT name, value FROM v$sysstat WHERE name = 'user commits' ORDER BY name"
+        ).fetchall()
+        assert len(rows) == 1 and rows[0][0] == "user commits" and rows[0][1] >= before + 5, rows
+        rows = conn.execute(
+            "SELECT name, value FROM v$sysstat WHERE name LIKE %s ORDER BY name DESC", ("redo%",)
+        ).fetchall()
+        names = [r[0] for r in rows]
+        assert "redo size" in names and names == sorted(names, reverse=True), names
+        with conn.cursor(binary=True) as cur:
+            cur.execute("SELECT name, value FROM v$sysstat WHERE name = %s", ("user commits",))
+            assert cur.fetchone()[1] >= before + 5
+        events = conn.execute(
+            "SELECT event, total_waits FROM v$system_event WHERE event = %s", ("SQL*Net message from client",)
+        ).fetchall()
+        assert events and events[0][1] > 0, events
+        # Views are read-only.
+        expect_error(errors.WrongObjectType, "42809", lambda: conn.execute("DELETE FROM v$sysstat"))
+
+
+def check_statements_prepared_by_psycopg_survive_deallocate_and_errors():
+    with connect(autocommit=True) as conn:
+        create_table(conn, "prep (k BIGINT PRIMARY KEY, v TEXT)")
+        for k in range(8):
+            conn.execute("INSERT INTO prep VALUES (%s, %s)", (k, "v"), prepare=(k > 2) or None)
+        assert conn.execute("SELECT count(*) FROM prep").fetchone() == (8,)
+        for k in range(8):
+            got = conn.execute("SELECT v FROM prep WHERE k = %s", (k,), prepare=True).fetchone()
+            assert got == ("v",), got
+        # An error on a prepared statement does not lose it.
+        expect_error(
+            errors.UniqueViolation, "23505", lambda: conn.execute("INSERT INTO prep VALUES (%s, %s)", (1, "v"))
+        )
+        conn.execute("INSERT INTO prep VALUES (%s, %s)", (100, "v"))
+        # DEALLOCATE ALL (which psycopg itself sends after DDL) and DISCARD ALL.
+        conn.execute("DEALLOCATE ALL")
+        conn.execute("INSERT INTO prep VALUES (%s, %s)", (101, "v"), prepare=True)
+        conn.execute("DISCARD ALL")
+        conn.execute("INSERT INTO prep VALUES (%s, %s)", (102, "v"), prepare=True)
+        assert conn.execute("SELECT count(*) FROM prep").fetchone() == (11,)
+        for k in range(7):
+            conn.execute("SELECT * FROM prep WHERE k = %s", (k,), prepare=True).fetchone()
+        # Another connection creates the table again with other columns: psycopg's
+        # prepared statement describes its portal, so it gets the new columns.
+        with connect(autocommit=True) as other:
+            create_table(other, "prep (k BIGINT PRIMARY KEY, f DOUBLE PRECISION, v TEXT)")
+            other.execute("INSERT INTO prep VALUES (1, 0.5, 'new')")
+        for _ in range(2):
+            assert conn.execute("SELECT * FROM prep WHERE k = %s", (1,), prepare=True).fetchone() == (1, 0.5, "new")
+        # DDL drops psycopg's cache; the next statements are prepared anew.
+        create_table(conn, "prep2 (k BIGINT PRIMARY KEY)")
+        for k in range(7):
+            conn.execute("INSERT INTO prep2 VALUES (%s)", (k,))
+        conn.execute("DROP TABLE prep2")
+        expect_error(errors.UndefinedTable, "42P01", lambda: conn.execute("INSERT INTO prep2 VALUES (%s)", (1,)))
+
+
+def main():
+    global PORT
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("checks", nargs="*", help="names of checks to run (default: all)")
+    args = parser.parse_args()
+    PORT = args.port
+    print(f"psycopg {psycopg.__version__} ({pq.__impl__}, libpq {pq.version()})", flush=True)
+    checks = [(n, f) for n, f in globals().items() if n.startswith("check_") and callable(f)]
+    if args.checks:
+        checks = [(n, f) for n, f in checks if any(c in n for c in args.checks)]
+    failed = 0
+    for name, check in checks:
+        start = time.monotonic()
+        try:
+            check()
+            print(f"ok     {name} ({time.monotonic() - start:.2f} s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAILED {name}\n{traceback.format_exc()}", flush=True)
+    print(f"{len(checks) - failed} passed, {failed} failed", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
