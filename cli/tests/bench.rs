@@ -6,28 +6,15 @@
 //!
 //! Needs the Debian package `chromium` (`apt-get install -y chromium`).
 
+mod command_common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
+use command_common::{chromium_dom, redodb, succeeded};
 use serde_json::Value;
-
-fn redodb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_redodb")).args(args).output().expect("run redodb")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn succeeded(out: Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
 }
 
 /// Runs a command that must fail; returns its stderr.
@@ -187,22 +174,6 @@ fn check_charts(out: &Path, doc: &Value) -> usize {
     n
 }
 
-/// The DOM headless Chromium builds from `html_file`.
-fn chromium_dom(html_file: &Path, profile: &Path) -> String {
-    let version = Command::new("chromium").arg("--version").output();
-    if !matches!(&version, Ok(out) if out.status.success()) {
-        panic!("headless Chromium is needed to check the HTML page: install the Debian package chromium (apt-get install -y chromium); running `chromium --version` gave {version:?}");
-    }
-    let url = format!("file://{}", html_file.canonicalize().expect("absolute path").display());
-    let out = Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", &url])
-        .output()
-        .expect("run chromium");
-    succeeded(out, "chromium --dump-dom")
-}
-
 #[test]
 fn every_embedded_scenario_runs_quick_and_writes_json_csv_charts_and_html() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -247,7 +218,7 @@ fn every_embedded_scenario_runs_quick_and_writes_json_csv_charts_and_html() {
     assert_eq!(lines.len(), total + 1, "a CSV row per measurement");
 
     let charts = check_charts(&out, &doc);
-    let dom = chromium_dom(&out.join("index.html"), &dir.path().join("chromium-profile"));
+    let dom = chromium_dom(&out.join("index.html"), &dir.path().join("chromium-profile"), "the HTML page");
     for name in ["commit-time", "commit-modes", "group-commit", "strands", "redo-size", "batch-dml"] {
         assert!(dom.contains(&format!("<section id=\"{name}\">")), "the page lacks {name}");
     }

@@ -5,15 +5,14 @@
 //!
 //! Needs the Debian package `chromium` (`apt-get install -y chromium`).
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod command_common;
 
+use std::path::Path;
+use std::process::Output;
+
+use command_common::{chromium_dom, redodb, succeeded};
 use db::{awr, Database, DbConfig, Value};
 use redo::{LogConfig, SyncMethod};
-
-fn redodb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_redodb")).args(args).output().expect("run redodb")
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -21,17 +20,6 @@ fn stdout(out: &Output) -> String {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn succeeded(out: Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        stdout(&out),
-        stderr(&out)
-    );
-    stdout(&out)
 }
 
 fn failed(out: Output, what: &str) -> String {
@@ -70,22 +58,6 @@ fn workload_with_snapshots(dir: &Path) {
     assert_eq!(awr::take_snapshot(&db).expect("snapshot 3").id, 3);
 }
 
-/// The DOM headless Chromium builds from `html_file`.
-fn chromium_dom(html_file: &Path, profile: &Path) -> String {
-    let version = Command::new("chromium").arg("--version").output();
-    if !matches!(&version, Ok(out) if out.status.success()) {
-        panic!("headless Chromium is needed to check the HTML report: install the Debian package chromium (apt-get install -y chromium); running `chromium --version` gave {version:?}");
-    }
-    let url = format!("file://{}", html_file.canonicalize().expect("absolute path").display());
-    let out = Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", &url])
-        .output()
-        .expect("run chromium");
-    succeeded(out, "chromium --dump-dom")
-}
-
 #[test]
 fn reports_between_snapshots_of_one_instance_in_text_and_html() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -117,7 +89,7 @@ fn reports_between_snapshots_of_one_instance_in_text_and_html() {
     let args =
         ["report", "--data", data_arg, "--begin", "1", "--end", "3", "--format", "html", "--out", html_arg];
     assert_eq!(succeeded(redodb(&args), "html report"), "", "--out writes the file, not standard output");
-    let dom = chromium_dom(&html_path, &dir.path().join("chromium-profile"));
+    let dom = chromium_dom(&html_path, &dir.path().join("chromium-profile"), "the HTML report");
     for section in awr::REPORT_SECTIONS.iter().chain(&["Events over Snapshots"]) {
         assert!(dom.contains(&format!(">{section}</h2>")), "the rendered DOM lacks {section}:\n{dom}");
     }

@@ -78,13 +78,7 @@ fn self_signed_certificate(dir: &Path) -> (PathBuf, PathBuf) {
 /// A raw startup as `user`; returns the stream and the first message's (type, body).
 fn raw_startup(server: &Server, user: &str) -> (TcpStream, (u8, Vec<u8>)) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let mut body = 196608i32.to_be_bytes().to_vec();
-    for field in ["user", user, "database", "redodb", ""] {
-        body.extend(protocol::cstring(field));
-    }
-    let mut packet = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    packet.extend(body);
-    std::io::Write::write_all(&mut stream, &packet).unwrap();
+    protocol::send_startup(&mut stream, user);
     let first = protocol::read_message(&mut stream).expect("an authentication request");
     (stream, first)
 }

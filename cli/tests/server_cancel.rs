@@ -11,7 +11,8 @@ use std::net::TcpStream;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server_common::{protocol, require_tool, Server};
+use server_common::protocol::{self, query};
+use server_common::{require_tool, Server};
 
 const CANCELED: &str = "canceling statement due to user request";
 
@@ -146,13 +147,7 @@ fn ctrl_c_in_psql_cancels_a_long_select() {
 /// A raw connection: startup as `user`; returns the stream and its (process id, secret).
 fn raw_connection(server: &Server, user: &str) -> (TcpStream, i32, i32) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let mut body = 196608i32.to_be_bytes().to_vec();
-    for field in ["user", user, "database", "redodb", ""] {
-        body.extend(protocol::cstring(field));
-    }
-    let mut packet = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    packet.extend(body);
-    stream.write_all(&packet).unwrap();
+    protocol::send_startup(&mut stream, user);
     let messages = protocol::read_until_ready(&mut stream);
     let key = messages.iter().find(|m| m.0 == b'K').expect("BackendKeyData");
     let pid = i32::from_be_bytes(key.1[..4].try_into().unwrap());
@@ -169,11 +164,6 @@ fn cancel_request(server: &Server, pid: i32, secret: i32) {
     packet.extend(secret.to_be_bytes());
     stream.write_all(&packet).unwrap();
     assert!(protocol::read_message(&mut stream).is_none(), "no answer: the connection just closes");
-}
-
-fn query(stream: &mut TcpStream, sql: &str) -> Vec<(u8, Vec<u8>)> {
-    protocol::send(stream, b'Q', &protocol::cstring(sql));
-    protocol::read_until_ready(stream)
 }
 
 #[test]
@@ -197,9 +187,7 @@ fn a_cancel_needs_the_right_key_and_only_hits_a_running_statement() {
     std::thread::sleep(Duration::from_millis(300));
     wait_for_session(&server, "waiter", "event = 'enq: TX - row lock contention'");
     cancel_request(&server, pid, secret);
-    let reply = protocol::read_until_ready(&mut waiter);
-    assert_eq!(protocol::kinds(&reply), "EZ");
-    assert_eq!(protocol::sqlstate(&reply[0].1), "57014");
+    let reply = protocol::expect_error(&mut waiter, "57014");
     assert!(String::from_utf8_lossy(&reply[0].1).contains(CANCELED));
 
     // The session goes on; the holder's transaction is untouched and commits.
@@ -226,9 +214,7 @@ fn a_cancelled_statement_in_a_transaction_block_fails_the_block_and_the_session_
     protocol::send(&mut waiter, b'Q', &protocol::cstring("UPDATE acct SET v = 300 WHERE k = 1"));
     wait_for_session(&server, "waiter", "event = 'enq: TX - row lock contention'");
     cancel_request(&server, pid, secret);
-    let reply = protocol::read_until_ready(&mut waiter);
-    assert_eq!(protocol::kinds(&reply), "EZ");
-    assert_eq!(protocol::sqlstate(&reply[0].1), "57014");
+    let reply = protocol::expect_error(&mut waiter, "57014");
     assert_eq!(reply[1].1, b"E", "the block is failed");
     // Failed until ROLLBACK (25P02), as PostgreSQL leaves it; then the session works.
     let reply = query(&mut waiter, "SELECT 1");

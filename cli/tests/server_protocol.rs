@@ -9,7 +9,7 @@ use std::io::Write;
 use std::net::TcpStream;
 
 use server_common::protocol::{
-    self, bind, describe, execute, kinds, parse, read_until_ready, sqlstate, sync,
+    self, bind, describe, execute, expect_error, kinds, parse, query, read_until_ready, sqlstate, sync,
 };
 use server_common::{require_tool, Server};
 
@@ -131,10 +131,6 @@ fn a_declared_cursor_is_a_portal_described_and_fetched_as_psycopg_does() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
     let mut c = connect(&server);
-    let query = |c: &mut TcpStream, sql: &str| {
-        protocol::send(c, b'Q', &protocol::cstring(sql));
-        read_until_ready(c)
-    };
     assert_eq!(kinds(&query(&mut c, "CREATE TABLE p (k BIGINT PRIMARY KEY, v TEXT)")), "CZ");
     assert_eq!(kinds(&query(&mut c, "INSERT INTO p VALUES (1, 'a'), (2, 'b')")), "CZ");
     for k in 3..=7 {
@@ -201,6 +197,12 @@ fn copy_data(stream: &mut TcpStream, data: &[u8]) {
     protocol::send(stream, b'd', data);
 }
 
+/// Sends `sql`, a COPY FROM STDIN, as a simple Query; the server answers CopyInResponse.
+fn start_copy_in(stream: &mut TcpStream, sql: &str) {
+    protocol::send(stream, b'Q', &protocol::cstring(sql));
+    assert_eq!(protocol::read_message(stream).unwrap().0, b'G');
+}
+
 /// COPY FROM STDIN at the protocol level: rows cut across CopyData messages (and
 /// across reads), Flush and Sync ignored in copy-in mode, CopyFail, and a COPY in the
 /// middle of a Query message whose remaining statements run after it.
@@ -209,10 +211,6 @@ fn copy_in_takes_data_cut_anywhere_and_fails_as_a_whole() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
     let mut c = connect(&server);
-    let query = |c: &mut TcpStream, sql: &str| {
-        protocol::send(c, b'Q', &protocol::cstring(sql));
-        read_until_ready(c)
-    };
     query(&mut c, "CREATE TABLE l (k BIGINT PRIMARY KEY, v TEXT)");
 
     protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN WITH (FORMAT csv)"));
@@ -235,24 +233,18 @@ fn copy_in_takes_data_cut_anywhere_and_fails_as_a_whole() {
     assert!(replies[1].1.ends_with(b"two\nlines"));
 
     // CopyFail: 57014 with the client's message; nothing loaded.
-    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
-    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    start_copy_in(&mut c, "COPY l FROM STDIN");
     copy_data(&mut c, b"10\tten\n");
     protocol::send(&mut c, b'f', &protocol::cstring("client gave up"));
-    let replies = read_until_ready(&mut c);
-    assert_eq!(kinds(&replies), "EZ");
-    assert_eq!(sqlstate(&replies[0].1), "57014");
+    let replies = expect_error(&mut c, "57014");
     assert!(String::from_utf8_lossy(&replies[0].1).contains("client gave up"));
 
     // A bad row: the error (with its line) when the copy ends; data after it dropped.
-    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
-    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    start_copy_in(&mut c, "COPY l FROM STDIN");
     copy_data(&mut c, b"20\ttwenty\n21\ttwenty-one\n1\tdup\n");
     copy_data(&mut c, b"22\tdropped\n");
     protocol::send(&mut c, b'c', &[]);
-    let replies = read_until_ready(&mut c);
-    assert_eq!(kinds(&replies), "EZ");
-    assert_eq!(sqlstate(&replies[0].1), "23505");
+    let replies = expect_error(&mut c, "23505");
     assert!(String::from_utf8_lossy(&replies[0].1).contains("COPY l, line 3"));
     // Copy messages after a failed copy are dropped silently.
     copy_data(&mut c, b"23\tlate\n");
@@ -295,13 +287,10 @@ fn copy_in_takes_data_cut_anywhere_and_fails_as_a_whole() {
     assert!(replies[1].1.ends_with(b"2"));
 
     // Another message in copy-in mode aborts the copy.
-    protocol::send(&mut c, b'Q', &protocol::cstring("COPY l FROM STDIN"));
-    assert_eq!(protocol::read_message(&mut c).unwrap().0, b'G');
+    start_copy_in(&mut c, "COPY l FROM STDIN");
     copy_data(&mut c, b"50\tfifty\n");
     protocol::send(&mut c, b'Q', &protocol::cstring("SELECT 1"));
-    let replies = read_until_ready(&mut c);
-    assert_eq!(kinds(&replies), "EZ");
-    assert_eq!(sqlstate(&replies[0].1), "08P01");
+    expect_error(&mut c, "08P01");
     let replies = query(&mut c, "SELECT count(*) FROM l");
     assert!(replies[1].1.ends_with(b"9"));
 }

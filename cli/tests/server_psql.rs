@@ -29,36 +29,17 @@ fn psql_runs_statements_transactions_and_oracle_commands() {
     assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 4"), "0\n");
 
     // Transaction blocks across messages of one connection.
-    let out = server.psql(&[
-        "-At",
-        "-c",
-        "BEGIN",
-        "-c",
-        "INSERT INTO t VALUES (5, 'five', 0, true)",
-        "-c",
-        "ROLLBACK",
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    server.commands(&["BEGIN", "INSERT INTO t VALUES (5, 'five', 0, true)", "ROLLBACK"]);
     assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 5"), "0\n");
     server.query("BEGIN; INSERT INTO t VALUES (6, 'six', 0, true); COMMIT WRITE NOWAIT");
     assert_eq!(server.query("SELECT v FROM t WHERE k = 6"), "six\n");
 
     // A failed block refuses everything but its end; COMMIT then rolls back.
-    let out = server.psql(&[
-        "-At",
-        "-v",
-        "ON_ERROR_STOP=0",
-        "-c",
-        "\\set VERBOSITY verbose",
-        "-c",
+    let out = server.commands_past_errors(&[
         "BEGIN",
-        "-c",
         "INSERT INTO t VALUES (7, 'seven', 0, true)",
-        "-c",
         "SELECT * FROM missing",
-        "-c",
         "SELECT 1",
-        "-c",
         "COMMIT",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -125,23 +106,15 @@ fn client_round_trips_and_waits_show_in_the_views() {
     require_tool("psql");
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
-    let out = server.psql(&[
-        "-At",
-        "-c",
+    let stdout = server.commands(&[
         "SELECT 1",
-        "-c",
         "SELECT 2",
-        "-c",
         "SELECT username, program, status FROM v$session WHERE program = 'psql'",
-        "-c",
         "SELECT value FROM v$sysstat WHERE name = 'SQL*Net roundtrips to/from client'",
-        "-c",
         "SELECT wait_class, total_waits FROM v$system_event WHERE event = 'SQL*Net message from client'",
-        "-c",
         "SELECT value > 0 FROM v$sysstat WHERE name = 'bytes received via SQL*Net from client'",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    let lines: Vec<String> = stdout.lines().map(str::to_string).collect();
     assert_eq!(lines[..2], ["1", "2"]);
     let user = std::env::var("USER").unwrap_or_default();
     assert!(
@@ -228,32 +201,18 @@ fn psql_fetches_from_cursors_in_portions() {
     let server = Server::start(dir.path(), &[]);
     server.query("CREATE TABLE c (k BIGINT PRIMARY KEY, v TEXT)");
     server.query("INSERT INTO c VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f')");
-    let out = server.psql(&[
-        "-At",
-        "-c",
+    let stdout = server.commands(&[
         "BEGIN",
-        "-c",
         "DECLARE cur NO SCROLL CURSOR FOR SELECT k, v FROM c ORDER BY k",
-        "-c",
         "FETCH 2 FROM cur",
-        "-c",
         "FETCH FORWARD 2 IN cur",
-        "-c",
         "MOVE 1 cur",
-        "-c",
         "FETCH ALL FROM cur",
-        "-c",
         "FETCH NEXT FROM cur",
-        "-c",
         "CLOSE cur",
-        "-c",
         "COMMIT",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "BEGIN\nDECLARE CURSOR\n1|a\n2|b\n3|c\n4|d\nMOVE 1\n6|f\nCLOSE CURSOR\nCOMMIT\n"
-    );
+    assert_eq!(stdout, "BEGIN\nDECLARE CURSOR\n1|a\n2|b\n3|c\n4|d\nMOVE 1\n6|f\nCLOSE CURSOR\nCOMMIT\n");
     // psql prints the FETCH tag when not in -A -t mode.
     let out =
         server.psql(&["-c", "BEGIN; DECLARE x CURSOR FOR SELECT k FROM c; FETCH 2 x; FETCH 10 x; COMMIT"]);
@@ -263,35 +222,16 @@ fn psql_fetches_from_cursors_in_portions() {
     // Outside a transaction block: only WITH HOLD, which outlives its transaction.
     let error = server.query_error("DECLARE x CURSOR FOR SELECT 1");
     assert!(error.contains("25P01") && error.contains("transaction blocks"), "{error}");
-    let out = server.psql(&[
-        "-At",
-        "-c",
+    let stdout = server.commands(&[
         "DECLARE h CURSOR WITH HOLD FOR SELECT k FROM c ORDER BY k",
-        "-c",
         "FETCH 3 h",
-        "-c",
         "FETCH 3 h",
-        "-c",
         "CLOSE h",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "DECLARE CURSOR\n1\n2\n3\n4\n5\n6\nCLOSE CURSOR\n");
+    assert_eq!(stdout, "DECLARE CURSOR\n1\n2\n3\n4\n5\n6\nCLOSE CURSOR\n");
     // A cursor closes with its transaction.
-    let out = server.psql(&[
-        "-At",
-        "-v",
-        "ON_ERROR_STOP=0",
-        "-c",
-        "\\set VERBOSITY verbose",
-        "-c",
-        "BEGIN",
-        "-c",
-        "DECLARE gone CURSOR FOR SELECT 1",
-        "-c",
-        "COMMIT",
-        "-c",
-        "FETCH gone",
-    ]);
+    let out =
+        server.commands_past_errors(&["BEGIN", "DECLARE gone CURSOR FOR SELECT 1", "COMMIT", "FETCH gone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("34000") && stderr.contains("cursor \"gone\" does not exist"), "{stderr}");
     let error = server.query_error("CLOSE nosuch");

@@ -3,19 +3,13 @@
 //! log. And the automatic workload repository snapshots an embedded database takes on
 //! its own, as `DbConfig` says.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
+use common::config;
 use db::{awr, Database, DbConfig, DbError, Value};
-use redo::{LogConfig, SyncMethod};
-
-fn config() -> DbConfig {
-    let mut log = LogConfig::new(".");
-    log.log_file_size = 1 << 20;
-    log.log_buffer = 256 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() }
-}
 
 fn snapshots(dir: &Path) -> Vec<u64> {
     awr::list_snapshots(dir).expect("list snapshots").snapshots.iter().map(|s| s.id).collect()

@@ -1,29 +1,20 @@
 //! Transactions on the embedded database: recovery by replay, rollback, statement-level
 //! atomicity, isolation (no dirty reads), row locks, deadlocks, early lock release.
 
+mod common;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use db::{Column, DataType, Database, DbConfig, DbError, TableSchema, Value};
-use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, SyncMethod};
+use common::open;
+use db::{Column, DataType, Database, DbError, TableSchema, Value};
+use redo::{CommitLogging, CommitOptions, CommitWait};
 
 const WAIT: CommitOptions =
     CommitOptions { wait: Some(CommitWait::Wait), logging: Some(CommitLogging::Immediate) };
 const NOWAIT_BATCH: CommitOptions =
     CommitOptions { wait: Some(CommitWait::NoWait), logging: Some(CommitLogging::Batch) };
-
-fn config() -> DbConfig {
-    let mut log = LogConfig::new(".");
-    log.log_file_size = 1 << 20;
-    log.log_buffer = 256 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() }
-}
-
-fn open(dir: &std::path::Path) -> Database {
-    Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
-}
 
 fn accounts() -> TableSchema {
     TableSchema::new(

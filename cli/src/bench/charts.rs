@@ -212,14 +212,23 @@ fn bars<DB: DrawingBackend>(
         let style = TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
         area.draw(&Text::new(name.clone(), (px, py + 6), style)).map_err(err(chart))?;
     }
+    legend(&mut ctx, SeriesLabelPosition::UpperRight, chart)?;
+    Ok(())
+}
+
+/// The box naming the series (and the reference line), at `position`.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    ctx: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    chart: &Chart,
+) -> Result<()> {
     ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(200, 200, 200))
         .label_font((FAMILY, 13))
         .draw()
-        .map_err(err(chart))?;
-    Ok(())
+        .map_err(err(chart))
 }
 
 /// The smallest and largest of `values` (finite, and positive on a log axis), widened
@@ -281,13 +290,7 @@ macro_rules! draw_lines {
                     .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], BLACK.stroke_width(2)));
             }
         }
-        ctx.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FAMILY, 13))
-            .draw()
-            .map_err(err(chart))?;
+        legend(&mut ctx, SeriesLabelPosition::UpperLeft, chart)?;
         Ok(())
     }};
 }

@@ -4,23 +4,9 @@
 
 use std::fmt::Write;
 
-use super::output::{BenchReport, Table};
+use db::awr::html::escape;
 
-/// Escapes text for HTML.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use super::output::{BenchReport, Table};
 
 fn table(t: &Table) -> String {
     let mut s = format!("<table>\n<caption>{}</caption>\n<thead><tr>", escape(&t.title));

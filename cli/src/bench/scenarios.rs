@@ -11,6 +11,7 @@
 //! | redo-size | 004 | the redo size of one transaction, then its commit |
 //! | batch-dml | 000 | rows per commit, at 1 and 6 sessions |
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ use serde_json::json;
 
 use super::charts::{Chart, Kind, Series};
 use super::driver::{self, timed, Length, MakeWork, Run, RunSpec, Txn, Work};
-use super::output::{Measurement, RawSync, ScenarioReport, Table};
+use super::output::{Figures, Measurement, RawSync, ScenarioReport, Table};
 use super::progress::Progress;
 use super::target::{Connection, EngineSetup, Stmt, Target};
 use super::vstats::{self, Delta};
@@ -143,6 +144,39 @@ impl Options {
             None => (window / 5).min(Duration::from_secs(1)),
         }
     }
+
+    /// The window and warm-up of each timed configuration, `default_s` unless the flags
+    /// say otherwise.
+    fn timing(&self, default_s: f64) -> Timing {
+        let window = self.window(default_s);
+        Timing { window, warmup: self.warmup(window) }
+    }
+}
+
+/// The measured window of a timed configuration and the warm-up before it.
+#[derive(Clone, Copy)]
+struct Timing {
+    window: Duration,
+    warmup: Duration,
+}
+
+impl Timing {
+    /// `settings` (a JSON object) with the window and warm-up added.
+    fn settings(self, mut settings: serde_json::Value) -> serde_json::Value {
+        settings["seconds_per_configuration"] = json!(self.window.as_secs_f64());
+        settings["warmup_seconds"] = json!(self.warmup.as_secs_f64());
+        settings
+    }
+
+    fn spec(self, label: String, sessions: usize, mode: Mode) -> RunSpec {
+        RunSpec {
+            label,
+            sessions,
+            mode,
+            warmup: Length::Time(self.warmup),
+            measure: Length::Time(self.window),
+        }
+    }
 }
 
 /// What every scenario needs.
@@ -180,8 +214,28 @@ impl Ctx<'_> {
         Ok(run)
     }
 
+    /// Runs one configuration and adds its measurement to `rep`.
+    fn measure(
+        &self,
+        rep: &mut ScenarioReport,
+        monitor: &mut dyn Connection,
+        spec: &RunSpec,
+        make: MakeWork,
+        variant: &str,
+        rows_per_commit: u64,
+    ) -> Result<()> {
+        let run = self.run(monitor, spec, make)?;
+        rep.measurements.push(Measurement::from_run(rep.name, variant, run, self.strands(), rows_per_commit));
+        Ok(())
+    }
+
     fn strands(&self) -> u32 {
         self.target.setup().log_parallelism
+    }
+
+    /// The raw sync's p50 as a chart's reference line.
+    fn raw_reference(&self) -> Option<(String, f64)> {
+        Some((format!("raw 4 KiB sync p50 ({})", self.raw.method), self.raw.p50_us))
     }
 }
 
@@ -215,6 +269,18 @@ fn report(scenario: Scenario, settings: serde_json::Value) -> ScenarioReport {
         measurements: Vec::new(),
         seconds: 0.0,
     }
+}
+
+/// A row of `t` per measurement, its cells from the measurement's figures.
+fn figure_rows<M: Borrow<Measurement>>(t: &mut Table, ms: &[M], cells: impl Fn(&Figures) -> Vec<String>) {
+    for m in ms {
+        t.row(cells(&m.borrow().figures));
+    }
+}
+
+/// One value per measurement, for a chart's series.
+fn per_measurement<M: Borrow<Measurement>>(ms: &[M], value: impl Fn(&Figures) -> f64) -> Vec<f64> {
+    ms.iter().map(|m| value(&m.borrow().figures)).collect()
 }
 
 fn chart(file: &str, title: &str, x: &str, y: &str, kind: Kind) -> Chart {
@@ -292,6 +358,11 @@ impl Work for InsertWork {
     }
 }
 
+/// Creates `table` for [`InsertWork`], its value of up to `v_chars` characters.
+fn create_insert_table(conn: &mut dyn Connection, table: &str, v_chars: usize) -> Result<()> {
+    sql(conn, &format!("CREATE TABLE {table} (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR({v_chars}))"))
+}
+
 fn insert_work(table: &'static str, base: u64, rows_per_commit: u64, value_len: usize) -> MakeWork {
     Arc::new(move |session, conn| {
         let insert = conn.prepare(&format!("INSERT INTO {table} (id, session, v) VALUES ($1, $2, $3)"))?;
@@ -321,7 +392,7 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
     );
     ctx.progress.scenario(rep.name, Mode::ALL.len() as u64);
     let mut monitor = ctx.fresh(1)?;
-    sql(&mut *monitor, "CREATE TABLE ct (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
+    create_insert_table(&mut *monitor, "ct", 200)?;
     for (k, mode) in Mode::ALL.into_iter().enumerate() {
         let spec = RunSpec {
             label: format!("commit-time {}", mode.name()),
@@ -330,8 +401,8 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             warmup: Length::Transactions(warmup),
             measure: Length::Transactions(iterations),
         };
-        let run = ctx.run(&mut *monitor, &spec, insert_work("ct", (k as u64 + 1) << 44, 1, value_len))?;
-        rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), 1));
+        let work = insert_work("ct", (k as u64 + 1) << 44, 1, value_len);
+        ctx.measure(&mut rep, &mut *monitor, &spec, work, "", 1)?;
     }
     let raw = ctx.raw.p50_us;
     let mut t = Table::new(
@@ -350,10 +421,9 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             "Commit / raw sync",
         ],
     );
-    for m in &rep.measurements {
-        let f = &m.figures;
+    figure_rows(&mut t, &rep.measurements, |f| {
         let avg = f.commit_avg_us.unwrap_or(0.0);
-        t.row(vec![
+        vec![
             f.mode.clone(),
             thousands(f.user_commits as f64),
             format!("{avg:.1}"),
@@ -362,8 +432,8 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             format!("{:.2}", f.log_file_sync_waits as f64 / f.user_commits.max(1) as f64),
             opt(f.log_file_sync_avg_us, 1),
             format!("{:.2}", avg / raw),
-        ]);
-    }
+        ]
+    });
     t.note(format!(
         "raw sync = 4 KiB write+sync with {}, p50 {raw:.1} us, measured in this run; seed 001: ~0.46 ms per sync on its SAN",
         ctx.raw.method
@@ -390,11 +460,11 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             categories: modes,
             series: vec![Series::new(
                 "avg COMMIT us",
-                rep.measurements.iter().map(|m| m.figures.commit_avg_us.unwrap_or(0.0)).collect(),
+                per_measurement(&rep.measurements, |f| f.commit_avg_us.unwrap_or(0.0)),
             )],
         },
     );
-    c.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), raw));
+    c.reference = ctx.raw_reference();
     rep.charts.push(c);
     rep.charts.push(sync_histogram(
         "commit-time-log-file-sync",
@@ -505,14 +575,12 @@ impl Bound {
 fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let o = ctx.options;
     let (sessions, rows, scan_rows) = (o.sessions, o.table_rows, o.scan_rows);
-    let window = o.window(5.0);
-    let warmup = o.warmup(window);
+    let timing = o.timing(5.0);
     let mut rep = report(
         Scenario::CommitModes,
-        json!({ "sessions": sessions, "table_rows": rows, "scan_rows": scan_rows,
-                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64(),
+        timing.settings(json!({ "sessions": sessions, "table_rows": rows, "scan_rows": scan_rows,
                 "io_bound": "UPDATE cm SET n = n + 1, v = $2 WHERE id = $1; COMMIT",
-                "cpu_bound": "SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2; UPDATE ...; COMMIT" }),
+                "cpu_bound": "SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2; UPDATE ...; COMMIT" })),
     );
     ctx.progress.scenario(rep.name, 2 * Mode::ALL.len() as u64);
     let mut monitor = ctx.fresh(1)?;
@@ -522,13 +590,9 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let slice = rows / sessions as u64;
     for bound in [Bound::Io, Bound::Cpu] {
         for mode in Mode::ALL {
-            let spec = RunSpec {
-                label: format!("commit-modes {} {}, {}", bound.name(), mode.name(), sessions_label(sessions)),
-                sessions,
-                mode,
-                warmup: Length::Time(warmup),
-                measure: Length::Time(window),
-            };
+            let label =
+                format!("commit-modes {} {}, {}", bound.name(), mode.name(), sessions_label(sessions));
+            let spec = timing.spec(label, sessions, mode);
             let make: MakeWork = Arc::new(move |session, conn| {
                 let update = conn.prepare("UPDATE cm SET n = n + 1, v = $2 WHERE id = $1")?;
                 let scan = match bound {
@@ -548,8 +612,7 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
                     session: session as u64,
                 }) as Box<dyn Work>)
             });
-            let run = ctx.run(&mut *monitor, &spec, make)?;
-            rep.measurements.push(Measurement::from_run(rep.name, bound.name(), run, ctx.strands(), 1));
+            ctx.measure(&mut rep, &mut *monitor, &spec, make, bound.name(), 1)?;
         }
     }
     for bound in [Bound::Io, Bound::Cpu] {
@@ -567,23 +630,24 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
             format!("COMMIT MODES, {}: unit of work per commit (seed 000's second table)", bound.title()),
             &["Setting", "L (commits/s)", "CPUt ms", "Wt ms", "Rt ms"],
         );
-        for m in &ms {
-            let f = &m.figures;
-            a.row(vec![
+        figure_rows(&mut a, &ms, |f| {
+            vec![
                 f.mode.clone(),
                 thousands(f.commits_per_sec),
                 opt(f.machine_cpu_pct, 1),
                 opt(f.log_file_sync_pct, 1),
                 opt(f.log_file_parallel_write_pct, 1),
-            ]);
-            b.row(vec![
+            ]
+        });
+        figure_rows(&mut b, &ms, |f| {
+            vec![
                 f.mode.clone(),
                 thousands(f.l_commits_per_sec),
                 opt(f.cpu_t_ms, 4),
                 opt(f.w_t_ms, 4),
                 opt(f.r_t_ms, 4),
-            ]);
-        }
+            ]
+        });
         a.note("CPU % = busy share of all CPUs (/proc/stat); wait % = share of all non-idle wait time (v$system_event)");
         b.note("L = user commits/s; CPUt = (DB CPU + background cpu time) / commit; Wt = sessions' non-idle waits / commit; Rt = CPUt + Wt");
         rep.tables.push(a);
@@ -612,10 +676,7 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
             "commits/s",
             Kind::Bars {
                 categories: modes.clone(),
-                series: vec![Series::new(
-                    "commits/s",
-                    ms.iter().map(|m| m.figures.commits_per_sec).collect(),
-                )],
+                series: vec![Series::new("commits/s", per_measurement(&ms, |f| f.commits_per_sec))],
             },
         ));
         rep.charts.push(chart(
@@ -626,9 +687,9 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
             Kind::Bars {
                 categories: modes,
                 series: vec![
-                    Series::new("CPUt", ms.iter().map(|m| m.figures.cpu_t_ms.unwrap_or(f64::NAN)).collect()),
-                    Series::new("Wt", ms.iter().map(|m| m.figures.w_t_ms.unwrap_or(f64::NAN)).collect()),
-                    Series::new("Rt", ms.iter().map(|m| m.figures.r_t_ms.unwrap_or(f64::NAN)).collect()),
+                    Series::new("CPUt", per_measurement(&ms, |f| f.cpu_t_ms.unwrap_or(f64::NAN))),
+                    Series::new("Wt", per_measurement(&ms, |f| f.w_t_ms.unwrap_or(f64::NAN))),
+                    Series::new("Rt", per_measurement(&ms, |f| f.r_t_ms.unwrap_or(f64::NAN))),
                 ],
             },
         ));
@@ -651,30 +712,20 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let o = ctx.options;
     let counts = o.session_counts.clone();
     let value_len = o.value_bytes;
-    let window = o.window(3.0);
-    let warmup = o.warmup(window);
+    let timing = o.timing(3.0);
     let mut rep = report(
         Scenario::GroupCommit,
-        json!({ "sessions": counts, "value_bytes": value_len, "mode": "WAIT/IMMEDIATE",
-                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64(),
-                "statement": "INSERT INTO gc (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
+        timing.settings(json!({ "sessions": counts, "value_bytes": value_len, "mode": "WAIT/IMMEDIATE",
+                "statement": "INSERT INTO gc (id, session, v) VALUES ($1, $2, $3); COMMIT" })),
     );
     ctx.progress.scenario(rep.name, counts.len() as u64);
     let mut monitor = ctx.fresh(1)?;
-    sql(
-        &mut *monitor,
-        &format!("CREATE TABLE gc (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR({value_len}))"),
-    )?;
+    create_insert_table(&mut *monitor, "gc", value_len)?;
     for (k, &sessions) in counts.iter().enumerate() {
-        let spec = RunSpec {
-            label: format!("group-commit {}", sessions_label(sessions)),
-            sessions,
-            mode: Mode::WAIT_IMMEDIATE,
-            warmup: Length::Time(warmup),
-            measure: Length::Time(window),
-        };
-        let run = ctx.run(&mut *monitor, &spec, insert_work("gc", (k as u64 + 1) << 44, 1, value_len))?;
-        rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), 1));
+        let spec =
+            timing.spec(format!("group-commit {}", sessions_label(sessions)), sessions, Mode::WAIT_IMMEDIATE);
+        let work = insert_work("gc", (k as u64 + 1) << 44, 1, value_len);
+        ctx.measure(&mut rep, &mut *monitor, &spec, work, "", 1)?;
         // Each configuration starts with an empty table, as seed 003's loop truncates.
         sql(&mut *monitor, "TRUNCATE gc")?;
     }
@@ -682,9 +733,8 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
         format!("GROUP COMMIT: insert one {value_len}-byte row + COMMIT, WAIT/IMMEDIATE (seed 003's iostat and AWR view)"),
         &["Sessions", "Commits/s", "Redo MB/s", "Avg write KiB", "Commits/write", "Avg log file sync us", "Avg log file parallel write us", "CPU %"],
     );
-    for m in &rep.measurements {
-        let f = &m.figures;
-        t.row(vec![
+    figure_rows(&mut t, &rep.measurements, |f| {
+        vec![
             f.sessions.to_string(),
             thousands(f.commits_per_sec),
             format!("{:.1}", f.redo_mb_per_sec),
@@ -693,8 +743,8 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
             opt(f.log_file_sync_avg_us, 1),
             opt(f.log_file_parallel_write_avg_us, 1),
             opt(f.machine_cpu_pct, 1),
-        ]);
-    }
+        ]
+    });
     t.note("seed 003: from 2 to 7 sessions the average write request grew ~10x (avgrq-sz 64 -> 650 sectors) and redo MB/s doubled");
     rep.tables.push(t);
     let by = |s: usize| rep.measurements.iter().find(|m| m.figures.sessions == s).map(|m| &m.figures);
@@ -770,7 +820,7 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
             log_y: false,
         },
     );
-    waits.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), ctx.raw.p50_us));
+    waits.reference = ctx.raw_reference();
     rep.charts.push(waits);
     Ok(rep)
 }
@@ -783,26 +833,21 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let o = ctx.options;
     let list = o.strands.clone();
     let sessions = o.strand_sessions;
-    let window = o.window(3.0);
-    let warmup = o.warmup(window);
+    let timing = o.timing(3.0);
     let mut rep = report(
         Scenario::Strands,
-        json!({ "log_parallelism": list, "sessions": sessions, "mode": "WAIT/IMMEDIATE", "value_chars": 100,
-                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64() }),
+        timing.settings(
+            json!({ "log_parallelism": list, "sessions": sessions, "mode": "WAIT/IMMEDIATE", "value_chars": 100 }),
+        ),
     );
     ctx.progress.scenario(rep.name, list.len() as u64);
     for &strands in &list {
         let mut monitor = ctx.fresh(strands)?;
-        sql(&mut *monitor, "CREATE TABLE st (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
-        let spec = RunSpec {
-            label: format!("strands: log_parallelism {strands}, {}", sessions_label(sessions)),
-            sessions,
-            mode: Mode::WAIT_IMMEDIATE,
-            warmup: Length::Time(warmup),
-            measure: Length::Time(window),
-        };
-        let run = ctx.run(&mut *monitor, &spec, insert_work("st", 1 << 44, 1, 100))?;
-        rep.measurements.push(Measurement::from_run(rep.name, "", run, strands, 1));
+        create_insert_table(&mut *monitor, "st", 200)?;
+        let label = format!("strands: log_parallelism {strands}, {}", sessions_label(sessions));
+        let spec = timing.spec(label, sessions, Mode::WAIT_IMMEDIATE);
+        // The fresh database runs with `strands`, which the measurement records.
+        ctx.measure(&mut rep, &mut *monitor, &spec, insert_work("st", 1 << 44, 1, 100), "", 1)?;
     }
     let mut t = Table::new(
         format!(
@@ -818,9 +863,8 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
             "CPU %",
         ],
     );
-    for m in &rep.measurements {
-        let f = &m.figures;
-        t.row(vec![
+    figure_rows(&mut t, &rep.measurements, |f| {
+        vec![
             f.strands.to_string(),
             thousands(f.commits_per_sec),
             opt(f.requests_per_write, 2),
@@ -828,8 +872,8 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
             opt(f.log_file_parallel_write_avg_us, 1),
             opt(f.sync_to_write_ratio, 2),
             opt(f.machine_cpu_pct, 1),
-        ]);
-    }
+        ]
+    });
     t.note("seed 002: Oracle writes each strand separately (members x strands requests per write); 3x slower commits, and avg log file sync / avg log file parallel write of 2.5-3 or more");
     rep.tables.push(t);
     if let (Some(one), Some(most)) = (rep.measurements.first(), rep.measurements.last()) {
@@ -852,10 +896,7 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
         "commits/s",
         Kind::Bars {
             categories: categories.clone(),
-            series: vec![Series::new(
-                "commits/s",
-                rep.measurements.iter().map(|m| m.figures.commits_per_sec).collect(),
-            )],
+            series: vec![Series::new("commits/s", per_measurement(&rep.measurements, |f| f.commits_per_sec))],
         },
     ));
     rep.charts.push(chart(
@@ -868,17 +909,11 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
             series: vec![
                 Series::new(
                     "requests per write",
-                    rep.measurements
-                        .iter()
-                        .map(|m| m.figures.requests_per_write.unwrap_or(f64::NAN))
-                        .collect(),
+                    per_measurement(&rep.measurements, |f| f.requests_per_write.unwrap_or(f64::NAN)),
                 ),
                 Series::new(
                     "avg log file sync / avg log file parallel write",
-                    rep.measurements
-                        .iter()
-                        .map(|m| m.figures.sync_to_write_ratio.unwrap_or(f64::NAN))
-                        .collect(),
+                    per_measurement(&rep.measurements, |f| f.sync_to_write_ratio.unwrap_or(f64::NAN)),
                 ),
             ],
         },
@@ -975,9 +1010,8 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             "Avg log file parallel write us",
         ],
     );
-    for m in &rep.measurements {
-        let f = &m.figures;
-        t.row(vec![
+    figure_rows(&mut t, &rep.measurements, |f| {
+        vec![
             bytes_text(f.redo_bytes_target.unwrap_or(0)),
             opt(f.redo_bytes_per_commit, 0),
             opt(f.commit_avg_us, 0),
@@ -986,8 +1020,8 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             format!("{:.1}", f.redo_writes as f64 / f.commits.max(1) as f64),
             opt(f.avg_write_bytes.map(|b| b / 1024.0), 1),
             opt(f.log_file_parallel_write_avg_us, 0),
-        ]);
-    }
+        ]
+    });
     t.note("seed 004: sync time grows with redo size, with a break near 1 MB, the size at which the log buffer is flushed in the background anyway");
     t.note("redodb copies a transaction's private redo at its commit and writes at most 1 MiB per request, so past 1 MiB a commit takes several writes");
     rep.tables.push(t);
@@ -1033,7 +1067,7 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             log_y: true,
         },
     );
-    c.reference = Some((format!("raw 4 KiB sync p50 ({})", ctx.raw.method), ctx.raw.p50_us));
+    c.reference = ctx.raw_reference();
     rep.charts.push(c);
     Ok(rep)
 }
@@ -1045,29 +1079,24 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
 fn batch_dml(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let o = ctx.options;
     let (rows_list, sessions_list) = (o.batch_rows.clone(), o.batch_sessions.clone());
-    let window = o.window(2.0);
-    let warmup = o.warmup(window);
+    let timing = o.timing(2.0);
     let mut rep = report(
         Scenario::BatchDml,
-        json!({ "rows_per_commit": rows_list, "sessions": sessions_list, "mode": "WAIT/IMMEDIATE", "value_chars": 100,
-                "seconds_per_configuration": window.as_secs_f64(), "warmup_seconds": warmup.as_secs_f64() }),
+        timing.settings(
+            json!({ "rows_per_commit": rows_list, "sessions": sessions_list, "mode": "WAIT/IMMEDIATE",
+                "value_chars": 100 }),
+        ),
     );
     ctx.progress.scenario(rep.name, (rows_list.len() * sessions_list.len()) as u64);
     let mut monitor = ctx.fresh(1)?;
-    sql(&mut *monitor, "CREATE TABLE bd (id BIGINT PRIMARY KEY, session BIGINT, v VARCHAR(200))")?;
+    create_insert_table(&mut *monitor, "bd", 200)?;
     let mut k = 0u64;
     for &sessions in &sessions_list {
         for &rows in &rows_list {
             k += 1;
-            let spec = RunSpec {
-                label: format!("batch-dml {rows} rows per commit, {}", sessions_label(sessions)),
-                sessions,
-                mode: Mode::WAIT_IMMEDIATE,
-                warmup: Length::Time(warmup),
-                measure: Length::Time(window),
-            };
-            let run = ctx.run(&mut *monitor, &spec, insert_work("bd", k << 44, rows, 100))?;
-            rep.measurements.push(Measurement::from_run(rep.name, "", run, ctx.strands(), rows));
+            let label = format!("batch-dml {rows} rows per commit, {}", sessions_label(sessions));
+            let spec = timing.spec(label, sessions, Mode::WAIT_IMMEDIATE);
+            ctx.measure(&mut rep, &mut *monitor, &spec, insert_work("bd", k << 44, rows, 100), "", rows)?;
             sql(&mut *monitor, "TRUNCATE bd")?;
         }
     }
@@ -1083,14 +1112,13 @@ fn batch_dml(ctx: &mut Ctx) -> Result<ScenarioReport> {
             "CPU %",
         ],
     );
-    for m in &rep.measurements {
-        let f = &m.figures;
+    figure_rows(&mut t, &rep.measurements, |f| {
         let base = rep
             .measurements
             .iter()
             .find(|b| b.figures.sessions == f.sessions && b.figures.rows_per_commit == rows_list[0])
             .map(|b| b.figures.rows_per_sec);
-        t.row(vec![
+        vec![
             f.sessions.to_string(),
             f.rows_per_commit.to_string(),
             thousands(f.rows_per_sec),
@@ -1098,8 +1126,8 @@ fn batch_dml(ctx: &mut Ctx) -> Result<ScenarioReport> {
             opt(f.log_file_sync_avg_us, 1),
             opt(base.map(|b| f.rows_per_sec / b), 2),
             opt(f.machine_cpu_pct, 1),
-        ]);
-    }
+        ]
+    });
     t.note("seed 000: \"99% of the log file sync issues are the result of a commit after each DML statement ... batching (even a batch of two!) makes a massive difference\"");
     rep.tables.push(t);
     for &sessions in &sessions_list {

@@ -99,6 +99,24 @@ impl Server {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Runs `commands` in one psql session (`psql -At`, a `-c` each), expecting success;
+    /// returns stdout.
+    pub fn commands(&self, commands: &[&str]) -> String {
+        let mut args = vec!["-At"];
+        args.extend(commands.iter().flat_map(|c| ["-c", c]));
+        let out = self.psql(&args);
+        assert!(out.status.success(), "psql {commands:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs `commands` in one psql session that goes on after an error, with verbose
+    /// messages (the SQLSTATE in stderr); returns psql's output.
+    pub fn commands_past_errors(&self, commands: &[&str]) -> Output {
+        let mut args = vec!["-At", "-v", "ON_ERROR_STOP=0", "-c", "\\set VERBOSITY verbose"];
+        args.extend(commands.iter().flat_map(|c| ["-c", c]));
+        self.psql(&args)
+    }
+
     /// Runs `sql` expecting an error; returns psql's stderr (verbose: with the SQLSTATE).
     pub fn query_error(&self, sql: &str) -> String {
         let out = self.psql(&["-At", "-c", "\\set VERBOSITY verbose", "-c", sql]);

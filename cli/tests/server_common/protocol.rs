@@ -42,17 +42,20 @@ pub fn kinds(messages: &[(u8, Vec<u8>)]) -> String {
     messages.iter().map(|m| m.0 as char).collect()
 }
 
-/// Protocol 3.0 startup as user "test"; reads up to the first ReadyForQuery.
-pub fn startup(stream: &mut TcpStream) {
-    let mut body = Vec::new();
-    body.extend_from_slice(&196608i32.to_be_bytes());
-    for field in ["user", "test", "database", "redodb", ""] {
-        body.extend_from_slice(field.as_bytes());
-        body.push(0);
+/// Sends a protocol 3.0 StartupMessage for `user` and database redodb; reads nothing.
+pub fn send_startup(stream: &mut TcpStream, user: &str) {
+    let mut body = 196608i32.to_be_bytes().to_vec();
+    for field in ["user", user, "database", "redodb", ""] {
+        body.extend(cstring(field));
     }
     let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    message.extend_from_slice(&body);
+    message.extend(body);
     stream.write_all(&message).unwrap();
+}
+
+/// Protocol 3.0 startup as user "test"; reads up to the first ReadyForQuery.
+pub fn startup(stream: &mut TcpStream) {
+    send_startup(stream, "test");
     let messages = read_until_ready(stream);
     assert_eq!(messages.first().map(|m| m.0), Some(b'R'), "authentication first");
 }
@@ -108,4 +111,19 @@ pub fn sqlstate(body: &[u8]) -> String {
         .find(|field| field.first() == Some(&b'C'))
         .map(|field| String::from_utf8_lossy(&field[1..]).into_owned())
         .unwrap_or_default()
+}
+
+/// Sends `sql` as a simple Query; returns the replies up to ReadyForQuery.
+pub fn query(stream: &mut TcpStream, sql: &str) -> Vec<(u8, Vec<u8>)> {
+    send(stream, b'Q', &cstring(sql));
+    read_until_ready(stream)
+}
+
+/// Reads replies up to ReadyForQuery, which must be one ErrorResponse with SQLSTATE `code`
+/// and the ReadyForQuery; returns both.
+pub fn expect_error(stream: &mut TcpStream, code: &str) -> Vec<(u8, Vec<u8>)> {
+    let replies = read_until_ready(stream);
+    assert_eq!(kinds(&replies), "EZ");
+    assert_eq!(sqlstate(&replies[0].1), code);
+    replies
 }

@@ -30,7 +30,7 @@ const COMMITS: &str = "#0066cc";
 const SYNC: &str = "#d9534f";
 
 /// Text for HTML content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -10,7 +10,8 @@
 //!   `Database::open` from `DbConfig`'s snapshot interval and retention);
 //! - `interval`: the activity between two samples and what it means (load profile, top
 //!   events, unit of work, findings);
-//! - `text`, `html`: the two report formats;
+//! - `text`, `html`: the two report formats; `html::escape` also serves the other HTML
+//!   pages built on this crate (the bench's);
 //! - `sql`: `EXEC DBMS_WORKLOAD_REPOSITORY.CREATE_SNAPSHOT` and the report functions as
 //!   statements of a session.
 //!
@@ -19,7 +20,7 @@
 //! reopen is refused, as Oracle refuses one that spans a shutdown.
 
 mod clock;
-mod html;
+pub mod html;
 mod interval;
 mod repository;
 mod sample;
@@ -89,4 +90,24 @@ impl AwrError {
             AwrError::Serialize { .. } => "XX000",
         }
     }
+}
+
+/// A database for the repository's unit tests: 1 MiB log files, no checkpoints, and no
+/// automatic snapshots, so that every snapshot is one a test took.
+#[cfg(test)]
+pub(crate) fn open_test_database(dir: &std::path::Path) -> crate::Database {
+    let mut log = redo::LogConfig::new(".");
+    log.log_file_size = 1 << 20;
+    log.log_buffer = 256 << 10;
+    log.sync_method = redo::SyncMethod::Fdatasync;
+    crate::Database::open(
+        dir,
+        crate::DbConfig {
+            log,
+            checkpoint_interval_ms: 0,
+            snapshot_interval_minutes: 0,
+            ..Default::default()
+        },
+    )
+    .expect("open")
 }

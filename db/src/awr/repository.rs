@@ -427,24 +427,8 @@ pub(crate) fn start_auto_snapshots(db: Arc<DbShared>, settings: AwrSettings) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::awr::open_test_database;
     use crate::error::DbError;
-
-    fn open(dir: &Path) -> Database {
-        let mut log = redo::LogConfig::new(".");
-        log.log_file_size = 1 << 20;
-        log.log_buffer = 256 << 10;
-        log.sync_method = redo::SyncMethod::Fdatasync;
-        Database::open(
-            dir,
-            crate::DbConfig {
-                log,
-                checkpoint_interval_ms: 0,
-                snapshot_interval_minutes: 0,
-                ..Default::default()
-            },
-        )
-        .expect("open")
-    }
 
     fn commit_rows(db: &Database, from: i64, n: i64) {
         let mut s = db.session();
@@ -458,7 +442,7 @@ mod tests {
     fn snapshots_persist_across_reopen_with_increasing_ids() {
         let dir = tempfile::tempdir().expect("tempdir");
         {
-            let db = open(dir.path());
+            let db = open_test_database(dir.path());
             db.session().execute("CREATE TABLE t (id INT PRIMARY KEY)", &[]).expect("create");
             let first = take_snapshot(&db).expect("snapshot 1");
             commit_rows(&db, 0, 3);
@@ -466,7 +450,7 @@ mod tests {
             assert_eq!((first.id, second.id), (1, 2));
             assert!(second.path.ends_with("awr/snap-2.json"));
         }
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let third = take_snapshot(&db).expect("snapshot 3");
         assert_eq!(third.id, 3);
         let list = list_snapshots(dir.path()).expect("list");
@@ -487,7 +471,7 @@ mod tests {
     #[test]
     fn damaged_files_are_skipped_when_listing_and_refused_when_loaded() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         for _ in 0..4 {
             take_snapshot(&db).expect("snapshot");
         }
@@ -522,7 +506,7 @@ mod tests {
     #[test]
     fn ranges_default_to_the_last_two_and_reject_bad_ids() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let not_enough = load_range(dir.path(), None, None).unwrap_err();
         assert!(matches!(not_enough, DbError::Awr(AwrError::NotEnoughSnapshots { found: 0, .. })));
         for _ in 0..3 {
@@ -548,7 +532,7 @@ mod tests {
     #[test]
     fn retention_removes_old_snapshots_but_never_the_newest() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let day_us = 24 * 3600 * 1_000_000u64;
         let now = crate::awr::clock::now_unix_us();
         for age_days in [10, 9, 1] {

@@ -249,28 +249,12 @@ impl Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn open(dir: &std::path::Path) -> Database {
-        let mut log = redo::LogConfig::new(".");
-        log.log_file_size = 1 << 20;
-        log.log_buffer = 256 << 10;
-        log.sync_method = redo::SyncMethod::Fdatasync;
-        Database::open(
-            dir,
-            crate::DbConfig {
-                log,
-                checkpoint_interval_ms: 0,
-                snapshot_interval_minutes: 0,
-                ..Default::default()
-            },
-        )
-        .expect("open")
-    }
+    use crate::awr::open_test_database;
 
     #[test]
     fn a_sample_counts_commits_and_log_file_syncs_by_name() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let before = sample(&db);
         let mut session = db.session();
         session.execute("CREATE TABLE t (id INT PRIMARY KEY, v TEXT)", &[]).expect("create");
@@ -299,7 +283,7 @@ mod tests {
     #[test]
     fn a_sample_round_trips_through_json_and_reads_without_later_fields() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let s = sample(&db);
         let json = serde_json::to_string(&s).expect("serialize");
         assert_eq!(serde_json::from_str::<Sample>(&json).expect("parse"), s);
@@ -318,7 +302,7 @@ mod tests {
     #[test]
     fn time_model_entries_are_found_in_the_map_or_among_statistics() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = open(dir.path());
+        let db = open_test_database(dir.path());
         let mut s = sample(&db);
         s.time_model.clear();
         s.statistics.retain(|name, _| !name.starts_with("background"));

@@ -195,20 +195,7 @@ mod tests {
     #[test]
     fn a_session_takes_snapshots_and_reports_between_them() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut log = redo::LogConfig::new(".");
-        log.log_file_size = 1 << 20;
-        log.log_buffer = 256 << 10;
-        log.sync_method = redo::SyncMethod::Fdatasync;
-        let db = crate::Database::open(
-            dir.path(),
-            crate::DbConfig {
-                log,
-                checkpoint_interval_ms: 0,
-                snapshot_interval_minutes: 0,
-                ..Default::default()
-            },
-        )
-        .expect("open");
+        let db = crate::awr::open_test_database(dir.path());
         let mut s = db.session();
         let snap_id = |r: QueryResult| match r.rows() {
             [row] => row[0].clone(),
