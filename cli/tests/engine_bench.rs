@@ -39,11 +39,24 @@ fn quick_engine_bench_prints_the_table_and_writes_json() {
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
-    let verdicts = stdout
-        .lines()
-        .filter(|l| l.contains("target ") && (l.contains("PASS") || l.contains("MISS")))
-        .count();
-    assert_eq!(verdicts, 7, "seven ratio lines with a verdict:\n{stdout}");
+    let verdict = |l: &&str| l.contains("target ") && (l.contains("PASS") || l.contains("MISS"));
+    let ratios_section = stdout.split("RATIOS").nth(1).expect("a RATIOS section");
+    assert_eq!(
+        ratios_section.lines().filter(verdict).count(),
+        7,
+        "seven ratio lines with a verdict:\n{stdout}"
+    );
+    // The instrumentation overhead: timed_statistics TRUE vs FALSE, with its own verdict.
+    let overhead_section = stdout
+        .split("INSTRUMENTATION OVERHEAD")
+        .nth(1)
+        .and_then(|s| s.split("RATIOS").next())
+        .expect("an INSTRUMENTATION OVERHEAD section");
+    let overhead_lines: Vec<&str> = overhead_section.lines().filter(verdict).collect();
+    assert!(
+        overhead_lines.len() == 1 && overhead_lines[0].trim_start().starts_with("engine"),
+        "one overhead verdict, for the engine:\n{stdout}"
+    );
 
     // The JSON document.
     let text = std::fs::read_to_string(&json_path).expect("the JSON file");
@@ -51,6 +64,13 @@ fn quick_engine_bench_prints_the_table_and_writes_json() {
     assert!(json["machine"]["cpus"].as_u64().unwrap() >= 1);
     assert!(json["raw_fdatasync_median_us"].as_f64().unwrap() > 0.0);
     assert_eq!(json["ratios"].as_array().unwrap().len(), 7);
+    let overhead = &json["overhead"];
+    assert_eq!(overhead["workload"], "engine", "{overhead}");
+    let runs = overhead["runs"].as_array().expect("overhead runs");
+    assert_eq!(runs.len(), 2 * overhead["pairs"].as_u64().unwrap() as usize, "{overhead}");
+    assert_eq!(runs.iter().filter(|r| r["timed_statistics"] == true).count() * 2, runs.len());
+    assert!(runs.iter().all(|r| r["commits_per_sec"].as_f64().unwrap() > 0.0), "{overhead}");
+    assert!(overhead["overhead_pct"].as_f64().is_some() && overhead["pass"].is_boolean(), "{overhead}");
     let rows = json["rows"].as_array().expect("rows");
     for strands in [1, 2] {
         let of_strands: Vec<_> = rows.iter().filter(|r| r["strands"].as_u64() == Some(strands)).collect();

@@ -43,11 +43,20 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
-    let verdicts = stdout
-        .lines()
-        .filter(|l| l.contains("target ") && (l.contains("PASS") || l.contains("MISS")))
-        .count();
-    assert_eq!(verdicts, 5, "four ratio lines and the checkpoint line with a verdict:\n{stdout}");
+    let verdict = |l: &&str| l.contains("target ") && (l.contains("PASS") || l.contains("MISS"));
+    let (before_overhead, overhead_section) =
+        stdout.split_once("INSTRUMENTATION OVERHEAD").expect("an INSTRUMENTATION OVERHEAD section");
+    assert_eq!(
+        before_overhead.lines().filter(verdict).count(),
+        5,
+        "four ratio lines and the checkpoint line with a verdict:\n{stdout}"
+    );
+    // Quick: the overhead of timing is measured on loop (b) only.
+    let overhead_lines: Vec<&str> = overhead_section.lines().filter(verdict).collect();
+    assert!(
+        overhead_lines.len() == 1 && overhead_lines[0].trim_start().starts_with("SQL (b) update"),
+        "one overhead verdict, for SQL (b):\n{stdout}"
+    );
 
     let text = std::fs::read_to_string(&json_path).expect("the JSON file");
     let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
@@ -87,6 +96,12 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
     for p in parse {
         assert_eq!(p["wrong_results"].as_u64(), Some(0), "{p}");
     }
+    let overhead = json["overhead"].as_array().expect("overhead rows");
+    assert_eq!(overhead.len(), 1, "{overhead:?}");
+    let runs = overhead[0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * overhead[0]["pairs"].as_u64().unwrap() as usize);
+    assert!(runs.iter().any(|r| r["timed_statistics"] == false), "{runs:?}");
+    assert!(runs.iter().all(|r| r["commits_per_sec"].as_f64().unwrap() > 0.0), "{runs:?}");
     let checkpoint = &json["checkpoint"];
     assert_eq!(checkpoint["checkpoints"].as_array().unwrap().len(), 6);
     assert!(checkpoint["with"]["commits"].as_u64().unwrap() > 0);

@@ -41,11 +41,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use imbl::OrdMap;
+use redo::clock::Stamp;
 use redo::{
     CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, RecoveryReport, RedoLog, RedoSavepoint, Scn,
     TxnId,
 };
 
+use crate::call_clock::{CallClock, CallTime};
 use crate::change::Change;
 use crate::sql::cache::StatementCache;
 use crate::sql::exec::Prepared;
@@ -250,10 +252,13 @@ pub(crate) struct SqlCounters {
 }
 
 impl SqlCounters {
-    pub(crate) fn record_row_lock_wait(&self, waited: Option<Duration>) {
+    /// Counts a row lock wait, with its time if `timed` (`timed_statistics`).
+    pub(crate) fn record_row_lock_wait(&self, waited: Option<Duration>, timed: bool) {
         if let Some(d) = waited {
             self.row_lock_waits.fetch_add(1, SeqCst);
-            self.row_lock_wait_us.fetch_add(d.as_micros() as u64, SeqCst);
+            if timed {
+                self.row_lock_wait_us.fetch_add(d.as_micros() as u64, SeqCst);
+            }
         }
     }
 }
@@ -636,6 +641,7 @@ impl Database {
             call_commit_optimization: None,
             notices: Vec::new(),
             call_depth: 0,
+            call_clock: CallClock::new(entry.sid),
             rows_locked: 0,
             entry,
             fetches,
@@ -711,6 +717,8 @@ pub struct Session {
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     call_depth: u32,
+    /// Times the outermost calls for the time model (DB time, DB CPU).
+    call_clock: CallClock,
     /// Rows locked so far, to look at the cancel flag every `CANCEL_CHECK_ROWS` of them.
     rows_locked: u32,
     /// What the wait interface shows of this session (SID, status, SQL, waits, times).
@@ -768,7 +776,10 @@ impl Session {
     }
 
     /// Runs `body` as one user call: its elapsed time is added to `DB time` and its thread
-    /// CPU time to `DB CPU`, for the session and the system. Nested calls count once.
+    /// CPU time to `DB CPU` (exactly for long calls, estimated from a sample of short
+    /// ones: see `call_clock`), for the session and the system. Nested calls count once.
+    /// With `timed_statistics` off (as the call starts) the call is counted but not timed:
+    /// no clock is read, DB time and DB CPU do not grow.
     pub(crate) fn user_call<T>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
         if self.call_depth > 0 {
             return body(self);
@@ -777,20 +788,30 @@ impl Session {
         // A cancel that came while no call was running is for no statement.
         self.entry.cancel.clear();
         self.entry.set_active(true);
-        let (started, cpu_before) = (Instant::now(), redo::stats::thread_cpu_time());
+        let started = self.redo.timed_statistics().then(|| self.call_clock.start());
         let result = body(self);
-        let elapsed_us = started.elapsed().as_micros() as u64;
-        let cpu_us = redo::stats::thread_cpu_time().saturating_sub(cpu_before).as_micros() as u64;
+        let times = started.map(|s| self.call_clock.finish(s));
         self.call_depth = 0;
         self.entry.set_active(false);
         self.entry.user_calls.fetch_add(1, Relaxed);
-        self.entry.db_time_us.fetch_add(elapsed_us, Relaxed);
-        self.entry.db_cpu_us.fetch_add(cpu_us, Relaxed);
         let system = &self.db.sql_counters;
         system.user_calls.fetch_add(1, Relaxed);
-        system.db_time_us.fetch_add(elapsed_us, Relaxed);
-        system.db_cpu_us.fetch_add(cpu_us, Relaxed);
+        if let Some(CallTime { db_time_us, db_cpu_us }) = times {
+            self.entry.db_time_us.fetch_add(db_time_us, Relaxed);
+            system.db_time_us.fetch_add(db_time_us, Relaxed);
+            // Most short calls are not sampled (see `call_clock`): spare the shared line.
+            if db_cpu_us > 0 {
+                self.entry.db_cpu_us.fetch_add(db_cpu_us, Relaxed);
+                system.db_cpu_us.fetch_add(db_cpu_us, Relaxed);
+            }
+        }
         result
+    }
+
+    /// Whether this session times its waits and calls (`timed_statistics`: the session's
+    /// setting, else the system's).
+    pub fn timed_statistics(&self) -> bool {
+        self.redo.timed_statistics()
     }
 
     /// As `user_call`, showing `sql` as the session's current SQL meanwhile, and counting
@@ -849,9 +870,10 @@ impl Session {
     }
 
     /// Counts a wait the caller measured (the server's `SQL*Net message from client`
-    /// and `SQL*Net message to client`).
+    /// and `SQL*Net message to client`), without its time when `timed_statistics` is off
+    /// (the caller may skip measuring then: see [`Session::timed_statistics`]).
     pub fn record_wait(&self, event: DbEvent, waited: Duration) {
-        self.entry.record_wait(event, waited);
+        self.entry.record_wait(event, self.timed_statistics().then_some(waited));
     }
 
     /// Counts client traffic (the server's round trips and bytes).
@@ -859,14 +881,14 @@ impl Session {
         self.entry.add_net(stat, n);
     }
 
-    /// Marks the session as waiting on `event` from `started` (for `v$session`), until
+    /// Marks the session as waiting on `event` from now (for `v$session`), until
     /// `end_wait`.
-    pub fn begin_wait(&self, event: DbEvent, started: Instant) {
-        self.entry.begin_wait(event, started);
+    pub fn begin_wait(&self, event: DbEvent) {
+        self.entry.begin_wait(event, self.timed_statistics().then(Stamp::now));
     }
 
     pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {
-        self.entry.end_wait(event, waited);
+        self.entry.end_wait(event, waited, self.timed_statistics());
     }
 
     /// Runs one statement with statement-level atomicity.
@@ -921,13 +943,14 @@ impl Session {
         }
         let db = self.db.clone();
         let entry = self.entry.clone();
+        let timed = self.redo.timed_statistics();
         let txn = self.txn();
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
-        entry.begin_wait(DbEvent::RowLockContention, Instant::now());
+        entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
         let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
-        entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
+        entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
         let waited = waited?;
-        db.sql_counters.record_row_lock_wait(waited);
+        db.sql_counters.record_row_lock_wait(waited, timed);
         // Read after the lock: a transaction we waited for may have changed the row.
         let snap = db.snapshot();
         let t = snap.table(table)?;
@@ -1095,12 +1118,13 @@ impl Session {
         let result = self.statement(|s| {
             let db = s.db.clone();
             let entry = s.entry.clone();
+            let timed = s.redo.timed_statistics();
             let txn = s.txn();
-            entry.begin_wait(DbEvent::RowLockContention, Instant::now());
+            entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
             let waited = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel);
-            entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten());
+            entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
             let waited = waited?;
-            db.sql_counters.record_row_lock_wait(waited);
+            db.sql_counters.record_row_lock_wait(waited, timed);
             check(&db.snapshot())?;
             let mut bytes = Vec::new();
             change.encode(&mut bytes);

@@ -2,6 +2,7 @@
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
 pub mod awr;
+mod call_clock;
 pub mod change;
 pub mod checkpoint;
 pub mod database;

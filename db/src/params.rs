@@ -137,6 +137,12 @@ pub const PARAMETERS: &[ParamDef] = &[
         mutability: Static,
         description: "fdatasync, o_dsync or o_direct",
     },
+    ParamDef {
+        name: "timed_statistics",
+        ty: ParamType::Boolean,
+        mutability: SessionAndSystem,
+        description: "time waits, commits and calls (FALSE: counted only, times 0, no clock reads)",
+    },
 ];
 
 pub const COMMIT_WRITE_DEPRECATED: &str =
@@ -222,6 +228,7 @@ impl Session {
             "log_members" => config.members().to_string(),
             "log_parallelism" => config.log_parallelism.to_string(),
             "log_sync_method" => config.sync_method.name().into(),
+            "timed_statistics" => if self.redo.timed_statistics() { "TRUE" } else { "FALSE" }.into(),
             other => unreachable!("parameter {other} has a definition but no value"),
         })
     }
@@ -324,6 +331,13 @@ impl Session {
                 match scope {
                     Scope::Session => self.call_commit_optimization = on,
                     Scope::System => self.db.call_commit_optimization.store(on.unwrap_or(true), SeqCst),
+                }
+            }
+            "timed_statistics" => {
+                let on = if default { None } else { Some(parse_bool(&name, &text)?) };
+                match scope {
+                    Scope::Session => self.redo.set_timed_statistics(on),
+                    Scope::System => log.set_timed_statistics(on.unwrap_or(true)),
                 }
             }
             "checkpoint_interval_ms" => {

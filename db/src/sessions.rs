@@ -23,9 +23,10 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use redo::stats::{monotonic_us, EventCounters, EventSnapshot, StatsSet};
+use redo::clock::Stamp;
+use redo::stats::{pack_current_wait, unpack_current_wait, EventCounters, EventSnapshot, StatsSet};
 use redo::WaitEvent;
 
 /// Wait events the database layer (and the server above it) measures.
@@ -104,8 +105,8 @@ pub struct SessionEntry {
     /// The session's redo statistics and waits (the redo log's own counters).
     pub redo: Arc<StatsSet>,
     events: [EventCounters; DB_EVENT_COUNT],
-    /// A database-layer wait in progress: 0, or the event's index + 1 in the low 8 bits
-    /// and its start (`monotonic_us`) above.
+    /// A database-layer wait in progress: 0, or packed by `redo::stats::pack_current_wait`
+    /// (the event's index + 1 in the low 8 bits, its start above, 0 when not timed).
     current_wait: AtomicU64,
     pub user_calls: AtomicU64,
     pub db_time_us: AtomicU64,
@@ -245,34 +246,34 @@ impl SessionEntry {
         }
     }
 
-    /// Marks the start of a wait on `event`.
-    pub fn begin_wait(&self, event: DbEvent, started: Instant) {
-        self.current_wait.store((monotonic_us(started) << 8) | (event.index() as u64 + 1), Relaxed);
+    /// Marks the start of a wait on `event` (`started` None: not timed, see
+    /// `timed_statistics`).
+    pub fn begin_wait(&self, event: DbEvent, started: Option<Stamp>) {
+        self.current_wait.store(pack_current_wait(event.index(), started), Relaxed);
     }
 
-    /// Ends the wait in progress: counted when `waited` holds its length, forgotten when
-    /// None (it turned out not to be a wait).
-    pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {
+    /// Ends the wait in progress: counted when `waited` holds its length (with that time
+    /// if `timed`, else with none), forgotten when None (it turned out not to be a wait).
+    pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>, timed: bool) {
         self.current_wait.store(0, Relaxed);
         if let Some(d) = waited {
-            self.events[event.index()].record(d);
+            self.events[event.index()].record(timed.then_some(d));
         }
     }
 
-    /// Counts a wait measured by the caller (the server's client round trips).
-    pub fn record_wait(&self, event: DbEvent, waited: Duration) {
+    /// Counts a wait measured by the caller (the server's client round trips); `None`:
+    /// not timed.
+    pub fn record_wait(&self, event: DbEvent, waited: Option<Duration>) {
         self.events[event.index()].record(waited);
     }
 
     /// The wait in progress, if any, and how long it has lasted: the database layer's,
     /// else the redo log's.
     pub fn current_wait(&self) -> Option<(AnyEvent, Duration)> {
-        let v = self.current_wait.load(Relaxed);
-        let index = (v & 0xff) as usize;
-        if index > 0 && index <= DB_EVENT_COUNT {
-            let now = monotonic_us(Instant::now());
-            let lasted = Duration::from_micros(now.saturating_sub(v >> 8));
-            return Some((AnyEvent::Db(DbEvent::ALL[index - 1]), lasted));
+        if let Some((index, lasted)) = unpack_current_wait(self.current_wait.load(Relaxed)) {
+            if let Some(event) = DbEvent::ALL.get(index) {
+                return Some((AnyEvent::Db(*event), lasted));
+            }
         }
         self.redo.current_wait().map(|(e, d)| (AnyEvent::Redo(e), d))
     }
@@ -366,7 +367,7 @@ impl SessionRegistry {
 
     /// Counts a wait of background work.
     pub(crate) fn record_background(&self, event: DbEvent, waited: Duration) {
-        self.background[event.index()].record(waited);
+        self.background[event.index()].record(Some(waited));
     }
 
     /// System totals of the database-layer events: background work, closed sessions and

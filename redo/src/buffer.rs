@@ -26,16 +26,15 @@
 //! Invariants (asserted): `ring_floor <= written <= complete <= reserved_end`,
 //! and no byte is copied at or beyond `ring_floor + capacity`.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::*};
-use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
-
+use crate::clock::Stamp;
 use crate::format::{block_floor, stream_advance, BlockHeader, Geometry, BLOCK_BYTES, BLOCK_HEADER_BYTES};
 use crate::signal::Signal;
 use crate::stats::{Stat, StatsSet, WaitEvent};
 use crate::storage::AlignedBuf;
 use crate::types::{Lsn, Scn};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::{Mutex, MutexGuard};
 
 /// A strand position meaning "no copy in progress".
 const IDLE: u64 = u64::MAX;
@@ -53,9 +52,9 @@ struct Strand {
 struct UnitEnd {
     end: Lsn,
     scn: Option<Scn>,
-    /// When a commit's unit was reserved (None for other units), for the age of the
-    /// oldest commit not yet durable.
-    reserved_at: Option<Instant>,
+    /// When the commit was called (None for other units, and for commits made with
+    /// `timed_statistics` off), for the age of the oldest commit not yet durable.
+    reserved_at: Option<Stamp>,
 }
 
 /// Commits in the log buffer not yet durable: what a crash would lose of the commits
@@ -65,7 +64,8 @@ pub struct CommitBacklog {
     pub commits: u64,
     /// Bytes of redo stream reserved but not durable.
     pub bytes: u64,
-    /// Time since the oldest of those commits reserved its place.
+    /// Time since the oldest of those commits was called (None when there is none, or
+    /// when it was made with `timed_statistics` off).
     pub oldest: Option<std::time::Duration>,
 }
 
@@ -168,7 +168,8 @@ impl LogBuffer {
     }
 
     /// Takes a strand latch (the first free one from `hint`, else `hint`'s) and reserves
-    /// `len` bytes of stream, with an SCN if `commit`. `file_ready(end)` says whether the
+    /// `len` bytes of stream, with an SCN if `commit` (and the time the commit was called,
+    /// for the backlog's age, if timed). `file_ready(end)` says whether the
     /// log files for a unit ending at `end` are open for writing; while it says no, the
     /// reservation is retried after `wait_for_file(end)` returns true. If it returns false
     /// (the log failed or is shutting down) no reservation is made.
@@ -177,11 +178,11 @@ impl LogBuffer {
         hint: usize,
         len: u64,
         commit: bool,
+        called_at: Option<Stamp>,
         file_ready: impl Fn(Lsn) -> bool,
         mut wait_for_file: impl FnMut(Lsn) -> bool,
     ) -> Option<Reservation<'_>> {
-        // Read outside the allocation lock, which is held for a few instructions only.
-        let reserved_at = commit.then(Instant::now);
+        let reserved_at = called_at.filter(|_| commit);
         let n = self.strands.len();
         let mut taken = None;
         for i in 0..n {
@@ -229,7 +230,7 @@ impl LogBuffer {
 
     /// Copies `bytes` as the next part of the reserved unit, inserting block headers.
     /// Waits for ring space when needed, calling `on_wait` first (to post the writer) and
-    /// recording `log buffer space` in `stats`. Returns false, leaving the copy unfinished,
+    /// recording `log buffer space` in `stats` (timed if `timed`). Returns false, leaving the copy unfinished,
     /// if `gave_up()` turns true while waiting (the log failed: nothing will ever be
     /// written again, so the unit can be abandoned).
     #[must_use]
@@ -238,6 +239,7 @@ impl LogBuffer {
         r: &mut Reservation<'_>,
         bytes: &[u8],
         stats: &StatsSet,
+        timed: bool,
         on_wait: &impl Fn(),
         gave_up: &impl Fn() -> bool,
     ) -> bool {
@@ -245,7 +247,7 @@ impl LogBuffer {
         while !rest.is_empty() {
             let mut pos = r.pos.0;
             if pos.is_multiple_of(BLOCK_BYTES) {
-                if !self.ensure_space(r, pos + BLOCK_HEADER_BYTES, stats, on_wait, gave_up) {
+                if !self.ensure_space(r, pos + BLOCK_HEADER_BYTES, stats, timed, on_wait, gave_up) {
                     return false;
                 }
                 let header = BlockHeader { seq: self.geometry.seq_of(Lsn(pos)), block_lsn: Lsn(pos) }
@@ -256,7 +258,7 @@ impl LogBuffer {
                 r.pos = Lsn(pos);
             }
             let take = ((BLOCK_BYTES - pos % BLOCK_BYTES) as usize).min(rest.len());
-            if !self.ensure_space(r, pos + take as u64, stats, on_wait, gave_up) {
+            if !self.ensure_space(r, pos + take as u64, stats, timed, on_wait, gave_up) {
                 return false;
             }
             // SAFETY: [pos, pos+take) lies in this reservation, within one block (so it
@@ -274,6 +276,7 @@ impl LogBuffer {
         r: &Reservation<'_>,
         upto: u64,
         stats: &StatsSet,
+        timed: bool,
         on_wait: &impl Fn(),
         gave_up: &impl Fn() -> bool,
     ) -> bool {
@@ -284,7 +287,7 @@ impl LogBuffer {
         // Let the writer see what this unit has copied so far: it may be the very bytes
         // the writer needs to free the space we wait for.
         self.strands[r.strand].copied_upto.store(r.pos.0, Release);
-        let t0 = Instant::now();
+        let t0 = timed.then(Stamp::now);
         stats.begin_wait(WaitEvent::LogBufferSpace, t0);
         stats.add(Stat::RedoBufferAllocationRetries, 1);
         while !fits() {
@@ -295,7 +298,7 @@ impl LogBuffer {
             on_wait();
             self.space.wait_once(|| fits() || gave_up());
         }
-        stats.record_wait(WaitEvent::LogBufferSpace, t0.elapsed());
+        stats.record_wait(WaitEvent::LogBufferSpace, t0.map(|t| t.elapsed()));
         true
     }
 

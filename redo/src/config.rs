@@ -127,6 +127,10 @@ pub struct LogConfig {
     /// Background write when this long has passed since the last write (dynamic). This
     /// bounds how long a NOWAIT commit can stay buffered: its loss window.
     pub batch_flush_timeout_ms: u64,
+    /// System default for `timed_statistics` (dynamic): whether waits, commit response
+    /// times and the log writer's time model are timed. Counts are kept either way (see
+    /// `stats`).
+    pub timed_statistics: bool,
 }
 
 pub const DEFAULT_SYNC_METHOD: SyncMethod = SyncMethod::DirectDsync;
@@ -148,6 +152,7 @@ impl LogConfig {
             batch_flush_buffer_divisor: 3,
             batch_flush_bytes: 1 << 20,
             batch_flush_timeout_ms: 3000,
+            timed_statistics: true,
         }
     }
 

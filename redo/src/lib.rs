@@ -6,6 +6,7 @@
 //! `writer`, `format` and `recovery` give the invariants of each step.
 
 mod buffer;
+pub mod clock;
 pub mod config;
 pub mod error;
 pub mod format;

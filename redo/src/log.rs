@@ -32,6 +32,7 @@ use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::buffer::{CommitBacklog, LogBuffer};
+use crate::clock::Stamp;
 use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{
@@ -163,6 +164,8 @@ struct DynamicParams {
     batch_flush_buffer_divisor: AtomicU64,
     batch_flush_bytes: AtomicU64,
     batch_flush_timeout_ms: AtomicU64,
+    /// System `timed_statistics`: read with one relaxed load per commit (see `stats`).
+    timed_statistics: AtomicBool,
 }
 
 fn wait_to_u8(w: CommitWait) -> u8 {
@@ -316,6 +319,14 @@ impl Shared {
         self.member_states[(group * m + member) as usize].store(state as u8, SeqCst);
     }
 
+    /// The system's `timed_statistics`: whether background work (the log writer's writes
+    /// and time model) is timed. Sessions resolve their own with
+    /// [`LogSession::timed_statistics`].
+    #[inline]
+    pub fn timed_statistics(&self) -> bool {
+        self.dynamic.timed_statistics.load(Relaxed)
+    }
+
     pub fn touch_last_write(&self) {
         self.last_write_us.store(self.epoch.elapsed().as_micros() as u64, SeqCst);
     }
@@ -357,9 +368,9 @@ impl Shared {
         end.0 <= self.activated_end.load(SeqCst)
     }
 
-    /// A session's unit ends past the open log files: wait for the switch. Returns false
-    /// if the log failed or is shutting down instead.
-    fn wait_for_file(&self, end: Lsn, stats: &StatsSet) -> bool {
+    /// A session's unit ends past the open log files: wait for the switch (timed if
+    /// `timed`). Returns false if the log failed or is shutting down instead.
+    fn wait_for_file(&self, end: Lsn, stats: &StatsSet, timed: bool) -> bool {
         let needed = self.geometry.seq_of(Lsn(end.0 - 1));
         let event = if self.group_reusable(needed) {
             WaitEvent::LogFileSwitchCompletion
@@ -368,14 +379,14 @@ impl Shared {
             WaitEvent::LogFileSwitchCheckpointIncomplete
         };
         stats.add(Stat::RedoLogSpaceRequests, 1);
-        let t0 = Instant::now();
+        let t0 = timed.then(Stamp::now);
         stats.begin_wait(event, t0);
         let ready = || self.file_ready(end) || self.is_failed() || self.shutdown.load(SeqCst);
         while !ready() {
             self.post_lgwr();
             self.switch_signal.wait_once(ready);
         }
-        stats.record_wait(event, t0.elapsed());
+        stats.record_wait(event, t0.map(|t| t.elapsed()));
         self.file_ready(end)
     }
 
@@ -815,6 +826,8 @@ impl RedoLog {
     /// As [`RedoLog::open`] on any storage (tests use the simulated disk).
     pub fn open_with(config: LogConfig, storage: Arc<dyn Storage>) -> Result<(RedoLog, Recovered)> {
         config.validate()?;
+        // Calibrate the wait interface's clock now, not in the first commit.
+        crate::clock::init();
         let cpath = control_path(&config.dir);
         if !storage.exists(&cpath).map_err(|e| RedoError::io("stat", &cpath, e))? {
             if config.open_mode == OpenMode::MustExist {
@@ -980,6 +993,7 @@ impl RedoLog {
                 batch_flush_buffer_divisor: AtomicU64::new(config.batch_flush_buffer_divisor as u64),
                 batch_flush_bytes: AtomicU64::new(config.batch_flush_bytes),
                 batch_flush_timeout_ms: AtomicU64::new(config.batch_flush_timeout_ms),
+                timed_statistics: AtomicBool::new(config.timed_statistics),
             },
             checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
             control: Mutex::new(ControlState { file: cfile, path: cpath, record: control, slot }),
@@ -1015,6 +1029,7 @@ impl RedoLog {
             private_records: 0,
             commit_wait: None,
             commit_logging: None,
+            timed_statistics: None,
         }
     }
 
@@ -1139,6 +1154,16 @@ impl RedoLog {
 
     pub fn commit_logging(&self) -> CommitLogging {
         logging_from_u8(self.sh.dynamic.commit_logging.load(SeqCst))
+    }
+
+    /// Sets the system's `timed_statistics`: sessions without their own setting, and the
+    /// log writer, time their waits from their next one on.
+    pub fn set_timed_statistics(&self, on: bool) {
+        self.sh.dynamic.timed_statistics.store(on, SeqCst);
+    }
+
+    pub fn timed_statistics(&self) -> bool {
+        self.sh.timed_statistics()
     }
 
     /// Changes the background write triggers (validated like the configuration).
@@ -1267,6 +1292,7 @@ pub struct LogSession {
     private_records: u64,
     commit_wait: Option<CommitWait>,
     commit_logging: Option<CommitLogging>,
+    timed_statistics: Option<bool>,
 }
 
 impl LogSession {
@@ -1290,6 +1316,23 @@ impl LogSession {
 
     pub fn commit_settings(&self) -> (Option<CommitWait>, Option<CommitLogging>) {
         (self.commit_wait, self.commit_logging)
+    }
+
+    /// Session-level `timed_statistics` (None: the system's).
+    pub fn set_timed_statistics(&mut self, on: Option<bool>) {
+        self.timed_statistics = on;
+    }
+
+    /// The session's own `timed_statistics` setting, if it has one.
+    pub fn timed_statistics_setting(&self) -> Option<bool> {
+        self.timed_statistics
+    }
+
+    /// Whether this session times its waits and commits: its own setting, else the
+    /// system's (one relaxed load, cheap enough for every commit and call).
+    #[inline]
+    pub fn timed_statistics(&self) -> bool {
+        self.timed_statistics.unwrap_or_else(|| self.sh.timed_statistics())
     }
 
     pub fn stats(&self) -> StatsSnapshot {
@@ -1365,7 +1408,9 @@ impl LogSession {
         on_copied: impl FnOnce(&CommitReceipt),
     ) -> Result<CommitReceipt> {
         self.sh.check_open()?;
-        let called_at = Instant::now();
+        // The clock reads below exist only for the wait interface: skipped when untimed.
+        let timed = self.timed_statistics();
+        let called_at = timed.then(Stamp::now);
         let (wait, logging) = self.resolve(options);
         let stats = self.stats.clone();
         stats.add(if wait { Stat::CommitWaitRequested } else { Stat::CommitNowaitRequested }, 1);
@@ -1384,8 +1429,9 @@ impl LogSession {
             self.strand_hint,
             len,
             true,
+            called_at,
             |end| sh.file_ready(end),
-            |end| sh.wait_for_file(end, &stats),
+            |end| sh.wait_for_file(end, &stats, timed),
         );
         let Some(mut r) = r else {
             self.txn = None;
@@ -1400,8 +1446,8 @@ impl LogSession {
         let commit_record = encode_commit_record(txn_id, scn, unix_us());
         let post = || sh.post_lgwr();
         let gave_up = || sh.is_failed();
-        if !sh.buffer.copy(&mut r, &self.private, &stats, &post, &gave_up)
-            || !sh.buffer.copy(&mut r, &commit_record, &stats, &post, &gave_up)
+        if !sh.buffer.copy(&mut r, &self.private, &stats, timed, &post, &gave_up)
+            || !sh.buffer.copy(&mut r, &commit_record, &stats, timed, &post, &gave_up)
         {
             sh.buffer.abandon(r);
             self.txn = None;
@@ -1419,7 +1465,7 @@ impl LogSession {
         let receipt = CommitReceipt { txn: txn_id, scn, lsn: end, waited: wait, logging };
         on_copied(&receipt);
         if wait {
-            self.wait_durable(end)?;
+            self.wait_durable_timed(end, timed)?;
             stats.add(Stat::CommitWaitPerformed, 1);
         } else {
             match logging {
@@ -1438,7 +1484,7 @@ impl LogSession {
             }
             stats.add(Stat::CommitNowaitPerformed, 1);
         }
-        stats.record_commit_response(commit_mode_index(wait, logging), called_at.elapsed());
+        stats.record_commit_response(commit_mode_index(wait, logging), called_at.map(Stamp::elapsed_us));
         Ok(receipt)
     }
 
@@ -1474,7 +1520,12 @@ impl LogSession {
     /// Waits until everything up to `lsn` is durable, counted as `log file sync` for this
     /// session when it has to wait.
     pub fn wait_durable(&mut self, lsn: Lsn) -> Result<()> {
-        let t0 = Instant::now();
+        self.wait_durable_timed(lsn, self.timed_statistics())
+    }
+
+    /// As `wait_durable`, timing the wait only if `timed`.
+    fn wait_durable_timed(&mut self, lsn: Lsn, timed: bool) -> Result<()> {
+        let t0 = timed.then(Stamp::now);
         self.stats.begin_wait(WaitEvent::LogFileSync, t0);
         let waited = self.sh.wait_durable(lsn);
         let Ok(waited) = waited else {
@@ -1484,10 +1535,10 @@ impl LogSession {
         if !waited {
             self.stats.cancel_wait();
         } else {
-            let elapsed = t0.elapsed();
+            let elapsed = t0.map(|t| t.elapsed());
             self.stats.record_wait(WaitEvent::LogFileSync, elapsed);
             self.stats.add(Stat::RedoSynchWrites, 1);
-            self.stats.add(Stat::RedoSynchTimeUs, elapsed.as_micros() as u64);
+            self.stats.add(Stat::RedoSynchTimeUs, elapsed.map_or(0, |e| e.as_micros() as u64));
         }
         Ok(())
     }

@@ -6,10 +6,23 @@
 //! Names are Oracle's where the concept is the same, so DBAs read them as they know them.
 //! Times are microseconds. Histograms have power-of-two microsecond buckets: bucket 0
 //! counts waits under 1 us, bucket `i` waits in `[2^(i-1), 2^i)` us.
+//!
+//! # timed_statistics
+//! Counting is always on; timing follows Oracle's `timed_statistics` parameter (default
+//! TRUE). With it FALSE the clock is never read for the wait interface: a wait is still
+//! counted (its waits, and every statistic's count, stay exact) but has no time: it adds 0
+//! to the event's time, leaves its maximum alone and goes in no histogram bucket (a bucket
+//! is a time). That is Oracle's behaviour: "the value of all time-related statistics is
+//! set to zero", while TOTAL_WAITS keeps counting. A wait in progress shows as lasting 0.
+//! Callers pass the time as an `Option`: `None` means "not timed". Times come from the
+//! wait interface's own clock ([`crate::clock::Stamp`], one `rdtsc` where the kernel
+//! trusts the TSC). Clock reads that steer behaviour (batch timeouts, LGWR's sleep) are not
+//! instrumentation: they keep `Instant` and stay whatever `timed_statistics` says.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::clock::Stamp;
 use crate::config::CommitLogging;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,6 +211,12 @@ pub fn histogram_bucket_limit_us(i: usize) -> u64 {
 /// Counters of one wait event (or of any timed thing): waits, total and maximum time, and
 /// a power-of-two microsecond histogram. Public so the layers above count their own
 /// events (row locks, client round trips) the same way.
+///
+/// One writer at a time: a session's own counters are written by the thread running the
+/// session, the background's by whoever holds the log's write token (the database layer's
+/// by its checkpoint, under the images lock); readers read at any time. So `record` uses
+/// plain atomic loads and stores, no read-modify-write: on the commit path a locked
+/// instruction per counter was a measurable part of what timing costs.
 #[derive(Default)]
 pub struct EventCounters {
     waits: AtomicU64,
@@ -207,12 +226,23 @@ pub struct EventCounters {
 }
 
 impl EventCounters {
-    pub fn record(&self, elapsed: Duration) {
-        let us = elapsed.as_micros() as u64;
-        self.waits.fetch_add(1, Relaxed);
-        self.time_us.fetch_add(us, Relaxed);
-        self.max_us.fetch_max(us, Relaxed);
-        self.histogram[histogram_bucket(us)].fetch_add(1, Relaxed);
+    /// Counts one wait of `elapsed`, or one wait with no time when `None` (not timed: see
+    /// the module docs).
+    /// Only the counters' one writer may call it (see the type's docs).
+    pub fn record(&self, elapsed: Option<Duration>) {
+        self.record_us(elapsed.map(|e| e.as_micros() as u64));
+    }
+
+    /// As `record`, the time in microseconds (the commit path's form: no `Duration`).
+    pub fn record_us(&self, elapsed_us: Option<u64>) {
+        let bump = |counter: &AtomicU64, by: u64| counter.store(counter.load(Relaxed) + by, Relaxed);
+        bump(&self.waits, 1);
+        let Some(us) = elapsed_us else { return };
+        bump(&self.time_us, us);
+        if us > self.max_us.load(Relaxed) {
+            self.max_us.store(us, Relaxed);
+        }
+        bump(&self.histogram[histogram_bucket(us)], 1);
     }
 
     pub fn snapshot(&self) -> EventSnapshot {
@@ -249,17 +279,33 @@ pub struct StatsSet {
     stats: [AtomicU64; STAT_COUNT],
     /// Commit response time (from the call to commit to its return) per commit mode.
     commit_response: [EventCounters; 4],
-    /// The wait in progress, for `v$session`: 0 when none, else the event's index + 1 in
-    /// the low 8 bits and the start in microseconds since [`monotonic_us`]'s epoch above.
+    /// The wait in progress, for `v$session`: 0 when none, else packed by
+    /// [`pack_current_wait`].
     current_wait: AtomicU64,
 }
 
-/// Microseconds since the first call in this process: a cheap monotonic clock to stamp
-/// the start of waits with.
-pub fn monotonic_us(at: std::time::Instant) -> u64 {
-    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
-    at.saturating_duration_since(epoch).as_micros() as u64
+/// The packed form of a wait in progress (`current_wait` of [`StatsSet`] and of the
+/// database layer's sessions): the event's index + 1 in the low 8 bits, its start
+/// ([`Stamp::micros`], never 0; 0 when not timed) above.
+pub fn pack_current_wait(event_index: usize, started: Option<Stamp>) -> u64 {
+    debug_assert!(event_index < 255, "event index {event_index} does not fit in 8 bits");
+    (started.map_or(0, Stamp::micros) << 8) | (event_index as u64 + 1)
+}
+
+/// The event index and duration so far of a wait packed by [`pack_current_wait`], if one
+/// is in progress; an untimed wait has lasted 0.
+pub fn unpack_current_wait(packed: u64) -> Option<(usize, Duration)> {
+    let index = (packed & 0xff) as usize;
+    if index == 0 {
+        return None;
+    }
+    let started = packed >> 8;
+    let lasted = if started == 0 {
+        Duration::ZERO
+    } else {
+        Duration::from_micros(Stamp::now().micros().saturating_sub(started))
+    };
+    Some((index - 1, lasted))
 }
 
 impl StatsSet {
@@ -267,12 +313,14 @@ impl StatsSet {
         self.stats[stat as usize].fetch_add(n, Relaxed);
     }
 
-    /// Marks the start of a wait on `event` at `started` (ended by `record_wait`).
-    pub fn begin_wait(&self, event: WaitEvent, started: std::time::Instant) {
-        self.current_wait.store((monotonic_us(started) << 8) | (event.index() as u64 + 1), Relaxed);
+    /// Marks the start of a wait on `event` at `started` (None: not timed), ended by
+    /// `record_wait`.
+    pub fn begin_wait(&self, event: WaitEvent, started: Option<Stamp>) {
+        self.current_wait.store(pack_current_wait(event.index(), started), Relaxed);
     }
 
-    pub fn record_wait(&self, event: WaitEvent, elapsed: Duration) {
+    /// Counts a wait on `event` that lasted `elapsed` (None: not timed).
+    pub fn record_wait(&self, event: WaitEvent, elapsed: Option<Duration>) {
         self.current_wait.store(0, Relaxed);
         self.events[event.index()].record(elapsed);
     }
@@ -284,19 +332,14 @@ impl StatsSet {
 
     /// The wait in progress and how long it has lasted.
     pub fn current_wait(&self) -> Option<(WaitEvent, Duration)> {
-        let v = self.current_wait.load(Relaxed);
-        let index = (v & 0xff) as usize;
-        if index == 0 || index > EVENT_COUNT {
-            return None;
-        }
-        let started = v >> 8;
-        let now = monotonic_us(std::time::Instant::now());
-        Some((WaitEvent::ALL[index - 1], Duration::from_micros(now.saturating_sub(started))))
+        let (index, lasted) = unpack_current_wait(self.current_wait.load(Relaxed))?;
+        WaitEvent::ALL.get(index).map(|e| (*e, lasted))
     }
 
-    /// A commit in mode `mode` (see [`commit_mode_index`]) took `elapsed`.
-    pub fn record_commit_response(&self, mode: usize, elapsed: Duration) {
-        self.commit_response[mode].record(elapsed);
+    /// A commit in mode `mode` (see [`commit_mode_index`]) took `elapsed` (None: not
+    /// timed, counted only).
+    pub fn record_commit_response(&self, mode: usize, elapsed_us: Option<u64>) {
+        self.commit_response[mode].record_us(elapsed_us);
     }
 
     pub fn snapshot(&self) -> StatsSnapshot {
@@ -411,8 +454,8 @@ mod tests {
     fn events_and_stats_accumulate_and_subtract() {
         let set = StatsSet::default();
         let before = set.snapshot();
-        set.record_wait(WaitEvent::LogFileSync, Duration::from_micros(70));
-        set.record_wait(WaitEvent::LogFileSync, Duration::from_micros(130));
+        set.record_wait(WaitEvent::LogFileSync, Some(Duration::from_micros(70)));
+        set.record_wait(WaitEvent::LogFileSync, Some(Duration::from_micros(130)));
         set.add(Stat::UserCommits, 2);
         let d = set.snapshot().since(&before);
         let e = d.event(WaitEvent::LogFileSync);
@@ -423,5 +466,35 @@ mod tests {
         assert_eq!(Stat::ALL.len(), STAT_COUNT);
         assert!(Stat::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
         assert!(WaitEvent::ALL.iter().enumerate().all(|(i, e)| e.index() == i));
+    }
+
+    #[test]
+    fn untimed_waits_are_counted_with_no_time_and_no_bucket() {
+        let set = StatsSet::default();
+        set.record_wait(WaitEvent::LogFileSync, Some(Duration::from_micros(70)));
+        set.record_wait(WaitEvent::LogFileSync, None);
+        set.record_wait(WaitEvent::LogFileSync, None);
+        set.record_commit_response(0, None);
+        let s = set.snapshot();
+        let e = s.event(WaitEvent::LogFileSync);
+        assert_eq!((e.waits, e.time_us, e.max_us), (3, 70, 70));
+        assert_eq!(e.histogram.iter().sum::<u64>(), 1, "only the timed wait has a bucket");
+        assert_eq!((s.commit_response[0].waits, s.commit_response[0].time_us), (1, 0));
+        assert_eq!(s.commit_response[0].histogram.iter().sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn a_wait_in_progress_shows_its_event_and_an_untimed_one_lasts_zero() {
+        let set = StatsSet::default();
+        assert_eq!(set.current_wait(), None);
+        set.begin_wait(WaitEvent::LogBufferSpace, None);
+        assert_eq!(set.current_wait(), Some((WaitEvent::LogBufferSpace, Duration::ZERO)));
+        set.begin_wait(WaitEvent::LogFileSync, Some(Stamp::now()));
+        std::thread::sleep(Duration::from_millis(5));
+        let (event, lasted) = set.current_wait().expect("a wait in progress");
+        assert_eq!(event, WaitEvent::LogFileSync);
+        assert!(lasted >= Duration::from_millis(5), "{lasted:?}");
+        set.cancel_wait();
+        assert_eq!(set.current_wait(), None);
     }
 }

@@ -26,7 +26,9 @@
 use std::sync::atomic::Ordering::*;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Stamp;
 
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{block_floor, LogFileHeader, BLOCK_BYTES, WRITE_MAX_BYTES};
@@ -151,9 +153,10 @@ impl Writer {
         let group = geometry.group_of(seq);
 
         let bucket = sh.waiters.begin_write(target);
-        let t0 = Instant::now();
+        // `log file parallel write` is timed when the system's timed_statistics is on.
+        let t0 = sh.timed_statistics().then(Stamp::now);
         let outcome = write_members(sh, &self.members, &self.files[group as usize], group, &bufs, offset);
-        let elapsed = t0.elapsed();
+        let elapsed = t0.map(|t| t.elapsed());
         let requests = match outcome {
             Ok(n) => n,
             Err(failure) => {
@@ -180,7 +183,7 @@ impl Writer {
         st.add(Stat::RedoWriteRequests, requests);
         st.add(Stat::RedoWriteBytes, bytes * requests);
         st.add(Stat::RedoBlocksWritten, bytes / BLOCK_BYTES);
-        st.add(Stat::RedoWriteTimeUs, elapsed.as_micros() as u64);
+        st.add(Stat::RedoWriteTimeUs, elapsed.map_or(0, |e| e.as_micros() as u64));
         if partial > 0 {
             st.add(Stat::RedoWastage, BLOCK_BYTES - partial as u64);
         }
@@ -412,13 +415,19 @@ fn write_members(
 
 /// The background log writer. Runs until shutdown or failure.
 pub(crate) fn lgwr_main(sh: Arc<Shared>) {
-    // The time model's background figures, added after each round of work.
-    let mut cpu_before = crate::stats::thread_cpu_time();
-    let account = |cpu_before: &mut Duration, busy_since: Instant| {
+    // The time model's background figures, added after each round of work when
+    // timed_statistics is on. The CPU time is the difference between two rounds' ends, so
+    // the thread's few instructions between rounds count too; a round that starts
+    // untimed forgets the previous reading, so turning timing back on never bills the
+    // untimed stretch.
+    let mut cpu_before: Option<Duration> = None;
+    let account = |cpu_before: &mut Option<Duration>, busy_since: Stamp| {
         let cpu = crate::stats::thread_cpu_time();
-        sh.background.add(Stat::BackgroundCpuTimeUs, cpu.saturating_sub(*cpu_before).as_micros() as u64);
+        if let Some(before) = *cpu_before {
+            sh.background.add(Stat::BackgroundCpuTimeUs, cpu.saturating_sub(before).as_micros() as u64);
+        }
         sh.background.add(Stat::BackgroundElapsedTimeUs, busy_since.elapsed().as_micros() as u64);
-        *cpu_before = cpu;
+        *cpu_before = Some(cpu);
     };
     loop {
         if sh.is_failed() {
@@ -430,7 +439,15 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
         let activation = sh.activation_wanted();
         let write = sh.write_wanted(shutting_down);
         if activation.is_some() || write {
-            let busy_since = Instant::now();
+            let busy_since = if sh.timed_statistics() {
+                if cpu_before.is_none() {
+                    cpu_before = Some(crate::stats::thread_cpu_time());
+                }
+                Some(Stamp::now())
+            } else {
+                cpu_before = None;
+                None
+            };
             let mut w = sh.writer.lock().expect("writer poisoned");
             if let Some(seq) = sh.activation_wanted() {
                 if seq.0 == w.activated.0 + 1 && w.activate(&sh, seq).is_err() {
@@ -443,7 +460,9 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
             }
             let outcome = w.cycle(&sh, false);
             drop(w);
-            account(&mut cpu_before, busy_since);
+            if let Some(busy_since) = busy_since {
+                account(&mut cpu_before, busy_since);
+            }
             match outcome {
                 Ok(true) | Err(_) => continue,
                 Ok(false) => {}

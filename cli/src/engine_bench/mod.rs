@@ -8,9 +8,11 @@
 //! 4. the main table: strands 1 and 2 x the four COMMIT WRITE modes x 1-64 sessions
 //!    ([`workload`]), plus 2 sessions for the NOWAIT modes; the two strand counts run
 //!    side by side (each configuration on 1 strand, then at once on 2 strands);
-//! 5. the ratios to their targets (printed, never asserted), and the JSON document.
+//! 5. the ratios to their targets (printed, never asserted), and the JSON document;
+//!    before them, what timing the wait interface costs ([`overhead`]).
 
 pub(crate) use crate::common::machine;
+pub(crate) mod overhead;
 pub(crate) mod probe;
 pub(crate) mod report;
 pub(crate) mod workload;
@@ -146,6 +148,19 @@ pub fn run(args: Args) -> Result<()> {
     let multiplexing = multiplexing_table(&dir, method, &plan, warmup, measure, &mut findings)?;
     report::print_multiplexing(&multiplexing, method.name());
 
+    // 4c. What timing costs: timed_statistics TRUE vs FALSE.
+    let overhead_db = dir.join("engine-bench-overhead");
+    let overhead = match overhead::engine(&overhead_db, method, overhead::pairs(args.quick), warmup, measure)?
+    {
+        Ok(o) => Some(o),
+        Err(stall) => {
+            findings.stalls.push(stall);
+            None
+        }
+    };
+    let not_measured = if overhead.is_none() { vec!["engine".to_string()] } else { Vec::new() };
+    overhead::print(overhead.as_slice(), &not_measured);
+
     // 5. The ratios, and what went wrong in the engine.
     let ratios = report::ratios(&table.rows, raw_median_us);
     report::print_ratios(&ratios);
@@ -162,6 +177,7 @@ pub fn run(args: Args) -> Result<()> {
         sync_methods: sync_rows,
         rows: table.rows,
         multiplexing,
+        overhead,
         ratios,
         stalls: findings.stalls,
         not_run: table.not_run,

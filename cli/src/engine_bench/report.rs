@@ -182,6 +182,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// WAIT/IMMEDIATE with 1 and 2 members per group (`strands` holds the member count).
     pub multiplexing: Vec<Row>,
+    /// The raw engine's NOWAIT loop with timed_statistics TRUE and FALSE (None: stalled).
+    pub overhead: Option<super::overhead::Overhead>,
     pub ratios: Vec<Ratio>,
     /// Configurations whose commits stopped returning (their databases were abandoned).
     pub stalls: Vec<Stall>,

@@ -193,6 +193,11 @@ impl Database {
         Ok(Database { log, dir: dir.to_path_buf(), mirrors, strands, stop, checkpointer: Some(checkpointer) })
     }
 
+    /// The redo log, to change its parameters between runs.
+    pub fn log(&self) -> &RedoLog {
+        &self.log
+    }
+
     /// Stops the checkpointer and shuts the database down, keeping its files.
     pub fn shut(mut self) -> Result<()> {
         self.stop.store(true, SeqCst);

@@ -15,8 +15,11 @@
 //!    SELECTs, with the hard parses each costs;
 //! 6. the checkpoint stall: 6 sessions of loop (b) WAIT/IMMEDIATE, first without then
 //!    with `Database::checkpoint()` calls, comparing the longest commit;
-//! 7. the JSON document.
+//! 7. the instrumentation overhead: loop (b) (and in a full run the raw engine and loop
+//!    (a)) with `timed_statistics` TRUE vs FALSE ([`overhead`]; alone: `--overhead-only`);
+//! 8. the JSON document.
 
+mod overhead;
 mod report;
 mod workload;
 
@@ -51,6 +54,10 @@ pub struct Args {
     /// shorter checkpoint run
     #[arg(long)]
     quick: bool,
+    /// Only the instrumentation overhead part (timed_statistics TRUE vs FALSE), after the
+    /// disk probe; JSON to target/sql-bench-overhead.json unless --json is given
+    #[arg(long)]
+    overhead_only: bool,
 }
 
 /// Sessions of the raw engine baseline and of the ratios.
@@ -72,6 +79,7 @@ pub fn run(args: Args) -> Result<()> {
     let literal_statements: u64 = if args.quick { 2_000 } else { 20_000 };
     let checkpoint_phase = Duration::from_secs_f64(if args.quick { 0.5 } else { 2.0 });
     let sql_sessions: Vec<usize> = if args.quick { vec![1, 32] } else { vec![1, 6, 32] };
+    let json_given = args.json.is_some();
     let json_path = match args.json {
         Some(p) => p,
         None => default_json_path()?,
@@ -120,6 +128,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     report::print_header(&facts, &settings);
     crate::engine_bench::report::print_raw(&raw);
+    if args.overhead_only {
+        let path = if json_given { json_path } else { json_path.with_file_name("sql-bench-overhead.json") };
+        return overhead::run_alone(&dir, method, &facts, args.quick, warmup, measure, &path);
+    }
 
     let mut problems = Vec::new();
     let mut not_run = Vec::new();
@@ -157,9 +169,12 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(c) = &checkpoint {
         report::print_checkpoint(c);
     }
+
+    // 7. What timing costs.
+    let overhead = overhead::run_part(&dir, method, args.quick, warmup, measure, &mut problems)?;
     report::print_problems(&problems);
 
-    // 7. JSON.
+    // 8. JSON.
     let report = Report {
         machine: facts,
         settings,
@@ -171,6 +186,7 @@ pub fn run(args: Args) -> Result<()> {
         ratios,
         parse,
         checkpoint,
+        overhead,
         not_run,
         problems,
         total_seconds: started.elapsed().as_secs_f64(),

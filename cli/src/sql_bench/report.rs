@@ -68,6 +68,8 @@ pub struct Report {
     /// Literal SQL vs bind variables.
     pub parse: Vec<ParseRow>,
     pub checkpoint: Option<CheckpointStall>,
+    /// Commit throughput with timed_statistics TRUE vs FALSE, per loop.
+    pub overhead: Vec<crate::engine_bench::overhead::Overhead>,
     /// Configurations not run because their database had stalled.
     pub not_run: Vec<String>,
     /// Errors and stalls met during the run, one line each.
