@@ -150,8 +150,13 @@ pub fn run(args: Args) -> Result<()> {
 
     // 4c. What timing costs: timed_statistics TRUE vs FALSE.
     let overhead_db = dir.join("engine-bench-overhead");
-    let overhead = match overhead::engine(&overhead_db, method, overhead::pairs(args.quick), warmup, measure)?
-    {
+    let overhead = match overhead::engine(
+        &overhead_db,
+        method,
+        overhead::Plan::default_for(args.quick),
+        warmup,
+        measure,
+    )? {
         Ok(o) => Some(o),
         Err(stall) => {
             findings.stalls.push(stall);

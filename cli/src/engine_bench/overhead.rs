@@ -26,19 +26,26 @@ use super::workload::{self, Mode, Outcome, Stall};
 /// The most throughput timing may cost, in percent.
 pub const TARGET_PCT: f64 = 5.0;
 
-/// Sessions of the overhead loops: many sessions on few CPUs, where the CPU each commit
-/// costs decides the throughput.
-pub const SESSIONS: usize = 32;
+/// Sessions of the overhead loops by default: many sessions on few CPUs, where the CPU
+/// each commit costs decides the throughput. Fewer sessions (`sql-bench
+/// --overhead-sessions`) give steadier figures on a noisy machine: with 32 runnable threads
+/// on 2 CPUs a run's throughput moves by tens of percent with the scheduler alone.
+pub const DEFAULT_SESSIONS: usize = 32;
 
 /// The commit mode of the overhead loops: no disk wait to hide the CPU cost in.
 pub const MODE: Mode = Mode::NOWAIT_IMMEDIATE;
 
-/// Pairs of runs: at least 3, 5 for a full run.
-pub fn pairs(quick: bool) -> usize {
-    if quick {
-        3
-    } else {
-        5
+/// How the overhead is measured: sessions per run and pairs of runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub sessions: usize,
+    pub pairs: usize,
+}
+
+impl Plan {
+    /// [`DEFAULT_SESSIONS`] sessions; 3 pairs for a quick run, 5 for a full one.
+    pub fn default_for(quick: bool) -> Plan {
+        Plan { sessions: DEFAULT_SESSIONS, pairs: if quick { 3 } else { 5 } }
     }
 }
 
@@ -129,17 +136,18 @@ fn overhead_pct(timed: f64, untimed: f64) -> f64 {
 /// measurement stops and None is returned.
 pub fn alternate(
     workload: &str,
-    pairs: usize,
+    plan: Plan,
     seconds_per_run: f64,
     mut run: impl FnMut(bool, &str) -> Result<Option<RunFigures>>,
 ) -> Result<Option<Overhead>> {
+    let Plan { sessions, pairs } = plan;
     assert!(pairs >= 1, "at least one pair");
     let mut runs = Vec::with_capacity(2 * pairs);
     for pair in 0..pairs {
         let order = if pair % 2 == 0 { [true, false] } else { [false, true] };
         for timed in order {
             let label = format!(
-                "overhead {workload}, {}, {SESSIONS} sessions, timed_statistics {}, pair {}/{pairs}",
+                "overhead {workload}, {}, {sessions} sessions, timed_statistics {}, pair {}/{pairs}",
                 MODE.name(),
                 if timed { "TRUE" } else { "FALSE" },
                 pair + 1
@@ -159,10 +167,11 @@ pub fn alternate(
             });
         }
     }
-    Ok(Some(summarize(workload, pairs, seconds_per_run, runs)))
+    Ok(Some(summarize(workload, plan, seconds_per_run, runs)))
 }
 
-fn summarize(workload: &str, pairs: usize, seconds_per_run: f64, runs: Vec<OverheadRun>) -> Overhead {
+fn summarize(workload: &str, plan: Plan, seconds_per_run: f64, runs: Vec<OverheadRun>) -> Overhead {
+    let Plan { sessions, pairs } = plan;
     let of = |timed: bool| -> Vec<f64> {
         runs.iter().filter(|r| r.timed_statistics == timed).map(|r| r.commits_per_sec).collect()
     };
@@ -188,7 +197,7 @@ fn summarize(workload: &str, pairs: usize, seconds_per_run: f64, runs: Vec<Overh
     Overhead {
         workload: workload.to_string(),
         mode: MODE.name(),
-        sessions: SESSIONS,
+        sessions,
         pairs,
         seconds_per_run,
         runs,
@@ -204,25 +213,25 @@ fn summarize(workload: &str, pairs: usize, seconds_per_run: f64, runs: Vec<Overh
     }
 }
 
-/// The raw engine's NOWAIT/IMMEDIATE loop at [`SESSIONS`] sessions (1 strand, its
+/// The raw engine's NOWAIT/IMMEDIATE loop at `plan.sessions` sessions (1 strand, its
 /// checkpointer, ~100-byte changes, as the main table runs it) on one fresh database in
 /// `path`, switching `RedoLog::set_timed_statistics` between runs. Returns the figures,
 /// or the stall that ended the measurement.
 pub fn engine(
     path: &Path,
     method: SyncMethod,
-    pairs: usize,
+    plan: Plan,
     warmup: Duration,
     measure: Duration,
 ) -> Result<Result<Overhead, Stall>> {
     let database = workload::Database::open(path, 1, method, 1, true)?;
     let mut stall = None;
-    let overhead = alternate("engine", pairs, measure.as_secs_f64(), |timed, label| {
+    let overhead = alternate("engine", plan, measure.as_secs_f64(), |timed, label| {
         let log = database.log();
         log.set_timed_statistics(timed);
         let reading = || (process_cpu(), log.stats().get(Stat::UserCommits));
         let before = reading();
-        Ok(match database.run_config(MODE, SESSIONS, warmup, measure, label)? {
+        Ok(match database.run_config(MODE, plan.sessions, warmup, measure, label)? {
             Outcome::Measured(m) => Some(RunFigures {
                 commits_per_sec: m.commits_per_sec(),
                 cpu_us_per_commit: cpu_per_commit(before, reading()),
@@ -335,7 +344,7 @@ mod tests {
     fn pairs_alternate_their_order_and_the_overhead_compares_medians() {
         // Untimed runs 100 commits/s at 10 us CPU each, timed 96 at 10.4: 4% both ways.
         let mut order = Vec::new();
-        let o = alternate("test", 3, 0.1, |timed, _| {
+        let o = alternate("test", Plan { sessions: 32, pairs: 3 }, 0.1, |timed, _| {
             order.push(timed);
             Ok(Some(if timed { figures(96.0, 10.4) } else { figures(100.0, 10.0) }))
         })
@@ -347,17 +356,18 @@ mod tests {
         assert!(o.pair_overheads_pct.iter().all(|p| (p - 4.0).abs() < 1e-9), "{o:?}");
         assert!((o.cpu_overhead_pct.unwrap() - 4.0).abs() < 1e-9, "{o:?}");
         assert!(o.pass);
-        let o =
-            alternate("test", 3, 0.1, |timed, _| Ok(Some(figures(if timed { 90.0 } else { 100.0 }, 1.0))))
-                .unwrap()
-                .unwrap();
+        let o = alternate("test", Plan { sessions: 32, pairs: 3 }, 0.1, |timed, _| {
+            Ok(Some(figures(if timed { 90.0 } else { 100.0 }, 1.0)))
+        })
+        .unwrap()
+        .unwrap();
         assert!(!o.pass, "10% is over the target");
     }
 
     #[test]
     fn a_run_that_does_not_complete_ends_the_measurement() {
         let mut n = 0;
-        let o = alternate("test", 3, 0.1, |_, _| {
+        let o = alternate("test", Plan { sessions: 32, pairs: 3 }, 0.1, |_, _| {
             n += 1;
             Ok((n < 3).then_some(figures(1.0, 1.0)))
         })

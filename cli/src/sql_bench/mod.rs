@@ -58,6 +58,12 @@ pub struct Args {
     /// disk probe; JSON to target/sql-bench-overhead.json unless --json is given
     #[arg(long)]
     overhead_only: bool,
+    /// Sessions of the instrumentation overhead runs [default: 32]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=512))]
+    overhead_sessions: Option<u64>,
+    /// Pairs of timed/untimed runs of the overhead part [default: 5; 3 with --quick]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    overhead_pairs: Option<u64>,
 }
 
 /// Sessions of the raw engine baseline and of the ratios.
@@ -80,6 +86,12 @@ pub fn run(args: Args) -> Result<()> {
     let checkpoint_phase = Duration::from_secs_f64(if args.quick { 0.5 } else { 2.0 });
     let sql_sessions: Vec<usize> = if args.quick { vec![1, 32] } else { vec![1, 6, 32] };
     let json_given = args.json.is_some();
+    let default_plan = crate::engine_bench::overhead::Plan::default_for(args.quick);
+    let overhead_plan = crate::engine_bench::overhead::Plan {
+        sessions: args.overhead_sessions.map_or(default_plan.sessions, |n| n as usize),
+        pairs: args.overhead_pairs.map_or(default_plan.pairs, |n| n as usize),
+    };
+    let overhead_runs = overhead::Runs { quick: args.quick, plan: overhead_plan, warmup, measure };
     let json_path = match args.json {
         Some(p) => p,
         None => default_json_path()?,
@@ -130,7 +142,7 @@ pub fn run(args: Args) -> Result<()> {
     crate::engine_bench::report::print_raw(&raw);
     if args.overhead_only {
         let path = if json_given { json_path } else { json_path.with_file_name("sql-bench-overhead.json") };
-        return overhead::run_alone(&dir, method, &facts, args.quick, warmup, measure, &path);
+        return overhead::run_alone(&dir, method, &facts, overhead_runs, &path);
     }
 
     let mut problems = Vec::new();
@@ -171,7 +183,7 @@ pub fn run(args: Args) -> Result<()> {
     }
 
     // 7. What timing costs.
-    let overhead = overhead::run_part(&dir, method, args.quick, warmup, measure, &mut problems)?;
+    let overhead = overhead::run_part(&dir, method, overhead_runs, &mut problems)?;
     report::print_problems(&problems);
 
     // 8. JSON.

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::workload::{self, Finish, Work};
 use crate::engine_bench::machine::MachineFacts;
-use crate::engine_bench::overhead::{self, Overhead, RunFigures, MODE, SESSIONS};
+use crate::engine_bench::overhead::{self, Overhead, Plan, RunFigures, MODE};
 
 /// Name of a SQL loop in the overhead table.
 fn loop_name(work: Work) -> String {
@@ -33,7 +33,7 @@ fn sql(
     dir: &Path,
     method: SyncMethod,
     work: Work,
-    pairs: usize,
+    plan: Plan,
     warmup: Duration,
     measure: Duration,
     problems: &mut Vec<String>,
@@ -45,13 +45,13 @@ fn sql(
     let mut stalled = false;
     let mut n = 0i64;
     let name = loop_name(work);
-    let result = overhead::alternate(&name, pairs, measure.as_secs_f64(), |timed, label| {
+    let result = overhead::alternate(&name, plan, measure.as_secs_f64(), |timed, label| {
         let alter = format!("ALTER SYSTEM SET timed_statistics = {}", if timed { "TRUE" } else { "FALSE" });
         admin.execute(&alter, &[]).with_context(|| alter.clone())?;
         n += 1;
         let reading = || (overhead::process_cpu(), db.log().stats().get(Stat::UserCommits));
         let before = reading();
-        Ok(match workload::run_config(&db, work, MODE, SESSIONS, warmup, measure, n << 40)? {
+        Ok(match workload::run_config(&db, work, MODE, plan.sessions, warmup, measure, n << 40)? {
             Finish::Done(c) => {
                 let cpu_us_per_commit = overhead::cpu_per_commit(before, reading());
                 if work == Work::Insert {
@@ -87,16 +87,14 @@ fn sql(
 pub fn run_part(
     dir: &Path,
     method: SyncMethod,
-    quick: bool,
-    warmup: Duration,
-    measure: Duration,
+    runs: Runs,
     problems: &mut Vec<String>,
 ) -> Result<Vec<Overhead>> {
-    let pairs = overhead::pairs(quick);
+    let Runs { quick, plan, warmup, measure } = runs;
     let mut rows = Vec::new();
     let mut not_measured = Vec::new();
     if !quick {
-        match overhead::engine(&dir.join("sql-bench-overhead-engine"), method, pairs, warmup, measure)? {
+        match overhead::engine(&dir.join("sql-bench-overhead-engine"), method, plan, warmup, measure)? {
             Ok(o) => rows.push(o),
             Err(stall) => {
                 problems.push(format!("STALL {}: {}", stall.configuration, stall.summary()));
@@ -106,13 +104,22 @@ pub fn run_part(
     }
     let works: &[Work] = if quick { &[Work::Update] } else { &[Work::Update, Work::Insert] };
     for &work in works {
-        match sql(dir, method, work, pairs, warmup, measure, problems)? {
+        match sql(dir, method, work, plan, warmup, measure, problems)? {
             Some(o) => rows.push(o),
             None => not_measured.push(loop_name(work)),
         }
     }
     overhead::print(&rows, &not_measured);
     Ok(rows)
+}
+
+/// What the overhead part runs: a quick run measures loop (b) only.
+#[derive(Clone, Copy, Debug)]
+pub struct Runs {
+    pub quick: bool,
+    pub plan: Plan,
+    pub warmup: Duration,
+    pub measure: Duration,
 }
 
 /// The JSON document of `sql-bench --overhead-only`.
@@ -134,14 +141,13 @@ pub fn run_alone(
     dir: &Path,
     method: SyncMethod,
     facts: &MachineFacts,
-    quick: bool,
-    warmup: Duration,
-    measure: Duration,
+    runs: Runs,
     json_path: &Path,
 ) -> Result<()> {
+    let Runs { quick, warmup, measure, .. } = runs;
     let started = Instant::now();
     let mut problems = Vec::new();
-    let rows = run_part(dir, method, quick, warmup, measure, &mut problems)?;
+    let rows = run_part(dir, method, runs, &mut problems)?;
     super::report::print_problems(&problems);
     let report = OverheadReport {
         machine: facts,
