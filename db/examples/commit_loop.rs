@@ -6,6 +6,9 @@
 //! running for a time: run it under `valgrind --tool=callgrind` with N and with 0, and the
 //! difference in instructions divided by N is the cost of one statement plus commit,
 //! repeatable on a noisy machine.
+//! With `COMMIT_LOOP_TIMED=FALSE` the sessions run with `timed_statistics` off; the line
+//! printed at the end gives the sessions' own CPU per iteration (their threads' CPU
+//! clocks), to compare the two settings by the best of many short runs.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,13 +51,17 @@ fn main() {
         s.execute("COMMIT", &[]).unwrap();
     }
     let iterations: Option<u64> = std::env::var("COMMIT_LOOP_ITERATIONS").ok().map(|n| n.parse().unwrap());
+    let timed = std::env::var("COMMIT_LOOP_TIMED").unwrap_or_else(|_| "TRUE".into());
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let threads: Vec<_> = (0..sessions)
         .map(|index| {
-            let (db, work, wait, v) = (db.clone(), work.clone(), wait.clone(), v.clone());
+            let (db, work, wait, v, timed) =
+                (db.clone(), work.clone(), wait.clone(), v.clone(), timed.clone());
             std::thread::spawn(move || {
                 let mut s = db.session();
                 s.execute(&format!("ALTER SESSION SET commit_wait = {wait}"), &[]).unwrap();
+                s.execute(&format!("ALTER SESSION SET timed_statistics = {timed}"), &[]).unwrap();
+                let cpu_before = redo::stats::thread_cpu_time();
                 let sql = if work == "insert" {
                     "INSERT INTO w1 (id, session, v) VALUES ($1, $2, $3)"
                 } else {
@@ -83,15 +90,19 @@ fn main() {
                     };
                     statement_then_commit(&mut s, &statement, &commit, &params);
                 }
-                n
+                (n, redo::stats::thread_cpu_time() - cpu_before)
             })
         })
         .collect();
-    let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let done: Vec<(u64, Duration)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let total: u64 = done.iter().map(|d| d.0).sum();
+    let cpu: Duration = done.iter().map(|d| d.1).sum();
     let stats = db.sql_stats();
     println!(
-        "{work} {sessions} sessions {wait}: {:.0} commits/s; row lock waits {} ({} us in all)",
+        "{work} {sessions} sessions {wait} timed_statistics {timed}: {:.0} commits/s; sessions' CPU {:.3} us per \
+         iteration; row lock waits {} ({} us in all)",
         total as f64 / seconds,
+        cpu.as_secs_f64() * 1e6 / total.max(1) as f64,
         stats.row_lock_waits,
         stats.row_lock_wait_us
     );
