@@ -11,6 +11,7 @@ mod engine_bench;
 mod probe;
 mod serve;
 mod sql_bench;
+mod versus;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +37,8 @@ enum Command {
     Probe(probe::Args),
     /// Serve the database over the PostgreSQL wire protocol.
     Serve(serve::Args),
+    /// redodb's server against a throwaway PostgreSQL 15, both driven by the same pgbench scripts.
+    VersusPostgres(versus::Args),
     /// Take a workload repository snapshot of a database that is not open elsewhere; prints its id.
     Snapshot(awr_cmd::SnapshotArgs),
     /// AWR-style report between two snapshots (by default the newest two).
@@ -55,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         Command::SqlBench(args) => sql_bench::run(args),
         Command::Probe(args) => probe::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::VersusPostgres(args) => versus::run(args),
         Command::Snapshot(args) => awr_cmd::run_snapshot(args),
         Command::Report(args) => awr_cmd::run_report(args),
         Command::CrashWorkload(args) => crash_workload::run(args),

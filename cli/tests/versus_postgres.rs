@@ -1,0 +1,58 @@
+//! `redodb versus-postgres`: starts a throwaway PostgreSQL 15 and `redodb serve`, drives
+//! both with the same pgbench scripts, and prints and writes the comparison. Checked here:
+//! it runs end to end on a fresh machine, every cell has both servers' figures, and each
+//! server's own count of commits agrees with pgbench's count of transactions. No speed is
+//! asserted: machines are noisy.
+
+use std::process::Command;
+
+#[test]
+fn versus_postgres_runs_both_servers_and_counts_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("versus.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_redodb"))
+        .args(["versus-postgres", "--quick", "--clients", "2", "--seconds", "1", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .expect("run redodb versus-postgres");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "versus-postgres failed ({}):\n{stdout}\n{stderr}", out.status);
+    for needle in
+        ["versus PostgreSQL 15", "PGBENCH:", "sync_commit=on / WAIT", "sync_commit=off / NOWAIT", "TARGETS"]
+    {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    let verdicts =
+        stdout.lines().filter(|l| l.contains("target >=") && (l.contains("PASS") || l.contains("MISS")));
+    assert_eq!(verdicts.count(), 4, "a verdict per workload and mode:\n{stdout}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert!(json["postgres_version"].as_str().unwrap().starts_with("15."), "{}", json["postgres_version"]);
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4, "2 workloads x 2 modes x 1 client count");
+    for c in cells {
+        for server in ["postgres", "redodb"] {
+            let f = &c[server];
+            assert!(f["tps"].as_f64().unwrap() > 0.0 && f["latency_avg_ms"].as_f64().unwrap() > 0.0, "{c}");
+            let transactions = f["transactions"].as_u64().unwrap();
+            let commits = f["server_commits"].as_u64().expect("the server's commit count");
+            if server == "redodb" {
+                // One commit per pgbench transaction, nothing else committed meanwhile.
+                assert_eq!(commits, transactions, "{c}");
+                assert!(f["server_syncs"].as_u64().unwrap() > 0, "redo writes: {c}");
+            } else {
+                // PostgreSQL also counts the transactions of psql and pgbench's own queries.
+                assert!(commits >= transactions && commits <= transactions + 50, "{c}");
+            }
+        }
+        let ratio = c["ratio"].as_f64().unwrap();
+        let expected = c["redodb"]["tps"].as_f64().unwrap() / c["postgres"]["tps"].as_f64().unwrap();
+        assert!((ratio - expected).abs() < 1e-9, "{c}");
+    }
+    // Both servers were stopped and their data removed with the run's directory contents.
+    assert!(!dir.path().join("data").join("postgres").exists(), "the PostgreSQL cluster was removed");
+}
