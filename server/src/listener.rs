@@ -95,13 +95,15 @@ async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    let context = context.clone();
-                    let shutdown = shutdown.clone();
-                    connections.spawn(async move {
-                        if let Err(e) = connection::serve(stream, context, shutdown).await {
-                            log::warn!("connection from {peer}: {e}");
+                    match start_connection_thread(stream, peer, context.clone(), shutdown.clone()) {
+                        // The thread's end, as a task the drain below can wait for.
+                        Ok(ended) => {
+                            connections.spawn(async move {
+                                let _ = ended.await;
+                            });
                         }
-                    });
+                        Err(e) => log::warn!("connection from {peer}: starting its thread: {e}"),
+                    }
                 }
                 Err(e) => {
                     // Out of file descriptors, for example: try again shortly.
@@ -134,6 +136,42 @@ async fn serve(
     }
     Ok(())
 }
+
+/// Serves one connection on a thread of its own, with a single-threaded runtime for its
+/// socket (see `worker`: the session's calls run on this thread too, so a round trip
+/// wakes one thread). The returned receiver resolves when the thread is done.
+fn start_connection_thread(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    context: Arc<ServerContext>,
+    shutdown: watch::Receiver<bool>,
+) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+    // Leave the listener's runtime for the connection's own.
+    let stream = stream.into_std()?;
+    let (ended, ended_receiver) = tokio::sync::oneshot::channel();
+    let id = CONNECTION_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::thread::Builder::new().name(format!("redodb-conn-{id}")).spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(r) => r,
+            Err(e) => {
+                log::warn!("connection from {peer}: starting its runtime: {e}");
+                return;
+            }
+        };
+        let served = runtime.block_on(async move {
+            let stream = tokio::net::TcpStream::from_std(stream)?;
+            connection::serve(stream, context, shutdown).await
+        });
+        if let Err(e) = served {
+            log::warn!("connection from {peer}: {e}");
+        }
+        let _ = ended.send(());
+    })?;
+    Ok(ended_receiver)
+}
+
+/// Numbers the connection threads, for their names.
+static CONNECTION_THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Says how clients will be authenticated and whether TLS is on, with a warning for a
 /// server that trusts everyone beyond this host.
