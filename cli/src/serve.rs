@@ -61,6 +61,10 @@ pub struct Args {
     /// (`[auth]`) are set in the --config file only.
     #[arg(long)]
     tls_required: Option<bool>,
+    /// PEM CA certificates: every client must present a certificate signed by one of them
+    /// (PostgreSQL's clientcert=verify-ca); TLS is then required.
+    #[arg(long)]
+    tls_client_ca: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -85,6 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tls_cert: args.tls_cert,
         tls_key: args.tls_key,
         tls_required: args.tls_required,
+        tls_client_ca: args.tls_client_ca,
         auth: None,
     };
     let config = file.overridden_by(flags).resolve()?;

@@ -5,7 +5,10 @@
 //! with and without reWriteBatchedInserts, setFetchSize inside a transaction (the rows
 //! arrive in portions, counted by the server's `fetch calls`), autocommit off with
 //! commit and rollback, isolation levels, and Statement.cancel of an UPDATE waiting for
-//! a row lock (57014). The checks are `cli/tests/clients/JdbcTest.java`, compiled here.
+//! a row lock (57014), savepoints (setSavepoint, rollback to one after an error,
+//! autosave=always), generated keys (RETURNING), the `options` connection property,
+//! pg_backend_pid() and a FETCH read with a fetch size. The checks are
+//! `cli/tests/clients/JdbcTest.java`, compiled here.
 
 mod server_common;
 

@@ -4,7 +4,9 @@
 //! fetching itersize rows at a time, transactions and isolation levels, errors with
 //! their SQLSTATE and recovery, `SET synchronous_commit`, COMMIT WRITE and ALTER SESSION
 //! with psycopg's prepared statements (`_pg3_N`) kept, COPY FROM STDIN / TO STDOUT, the
-//! `v$` views, and a cancel. The checks are `cli/tests/clients/psycopg_test.py`; the
+//! `v$` views, a cancel, nested transactions (savepoints, with an error inside), RETURNING
+//! (executemany with returning=True), pg_backend_pid(), set_config(), transactional SET
+//! and libpq's `options`. The checks are `cli/tests/clients/psycopg_test.py`; the
 //! packages are pinned in `cli/tests/clients/requirements.txt` (installed by `.ci/run`).
 
 mod server_common;

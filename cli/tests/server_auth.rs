@@ -1,7 +1,8 @@
 //! `redodb serve` authentication and TLS, driven by psql (libpq) and a raw protocol
 //! client: SCRAM-SHA-256 and md5 with the right and a wrong password, an unknown user,
 //! TLS with a self-signed certificate (made here with the `openssl` command), a server
-//! that requires TLS, and a start refused for a missing certificate file.
+//! that requires TLS, client certificates signed by the configured CA (`tls_client_ca`),
+//! and a start refused for a missing certificate file.
 
 mod server_common;
 
@@ -275,4 +276,139 @@ fn a_missing_certificate_file_stops_the_start_with_its_name() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains(&missing.display().to_string()), "{text}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+}
+
+/// Runs `openssl` with `args` in `dir`, expecting success.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("run openssl");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A CA (`{name}.crt`, `{name}.key`) and certificates it signed: one for the server
+/// (`server.crt`, CN=localhost) and one for a client (`client.crt`, CN=alice), with keys
+/// libpq accepts (mode 0600).
+fn certificate_authority(dir: &Path, name: &str) {
+    let found = Command::new("openssl").arg("version").stdout(Stdio::null()).status();
+    assert!(
+        found.is_ok_and(|s| s.success()),
+        "`openssl` is needed by the TLS tests: apt-get install openssl"
+    );
+    let (ca_crt, ca_key) = (format!("{name}.crt"), format!("{name}.key"));
+    openssl(
+        dir,
+        &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", &format!("/CN={name}")]
+            .into_iter()
+            .chain(["-keyout", &ca_key, "-out", &ca_crt])
+            .collect::<Vec<_>>(),
+    );
+    std::fs::write(dir.join("server.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+        .unwrap();
+    std::fs::write(dir.join("client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n")
+        .unwrap();
+    for (who, cn) in [("server", "localhost"), ("client", "alice")] {
+        let (key, csr, crt, ext) =
+            (format!("{who}.key"), format!("{who}.csr"), format!("{who}.crt"), format!("{who}.ext"));
+        openssl(
+            dir,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                &format!("/CN={cn}"),
+                "-keyout",
+                &key,
+                "-out",
+                &csr,
+            ],
+        );
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                &ca_crt,
+                "-CAkey",
+                &ca_key,
+                "-CAcreateserial",
+                "-days",
+                "2",
+            ]
+            .into_iter()
+            .chain(["-extfile", &ext, "-out", &crt])
+            .collect::<Vec<_>>(),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join(&key), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
+/// `tls_client_ca`: a client must present a certificate the CA signed (psql's sslcert
+/// and sslkey), and it verifies the server's against the same CA (sslrootcert,
+/// sslmode=verify-ca). No certificate, one from another CA, or no TLS: refused.
+#[test]
+fn client_certificates_signed_by_the_configured_ca_are_required() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (dir.path().join("ours"), dir.path().join("theirs"));
+    std::fs::create_dir_all(&ours).unwrap();
+    std::fs::create_dir_all(&theirs).unwrap();
+    certificate_authority(&ours, "ca");
+    certificate_authority(&theirs, "other-ca");
+    let path = |dir: &Path, file: &str| dir.join(file).display().to_string();
+    let server = Server::start(
+        &dir.path().join("data"),
+        &[
+            "--tls-cert",
+            &path(&ours, "server.crt"),
+            "--tls-key",
+            &path(&ours, "server.key"),
+            "--tls-client-ca",
+            &path(&ours, "ca.crt"),
+        ],
+    );
+    let with_certificate = |certificates: &Path| {
+        format!(
+            "verify-ca sslrootcert={} sslcert={} sslkey={}",
+            path(&ours, "ca.crt"),
+            path(certificates, "client.crt"),
+            path(certificates, "client.key")
+        )
+    };
+    let out = psql_as(
+        &server,
+        "alice",
+        None,
+        &with_certificate(&ours),
+        &["-c", "\\conninfo", "-c", "SELECT 'mutual'"],
+    );
+    let text = assert_ok(&out);
+    assert!(text.contains("SSL connection") && text.ends_with("mutual\n"), "{text}");
+
+    // No certificate: the handshake fails.
+    let no_certificate =
+        format!("verify-ca sslrootcert={} sslcert=/nonexistent sslkey=/nonexistent", path(&ours, "ca.crt"));
+    let out = psql_as(&server, "alice", None, &no_certificate, &["-c", "SELECT 1"]);
+    assert!(!out.status.success(), "a client without a certificate got in: {}", stdout(&out));
+    // A certificate another CA signed: refused as well.
+    let out = psql_as(&server, "alice", None, &with_certificate(&theirs), &["-c", "SELECT 1"]);
+    assert!(!out.status.success(), "a certificate of another CA got in: {}", stdout(&out));
+    assert!(
+        stderr(&out).to_lowercase().contains("certificate") || stderr(&out).contains("SSL"),
+        "{}",
+        stderr(&out)
+    );
+    // Without TLS there is no certificate: plain clients are refused.
+    let out = psql_as(&server, "alice", None, "disable", &["-c", "SELECT 1"]);
+    assert!(stderr(&out).contains("requires TLS"), "{}", stderr(&out));
+    // The server goes on serving certified clients.
+    assert_eq!(
+        assert_ok(&psql_as(&server, "alice", None, &with_certificate(&ours), &["-c", "SELECT 2"])),
+        "2\n"
+    );
+    assert!(server.terminate().success());
 }

@@ -1,7 +1,9 @@
 //! `redodb serve` at the protocol level: the extended protocol's replies message by
 //! message (NoData for an INSERT, array fetch with PortalSuspended, pipelined array
-//! insert, skipping to Sync after an error), and bad input (garbage, an oversized
-//! length) ending only the connection that sent it.
+//! insert, skipping to Sync after an error, RETURNING described and fetched with its
+//! command's tag, a FETCH portal honouring the row limit, ROLLBACK TO recovering a failed
+//! block), startup options refused with their SQLSTATE, and bad input (garbage, an
+//! oversized length) ending only the connection that sent it.
 
 mod server_common;
 
@@ -310,4 +312,201 @@ fn notices_come_right_after_their_statement() {
     let replies = read_until_ready(&mut c);
     assert_eq!(kinds(&replies), "TDCNCTDCZ");
     assert!(String::from_utf8_lossy(&replies[3].1).contains("COMMIT_WRITE is deprecated"));
+}
+
+/// The reply's CommandComplete tag.
+fn tag_of(reply: &(u8, Vec<u8>)) -> String {
+    assert_eq!(reply.0, b'C', "a CommandComplete");
+    String::from_utf8_lossy(reply.1.strip_suffix(b"\0").unwrap_or(&reply.1)).into_owned()
+}
+
+/// Startup options are SETs of the new session; a bad one ends the connection with
+/// FATAL and PostgreSQL's SQLSTATE, after AuthenticationOk (as PostgreSQL orders them).
+#[test]
+fn startup_options_are_set_or_refused_with_their_sqlstate() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    for (options, sqlstate_expected) in [
+        ("-c no_such_setting=1", "42704"),
+        ("-c commit_wait=sometimes", "22023"),
+        ("--client-encoding=latin1", "22023"),
+        ("-c server_version=9", "55P02"),
+        ("-B 100", "42601"),
+        ("-c commit_wait", "42601"),
+    ] {
+        let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        protocol::send_startup_with(&mut c, "test", &[("options", options)]);
+        let mut fatal = None;
+        while let Some((kind, body)) = protocol::read_message(&mut c) {
+            assert_ne!(kind, b'Z', "{options}: the session must not start");
+            if kind == b'E' {
+                fatal = Some(body);
+            }
+        }
+        let fatal = fatal.unwrap_or_else(|| panic!("{options}: no error"));
+        assert_eq!(sqlstate(&fatal), sqlstate_expected, "{options}: {}", String::from_utf8_lossy(&fatal));
+        assert!(fatal.windows(7).any(|w| w == b"SFATAL\0"), "{options}: FATAL");
+    }
+    let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    protocol::send_startup_with(
+        &mut c,
+        "test",
+        &[(
+            "options",
+            "-c synchronous_commit=off --call-commit-optimization=false -capplication_name=from\\ options",
+        )],
+    );
+    let started = read_until_ready(&mut c);
+    let statuses: Vec<String> =
+        started.iter().filter(|m| m.0 == b'S').map(|m| String::from_utf8_lossy(&m.1).into_owned()).collect();
+    assert!(
+        statuses.iter().any(|s| s == "application_name\0from options\0"),
+        "the options' values are the ones reported: {statuses:?}"
+    );
+    let replies = query(
+        &mut c,
+        "SELECT current_setting('synchronous_commit'), current_setting('call_commit_optimization')",
+    );
+    assert_eq!(kinds(&replies), "TDCZ");
+    assert!(replies[1].1.ends_with(b"off\0\0\0\x05FALSE"), "{:?}", replies[1].1);
+
+    // set_config() through the extended protocol: described as the row it returns, and
+    // the reported setting's change goes out as a ParameterStatus.
+    parse(&mut c, "", "SELECT pg_catalog.set_config('application_name', 'by set_config', false) AS \"Now\"");
+    bind(&mut c, "", "", &[], 0);
+    describe(&mut c, b'P', "");
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "12TSDCZ");
+    assert!(replies[2].1.windows(4).any(|w| w == b"Now\0"), "{:?}", replies[2].1);
+    assert_eq!(replies[3].1, b"application_name\0by set_config\0");
+    assert!(replies[4].1.ends_with(b"by set_config"));
+}
+
+/// RETURNING through the extended protocol: Describe of the statement gives its
+/// parameters and the RETURNING columns, the rows come with the DML's own tag, also when
+/// an Execute row limit hands them out in portions.
+#[test]
+fn returning_rows_are_described_and_fetched_with_the_commands_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    assert_eq!(kinds(&query(&mut c, "CREATE TABLE a (k BIGINT PRIMARY KEY, v TEXT)")), "CZ");
+
+    parse(&mut c, "ins", "INSERT INTO a VALUES ($1, $2) RETURNING k, v || '!' AS loud");
+    describe(&mut c, b'S', "ins");
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "1tTZ");
+    let row_description = &replies[2].1;
+    assert_eq!(&row_description[..2], &2i16.to_be_bytes(), "two columns");
+    assert!(row_description.windows(5).any(|w| w == b"loud\0"), "{row_description:?}");
+    for k in 1..=3 {
+        bind(&mut c, "", "ins", &[&k.to_string(), "x"], 0);
+        execute(&mut c, "", 0);
+    }
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "2DC2DC2DCZ");
+    assert!(replies[1].1.ends_with(b"x!"), "{:?}", replies[1].1);
+    assert_eq!(tag_of(&replies[2]), "INSERT 0 1");
+
+    // An UPDATE's RETURNING read two rows at a time from a described portal.
+    query(&mut c, "BEGIN");
+    parse(&mut c, "upd", "UPDATE a SET v = 'y' WHERE k >= $1 RETURNING k");
+    bind(&mut c, "p", "upd", &["1"], 1);
+    describe(&mut c, b'P', "p");
+    execute(&mut c, "p", 2);
+    sync(&mut c);
+    assert_eq!(kinds(&read_until_ready(&mut c)), "12TDDsZ");
+    execute(&mut c, "p", 2);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "DCZ");
+    assert_eq!(replies[0].1[6..], 3i64.to_be_bytes(), "binary int8 as asked");
+    assert_eq!(tag_of(&replies[1]), "UPDATE 3");
+    query(&mut c, "COMMIT");
+    let replies = query(&mut c, "SELECT count(*) FROM a WHERE v = 'y'");
+    assert!(replies[1].1.ends_with(b"3"));
+
+    // Without RETURNING a DML statement still answers NoData.
+    parse(&mut c, "del", "DELETE FROM a WHERE k = $1");
+    describe(&mut c, b'S', "del");
+    sync(&mut c);
+    assert_eq!(kinds(&read_until_ready(&mut c)), "1tnZ");
+}
+
+/// `FETCH n FROM c` run through the extended protocol honours the Execute's row limit:
+/// the portal keeps the rest for the next Execute, as PostgreSQL does.
+#[test]
+fn a_fetch_portal_honours_the_execute_row_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    query(&mut c, "CREATE TABLE f (k BIGINT PRIMARY KEY)");
+    query(&mut c, "INSERT INTO f VALUES (1), (2), (3), (4), (5), (6)");
+    query(&mut c, "BEGIN");
+    query(&mut c, "DECLARE c CURSOR FOR SELECT k FROM f ORDER BY k");
+    parse(&mut c, "", "FETCH 5 FROM c");
+    bind(&mut c, "", "", &[], 0);
+    execute(&mut c, "", 2);
+    execute(&mut c, "", 2);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "12DDsDDsZ");
+    execute(&mut c, "", 2);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "DCZ");
+    assert_eq!(replies[0].1[6..], *b"5");
+    assert_eq!(tag_of(&replies[1]), "FETCH 5");
+    // The cursor moved by the FETCH's five rows, not by what was handed out so far.
+    let replies = query(&mut c, "FETCH ALL FROM c");
+    assert_eq!(kinds(&replies), "TDCZ");
+    assert!(replies[1].1.ends_with(b"6"));
+    // With a limit the FETCH fits in, it completes at once.
+    query(&mut c, "DECLARE d CURSOR FOR SELECT k FROM f ORDER BY k");
+    parse(&mut c, "", "FETCH 2 FROM d");
+    bind(&mut c, "", "", &[], 0);
+    execute(&mut c, "", 5);
+    sync(&mut c);
+    assert_eq!(kinds(&read_until_ready(&mut c)), "12DDCZ");
+    query(&mut c, "ROLLBACK");
+}
+
+/// ROLLBACK TO SAVEPOINT through the extended protocol is accepted in a failed block
+/// and makes it usable again (PgJDBC's rollback(savepoint), and its autosave).
+#[test]
+fn rollback_to_a_savepoint_recovers_a_failed_block_through_the_extended_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = connect(&server);
+    query(&mut c, "CREATE TABLE s (k BIGINT PRIMARY KEY)");
+    query(&mut c, "BEGIN");
+    query(&mut c, "INSERT INTO s VALUES (1)");
+    let run = |c: &mut TcpStream, sql: &str| {
+        parse(c, "", sql);
+        bind(c, "", "", &[], 0);
+        execute(c, "", 0);
+        sync(c);
+        read_until_ready(c)
+    };
+    assert_eq!(kinds(&run(&mut c, "SAVEPOINT sp")), "12CZ");
+    let replies = run(&mut c, "INSERT INTO s VALUES (1)");
+    assert_eq!(kinds(&replies), "12EZ");
+    assert_eq!(replies.last().unwrap().1, b"E", "the block failed");
+    let replies = run(&mut c, "SELECT 1");
+    assert_eq!(sqlstate(&replies[0].1), "25P02");
+    let replies = run(&mut c, "ROLLBACK TO SAVEPOINT sp");
+    assert_eq!(kinds(&replies), "12CZ");
+    assert_eq!(tag_of(&replies[2]), "ROLLBACK");
+    assert_eq!(replies[3].1, b"T", "usable again, still in the block");
+    assert_eq!(kinds(&run(&mut c, "INSERT INTO s VALUES (2)")), "12CZ");
+    assert_eq!(kinds(&run(&mut c, "RELEASE SAVEPOINT sp")), "12CZ");
+    let replies = run(&mut c, "ROLLBACK TO sp");
+    assert_eq!(sqlstate(&replies[2].1), "3B001", "released");
+    query(&mut c, "ROLLBACK");
+    let replies = query(&mut c, "SAVEPOINT outside");
+    assert_eq!(sqlstate(&replies[0].1), "25P01");
 }

@@ -1,5 +1,7 @@
 //! `redodb serve` driven by psql: statements, transactions, errors with their SQLSTATE,
-//! Oracle's commit statements and parameters, client settings, connection limits.
+//! Oracle's commit statements and parameters, client settings, connection limits, and
+//! PostgreSQL's session features (PGOPTIONS, version() and the settings functions,
+//! RETURNING, savepoints, transactional SET and SET LOCAL).
 
 mod server_common;
 
@@ -240,5 +242,112 @@ fn psql_fetches_from_cursors_in_portions() {
     assert!(error.contains("55000"), "{error}");
     let error = server.query_error("BEGIN; DECLARE s SCROLL CURSOR FOR SELECT 1");
     assert!(error.contains("0A000"), "{error}");
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// What clients and tools ask of a PostgreSQL session besides plain SQL, through psql:
+/// startup options (PGOPTIONS), version() and the settings functions, RETURNING,
+/// savepoints, and SET undone by ROLLBACK (SET LOCAL ending with its transaction).
+#[test]
+fn psql_gets_startup_options_settings_functions_returning_savepoints_and_transactional_set() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // PGOPTIONS: each `-c name=value` (or `--name=value`) is a SET as the session starts.
+    let options = [("PGOPTIONS", "-c commit_wait=nowait --timed-statistics=false -c DateStyle=ISO,\\ DMY")];
+    let out = server.psql_with_env(
+        &options,
+        &["-At", "-c", "SHOW commit_wait", "-c", "SHOW timed_statistics", "-c", "SHOW DateStyle"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "NOWAIT\nFALSE\nISO, DMY\n");
+    let out = server.psql_with_env(
+        &[("PGOPTIONS", "-c synchronous_commit=off")],
+        &["-At", "-c", "SHOW synchronous_commit"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "off\n");
+    // A bad one refuses the connection with PostgreSQL's message.
+    for (options, message) in [
+        ("-c no_such_setting=1", "unrecognized configuration parameter \"no_such_setting\""),
+        ("-c commit_wait=sometimes", "invalid value for parameter \"commit_wait\""),
+        ("-B 100", "invalid command-line argument"),
+    ] {
+        let out = server.psql_with_env(&[("PGOPTIONS", options)], &["-At", "-c", "SELECT 1"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{options}: {stderr}");
+    }
+
+    // version(), current_setting(), set_config(), pg_backend_pid().
+    let version = server.query("SELECT version()");
+    assert!(version.starts_with("PostgreSQL 16.0 (redodb "), "{version}");
+    let stdout = server.commands(&[
+        "SELECT pg_catalog.set_config('application_name', 'set by function', false)",
+        "SHOW application_name",
+        "SELECT current_setting('application_name'), current_setting('server_version_num')::int >= 160000",
+        "SELECT set_config('synchronous_commit', 'off', false) AS now",
+        "SELECT current_setting('commit_wait'), current_setting('nonexistent', true) IS NULL",
+        "SELECT pg_backend_pid() = sid FROM v$mystat WHERE name = 'user commits'",
+    ]);
+    assert_eq!(stdout, "set by function\nset by function\nset by function|t\noff\nNOWAIT|t\nt\n");
+    let error = server.query_error("SELECT current_setting('nonexistent')");
+    assert!(error.contains("42704"), "{error}");
+
+    // RETURNING, with the command's own tag.
+    server.query("CREATE TABLE r (k BIGINT PRIMARY KEY, v TEXT)");
+    let out =
+        server.psql(&["-A", "-c", "INSERT INTO r VALUES (1, 'a'), (2, 'b') RETURNING k, upper(v) AS big"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "k|big\n1|A\n2|B\n(2 rows)\nINSERT 0 2\n");
+    assert_eq!(server.query("UPDATE r SET v = v || '!' WHERE k = 2 RETURNING *"), "2|b!\nUPDATE 1\n");
+    assert_eq!(server.query("DELETE FROM r WHERE k = 1 RETURNING v"), "a\nDELETE 1\n");
+
+    // Savepoints: ROLLBACK TO undoes what followed, also after an error in the block.
+    let out = server.commands_past_errors(&[
+        "BEGIN",
+        "INSERT INTO r VALUES (3, 'kept')",
+        "SAVEPOINT s1",
+        "INSERT INTO r VALUES (4, 'undone')",
+        "INSERT INTO r VALUES (3, 'duplicate')",
+        "SELECT 1",
+        "ROLLBACK TO SAVEPOINT s1",
+        "INSERT INTO r VALUES (5, 'after')",
+        "RELEASE s1",
+        "COMMIT",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("23505") && stderr.contains("25P02"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with("COMMIT"), "{out:?}");
+    assert_eq!(server.query("SELECT k FROM r ORDER BY k"), "2\n3\n5\n");
+    let error = server.query_error("SAVEPOINT outside");
+    assert!(error.contains("25P01"), "{error}");
+    let out = server.commands_past_errors(&["BEGIN", "ROLLBACK TO nowhere", "ROLLBACK"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3B001"), "{out:?}");
+
+    // SET is transactional: ROLLBACK undoes it, SET LOCAL ends with its transaction,
+    // and ROLLBACK TO undoes the SETs after the savepoint.
+    let stdout = server.commands(&[
+        "SET application_name = 'before'",
+        "BEGIN",
+        "SET application_name = 'inside'",
+        "SET LOCAL synchronous_commit = off",
+        "SHOW synchronous_commit",
+        "ROLLBACK",
+        "SHOW application_name",
+        "SHOW synchronous_commit",
+        "BEGIN",
+        "SET commit_logging = batch",
+        "SET LOCAL extra_float_digits = 2",
+        "SAVEPOINT s",
+        "SET commit_logging = immediate",
+        "SET application_name = 'undone'",
+        "ROLLBACK TO s",
+        "COMMIT",
+        "SELECT current_setting('commit_logging'), current_setting('extra_float_digits'), current_setting('application_name')",
+    ]);
+    assert_eq!(stdout, "SET\nBEGIN\nSET\nSET\noff\nROLLBACK\nbefore\non\nBEGIN\nSET\nSET\nSAVEPOINT\nSET\nSET\nROLLBACK\nCOMMIT\nBATCH|1|before\n");
+    // Outside a block SET LOCAL warns and lasts only for its statement.
+    let out = server.commands_past_errors(&["SET LOCAL commit_wait = nowait", "SHOW commit_wait"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SET LOCAL can only be used in transaction blocks"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "SET\nWAIT\n");
     assert_eq!(server.terminate().code(), Some(0));
 }

@@ -639,6 +639,7 @@ impl Database {
             redo,
             txn: None,
             call_commit_optimization: None,
+            client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
             call_depth: 0,
             call_clock: CallClock::new(entry.sid),
@@ -672,6 +673,14 @@ pub(crate) struct Txn {
     /// The transaction's own view of the rows it changed: None where it deleted one.
     overlay: Overlay,
     held: HeldLocks,
+    /// Its named savepoints, oldest first (a name may repeat: the newest counts).
+    savepoints: Vec<Savepoint>,
+}
+
+/// A named point of a transaction (`SAVEPOINT name`) that `ROLLBACK TO` goes back to.
+struct Savepoint {
+    name: String,
+    start: StatementStart,
 }
 
 /// A transaction's own rows, per table then key: looked up by `&str` and `&Key` without
@@ -698,11 +707,14 @@ impl Txn {
     }
 }
 
-/// Where a statement started, to undo it alone if it fails.
+/// Where a statement started, to undo it alone if it fails (also where a savepoint
+/// was set: the same undo serves ROLLBACK TO).
+#[derive(Clone)]
 pub(crate) struct StatementStart {
     redo: RedoSavepoint,
     changes: usize,
     overlay: Overlay,
+    savepoints: usize,
 }
 
 /// A session: at most one transaction at a time. Dropping it rolls back.
@@ -712,6 +724,9 @@ pub struct Session {
     pub(crate) txn: Option<Txn>,
     /// Session-level `call_commit_optimization` (None: the system's).
     pub(crate) call_commit_optimization: Option<bool>,
+    /// Settings the layer above keeps for its client, by lowercase name, as it last told
+    /// them (`set_client_setting`): what `current_setting()` reads of them.
+    pub(crate) client_settings: std::collections::BTreeMap<String, String>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
     pub(crate) notices: Vec<String>,
     /// How deep in a user call the session is (calls nest: an array insert runs its
@@ -747,6 +762,7 @@ impl Session {
             changes: Vec::new(),
             overlay: OrdMap::new(),
             held: HeldLocks::default(),
+            savepoints: Vec::new(),
         })
     }
 
@@ -906,16 +922,67 @@ impl Session {
     pub(crate) fn statement_start(&mut self) -> StatementStart {
         let redo = self.redo.savepoint();
         let txn = self.txn();
-        StatementStart { redo, changes: txn.changes.len(), overlay: txn.overlay.clone() }
+        StatementStart {
+            redo,
+            changes: txn.changes.len(),
+            overlay: txn.overlay.clone(),
+            savepoints: txn.savepoints.len(),
+        }
     }
 
     /// Undoes everything since `start`, which must have been taken in the transaction
-    /// still open.
+    /// still open. The row locks taken since stay held until the transaction ends (see
+    /// `rollback_to_savepoint`).
     pub(crate) fn undo_statement(&mut self, start: StatementStart) {
         self.redo.rollback_to(start.redo);
         let txn = self.txn.as_mut().expect("statement inside a transaction");
         txn.changes.truncate(start.changes);
         txn.overlay = start.overlay;
+        txn.savepoints.truncate(start.savepoints);
+    }
+
+    /// `SAVEPOINT name`: marks the current point of the transaction (opening one if none
+    /// is open), which `rollback_to_savepoint` goes back to. A name given again names the
+    /// new point; the older one comes back once the newer is released (PostgreSQL's rule).
+    /// A savepoint costs what a statement's start does: a redo position, a count and an
+    /// O(1) copy of the transaction's persistent overlay.
+    pub fn savepoint(&mut self, name: &str) {
+        let start = self.statement_start();
+        self.txn().savepoints.push(Savepoint { name: name.to_string(), start });
+    }
+
+    /// `ROLLBACK TO SAVEPOINT name`: undoes every change made since the savepoint (private
+    /// redo, overlay, change list: statement-level atomicity's undo), drops the savepoints
+    /// set after it and keeps it, so that it can be rolled back to again.
+    ///
+    /// The row locks taken after the savepoint stay held until the transaction ends.
+    /// PostgreSQL releases them; keeping them is safe (a lock held longer only makes
+    /// another transaction wait longer, and the undone rows' locks guard nothing the
+    /// transaction will commit) and keeps the lock manager free of per-savepoint lists.
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> DbResult<()> {
+        let index = self.savepoint_index(name)?;
+        let txn = self.txn.as_mut().expect("a savepoint was found, so a transaction is open");
+        let mut start = txn.savepoints[index].start.clone();
+        // Back to the point it marks, keeping it (and the older ones).
+        start.savepoints = index + 1;
+        self.undo_statement(start);
+        Ok(())
+    }
+
+    /// `RELEASE SAVEPOINT name`: forgets the savepoint and every one set after it; their
+    /// changes stay in the transaction.
+    pub fn release_savepoint(&mut self, name: &str) -> DbResult<()> {
+        let index = self.savepoint_index(name)?;
+        self.txn().savepoints.truncate(index);
+        Ok(())
+    }
+
+    /// The position of the newest savepoint called `name` (3B001 if there is none).
+    fn savepoint_index(&self, name: &str) -> DbResult<usize> {
+        self.txn
+            .as_ref()
+            .and_then(|txn| txn.savepoints.iter().rposition(|s| s.name == name))
+            .ok_or_else(|| DbError::NoSuchSavepoint(name.to_string()))
     }
 
     /// The id of the open transaction, if any.
@@ -977,17 +1044,19 @@ impl Session {
     /// Inserts one row (values in column order).
     pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
         let schema = self.db.snapshot().table(table)?.schema.clone();
-        self.insert_with_schema(table, &schema, row)
+        self.insert_with_schema(table, &schema, row).map(|_| ())
     }
 
     /// As `insert`, with the table's schema already looked up (by a compiled INSERT).
     /// Its row lock keeps a DDL from changing the table until the transaction ends.
+    /// Returns the row as stored (its values converted to the column types), for
+    /// RETURNING.
     pub(crate) fn insert_with_schema(
         &mut self,
         table: &str,
         schema: &Arc<TableSchema>,
         row: Vec<crate::Value>,
-    ) -> DbResult<()> {
+    ) -> DbResult<Row> {
         self.statement(|s| {
             let row = schema.check_row(row)?;
             let key = schema.key_of(&row);
@@ -1003,7 +1072,8 @@ impl Session {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
             }
             let stored = Arc::new(row.clone());
-            s.log(Change::Insert { table: table.to_string(), row }, table, key, Some(stored))
+            s.log(Change::Insert { table: table.to_string(), row }, table, key, Some(stored.clone()))?;
+            Ok(stored)
         })
     }
 
@@ -1021,13 +1091,14 @@ impl Session {
 
     /// Replaces a row this transaction has locked and read (UPDATE's row loop, after
     /// `select_for_update`): no second lock or read. Inside the caller's statement.
+    /// Returns the new row as stored, for RETURNING.
     pub(crate) fn update_locked(
         &mut self,
         table: &str,
         schema: &TableSchema,
         key: &Key,
         row: Vec<crate::Value>,
-    ) -> DbResult<()> {
+    ) -> DbResult<Row> {
         let row = schema.check_row(row)?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
@@ -1042,8 +1113,9 @@ impl Session {
             Change::Update { table: table.to_string(), key: key.clone(), row },
             table,
             new_key,
-            Some(stored),
-        )
+            Some(stored.clone()),
+        )?;
+        Ok(stored)
     }
 
     /// Deletes the row with primary key `key`. Returns whether it existed.

@@ -42,6 +42,8 @@ pub enum DbError {
     InvalidParameterValue { parameter: String, value: String, allowed: String },
     #[error("parameter \"{0}\" cannot be changed without restarting the database")]
     StaticParameter(String),
+    #[error("savepoint \"{0}\" does not exist")]
+    NoSuchSavepoint(String),
     #[error("deadlock detected: {0}")]
     Deadlock(String),
     /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
@@ -100,6 +102,7 @@ impl DbError {
             DbError::UnknownParameter(_) => "42704",
             DbError::InvalidParameterValue { .. } => "22023",
             DbError::StaticParameter(_) => "55P02",
+            DbError::NoSuchSavepoint(_) => "3B001",
             DbError::Deadlock(_) => "40P01",
             DbError::Canceled => "57014",
             DbError::Unsupported(_) => "0A000",

@@ -145,6 +145,82 @@ pub const PARAMETERS: &[ParamDef] = &[
     },
 ];
 
+/// The PostgreSQL version redodb answers as (`server_version`, and the start of
+/// `version()`): clients choose their queries and protocol features by it.
+pub const SERVER_VERSION: &str = "16.0";
+/// `server_version_num`, the same version as a number.
+pub const SERVER_VERSION_NUM: &str = "160000";
+
+/// `version()`: in PostgreSQL's form ("PostgreSQL 16.0 ... on x86_64-..."), which tools
+/// parse for the version, saying that redodb answers.
+pub fn version() -> String {
+    format!(
+        "PostgreSQL {SERVER_VERSION} (redodb {}) on {}-{}, 64-bit",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    )
+}
+
+/// One of the parameters a session may set for itself (SET, ALTER SESSION).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SessionParameter {
+    CommitWait,
+    CommitLogging,
+    CallCommitOptimization,
+    TimedStatistics,
+}
+
+impl SessionParameter {
+    pub const ALL: [SessionParameter; 4] = [
+        SessionParameter::CommitWait,
+        SessionParameter::CommitLogging,
+        SessionParameter::CallCommitOptimization,
+        SessionParameter::TimedStatistics,
+    ];
+
+    /// The session parameters that `SET name` changes: `synchronous_commit` is
+    /// commit_wait, the deprecated `commit_write` both commit settings; none for a name
+    /// that is not a session parameter.
+    pub fn set_by(name: &str) -> &'static [SessionParameter] {
+        use SessionParameter::*;
+        match name.to_ascii_lowercase().as_str() {
+            "commit_wait" | "synchronous_commit" => &[CommitWait],
+            "commit_logging" => &[CommitLogging],
+            "commit_write" => &[CommitWait, CommitLogging],
+            "call_commit_optimization" => &[CallCommitOptimization],
+            "timed_statistics" => &[TimedStatistics],
+            _ => &[],
+        }
+    }
+}
+
+/// A session's own values of the parameters it may set, each None while the session
+/// follows the system's value: taken and put back by a caller that undoes settings (a
+/// wire server's transactional SET).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionParameters {
+    pub commit_wait: Option<CommitWait>,
+    pub commit_logging: Option<CommitLogging>,
+    pub call_commit_optimization: Option<bool>,
+    pub timed_statistics: Option<bool>,
+}
+
+impl SessionParameters {
+    /// These values with `parameter`'s taken from `other`.
+    pub fn with(mut self, parameter: SessionParameter, other: &SessionParameters) -> SessionParameters {
+        match parameter {
+            SessionParameter::CommitWait => self.commit_wait = other.commit_wait,
+            SessionParameter::CommitLogging => self.commit_logging = other.commit_logging,
+            SessionParameter::CallCommitOptimization => {
+                self.call_commit_optimization = other.call_commit_optimization
+            }
+            SessionParameter::TimedStatistics => self.timed_statistics = other.timed_statistics,
+        }
+        self
+    }
+}
+
 pub const COMMIT_WRITE_DEPRECATED: &str =
     "COMMIT_WRITE is deprecated, use COMMIT_LOGGING and COMMIT_WAIT instead";
 
@@ -363,6 +439,71 @@ impl Session {
             other => unreachable!("parameter {other} is modifiable but has no setter"),
         }
         Ok(None)
+    }
+
+    /// This session's own parameter values (see [`SessionParameters`]).
+    pub fn session_parameters(&self) -> SessionParameters {
+        let (commit_wait, commit_logging) = self.redo.commit_settings();
+        SessionParameters {
+            commit_wait,
+            commit_logging,
+            call_commit_optimization: self.call_commit_optimization,
+            timed_statistics: self.redo.timed_statistics_setting(),
+        }
+    }
+
+    /// Puts back parameter values taken with `session_parameters`.
+    pub fn restore_session_parameters(&mut self, parameters: SessionParameters) {
+        self.redo.set_commit_wait(parameters.commit_wait);
+        self.redo.set_commit_logging(parameters.commit_logging);
+        self.call_commit_optimization = parameters.call_commit_optimization;
+        self.redo.set_timed_statistics(parameters.timed_statistics);
+    }
+
+    /// PostgreSQL's `SET name = value` on the database's parameters: `synchronous_commit`,
+    /// or a parameter of this session (as ALTER SESSION SET, with the value as a word).
+    /// The warning of the deprecated commit_write becomes a notice.
+    pub fn set_setting(&mut self, name: &str, value: &str) -> DbResult<()> {
+        if name.eq_ignore_ascii_case("synchronous_commit") {
+            return self.set_synchronous_commit(value);
+        }
+        if let Some(warning) =
+            self.set_parameter(Scope::Session, name, &ParamValue::Word(value.to_string()))?
+        {
+            self.notices.push(warning);
+        }
+        Ok(())
+    }
+
+    /// PostgreSQL's `RESET name` on the database's parameters: back to the system's value.
+    pub fn reset_setting(&mut self, name: &str) -> DbResult<()> {
+        if name.eq_ignore_ascii_case("synchronous_commit") {
+            return self.set_synchronous_commit("default");
+        }
+        self.set_parameter(Scope::Session, name, &ParamValue::Default).map(|_| ())
+    }
+
+    /// `current_setting(name)` and `SHOW name` as PostgreSQL answers them: a setting the
+    /// layer above keeps (`set_client_setting`), `synchronous_commit`, a parameter as this
+    /// session sees it, or the server version; 42704 for another name.
+    pub fn current_setting(&self, name: &str) -> DbResult<String> {
+        let name = name.to_ascii_lowercase();
+        if let Some(value) = self.client_settings.get(&name) {
+            return Ok(value.clone());
+        }
+        match name.as_str() {
+            "synchronous_commit" => Ok(self.synchronous_commit().to_string()),
+            "server_version" => Ok(SERVER_VERSION.to_string()),
+            "server_version_num" => Ok(SERVER_VERSION_NUM.to_string()),
+            _ => self.parameter_value(&name),
+        }
+    }
+
+    /// Tells the session the value of a setting the layer above keeps for its client (a
+    /// wire server's application_name, DateStyle, ...), so that `current_setting()` reads
+    /// it. The database does not check or use it.
+    pub fn set_client_setting(&mut self, name: &str, value: &str) {
+        self.client_settings.insert(name.to_ascii_lowercase(), value.to_string());
     }
 
     /// PostgreSQL's `SET synchronous_commit`: on (and local, remote_write, remote_apply)

@@ -642,11 +642,11 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
         "SELECT 1 UNION SELECT 2",
         "WITH x AS (SELECT 1) SELECT * FROM x",
         "CREATE INDEX i ON accounts (name)",
-        "SAVEPOINT a",
+        "ROLLBACK AND CHAIN",
         "SET LOCAL synchronous_commit = off",
         "ALTER SYSTEM SET commit_wait = nowait SCOPE = SPFILE",
         "SELECT row_number() OVER () FROM accounts",
-        "UPDATE accounts SET balance = 1 RETURNING id",
+        "INSERT INTO accounts VALUES (9, 'x', 1) ON CONFLICT DO NOTHING",
     ] {
         assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
     }
@@ -1039,4 +1039,129 @@ fn a_range_scan_in_a_writing_transaction_merges_its_own_changes_and_stays_in_the
     let other = db.session().execute("SELECT count(*) FROM r WHERE id BETWEEN 1000 AND 1030", &[]).unwrap();
     assert_eq!(other.rows()[0][0], Value::Int(4));
     s.execute("ROLLBACK", &[]).unwrap();
+}
+
+#[test]
+fn insert_update_and_delete_return_rows_with_returning_and_keep_their_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+
+    let r = run(
+        &mut s,
+        "INSERT INTO accounts VALUES (5, 'eve', 50), (6, 'frank', 60) RETURNING id, balance * 2 AS twice",
+    );
+    assert_eq!(r.tag(), "INSERT 0 2");
+    assert_eq!(r.rows_affected(), 2);
+    let names: Vec<&str> = r.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "twice"]);
+    assert_eq!(r.columns()[0].ty, Some(DataType::Int));
+    assert_eq!(r.rows(), [vec![i(5), i(100)], vec![i(6), i(120)]]);
+
+    // RETURNING * gives the row as stored: converted to the column types, defaults filled.
+    let r = run(&mut s, "INSERT INTO accounts (id, name) VALUES (7.0, 'gina') RETURNING *");
+    assert_eq!(r.tag(), "INSERT 0 1");
+    assert_eq!(r.rows(), [vec![i(7), t("gina"), NULL]]);
+    let names: Vec<&str> = r.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "name", "balance"]);
+
+    // UPDATE returns the new values, DELETE the old ones; an alias qualifies them.
+    let r =
+        run(&mut s, "UPDATE accounts a SET balance = balance + 1 WHERE id <= 2 RETURNING a.id, a.balance");
+    assert_eq!(r.tag(), "UPDATE 2");
+    assert_eq!(r.rows(), [vec![i(1), i(101)], vec![i(2), i(201)]]);
+    let r = run(&mut s, "DELETE FROM accounts WHERE id = 6 RETURNING accounts.*, upper(name) AS shout");
+    assert_eq!(r.tag(), "DELETE 1");
+    assert_eq!(r.rows(), [vec![i(6), t("frank"), i(60), t("FRANK")]]);
+    let r = run(&mut s, "DELETE FROM accounts WHERE id = 99 RETURNING id");
+    assert_eq!((r.tag(), r.rows().len(), r.columns().len()), ("DELETE 0".to_string(), 0, 1));
+    // INSERT ... SELECT, and a bind parameter in the list.
+    let r = s
+        .execute(
+            "INSERT INTO accounts SELECT id + 10, name, balance FROM accounts WHERE id = 1 RETURNING id, $1",
+            &[t("copied")],
+        )
+        .unwrap();
+    assert_eq!(r.rows(), [vec![i(11), t("copied")]]);
+
+    // A failing row undoes the statement, RETURNING or not.
+    assert_eq!(
+        sqlstate(&mut s, "INSERT INTO accounts VALUES (8, 'h', 1), (1, 'dup', 1) RETURNING id"),
+        "23505"
+    );
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id = 8").is_empty());
+    assert_eq!(sqlstate(&mut s, "UPDATE accounts SET balance = 1 RETURNING nosuch"), "42703");
+    assert_eq!(sqlstate(&mut s, "DELETE FROM accounts RETURNING count(*)"), "42803");
+    assert_eq!(sqlstate(&mut s, "INSERT INTO accounts VALUES (9, 'i', 1) RETURNING other.*"), "42P01");
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id = 9").is_empty());
+}
+
+#[test]
+fn prepared_dml_with_returning_runs_compiled_and_describes_its_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let insert =
+        s.prepare("INSERT INTO accounts VALUES ($1, $2, $3) RETURNING id, name || '!' AS loud").unwrap();
+    assert!(insert.returns_rows());
+    let d = s.describe_prepared(&insert).unwrap();
+    let columns = d.columns.expect("RETURNING has columns");
+    assert_eq!(
+        columns.iter().map(|c| (c.name.as_str(), c.ty)).collect::<Vec<_>>(),
+        [("id", Some(DataType::Int)), ("loud", Some(DataType::Text { max_chars: None }))]
+    );
+    assert!(rows(&mut s, "SELECT id FROM accounts WHERE id >= 10").is_empty(), "describing inserts nothing");
+    for k in 10..13 {
+        let r = s.execute_prepared(&insert, &[i(k), t("x"), i(k)]).unwrap();
+        assert_eq!(r.tag(), "INSERT 0 1");
+        assert_eq!(r.rows(), [vec![i(k), t("x!")]]);
+    }
+    let update =
+        s.prepare("UPDATE accounts SET balance = balance - $1 WHERE id = $2 RETURNING balance").unwrap();
+    let mut cursor = s.query(&update, &[i(5), i(10)]).unwrap();
+    assert_eq!(cursor.fetch(10), [vec![i(5)]]);
+    assert_eq!(cursor.completion_tag(1), "UPDATE 1");
+    let delete = s.prepare("DELETE FROM accounts WHERE id >= $1").unwrap();
+    assert!(!delete.returns_rows(), "without RETURNING a DML statement returns no rows");
+    assert_eq!(s.execute_prepared(&delete, &[i(10)]).unwrap().tag(), "DELETE 3");
+}
+
+#[test]
+fn version_backend_pid_and_current_setting_answer_about_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let version = run(&mut s, "SELECT version()");
+    assert_eq!(version.columns()[0].name, "version");
+    let text = version.rows()[0][0].to_string();
+    assert!(text.starts_with("PostgreSQL 16.0 (redodb ") && text.contains(std::env::consts::ARCH), "{text}");
+    assert_eq!(rows(&mut s, "SELECT pg_catalog.pg_backend_pid()"), [vec![i(s.sid() as i64)]]);
+
+    assert_eq!(rows(&mut s, "SELECT current_setting('commit_wait')"), [vec![t("WAIT")]]);
+    run(&mut s, "SET synchronous_commit = off");
+    assert_eq!(
+        rows(&mut s, "SELECT current_setting('synchronous_commit'), current_setting('COMMIT_WAIT') AS w"),
+        [vec![t("off"), t("NOWAIT")]]
+    );
+    assert_eq!(rows(&mut s, "SELECT current_setting('server_version_num')::int / 10000"), [vec![i(16)]]);
+    assert_eq!(
+        s.execute("SELECT current_setting($1)", &[t("commit_logging")]).unwrap().rows(),
+        [vec![t("IMMEDIATE")]]
+    );
+    // What the layer above keeps (a wire server's application_name) reads the same way.
+    s.set_client_setting("application_name", "app");
+    assert_eq!(rows(&mut s, "SELECT current_setting('application_name')"), [vec![t("app")]]);
+    assert_eq!(sqlstate(&mut s, "SELECT current_setting('no_such')"), "42704");
+    assert_eq!(rows(&mut s, "SELECT current_setting('no_such', true) IS NULL"), [vec![Value::Bool(true)]]);
+    assert_eq!(sqlstate(&mut s, "SELECT set_config('commit_wait', 'wait', false)"), "0A000");
+
+    // In a prepared UPDATE (compiled once as a template) the setting is read at each run.
+    run(&mut s, "CREATE TABLE c (k BIGINT PRIMARY KEY, v TEXT)");
+    run(&mut s, "INSERT INTO c VALUES (1, '')");
+    let update = s.prepare("UPDATE c SET v = current_setting('commit_wait') WHERE k = $1").unwrap();
+    s.execute_prepared(&update, &[i(1)]).unwrap();
+    assert_eq!(rows(&mut s, "SELECT v FROM c"), [vec![t("NOWAIT")]]);
+    run(&mut s, "RESET synchronous_commit");
+    s.execute_prepared(&update, &[i(1)]).unwrap();
+    assert_eq!(rows(&mut s, "SELECT v FROM c"), [vec![t("WAIT")]]);
 }

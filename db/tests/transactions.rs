@@ -277,3 +277,77 @@ fn many_sessions_updating_random_rows_in_every_mode_keep_every_change() {
     let db = open(dir.path());
     assert_eq!(balances(&db).iter().map(|(_, b)| b).sum::<i64>(), total, "recovered the same state");
 }
+
+#[test]
+fn rollback_to_a_savepoint_undoes_only_what_followed_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let run =
+        |s: &mut db::Session, sql: &str| s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}")).tag();
+    run(&mut s, "CREATE TABLE t (k BIGINT PRIMARY KEY, v TEXT)");
+    run(&mut s, "BEGIN");
+    run(&mut s, "INSERT INTO t VALUES (1, 'before')");
+    assert_eq!(run(&mut s, "SAVEPOINT a"), "SAVEPOINT");
+    run(&mut s, "INSERT INTO t VALUES (2, 'after a')");
+    run(&mut s, "UPDATE t SET v = 'changed' WHERE k = 1");
+    run(&mut s, "SAVEPOINT b");
+    run(&mut s, "DELETE FROM t");
+    assert_eq!(run(&mut s, "ROLLBACK TO SAVEPOINT b"), "ROLLBACK");
+    let keys = |s: &mut db::Session| {
+        s.execute("SELECT k, v FROM t ORDER BY k", &[])
+            .unwrap()
+            .rows()
+            .iter()
+            .map(|r| r[1].to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&mut s), ["changed", "after a"]);
+    assert_eq!(run(&mut s, "ROLLBACK TO a"), "ROLLBACK");
+    assert_eq!(keys(&mut s), ["before"]);
+    // The savepoint stays: roll back to it again; b went with the first rollback to a.
+    run(&mut s, "INSERT INTO t VALUES (3, 'again')");
+    run(&mut s, "ROLLBACK TO SAVEPOINT a");
+    assert_eq!(keys(&mut s), ["before"]);
+    assert_eq!(s.execute("ROLLBACK TO b", &[]).unwrap_err().sqlstate(), "3B001");
+    // RELEASE keeps the changes and forgets the savepoint.
+    run(&mut s, "INSERT INTO t VALUES (4, 'kept')");
+    assert_eq!(run(&mut s, "RELEASE SAVEPOINT a"), "RELEASE");
+    assert_eq!(s.execute("ROLLBACK TO a", &[]).unwrap_err().sqlstate(), "3B001");
+    assert_eq!(s.execute("RELEASE a", &[]).unwrap_err().sqlstate(), "3B001");
+    // A failed statement after a savepoint leaves it usable.
+    run(&mut s, "SAVEPOINT c");
+    assert_eq!(s.execute("INSERT INTO t VALUES (4, 'dup')", &[]).unwrap_err().sqlstate(), "23505");
+    run(&mut s, "INSERT INTO t VALUES (5, 'rolled back')");
+    run(&mut s, "ROLLBACK TO c");
+    run(&mut s, "COMMIT");
+    drop(s);
+    let mut other = db.session();
+    assert_eq!(keys(&mut other), ["before", "kept"]);
+    assert_eq!(other.execute("ROLLBACK TO c", &[]).unwrap_err().sqlstate(), "3B001", "gone with the commit");
+
+    // The redo of the undone changes is gone too: a reopen finds the committed rows only.
+    drop(other);
+    drop(db);
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(keys(&mut s), ["before", "kept"]);
+}
+
+#[test]
+fn a_name_used_twice_names_the_newer_savepoint_until_it_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    s.execute("CREATE TABLE t (k BIGINT PRIMARY KEY)", &[]).unwrap();
+    s.savepoint("x");
+    s.insert("t", vec![Value::Int(1)]).unwrap();
+    s.savepoint("x");
+    s.insert("t", vec![Value::Int(2)]).unwrap();
+    s.rollback_to_savepoint("x").unwrap();
+    assert_eq!(s.scan("t").unwrap().len(), 1, "back to the newer x");
+    s.release_savepoint("x").unwrap();
+    s.rollback_to_savepoint("x").unwrap();
+    assert!(s.scan("t").unwrap().is_empty(), "then to the older one");
+    s.rollback();
+}

@@ -76,7 +76,9 @@ pub struct Asker<'a> {
     pub cursors: Vec<String>,
 }
 
-/// Whether `sql` reads pg_catalog or information_schema (outside string literals).
+/// Whether `sql` reads pg_catalog or information_schema (outside string literals). A
+/// function merely qualified by the schema (`pg_catalog.version()`,
+/// `pg_catalog.set_config(...)`) reads no catalog: such a query goes to the db.
 pub fn is_catalog_query(sql: &str) -> bool {
     let bytes = sql.as_bytes();
     let mentions = |word: &[u8]| bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
@@ -84,7 +86,16 @@ pub fn is_catalog_query(sql: &str) -> bool {
         return false;
     }
     let code = without_literals(sql).to_ascii_lowercase();
-    code.contains("pg_catalog") || code.contains("information_schema")
+    code.contains("information_schema")
+        || code.match_indices("pg_catalog").any(|(at, word)| !calls_a_function(&code[at + word.len()..]))
+}
+
+/// Whether `rest`, the text after a schema name, is `.name(`: a qualified function call.
+fn calls_a_function(rest: &str) -> bool {
+    let Some(rest) = rest.trim_start().strip_prefix('.') else { return false };
+    let rest = rest.trim_start();
+    let name_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    name_end > 0 && rest[name_end..].trim_start().starts_with('(')
 }
 
 /// `sql` with the contents of its string literals blanked.
@@ -589,6 +600,8 @@ ORDER BY 1,2;"#;
     fn psql_lists_tables_matching_its_pattern() {
         assert!(is_catalog_query(LIST));
         assert!(!is_catalog_query("SELECT 'pg_catalog.x' FROM t"));
+        assert!(!is_catalog_query("SELECT pg_catalog.version(), pg_catalog . pg_backend_pid ()"));
+        assert!(is_catalog_query("SELECT pg_catalog.format_type(1, 2) FROM pg_catalog.pg_type"));
         let query = recognise(LIST).unwrap();
         assert_eq!(query.family, Family::RelationList);
         let (columns, rows) = query.answer(&tables(), &ASKER);

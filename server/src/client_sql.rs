@@ -5,8 +5,16 @@
 //! protocol's own objects or answers from elsewhere than SQL: cursors (`cursors`), COPY
 //! (`copy`) and psql's catalog queries (`catalog`).
 //!
-//! `SET synchronous_commit`, the db's parameters and the Oracle statements (COMMIT
-//! WRITE, ALTER SESSION, SHOW PARAMETER) are not here: they reach the db.
+//! `SET` and `RESET` of any setting come here, the db's parameters (`synchronous_commit`,
+//! `commit_wait`, ...) included, because PostgreSQL's SET is transactional and the server
+//! is what knows where transactions end (`protocol`, `settings_txn`); the server sets a db
+//! parameter through the db session's API. So do `SAVEPOINT`, `ROLLBACK TO` and `RELEASE`
+//! (the server keeps a savepoint's settings beside the db's undo point) and `SELECT
+//! set_config(...)`. SHOW of a db parameter and the Oracle statements (COMMIT WRITE,
+//! ALTER SESSION, SHOW PARAMETER) reach the db.
+//!
+//! The startup packet's `options` (`PGOPTIONS='-c name=value'`) are parsed here
+//! ([`startup_options`]) and applied as SETs when the session starts.
 //!
 //! # Isolation
 //! Every transaction runs at READ COMMITTED (a statement reads the latest committed rows
@@ -24,6 +32,7 @@ use crate::catalog::CatalogQuery;
 use crate::copy::CopyStatement;
 use crate::cursors::CursorStatement;
 use crate::protocol::SqlError;
+use crate::words::{tokenize, Kind, Token};
 
 /// Settings of the connection kept by the server: (lowercase name, name as reported,
 /// default, whether clients may change it, whether a change is reported to the client
@@ -46,8 +55,8 @@ const CLIENT_SETTINGS: &[(&str, &str, &str, bool, bool)] = &[
     ("lc_messages", "lc_messages", "C", true, false),
     ("jit", "jit", "off", true, false),
     ("standard_conforming_strings", "standard_conforming_strings", "on", false, true),
-    ("server_version", "server_version", "16.0", false, true),
-    ("server_version_num", "server_version_num", "160000", false, false),
+    ("server_version", "server_version", db::params::SERVER_VERSION, false, true),
+    ("server_version_num", "server_version_num", db::params::SERVER_VERSION_NUM, false, false),
     ("server_encoding", "server_encoding", "UTF8", false, true),
     ("integer_datetimes", "integer_datetimes", "on", false, true),
     ("is_superuser", "is_superuser", "on", false, true),
@@ -62,6 +71,16 @@ fn definition(name: &str) -> Option<&'static (&'static str, &'static str, &'stat
 /// Whether `name` is a setting the server keeps rather than the db.
 pub fn is_client_setting(name: &str) -> bool {
     definition(name).is_some()
+}
+
+/// The key (lowercase name) of a setting the server keeps, if `name` is one.
+pub fn client_setting_key(name: &str) -> Option<&'static str> {
+    definition(name).map(|d| d.0)
+}
+
+/// The keys of the settings clients may change (what RESET ALL resets).
+pub fn settable_client_settings() -> impl Iterator<Item = &'static str> {
+    CLIENT_SETTINGS.iter().filter(|d| d.3).map(|d| d.0)
 }
 
 /// A problem with a client setting, with its SQLSTATE.
@@ -106,6 +125,20 @@ impl ClientSettings {
 
     pub fn get(&self, name: &str) -> Option<&str> {
         definition(name).map(|d| self.values[d.0].as_str())
+    }
+
+    /// Every setting by key, with its value (what the db session is told, for
+    /// `current_setting()`).
+    pub fn all(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.values.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+
+    /// Puts back a value this setting had (a SET undone by its transaction's end): no
+    /// check, it was valid. Returns the ParameterStatus to send, as `set` does.
+    pub fn restore(&mut self, key: &'static str, value: &str) -> Option<(&'static str, String)> {
+        let &(key, reported_name, _, _, reported) = definition(key).expect("a key of a known setting");
+        self.values.insert(key, value.to_string());
+        reported.then(|| (reported_name, value.to_string()))
     }
 
     /// Changes a setting. Returns the (reported name, value) to send as a ParameterStatus
@@ -191,13 +224,24 @@ impl ClientSettings {
     }
 }
 
+/// `SAVEPOINT`, `ROLLBACK TO [SAVEPOINT]` and `RELEASE [SAVEPOINT]`, with the name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SavepointStatement {
+    Define(String),
+    RollbackTo(String),
+    Release(String),
+}
+
 /// A statement the server answers itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientStatement {
+    /// `SET [LOCAL] name = value`, of a client setting or a db parameter.
     Set {
         name: String,
         value: String,
+        local: bool,
     },
+    /// `RESET name` (`SET name TO DEFAULT`).
     Reset {
         name: String,
     },
@@ -212,6 +256,15 @@ pub enum ClientStatement {
     /// `SET TRANSACTION ...` or `SET SESSION CHARACTERISTICS AS TRANSACTION ...` with modes
     /// that change nothing here (READ COMMITTED, access modes): answered SET.
     TransactionModes,
+    /// `SELECT set_config(name, value, is_local) [[AS] column]`: a SET that returns the
+    /// new value, in a column of that name.
+    SetConfig {
+        name: String,
+        value: String,
+        local: bool,
+        column: String,
+    },
+    Savepoint(SavepointStatement),
     /// DECLARE, FETCH, MOVE, CLOSE.
     Cursor(CursorStatement),
     Copy(CopyStatement),
@@ -234,10 +287,31 @@ impl ClientStatement {
                 return crate::cursors::parse(sql).and_then(|p| answer(p.map(ClientStatement::Cursor)))
             }
             "COPY" => return crate::copy::parse(sql).and_then(|p| answer(p.map(ClientStatement::Copy))),
-            "SELECT" | "WITH" if crate::catalog::is_catalog_query(sql) => {
-                return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog))
+            "SELECT" | "WITH" => {
+                if let Some(set) = set_config(sql) {
+                    return Some(set);
+                }
+                if crate::catalog::is_catalog_query(sql) {
+                    return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog));
+                }
+                return None;
             }
             "BEGIN" | "START" => return begin_isolation(sql).err().map(ClientStatement::Rejected),
+            "SAVEPOINT" | "RELEASE" | "ROLLBACK" => {
+                return match parse_special(sql)? {
+                    Ok(Special::Savepoint(name)) => {
+                        Some(ClientStatement::Savepoint(SavepointStatement::Define(name)))
+                    }
+                    Ok(Special::RollbackToSavepoint(name)) => {
+                        Some(ClientStatement::Savepoint(SavepointStatement::RollbackTo(name)))
+                    }
+                    Ok(Special::ReleaseSavepoint(name)) => {
+                        Some(ClientStatement::Savepoint(SavepointStatement::Release(name)))
+                    }
+                    // ROLLBACK itself, and the syntax errors, are the db's.
+                    _ => None,
+                };
+            }
             "DEALLOCATE" | "DISCARD" | "SET" | "RESET" | "SHOW" => {}
             _ => return None,
         }
@@ -276,12 +350,8 @@ impl ClientStatement {
             return Some(ClientStatement::DiscardAll);
         }
         match parse_special(sql)? {
-            Ok(Special::PgSet { name, value, local: false }) if is_client_setting(&name) => {
-                Some(ClientStatement::Set { name, value })
-            }
-            Ok(Special::PgReset(Some(name))) if is_client_setting(&name) => {
-                Some(ClientStatement::Reset { name })
-            }
+            Ok(Special::PgSet { name, value, local }) => Some(ClientStatement::Set { name, value, local }),
+            Ok(Special::PgReset(Some(name))) => Some(ClientStatement::Reset { name }),
             Ok(Special::PgReset(None)) => Some(ClientStatement::ResetAll),
             Ok(Special::PgShow(Some(name))) if is_client_setting(&name) => {
                 Some(ClientStatement::Show { name })
@@ -289,6 +359,100 @@ impl ClientStatement {
             _ => None,
         }
     }
+}
+
+/// `SELECT [pg_catalog.]set_config('name', 'value', is_local) [[AS] column]`, what
+/// pg_dump and tools send to change a setting; None for any other SELECT (including a
+/// set_config with other arguments than constants, which the db refuses cleanly).
+fn set_config(sql: &str) -> Option<ClientStatement> {
+    // Every SELECT comes through here: the lexer runs only for the few that may be one.
+    const NAME: &[u8] = b"set_config";
+    if !sql.as_bytes().windows(NAME.len()).any(|w| w.eq_ignore_ascii_case(NAME)) {
+        return None;
+    }
+    let tokens = tokenize(sql);
+    if !tokens.first().is_some_and(|t| t.is("SELECT")) {
+        return None;
+    }
+    let mut i = 1;
+    if tokens.get(1).is_some_and(|t| t.is("pg_catalog")) && tokens.get(2).is_some_and(|t| t.is_punct('.')) {
+        i = 3;
+    }
+    let at = |k: usize| tokens.get(i + k);
+    if !at(0).is_some_and(|t| t.is("set_config")) || !at(1).is_some_and(|t| t.is_punct('(')) {
+        return None;
+    }
+    let text = |t: Option<&Token>| match t.map(|t| &t.kind) {
+        Some(Kind::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let name = text(at(2))?;
+    let value = text(at(4))?;
+    let local = match at(6).map(|t| &t.kind) {
+        Some(Kind::Word(w) | Kind::Str(w)) => match w.to_ascii_lowercase().as_str() {
+            "true" | "t" | "on" | "yes" => true,
+            "false" | "f" | "off" | "no" => false,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    if !(at(3)?.is_punct(',') && at(5)?.is_punct(',') && at(7)?.is_punct(')')) {
+        return None;
+    }
+    let column = match &tokens[i + 8..] {
+        [] => "set_config".to_string(),
+        [alias] | [_, alias] if tokens.len() == i + 9 || tokens[i + 8].is("AS") => alias.ident()?,
+        _ => return None,
+    };
+    Some(ClientStatement::SetConfig { name, value, local, column })
+}
+
+/// The options of a startup packet (`PGOPTIONS`, libpq's `options`), as PostgreSQL's
+/// backend reads them: words split at spaces (a backslash keeps the next character,
+/// spaces included), each `-c name=value`, `-cname=value` or `--name=value`, with `-` in
+/// names read as `_`. Other switches are refused (42601), as are names without a value.
+pub fn startup_options(options: &str) -> Result<Vec<(String, String)>, SettingError> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let syntax = |message: String| SettingError { sqlstate: "42601", message };
+    let mut settings = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let assignment = if word == "-c" {
+            words.next().ok_or_else(|| syntax("-c requires a value (name=value)".into()))?
+        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
+            rest.to_string()
+        } else {
+            return Err(syntax(format!(
+                "invalid command-line argument for server process: {word} (redodb accepts -c name=value and --name=value)"
+            )));
+        };
+        match assignment.split_once('=') {
+            Some((name, value)) if !name.is_empty() => {
+                settings.push((name.replace('-', "_"), value.to_string()))
+            }
+            _ => {
+                let name = assignment.split('=').next().unwrap_or_default();
+                return Err(syntax(format!("-c {name} requires a value")));
+            }
+        }
+    }
+    Ok(settings)
 }
 
 /// The words of a list of transaction modes, uppercased (commas separate modes).
@@ -391,11 +555,11 @@ mod tests {
     fn driver_statements_are_recognised() {
         assert_eq!(
             ClientStatement::parse("SET extra_float_digits = 3"),
-            Some(ClientStatement::Set { name: "extra_float_digits".into(), value: "3".into() })
+            Some(ClientStatement::Set { name: "extra_float_digits".into(), value: "3".into(), local: false })
         );
         assert_eq!(
             ClientStatement::parse("SET application_name TO 'x y'"),
-            Some(ClientStatement::Set { name: "application_name".into(), value: "x y".into() })
+            Some(ClientStatement::Set { name: "application_name".into(), value: "x y".into(), local: false })
         );
         assert_eq!(ClientStatement::parse("deallocate all"), Some(ClientStatement::Deallocate(None)));
         assert_eq!(
@@ -407,9 +571,25 @@ mod tests {
             ClientStatement::parse("show DateStyle"),
             Some(ClientStatement::Show { name: "datestyle".into() })
         );
-        // The db's own settings go to the db.
-        assert_eq!(ClientStatement::parse("SET synchronous_commit = off"), None);
+        // SET of a db parameter too (SET is transactional), SHOW of one goes to the db.
+        assert_eq!(
+            ClientStatement::parse("SET LOCAL synchronous_commit = off"),
+            Some(ClientStatement::Set {
+                name: "synchronous_commit".into(),
+                value: "off".into(),
+                local: true
+            })
+        );
         assert_eq!(ClientStatement::parse("SHOW commit_wait"), None);
+        assert_eq!(
+            ClientStatement::parse("ROLLBACK TO SAVEPOINT \"_pg3_1\""),
+            Some(ClientStatement::Savepoint(SavepointStatement::RollbackTo("_pg3_1".into())))
+        );
+        assert_eq!(
+            ClientStatement::parse("release sp"),
+            Some(ClientStatement::Savepoint(SavepointStatement::Release("sp".into())))
+        );
+        assert_eq!(ClientStatement::parse("ROLLBACK"), None);
         assert_eq!(ClientStatement::parse("ALTER SESSION SET commit_wait = NOWAIT"), None);
         assert_eq!(ClientStatement::parse("SELECT 1"), None);
     }
@@ -450,6 +630,48 @@ mod tests {
         assert_eq!(s.set("default_transaction_isolation", "serializable").unwrap_err().sqlstate, "0A000");
         assert_eq!(s.set("default_transaction_isolation", "whatever").unwrap_err().sqlstate, "22023");
         assert!(s.set("default_transaction_isolation", "DEFAULT").is_ok());
+    }
+
+    #[test]
+    fn set_config_alone_in_a_select_is_recognised() {
+        let set = |name: &str, value: &str, local: bool, column: &str| {
+            Some(ClientStatement::SetConfig {
+                name: name.into(),
+                value: value.into(),
+                local,
+                column: column.into(),
+            })
+        };
+        assert_eq!(
+            ClientStatement::parse("SELECT pg_catalog.set_config('search_path', '', false)"),
+            set("search_path", "", false, "set_config")
+        );
+        assert_eq!(
+            ClientStatement::parse("select set_config('application_name', 'a b', true) AS old"),
+            set("application_name", "a b", true, "old")
+        );
+        assert_eq!(ClientStatement::parse("SELECT set_config('x', 'y', 'f') v"), set("x", "y", false, "v"));
+        for other in
+            ["SELECT set_config($1, 'y', false)", "SELECT set_config('a', 'b', false) + 1", "SELECT 1"]
+        {
+            assert_eq!(ClientStatement::parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn startup_options_are_read_as_the_backend_does() {
+        let pairs = |list: &[(&str, &str)]| {
+            list.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            startup_options("-c commit_wait=nowait  --synchronous-commit=off -capplication_name=a\\ b")
+                .unwrap(),
+            pairs(&[("commit_wait", "nowait"), ("synchronous_commit", "off"), ("application_name", "a b")])
+        );
+        assert_eq!(startup_options("").unwrap(), pairs(&[]));
+        assert_eq!(startup_options("-c").unwrap_err().sqlstate, "42601");
+        assert_eq!(startup_options("-c commit_wait").unwrap_err().sqlstate, "42601");
+        assert_eq!(startup_options("-B 100").unwrap_err().sqlstate, "42601");
     }
 
     #[test]

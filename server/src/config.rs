@@ -20,6 +20,8 @@
 //! tls_cert = "server.crt"     # PEM certificate chain; with tls_key, SSLRequest is accepted
 //! tls_key = "server.key"      # PEM private key (paths relative to the working directory)
 //! tls_required = false        # true: a client that does not ask for TLS is refused (28000)
+//! tls_client_ca = "ca.crt"    # PEM CA certificates: clients must present a certificate
+//!                             # they signed (TLS is then required: plain clients are refused)
 //!
 //! [auth]                      # see the `auth` module
 //! method = "scram-sha-256"    # trust, md5 or scram-sha-256 (the default with users);
@@ -133,6 +135,7 @@ pub struct Settings {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub tls_required: Option<bool>,
+    pub tls_client_ca: Option<PathBuf>,
     /// Only from the file: passwords do not belong on a command line.
     pub auth: Option<AuthSettings>,
 }
@@ -185,6 +188,7 @@ impl Settings {
             tls_cert: over.tls_cert.or(self.tls_cert),
             tls_key: over.tls_key.or(self.tls_key),
             tls_required: over.tls_required.or(self.tls_required),
+            tls_client_ca: over.tls_client_ca.or(self.tls_client_ca),
             auth: over.auth.or(self.auth),
         }
     }
@@ -264,13 +268,28 @@ impl Settings {
             }
             db.snapshot_retention_days = days;
         }
+        let client_ca = self.tls_client_ca;
         let tls = match (self.tls_cert, self.tls_key) {
-            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key, client_ca: client_ca.clone() }),
+            (None, None) if client_ca.is_some() => {
+                return Err(ConfigError::Missing("tls_cert and tls_key (tls_client_ca is set)"))
+            }
             (None, None) => None,
             (Some(_), None) => return Err(ConfigError::Missing("tls_key (tls_cert is set)")),
             (None, Some(_)) => return Err(ConfigError::Missing("tls_cert (tls_key is set)")),
         };
-        let tls_required = self.tls_required.unwrap_or(false);
+        // A client certificate comes only over TLS: asking for one means refusing the
+        // clients that do not use TLS.
+        let tls_required = match (self.tls_required, &client_ca) {
+            (Some(false), Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    parameter: "tls_required",
+                    value: "false".into(),
+                    allowed: "true (or unset) with tls_client_ca: client certificates need TLS".into(),
+                })
+            }
+            (required, client_ca) => required.unwrap_or(client_ca.is_some()),
+        };
         if tls_required && tls.is_none() {
             return Err(ConfigError::Invalid {
                 parameter: "tls_required",
@@ -370,6 +389,17 @@ mod tests {
         assert!(message(Settings::default()).contains("data"));
         assert!(message(Settings { tls_cert: Some("c.pem".into()), ..with_data() }).contains("tls_key"));
         assert!(message(Settings { tls_required: Some(true), ..with_data() }).contains("tls_required"));
+        assert!(
+            message(Settings { tls_client_ca: Some("ca.pem".into()), ..with_data() }).contains("tls_cert")
+        );
+        let with_tls = || Settings {
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            tls_client_ca: Some("ca.pem".into()),
+            ..with_data()
+        };
+        assert!(with_tls().resolve().unwrap().tls_required, "client certificates require TLS");
+        assert!(message(Settings { tls_required: Some(false), ..with_tls() }).contains("tls_client_ca"));
         let unknown = toml::from_str::<Settings>("prot = 1").unwrap_err().to_string();
         assert!(unknown.contains("prot"), "{unknown}");
     }
@@ -391,7 +421,7 @@ mod auth_tests {
         let c = file.resolve().unwrap();
         assert_eq!(c.auth.method, AuthMethod::Md5);
         assert!(c.tls_required);
-        assert_eq!(c.tls, Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into() }));
+        assert_eq!(c.tls, Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into(), client_ca: None }));
         let bad: Settings = toml::from_str("data = \"/a\"\n[auth]\nmethod = \"password\"\n").unwrap();
         assert!(bad.resolve().unwrap_err().to_string().contains("auth"));
         assert!(toml::from_str::<Settings>("[auth]\npasswords = 1").is_err(), "unknown keys in [auth]");

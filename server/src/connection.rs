@@ -13,8 +13,10 @@
 //!    cancelled (`db::sessions::CancelHandle`); either way the connection just closes.
 //! 3. Authentication (`auth`): trust, SCRAM-SHA-256 or md5; a failure ends the connection
 //!    with FATAL 28P01 (28000 when refused outright).
-//! 4. AuthenticationOk, the parameter statuses drivers expect, BackendKeyData (the
-//!    connection id and a random secret key), ReadyForQuery.
+//! 4. The startup packet's `options` (`-c name=value`) are applied as SETs: a bad one
+//!    ends the connection with FATAL (42704 for an unknown name, 22023 for a bad value).
+//! 5. AuthenticationOk, the parameter statuses drivers expect, BackendKeyData (the
+//!    session's SID as the process id, and a random secret key), ReadyForQuery.
 //!
 //! Everything up to the end of authentication must happen within
 //! [`AUTHENTICATION_TIMEOUT`], so a client that connects and says nothing does not hold a
@@ -42,7 +44,7 @@ use tokio::sync::watch;
 use tokio::time::timeout_at;
 
 use crate::auth::{self, AuthConfig, Plan, ScramError};
-use crate::client_sql::ClientSettings;
+use crate::client_sql::{self, ClientSettings};
 use crate::protocol::{error_response, SessionState, SqlError};
 use crate::tls::Tls;
 use crate::worker::{LiveThreads, SessionWorker, WorkerGone};
@@ -553,9 +555,17 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     if let Err(e) = settings.apply_startup(&startup.parameters) {
         return send_fatal(stream, e.into()).await;
     }
+    let mut options = match startup.parameters.get("options").map(|o| client_sql::startup_options(o)) {
+        None => Vec::new(),
+        Some(Ok(options)) => options,
+        Some(Err(e)) => return send_fatal(stream, e.into()).await,
+    };
+    // As in PostgreSQL, a setting sent as a startup parameter of its own (psql's
+    // application_name) wins over the same setting in `options`.
+    options.retain(|(name, _)| !startup.parameters.keys().any(|p| p.eq_ignore_ascii_case(name)));
     let id = context.next_id.fetch_add(1, Ordering::Relaxed);
     let db = context.db.clone();
-    let session_settings = settings.clone();
+    let session_settings = settings;
     let client = db::sessions::ClientInfo {
         username: user.clone(),
         program: startup.parameters.get("application_name").cloned().unwrap_or_default(),
@@ -569,10 +579,30 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         })
         .map_err(ConnectionError::Spawn)?;
     log::debug!("connection {id}: user {user:?}, parameters {:?}", startup.parameters);
-    // The key a CancelRequest must present: the connection id, and a random secret.
-    let pid = id as i32;
+    // The startup options are SETs in the new session; a bad one ends the connection
+    // after authentication, as in PostgreSQL.
+    let started = worker
+        .call(move |state: &mut SessionState| {
+            state.apply_startup_options(&options)?;
+            let session = state.session();
+            Ok::<_, SqlError>((session.sid(), session.cancel_handle(), state.reported_settings()))
+        })
+        .await?;
+    let (sid, handle, reported) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            log::warn!("connection {id}: startup options of user {user:?} refused: {}", error.message);
+            encode(PgWireBackendMessage::Authentication(Authentication::Ok), &mut out);
+            send(stream, &out).await?;
+            return send_fatal(stream, error).await;
+        }
+    };
+    // The key a CancelRequest must present: the session's SID (the backend's "process
+    // id", which `pg_backend_pid()` returns too and `v$session` shows), and a random
+    // secret. (After 2^31 sessions the process id wraps; two sessions that far apart are
+    // not open together.)
+    let pid = (sid % (1 << 31)) as i32;
     let secret = i32::from_be_bytes(auth::random_bytes::<4>());
-    let handle = worker.call(|state: &mut SessionState| state.session().cancel_handle()).await?;
     context.cancel_keys().insert(pid, CancelTarget { secret, handle });
     let _cancel_key = CancelKey { context, pid };
 
@@ -587,7 +617,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     }
     encode(PgWireBackendMessage::Authentication(Authentication::Ok), &mut out);
     let mut reply = crate::protocol::Reply::default();
-    for (name, value) in settings.reported() {
+    for (name, value) in reported {
         reply.parameter_status(name, value);
     }
     out.extend_from_slice(&reply.take());

@@ -10,6 +10,7 @@
 //! - `auth`: trust, SCRAM-SHA-256 and md5; `tls`: the certificate and the acceptor;
 //! - `protocol`: simple and extended query, transaction blocks, replies;
 //! - `client_sql`: the settings and statement bookkeeping the server answers itself;
+//!   `settings_txn`: what a transaction's SETs changed, put back when it ends;
 //! - `cursors`, `copy`, `catalog`: DECLARE/FETCH/CLOSE, COPY FROM STDIN / TO STDOUT, and
 //!   the pg_catalog queries of psql's `\d` (`words`: their small lexer);
 //! - `types`: type OIDs, text and binary values.
@@ -23,6 +24,7 @@ pub mod copy;
 pub mod cursors;
 pub mod listener;
 pub mod protocol;
+pub mod settings_txn;
 pub mod tls;
 pub mod types;
 pub mod words;

@@ -12,6 +12,17 @@
 //! leaves the block failed: everything but ROLLBACK (or COMMIT, which then rolls back)
 //! gets 25P02 until the block ends.
 //!
+//! # Settings and savepoints
+//! SET, RESET and `SELECT set_config(...)` run here (`client_sql`), for the server's
+//! client settings and the db's parameters alike, and are undone as PostgreSQL does when
+//! their transaction rolls back (`settings_txn`); SET LOCAL ends with its transaction.
+//! The db session is told every client setting, for `current_setting()`.
+//! `SAVEPOINT name` marks the db transaction (`Session::savepoint`) and keeps the
+//! settings and open cursors of the moment; `ROLLBACK TO name` undoes the db's changes,
+//! the SETs and the cursors opened since, and is accepted in a failed block, which it
+//! makes usable again (what psycopg's nested transactions and PgJDBC's savepoints rely
+//! on). Savepoints need a transaction block (25P01).
+//!
 //! # A prepared query's columns
 //! Drivers cache the RowDescription of a prepared statement and run it again without a
 //! Describe (PgJDBC's named statements). A run whose columns differ from the ones the
@@ -22,7 +33,11 @@
 //!
 //! # Cursors and COPY
 //! A DECLAREd cursor is a portal of the same name (`cursors`): it ends with its
-//! transaction unless declared WITH HOLD and that transaction commits. `COPY ... FROM
+//! transaction unless declared WITH HOLD and that transaction commits. A portal of a
+//! statement the server runs itself that returns rows (`FETCH n FROM c`, SHOW, a catalog
+//! query) keeps its rows when an Execute's row limit leaves some, and hands them out in
+//! the following Executes (PortalSuspended until the last, then its own tag), as
+//! PostgreSQL holds a utility statement's result in its portal. `COPY ... FROM
 //! STDIN` puts the session in copy-in mode ([`CopyIn`]): CopyData messages, which may
 //! arrive over many calls, go through the decoder to the db's bulk load until CopyDone
 //! (`COPY n`) or CopyFail (57014); meanwhile Flush and Sync are ignored and any other
@@ -34,10 +49,11 @@
 //! db statements given to the db as one call ends after a statement that may raise one
 //! (ALTER SESSION/SYSTEM SET), so its notices can be placed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use bytes::{BufMut, BytesMut};
+use db::params::{SessionParameter, SessionParameters};
 use db::sql::{
     parse_special, split_statements, BulkLoad, Cursor, Piece, PreparedStatement, QueryResult, ResultColumn,
     Special,
@@ -57,9 +73,10 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use redo::CommitOptions;
 
 use crate::catalog::Asker;
-use crate::client_sql::{ClientSettings, ClientStatement, SettingError};
+use crate::client_sql::{self, ClientSettings, ClientStatement, SavepointStatement, SettingError};
 use crate::copy::{self, CopyStatement, DecodedRow, Direction, Source};
 use crate::cursors::{CursorStatement, Declare, Fetch};
+use crate::settings_txn::{SettingKey, SettingValue, TransactionSettings};
 use crate::types::{self, format_of, oid_of, put_field, read_parameter};
 
 /// An error for the client: SQLSTATE, message and, for syntax errors, the 1-based
@@ -166,8 +183,12 @@ impl Reply {
     }
 
     fn notice(&mut self, text: String) {
+        self.warning("01000", text);
+    }
+
+    fn warning(&mut self, sqlstate: &str, text: String) {
         let fields =
-            vec![(b'S', "WARNING".into()), (b'V', "WARNING".into()), (b'C', "01000".into()), (b'M', text)];
+            vec![(b'S', "WARNING".into()), (b'V', "WARNING".into()), (b'C', sqlstate.into()), (b'M', text)];
         self.message(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields)));
     }
 
@@ -272,7 +293,8 @@ struct ServerStatement {
     declared: Vec<u32>,
     /// Parameter types the statement gives.
     inferred: Vec<Option<DataType>>,
-    /// COMMIT, END, ROLLBACK or ABORT: allowed in a failed transaction block.
+    /// COMMIT, END, ROLLBACK or ABORT: allowed in a failed transaction block, which it
+    /// ends.
     ends_transaction: bool,
     /// A query's result columns as the client last learnt them: from a Describe of the
     /// statement or of one of its portals, else from its first run. Drivers cache them
@@ -282,6 +304,16 @@ struct ServerStatement {
 }
 
 impl ServerStatement {
+    /// Whether it may run in a failed transaction block: a statement that ends the
+    /// block, or ROLLBACK TO a savepoint, which makes it usable again.
+    fn allowed_in_failed_block(&self) -> bool {
+        self.ends_transaction
+            || matches!(
+                self.kind,
+                StatementKind::Client(ClientStatement::Savepoint(SavepointStatement::RollbackTo(_)))
+            )
+    }
+
     fn parameter_count(&self) -> usize {
         self.declared.len().max(self.inferred.len())
     }
@@ -330,6 +362,9 @@ enum PortalState {
     Ready,
     /// A query run, its rows being fetched.
     Rows { cursor: Cursor },
+    /// A statement the server ran itself (FETCH, SHOW, a catalog query), whose rows an
+    /// Execute's row limit left: handed out by the next Executes, then its `tag`.
+    Held { columns: Vec<ResultColumn>, rows: VecDeque<Vec<Value>>, tag: String },
     /// Run to its end.
     Done,
 }
@@ -398,6 +433,39 @@ fn ends_transaction(sql: &str) -> bool {
     matches!(parse_special(sql), Some(Ok(Special::Commit { .. } | Special::Rollback)))
 }
 
+fn rolls_back_to_savepoint(sql: &str) -> bool {
+    matches!(parse_special(sql), Some(Ok(Special::RollbackToSavepoint(_))))
+}
+
+/// A savepoint as the server keeps it, beside the db's undo point: what ROLLBACK TO puts
+/// back of the settings and cursors.
+struct ServerSavepoint {
+    name: String,
+    /// The transaction's record of its SETs at the savepoint.
+    settings_txn: TransactionSettings,
+    /// The values of every setting at the savepoint.
+    client_settings: ClientSettings,
+    db_parameters: SessionParameters,
+    /// The portals open at the savepoint: cursors declared after it close on ROLLBACK TO.
+    portals: HashSet<String>,
+}
+
+impl ServerSavepoint {
+    /// The value `key` had at the savepoint.
+    fn value(&self, key: SettingKey) -> SettingValue {
+        match key {
+            SettingKey::Client(name) => {
+                SettingValue::Client(self.client_settings.get(name).unwrap_or_default().to_string())
+            }
+            SettingKey::Db(_) => SettingValue::Db(self.db_parameters),
+        }
+    }
+}
+
+fn outside_block(statement: &str) -> SqlError {
+    SqlError::new("25P01", format!("{statement} can only be used in transaction blocks"))
+}
+
 /// Whether a statement may leave notices for the client (the db's warnings come from
 /// ALTER SESSION/SYSTEM SET, the deprecated commit_write for one).
 fn raises_notices(piece: &Piece) -> bool {
@@ -433,6 +501,10 @@ pub struct SessionState {
     /// transaction block, where DECLARE without HOLD is allowed (as in PostgreSQL).
     implicit_block: bool,
     copy_in: Option<Box<CopyIn>>,
+    /// The SETs of the open transaction, undone or kept when it ends.
+    settings_txn: TransactionSettings,
+    /// The open transaction's savepoints, oldest first (the db keeps its own undo points).
+    savepoints: Vec<ServerSavepoint>,
     out: Reply,
 }
 
@@ -442,7 +514,10 @@ impl SessionState {
         &self.session
     }
 
-    pub fn new(session: Session, settings: ClientSettings) -> SessionState {
+    pub fn new(mut session: Session, settings: ClientSettings) -> SessionState {
+        for (key, value) in settings.all() {
+            session.set_client_setting(key, value);
+        }
         SessionState {
             session,
             settings,
@@ -453,8 +528,25 @@ impl SessionState {
             portals: HashMap::new(),
             implicit_block: false,
             copy_in: None,
+            settings_txn: TransactionSettings::default(),
+            savepoints: Vec::new(),
             out: Reply::default(),
         }
+    }
+
+    /// Applies the startup packet's `options` (`client_sql::startup_options`) as SETs;
+    /// the first that fails fails the session's start.
+    pub fn apply_startup_options(&mut self, options: &[(String, String)]) -> Result<(), SqlError> {
+        let applied = options.iter().try_for_each(|(name, value)| self.set_setting(name, Some(value), false));
+        self.settings_transaction_ended(applied.is_ok());
+        // The settings are reported with the others at startup, not as changes.
+        self.out.take();
+        applied
+    }
+
+    /// The settings reported at startup, after the startup options.
+    pub fn reported_settings(&self) -> Vec<(&'static str, String)> {
+        self.settings.reported()
     }
 
     pub fn status(&self) -> TransactionStatus {
@@ -519,6 +611,135 @@ impl SessionState {
         self.in_block = false;
         self.failed = false;
         self.close_portals(false, false);
+        self.settings_transaction_ended(false);
+    }
+
+    /// The transaction ended: its SETs are kept or undone, its savepoints go.
+    fn settings_transaction_ended(&mut self, committed: bool) {
+        self.savepoints.clear();
+        for (key, value) in self.settings_txn.finish(committed) {
+            self.put_back(key, &value);
+        }
+    }
+
+    /// Gives setting `key` the value `value` (from the setting's past), telling the
+    /// client of a reported setting that changes.
+    fn put_back(&mut self, key: SettingKey, value: &SettingValue) {
+        match (key, value) {
+            (SettingKey::Client(name), SettingValue::Client(value)) => {
+                if self.settings.get(name) != Some(value.as_str()) {
+                    if let Some((reported, value)) = self.settings.restore(name, value) {
+                        self.out.parameter_status(reported, value);
+                    }
+                    self.session.set_client_setting(name, value);
+                }
+            }
+            (SettingKey::Db(parameter), SettingValue::Db(saved)) => {
+                let current = self.session.session_parameters();
+                let restored = current.with(parameter, saved);
+                if restored != current {
+                    self.session.restore_session_parameters(restored);
+                }
+            }
+            (key, value) => unreachable!("setting {key:?} given a value of another kind: {value:?}"),
+        }
+    }
+
+    /// `SET [LOCAL] name = value`, or `RESET name` (`value` None), of a client setting
+    /// or a db parameter, recorded for the transaction (see `settings_txn`).
+    fn set_setting(&mut self, name: &str, value: Option<&str>, local: bool) -> Result<(), SqlError> {
+        if let Some(key) = client_sql::client_setting_key(name) {
+            let before = self.settings.get(key).unwrap_or_default().to_string();
+            let status = match value {
+                Some(value) => self.settings.set(name, value)?,
+                None => self.settings.reset(name)?,
+            };
+            if let Some((reported, value)) = status {
+                self.out.parameter_status(reported, value);
+            }
+            let after = self.settings.get(key).unwrap_or_default().to_string();
+            self.session.set_client_setting(key, &after);
+            let (before, after) = (SettingValue::Client(before), SettingValue::Client(after));
+            self.settings_txn.record(SettingKey::Client(key), before, after, local);
+            return Ok(());
+        }
+        let before = self.session.session_parameters();
+        let result = match value {
+            Some(value) => self.session.set_setting(name, value),
+            None => self.session.reset_setting(name),
+        };
+        self.send_notices();
+        result?;
+        let after = self.session.session_parameters();
+        for &parameter in SessionParameter::set_by(name) {
+            self.settings_txn.record(
+                SettingKey::Db(parameter),
+                SettingValue::Db(before),
+                SettingValue::Db(after),
+                local,
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether a transaction block is open: BEGIN's, or a multi-statement Query's.
+    fn in_transaction_block(&self) -> bool {
+        self.in_block || self.implicit_block
+    }
+
+    /// SAVEPOINT, ROLLBACK TO, RELEASE: the db's undo point and the server's record.
+    fn run_savepoint(&mut self, statement: &SavepointStatement) -> Result<&'static str, SqlError> {
+        let verb = match statement {
+            SavepointStatement::Define(_) => "SAVEPOINT",
+            SavepointStatement::RollbackTo(_) => "ROLLBACK TO SAVEPOINT",
+            SavepointStatement::Release(_) => "RELEASE SAVEPOINT",
+        };
+        // Not in a multi-statement Query's implicit block either, as in PostgreSQL: an
+        // error there aborts the whole message, which a savepoint could not undo.
+        if !self.in_block {
+            return Err(outside_block(verb));
+        }
+        let index = |savepoints: &[ServerSavepoint], name: &str| {
+            savepoints
+                .iter()
+                .rposition(|s| s.name == name)
+                .ok_or_else(|| SqlError::from(DbError::NoSuchSavepoint(name.to_string())))
+        };
+        match statement {
+            SavepointStatement::Define(name) => {
+                self.session.savepoint(name);
+                self.savepoints.push(ServerSavepoint {
+                    name: name.clone(),
+                    settings_txn: self.settings_txn.clone(),
+                    client_settings: self.settings.clone(),
+                    db_parameters: self.session.session_parameters(),
+                    portals: self.portals.keys().cloned().collect(),
+                });
+                Ok("SAVEPOINT")
+            }
+            SavepointStatement::RollbackTo(name) => {
+                let index = index(&self.savepoints, name)?;
+                self.session.rollback_to_savepoint(name)?;
+                self.savepoints.truncate(index + 1);
+                let savepoint = &self.savepoints[index];
+                let values: Vec<(SettingKey, SettingValue)> =
+                    self.settings_txn.keys().map(|key| (key, savepoint.value(key))).collect();
+                self.settings_txn = savepoint.settings_txn.clone();
+                let portals = savepoint.portals.clone();
+                for (key, value) in values {
+                    self.put_back(key, &value);
+                }
+                self.portals.retain(|name, portal| portal.cursor.is_none() || portals.contains(name));
+                self.failed = false;
+                Ok("ROLLBACK")
+            }
+            SavepointStatement::Release(name) => {
+                let index = index(&self.savepoints, name)?;
+                self.session.release_savepoint(name)?;
+                self.savepoints.truncate(index);
+                Ok("RELEASE")
+            }
+        }
     }
 
     /// A transaction ended: its portals go, but a WITH HOLD cursor stays once its
@@ -540,6 +761,7 @@ impl SessionState {
             "COMMIT" | "ROLLBACK" => {
                 self.in_block = false;
                 self.close_portals(tag == "COMMIT", true);
+                self.settings_transaction_ended(tag == "COMMIT");
             }
             _ => {}
         }
@@ -551,18 +773,19 @@ impl SessionState {
         if self.in_block || self.failed {
             return !self.failed;
         }
-        if !self.session.in_transaction() {
-            return true;
-        }
-        let committed = match self.session.commit(CommitOptions::DEFAULT) {
-            Ok(_) => true,
-            Err(e) => {
-                self.out.error(&e.into());
-                self.session.rollback();
-                false
-            }
+        let committed = !self.session.in_transaction() || {
+            let committed = match self.session.commit(CommitOptions::DEFAULT) {
+                Ok(_) => true,
+                Err(e) => {
+                    self.out.error(&e.into());
+                    self.session.rollback();
+                    false
+                }
+            };
+            self.send_notices();
+            committed
         };
-        self.send_notices();
+        self.settings_transaction_ended(committed);
         committed
     }
 
@@ -638,6 +861,8 @@ impl SessionState {
                         i += 1;
                         continue;
                     }
+                    // Runs below, and makes the block usable again.
+                    Piece::Statement(text) if rolls_back_to_savepoint(&text.text) => {}
                     _ => return Err(SqlError::aborted_transaction()),
                 }
             }
@@ -692,7 +917,7 @@ impl SessionState {
     fn send_outcome(&mut self, outcome: ClientOutcome, portal_formats: Option<&[i16]>) {
         match outcome {
             ClientOutcome::Result(result) => {
-                if let QueryResult::Rows { columns, rows } = &result {
+                if let QueryResult::Rows { columns, rows, .. } = &result {
                     let formats = portal_formats.unwrap_or(&[]);
                     if portal_formats.is_none() {
                         self.out.row_description(columns, formats);
@@ -715,7 +940,7 @@ impl SessionState {
 
     /// Sends a statement's result: for the simple protocol with a RowDescription first.
     fn send_result(&mut self, result: &QueryResult, describe: bool) {
-        if let QueryResult::Rows { columns, rows } = result {
+        if let QueryResult::Rows { columns, rows, .. } = result {
             if describe {
                 self.out.row_description(columns, &[]);
             }
@@ -728,16 +953,16 @@ impl SessionState {
     fn run_client(&mut self, statement: &ClientStatement) -> Result<ClientOutcome, SqlError> {
         let command = |tag: &str| QueryResult::Command { tag: tag.into(), rows_affected: 0 };
         Ok(ClientOutcome::Result(match statement {
-            ClientStatement::Set { name, value } => {
-                if let Some((name, value)) = self.settings.set(name, value)? {
-                    self.out.parameter_status(name, value);
+            ClientStatement::Set { name, value, local } => {
+                if *local && !self.in_transaction_block() {
+                    // PostgreSQL's warning: the setting ends with this statement.
+                    self.out.warning("25P01", "SET LOCAL can only be used in transaction blocks".into());
                 }
+                self.set_setting(name, Some(value), *local)?;
                 command("SET")
             }
             ClientStatement::Reset { name } => {
-                if let Some((name, value)) = self.settings.reset(name)? {
-                    self.out.parameter_status(name, value);
-                }
+                self.set_setting(name, None, false)?;
                 command("RESET")
             }
             ClientStatement::ResetAll => {
@@ -746,14 +971,17 @@ impl SessionState {
             }
             ClientStatement::Show { name } => {
                 let value = self.settings.get(name).unwrap_or_default().to_string();
-                QueryResult::Rows {
-                    columns: vec![ResultColumn {
-                        name: name.to_lowercase(),
-                        ty: Some(DataType::Text { max_chars: None }),
-                    }],
-                    rows: vec![vec![Value::Text(value)]],
-                }
+                QueryResult::rows_of_query(vec![show_column(name)], vec![vec![Value::Text(value)]])
             }
+            ClientStatement::SetConfig { name, value, local, column } => {
+                self.set_setting(name, Some(value), *local)?;
+                let value = match client_sql::client_setting_key(name) {
+                    Some(key) => self.settings.get(key).unwrap_or_default().to_string(),
+                    None => self.session.current_setting(name)?,
+                };
+                QueryResult::rows_of_query(vec![text_column(column)], vec![vec![Value::Text(value)]])
+            }
+            ClientStatement::Savepoint(savepoint) => command(self.run_savepoint(savepoint)?),
             ClientStatement::Deallocate(Some(name)) => {
                 if self.statements.remove(name).is_none() {
                     return Err(SqlError::new(
@@ -813,7 +1041,7 @@ impl SessionState {
             .session
             .prepare(&declare.query)
             .map_err(|e| SqlError::from(e).shifted(declare.query_position))?;
-        if !prepared.returns_rows() {
+        if !prepared.is_query() {
             return Err(SqlError::new("42601", "DECLARE CURSOR needs a query (SELECT, VALUES or SHOW)"));
         }
         Ok(prepared)
@@ -889,7 +1117,9 @@ impl SessionState {
                 Ok((cursor.columns().to_vec(), cursor.fetch(fetch.count.limit())))
             }
             PortalState::Done => Ok((Vec::new(), Vec::new())),
-            PortalState::Ready => unreachable!("start_portal runs a ready query portal"),
+            PortalState::Ready | PortalState::Held { .. } => {
+                unreachable!("start_portal runs a ready query portal")
+            }
         }
     }
 
@@ -929,7 +1159,7 @@ impl SessionState {
         };
         let result = self.session.execute(&sql, &[]);
         self.send_notices();
-        let QueryResult::Rows { columns, rows } = result? else {
+        let QueryResult::Rows { columns, rows, .. } = result? else {
             return Err(SqlError::new("42601", "COPY (query) TO needs a query that returns rows"));
         };
         let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
@@ -1101,11 +1331,23 @@ impl SessionState {
         }
     }
 
+    /// RESET ALL: every client setting and db parameter back to its default, as SETs of
+    /// the transaction.
     fn reset_all(&mut self) -> Result<(), SqlError> {
-        for (name, value) in self.settings.reset_all() {
-            self.out.parameter_status(name, value);
+        for key in client_sql::settable_client_settings() {
+            self.set_setting(key, None, false)?;
         }
+        let before = self.session.session_parameters();
         self.session.execute("RESET ALL", &[])?;
+        let after = self.session.session_parameters();
+        for parameter in SessionParameter::ALL {
+            self.settings_txn.record(
+                SettingKey::Db(parameter),
+                SettingValue::Db(before),
+                SettingValue::Db(after),
+                false,
+            );
+        }
         Ok(())
     }
 
@@ -1172,7 +1414,7 @@ impl SessionState {
             }
         };
         let ends_transaction = ends_transaction(&text);
-        if self.failed && !ends_transaction {
+        if self.failed && !ends_transaction && !rolls_back_to_savepoint(&text) {
             return Err(SqlError::aborted_transaction());
         }
         let inferred = match &kind {
@@ -1196,7 +1438,7 @@ impl SessionState {
     fn bind(&mut self, bind: Bind) -> Result<(), SqlError> {
         let statement_name = bind.statement_name.unwrap_or_default();
         let statement = self.statement(&statement_name)?;
-        if self.failed && !statement.ends_transaction {
+        if self.failed && !statement.allowed_in_failed_block() {
             return Err(SqlError::aborted_transaction());
         }
         let count = statement.parameter_count();
@@ -1295,6 +1537,7 @@ impl SessionState {
     fn client_columns(&self, client: &ClientStatement) -> Option<Vec<ResultColumn>> {
         match client {
             ClientStatement::Show { name } => Some(vec![show_column(name)]),
+            ClientStatement::SetConfig { column, .. } => Some(vec![text_column(column)]),
             ClientStatement::Cursor(CursorStatement::Fetch(fetch)) => self.fetch_columns(fetch),
             ClientStatement::Catalog(query) => {
                 let asker = self.asker();
@@ -1355,19 +1598,35 @@ impl SessionState {
     fn execute_portal(&mut self, portal: &mut Portal, max_rows: i32) -> Result<(), SqlError> {
         let statement = portal.statement.clone();
         if self.failed {
-            if !statement.ends_transaction {
+            if !statement.allowed_in_failed_block() {
                 return Err(SqlError::aborted_transaction());
             }
-            self.end_transaction_rollback();
-            self.out.complete("ROLLBACK".into());
-            return Ok(());
+            if statement.ends_transaction {
+                self.end_transaction_rollback();
+                self.out.complete("ROLLBACK".into());
+                return Ok(());
+            }
         }
+        let limit = if max_rows <= 0 { usize::MAX } else { max_rows as usize };
         match &statement.kind {
             StatementKind::Empty => {
                 self.out.message(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
             }
+            StatementKind::Client(_) if matches!(portal.state, PortalState::Held { .. }) => {
+                self.send_held(portal, limit)
+            }
             StatementKind::Client(client) => match self.run_client(client)? {
                 ClientOutcome::CopyIn(copy) => self.begin_copy_in(copy),
+                // Rows beyond the Execute's limit: held in the portal for the next ones.
+                ClientOutcome::Rows { columns, rows, tag, .. } if rows.len() > limit => {
+                    portal.state = PortalState::Held { columns, rows: rows.into(), tag };
+                    self.send_held(portal, limit);
+                }
+                ClientOutcome::Result(QueryResult::Rows { columns, rows, command }) if rows.len() > limit => {
+                    let tag = command.unwrap_or_else(|| format!("SELECT {}", rows.len()));
+                    portal.state = PortalState::Held { columns, rows: rows.into(), tag };
+                    self.send_held(portal, limit);
+                }
                 outcome => self.send_outcome(outcome, Some(&portal.result_formats)),
             },
             StatementKind::Declare { declare, query } => {
@@ -1380,7 +1639,6 @@ impl SessionState {
             }
             StatementKind::Db(prepared) if prepared.returns_rows() => {
                 self.start_portal(portal)?;
-                let limit = if max_rows <= 0 { usize::MAX } else { max_rows as usize };
                 match &mut portal.state {
                     PortalState::Rows { cursor } => {
                         let oids = if portal.described {
@@ -1391,14 +1649,16 @@ impl SessionState {
                         let rows = cursor.fetch(limit);
                         self.out.rows(&oids, &rows, &portal.result_formats);
                         if cursor.is_exhausted() {
-                            self.out.complete(format!("SELECT {}", rows.len()));
+                            self.out.complete(cursor.completion_tag(rows.len()));
                             portal.state = PortalState::Done;
                         } else {
                             self.out.message(PgWireBackendMessage::PortalSuspended(PortalSuspended::new()));
                         }
                     }
                     PortalState::Done => self.out.complete("SELECT 0".into()),
-                    PortalState::Ready => unreachable!("start_portal runs a ready query portal"),
+                    PortalState::Ready | PortalState::Held { .. } => {
+                        unreachable!("start_portal runs a ready query portal")
+                    }
                 }
             }
             StatementKind::Db(prepared) => {
@@ -1414,6 +1674,23 @@ impl SessionState {
             }
         }
         Ok(())
+    }
+
+    /// Hands out up to `limit` of the rows a portal holds: PortalSuspended while some
+    /// are left, else the statement's tag.
+    fn send_held(&mut self, portal: &mut Portal, limit: usize) {
+        let PortalState::Held { columns, rows, tag } = &mut portal.state else {
+            unreachable!("send_held on a portal that holds rows")
+        };
+        let n = limit.min(rows.len());
+        let batch: Vec<Vec<Value>> = rows.drain(..n).collect();
+        self.out.column_rows(columns, &batch, &portal.result_formats);
+        if rows.is_empty() {
+            self.out.complete(std::mem::take(tag));
+            portal.state = PortalState::Done;
+        } else {
+            self.out.message(PgWireBackendMessage::PortalSuspended(PortalSuspended::new()));
+        }
     }
 
     fn close(&mut self, close: Close) -> Result<(), SqlError> {
@@ -1433,7 +1710,11 @@ impl SessionState {
 }
 
 fn show_column(name: &str) -> ResultColumn {
-    ResultColumn { name: name.to_lowercase(), ty: Some(DataType::Text { max_chars: None }) }
+    text_column(&name.to_lowercase())
+}
+
+fn text_column(name: &str) -> ResultColumn {
+    ResultColumn { name: name.to_string(), ty: Some(DataType::Text { max_chars: None }) }
 }
 
 fn message_name(message: &PgWireFrontendMessage) -> &'static str {

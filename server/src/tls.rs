@@ -3,7 +3,16 @@
 //! stops the start with the file's name instead of failing every connection later.
 //!
 //! rustls runs with the `ring` provider only (no aws-lc-rs, which needs a C build), TLS
-//! 1.2 and 1.3. Client certificates are not asked for.
+//! 1.2 and 1.3.
+//!
+//! Client certificates: with `tls_client_ca` (a PEM file of CA certificates) every client
+//! must present a certificate that chains to one of them, valid now
+//! (rustls' `WebPkiClientVerifier`), or the handshake fails; this is PostgreSQL's
+//! `hostssl ... clientcert=verify-ca`. The certificate proves the client holds a key the
+//! CA vouched for; which user it logs in as is still up to the authentication method
+//! (the certificate's name is not matched with the user, as `verify-full` would). Since a
+//! plain connection presents no certificate, the configuration refuses those (`config`).
+//! Certificate revocation lists are not read.
 //!
 //! For SCRAM channel binding (SCRAM-SHA-256-PLUS, RFC 5929's `tls-server-end-point`) the
 //! server certificate's hash is computed here: with the hash of its signature algorithm,
@@ -27,11 +36,14 @@ pub struct Tls {
     pub server_end_point: Option<Arc<[u8]>>,
 }
 
-/// The files of the server's certificate (`tls_cert`) and private key (`tls_key`).
+/// The files of the server's certificate (`tls_cert`) and private key (`tls_key`), and
+/// of the CA certificates client certificates must chain to (`tls_client_ca`; None: no
+/// client certificate is asked for).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    pub client_ca: Option<PathBuf>,
 }
 
 /// Why TLS could not be set up: always names the file, or the pair.
@@ -43,6 +55,8 @@ pub enum TlsError {
     Key { path: PathBuf, message: String },
     #[error("the TLS certificate {cert} and key {key} do not go together: {message}")]
     Pair { cert: PathBuf, key: PathBuf, message: String },
+    #[error("reading the client CA file {path} (tls_client_ca): {message}")]
+    ClientCa { path: PathBuf, message: String },
 }
 
 /// Reads the certificate chain and key and builds the acceptor.
@@ -60,21 +74,45 @@ pub fn load(files: &TlsFiles) -> Result<Tls, TlsError> {
     let server_end_point = tls_server_end_point(&chain[0]).map(Arc::from);
     let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| key_error(e.to_string()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Pair {
             cert: files.cert.clone(),
             key: files.key.clone(),
             message: e.to_string(),
-        })?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| TlsError::Pair {
-            cert: files.cert.clone(),
-            key: files.key.clone(),
-            message: e.to_string(),
         })?;
+    let builder = match &files.client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => builder.with_client_cert_verifier(client_verifier(path, provider)?),
+    };
+    let config = builder.with_single_cert(chain, key).map_err(|e| TlsError::Pair {
+        cert: files.cert.clone(),
+        key: files.key.clone(),
+        message: e.to_string(),
+    })?;
     Ok(Tls { acceptor: TlsAcceptor::from(Arc::new(config)), server_end_point })
+}
+
+/// The verifier of client certificates: they must chain to a CA certificate of `path`.
+fn client_verifier(
+    path: &Path,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, TlsError> {
+    let error = |message: String| TlsError::ClientCa { path: path.to_path_buf(), message };
+    readable(path).map_err(error)?;
+    let certificates = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| error(e.to_string()))?;
+    if certificates.is_empty() {
+        return Err(error("no PEM certificate (BEGIN CERTIFICATE) in the file".into()));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in certificates {
+        roots.add(certificate).map_err(|e| error(format!("not a usable CA certificate: {e}")))?;
+    }
+    rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| error(e.to_string()))
 }
 
 /// RFC 5929's `tls-server-end-point`: the certificate hashed with its signature's hash
@@ -160,10 +198,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let junk = dir.path().join("junk.pem");
         std::fs::write(&junk, "not a certificate").unwrap();
-        let missing = TlsFiles { cert: dir.path().join("nope.crt"), key: junk.clone() };
+        let missing = TlsFiles { cert: dir.path().join("nope.crt"), key: junk.clone(), client_ca: None };
         let e = load(&missing).err().expect("a missing certificate fails").to_string();
         assert!(e.contains("nope.crt") && e.contains("certificate"), "{e}");
-        let malformed = TlsFiles { cert: junk.clone(), key: junk };
+        let malformed = TlsFiles { cert: junk.clone(), key: junk.clone(), client_ca: None };
         let e = load(&malformed).err().expect("a file without PEM fails").to_string();
         assert!(e.contains("junk.pem"), "{e}");
     }

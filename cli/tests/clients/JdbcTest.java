@@ -15,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
@@ -425,6 +426,152 @@ public class JdbcTest {
         }
     }
 
+    static List<Long> keys(Connection c, String sql) throws SQLException {
+        List<Long> keys = new ArrayList<>();
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                keys.add(rs.getLong(1));
+            }
+        }
+        return keys;
+    }
+
+    static void savepoints(String mode) throws Exception {
+        String t = "sp_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY)");
+            c.setAutoCommit(false);
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?)")) {
+                ins.setLong(1, 1);
+                ins.executeUpdate();
+                Savepoint unnamed = c.setSavepoint();
+                ins.setLong(1, 2);
+                ins.executeUpdate();
+                c.rollback(unnamed);
+                ins.setLong(1, 3);
+                ins.executeUpdate();
+                Savepoint named = c.setSavepoint("Named Point");
+                ins.setLong(1, 4);
+                ins.executeUpdate();
+                ins.setLong(1, 1);
+                expectError("23505", ins::executeUpdate);
+                expectError("25P02", () -> queryLong(c, "SELECT count(*) FROM " + t));
+                // Rolling back to the savepoint makes the failed transaction usable again.
+                c.rollback(named);
+                ins.setLong(1, 5);
+                ins.executeUpdate();
+                c.releaseSavepoint(named);
+                // Unknown to the server (PgJDBC itself refuses a released Savepoint).
+                expectError("3B001", () -> exec(c, "ROLLBACK TO SAVEPOINT \"Named Point\""));
+                c.rollback(unnamed);
+                ins.setLong(1, 6);
+                ins.executeUpdate();
+                c.commit();
+            }
+            equal(Arrays.asList(1L, 6L), keys(c, "SELECT k FROM " + t + " ORDER BY k"), "rows after savepoints");
+            c.commit();
+        }
+        // autosave=always: PgJDBC sets a savepoint before each statement and rolls back to
+        // it after an error, so a failed statement does not fail the transaction.
+        try (Connection c = connect(mode, "&autosave=always")) {
+            c.setAutoCommit(false);
+            exec(c, "INSERT INTO " + t + " VALUES (7)");
+            expectError("23505", () -> exec(c, "INSERT INTO " + t + " VALUES (7)"));
+            exec(c, "INSERT INTO " + t + " VALUES (8)");
+            c.commit();
+            equal(Arrays.asList(1L, 6L, 7L, 8L), keys(c, "SELECT k FROM " + t + " ORDER BY k"), "rows after autosave");
+            c.commit();
+        }
+    }
+
+    static void generatedKeysAndReturning(String mode) throws Exception {
+        String t = "ret_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, v VARCHAR(20))");
+            // PgJDBC appends RETURNING to the INSERT and reads the keys from its rows, past
+            // prepareThreshold too.
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)", new String[] {"k"})) {
+                for (long k = 1; k <= 7; k++) {
+                    ins.setLong(1, k);
+                    ins.setString(2, "v" + k);
+                    equal(1, ins.executeUpdate(), "update count with generated keys");
+                    try (ResultSet keys = ins.getGeneratedKeys()) {
+                        check(keys.next(), "a generated key row");
+                        equal(k, keys.getLong("k"), "generated key");
+                        check(!keys.next(), "one row");
+                    }
+                }
+            }
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)", Statement.RETURN_GENERATED_KEYS)) {
+                for (long k = 10; k < 13; k++) {
+                    ins.setLong(1, k);
+                    ins.setString(2, "batch");
+                    ins.addBatch();
+                }
+                int[] counts = ins.executeBatch();
+                equal(3, counts.length, "batch counts");
+                List<String> values = new ArrayList<>();
+                try (ResultSet keys = ins.getGeneratedKeys()) {
+                    while (keys.next()) {
+                        values.add(keys.getLong(1) + "=" + keys.getString(2));
+                    }
+                }
+                equal(Arrays.asList("10=batch", "11=batch", "12=batch"), values, "RETURNING * of a batch");
+            }
+            try (PreparedStatement upd = c.prepareStatement("UPDATE " + t + " SET v = ? WHERE k >= ? RETURNING k, v")) {
+                upd.setString(1, "updated");
+                upd.setLong(2, 11);
+                try (ResultSet rs = upd.executeQuery()) {
+                    ResultSetMetaData meta = rs.getMetaData();
+                    equal(2, meta.getColumnCount(), "RETURNING columns");
+                    equal("v", meta.getColumnName(2), "column name");
+                    List<String> rows = new ArrayList<>();
+                    while (rs.next()) {
+                        rows.add(rs.getLong(1) + "=" + rs.getString(2));
+                    }
+                    equal(Arrays.asList("11=updated", "12=updated"), rows, "UPDATE ... RETURNING");
+                }
+            }
+        }
+    }
+
+    static void startupOptionsSessionFunctionsAndFetchInPortions() throws Exception {
+        try (Connection c = connect("extended", "&options=-c%20synchronous_commit%3Doff%20-c%20commit_logging%3Dbatch")) {
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW synchronous_commit")) {
+                rs.next();
+                equal("off", rs.getString(1), "synchronous_commit from the startup options");
+            }
+            long pid = ((org.postgresql.PGConnection) c).getBackendPID();
+            equal(pid, queryLong(c, "SELECT pg_backend_pid()"), "pg_backend_pid() is BackendKeyData's process id");
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT version(), current_setting('commit_logging')")) {
+                rs.next();
+                check(rs.getString(1).startsWith("PostgreSQL 16.0 (redodb "), rs.getString(1));
+                equal("BATCH", rs.getString(2), "current_setting");
+            }
+            equal(16, c.getMetaData().getDatabaseMajorVersion(), "major version");
+
+            // FETCH of a SQL cursor read with a fetch size: the portal honours the row limit.
+            createTable(c, "portions", "(k BIGINT PRIMARY KEY)");
+            exec(c, "INSERT INTO portions VALUES (1), (2), (3), (4), (5), (6), (7), (8)");
+            c.setAutoCommit(false);
+            exec(c, "DECLARE cur CURSOR FOR SELECT k FROM portions ORDER BY k");
+            try (Statement s = c.createStatement()) {
+                s.setFetchSize(2);
+                List<Long> fetched = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("FETCH 5 FROM cur")) {
+                    while (rs.next()) {
+                        fetched.add(rs.getLong(1));
+                    }
+                }
+                equal(Arrays.asList(1L, 2L, 3L, 4L, 5L), fetched, "FETCH 5 in portions of 2");
+            }
+            equal(Arrays.asList(6L, 7L, 8L), keys(c, "FETCH ALL FROM cur"), "the rest");
+            c.commit();
+        }
+        SQLException refused = expectError("42704", () -> connect("extended", "&options=-c%20no_such_setting%3D1").close());
+        check(refused.getMessage().contains("no_such_setting"), refused.getMessage());
+    }
+
     static void cancelOfAStatementWaitingForARowLock() throws Exception {
         try (Connection holder = connect("extended"); Connection waiter = connect("extended")) {
             createTable(holder, "locked", "(k BIGINT PRIMARY KEY, v BIGINT)");
@@ -588,7 +735,13 @@ public class JdbcTest {
             checks.add(() -> statementWhoseTableIsCreatedAgain(mode));
             names.add("isolation and read-only [" + mode + "]");
             checks.add(() -> isolationAndReadOnly(mode));
+            names.add("savepoints [" + mode + "]");
+            checks.add(() -> savepoints(mode));
+            names.add("generated keys and RETURNING [" + mode + "]");
+            checks.add(() -> generatedKeysAndReturning(mode));
         }
+        names.add("startup options, session functions and a FETCH in portions");
+        checks.add(JdbcTest::startupOptionsSessionFunctionsAndFetchInPortions);
         names.add("cancel of a statement waiting for a row lock");
         checks.add(JdbcTest::cancelOfAStatementWaitingForARowLock);
         names.add("views and metadata");

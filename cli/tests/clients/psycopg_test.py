@@ -329,6 +329,112 @@ def check_transactions_commit_rollback_and_autocommit():
         conn.commit()
 
 
+def check_nested_transactions_are_savepoints():
+    with connect(autocommit=True) as conn, connect(autocommit=True) as other:
+        create_table(conn, "nest (k BIGINT PRIMARY KEY, v TEXT)")
+        with conn.transaction():
+            conn.execute("INSERT INTO nest VALUES (1, 'outer')")
+            # An error inside an inner block rolls back to its savepoint: the outer
+            # transaction goes on (psycopg sends ROLLBACK TO in the failed block).
+            try:
+                with conn.transaction():
+                    conn.execute("INSERT INTO nest VALUES (2, 'inner, undone')")
+                    conn.execute("INSERT INTO nest VALUES (1, 'duplicate')")
+            except errors.UniqueViolation:
+                pass
+            assert conn.info.transaction_status == pq.TransactionStatus.INTRANS
+            with conn.transaction():
+                conn.execute("INSERT INTO nest VALUES (3, 'inner, kept')")
+                with conn.transaction():
+                    conn.execute("INSERT INTO nest VALUES (4, 'innermost, kept')")
+            try:
+                with conn.transaction():
+                    conn.execute("UPDATE nest SET v = 'undone' WHERE k = 1")
+                    raise KeyError("leave the inner block")
+            except KeyError:
+                pass
+            assert other.execute("SELECT count(*) FROM nest").fetchone() == (0,), "nothing committed yet"
+        rows = other.execute("SELECT k, v FROM nest ORDER BY k").fetchall()
+        assert rows == [(1, "outer"), (3, "inner, kept"), (4, "innermost, kept")], rows
+
+    # Without autocommit, conn.transaction() inside the open transaction is a savepoint.
+    with connect() as conn:
+        conn.execute("INSERT INTO nest VALUES (5, 'five')")
+        try:
+            with conn.transaction():
+                conn.execute("DELETE FROM nest")
+                conn.execute("SELECT 1 / 0")
+        except errors.DivisionByZero:
+            pass
+        assert conn.execute("SELECT count(*) FROM nest").fetchone() == (4,)
+        conn.commit()
+
+
+def check_returning_rows_come_with_their_commands_tag():
+    with connect(autocommit=True) as conn:
+        create_table(conn, "ret (k BIGINT PRIMARY KEY, v TEXT)")
+        cur = conn.cursor()
+        cur.execute("INSERT INTO ret VALUES (%s, %s) RETURNING k, v", (1, "one"))
+        assert cur.fetchall() == [(1, "one")]
+        assert (cur.rowcount, cur.statusmessage) == (1, "INSERT 0 1"), (cur.rowcount, cur.statusmessage)
+        assert [d.name for d in cur.description] == ["k", "v"]
+        # executemany in pipeline mode, each statement's RETURNING a result set of its own.
+        cur.executemany(
+            "INSERT INTO ret VALUES (%s, %s) RETURNING k * 10 AS ten", [(2, "a"), (3, "b")], returning=True
+        )
+        results = []
+        while True:
+            results.append(cur.fetchall())
+            if not cur.nextset():
+                break
+        assert results == [[(20,)], [(30,)]], results
+        # Prepared by name after a few runs (psycopg's _pg3_N): still the right rows and tag.
+        for k in range(10, 17):
+            cur.execute("UPDATE ret SET v = %s WHERE k <= %s RETURNING k", ("x", k))
+            assert cur.fetchall() == [(1,), (2,), (3,)]
+            assert cur.statusmessage == "UPDATE 3"
+        cur.execute("DELETE FROM ret WHERE k >= %s RETURNING *", (2,))
+        assert cur.fetchall() == [(2, "x"), (3, "x")]
+        assert cur.statusmessage == "DELETE 2"
+
+
+def check_session_functions_options_and_transactional_set():
+    with connect(autocommit=True) as conn:
+        assert conn.execute("SELECT pg_backend_pid()").fetchone() == (conn.info.backend_pid,)
+        version = conn.execute("SELECT version()").fetchone()[0]
+        assert version.startswith("PostgreSQL 16.0 (redodb "), version
+        assert conn.execute("SELECT current_setting('server_version_num')").fetchone() == ("160000",)
+        row = conn.execute("SELECT set_config('application_name', 'by set_config', false)").fetchone()
+        assert row == ("by set_config",)
+        assert conn.info.parameter_status("application_name") == "by set_config"
+        assert conn.execute("SELECT current_setting(%s)", ("application_name",)).fetchone() == ("by set_config",)
+
+        # SET is transactional: a rollback undoes it (and tells the client again).
+        conn.autocommit = False
+        conn.execute("SET application_name = 'rolled back'")
+        conn.execute("SET synchronous_commit = off")
+        assert conn.info.parameter_status("application_name") == "rolled back"
+        conn.rollback()
+        assert conn.info.parameter_status("application_name") == "by set_config"
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        conn.execute("SET LOCAL synchronous_commit = off")
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        conn.commit()
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",), "SET LOCAL ends with its transaction"
+        conn.commit()
+
+    # libpq's `options`: SETs as the session starts.
+    with connect(autocommit=True, options="-c synchronous_commit=off -c commit_logging=batch") as conn:
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        assert conn.execute("SELECT current_setting('commit_logging')").fetchone() == ("BATCH",)
+    try:
+        connect(options="-c no_such_setting=1")
+    except psycopg.OperationalError as e:
+        assert 'unrecognized configuration parameter "no_such_setting"' in str(e), e
+    else:
+        raise AssertionError("a bad startup option must refuse the connection")
+
+
 def check_errors_and_recovery():
     with connect() as conn:
         create_table(conn, "errs (k BIGINT PRIMARY KEY, v TEXT)")

@@ -83,11 +83,17 @@ impl Server {
 
     /// Runs psql with `args` (after the connection options).
     pub fn psql(&self, args: &[&str]) -> Output {
+        self.psql_with_env(&[], args)
+    }
+
+    /// Runs psql with `args` and the environment variables `env` (`PGOPTIONS`, ...).
+    pub fn psql_with_env(&self, env: &[(&str, &str)], args: &[&str]) -> Output {
         Command::new("psql")
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "test", "-d", "redodb", "-X"])
             .args(["-v", "ON_ERROR_STOP=1"])
             .args(args)
             .env("PGCONNECT_TIMEOUT", "10")
+            .envs(env.iter().copied())
             .output()
             .expect("run psql")
     }

@@ -44,10 +44,20 @@ pub fn kinds(messages: &[(u8, Vec<u8>)]) -> String {
 
 /// Sends a protocol 3.0 StartupMessage for `user` and database redodb; reads nothing.
 pub fn send_startup(stream: &mut TcpStream, user: &str) {
+    send_startup_with(stream, user, &[]);
+}
+
+/// As `send_startup`, with more startup parameters (`options`, `application_name`).
+pub fn send_startup_with(stream: &mut TcpStream, user: &str, parameters: &[(&str, &str)]) {
     let mut body = 196608i32.to_be_bytes().to_vec();
-    for field in ["user", user, "database", "redodb", ""] {
+    for field in ["user", user, "database", "redodb"] {
         body.extend(cstring(field));
     }
+    for (name, value) in parameters {
+        body.extend(cstring(name));
+        body.extend(cstring(value));
+    }
+    body.extend(cstring(""));
     let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
     message.extend(body);
     stream.write_all(&message).unwrap();

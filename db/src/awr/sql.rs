@@ -131,7 +131,7 @@ impl Session {
                 report.lines().map(|line| vec![Value::Text(line.to_string())]).collect()
             }
         };
-        Ok(QueryResult::Rows { columns: call.result_columns(), rows })
+        Ok(QueryResult::rows_of_query(call.result_columns(), rows))
     }
 }
 

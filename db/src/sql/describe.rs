@@ -24,20 +24,41 @@ pub struct StatementDescription {
     /// it is assigned to or compared with, or an explicit cast), None when it does not tell.
     pub parameters: Vec<Option<DataType>>,
     /// The result columns of a statement that returns rows; None for one that does not
-    /// (INSERT, UPDATE, DELETE, DDL, transaction control, SET).
+    /// (INSERT, UPDATE, DELETE without RETURNING, DDL, transaction control, SET).
     pub columns: Option<Vec<ResultColumn>>,
 }
 
 impl PreparedStatement {
-    /// Whether the statement returns rows (a query, SHOW, SHOW PARAMETER), told without
-    /// running it.
+    /// Whether the statement returns rows (a query, SHOW, SHOW PARAMETER, a DML statement
+    /// with RETURNING), told without running it.
     pub fn returns_rows(&self) -> bool {
         match self.parsed.as_ref() {
-            Prepared::Sql(sql) => matches!(sql.as_ref(), ast::Statement::Query(_)),
+            Prepared::Sql(sql) => match sql.as_ref() {
+                ast::Statement::Query(_) => true,
+                ast::Statement::Insert(insert) => insert.returning.is_some(),
+                ast::Statement::Update(update) => update.returning.is_some(),
+                ast::Statement::Delete(delete) => delete.returning.is_some(),
+                _ => false,
+            },
             Prepared::Special(special) => matches!(special, Special::ShowParameter(_) | Special::PgShow(_)),
             Prepared::Awr(_) => true,
             Prepared::Empty => false,
         }
+    }
+}
+
+impl PreparedStatement {
+    /// Whether the statement is a query: it returns rows and changes none (a DECLAREd
+    /// cursor's must be one).
+    pub fn is_query(&self) -> bool {
+        self.returns_rows()
+            && !matches!(
+                self.parsed.as_ref(),
+                Prepared::Sql(sql) if matches!(
+                    sql.as_ref(),
+                    ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_)
+                )
+            )
     }
 }
 
@@ -65,7 +86,8 @@ impl Session {
                     let nulls = vec![Value::Null; parameters.len()];
                     Some(self.run_query(query, &nulls)?.columns)
                 }
-                _ => None,
+                // RETURNING's columns, from the table's schema (the statement does not run).
+                other => self.returning_columns(other, &vec![Value::Null; parameters.len()])?,
             },
             Prepared::Awr(call) => Some(call.result_columns()),
             Prepared::Special(_) | Prepared::Empty => None,

@@ -2,18 +2,25 @@
 //! [`Session::execute_batch`] a string of several.
 //!
 //! A statement goes first to `oracle::parse_special` (COMMIT [WRITE ...], ROLLBACK,
-//! BEGIN, ALTER SESSION/SYSTEM SET, SET/RESET/SHOW), then to `sqlparser` (PostgreSQL
-//! dialect): CREATE TABLE, DROP TABLE, TRUNCATE, INSERT, UPDATE, DELETE, SELECT, VALUES.
+//! BEGIN, ALTER SESSION/SYSTEM SET, SET/RESET/SHOW, SAVEPOINT, ROLLBACK TO, RELEASE),
+//! then to `sqlparser` (PostgreSQL dialect): CREATE TABLE, DROP TABLE, TRUNCATE, INSERT,
+//! UPDATE, DELETE, SELECT, VALUES.
 //!
 //! Every DML statement is atomic: it runs inside `Session::statement`, so a failure on
 //! its third row undoes its first two and leaves the transaction's earlier statements
-//! alone. UPDATE and DELETE find their rows as the transaction sees them when the
-//! statement starts, then lock each (`select_for_update`: it may wait for another
-//! transaction), re-read it and check the WHERE again on the row as it is now: a row
-//! changed meanwhile so that it no longer matches is skipped, a row deleted meanwhile is
-//! skipped, and the new values are computed from the re-read row (PostgreSQL's READ
-//! COMMITTED and Oracle's restart-free case). DDL commits the open transaction first and
-//! runs as its own (as in Oracle).
+//! alone. Savepoints reuse that undo (`Session::savepoint`). UPDATE and DELETE find their
+//! rows as the transaction sees them when the statement starts, then lock each
+//! (`select_for_update`: it may wait for another transaction), re-read it and check the
+//! WHERE again on the row as it is now: a row changed meanwhile so that it no longer
+//! matches is skipped, a row deleted meanwhile is skipped, and the new values are
+//! computed from the re-read row (PostgreSQL's READ COMMITTED and Oracle's restart-free
+//! case). DDL commits the open transaction first and runs as its own (as in Oracle).
+//!
+//! INSERT, UPDATE and DELETE take `RETURNING` (expressions, `*`, `t.*`) and then return
+//! rows, with their own command tag ("INSERT 0 2"): the new rows as stored for INSERT and
+//! UPDATE, the old ones for DELETE. The list is compiled with the rest of the statement,
+//! into a prepared statement's template too; a statement without one pays an `Option`
+//! check.
 //!
 //! Transactions follow Oracle: one starts with the first change and lasts until COMMIT or
 //! ROLLBACK (a session never autocommits); BEGIN only marks the start.
@@ -22,7 +29,10 @@
 //! assignments apply all or none), `SHOW PARAMETER[S] [filter]` (rows name, type, value),
 //! and PostgreSQL's `SET name = value` / `RESET name` / `RESET ALL` / `SHOW name` /
 //! `SHOW ALL`, with `synchronous_commit` (`off` is commit_wait NOWAIT for the session, the
-//! other values WAIT). `SET LOCAL` and `SCOPE = SPFILE` are not supported (0A000).
+//! other values WAIT). `SET LOCAL` and `SCOPE = SPFILE` are not supported (0A000): a
+//! wire server implements SET LOCAL (and undoes SETs at ROLLBACK) with
+//! `Session::session_parameters` / `restore_session_parameters`, since only it knows
+//! where a PostgreSQL client's transactions end.
 //!
 //! A multi-statement call (`execute_batch`) applies Oracle's call-level commit
 //! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
@@ -41,9 +51,9 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, TableSchema};
 use crate::sql::access::plan;
-use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Template};
-use crate::sql::oracle::{self, ParamValue, Piece, Scope, Special};
-use crate::sql::query::values_output;
+use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
+use crate::sql::oracle::{self, Piece, Scope, Special};
+use crate::sql::query::{column_name, fill_types, values_output};
 use crate::value::{DataType, Value};
 
 /// One column of a query result.
@@ -58,8 +68,9 @@ pub struct ResultColumn {
 /// What a statement returned.
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueryResult {
-    /// A query's rows.
-    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>> },
+    /// A query's rows, or the rows of an INSERT, UPDATE or DELETE with RETURNING, whose
+    /// `command` tag ("INSERT 0 2") replaces a query's "SELECT n".
+    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, command: Option<String> },
     /// Any other statement: its PostgreSQL command tag ("INSERT 0 3", "UPDATE 2",
     /// "CREATE TABLE", "COMMIT", ...; empty for an empty statement) and the number of rows
     /// it changed.
@@ -71,9 +82,15 @@ impl QueryResult {
         QueryResult::Command { tag: tag.into(), rows_affected }
     }
 
-    /// The command tag PostgreSQL would send ("SELECT n" for rows).
+    /// A query's rows.
+    pub fn rows_of_query(columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>) -> QueryResult {
+        QueryResult::Rows { columns, rows, command: None }
+    }
+
+    /// The command tag PostgreSQL would send ("SELECT n" for a query's rows).
     pub fn tag(&self) -> String {
         match self {
+            QueryResult::Rows { command: Some(tag), .. } => tag.clone(),
             QueryResult::Rows { rows, .. } => format!("SELECT {}", rows.len()),
             QueryResult::Command { tag, .. } => tag.clone(),
         }
@@ -105,12 +122,13 @@ impl QueryResult {
 }
 
 /// An UPDATE or DELETE compiled against its table's schema: the table, the assignments
-/// (column, value) and the WHERE. In a template (`template`) the bind parameters are
-/// still `$n`, given values by `with_params` at each execution.
+/// (column, value), the WHERE and the RETURNING list. In a template (`template`) the bind
+/// parameters are still `$n`, given values by `with_params` at each execution.
 pub(crate) struct CompiledDml {
-    relation: crate::sql::expr::Relation,
+    relation: Relation,
     sets: Vec<(usize, Template)>,
     filter: Option<Template>,
+    returning: Option<Returning>,
 }
 
 impl CompiledDml {
@@ -127,15 +145,92 @@ impl CompiledDml {
     }
 }
 
+/// A DML statement's RETURNING list compiled against its table's rows: the result
+/// columns (names, and the types known before running) and one expression per column
+/// (templates in a compiled plan).
+pub(crate) struct Returning {
+    columns: Vec<ResultColumn>,
+    exprs: Vec<Template>,
+}
+
+impl Returning {
+    /// Compiles `items` (`RETURNING *`, `t.*`, expressions with or without aliases)
+    /// against `relation`, whose binder `binder` is.
+    fn compile(relation: &Relation, items: &[ast::SelectItem], binder: &mut Binder) -> DbResult<Returning> {
+        let types: Vec<Option<DataType>> = relation.schema.columns.iter().map(|c| Some(c.ty)).collect();
+        let mut returning = Returning { columns: Vec::new(), exprs: Vec::new() };
+        let mut push = |name: String, expr: Expr| {
+            returning.columns.push(ResultColumn { name, ty: expr.static_type(&types, &[]) });
+            returning.exprs.push(Template::new(expr));
+        };
+        for item in items {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => push(column_name(e), binder.scalar(e, "RETURNING")?),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    push(ident_name(alias), binder.scalar(expr, "RETURNING")?)
+                }
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    if let ast::SelectItem::QualifiedWildcard(kind, _) = item {
+                        let ast::SelectItemQualifiedWildcardKind::ObjectName(q) = kind else {
+                            return Err(DbError::Unsupported(format!("RETURNING {item}")));
+                        };
+                        relation.check_qualifier(&object_name(q)?)?;
+                    }
+                    for (i, column) in relation.schema.columns.iter().enumerate() {
+                        push(column.name.clone(), Expr::Column(i));
+                    }
+                }
+                other => return Err(DbError::Unsupported(format!("RETURNING {other}"))),
+            }
+        }
+        Ok(returning)
+    }
+}
+
+/// The rows a RETURNING list gives, gathered while its statement changes rows.
+struct ReturningOutput<'a> {
+    exprs: Vec<Cow<'a, Expr>>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl<'a> ReturningOutput<'a> {
+    fn new(returning: &'a Returning, params: &[Value]) -> DbResult<ReturningOutput<'a>> {
+        let exprs = returning.exprs.iter().map(|e| e.with_params(params)).collect::<DbResult<_>>()?;
+        Ok(ReturningOutput { exprs, rows: Vec::new() })
+    }
+
+    /// The RETURNING values of one row (as stored: the new row of an INSERT or UPDATE,
+    /// the old row of a DELETE).
+    fn add(&mut self, row: &[Value]) -> DbResult<()> {
+        let values = self.exprs.iter().map(|e| e.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+        self.rows.push(values);
+        Ok(())
+    }
+}
+
+/// A DML statement's result: its tag and count, with its RETURNING rows if it has the
+/// list.
+fn dml_result(tag: String, count: u64, returning: Option<(&Returning, ReturningOutput)>) -> QueryResult {
+    match returning {
+        None => QueryResult::command(tag, count),
+        Some((returning, output)) => {
+            let mut columns = returning.columns.clone();
+            fill_types(&mut columns, &output.rows);
+            QueryResult::Rows { columns, rows: output.rows, command: Some(tag) }
+        }
+    }
+}
+
 /// A prepared statement's compiled form (its execution plan), valid while its table's
 /// schema is the one it was compiled against.
 pub(crate) enum Compiled {
     Dml(CompiledDml),
-    /// INSERT ... VALUES: the rows, one template per target column.
+    /// INSERT ... VALUES: the rows, one template per target column, and the RETURNING.
     InsertValues {
         table: String,
         schema: Arc<TableSchema>,
         rows: Vec<Vec<Template>>,
+        returning: Option<Returning>,
     },
 }
 
@@ -148,11 +243,32 @@ impl Compiled {
     }
 }
 
-/// INSERT's table and the columns its values go to.
+/// INSERT's table (with its alias, for RETURNING) and the columns its values go to.
 struct InsertTarget {
     table: String,
+    alias: Option<String>,
     schema: Arc<TableSchema>,
     targets: Vec<usize>,
+}
+
+impl InsertTarget {
+    /// The table as RETURNING's expressions see it.
+    fn relation(&self) -> Relation {
+        Relation { name: self.table.clone(), alias: self.alias.clone(), schema: self.schema.clone() }
+    }
+
+    /// Compiles INSERT's RETURNING list, if it has one (a template without `params`).
+    fn returning(
+        &self,
+        insert: &ast::Insert,
+        params: Option<&[Value]>,
+        session: &Session,
+    ) -> DbResult<Option<Returning>> {
+        let Some(items) = &insert.returning else { return Ok(None) };
+        let relation = self.relation();
+        let mut binder = Binder::for_params(Some(&relation), params).in_session(session);
+        Returning::compile(&relation, items, &mut binder).map(Some)
+    }
 }
 
 /// Where a prepared statement keeps its compiled form (per statement handle, so that
@@ -389,7 +505,7 @@ impl Session {
         match statement {
             S::Query(query) => {
                 let out = self.run_query(query, params)?;
-                Ok(QueryResult::Rows { columns: out.columns, rows: out.rows })
+                Ok(QueryResult::rows_of_query(out.columns, out.rows))
             }
             S::Insert(insert) => self.insert_statement(insert, params, None),
             S::Update(update) => self.update_statement(update, params, None),
@@ -406,9 +522,7 @@ impl Session {
                 self.run_special(Special::Commit { wait: None, logging: None }, call)
             }
             S::Rollback { chain: false, savepoint: None } => self.run_special(Special::Rollback, call),
-            S::Savepoint { .. } | S::ReleaseSavepoint { .. } | S::Rollback { .. } => {
-                Err(DbError::Unsupported("savepoints".into()))
-            }
+            S::Rollback { .. } | S::Commit { .. } => Err(DbError::Unsupported("AND CHAIN".into())),
             other => {
                 let text = other.to_string();
                 let words: Vec<&str> = text.split_whitespace().take(2).collect();
@@ -447,6 +561,18 @@ impl Session {
                 self.rollback();
                 Ok(QueryResult::command("ROLLBACK", 0))
             }
+            Special::Savepoint(name) => {
+                self.savepoint(&name);
+                Ok(QueryResult::command("SAVEPOINT", 0))
+            }
+            Special::RollbackToSavepoint(name) => {
+                self.rollback_to_savepoint(&name)?;
+                Ok(QueryResult::command("ROLLBACK", 0))
+            }
+            Special::ReleaseSavepoint(name) => {
+                self.release_savepoint(&name)?;
+                Ok(QueryResult::command("RELEASE", 0))
+            }
             Special::AlterSet { scope, assignments, persistence } => {
                 if persistence == Some(oracle::Persistence::Spfile) {
                     return Err(DbError::Unsupported(
@@ -482,25 +608,17 @@ impl Session {
                     .into_iter()
                     .map(|p| vec![Value::Text(p.name), Value::Text(p.type_name.into()), Value::Text(p.value)])
                     .collect();
-                Ok(QueryResult::Rows { columns, rows })
+                Ok(QueryResult::rows_of_query(columns, rows))
             }
             Special::PgSet { name, local: true, .. } => {
                 Err(DbError::Unsupported(format!("SET LOCAL {name}")))
             }
             Special::PgSet { name, value, local: false } => {
-                if name == "synchronous_commit" {
-                    self.set_synchronous_commit(&value)?;
-                } else {
-                    self.set_parameter(Scope::Session, &name, &ParamValue::Word(value))?;
-                }
+                self.set_setting(&name, &value)?;
                 Ok(QueryResult::command("SET", 0))
             }
             Special::PgReset(Some(name)) => {
-                if name == "synchronous_commit" {
-                    self.set_synchronous_commit("default")?;
-                } else {
-                    self.set_parameter(Scope::Session, &name, &ParamValue::Default)?;
-                }
+                self.reset_setting(&name)?;
                 Ok(QueryResult::command("RESET", 0))
             }
             Special::PgReset(None) => {
@@ -511,20 +629,13 @@ impl Session {
             }
             Special::PgShow(name) => {
                 let text = Some(DataType::Text { max_chars: None });
-                let setting = |s: &Session, name: &str| -> DbResult<String> {
-                    if name == "synchronous_commit" {
-                        Ok(s.synchronous_commit().to_string())
-                    } else {
-                        s.parameter_value(name)
-                    }
-                };
                 match name {
                     Some(name) => {
-                        let value = setting(self, &name)?;
-                        Ok(QueryResult::Rows {
-                            columns: vec![ResultColumn { name, ty: text }],
-                            rows: vec![vec![Value::Text(value)]],
-                        })
+                        let value = self.current_setting(&name)?;
+                        Ok(QueryResult::rows_of_query(
+                            vec![ResultColumn { name, ty: text }],
+                            vec![vec![Value::Text(value)]],
+                        ))
                     }
                     None => {
                         let mut rows: Vec<Vec<Value>> = self
@@ -548,7 +659,7 @@ impl Session {
                             .into_iter()
                             .map(|name| ResultColumn { name: name.into(), ty: text })
                             .collect();
-                        Ok(QueryResult::Rows { columns, rows })
+                        Ok(QueryResult::rows_of_query(columns, rows))
                     }
                 }
             }
@@ -703,24 +814,27 @@ impl Session {
         };
         // INSERT ... VALUES of a prepared statement: its rows compiled once, as templates.
         if let (Some(values), Some(slot)) = (values, slot) {
-            // (Templates either way: they are given the values below.)
-            let compiled = self.compiled(Some(slot), params, |s, _| s.compile_insert_values(&target, values));
+            // (The rows are templates either way: they are given the values below.)
+            let compiled = self.compiled(Some(slot), params, |s, params| {
+                s.compile_insert_values(&target, values, target.returning(insert, params, s)?)
+            });
             if let Ok(compiled) = compiled {
-                let Compiled::InsertValues { rows, .. } = compiled.as_ref() else {
+                let Compiled::InsertValues { rows, returning, .. } = compiled.as_ref() else {
                     unreachable!("an INSERT's slot holds its VALUES")
                 };
                 let rows = rows
                     .iter()
                     .map(|row| row.iter().map(|e| e.with_params(params)?.eval(&[], &[])).collect())
                     .collect::<DbResult<Vec<Vec<Value>>>>()?;
-                return self.insert_rows(&target, rows);
+                return self.insert_rows(&target, rows, returning.as_ref(), params);
             }
         }
         let rows = match values {
-            Some(values) => values_output(values, params)?.rows,
+            Some(values) => values_output(values, params, self)?.rows,
             None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
         };
-        self.insert_rows(&target, rows)
+        let returning = target.returning(insert, Some(params), self)?;
+        self.insert_rows(&target, rows, returning.as_ref(), params)
     }
 
     /// INSERT's table and target columns.
@@ -739,9 +853,6 @@ impl Session {
         }
         if insert.on.is_some() {
             return Err(DbError::Unsupported("INSERT ... ON CONFLICT".into()));
-        }
-        if insert.returning.is_some() {
-            return Err(DbError::Unsupported("RETURNING".into()));
         }
         let ast::TableObject::TableName(table) = &insert.table else {
             return Err(DbError::Unsupported("INSERT into a table function".into()));
@@ -767,11 +878,17 @@ impl Session {
             }
             targets
         };
-        Ok(InsertTarget { table, schema, targets })
+        let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
+        Ok(InsertTarget { table, alias, schema, targets })
     }
 
-    /// The rows of INSERT ... VALUES compiled as templates.
-    fn compile_insert_values(&self, target: &InsertTarget, values: &ast::Values) -> DbResult<Compiled> {
+    /// The rows of INSERT ... VALUES compiled as templates, with the statement's RETURNING.
+    fn compile_insert_values(
+        &self,
+        target: &InsertTarget,
+        values: &ast::Values,
+        returning: Option<Returning>,
+    ) -> DbResult<Compiled> {
         let mut binder = Binder::template(None);
         let mut rows: Vec<Vec<Template>> = Vec::with_capacity(values.rows.len());
         for row in &values.rows {
@@ -785,12 +902,25 @@ impl Session {
             }
             rows.push(row);
         }
-        Ok(Compiled::InsertValues { table: target.table.clone(), schema: target.schema.clone(), rows })
+        Ok(Compiled::InsertValues {
+            table: target.table.clone(),
+            schema: target.schema.clone(),
+            rows,
+            returning,
+        })
     }
 
-    /// Inserts `rows` (values for the target columns) as one statement.
-    fn insert_rows(&mut self, target: &InsertTarget, rows: Vec<Vec<Value>>) -> DbResult<QueryResult> {
-        let InsertTarget { table, schema, targets } = target;
+    /// Inserts `rows` (values for the target columns) as one statement, with the
+    /// RETURNING rows if `returning` is given.
+    fn insert_rows(
+        &mut self,
+        target: &InsertTarget,
+        rows: Vec<Vec<Value>>,
+        returning: Option<&Returning>,
+        params: &[Value],
+    ) -> DbResult<QueryResult> {
+        let InsertTarget { table, schema, targets, .. } = target;
+        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
         let inserted = self.statement(|s| {
             let mut inserted = 0u64;
             for values in rows {
@@ -805,12 +935,15 @@ impl Session {
                 for (v, &i) in values.into_iter().zip(targets) {
                     row[i] = assignable(v, &schema.columns[i])?;
                 }
-                s.insert_with_schema(table, schema, row)?;
+                let stored = s.insert_with_schema(table, schema, row)?;
+                if let Some(output) = &mut output {
+                    output.add(&stored)?;
+                }
                 inserted += 1;
             }
             Ok(inserted)
         })?;
-        Ok(QueryResult::command(format!("INSERT 0 {inserted}"), inserted))
+        Ok(dml_result(format!("INSERT 0 {inserted}"), inserted, returning.zip(output)))
     }
 
     fn update_statement(
@@ -827,17 +960,22 @@ impl Session {
         let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
         let (sets, filter) = compiled.with_params(params)?;
         let table = relation.name.as_str();
+        let returning = compiled.returning.as_ref();
+        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
         let updated = self.statement(|s| {
             s.for_each_locked_row(relation, filter.as_deref(), &mut |s, key, row| {
                 let mut new_row = row.to_vec();
                 for (i, e) in &sets {
                     new_row[*i] = assignable(e.eval(row, &[])?, &schema.columns[*i])?;
                 }
-                s.update_locked(table, schema, key, new_row)?;
+                let stored = s.update_locked(table, schema, key, new_row)?;
+                if let Some(output) = &mut output {
+                    output.add(&stored)?;
+                }
                 Ok(true)
             })
         })?;
-        Ok(QueryResult::command(format!("UPDATE {updated}"), updated))
+        Ok(dml_result(format!("UPDATE {updated}"), updated, returning.zip(output)))
     }
 
     /// UPDATE's table, assignments and WHERE, compiled with `params` (None: a template).
@@ -845,8 +983,8 @@ impl Session {
         if update.from.is_some() {
             return Err(DbError::Unsupported("UPDATE ... FROM".into()));
         }
-        if update.returning.is_some() || update.output.is_some() {
-            return Err(DbError::Unsupported("RETURNING".into()));
+        if update.output.is_some() {
+            return Err(DbError::Unsupported("OUTPUT (use RETURNING)".into()));
         }
         if update.or.is_some() || !update.order_by.is_empty() || update.limit.is_some() {
             return Err(DbError::Unsupported("this form of UPDATE".into()));
@@ -856,7 +994,7 @@ impl Session {
             return Err(crate::views::read_only(&relation.name));
         }
         let schema = relation.schema.clone();
-        let mut binder = Binder::for_params(Some(&relation), params);
+        let mut binder = Binder::for_params(Some(&relation), params).in_session(self);
         let mut sets: Vec<(usize, Expr)> = Vec::new();
         for assignment in &update.assignments {
             let ast::AssignmentTarget::ColumnName(target) = &assignment.target else {
@@ -875,9 +1013,15 @@ impl Session {
             sets.push((index, binder.scalar(&assignment.value, "UPDATE")?));
         }
         let filter = update.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        let returning = update
+            .returning
+            .as_deref()
+            .map(|items| Returning::compile(&relation, items, &mut binder))
+            .transpose()?;
         Ok(CompiledDml {
             sets: sets.into_iter().map(|(i, e)| (i, Template::new(e))).collect(),
             filter: filter.map(Template::new),
+            returning,
             relation,
         })
     }
@@ -896,13 +1040,18 @@ impl Session {
         let relation = &compiled.relation;
         let (_, filter) = compiled.with_params(params)?;
         let table = relation.name.as_str();
+        let returning = compiled.returning.as_ref();
+        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
         let deleted = self.statement(|s| {
-            s.for_each_locked_row(relation, filter.as_deref(), &mut |s, key, _| {
+            s.for_each_locked_row(relation, filter.as_deref(), &mut |s, key, row| {
+                if let Some(output) = &mut output {
+                    output.add(row)?;
+                }
                 s.delete_locked(table, key)?;
                 Ok(true)
             })
         })?;
-        Ok(QueryResult::command(format!("DELETE {deleted}"), deleted))
+        Ok(dml_result(format!("DELETE {deleted}"), deleted, returning.zip(output)))
     }
 
     /// DELETE's table and WHERE, compiled with `params` (None: a template).
@@ -914,8 +1063,8 @@ impl Session {
         {
             return Err(DbError::Unsupported("this form of DELETE".into()));
         }
-        if delete.returning.is_some() || delete.output.is_some() {
-            return Err(DbError::Unsupported("RETURNING".into()));
+        if delete.output.is_some() {
+            return Err(DbError::Unsupported("OUTPUT (use RETURNING)".into()));
         }
         let from = match &delete.from {
             ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from) => from,
@@ -925,9 +1074,44 @@ impl Session {
         if crate::views::is_view(&relation.name) {
             return Err(crate::views::read_only(&relation.name));
         }
-        let mut binder = Binder::for_params(Some(&relation), params);
+        let mut binder = Binder::for_params(Some(&relation), params).in_session(self);
         let filter = delete.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
-        Ok(CompiledDml { relation, sets: Vec::new(), filter: filter.map(Template::new) })
+        let returning = delete
+            .returning
+            .as_deref()
+            .map(|items| Returning::compile(&relation, items, &mut binder))
+            .transpose()?;
+        Ok(CompiledDml { relation, sets: Vec::new(), filter: filter.map(Template::new), returning })
+    }
+
+    /// The result columns of an INSERT, UPDATE or DELETE with RETURNING (None without),
+    /// told without running it: its RETURNING list compiled with `params`.
+    pub(crate) fn returning_columns(
+        &self,
+        statement: &ast::Statement,
+        params: &[Value],
+    ) -> DbResult<Option<Vec<ResultColumn>>> {
+        let (relation, items) = match statement {
+            ast::Statement::Insert(insert) => {
+                let Some(items) = &insert.returning else { return Ok(None) };
+                (self.insert_target(insert)?.relation(), items)
+            }
+            ast::Statement::Update(update) => {
+                let Some(items) = &update.returning else { return Ok(None) };
+                let relation = self.relation_of(std::slice::from_ref(&update.table))?;
+                (relation.expect("UPDATE names a table"), items)
+            }
+            ast::Statement::Delete(delete) => {
+                let Some(items) = &delete.returning else { return Ok(None) };
+                let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
+                    &delete.from;
+                let relation = self.relation_of(from)?;
+                (relation.ok_or_else(|| syntax("DELETE needs the table to delete from".into()))?, items)
+            }
+            _ => return Ok(None),
+        };
+        let mut binder = Binder::new(Some(&relation), params).in_session(self);
+        Ok(Some(Returning::compile(&relation, items, &mut binder)?.columns))
     }
 
     /// The compiled form of an UPDATE or DELETE: from a prepared statement's slot while
@@ -968,7 +1152,7 @@ impl Session {
     /// Returns how many rows `change` reported changed.
     fn for_each_locked_row(
         &mut self,
-        relation: &crate::sql::expr::Relation,
+        relation: &Relation,
         filter: Option<&Expr>,
         change: &mut RowChange,
     ) -> DbResult<u64> {

@@ -15,12 +15,18 @@
 //! An expression is compiled once per statement; evaluation takes the row (`row`) and,
 //! in a grouped query, the values of the aggregate calls (`aggs`). In a grouped query
 //! the row is the group's key: `Column(i)` is the i-th GROUP BY expression.
+//!
+//! The functions about the server and the session (`version()`, `pg_backend_pid()`,
+//! `current_setting()`) are worked out as the statement is compiled, from the session the
+//! binder is given (`Binder::in_session`): their value is a literal by the time rows are
+//! evaluated.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
 
 use sqlparser::ast;
 
+use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{coerce, TableSchema};
 use crate::value::{DataType, Value};
@@ -249,6 +255,9 @@ pub(crate) fn object_name(name: &ast::ObjectName) -> DbResult<String> {
 /// `$n` to `params`, and collects the aggregate calls it meets when they are allowed.
 pub(crate) struct Binder<'a> {
     relation: Option<&'a Relation>,
+    /// The session running the statement, for the functions that read it
+    /// (`pg_backend_pid()`, `current_setting()`); None where there is none to ask.
+    session: Option<&'a Session>,
     /// None: compiling a template, where `$n` stays `Expr::Param(n)`.
     params: Option<&'a [Value]>,
     /// The clause being compiled, when aggregates are not allowed there (for the error).
@@ -261,6 +270,7 @@ impl<'a> Binder<'a> {
     pub(crate) fn new(relation: Option<&'a Relation>, params: &'a [Value]) -> Binder<'a> {
         Binder {
             relation,
+            session: None,
             params: Some(params),
             no_aggs_in: Some("this context"),
             in_aggregate: false,
@@ -274,6 +284,7 @@ impl<'a> Binder<'a> {
     pub(crate) fn template(relation: Option<&'a Relation>) -> Binder<'a> {
         Binder {
             relation,
+            session: None,
             params: None,
             no_aggs_in: Some("this context"),
             in_aggregate: false,
@@ -287,6 +298,11 @@ impl<'a> Binder<'a> {
             Some(params) => Binder::new(relation, params),
             None => Binder::template(relation),
         }
+    }
+
+    /// This binder, answering the session functions for `session`.
+    pub(crate) fn in_session(self, session: &'a Session) -> Binder<'a> {
+        Binder { session: Some(session), ..self }
     }
 
     /// Compiles an expression where aggregates are not allowed (`clause` names the place
@@ -549,6 +565,9 @@ impl<'a> Binder<'a> {
         if distinct {
             return Err(DbError::Unsupported(format!("DISTINCT in {name}()")));
         }
+        if let Some(value) = self.session_function(&name, &args)? {
+            return Ok(Expr::Literal(value));
+        }
         let (func, min, max) =
             Func::lookup(&name).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         if args.len() < min || args.len() > max {
@@ -562,6 +581,72 @@ impl<'a> Binder<'a> {
             })
             .collect::<DbResult<Vec<_>>>()?;
         Ok(Expr::Func(func, args))
+    }
+}
+
+impl Binder<'_> {
+    /// The value of a call to a function about the server or the session (`version()`,
+    /// `pg_backend_pid()`, `current_setting(name [, missing_ok])`), worked out once as the
+    /// statement is compiled: they are stable within a statement, as in PostgreSQL. None
+    /// for another function.
+    ///
+    /// A prepared statement's template (compiled once for many executions) refuses
+    /// `current_setting()`, whose value may change between them: the statement is then
+    /// compiled at each execution instead (see `Session::compiled`). `set_config()`
+    /// changes a setting, which an expression cannot: the wire server runs `SELECT
+    /// set_config(...)` as a statement of its own; elsewhere it is refused.
+    fn session_function(&mut self, name: &str, args: &[Option<&ast::Expr>]) -> DbResult<Option<Value>> {
+        let arity = |min: usize, max: usize| {
+            if args.len() < min || args.len() > max {
+                Err(wrong_arguments(name, args.len()))
+            } else {
+                Ok(())
+            }
+        };
+        let unavailable = || DbError::Unsupported(format!("{name}() in this statement"));
+        match name {
+            "version" => {
+                arity(0, 0)?;
+                Ok(Some(Value::Text(crate::params::version())))
+            }
+            "pg_backend_pid" => {
+                arity(0, 0)?;
+                let session = self.session.ok_or_else(unavailable)?;
+                Ok(Some(Value::Int(session.sid() as i64)))
+            }
+            "current_setting" => {
+                arity(1, 2)?;
+                if self.params.is_none() {
+                    return Err(DbError::Unsupported(format!("{name}() in a compiled template")));
+                }
+                let session = self.session.ok_or_else(unavailable)?;
+                let mut constant = |arg: Option<&ast::Expr>, what: &str| match arg {
+                    Some(e) => match self.compile(e)?.fold()? {
+                        Expr::Literal(v) => Ok(v),
+                        _ => Err(DbError::Unsupported(format!("{name}() with a {what} that is not a constant"))),
+                    },
+                    None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
+                };
+                let setting = match constant(args[0], "name")? {
+                    Value::Null => return Ok(Some(Value::Null)),
+                    v => v.to_string(),
+                };
+                let missing_ok = match args.get(1) {
+                    Some(arg) => truth(&constant(*arg, "missing_ok")?)?.unwrap_or(false),
+                    None => false,
+                };
+                match session.current_setting(&setting) {
+                    Ok(value) => Ok(Some(Value::Text(value))),
+                    Err(DbError::UnknownParameter(_)) if missing_ok => Ok(Some(Value::Null)),
+                    Err(e) => Err(e),
+                }
+            }
+            "set_config" => Err(DbError::Unsupported(
+                "set_config() inside another statement: run it alone, as SELECT set_config(name, value, is_local)"
+                    .into(),
+            )),
+            _ => Ok(None),
+        }
     }
 }
 

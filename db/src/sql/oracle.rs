@@ -8,8 +8,9 @@
 //! - [`parse_special`]: the statements `sqlparser` does not parse, or not the way the
 //!   commit path needs: `COMMIT [WORK] [WRITE [WAIT|NOWAIT] [IMMEDIATE|BATCH]]`,
 //!   `ROLLBACK`/`ABORT`, `BEGIN`/`START TRANSACTION`/`END`, `ALTER SESSION SET`,
-//!   `ALTER SYSTEM SET ... [SCOPE = ...] [SID = ...]`, `SHOW PARAMETER[S]`, and
-//!   PostgreSQL's `SET`/`RESET`/`SHOW`;
+//!   `ALTER SYSTEM SET ... [SCOPE = ...] [SID = ...]`, `SHOW PARAMETER[S]`,
+//!   PostgreSQL's `SET`/`RESET`/`SHOW`, and `SAVEPOINT`, `ROLLBACK TO [SAVEPOINT]`,
+//!   `RELEASE [SAVEPOINT]`;
 //! - [`parse_commit_write`]: the value of the deprecated `commit_write` parameter
 //!   (`'batch,nowait'`).
 //!
@@ -112,6 +113,12 @@ pub enum Special {
     PgReset(Option<String>),
     /// PostgreSQL's `SHOW name` (`Some`) or `SHOW ALL` (`None`).
     PgShow(Option<String>),
+    /// `SAVEPOINT name`: the name folded as an identifier (lowercased unless quoted).
+    Savepoint(String),
+    /// `ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name`.
+    RollbackToSavepoint(String),
+    /// `RELEASE [SAVEPOINT] name`.
+    ReleaseSavepoint(String),
 }
 
 /// Which settings an `ALTER ... SET` changes.
@@ -249,8 +256,7 @@ fn sql_text(sql: &str, statement: &[Token]) -> SqlText {
 /// Recognises one statement (a trailing `;` is allowed). `None`: not one of ours, give it
 /// to `sqlparser`. Keywords are case-insensitive.
 ///
-/// Left to `sqlparser` (`None`): `ROLLBACK TO SAVEPOINT` and other ROLLBACK forms with
-/// more words, `START` other than `START TRANSACTION`, `SET TRANSACTION`,
+/// Left to `sqlparser` (`None`): `ROLLBACK AND [NO] CHAIN`, `START` other than `START TRANSACTION`, `SET TRANSACTION`,
 /// `SET SESSION CHARACTERISTICS`, `SET [SESSION] AUTHORIZATION`, `SET ROLE`,
 /// `SET CONSTRAINTS`, the block form of `BEGIN`, and text that does not lex (an
 /// unterminated string).
@@ -270,6 +276,8 @@ pub fn parse_special(sql: &str) -> Option<DbResult<Special>> {
         "SHOW" => Some(parse_show(&mut cursor)),
         "SET" => parse_pg_set(&mut cursor),
         "RESET" => Some(parse_pg_reset(&mut cursor)),
+        "SAVEPOINT" => Some(parse_savepoint(&mut cursor)),
+        "RELEASE" => Some(parse_release(&mut cursor)),
         _ => None,
     }
 }
@@ -307,11 +315,39 @@ fn parse_end(cursor: &mut Cursor) -> DbResult<Special> {
     Ok(Special::Commit { wait: None, logging: None })
 }
 
-/// `ROLLBACK|ABORT [WORK|TRANSACTION]`; longer forms go to sqlparser.
+/// `ROLLBACK|ABORT [WORK|TRANSACTION]` and `ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT]
+/// name`; other forms (AND CHAIN) go to sqlparser.
 fn parse_rollback(cursor: &mut Cursor) -> Option<DbResult<Special>> {
+    let abort = cursor.peek_is_keyword("ABORT");
     cursor.advance();
     cursor.eat_one_of(&["WORK", "TRANSACTION"]);
+    if !abort && cursor.eat_keyword("TO") {
+        cursor.eat_keyword("SAVEPOINT");
+        return Some(savepoint_name(cursor, "TO").map(Special::RollbackToSavepoint));
+    }
     cursor.at_end().then_some(Ok(Special::Rollback))
+}
+
+/// `SAVEPOINT name`.
+fn parse_savepoint(cursor: &mut Cursor) -> DbResult<Special> {
+    cursor.advance();
+    savepoint_name(cursor, "SAVEPOINT").map(Special::Savepoint)
+}
+
+/// `RELEASE [SAVEPOINT] name`.
+fn parse_release(cursor: &mut Cursor) -> DbResult<Special> {
+    cursor.advance();
+    cursor.eat_keyword("SAVEPOINT");
+    savepoint_name(cursor, "RELEASE").map(Special::ReleaseSavepoint)
+}
+
+/// The savepoint name ending a statement, after `after`.
+fn savepoint_name(cursor: &mut Cursor, after: &str) -> DbResult<String> {
+    let name = cursor
+        .take_identifier()
+        .ok_or_else(|| cursor.expected(&format!("a savepoint name after {after}")))?;
+    cursor.expect_end("the end of the statement after the savepoint name")?;
+    Ok(name)
 }
 
 /// `BEGIN [WORK|TRANSACTION] [options]`, but not the block form `BEGIN stmt; ... END;`.
@@ -716,6 +752,19 @@ impl<'a> Cursor<'a> {
             self.peek().filter(|token| matches!(token.kind, TokenKind::Word | TokenKind::QuotedIdent))?;
         self.advance();
         Some(unquote(token).to_lowercase())
+    }
+
+    /// Takes an identifier as PostgreSQL folds it: a word lowercased, a quoted identifier
+    /// as written.
+    fn take_identifier(&mut self) -> Option<String> {
+        let token = self.peek()?;
+        let name = match token.kind {
+            TokenKind::Word => token.text.to_lowercase(),
+            TokenKind::QuotedIdent => unquote(token),
+            _ => return None,
+        };
+        self.advance();
+        Some(name)
     }
 
     /// Takes a number with an optional `+` or `-` before it.
@@ -1205,8 +1254,23 @@ mod tests {
         {
             assert_eq!(special(sql), Special::Rollback, "{sql:?}");
         }
-        assert!(parse_special("ROLLBACK TO SAVEPOINT a").is_none());
-        assert!(parse_special("ROLLBACK WORK TO a").is_none());
+        assert!(parse_special("ROLLBACK AND CHAIN").is_none());
+    }
+
+    #[test]
+    fn savepoint_forms_fold_their_names_as_identifiers() {
+        assert_eq!(special("SAVEPOINT a"), Special::Savepoint("a".into()));
+        assert_eq!(special("savepoint \"_pg3_1\";"), Special::Savepoint("_pg3_1".into()));
+        assert_eq!(special("SAVEPOINT JDBC_SAVEPOINT_1"), Special::Savepoint("jdbc_savepoint_1".into()));
+        assert_eq!(special("ROLLBACK TO SAVEPOINT a"), Special::RollbackToSavepoint("a".into()));
+        assert_eq!(special("ROLLBACK WORK TO \"B\""), Special::RollbackToSavepoint("B".into()));
+        assert_eq!(special("rollback transaction to savepoint x"), Special::RollbackToSavepoint("x".into()));
+        assert_eq!(special("RELEASE SAVEPOINT a"), Special::ReleaseSavepoint("a".into()));
+        assert_eq!(special("RELEASE a"), Special::ReleaseSavepoint("a".into()));
+        for bad in ["SAVEPOINT", "SAVEPOINT a b", "ROLLBACK TO", "RELEASE SAVEPOINT 'a'"] {
+            let Some(Err(error)) = parse_special(bad) else { panic!("{bad:?} should be a syntax error") };
+            assert_eq!(error.sqlstate(), "42601", "{bad:?}");
+        }
     }
 
     #[test]

@@ -36,10 +36,12 @@ impl PreparedStatement {
     }
 }
 
-/// The rows of a query, fetched in arrays.
+/// The rows of a query (or of a DML statement's RETURNING), fetched in arrays.
 pub struct Cursor {
     columns: Vec<ResultColumn>,
     rows: VecDeque<Vec<Value>>,
+    /// The command tag of a DML statement with RETURNING ("UPDATE 3"); None for a query.
+    command: Option<String>,
     fetched: u64,
     /// The session's fetch statistics (a cursor outliving its session counts into
     /// nothing the views show).
@@ -49,6 +51,13 @@ pub struct Cursor {
 impl Cursor {
     pub fn columns(&self) -> &[ResultColumn] {
         &self.columns
+    }
+
+    /// The tag of the statement once its rows are all fetched: a DML statement's
+    /// ("INSERT 0 2", for all its rows), else "SELECT n" for the `fetched_now` rows of the
+    /// last fetch (as PostgreSQL tags a portal's last Execute).
+    pub fn completion_tag(&self, fetched_now: usize) -> String {
+        self.command.clone().unwrap_or_else(|| format!("SELECT {fetched_now}"))
     }
 
     /// Up to `array_size` next rows (fewer at the end; none once exhausted). One fetch
@@ -91,16 +100,17 @@ impl Session {
         })
     }
 
-    /// Runs a prepared query and opens a cursor on its rows. A statement that returns no
-    /// rows gives an empty cursor.
+    /// Runs a prepared query (or INSERT, UPDATE or DELETE with RETURNING) and opens a
+    /// cursor on its rows. A statement that returns no rows gives an empty cursor.
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
         let fetches = self.fetches.clone();
         self.user_call_sql(statement.sql(), |s| {
-            let (columns, rows) = match s.run_single(&statement.parsed, params)? {
-                QueryResult::Rows { columns, rows } => (columns, rows.into()),
-                QueryResult::Command { .. } => (Vec::new(), VecDeque::new()),
-            };
-            Ok(Cursor { columns, rows, fetched: 0, fetches })
+            let (columns, rows, command) =
+                match s.run_prepared(&statement.parsed, &statement.compiled, params)? {
+                    QueryResult::Rows { columns, rows, command } => (columns, rows.into(), command),
+                    QueryResult::Command { .. } => (Vec::new(), VecDeque::new(), None),
+                };
+            Ok(Cursor { columns, rows, command, fetched: 0, fetches })
         })
     }
 

@@ -81,7 +81,7 @@ impl Session {
                 if query.order_by.is_some() || for_update {
                     return Err(DbError::Unsupported("ORDER BY or FOR UPDATE on VALUES".into()));
                 }
-                let mut out = values_output(values, params)?;
+                let mut out = values_output(values, params, self)?;
                 out.rows = out.rows.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).collect();
                 Ok(out)
             }
@@ -156,7 +156,7 @@ impl Session {
             .map_or(Vec::new(), |r| r.schema.columns.iter().map(|c| c.name.clone()).collect());
         let input_types: Vec<Option<DataType>> =
             relation.as_ref().map_or(Vec::new(), |r| r.schema.columns.iter().map(|c| Some(c.ty)).collect());
-        let mut binder = Binder::new(relation.as_ref(), params);
+        let mut binder = Binder::new(relation.as_ref(), params).in_session(self);
         let filter = select.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
 
         // The select list.
@@ -421,7 +421,7 @@ impl Session {
 }
 
 /// Column types not known statically: the type of the first non-null value.
-fn fill_types(columns: &mut [ResultColumn], rows: &[Vec<Value>]) {
+pub(crate) fn fill_types(columns: &mut [ResultColumn], rows: &[Vec<Value>]) {
     for (i, c) in columns.iter_mut().enumerate() {
         if c.ty.is_none() {
             c.ty = rows.iter().find_map(|r| r.get(i).and_then(Value::data_type));
@@ -429,9 +429,10 @@ fn fill_types(columns: &mut [ResultColumn], rows: &[Vec<Value>]) {
     }
 }
 
-/// `VALUES (...), (...)`: columns `column1`, `column2`, ...
-pub(crate) fn values_output(values: &ast::Values, params: &[Value]) -> DbResult<Output> {
-    let mut binder = Binder::new(None, params);
+/// `VALUES (...), (...)`: columns `column1`, `column2`, ... (`session`: whose session
+/// functions the values may call).
+pub(crate) fn values_output(values: &ast::Values, params: &[Value], session: &Session) -> DbResult<Output> {
+    let mut binder = Binder::new(None, params).in_session(session);
     let mut rows = Vec::with_capacity(values.rows.len());
     for row in &values.rows {
         let row = row
