@@ -1,8 +1,9 @@
-//! `redodb bench` and `redodb probe` end to end, in `--quick` mode on the embedded target:
-//! every scenario's JSON has its fields with sane values (WAIT commits each wait on
-//! `log file sync` once, NOWAIT ones never), the charts decode as PNG and parse as SVG,
-//! the HTML page renders in headless Chromium, and bad flags fail with a clear message.
-//! No timing is asserted: machines are noisy.
+//! `redodb bench` and `redodb probe` end to end, in `--quick` mode on the embedded target
+//! (client-practices on the redodb server the run starts for it): every scenario's JSON
+//! has its fields with sane values (WAIT commits each wait on `log file sync` once,
+//! NOWAIT ones never), the charts decode as PNG and parse as SVG, the HTML page renders
+//! in headless Chromium, and bad flags and targets fail with a clear message. No timing
+//! is asserted: machines are noisy. The wire targets: `bench_wire.rs`.
 //!
 //! Needs the Debian package `chromium` (`apt-get install -y chromium`).
 
@@ -34,10 +35,15 @@ fn short(v: &Value) -> String {
     s
 }
 
+/// The scenarios the (only) target ran.
+fn scenarios(doc: &Value) -> &Vec<Value> {
+    let targets = doc["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), 1, "one target");
+    targets[0]["scenarios"].as_array().expect("scenarios")
+}
+
 fn measurements<'a>(doc: &'a Value, scenario: &str) -> &'a Vec<Value> {
-    let s = doc["scenarios"]
-        .as_array()
-        .expect("scenarios")
+    let s = scenarios(doc)
         .iter()
         .find(|s| s["name"] == scenario)
         .unwrap_or_else(|| panic!("no scenario {scenario} in the JSON"));
@@ -145,12 +151,22 @@ fn check_json(doc: &Value) {
         check_common(m);
         assert_eq!(num(m, "rows"), num(m, "commits") * num(m, "rows_per_commit"), "{}", short(m));
     }
+
+    let cp = scenarios(doc).iter().find(|s| s["name"] == "client-practices").expect("client-practices");
+    let ran_on = cp["ran_on"].as_str().expect("client-practices says where it ran");
+    assert!(ran_on.contains("redodb server started for it"), "{ran_on}");
+    let ms = cp["measurements"].as_array().expect("measurements");
+    assert_eq!(ms.len(), 12, "4 bind tests, 4 fetch sizes, 4 array sizes");
+    for m in ms {
+        assert_eq!(num(m, "rows"), 2000.0, "--quick: 2,000 rows or statements: {}", short(m));
+        assert!(num(m, "server_round_trips") > 0.0, "the server counts round trips: {}", short(m));
+    }
 }
 
 /// The PNG decodes to an image of the chart's size; the SVG parses as XML with text.
 fn check_charts(out: &Path, doc: &Value) -> usize {
     let mut n = 0;
-    for s in doc["scenarios"].as_array().expect("scenarios") {
+    for s in scenarios(doc) {
         let files = s["chart_files"].as_array().expect("chart_files");
         assert!(!files.is_empty(), "{} has no charts", s["name"]);
         for f in files {
@@ -175,7 +191,7 @@ fn check_charts(out: &Path, doc: &Value) -> usize {
 }
 
 #[test]
-fn every_embedded_scenario_runs_quick_and_writes_json_csv_charts_and_html() {
+fn every_scenario_runs_quick_on_the_embedded_target_and_writes_json_csv_charts_and_html() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let data = dir.path().join("data");
@@ -189,6 +205,9 @@ fn every_embedded_scenario_runs_quick_and_writes_json_csv_charts_and_html() {
         "STRANDS",
         "REDO SIZE",
         "BATCH DML",
+        "BIND VARIABLES",
+        "FETCH SIZE",
+        "ARRAY INSERT",
         "raw sync      4 KiB write+sync",
     ] {
         assert!(stdout.contains(needle), "the output lacks {needle:?}:\n{stdout}");
@@ -208,18 +227,26 @@ fn every_embedded_scenario_runs_quick_and_writes_json_csv_charts_and_html() {
 
     let csv = std::fs::read_to_string(out.join("measurements.csv")).expect("measurements.csv");
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines[0].starts_with("scenario,variant,mode,sessions,strands,"), "{}", lines[0]);
-    let total: usize = doc["scenarios"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["measurements"].as_array().unwrap().len())
-        .sum();
+    assert!(
+        lines[0].starts_with("target,scenario,variant,mode,not_applicable,sessions,strands,"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("embedded,commit-time,"), "{}", lines[1]);
+    let total: usize = scenarios(&doc).iter().map(|s| s["measurements"].as_array().unwrap().len()).sum();
     assert_eq!(lines.len(), total + 1, "a CSV row per measurement");
 
     let charts = check_charts(&out, &doc);
     let dom = chromium_dom(&out.join("index.html"), &dir.path().join("chromium-profile"), "the HTML page");
-    for name in ["commit-time", "commit-modes", "group-commit", "strands", "redo-size", "batch-dml"] {
+    for name in [
+        "commit-time",
+        "commit-modes",
+        "group-commit",
+        "strands",
+        "redo-size",
+        "batch-dml",
+        "client-practices",
+    ] {
         assert!(dom.contains(&format!("<section id=\"{name}\">")), "the page lacks {name}");
     }
     assert_eq!(dom.matches("<svg").count(), charts, "every chart inline");
@@ -252,15 +279,24 @@ fn the_default_scenario_is_commit_modes_and_list_names_every_scenario() {
 
 #[test]
 fn bad_flags_and_targets_fail_with_a_clear_message() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["bench", "no-such-scenario"], "invalid value 'no-such-scenario'"),
         (&["bench", "--seconds", "0"], "--seconds must be from"),
-        (&["bench", "--target", "mysql://x"], "expected `embedded` or a postgres://HOST:PORT/DB URL"),
+        (&["bench", "--target", "mysql://x"], "expected `embedded` or a postgres://USER@HOST:PORT/DB URL"),
         (
-            &["bench", "--target", "postgres://127.0.0.1:5433/db"],
-            "the wire-protocol target is not in this version",
+            &["bench", "--compare", "embedded,localhost:5432"],
+            "target \"localhost:5432\": expected `embedded`",
         ),
-        (&["bench", "client-practices"], "client-practices needs --target postgres://"),
+        (
+            &["bench", "--target", "postgres://127.0.0.1:5433/db", "--compare", "embedded"],
+            "cannot be used with",
+        ),
+        // Port 1 of the loopback: nothing listens there, the connection is refused at once.
+        (
+            &["bench", "--quick", "--target", "postgres://bench@127.0.0.1:1/db"],
+            "connecting to postgres://bench@127.0.0.1:1/db",
+        ),
+        (&["bench", "--target", "postgres://127.0.0.1:notaport/db"], "not a PostgreSQL connection URL"),
         (&["bench", "redo-size", "--redo-sizes", "64M"], "redo sizes must be from 1K to 16M"),
         (&["bench", "strands", "--strands", "0"], "--strands"),
         (&["probe", "--sizes", "100"], "write sizes must be multiples of 512"),

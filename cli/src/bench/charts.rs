@@ -65,6 +65,21 @@ pub struct Chart {
     pub caption: String,
 }
 
+impl Chart {
+    /// Whether there is anything to draw: a target without a figure (PostgreSQL has no
+    /// wait events) leaves a chart of nothing, which is dropped rather than drawn empty.
+    pub fn has_data(&self) -> bool {
+        match &self.kind {
+            Kind::Bars { categories, series } => {
+                !categories.is_empty() && series.iter().any(|s| s.values.iter().any(|v| v.is_finite()))
+            }
+            Kind::Lines { series, .. } => {
+                series.iter().any(|s| s.values.iter().any(|(x, y)| x.is_finite() && y.is_finite()))
+            }
+        }
+    }
+}
+
 fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

@@ -10,6 +10,11 @@
 //!
 //! A run whose sessions stop making progress for [`STALL_AFTER`] is reported as stalled
 //! and its threads are left behind (they hold their connections; the process ends anyway).
+//! A Ctrl-C (`common::interrupt`) stops a run the same way a failing session does.
+//!
+//! On PostgreSQL the views are `pg_stat_wal`, whose counts include the warm-up (see
+//! `vstats`): the run also reports the warm-up's commits, so that ratios can be taken
+//! over both.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -21,7 +26,8 @@ use hdrhistogram::Histogram;
 
 use super::progress::Progress;
 use super::target::{Connection, Target};
-use super::vstats::{self, Delta};
+use super::vstats::{self, Delta, Moment};
+use crate::common::interrupt;
 use crate::engine_bench::workload::{new_histogram, Finished, Mode};
 
 /// No transaction finishing anywhere for this long is a stall.
@@ -70,6 +76,8 @@ pub struct Run {
     pub transactions: u64,
     pub commits: u64,
     pub rows: u64,
+    /// Commits of the warm-up before the window.
+    pub warmup_commits: u64,
     /// Latency of each measured transaction (statements + COMMIT), ns.
     pub latency_ns: Histogram<u64>,
     /// Latency of each measured COMMIT call, ns (when the work timed it).
@@ -92,6 +100,7 @@ struct Shared {
 struct SessionResult {
     transactions: u64,
     commits: u64,
+    warmup_commits: u64,
     rows: u64,
     latency_ns: Histogram<u64>,
     commit_ns: Histogram<u64>,
@@ -141,6 +150,9 @@ pub fn run(
     }
     let fail = |what: &str| -> anyhow::Error {
         shared.abort.store(true, SeqCst);
+        if interrupt::requested() {
+            return anyhow!("{}: interrupted (Ctrl-C)", spec.label);
+        }
         let errs = errors.lock().expect("errors poisoned");
         match errs.first() {
             Some(e) => anyhow!("{}: {e}", spec.label),
@@ -154,13 +166,19 @@ pub fn run(
     if shared.abort.load(SeqCst) {
         return Err(fail("a session failed"));
     }
-    let before = vstats::sample(monitor).context("reading the v$ views before the window")?;
+    let flavour = target.flavour();
+    let before = vstats::sample(monitor, flavour, Moment::Before)
+        .inspect_err(|_| shared.abort.store(true, SeqCst))
+        .context("reading the server's figures before the window")?;
     let t0 = Instant::now();
     shared.go.store(true, SeqCst);
     progress.start_config(&spec.label);
     if let Length::Time(d) = spec.measure {
         let deadline = t0 + d;
         while Instant::now() < deadline && !shared.abort.load(SeqCst) {
+            if interrupt::requested() {
+                shared.abort.store(true, SeqCst);
+            }
             thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
             progress.tick(shared.measured_commits.load(SeqCst), t0.elapsed());
         }
@@ -172,7 +190,11 @@ pub fn run(
     })
     .map_err(|stall| fail(&format!("stalled: {stall}")))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let after = vstats::sample(monitor).context("reading the v$ views after the window")?;
+    if shared.abort.load(SeqCst) {
+        return Err(fail("a session failed"));
+    }
+    let after = vstats::sample(monitor, flavour, Moment::After)
+        .context("reading the server's figures after the window")?;
     let mut run = Run {
         sessions: spec.sessions,
         mode: spec.mode,
@@ -180,6 +202,7 @@ pub fn run(
         transactions: 0,
         commits: 0,
         rows: 0,
+        warmup_commits: 0,
         latency_ns: new_histogram(),
         commit_ns: new_histogram(),
         delta: Delta::between(&before, &after, cpus),
@@ -190,6 +213,7 @@ pub fn run(
                 run.transactions += r.transactions;
                 run.commits += r.commits;
                 run.rows += r.rows;
+                run.warmup_commits += r.warmup_commits;
                 run.latency_ns.add(&r.latency_ns).map_err(|e| anyhow!("merging histograms: {e:?}"))?;
                 run.commit_ns.add(&r.commit_ns).map_err(|e| anyhow!("merging histograms: {e:?}"))?;
             }
@@ -206,10 +230,15 @@ pub fn run(
     Ok(run)
 }
 
-/// Waits until `ready`, or fails when no transaction has finished for [`STALL_AFTER`].
+/// Waits until `ready`, or fails when no transaction has finished for [`STALL_AFTER`] or
+/// on Ctrl-C.
 fn watch(shared: &Shared, mut ready: impl FnMut() -> bool) -> Result<(), String> {
     let mut last = (shared.done.load(SeqCst), Instant::now());
     while !ready() {
+        if interrupt::requested() {
+            shared.abort.store(true, SeqCst);
+            return Err("interrupted (Ctrl-C)".into());
+        }
         thread::sleep(Duration::from_millis(5));
         let done = shared.done.load(SeqCst);
         if done != last.0 {
@@ -237,6 +266,7 @@ fn session(
     conn.set_commit_mode(mode).context("setting the commit mode")?;
     let mut work = make(index, &mut *conn).context("setting up")?;
     let mut n = 0u64;
+    let mut warmup_commits = 0u64;
     let started = Instant::now();
     loop {
         let more = match warmup {
@@ -246,7 +276,7 @@ fn session(
         if !more || shared.abort.load(SeqCst) {
             break;
         }
-        work.transaction(&mut *conn, n)?;
+        warmup_commits += work.transaction(&mut *conn, n)?.commits;
         shared.done.fetch_add(1, SeqCst);
         n += 1;
     }
@@ -260,6 +290,7 @@ fn session(
     let mut r = SessionResult {
         transactions: 0,
         commits: 0,
+        warmup_commits,
         rows: 0,
         latency_ns: new_histogram(),
         commit_ns: new_histogram(),

@@ -10,6 +10,14 @@
 //! | strands | 002 | log_parallelism at 32 sessions |
 //! | redo-size | 004 | the redo size of one transaction, then its commit |
 //! | batch-dml | 000 | rows per commit, at 1 and 6 sessions |
+//! | client-practices | 004 | literals vs binds, fetch size, array insert (wire targets; `client_practices.rs`) |
+//!
+//! A configuration the target cannot run (a BATCH commit mode on PostgreSQL, a
+//! log_parallelism a running server was not started with) is kept as a row marked not
+//! applicable, with the reason, and left out of findings and charts.
+//!
+//! Every table is named `bench_*`: a wire target's reset drops them ([`TABLES`]), so the
+//! names must not meet a user's own tables.
 
 use std::borrow::Borrow;
 use std::sync::Arc;
@@ -24,10 +32,22 @@ use super::charts::{Chart, Kind, Series};
 use super::driver::{self, timed, Length, MakeWork, Run, RunSpec, Txn, Work};
 use super::output::{Figures, Measurement, RawSync, ScenarioReport, Table};
 use super::progress::Progress;
-use super::target::{Connection, EngineSetup, Stmt, Target};
-use super::vstats::{self, Delta};
-use crate::common::{bytes_text, opt, thousands};
+use super::target::{Connection, EngineSetup, Flavour, Stmt, Target};
+use super::vstats::{self, Delta, Moment};
+use crate::common::{bytes_text, interrupt, opt, thousands};
 use crate::engine_bench::workload::{new_histogram, Mode};
+
+/// Every table a scenario creates (a wire target's reset drops them all).
+pub const TABLES: &[&str] = &[
+    "bench_ct",
+    "bench_cm",
+    "bench_gc",
+    "bench_st",
+    "bench_rs",
+    "bench_bd",
+    super::client_practices::CUSTOMERS,
+    super::client_practices::INSERTED,
+];
 
 /// Every scenario, in the order `--list` and `all` use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,7 +59,7 @@ pub enum Scenario {
     RedoSize,
     BatchDml,
     ClientPractices,
-    /// Every embedded scenario, one after the other.
+    /// Every scenario, one after the other.
     All,
 }
 
@@ -87,7 +107,7 @@ impl Scenario {
             Scenario::RedoSize => "Redo size: commit time of one transaction of growing redo",
             Scenario::BatchDml => "Batch DML: rows per commit, at 1 and 6 sessions",
             Scenario::ClientPractices => "Client practices: bind variables, fetch size, array insert",
-            Scenario::All => "Every embedded scenario",
+            Scenario::All => "Every scenario",
         }
     }
 
@@ -100,14 +120,68 @@ impl Scenario {
             Scenario::Strands => "log_parallelism 1, 2, 4, 8 at 32 sessions: commits/s, requests per write, log file sync / parallel write",
             Scenario::RedoSize => "one transaction of 1 KiB to 16 MiB of redo, then commit: commit time vs redo size",
             Scenario::BatchDml => "commit every 1, 2, 10, 100 rows at 1 and 6 sessions: rows/s",
-            Scenario::ClientPractices => "literals vs binds, fetch size, array insert: round trips and parses (wire protocol only: --target postgres://...)",
-            Scenario::All => "every scenario above that runs on the embedded target",
+            Scenario::ClientPractices => "literals vs binds, fetch size 1-1000, row-at-a-time vs array insert: elapsed, round trips, hard parses (over the wire: the embedded target starts redodb's server for it)",
+            Scenario::All => "every scenario above, one after the other",
         }
     }
 
-    pub fn embedded(self) -> bool {
-        !matches!(self, Scenario::ClientPractices | Scenario::All)
+    /// The figure a comparison of targets puts side by side.
+    pub fn headline(self) -> Headline {
+        let commits_per_sec = Headline {
+            figure: "commits/s",
+            higher_is_better: true,
+            value: |f: &Figures| Some(f.commits_per_sec),
+        };
+        let commit_us = Headline {
+            figure: "avg COMMIT us",
+            higher_is_better: false,
+            value: |f: &Figures| f.commit_avg_us,
+        };
+        match self {
+            Scenario::CommitTime | Scenario::RedoSize => commit_us,
+            Scenario::CommitModes | Scenario::GroupCommit | Scenario::Strands | Scenario::All => {
+                commits_per_sec
+            }
+            Scenario::BatchDml => Headline {
+                figure: "rows/s",
+                higher_is_better: true,
+                value: |f: &Figures| Some(f.rows_per_sec),
+            },
+            Scenario::ClientPractices => Headline {
+                figure: "elapsed ms",
+                higher_is_better: false,
+                value: |f: &Figures| Some(f.seconds * 1000.0),
+            },
+        }
     }
+
+    /// The configuration a measurement stands for, as a comparison names its row.
+    pub fn configuration(self, f: &Figures) -> String {
+        match self {
+            Scenario::CommitTime => f.mode.clone(),
+            Scenario::CommitModes => format!("{} {}", f.variant, f.mode),
+            Scenario::GroupCommit => sessions_label(f.sessions),
+            Scenario::Strands => format!("log_parallelism {}", f.strands),
+            Scenario::RedoSize => bytes_text(f.redo_bytes_target.unwrap_or(0)),
+            Scenario::BatchDml => {
+                format!("{}, {} rows/commit", sessions_label(f.sessions), f.rows_per_commit)
+            }
+            Scenario::ClientPractices | Scenario::All => f.variant.clone(),
+        }
+    }
+
+    /// Whether the scenario measures what a network client pays, so needs a server.
+    pub fn needs_wire(self) -> bool {
+        self == Scenario::ClientPractices
+    }
+}
+
+/// A scenario's headline figure for comparisons: its name, which way is better, and how
+/// to read it from a measurement.
+pub struct Headline {
+    pub figure: &'static str,
+    pub higher_is_better: bool,
+    pub value: fn(&Figures) -> Option<f64>,
 }
 
 /// The sizes and durations of a run (resolved from the flags).
@@ -129,6 +203,8 @@ pub struct Options {
     pub repeats: u64,
     pub batch_rows: Vec<u64>,
     pub batch_sessions: Vec<usize>,
+    /// client-practices: statements per bind test, rows per fetch and insert test.
+    pub client_rows: u64,
 }
 
 impl Options {
@@ -191,10 +267,52 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Starts the target over with `strands` and returns a monitor connection.
-    fn fresh(&mut self, strands: u32) -> Result<Box<dyn Connection>> {
-        self.progress.start_config(&format!("creating a fresh database (log_parallelism {strands})"));
-        self.target.reset(EngineSetup { log_parallelism: strands, ..self.base })?;
+    pub(super) fn fresh(&mut self, strands: u32) -> Result<Box<dyn Connection>> {
+        interrupt::check()?;
+        let what = match self.target.flavour() {
+            Flavour::Embedded => format!("creating a fresh database (log_parallelism {strands})"),
+            _ => "dropping the scenarios' tables".to_string(),
+        };
+        self.progress.start_config(&what);
+        self.target.reset(self.setup(strands))?;
         self.target.connect()
+    }
+
+    fn setup(&self, strands: u32) -> EngineSetup {
+        EngineSetup { log_parallelism: strands, ..self.base }
+    }
+
+    /// Whether the target can run `mode` at `strands`; if not, adds the configuration to
+    /// `rep` as not applicable (counted on the progress bar) and returns false.
+    fn applicable(
+        &self,
+        rep: &mut ScenarioReport,
+        variant: &str,
+        mode: Mode,
+        sessions: usize,
+        strands: u32,
+    ) -> bool {
+        match self.target.not_applicable(mode, self.setup(strands)) {
+            None => true,
+            Some(why) => {
+                let mode_name = mode.name();
+                let what: Vec<&str> =
+                    [rep.name, variant, &mode_name].into_iter().filter(|w| !w.is_empty()).collect();
+                self.progress.finish_config(&format!(
+                    "{}, log_parallelism {strands}: not applicable: {why}",
+                    what.join(" ")
+                ));
+                rep.measurements.push(Measurement::not_applicable(
+                    rep.name,
+                    variant,
+                    &mode.name(),
+                    sessions,
+                    strands,
+                    why,
+                ));
+                false
+            }
+        }
     }
 
     fn run(&self, monitor: &mut dyn Connection, spec: &RunSpec, make: MakeWork) -> Result<Run> {
@@ -224,17 +342,18 @@ impl Ctx<'_> {
         variant: &str,
         rows_per_commit: u64,
     ) -> Result<()> {
+        interrupt::check()?;
         let run = self.run(monitor, spec, make)?;
         rep.measurements.push(Measurement::from_run(rep.name, variant, run, self.strands(), rows_per_commit));
         Ok(())
     }
 
     fn strands(&self) -> u32 {
-        self.target.setup().log_parallelism
+        self.target.log_parallelism()
     }
 
     /// The raw sync's p50 as a chart's reference line.
-    fn raw_reference(&self) -> Option<(String, f64)> {
+    pub(super) fn raw_reference(&self) -> Option<(String, f64)> {
         Some((format!("raw 4 KiB sync p50 ({})", self.raw.method), self.raw.p50_us))
     }
 }
@@ -249,16 +368,19 @@ pub fn run(ctx: &mut Ctx, scenario: Scenario) -> Result<ScenarioReport> {
         Scenario::Strands => strands(ctx),
         Scenario::RedoSize => redo_size(ctx),
         Scenario::BatchDml => batch_dml(ctx),
-        Scenario::ClientPractices | Scenario::All => bail!("{} is not an embedded scenario", scenario.name()),
+        Scenario::ClientPractices => super::client_practices::run(ctx),
+        Scenario::All => bail!("`all` is a list of scenarios, not one"),
     }
     .with_context(|| format!("scenario {}", scenario.name()))?;
+    report.charts.retain(|c| c.has_data());
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
-fn report(scenario: Scenario, settings: serde_json::Value) -> ScenarioReport {
+pub(super) fn report(scenario: Scenario, settings: serde_json::Value) -> ScenarioReport {
     ScenarioReport {
         name: scenario.name(),
+        ran_on: None,
         title: scenario.title(),
         seed: scenario.seed(),
         settings,
@@ -271,11 +393,33 @@ fn report(scenario: Scenario, settings: serde_json::Value) -> ScenarioReport {
     }
 }
 
-/// A row of `t` per measurement, its cells from the measurement's figures.
-fn figure_rows<M: Borrow<Measurement>>(t: &mut Table, ms: &[M], cells: impl Fn(&Figures) -> Vec<String>) {
+/// A row of `t` per measurement, its cells from the measurement's figures; a
+/// configuration the target could not run keeps its first cell and reads `n/a`.
+pub(super) fn figure_rows<M: Borrow<Measurement>>(
+    t: &mut Table,
+    ms: &[M],
+    cells: impl Fn(&Figures) -> Vec<String>,
+) {
+    let mut noted = false;
     for m in ms {
-        t.row(cells(&m.borrow().figures));
+        let m = m.borrow();
+        let mut row = cells(&m.figures);
+        if let Some(why) = &m.figures.not_applicable {
+            for c in row.iter_mut().skip(1) {
+                *c = "n/a".into();
+            }
+            if !noted {
+                t.note(format!("n/a: {why}"));
+                noted = true;
+            }
+        }
+        t.row(row);
     }
+}
+
+/// The measurements the target ran (not the ones marked not applicable).
+pub(super) fn ran(ms: &[Measurement]) -> Vec<&Measurement> {
+    ms.iter().filter(|m| m.ran()).collect()
 }
 
 /// One value per measurement, for a chart's series.
@@ -283,7 +427,12 @@ fn per_measurement<M: Borrow<Measurement>>(ms: &[M], value: impl Fn(&Figures) ->
     ms.iter().map(|m| value(&m.borrow().figures)).collect()
 }
 
-fn chart(file: &str, title: &str, x: &str, y: &str, kind: Kind) -> Chart {
+/// A count, or `-` when the target cannot give it.
+pub(super) fn count(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), |n| thousands(n as f64))
+}
+
+pub(super) fn chart(file: &str, title: &str, x: &str, y: &str, kind: Kind) -> Chart {
     Chart {
         file: file.into(),
         title: title.into(),
@@ -296,7 +445,7 @@ fn chart(file: &str, title: &str, x: &str, y: &str, kind: Kind) -> Chart {
 }
 
 /// A text value of `len` characters, different for every `tag`.
-pub fn value(tag: u64, len: usize) -> String {
+pub(super) fn value(tag: u64, len: usize) -> String {
     const FILLER: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     let mut s = format!("{tag:016x}");
     s.truncate(len);
@@ -308,12 +457,12 @@ pub fn value(tag: u64, len: usize) -> String {
     s
 }
 
-fn int(v: u64) -> Value {
+pub(super) fn int(v: u64) -> Value {
     Value::Int(v as i64)
 }
 
 /// Runs `sql` on `conn` with no binds.
-fn sql(conn: &mut dyn Connection, text: &str) -> Result<()> {
+pub(super) fn sql(conn: &mut dyn Connection, text: &str) -> Result<()> {
     conn.execute(text, &[]).map(|_| ())
 }
 
@@ -322,6 +471,7 @@ fn load(conn: &mut dyn Connection, table: &str, rows: u64, value_len: usize) -> 
     let insert = conn.prepare(&format!("INSERT INTO {table} (id, n, v) VALUES ($1, $2, $3)"))?;
     let mut id = 1u64;
     while id <= rows {
+        interrupt::check()?;
         let batch: Vec<Vec<Value>> = (id..=(id + 999).min(rows))
             .map(|i| vec![int(i), int(0), Value::Text(value(i, value_len))])
             .collect();
@@ -372,7 +522,7 @@ fn insert_work(table: &'static str, base: u64, rows_per_commit: u64, value_len: 
     })
 }
 
-fn sessions_label(n: usize) -> String {
+pub(super) fn sessions_label(n: usize) -> String {
     format!("{n} session{}", if n == 1 { "" } else { "s" })
 }
 
@@ -388,12 +538,15 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let mut rep = report(
         Scenario::CommitTime,
         json!({ "sessions": 1, "iterations": iterations, "warmup_iterations": warmup, "value_chars": value_len,
-                "statement": "INSERT INTO ct (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
+                "statement": "INSERT INTO bench_ct (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
     );
     ctx.progress.scenario(rep.name, Mode::ALL.len() as u64);
     let mut monitor = ctx.fresh(1)?;
-    create_insert_table(&mut *monitor, "ct", 200)?;
+    create_insert_table(&mut *monitor, "bench_ct", 200)?;
     for (k, mode) in Mode::ALL.into_iter().enumerate() {
+        if !ctx.applicable(&mut rep, "", mode, 1, 1) {
+            continue;
+        }
         let spec = RunSpec {
             label: format!("commit-time {}", mode.name()),
             sessions: 1,
@@ -401,7 +554,7 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             warmup: Length::Transactions(warmup),
             measure: Length::Transactions(iterations),
         };
-        let work = insert_work("ct", (k as u64 + 1) << 44, 1, value_len);
+        let work = insert_work("bench_ct", (k as u64 + 1) << 44, 1, value_len);
         ctx.measure(&mut rep, &mut *monitor, &spec, work, "", 1)?;
     }
     let raw = ctx.raw.p50_us;
@@ -425,11 +578,11 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
         let avg = f.commit_avg_us.unwrap_or(0.0);
         vec![
             f.mode.clone(),
-            thousands(f.user_commits as f64),
+            count(f.user_commits),
             format!("{avg:.1}"),
             opt(f.commit_p99_us, 1),
-            thousands(f.log_file_sync_waits as f64),
-            format!("{:.2}", f.log_file_sync_waits as f64 / f.user_commits.max(1) as f64),
+            count(f.log_file_sync_waits),
+            opt(waits_per_commit(f), 2),
             opt(f.log_file_sync_avg_us, 1),
             format!("{:.2}", avg / raw),
         ]
@@ -439,18 +592,23 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
         ctx.raw.method
     ));
     rep.tables.push(t);
-    for m in &rep.measurements {
+    let done = ran(&rep.measurements);
+    for m in &done {
         let f = &m.figures;
         let avg = f.commit_avg_us.unwrap_or(0.0);
+        let waits = match (f.log_file_sync_waits, f.user_commits) {
+            (Some(w), Some(c)) => {
+                format!("{} log file sync waits for {} commits, ", thousands(w as f64), thousands(c as f64))
+            }
+            _ => format!("{} commits, ", thousands(f.commits as f64)),
+        };
         rep.findings.push(format!(
-            "{}: {} log file sync waits for {} commits, average commit {avg:.1} us = {:.2}x the raw sync.",
+            "{}: {waits}average commit {avg:.1} us = {:.2}x the raw sync.",
             f.mode,
-            thousands(f.log_file_sync_waits as f64),
-            thousands(f.user_commits as f64),
             avg / raw
         ));
     }
-    let modes: Vec<String> = rep.measurements.iter().map(|m| m.figures.mode.clone()).collect();
+    let modes: Vec<String> = done.iter().map(|m| m.figures.mode.clone()).collect();
     let mut c = chart(
         "commit-time",
         "Average COMMIT time by commit mode (1 session)",
@@ -460,7 +618,7 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             categories: modes,
             series: vec![Series::new(
                 "avg COMMIT us",
-                per_measurement(&rep.measurements, |f| f.commit_avg_us.unwrap_or(0.0)),
+                per_measurement(&done, |f| f.commit_avg_us.unwrap_or(0.0)),
             )],
         },
     );
@@ -472,6 +630,11 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
         &rep.measurements,
     ));
     Ok(rep)
+}
+
+/// `log file sync` waits per user commit, when the target has both.
+fn waits_per_commit(f: &Figures) -> Option<f64> {
+    Some(f.log_file_sync_waits? as f64 / f.user_commits?.max(1) as f64)
 }
 
 /// Bars of the `log file sync` waits per histogram bucket, one series per measurement
@@ -579,25 +742,30 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let mut rep = report(
         Scenario::CommitModes,
         timing.settings(json!({ "sessions": sessions, "table_rows": rows, "scan_rows": scan_rows,
-                "io_bound": "UPDATE cm SET n = n + 1, v = $2 WHERE id = $1; COMMIT",
-                "cpu_bound": "SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2; UPDATE ...; COMMIT" })),
+                "io_bound": "UPDATE bench_cm SET n = n + 1, v = $2 WHERE id = $1; COMMIT",
+                "cpu_bound": "SELECT sum(n) FROM bench_cm WHERE id BETWEEN $1 AND $2; UPDATE ...; COMMIT" })),
     );
     ctx.progress.scenario(rep.name, 2 * Mode::ALL.len() as u64);
     let mut monitor = ctx.fresh(1)?;
     ctx.progress.start_config(&format!("commit-modes: loading {} rows", thousands(rows as f64)));
-    sql(&mut *monitor, "CREATE TABLE cm (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR(100))")?;
-    load(&mut *monitor, "cm", rows, 80)?;
+    sql(&mut *monitor, "CREATE TABLE bench_cm (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR(100))")?;
+    load(&mut *monitor, "bench_cm", rows, 80)?;
     let slice = rows / sessions as u64;
     for bound in [Bound::Io, Bound::Cpu] {
         for mode in Mode::ALL {
+            if !ctx.applicable(&mut rep, bound.name(), mode, sessions, 1) {
+                continue;
+            }
             let label =
                 format!("commit-modes {} {}, {}", bound.name(), mode.name(), sessions_label(sessions));
             let spec = timing.spec(label, sessions, mode);
             let make: MakeWork = Arc::new(move |session, conn| {
-                let update = conn.prepare("UPDATE cm SET n = n + 1, v = $2 WHERE id = $1")?;
+                let update = conn.prepare("UPDATE bench_cm SET n = n + 1, v = $2 WHERE id = $1")?;
                 let scan = match bound {
                     Bound::Io => None,
-                    Bound::Cpu => Some(conn.prepare("SELECT sum(n) FROM cm WHERE id BETWEEN $1 AND $2")?),
+                    Bound::Cpu => {
+                        Some(conn.prepare("SELECT sum(n) FROM bench_cm WHERE id BETWEEN $1 AND $2")?)
+                    }
                 };
                 let commit = conn.prepare("COMMIT")?;
                 Ok(Box::new(UpdateWork {
@@ -642,7 +810,7 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
         figure_rows(&mut b, &ms, |f| {
             vec![
                 f.mode.clone(),
-                thousands(f.l_commits_per_sec),
+                f.l_commits_per_sec.map_or_else(|| "-".into(), thousands),
                 opt(f.cpu_t_ms, 4),
                 opt(f.w_t_ms, 4),
                 opt(f.r_t_ms, 4),
@@ -652,6 +820,7 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
         b.note("L = user commits/s; CPUt = (DB CPU + background cpu time) / commit; Wt = sessions' non-idle waits / commit; Rt = CPUt + Wt");
         rep.tables.push(a);
         rep.tables.push(b);
+        let ms: Vec<&Measurement> = ms.into_iter().filter(|m| m.ran()).collect();
         let rate = |name: &str| ms.iter().find(|m| m.figures.mode == name).map(|m| m.figures.commits_per_sec);
         if let (Some(wait), Some(nowait)) = (rate("WAIT/IMMEDIATE"), rate("NOWAIT/IMMEDIATE")) {
             let best = ms.iter().map(|m| m.figures.commits_per_sec).fold(0.0, f64::max);
@@ -695,7 +864,7 @@ fn commit_modes(ctx: &mut Ctx) -> Result<ScenarioReport> {
         ));
     }
     let io: Vec<Measurement> =
-        rep.measurements.iter().filter(|m| m.figures.variant == "io-bound").cloned().collect();
+        rep.measurements.iter().filter(|m| m.figures.variant == "io-bound" && m.ran()).cloned().collect();
     rep.charts.push(sync_histogram(
         "commit-modes-log-file-sync",
         &format!("IO-bound: log file sync histogram ({sessions} sessions)"),
@@ -716,18 +885,18 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let mut rep = report(
         Scenario::GroupCommit,
         timing.settings(json!({ "sessions": counts, "value_bytes": value_len, "mode": "WAIT/IMMEDIATE",
-                "statement": "INSERT INTO gc (id, session, v) VALUES ($1, $2, $3); COMMIT" })),
+                "statement": "INSERT INTO bench_gc (id, session, v) VALUES ($1, $2, $3); COMMIT" })),
     );
     ctx.progress.scenario(rep.name, counts.len() as u64);
     let mut monitor = ctx.fresh(1)?;
-    create_insert_table(&mut *monitor, "gc", value_len)?;
+    create_insert_table(&mut *monitor, "bench_gc", value_len)?;
     for (k, &sessions) in counts.iter().enumerate() {
         let spec =
             timing.spec(format!("group-commit {}", sessions_label(sessions)), sessions, Mode::WAIT_IMMEDIATE);
-        let work = insert_work("gc", (k as u64 + 1) << 44, 1, value_len);
+        let work = insert_work("bench_gc", (k as u64 + 1) << 44, 1, value_len);
         ctx.measure(&mut rep, &mut *monitor, &spec, work, "", 1)?;
         // Each configuration starts with an empty table, as seed 003's loop truncates.
-        sql(&mut *monitor, "TRUNCATE gc")?;
+        sql(&mut *monitor, "TRUNCATE bench_gc")?;
     }
     let mut t = Table::new(
         format!("GROUP COMMIT: insert one {value_len}-byte row + COMMIT, WAIT/IMMEDIATE (seed 003's iostat and AWR view)"),
@@ -737,7 +906,7 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
         vec![
             f.sessions.to_string(),
             thousands(f.commits_per_sec),
-            format!("{:.1}", f.redo_mb_per_sec),
+            opt(f.redo_mb_per_sec, 1),
             opt(f.avg_write_bytes.map(|b| b / 1024.0), 1),
             opt(f.commits_per_write, 1),
             opt(f.log_file_sync_avg_us, 1),
@@ -753,13 +922,13 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
     if let (Some(a), Some(b)) = (by(2).or(first), by(7).or(last)) {
         if a.sessions != b.sessions {
             rep.findings.push(format!(
-                "From {} to {} sessions the average write grew {:.1}x ({} -> {} commits per write) and redo MB/s {:.1}x.",
+                "From {} to {} sessions the average write grew {}x ({} -> {} commits per write) and redo MB/s {}x.",
                 a.sessions,
                 b.sessions,
-                b.avg_write_bytes.unwrap_or(0.0) / a.avg_write_bytes.unwrap_or(f64::NAN),
+                opt(b.avg_write_bytes.zip(a.avg_write_bytes).map(|(b, a)| b / a), 1),
                 opt(a.commits_per_write, 1),
                 opt(b.commits_per_write, 1),
-                b.redo_mb_per_sec / a.redo_mb_per_sec
+                opt(b.redo_mb_per_sec.zip(a.redo_mb_per_sec).map(|(b, a)| b / a), 1)
             ));
         }
     }
@@ -770,10 +939,10 @@ fn group_commit(ctx: &mut Ctx) -> Result<ScenarioReport> {
         .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec))
     {
         rep.findings.push(format!(
-            "Most commits/s at {} sessions: {} ({:.1} MB/s of redo, {} commits per write).",
+            "Most commits/s at {} sessions: {} ({} MB/s of redo, {} commits per write).",
             best.sessions,
             thousands(best.commits_per_sec),
-            best.redo_mb_per_sec,
+            opt(best.redo_mb_per_sec, 1),
             opt(best.commits_per_write, 1)
         ));
     }
@@ -842,12 +1011,15 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
     );
     ctx.progress.scenario(rep.name, list.len() as u64);
     for &strands in &list {
+        if !ctx.applicable(&mut rep, "", Mode::WAIT_IMMEDIATE, sessions, strands) {
+            continue;
+        }
         let mut monitor = ctx.fresh(strands)?;
-        create_insert_table(&mut *monitor, "st", 200)?;
+        create_insert_table(&mut *monitor, "bench_st", 200)?;
         let label = format!("strands: log_parallelism {strands}, {}", sessions_label(sessions));
         let spec = timing.spec(label, sessions, Mode::WAIT_IMMEDIATE);
         // The fresh database runs with `strands`, which the measurement records.
-        ctx.measure(&mut rep, &mut *monitor, &spec, insert_work("st", 1 << 44, 1, 100), "", 1)?;
+        ctx.measure(&mut rep, &mut *monitor, &spec, insert_work("bench_st", 1 << 44, 1, 100), "", 1)?;
     }
     let mut t = Table::new(
         format!(
@@ -876,7 +1048,8 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
     });
     t.note("seed 002: Oracle writes each strand separately (members x strands requests per write); 3x slower commits, and avg log file sync / avg log file parallel write of 2.5-3 or more");
     rep.tables.push(t);
-    if let (Some(one), Some(most)) = (rep.measurements.first(), rep.measurements.last()) {
+    let done = ran(&rep.measurements);
+    if let (Some(one), Some(most)) = (done.first(), done.last()) {
         let (a, b) = (&one.figures, &most.figures);
         rep.findings.push(format!(
             "log_parallelism {} vs {}: {:.2}x the commits/s; {} vs {} write requests per write (redodb writes all strands in one request per member).",
@@ -887,8 +1060,7 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
             opt(a.requests_per_write, 2)
         ));
     }
-    let categories: Vec<String> =
-        rep.measurements.iter().map(|m| format!("{} strands", m.figures.strands)).collect();
+    let categories: Vec<String> = done.iter().map(|m| format!("{} strands", m.figures.strands)).collect();
     rep.charts.push(chart(
         "strands-commits",
         &format!("Strands: commits/s by log_parallelism ({sessions} sessions)"),
@@ -896,7 +1068,7 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
         "commits/s",
         Kind::Bars {
             categories: categories.clone(),
-            series: vec![Series::new("commits/s", per_measurement(&rep.measurements, |f| f.commits_per_sec))],
+            series: vec![Series::new("commits/s", per_measurement(&done, |f| f.commits_per_sec))],
         },
     ));
     rep.charts.push(chart(
@@ -909,11 +1081,11 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
             series: vec![
                 Series::new(
                     "requests per write",
-                    per_measurement(&rep.measurements, |f| f.requests_per_write.unwrap_or(f64::NAN)),
+                    per_measurement(&done, |f| f.requests_per_write.unwrap_or(f64::NAN)),
                 ),
                 Series::new(
                     "avg log file sync / avg log file parallel write",
-                    per_measurement(&rep.measurements, |f| f.sync_to_write_ratio.unwrap_or(f64::NAN)),
+                    per_measurement(&done, |f| f.sync_to_write_ratio.unwrap_or(f64::NAN)),
                 ),
             ],
         },
@@ -924,6 +1096,11 @@ fn strands(ctx: &mut Ctx) -> Result<ScenarioReport> {
 // ---------------------------------------------------------------------------------------
 // redo-size (seed 004)
 // ---------------------------------------------------------------------------------------
+
+/// Redo writes per commit, when the target counts them.
+fn writes_per_commit(f: &Figures) -> Option<f64> {
+    Some(f.redo_writes? as f64 / f.commits.max(1) as f64)
+}
 
 /// Characters of a row's value in the redo-size transactions.
 const REDO_ROW_CHARS: usize = 2000;
@@ -941,11 +1118,15 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let mut monitor = ctx.fresh(1)?;
     sql(
         &mut *monitor,
-        &format!("CREATE TABLE rs (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR({REDO_ROW_CHARS}))"),
+        &format!("CREATE TABLE bench_rs (id BIGINT PRIMARY KEY, n BIGINT, v VARCHAR({REDO_ROW_CHARS}))"),
     )?;
+    // PostgreSQL's WAL counts of a session are flushed when it goes idle (at most once a
+    // second) or disconnects, so they cannot be read around one commit of a session that
+    // stays connected: only the commit times are measured there.
+    let flavour = ctx.target.flavour();
     let mut conn = ctx.target.connect()?;
     conn.set_commit_mode(Mode::WAIT_IMMEDIATE)?;
-    let insert = conn.prepare("INSERT INTO rs (id, n, v) VALUES ($1, $2, $3)")?;
+    let insert = conn.prepare("INSERT INTO bench_rs (id, n, v) VALUES ($1, $2, $3)")?;
     let commit = conn.prepare("COMMIT")?;
     // Redo bytes of a row beyond its value: record header, keys, encoding (measured below
     // from the first transaction would be circular; an estimate is enough to size rows).
@@ -969,13 +1150,22 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             for chunk in batch.chunks(1000) {
                 conn.execute_many(insert, chunk)?;
             }
-            let before = vstats::sample(&mut *monitor)?;
+            interrupt::check()?;
+            let before =
+                flavour.has_v_views().then(|| vstats::sample(&mut *monitor, flavour, Moment::Before));
             let (_, ns) = timed(|| conn.execute_prepared(commit, &[]))?;
-            let after = vstats::sample(&mut *monitor)?;
+            let window = match before {
+                Some(before) => Delta::between(
+                    &before?,
+                    &vstats::sample(&mut *monitor, flavour, Moment::After)?,
+                    ctx.cpus,
+                ),
+                None => Delta::unavailable(ns as f64 / 1e9),
+            };
             latency_ns.saturating_record(ns);
             spent += Duration::from_nanos(ns);
-            delta.add(&Delta::between(&before, &after, ctx.cpus));
-            sql(&mut *conn, "TRUNCATE rs")?;
+            delta.add(&window);
+            sql(&mut *conn, "TRUNCATE bench_rs")?;
         }
         let run = Run {
             sessions: 1,
@@ -984,6 +1174,7 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             transactions: repeats,
             commits: repeats,
             rows: rows * repeats,
+            warmup_commits: 0,
             commit_ns: latency_ns.clone(),
             latency_ns,
             delta,
@@ -993,7 +1184,7 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
         ctx.progress.finish_config(&format!(
             "{label}: commit avg {:.0} us, {} redo writes per commit",
             m.figures.commit_avg_us.unwrap_or(0.0),
-            opt(Some(m.figures.redo_writes as f64 / repeats as f64), 1)
+            opt(writes_per_commit(&m.figures), 1)
         ));
         rep.measurements.push(m);
     }
@@ -1017,7 +1208,7 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
             opt(f.commit_avg_us, 0),
             opt(f.commit_p50_us, 0),
             format!("{:.0}", f.txn_max_us),
-            format!("{:.1}", f.redo_writes as f64 / f.commits.max(1) as f64),
+            opt(writes_per_commit(f), 1),
             opt(f.avg_write_bytes.map(|b| b / 1024.0), 1),
             opt(f.log_file_parallel_write_avg_us, 0),
         ]
@@ -1029,14 +1220,14 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let large = rep.measurements.last().map(|m| &m.figures);
     if let (Some(a), Some(b)) = (small, large) {
         rep.findings.push(format!(
-            "From {} to {} of redo the commit time grows {:.1}x ({:.0} us -> {:.0} us); redo writes per commit {:.1} -> {:.1}.",
+            "From {} to {} of redo the commit time grows {:.1}x ({:.0} us -> {:.0} us); redo writes per commit {} -> {}.",
             bytes_text(a.redo_bytes_target.unwrap_or(0)),
             bytes_text(b.redo_bytes_target.unwrap_or(0)),
             b.commit_avg_us.unwrap_or(0.0) / a.commit_avg_us.unwrap_or(f64::NAN),
             a.commit_avg_us.unwrap_or(0.0),
             b.commit_avg_us.unwrap_or(0.0),
-            a.redo_writes as f64 / a.commits.max(1) as f64,
-            b.redo_writes as f64 / b.commits.max(1) as f64,
+            opt(writes_per_commit(a), 1),
+            opt(writes_per_commit(b), 1),
         ));
     }
     let mut c = chart(
@@ -1050,7 +1241,13 @@ fn redo_size(ctx: &mut Ctx) -> Result<ScenarioReport> {
                     "avg COMMIT",
                     rep.measurements
                         .iter()
-                        .filter_map(|m| Some((m.figures.redo_bytes_per_commit?, m.figures.commit_avg_us?)))
+                        .filter_map(|m| {
+                            let redo = m
+                                .figures
+                                .redo_bytes_per_commit
+                                .or(m.figures.redo_bytes_target.map(|b| b as f64));
+                            Some((redo?, m.figures.commit_avg_us?))
+                        })
                         .collect(),
                 ),
                 Series::new(
@@ -1089,15 +1286,22 @@ fn batch_dml(ctx: &mut Ctx) -> Result<ScenarioReport> {
     );
     ctx.progress.scenario(rep.name, (rows_list.len() * sessions_list.len()) as u64);
     let mut monitor = ctx.fresh(1)?;
-    create_insert_table(&mut *monitor, "bd", 200)?;
+    create_insert_table(&mut *monitor, "bench_bd", 200)?;
     let mut k = 0u64;
     for &sessions in &sessions_list {
         for &rows in &rows_list {
             k += 1;
             let label = format!("batch-dml {rows} rows per commit, {}", sessions_label(sessions));
             let spec = timing.spec(label, sessions, Mode::WAIT_IMMEDIATE);
-            ctx.measure(&mut rep, &mut *monitor, &spec, insert_work("bd", k << 44, rows, 100), "", rows)?;
-            sql(&mut *monitor, "TRUNCATE bd")?;
+            ctx.measure(
+                &mut rep,
+                &mut *monitor,
+                &spec,
+                insert_work("bench_bd", k << 44, rows, 100),
+                "",
+                rows,
+            )?;
+            sql(&mut *monitor, "TRUNCATE bench_bd")?;
         }
     }
     let mut t = Table::new(
@@ -1186,6 +1390,7 @@ mod tests {
             assert!(!s.summary().is_empty());
             assert!(s.name().chars().all(|c| c.is_ascii_lowercase() || c == '-'));
         }
-        assert!(!Scenario::ClientPractices.embedded());
+        assert!(Scenario::ClientPractices.needs_wire());
+        assert!(!Scenario::CommitTime.needs_wire());
     }
 }

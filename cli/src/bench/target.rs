@@ -6,7 +6,13 @@
 //!
 //! Built here: [`Embedded`], a database opened in this process (a fresh temporary
 //! directory unless `--data DIR`). Each scenario starts it over ([`Target::reset`]) with
-//! the engine settings it needs.
+//! the engine settings it needs. The wire-protocol target, for redodb's server or
+//! PostgreSQL, is in `wire.rs`.
+//!
+//! The scenarios keep Oracle's transaction model on every target: a transaction begins
+//! with the first DML after a COMMIT or ROLLBACK and lasts until the next one (the
+//! embedded session works this way; the wire connection sends BEGIN with the first DML,
+//! as a JDBC driver with autocommit off does).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,7 +39,28 @@ fn method_name<S: serde::Serializer>(m: &SyncMethod, s: S) -> Result<S::Ok, S::E
 
 /// A prepared statement of one connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stmt(usize);
+pub struct Stmt(pub(super) usize);
+
+/// What kind of database a target is: it decides how the commit mode is set and where
+/// the figures come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flavour {
+    /// redodb in this process: every figure from the `v$` views.
+    Embedded,
+    /// redodb's server over the wire: every figure from the `v$` views.
+    RedodbServer,
+    /// PostgreSQL over the wire: commit modes map to `synchronous_commit`; only the
+    /// figures `pg_stat_wal` can give.
+    Postgres,
+}
+
+impl Flavour {
+    /// Whether the `v$` views are there.
+    pub fn has_v_views(self) -> bool {
+        self != Flavour::Postgres
+    }
+}
 
 /// What a statement returned: a query's rows, or the rows a command changed.
 #[derive(Clone, Debug, Default)]
@@ -44,20 +71,39 @@ pub struct Reply {
 
 /// A database the scenarios run on.
 pub trait Target: Send + Sync {
-    /// "embedded", or the URL of a server.
-    fn kind(&self) -> &'static str;
+    fn flavour(&self) -> Flavour;
     /// One line for the reports: what and where.
     fn describe(&self) -> String;
-    /// Starts over: a fresh, empty database with these engine settings. A server target
-    /// answers with what to restart it with.
+    /// A short name for table columns: "embedded", "redodb server", "PostgreSQL 15.14".
+    fn label(&self) -> String;
+    /// The server's own version string, when it is a server.
+    fn server_version(&self) -> Option<String> {
+        None
+    }
+    /// The URL of a wire-protocol target.
+    fn url(&self) -> Option<String> {
+        None
+    }
+    /// Why this target cannot run a configuration in `mode` with `setup`, or None when it
+    /// can (a server's engine settings are fixed when it starts; PostgreSQL has no
+    /// batched commit logging and no redo strands).
+    fn not_applicable(&self, mode: Mode, setup: EngineSetup) -> Option<String>;
+    /// Starts over with these engine settings: the embedded target creates a fresh
+    /// database; a server target drops the scenarios' tables (it cannot be restarted, so
+    /// a setup it does not run is refused: see [`Target::not_applicable`]).
     fn reset(&mut self, setup: EngineSetup) -> Result<()>;
     /// A new session.
     fn connect(&self) -> Result<Box<dyn Connection>>;
     /// Makes every commit so far durable (after a NOWAIT configuration, so the next one
     /// starts with an empty log buffer). A server target commits a WAIT transaction.
     fn settle(&self) -> Result<()>;
-    /// The engine settings in force.
-    fn setup(&self) -> EngineSetup;
+    /// log_parallelism of the database (PostgreSQL's single WAL stream counts as 1).
+    fn log_parallelism(&self) -> u32;
+    /// The wire-protocol target behind this one, for what only a network client has
+    /// (portal fetches, round trips).
+    fn as_wire(&self) -> Option<&super::wire::WireTarget> {
+        None
+    }
 }
 
 /// One session of a target.
@@ -80,6 +126,12 @@ pub trait Connection: Send {
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>> {
         Ok(self.execute(sql, &[])?.rows)
     }
+
+    /// Exchanges with the server so far (a wire connection counts each message group it
+    /// sends and waits for); None when there is no server to talk to.
+    fn round_trips(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A database opened in this process.
@@ -101,8 +153,16 @@ impl Embedded {
 }
 
 impl Target for Embedded {
-    fn kind(&self) -> &'static str {
-        "embedded"
+    fn flavour(&self) -> Flavour {
+        Flavour::Embedded
+    }
+
+    fn label(&self) -> String {
+        "embedded".into()
+    }
+
+    fn not_applicable(&self, _mode: Mode, _setup: EngineSetup) -> Option<String> {
+        None
     }
 
     fn describe(&self) -> String {
@@ -150,8 +210,20 @@ impl Target for Embedded {
         log.wait_durable(log.reserved_end()).context("making the log durable")
     }
 
-    fn setup(&self) -> EngineSetup {
-        self.setup
+    fn log_parallelism(&self) -> u32 {
+        self.setup.log_parallelism
+    }
+}
+
+impl Drop for Embedded {
+    /// The database is scratch (also inside `--data`): closed, then its directory removed.
+    fn drop(&mut self) {
+        drop(self.db.take());
+        match std::fs::remove_dir_all(&self.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => eprintln!("warning: removing {}: {e}", self.dir.display()),
+        }
     }
 }
 

@@ -6,15 +6,51 @@
 //! Beside them, the CPU: the machine's (from `/proc/stat`: what `sar`/`vmstat` show, the
 //! seeds' "CPU %") and this process's (`getrusage`; for the embedded target that is the
 //! database and the load generator together).
+//!
+//! PostgreSQL has no `v$` views; what it can say about the log is in `pg_stat_wal`
+//! (records, bytes, writes, syncs, and their times with `track_wal_io_timing`). Its
+//! counts are kept by each backend and flushed to the shared statistics when it goes
+//! idle (at most once a second, else ten seconds later) or exits, so a window cannot be
+//! cut exactly: the sample after a run waits until the run's sessions have disconnected
+//! and the WAL writer has reported, and then holds the warm-up and the window together
+//! ([`StatsSource::PgStatWal`]). Only ratios (bytes per commit, commits per sync, time
+//! per sync) are taken from it, each over the commits of warm-up and window.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use db::Value;
 use serde::Serialize;
 
-use super::target::Connection;
+use super::target::{Connection, Flavour};
+use super::wire;
+
+/// Where a sample's server figures come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsSource {
+    /// The `v$` views, exactly over the window.
+    #[default]
+    VViews,
+    /// PostgreSQL's `pg_stat_wal`, over the warm-up and the window together.
+    PgStatWal,
+    /// No server figures: PostgreSQL while the session that did the work is still
+    /// connected (its counts are not flushed yet).
+    Unavailable,
+}
+
+/// When a sample is taken: after a run, PostgreSQL's counts need the run's sessions gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    Before,
+    After,
+}
+
+/// How long the WAL writer may take to report its writes after the last commit
+/// (PostgreSQL flushes asynchronous commits within 3 x wal_writer_delay of 200 ms, and
+/// the WAL writer reports its counts in the same loop).
+const WAL_WRITER_REPORT: Duration = Duration::from_millis(700);
 
 /// Totals of one wait event.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -74,13 +110,22 @@ pub struct Sample {
     /// `log file sync` waits per histogram bucket (upper limit in us).
     pub log_file_sync_histogram: BTreeMap<u64, u64>,
     pub cpu: CpuTimes,
+    pub source: StatsSource,
 }
 
+/// A count from a view: an integer, a float, or text holding either (a simple query over
+/// the wire returns text).
 fn int(v: &Value) -> Result<u64> {
     match v {
         Value::Int(n) => Ok((*n).max(0) as u64),
         Value::Float(f) => Ok(f.max(0.0) as u64),
-        Value::Text(t) => t.trim().parse().map_err(|_| anyhow!("{t:?} is not a number")),
+        Value::Text(t) => {
+            let t = t.trim();
+            t.parse::<u64>()
+                .ok()
+                .or_else(|| t.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f.max(0.0) as u64))
+                .ok_or_else(|| anyhow!("{t:?} is not a number"))
+        }
         other => Err(anyhow!("{other:?} is not a number")),
     }
 }
@@ -105,8 +150,54 @@ fn pairs(conn: &mut dyn Connection, sql: &str) -> Result<BTreeMap<String, u64>> 
     Ok(out)
 }
 
-/// Reads the views now.
-pub fn sample(conn: &mut dyn Connection) -> Result<Sample> {
+/// Reads the server's figures now: the `v$` views of redodb, `pg_stat_wal` of PostgreSQL
+/// (after a run, once its sessions are gone and their counts flushed).
+pub fn sample(conn: &mut dyn Connection, flavour: Flavour, moment: Moment) -> Result<Sample> {
+    if flavour.has_v_views() {
+        return sample_views(conn);
+    }
+    if moment == Moment::After {
+        wire::wait_for_other_sessions(conn)?;
+        std::thread::sleep(WAL_WRITER_REPORT);
+    }
+    // This connection's own counts (its DDL, say) go out when it next goes idle; the
+    // function is PostgreSQL 15's and may be refused to a plain user, which only leaves
+    // those few counts for later.
+    let _ = conn.execute("SELECT pg_stat_force_next_flush()", &[]);
+    let cpu = CpuTimes::now();
+    let at = Instant::now();
+    let names = [
+        "wal_records",
+        "wal_fpi",
+        "wal_bytes",
+        "wal_buffers_full",
+        "wal_write",
+        "wal_sync",
+        "wal_write_time_us",
+        "wal_sync_time_us",
+    ];
+    let rows = conn.query(
+        "SELECT wal_records, wal_fpi, wal_bytes::bigint, wal_buffers_full, wal_write, wal_sync, \
+         (wal_write_time * 1000)::bigint, (wal_sync_time * 1000)::bigint FROM pg_stat_wal",
+    )?;
+    let row = rows.first().ok_or_else(|| anyhow!("pg_stat_wal returned no row"))?;
+    if row.len() != names.len() {
+        return Err(anyhow!("pg_stat_wal: expected {} columns, got {}", names.len(), row.len()));
+    }
+    let stats = names.iter().zip(row).map(|(n, v)| Ok((n.to_string(), int(v)?))).collect::<Result<_>>()?;
+    Ok(Sample {
+        at,
+        stats,
+        events: BTreeMap::new(),
+        time_model: BTreeMap::new(),
+        log_file_sync_histogram: BTreeMap::new(),
+        cpu,
+        source: StatsSource::PgStatWal,
+    })
+}
+
+/// Reads the `v$` views now.
+fn sample_views(conn: &mut dyn Connection) -> Result<Sample> {
     let cpu = CpuTimes::now();
     let at = Instant::now();
     let stats = pairs(conn, "SELECT name, value FROM v$sysstat")?;
@@ -130,7 +221,7 @@ pub fn sample(conn: &mut dyn Connection) -> Result<Sample> {
             _ => None,
         })
         .collect();
-    Ok(Sample { at, stats, events, time_model, log_file_sync_histogram, cpu })
+    Ok(Sample { at, stats, events, time_model, log_file_sync_histogram, cpu, source: StatsSource::VViews })
 }
 
 /// What changed between two samples.
@@ -146,6 +237,7 @@ pub struct Delta {
     /// This process's CPU time over the window as a share of all CPUs, percent.
     pub process_cpu_pct: f64,
     pub process_cpu_us: u64,
+    pub source: StatsSource,
 }
 
 fn minus(after: &BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -186,12 +278,23 @@ impl Delta {
             machine_cpu_pct: (total > 0).then(|| busy as f64 * 100.0 / total as f64),
             process_cpu_pct: process_cpu_us as f64 / 1e4 / seconds.max(1e-9) / cpus.max(1) as f64,
             process_cpu_us,
+            source: if before.source == after.source { after.source } else { StatsSource::Unavailable },
         }
+    }
+
+    /// A window with no server figures (only the CPU and its length).
+    pub fn unavailable(seconds: f64) -> Delta {
+        Delta { seconds, source: StatsSource::Unavailable, ..Delta::default() }
     }
 
     /// Adds `other` (a later window) to this one: counts add up, the CPU shares are
     /// weighted by time.
     pub fn add(&mut self, other: &Delta) {
+        if self.seconds == 0.0 && self.stats.is_empty() {
+            self.source = other.source;
+        } else if self.source != other.source {
+            self.source = StatsSource::Unavailable;
+        }
         let total = self.seconds + other.seconds;
         let weigh =
             |a: f64, b: f64| if total > 0.0 { (a * self.seconds + b * other.seconds) / total } else { 0.0 };
@@ -271,6 +374,7 @@ mod tests {
             time_model: [("DB CPU".to_string(), 100)].into(),
             log_file_sync_histogram: [(128, 5)].into(),
             cpu: CpuTimes { machine_busy: 10, machine_total: 100, process_us: 0 },
+            source: StatsSource::VViews,
         };
         let after = Sample {
             at: at + std::time::Duration::from_secs(1),
@@ -284,6 +388,7 @@ mod tests {
             time_model: [("DB CPU".to_string(), 400)].into(),
             log_file_sync_histogram: [(128, 5), (256, 20)].into(),
             cpu: CpuTimes { machine_busy: 60, machine_total: 200, process_us: 1_000_000 },
+            source: StatsSource::VViews,
         };
         let d = Delta::between(&before, &after, 2);
         assert_eq!(d.stat("user commits"), 20);
@@ -295,5 +400,14 @@ mod tests {
         assert_eq!(d.log_file_sync_histogram, [(256, 20)].into());
         assert_eq!(d.machine_cpu_pct, Some(50.0));
         assert_eq!(d.process_cpu_pct, 50.0);
+        assert_eq!(d.source, StatsSource::VViews);
+    }
+
+    #[test]
+    fn counts_read_from_text_and_floats() {
+        assert_eq!(int(&Value::Text(" 42 ".into())).unwrap(), 42);
+        assert_eq!(int(&Value::Text("12.7".into())).unwrap(), 12);
+        assert_eq!(int(&Value::Float(3.9)).unwrap(), 3);
+        assert!(int(&Value::Text("many".into())).is_err());
     }
 }

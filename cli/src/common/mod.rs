@@ -1,15 +1,21 @@
 //! What the benchmarks and the disk probe share: the machine's facts, the directory a run
 //! works in, percentiles and number formatting. `engine-bench`, `sql-bench`, `bench` and
-//! `probe` all use these, so their figures are read and printed the same way.
+//! `probe` all use these, so their figures are read and printed the same way. Beside
+//! them: throwaway PostgreSQL-protocol servers to compare against ([`postgres`]) and
+//! Ctrl-C as an orderly stop ([`interrupt`]).
 
+pub(crate) mod interrupt;
 pub(crate) mod machine;
+pub(crate) mod postgres;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 /// The directory a benchmark runs in: `dir` (created if needed), or a new temporary one
-/// whose guard removes it when dropped.
+/// whose guard removes it when dropped. A temporary one lets other users pass through it
+/// (mode 0711, not listable): a PostgreSQL cluster inside it runs as the `postgres` user
+/// when this process is root.
 pub(crate) fn bench_dir(dir: Option<&Path>, prefix: &str) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
     match dir {
         Some(d) => {
@@ -19,6 +25,7 @@ pub(crate) fn bench_dir(dir: Option<&Path>, prefix: &str) -> Result<(PathBuf, Op
         None => {
             let t = tempfile::Builder::new()
                 .prefix(prefix)
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o711))
                 .tempdir_in(std::env::temp_dir())
                 .context("creating a temporary directory")?;
             Ok((t.path().to_path_buf(), Some(t)))

@@ -11,7 +11,6 @@
 //! off) are printed with a verdict, never asserted.
 
 mod pgbench;
-mod servers;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,9 +19,9 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::common::machine::{self, MachineFacts};
+use crate::common::postgres::{PostgresCluster, RedodbServer};
 use crate::common::{bench_dir, thousands};
 use pgbench::{Endpoint, Flavour, RunFigures, Tools, Workload};
-use servers::{PostgresCluster, RedodbServer};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -109,14 +108,14 @@ pub fn run(args: Args) -> Result<()> {
         host: postgres.host().to_string(),
         port: postgres.port(),
         user: postgres.user().to_string(),
-        dbname: "postgres".into(),
+        dbname: postgres.dbname().to_string(),
     };
     let rd = Endpoint {
         flavour: Flavour::Redodb,
         host: redodb.host().to_string(),
         port: redodb.port(),
-        user: "redodb".into(),
-        dbname: "redodb".into(),
+        user: redodb.user().to_string(),
+        dbname: redodb.dbname().to_string(),
     };
     let postgres_version = tools.psql(&pg, "SHOW server_version", None)?;
     println!("redodb {} versus PostgreSQL {postgres_version}", env!("CARGO_PKG_VERSION"));
