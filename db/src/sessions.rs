@@ -113,6 +113,9 @@ pub struct SessionEntry {
     pub db_cpu_us: AtomicU64,
     /// Client traffic, counted by the server (see [`NetStat`]).
     net: [AtomicU64; NET_STAT_COUNT],
+    /// The session's own parses and executions (see [`SqlStat`]); the system's totals are
+    /// counted apart, in `Database`'s shared counters and the statement cache.
+    sql_stats: [AtomicU64; SQL_STAT_COUNT],
     /// Raised to interrupt the session's running or waiting statement.
     pub(crate) cancel: CancelFlag,
 }
@@ -196,6 +199,23 @@ pub enum NetStat {
 }
 
 pub const NET_STAT_COUNT: usize = 3;
+
+/// A session's SQL work, for `v$sesstat` / `v$mystat` (the names are `views::DbStat`'s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlStat {
+    /// `parse count (total)`: every statement text looked up in the statement cache.
+    ParseTotal,
+    /// `parse count (hard)`: those not found there (parsed, and failed parses).
+    ParseHard,
+    /// `session cursor cache hits`: those found there.
+    CacheHits,
+    /// `execute count`.
+    Execute,
+    /// `commits deferred by call`.
+    CommitsDeferred,
+}
+
+pub const SQL_STAT_COUNT: usize = 5;
 
 impl NetStat {
     pub const ALL: [NetStat; NET_STAT_COUNT] =
@@ -286,6 +306,18 @@ impl SessionEntry {
         std::array::from_fn(|i| self.net[i].load(Relaxed))
     }
 
+    /// Counts one of the session's parses or executions. Only the session's own thread
+    /// calls it (one writer), so a load and a store do: no locked instruction per
+    /// statement.
+    pub(crate) fn count_sql(&self, stat: SqlStat) {
+        let counter = &self.sql_stats[stat as usize];
+        counter.store(counter.load(Relaxed) + 1, Relaxed);
+    }
+
+    pub fn sql_stat(&self, stat: SqlStat) -> u64 {
+        self.sql_stats[stat as usize].load(Relaxed)
+    }
+
     pub fn events(&self) -> [EventSnapshot; DB_EVENT_COUNT] {
         std::array::from_fn(|i| self.events[i].snapshot())
     }
@@ -329,6 +361,7 @@ impl SessionRegistry {
             db_time_us: AtomicU64::new(0),
             db_cpu_us: AtomicU64::new(0),
             net: Default::default(),
+            sql_stats: Default::default(),
             cancel: CancelFlag::default(),
         });
         r.live.insert(entry.sid, entry.clone());

@@ -26,7 +26,7 @@ use redo::{Stat, StatsSnapshot, WaitEvent};
 use crate::database::{DbShared, Session};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
-use crate::sessions::{DbEvent, NetStat, SessionEntry, DB_EVENT_COUNT};
+use crate::sessions::{DbEvent, NetStat, SessionEntry, SqlStat, DB_EVENT_COUNT};
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
@@ -308,7 +308,8 @@ impl DbStat {
     }
 
     /// One session's values: those counted per session (client traffic, user calls,
-    /// fetches); the others are counted only for the system and show 0.
+    /// fetches, parses and executions); the others (physical writes, the background's)
+    /// are counted only for the system and show 0.
     fn session_values(db: &DbShared, entry: &SessionEntry) -> [u64; DB_STAT_COUNT] {
         let net = entry.net();
         let (rows_fetched, fetch_calls) = db.fetches.of(entry.sid);
@@ -319,6 +320,11 @@ impl DbStat {
             DbStat::UserCalls => entry.user_calls.load(Relaxed),
             DbStat::RowsFetched => rows_fetched,
             DbStat::FetchCalls => fetch_calls,
+            DbStat::ParseCountTotal => entry.sql_stat(SqlStat::ParseTotal),
+            DbStat::ParseCountHard => entry.sql_stat(SqlStat::ParseHard),
+            DbStat::SessionCursorCacheHits => entry.sql_stat(SqlStat::CacheHits),
+            DbStat::ExecuteCount => entry.sql_stat(SqlStat::Execute),
+            DbStat::CommitsDeferredByCall => entry.sql_stat(SqlStat::CommitsDeferred),
             _ => 0,
         })
     }

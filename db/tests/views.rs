@@ -518,3 +518,50 @@ fn physical_writes_count_the_checkpoint_images_in_8k_blocks() {
     assert_eq!(sample.statistic("physical write bytes"), bytes);
     assert_eq!(sample.statistic("physical writes"), blocks);
 }
+
+/// One session's figure from `v$sesstat`, read by another session.
+fn session_stat(observer: &mut Session, sid: u64, name: &str) -> i64 {
+    int(observer, &format!("SELECT value FROM v$sesstat WHERE sid = {sid} AND name = '{name}'"))
+}
+
+#[test]
+fn each_session_counts_its_own_parses_and_executions() {
+    const PARSES: [&str; 4] =
+        ["parse count (total)", "parse count (hard)", "session cursor cache hits", "execute count"];
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut worker = db.session();
+    let bystander = db.session();
+    let mut observer = db.session();
+    run(&mut worker, "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)");
+    let (w, b) = (worker.sid(), bystander.sid());
+    let of = |o: &mut Session, sid| PARSES.map(|name| session_stat(o, sid, name));
+    let (worker_before, bystander_before) = (of(&mut observer, w), of(&mut observer, b));
+
+    // 5 literal inserts (new texts: hard parses), the same SELECT 3 times (1 hard parse,
+    // then 2 found in the cache), and a prepared statement run 4 times (parsed once).
+    for i in 0..5 {
+        run(&mut worker, &format!("INSERT INTO t VALUES ({i}, 'literal')"));
+    }
+    for _ in 0..3 {
+        run(&mut worker, "SELECT count(*) FROM t WHERE id >= 0");
+    }
+    let prepared = worker.prepare("SELECT v FROM t WHERE id = $1").unwrap();
+    for i in 0..4 {
+        worker.execute_prepared(&prepared, &[Value::Int(i)]).unwrap();
+    }
+    run(&mut worker, "COMMIT");
+
+    let worker_after = of(&mut observer, w);
+    let delta: Vec<i64> = worker_after.iter().zip(worker_before).map(|(a, b)| a - b).collect();
+    // Parses: 5 + 3 + 1 (the prepare) + 1 (COMMIT) = 10. Hard: the 5 inserts, the first
+    // SELECT, the prepare, and COMMIT unless the database parsed it before.
+    assert_eq!(delta[0], 10, "parse count (total) {delta:?}");
+    assert_eq!(delta[1] + delta[2], delta[0], "every parse is hard or a cache hit: {delta:?}");
+    assert!(delta[1] >= 7 && delta[2] >= 2, "hard parses and cache hits: {delta:?}");
+    assert_eq!(delta[3], 5 + 3 + 4 + 1, "execute count: {delta:?}");
+    assert_eq!(of(&mut observer, b), bystander_before, "the other session did nothing");
+    // The system counts the same work (and the observer's reads of the view).
+    let system = int(&mut observer, "SELECT value FROM v$sysstat WHERE name = 'execute count'");
+    assert!(system >= worker_after[3], "system {system} vs session {}", worker_after[3]);
+}

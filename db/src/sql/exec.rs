@@ -372,10 +372,23 @@ impl Session {
         })
     }
 
+    /// Counts an execution, for the system and the session.
+    #[inline]
+    fn count_execute(&self) {
+        self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+        self.entry.count_sql(crate::sessions::SqlStat::Execute);
+    }
+
     /// The parsed statement for `sql`, from the shared statement cache when the same text
     /// was parsed before (a soft parse), else parsed now (a hard parse) and cached.
     pub(crate) fn prepare_cached(&self, sql: &str) -> DbResult<std::sync::Arc<Prepared>> {
-        self.db.statements.get_or_parse(sql, prepare).map(|(p, _hit)| p)
+        use crate::sessions::SqlStat;
+        let parsed = self.db.statements.get_or_parse(sql, prepare);
+        self.entry.count_sql(SqlStat::ParseTotal);
+        // Only a hard parse can fail: the cache holds parsed statements only.
+        let hit = matches!(parsed, Ok((_, true)));
+        self.entry.count_sql(if hit { SqlStat::CacheHits } else { SqlStat::ParseHard });
+        parsed.map(|(p, _hit)| p)
     }
 
     /// Executes a string of statements separated by `;` as one call, returning each
@@ -468,15 +481,15 @@ impl Session {
         if let Prepared::Sql(statement) = prepared {
             match statement.as_ref() {
                 ast::Statement::Update(update) => {
-                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    self.count_execute();
                     return self.update_statement(update, params, Some(slot));
                 }
                 ast::Statement::Delete(delete) => {
-                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    self.count_execute();
                     return self.delete_statement(delete, params, Some(slot));
                 }
                 ast::Statement::Insert(insert) => {
-                    self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+                    self.count_execute();
                     return self.insert_statement(insert, params, Some(slot));
                 }
                 _ => {}
@@ -486,7 +499,7 @@ impl Session {
     }
 
     fn run(&mut self, prepared: &Prepared, params: &[Value], call: &mut Call) -> DbResult<QueryResult> {
-        self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
+        self.count_execute();
         match prepared {
             Prepared::Empty => Ok(QueryResult::command("", 0)),
             Prepared::Special(special) => self.run_special(special.clone(), call),
@@ -551,6 +564,7 @@ impl Session {
                     if let Some(receipt) = self.commit(nowait)? {
                         call.pending = call.pending.max(Some(receipt.lsn));
                         self.db.sql_counters.commits_deferred_by_call.fetch_add(1, Relaxed);
+                        self.entry.count_sql(crate::sessions::SqlStat::CommitsDeferred);
                     }
                 } else {
                     self.commit(options)?;
