@@ -82,8 +82,7 @@ impl Default for PostgresOptions {
 /// A PostgreSQL 15 cluster of its own: initdb'd, started, and on drop stopped (fast
 /// shutdown) and removed.
 pub struct PostgresCluster {
-    child: Option<Child>,
-    dir: PathBuf,
+    process: Throwaway,
     port: u16,
     server_version: String,
 }
@@ -114,8 +113,11 @@ impl PostgresCluster {
         let owner = ServerUser::for_postgres()?;
         prepare_throwaway_dir(dir)?;
         // From here on a failure removes the directory again.
-        let mut cluster =
-            PostgresCluster { child: None, dir: dir.to_path_buf(), port: 0, server_version: String::new() };
+        let mut cluster = PostgresCluster {
+            process: Throwaway::new(dir, "postgres", &[libc::SIGINT, libc::SIGQUIT, libc::SIGKILL]),
+            port: 0,
+            server_version: String::new(),
+        };
         if let Some(user) = &owner {
             user.check_reachable(dir)?;
             std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
@@ -164,7 +166,7 @@ impl PostgresCluster {
         let mut settings: Vec<(String, String)> = vec![
             ("listen_addresses".into(), LOOPBACK.into()),
             ("port".into(), port.to_string()),
-            ("unix_socket_directories".into(), self.dir.display().to_string()),
+            ("unix_socket_directories".into(), self.process.dir.display().to_string()),
             ("shared_buffers".into(), options.shared_buffers.clone()),
             ("max_connections".into(), options.max_connections.to_string()),
             ("fsync".into(), "on".into()),
@@ -180,18 +182,18 @@ impl PostgresCluster {
             command.arg("-c").arg(format!("{name}={value}"));
         }
         let child = command
-            .current_dir(&self.dir)
+            .current_dir(&self.process.dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone().context("duplicating the log file")?)
             .stderr(log)
             .spawn()
             .context("starting postgres")?;
-        self.child = Some(child);
+        self.process.child = Some(child);
         self.port = port;
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Some(status) = self.child.as_mut().expect("just started").try_wait()? {
-                self.child = None;
+            if let Some(status) = self.process.child.as_mut().expect("just started").try_wait()? {
+                self.process.child = None;
                 bail!(
                     "postgres exited ({status}) before it accepted connections; its log:\n{}",
                     log_tail(&log_path)
@@ -203,7 +205,7 @@ impl PostgresCluster {
                     return Ok(());
                 }
                 Err(e) if Instant::now() >= deadline => {
-                    self.stop_child();
+                    self.process.stop_child();
                     bail!(
                         "postgres did not accept connections within {} s ({e:#}); its log:\n{}",
                         READY_TIMEOUT.as_secs(),
@@ -252,48 +254,23 @@ impl PostgresCluster {
 
     /// The directory holding everything: `data/`, `postgres.log`, the unix socket.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.process.dir
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
+        self.process.dir.join("data")
     }
 
     /// The server's log (stdout and stderr of `postgres`).
     pub fn log_path(&self) -> PathBuf {
-        self.dir.join("postgres.log")
+        self.process.dir.join("postgres.log")
     }
 
-    /// Stops the server (fast shutdown: open transactions rolled back, a shutdown
-    /// checkpoint) and removes the directory, reporting what went wrong.
+    /// Stops the server (SIGINT, what `pg_ctl stop -m fast` sends: open transactions
+    /// rolled back, a shutdown checkpoint; SIGQUIT and SIGKILL if it lingers) and removes
+    /// the directory, reporting what went wrong.
     pub fn stop(mut self) -> Result<()> {
-        let status = self.stop_child();
-        let removed = remove_dir(&self.dir);
-        self.dir = PathBuf::new();
-        match status {
-            Some(Err(e)) => Err(e),
-            Some(Ok(s)) if !s.success() => bail!("postgres exited with {s} at shutdown"),
-            _ => removed,
-        }
-    }
-
-    /// SIGINT (what `pg_ctl stop -m fast` sends), then SIGQUIT and SIGKILL if it lingers.
-    fn stop_child(&mut self) -> Option<Result<ExitStatus>> {
-        let child = self.child.take()?;
-        Some(stop_process(child, &[libc::SIGINT, libc::SIGQUIT, libc::SIGKILL], "postgres"))
-    }
-}
-
-impl Drop for PostgresCluster {
-    fn drop(&mut self) {
-        if let Some(Err(e)) = self.stop_child() {
-            eprintln!("warning: stopping the PostgreSQL cluster in {}: {e:#}", self.dir.display());
-        }
-        if !self.dir.as_os_str().is_empty() {
-            if let Err(e) = remove_dir(&self.dir) {
-                eprintln!("warning: {e:#}");
-            }
-        }
+        self.process.stop()
     }
 }
 
@@ -301,8 +278,7 @@ impl Drop for PostgresCluster {
 /// SIGTERM (open transactions rolled back, the log made durable, a checkpoint) and its
 /// directory removed.
 pub struct RedodbServer {
-    child: Option<Child>,
-    dir: PathBuf,
+    process: Throwaway,
     port: u16,
 }
 
@@ -323,7 +299,10 @@ impl RedodbServer {
     pub fn start_with(dir: &Path, extra_args: &[String]) -> Result<RedodbServer> {
         let exe = std::env::current_exe().context("finding the redodb binary (current_exe)")?;
         prepare_throwaway_dir(dir)?;
-        let mut server = RedodbServer { child: None, dir: dir.to_path_buf(), port: 0 };
+        let mut server = RedodbServer {
+            process: Throwaway::new(dir, "redodb serve", &[libc::SIGTERM, libc::SIGKILL]),
+            port: 0,
+        };
         let log_path = server.log_path();
         let log = File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
         let mut child = Command::new(&exe)
@@ -341,7 +320,7 @@ impl RedodbServer {
             .spawn()
             .with_context(|| format!("starting {} serve", exe.display()))?;
         let stdout = child.stdout.take().expect("stdout is piped");
-        server.child = Some(child);
+        server.process.child = Some(child);
         // The server prints one line when it listens; the rest of its stdout is drained
         // so that it can never block on a full pipe.
         let (lines, listening) = mpsc::channel();
@@ -355,8 +334,8 @@ impl RedodbServer {
             .context("spawning a thread to read the server's output")?;
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Some(status) = server.child.as_mut().expect("just started").try_wait()? {
-                server.child = None;
+            if let Some(status) = server.process.child.as_mut().expect("just started").try_wait()? {
+                server.process.child = None;
                 bail!("redodb serve exited ({status}) before it listened; its log:\n{}", log_tail(&log_path));
             }
             match listening.recv_timeout(Duration::from_millis(100)) {
@@ -412,41 +391,62 @@ impl RedodbServer {
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.process.dir
     }
 
     /// The database directory (`--data`).
     pub fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
+        self.process.dir.join("data")
     }
 
     /// The server's stderr (its log).
     pub fn log_path(&self) -> PathBuf {
-        self.dir.join("redodb.log")
+        self.process.dir.join("redodb.log")
     }
 
-    /// Stops the server (SIGTERM) and removes the directory, reporting what went wrong.
+    /// Stops the server (SIGTERM: a clean shutdown; SIGKILL if it lingers) and removes the
+    /// directory, reporting what went wrong.
     pub fn stop(mut self) -> Result<()> {
+        self.process.stop()
+    }
+}
+
+/// A server process of ours and the directory it lives in: stopped with `signals` in turn
+/// (each given a while to work) and the directory removed, by `stop` or on drop.
+struct Throwaway {
+    child: Option<Child>,
+    /// Empty once removed.
+    dir: PathBuf,
+    what: &'static str,
+    signals: &'static [i32],
+}
+
+impl Throwaway {
+    fn new(dir: &Path, what: &'static str, signals: &'static [i32]) -> Throwaway {
+        Throwaway { child: None, dir: dir.to_path_buf(), what, signals }
+    }
+
+    fn stop_child(&mut self) -> Option<Result<ExitStatus>> {
+        let child = self.child.take()?;
+        Some(stop_process(child, self.signals, self.what))
+    }
+
+    fn stop(&mut self) -> Result<()> {
         let status = self.stop_child();
         let removed = remove_dir(&self.dir);
         self.dir = PathBuf::new();
         match status {
             Some(Err(e)) => Err(e),
-            Some(Ok(s)) if !s.success() => bail!("redodb serve exited with {s} at shutdown"),
+            Some(Ok(s)) if !s.success() => bail!("{} exited with {s} at shutdown", self.what),
             _ => removed,
         }
     }
-
-    fn stop_child(&mut self) -> Option<Result<ExitStatus>> {
-        let child = self.child.take()?;
-        Some(stop_process(child, &[libc::SIGTERM, libc::SIGKILL], "redodb serve"))
-    }
 }
 
-impl Drop for RedodbServer {
+impl Drop for Throwaway {
     fn drop(&mut self) {
         if let Some(Err(e)) = self.stop_child() {
-            eprintln!("warning: stopping redodb serve in {}: {e:#}", self.dir.display());
+            eprintln!("warning: stopping {} in {}: {e:#}", self.what, self.dir.display());
         }
         if !self.dir.as_os_str().is_empty() {
             if let Err(e) = remove_dir(&self.dir) {
