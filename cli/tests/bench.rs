@@ -190,6 +190,10 @@ fn check_charts(out: &Path, doc: &Value) -> usize {
     n
 }
 
+/// Every scenario `redodb bench --list` names (besides `all`).
+const SCENARIOS: [&str; 7] =
+    ["commit-time", "commit-modes", "group-commit", "strands", "redo-size", "batch-dml", "client-practices"];
+
 #[test]
 fn every_scenario_runs_quick_on_the_embedded_target_and_writes_json_csv_charts_and_html() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -238,15 +242,7 @@ fn every_scenario_runs_quick_on_the_embedded_target_and_writes_json_csv_charts_a
 
     let charts = check_charts(&out, &doc);
     let dom = chromium_dom(&out.join("index.html"), &dir.path().join("chromium-profile"), "the HTML page");
-    for name in [
-        "commit-time",
-        "commit-modes",
-        "group-commit",
-        "strands",
-        "redo-size",
-        "batch-dml",
-        "client-practices",
-    ] {
+    for name in SCENARIOS {
         assert!(dom.contains(&format!("<section id=\"{name}\">")), "the page lacks {name}");
     }
     assert_eq!(dom.matches("<svg").count(), charts, "every chart inline");
@@ -257,15 +253,7 @@ fn every_scenario_runs_quick_on_the_embedded_target_and_writes_json_csv_charts_a
 #[test]
 fn the_default_scenario_is_commit_modes_and_list_names_every_scenario() {
     let list = succeeded(redodb(&["bench", "--list"]), "redodb bench --list");
-    for name in [
-        "commit-time",
-        "commit-modes",
-        "group-commit",
-        "strands",
-        "redo-size",
-        "batch-dml",
-        "client-practices",
-    ] {
+    for name in SCENARIOS {
         assert!(list.lines().any(|l| l.trim_start().starts_with(name)), "--list lacks {name}:\n{list}");
     }
     let dir = tempfile::tempdir().expect("tempdir");

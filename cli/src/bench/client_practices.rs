@@ -134,15 +134,7 @@ impl SessionStats {
             }
             None => (BTreeMap::new(), StatsSource::Unavailable),
         };
-        Ok(Sample {
-            at,
-            stats,
-            events: BTreeMap::new(),
-            time_model: BTreeMap::new(),
-            log_file_sync_histogram: BTreeMap::new(),
-            cpu,
-            source,
-        })
+        Ok(Sample::counters_only(at, stats, cpu, source))
     }
 }
 
@@ -346,6 +338,40 @@ fn elapsed_ms(f: &Figures) -> String {
     format!("{:.1}", f.seconds * 1000.0)
 }
 
+/// The table of one batch-size test (`variant` prefix "fetch" or "array"): per batch
+/// size, elapsed time, rows/s, calls, round trips and the speed-up over a batch of 1.
+fn batch_table(
+    rep: &ScenarioReport,
+    variant: &str,
+    title: String,
+    headers: [&str; 2],
+    notes: &[&str],
+) -> Table {
+    let batches: Vec<&Measurement> =
+        rep.measurements.iter().filter(|m| m.figures.variant.starts_with(variant)).collect();
+    let base = batches.first().map(|m| m.figures.seconds);
+    let [size, calls] = headers;
+    let mut t = Table::new(
+        title,
+        &[size, "Elapsed ms", "Rows/s", calls, "Round trips (client)", "Round trips (v$)", "Speed-up vs 1"],
+    );
+    figure_rows(&mut t, &batches, |f| {
+        vec![
+            opt(f.batch_size.map(|b| b as f64), 0),
+            elapsed_ms(f),
+            thousands(f.rows_per_sec),
+            count(f.calls),
+            count(f.client_round_trips),
+            count(f.server_round_trips),
+            opt(base.map(|b| b / f.seconds), 1),
+        ]
+    });
+    for n in notes {
+        t.note(*n);
+    }
+    t
+}
+
 fn tables_findings_charts(rep: &mut ScenarioReport, rows: u64) {
     let find =
         |variant: &str| rep.measurements.iter().find(|m| m.figures.variant == variant).map(|m| &m.figures);
@@ -386,68 +412,24 @@ fn tables_findings_charts(rep: &mut ScenarioReport, rows: u64) {
     t.note("Round trips (v$) = the session's SQL*Net roundtrips to/from client in v$sesstat; parses from v$sysstat; - where the server has no such counter (PostgreSQL)");
     rep.tables.push(t);
 
-    let fetches: Vec<&Measurement> =
-        rep.measurements.iter().filter(|m| m.figures.variant.starts_with("fetch")).collect();
-    let base = fetches.first().map(|m| m.figures.seconds);
-    let mut t = Table::new(
-        format!(
-            "FETCH SIZE: one query of {} rows through a portal, N rows per fetch",
-            thousands(rows as f64)
-        ),
-        &[
-            "Fetch size",
-            "Elapsed ms",
-            "Rows/s",
-            "Fetch calls",
-            "Round trips (client)",
-            "Round trips (v$)",
-            "Speed-up vs 1",
-        ],
-    );
-    figure_rows(&mut t, &fetches, |f| {
-        vec![
-            opt(f.batch_size.map(|b| b as f64), 0),
-            elapsed_ms(f),
-            thousands(f.rows_per_sec),
-            count(f.calls),
-            count(f.client_round_trips),
-            count(f.server_round_trips),
-            opt(base.map(|b| b / f.seconds), 1),
-        ]
-    });
-    t.note("seed 004: JDBC's default fetch size of 10 was more than 6 times slower than 100 or 200; returns diminish, never turn negative");
-    rep.tables.push(t);
-
-    let arrays: Vec<&Measurement> =
-        rep.measurements.iter().filter(|m| m.figures.variant.starts_with("array")).collect();
-    let base = arrays.first().map(|m| m.figures.seconds);
-    let mut t = Table::new(
+    rep.tables.push(batch_table(
+        rep,
+        "fetch",
+        format!("FETCH SIZE: one query of {} rows through a portal, N rows per fetch", thousands(rows as f64)),
+        ["Fetch size", "Fetch calls"],
+        &["seed 004: JDBC's default fetch size of 10 was more than 6 times slower than 100 or 200; returns diminish, never turn negative"],
+    ));
+    rep.tables.push(batch_table(
+        rep,
+        "array",
         format!("ARRAY INSERT: {} rows in one transaction, N rows per call", thousands(rows as f64)),
+        ["Rows per call", "Calls"],
         &[
-            "Rows per call",
-            "Elapsed ms",
-            "Rows/s",
-            "Calls",
-            "Round trips (client)",
-            "Round trips (v$)",
-            "Speed-up vs 1",
+            "1 row per call: one Bind/Execute/Sync round trip per row; more: the call's binds pipelined, sent before the first reply is read (JDBC's addBatch/executeBatch)",
+            "the server counts a round trip per reply it sends: a pipelined call whose messages arrive in several reads is answered in several sends",
+            "seed 004: \"Array insert gives about the same performance improvements as array fetch\"",
         ],
-    );
-    figure_rows(&mut t, &arrays, |f| {
-        vec![
-            opt(f.batch_size.map(|b| b as f64), 0),
-            elapsed_ms(f),
-            thousands(f.rows_per_sec),
-            count(f.calls),
-            count(f.client_round_trips),
-            count(f.server_round_trips),
-            opt(base.map(|b| b / f.seconds), 1),
-        ]
-    });
-    t.note("1 row per call: one Bind/Execute/Sync round trip per row; more: the call's binds pipelined, sent before the first reply is read (JDBC's addBatch/executeBatch)");
-    t.note("the server counts a round trip per reply it sends: a pipelined call whose messages arrive in several reads is answered in several sends");
-    t.note("seed 004: \"Array insert gives about the same performance improvements as array fetch\"");
-    rep.tables.push(t);
+    ));
 
     let hard = |v: &str| find(v).and_then(|f| f.parse_count_hard);
     if let (Some(select), Some(update)) =

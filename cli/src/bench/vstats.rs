@@ -113,6 +113,27 @@ pub struct Sample {
     pub source: StatsSource,
 }
 
+impl Sample {
+    /// A sample of statistics alone: no wait events, time model or histogram (a server
+    /// that publishes only counters, or a session's own counters).
+    pub fn counters_only(
+        at: Instant,
+        stats: BTreeMap<String, u64>,
+        cpu: CpuTimes,
+        source: StatsSource,
+    ) -> Sample {
+        Sample {
+            at,
+            stats,
+            events: BTreeMap::new(),
+            time_model: BTreeMap::new(),
+            log_file_sync_histogram: BTreeMap::new(),
+            cpu,
+            source,
+        }
+    }
+}
+
 /// A count from a view: an integer, a float, or text holding either (a simple query over
 /// the wire returns text).
 fn int(v: &Value) -> Result<u64> {
@@ -185,15 +206,7 @@ pub fn sample(conn: &mut dyn Connection, flavour: Flavour, moment: Moment) -> Re
         return Err(anyhow!("pg_stat_wal: expected {} columns, got {}", names.len(), row.len()));
     }
     let stats = names.iter().zip(row).map(|(n, v)| Ok((n.to_string(), int(v)?))).collect::<Result<_>>()?;
-    Ok(Sample {
-        at,
-        stats,
-        events: BTreeMap::new(),
-        time_model: BTreeMap::new(),
-        log_file_sync_histogram: BTreeMap::new(),
-        cpu,
-        source: StatsSource::PgStatWal,
-    })
+    Ok(Sample::counters_only(at, stats, cpu, StatsSource::PgStatWal))
 }
 
 /// Reads the `v$` views now.
