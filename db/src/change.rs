@@ -19,17 +19,33 @@
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
 
 use crate::error::{DbError, DbResult};
-use crate::schema::{Column, Key, TableSchema};
+use crate::schema::{Column, Key, Row, TableSchema};
 use crate::value::{DataType, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     CreateTable(TableSchema),
-    DropTable { table: String },
-    Truncate { table: String },
-    Insert { table: String, row: Vec<Value> },
-    Update { table: String, key: Key, row: Vec<Value> },
-    Delete { table: String, key: Key },
+    DropTable {
+        table: String,
+    },
+    Truncate {
+        table: String,
+    },
+    /// The row is the one the transaction's overlay shows and the committed state will
+    /// hold: one allocation from the statement to the table.
+    Insert {
+        table: String,
+        row: Row,
+    },
+    Update {
+        table: String,
+        key: Key,
+        row: Row,
+    },
+    Delete {
+        table: String,
+        key: Key,
+    },
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -149,8 +165,8 @@ impl Change {
             }
             2 => Change::DropTable { table: r.str()? },
             3 => Change::Truncate { table: r.str()? },
-            4 => Change::Insert { table: r.str()?, row: r.values()? },
-            5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: r.values()? },
+            4 => Change::Insert { table: r.str()?, row: Row::new(r.values()?) },
+            5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: Row::new(r.values()?) },
             6 => Change::Delete { table: r.str()?, key: r.values()?.into() },
             t => return Err(corrupt(format!("change tag {t}"))),
         };
@@ -248,13 +264,17 @@ mod tests {
             name.prop_map(|table| Change::DropTable { table }),
             name.prop_map(|table| Change::Truncate { table }),
             (name, proptest::collection::vec(arb_value(), 0..8))
-                .prop_map(|(table, row)| Change::Insert { table, row }),
+                .prop_map(|(table, row)| Change::Insert { table, row: Row::new(row) }),
             (
                 name,
                 proptest::collection::vec(arb_value(), 1..3),
                 proptest::collection::vec(arb_value(), 0..8)
             )
-                .prop_map(|(table, key, row)| Change::Update { table, key: key.into(), row }),
+                .prop_map(|(table, key, row)| Change::Update {
+                    table,
+                    key: key.into(),
+                    row: Row::new(row)
+                }),
             (name, proptest::collection::vec(arb_value(), 1..3))
                 .prop_map(|(table, key)| Change::Delete { table, key: key.into() }),
             (name, 1usize..6, any::<bool>()).prop_map(|(table, n, text)| {

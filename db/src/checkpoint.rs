@@ -125,7 +125,7 @@ pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<Ima
         put_record(&mut w, &Change::CreateTable((*table.schema).clone()), &mut scratch)?;
         w.write_all(&(table.rows.len() as u64).to_le_bytes())?;
         for row in table.rows.values() {
-            put_record(&mut w, &Change::Insert { table: name.clone(), row: (**row).clone() }, &mut scratch)?;
+            put_record(&mut w, &Change::Insert { table: name.clone(), row: row.clone() }, &mut scratch)?;
         }
     }
     let crc = w.crc;
@@ -213,7 +213,7 @@ pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
         let mut table = Table { schema: Arc::new(schema), rows: OrdMap::new() };
         for _ in 0..nrows {
             let Change::Insert { row, .. } = r.record()? else { return Err(bad("expected a row".into())) };
-            table.rows.insert(table.schema.key_of(&row), Arc::new(row));
+            table.rows.insert(table.schema.key_of(&row), row);
         }
         tables.insert(table.schema.name.clone(), table);
     }

@@ -100,17 +100,19 @@ impl DbState {
             Change::Insert { table, row } => {
                 let t = self.table_mut(table)?;
                 let key = t.schema.key_of(row);
-                if t.rows.contains_key(&key) {
+                // One walk down the tree; a duplicate (never on the commit path, where
+                // the row lock and the read under it exclude one) is put back.
+                if let Some(existing) = t.rows.insert(key.clone(), row.clone()) {
+                    t.rows.insert(key.clone(), existing);
                     return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{key:?}") });
                 }
-                t.rows.insert(key, Arc::new(row.clone()));
             }
             Change::Update { table, key, row } => {
                 let t = self.table_mut(table)?;
                 if let Some(current) = t.rows.get_mut(key) {
                     // The common case: the key is unchanged, one walk down the tree.
                     if t.schema.primary_key.iter().zip(key.iter()).all(|(&i, k)| row[i] == *k) {
-                        *current = Arc::new(row.clone());
+                        *current = row.clone();
                         return Ok(());
                     }
                 }
@@ -123,7 +125,7 @@ impl DbState {
                 if t.rows.contains_key(&new_key) {
                     return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{new_key:?}") });
                 }
-                t.rows.insert(new_key, Arc::new(row.clone()));
+                t.rows.insert(new_key, row.clone());
             }
             Change::Delete { table, key } => {
                 if self.table_mut(table)?.rows.remove(key).is_none() {

@@ -156,7 +156,7 @@ fn an_image_holding_commits_applied_ahead_of_its_scn_recovers_each_commit_once()
     image_state
         .apply(&db::Change::Insert {
             table: "items".into(),
-            row: vec![Value::Int(5), Value::Text("005".into())],
+            row: vec![Value::Int(5), Value::Text("005".into())].into(),
         })
         .unwrap();
     image_state.mark_applied(receipts[1].scn, receipts[1].lsn);

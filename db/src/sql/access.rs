@@ -454,8 +454,6 @@ impl Session {
             }
             return Ok(());
         }
-        let snapshot = self.db.snapshot();
-        let rows = &snapshot.table(table)?.rows;
         let own = self.own_changes();
         let mut handed = 0u32;
         let mut hand = |row: &Row| {
@@ -468,18 +466,28 @@ impl Session {
             visit(row)
         };
         match access {
-            Access::Empty => {}
+            Access::Empty => self.db.read_state(|st| st.table(table).map(|_| ()))?,
             Access::Points(keys) => {
-                for key in keys {
-                    let row = if own { self.get_in(&snapshot, table, key)? } else { rows.get(key).cloned() };
-                    if let Some(row) = row {
-                        if !hand(&row)? {
-                            break;
-                        }
+                // A few keys: read under the state lock, no snapshot (see `read_state`),
+                // then visited with the lock released.
+                let found = self.db.read_state(|st| -> DbResult<Vec<Row>> {
+                    let rows = &st.table(table)?.rows;
+                    let mut found = Vec::with_capacity(keys.len());
+                    for key in keys {
+                        let row = if own { self.get_in(st, table, key)? } else { rows.get(key).cloned() };
+                        found.extend(row);
+                    }
+                    Ok(found)
+                })?;
+                for row in &found {
+                    if !hand(row)? {
+                        break;
                     }
                 }
             }
             Access::Range { prefix, lo, hi } => {
+                let snapshot = self.db.snapshot();
+                let rows = &snapshot.table(table)?.rows;
                 let mut start = prefix.clone();
                 if let Some(lo) = lo {
                     start.push(lo.value.clone());
@@ -499,6 +507,8 @@ impl Session {
                 merge_visit(committed, &mine, &mut hand)?;
             }
             Access::Full => {
+                let snapshot = self.db.snapshot();
+                let rows = &snapshot.table(table)?.rows;
                 let mine = if own { self.own_rows(table) } else { Vec::new() };
                 merge_visit(rows.iter(), &mine, &mut hand)?;
             }

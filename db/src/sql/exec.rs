@@ -227,8 +227,8 @@ pub(crate) enum Compiled {
     Dml(CompiledDml),
     /// INSERT ... VALUES: the rows, one template per target column, and the RETURNING.
     InsertValues {
-        table: String,
-        schema: Arc<TableSchema>,
+        /// The table and target columns, resolved once.
+        target: InsertTarget,
         rows: Vec<Vec<Template>>,
         returning: Option<Returning>,
     },
@@ -238,13 +238,13 @@ impl Compiled {
     fn table(&self) -> (&str, &Arc<TableSchema>) {
         match self {
             Compiled::Dml(dml) => (&dml.relation.name, &dml.relation.schema),
-            Compiled::InsertValues { table, schema, .. } => (table, schema),
+            Compiled::InsertValues { target, .. } => (&target.table, &target.schema),
         }
     }
 }
 
 /// INSERT's table (with its alias, for RETURNING) and the columns its values go to.
-struct InsertTarget {
+pub(crate) struct InsertTarget {
     table: String,
     alias: Option<String>,
     schema: Arc<TableSchema>,
@@ -815,7 +815,6 @@ impl Session {
         params: &[Value],
         slot: Option<&CompiledSlot>,
     ) -> DbResult<QueryResult> {
-        let target = self.insert_target(insert)?;
         let source = insert
             .source
             .as_ref()
@@ -829,20 +828,25 @@ impl Session {
         // INSERT ... VALUES of a prepared statement: its rows compiled once, as templates.
         if let (Some(values), Some(slot)) = (values, slot) {
             // (The rows are templates either way: they are given the values below.)
+            // The table and columns are resolved at compile time only: a compiled plan is
+            // used while its table's schema is the one it was compiled against.
             let compiled = self.compiled(Some(slot), params, |s, params| {
-                s.compile_insert_values(&target, values, target.returning(insert, params, s)?)
+                let target = s.insert_target(insert)?;
+                let returning = target.returning(insert, params, s)?;
+                s.compile_insert_values(target, values, returning)
             });
             if let Ok(compiled) = compiled {
-                let Compiled::InsertValues { rows, returning, .. } = compiled.as_ref() else {
+                let Compiled::InsertValues { target, rows, returning } = compiled.as_ref() else {
                     unreachable!("an INSERT's slot holds its VALUES")
                 };
                 let rows = rows
                     .iter()
                     .map(|row| row.iter().map(|e| e.with_params(params)?.eval(&[], &[])).collect())
                     .collect::<DbResult<Vec<Vec<Value>>>>()?;
-                return self.insert_rows(&target, rows, returning.as_ref(), params);
+                return self.insert_rows(target, rows, returning.as_ref(), params);
             }
         }
+        let target = self.insert_target(insert)?;
         let rows = match values {
             Some(values) => values_output(values, params, self)?.rows,
             None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
@@ -875,7 +879,7 @@ impl Session {
         if crate::views::is_view(&table) {
             return Err(crate::views::read_only(&table));
         }
-        let schema = self.db.snapshot().table(&table)?.schema.clone();
+        let schema = self.schema_of(&table)?;
         let targets: Vec<usize> = if insert.columns.is_empty() {
             (0..schema.columns.len()).collect()
         } else {
@@ -899,7 +903,7 @@ impl Session {
     /// The rows of INSERT ... VALUES compiled as templates, with the statement's RETURNING.
     fn compile_insert_values(
         &self,
-        target: &InsertTarget,
+        target: InsertTarget,
         values: &ast::Values,
         returning: Option<Returning>,
     ) -> DbResult<Compiled> {
@@ -916,12 +920,7 @@ impl Session {
             }
             rows.push(row);
         }
-        Ok(Compiled::InsertValues {
-            table: target.table.clone(),
-            schema: target.schema.clone(),
-            rows,
-            returning,
-        })
+        Ok(Compiled::InsertValues { target, rows, returning })
     }
 
     /// Inserts `rows` (values for the target columns) as one statement, with the
@@ -1141,9 +1140,8 @@ impl Session {
         let Some(slot) = slot else { return compile(self, Some(params)).map(Arc::new) };
         let cached = slot.lock().expect("compiled slot poisoned").clone();
         if let Some(compiled) = cached {
-            let current = self.db.snapshot();
             let (table, schema) = compiled.table();
-            if current.tables.get(table).is_some_and(|t| Arc::ptr_eq(&t.schema, schema)) {
+            if self.db.read_state(|st| st.tables.get(table).is_some_and(|t| Arc::ptr_eq(&t.schema, schema))) {
                 return Ok(compiled);
             }
         }
