@@ -1,7 +1,9 @@
 //! `redodb versus-postgres`: redodb's server against PostgreSQL 15 on the same machine in
 //! the same run, both driven by the same pgbench scripts (`pgbench`): insert-commit and
 //! update-commit on 30,000 rows, `-M prepared`, 1, 8 and 32 clients, PostgreSQL with
-//! `synchronous_commit` on and off against redodb WAIT and NOWAIT.
+//! `synchronous_commit` on and off against redodb WAIT and NOWAIT (NOWAIT both with
+//! IMMEDIATE logging, the target, and with BATCH, like for like: PostgreSQL's
+//! `off` leaves the WAL sync to its WAL writer as BATCH leaves it to redodb's).
 //!
 //! It starts both servers itself: a throwaway PostgreSQL 15 cluster from the Debian
 //! package and `redodb serve` from this binary, each in a temporary directory on a spare
@@ -21,7 +23,7 @@ use serde::Serialize;
 use crate::common::machine::{self, MachineFacts};
 use crate::common::postgres::{PostgresCluster, RedodbServer};
 use crate::common::{bench_dir, thousands};
-use pgbench::{Endpoint, Flavour, RunFigures, Tools, Workload};
+use pgbench::{Endpoint, Flavour, Pairing, RunFigures, Tools, Workload};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -51,6 +53,8 @@ pub struct Args {
 pub struct Cell {
     pub workload: Workload,
     pub clients: u32,
+    /// The commit modes compared.
+    pub pairing: Pairing,
     /// WAIT vs synchronous_commit=on (else NOWAIT vs off).
     pub wait: bool,
     pub postgres: RunFigures,
@@ -83,6 +87,24 @@ struct Report {
 /// The targets: at 32 clients (or the most clients run), per workload.
 const WAIT_TARGET: f64 = 2.0;
 const NOWAIT_TARGET: f64 = 1.5;
+
+impl Pairing {
+    fn target(self) -> f64 {
+        if self == Pairing::Wait {
+            WAIT_TARGET
+        } else {
+            NOWAIT_TARGET
+        }
+    }
+
+    fn verdict_label(self) -> &'static str {
+        match self {
+            Pairing::Wait => "redodb WAIT / PostgreSQL synchronous_commit=on",
+            Pairing::NowaitImmediate => "redodb NOWAIT / PostgreSQL synchronous_commit=off",
+            Pairing::NowaitBatch => "redodb NOWAIT BATCH / PostgreSQL synchronous_commit=off",
+        }
+    }
+}
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
@@ -138,24 +160,26 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let mut cells = Vec::new();
     for &workload in &workloads {
-        for wait in [true, false] {
+        for pairing in Pairing::ALL {
             for &c in &clients {
-                let postgres = tools.run(&pg, workload, wait, c, seconds, &scratch)?;
-                let redodb = tools.run(&rd, workload, wait, c, seconds, &scratch)?;
+                let postgres = tools.run(&pg, workload, pairing, c, seconds, &scratch)?;
+                let redodb = tools.run(&rd, workload, pairing, c, seconds, &scratch)?;
                 let ratio = if postgres.tps > 0.0 { redodb.tps / postgres.tps } else { 0.0 };
                 eprintln!(
                     "{} {c} clients {}: PostgreSQL {} tps, redodb {} tps ({ratio:.2}x)",
                     workload.name(),
-                    if wait { "WAIT/on" } else { "NOWAIT/off" },
+                    pairing.label(),
                     thousands(postgres.tps),
                     thousands(redodb.tps)
                 );
-                cells.push(Cell { workload, clients: c, wait, postgres, redodb, ratio });
+                let wait = pairing == Pairing::Wait;
+                cells.push(Cell { workload, clients: c, pairing, wait, postgres, redodb, ratio });
             }
         }
     }
     // Commit mode back to the default, for anyone who looks at the server afterwards.
     tools.psql(&rd, "ALTER SYSTEM SET commit_wait = WAIT", None)?;
+    tools.psql(&rd, "ALTER SYSTEM SET commit_logging = IMMEDIATE", None)?;
 
     print_table(&cells);
     let verdicts = verdicts(&cells);
@@ -185,7 +209,7 @@ pub fn run(args: Args) -> Result<()> {
 fn print_table(cells: &[Cell]) {
     println!("PGBENCH: transactions per second, average latency, commits per log sync (server's own counts)");
     println!(
-        "  {:<8} {:<26} {:>7}   {:>10} {:>8} {:>7}   {:>10} {:>8} {:>7}   {:>6}",
+        "  {:<8} {:<32} {:>7}   {:>10} {:>8} {:>7}   {:>10} {:>8} {:>7}   {:>6}",
         "workload",
         "mode (PostgreSQL / redodb)",
         "clients",
@@ -200,14 +224,14 @@ fn print_table(cells: &[Cell]) {
     let per_sync = |f: &RunFigures| f.commits_per_sync().map_or("-".into(), |v| format!("{v:.1}"));
     let mut last = None;
     for c in cells {
-        if last.is_some() && last != Some((c.workload, c.wait)) {
+        if last.is_some() && last != Some((c.workload, c.pairing)) {
             println!();
         }
-        last = Some((c.workload, c.wait));
+        last = Some((c.workload, c.pairing));
         println!(
-            "  {:<8} {:<26} {:>7}   {:>10} {:>8.3} {:>7}   {:>10} {:>8.3} {:>7}   {:>5.2}x",
+            "  {:<8} {:<32} {:>7}   {:>10} {:>8.3} {:>7}   {:>10} {:>8.3} {:>7}   {:>5.2}x",
             c.workload.name(),
-            if c.wait { "sync_commit=on / WAIT" } else { "sync_commit=off / NOWAIT" },
+            c.pairing.label(),
             c.clients,
             thousands(c.postgres.tps),
             c.postgres.latency_avg_ms,
@@ -229,18 +253,9 @@ fn verdicts(cells: &[Cell]) -> Vec<Verdict> {
         .iter()
         .filter(|c| c.clients == most)
         .map(|c| {
-            let target = if c.wait { WAIT_TARGET } else { NOWAIT_TARGET };
+            let target = c.pairing.target();
             Verdict {
-                what: format!(
-                    "{} {} clients, {}",
-                    c.workload.name(),
-                    c.clients,
-                    if c.wait {
-                        "redodb WAIT / PostgreSQL synchronous_commit=on"
-                    } else {
-                        "redodb NOWAIT / PostgreSQL synchronous_commit=off"
-                    }
-                ),
+                what: format!("{} {} clients, {}", c.workload.name(), c.clients, c.pairing.verdict_label()),
                 ratio: c.ratio,
                 target,
                 pass: c.ratio >= target,

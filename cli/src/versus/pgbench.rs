@@ -33,12 +33,60 @@ impl Flavour {
     }
 
     /// The commit mode of a run, in the server's own words.
-    pub fn mode_name(self, wait: bool) -> &'static str {
-        match (self, wait) {
-            (Flavour::Redodb, true) => "commit_wait=WAIT",
-            (Flavour::Redodb, false) => "commit_wait=NOWAIT",
-            (Flavour::Postgres, true) => "synchronous_commit=on",
-            (Flavour::Postgres, false) => "synchronous_commit=off",
+    pub fn mode_name(self, pairing: Pairing) -> String {
+        match self {
+            Flavour::Redodb => {
+                let (wait, logging) = pairing.redodb_mode();
+                format!("commit_wait={wait}, commit_logging={logging}")
+            }
+            Flavour::Postgres => format!("synchronous_commit={}", pairing.synchronous_commit()),
+        }
+    }
+}
+
+/// The commit modes compared: redodb's COMMIT WRITE mode against PostgreSQL's
+/// `synchronous_commit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// WAIT/IMMEDIATE against `on`: both wait for the log sync.
+    Wait,
+    /// NOWAIT/IMMEDIATE against `off`: the NOWAIT target. redodb's commit posts
+    /// the log writer at once, which writes and syncs for every post (thousands of
+    /// syncs a second), while PostgreSQL leaves the sync to its WAL writer.
+    NowaitImmediate,
+    /// NOWAIT/BATCH against `off`: like for like, both leave the log write to a background
+    /// writer's triggers (redodb: buffer 1/3 full, 1 MiB, 3 s; PostgreSQL's WAL writer:
+    /// 200 ms or 1 MB between syncs).
+    NowaitBatch,
+}
+
+impl Pairing {
+    pub const ALL: [Pairing; 3] = [Pairing::Wait, Pairing::NowaitImmediate, Pairing::NowaitBatch];
+
+    /// redodb's `commit_wait` and `commit_logging`.
+    pub fn redodb_mode(self) -> (&'static str, &'static str) {
+        match self {
+            Pairing::Wait => ("WAIT", "IMMEDIATE"),
+            Pairing::NowaitImmediate => ("NOWAIT", "IMMEDIATE"),
+            Pairing::NowaitBatch => ("NOWAIT", "BATCH"),
+        }
+    }
+
+    pub fn synchronous_commit(self) -> &'static str {
+        if self == Pairing::Wait {
+            "on"
+        } else {
+            "off"
+        }
+    }
+
+    /// The row label: PostgreSQL's setting / redodb's mode.
+    pub fn label(self) -> &'static str {
+        match self {
+            Pairing::Wait => "sync_commit=on / WAIT",
+            Pairing::NowaitImmediate => "sync_commit=off / NOWAIT",
+            Pairing::NowaitBatch => "sync_commit=off / NOWAIT BATCH",
         }
     }
 }
@@ -183,17 +231,18 @@ impl Tools {
         Ok(())
     }
 
-    /// Readies the server for a run of `workload` in commit mode `wait`: the insert table
+    /// Readies the server for a run of `workload` in the commit mode of `pairing`: the insert table
     /// emptied, redodb's commit mode set, the server's dirty state written out (a
     /// PostgreSQL checkpoint, so no run pays for the one before it).
-    fn prepare_run(&self, e: &Endpoint, workload: Workload, wait: bool) -> Result<()> {
+    fn prepare_run(&self, e: &Endpoint, workload: Workload, pairing: Pairing) -> Result<()> {
         if workload == Workload::Insert {
             self.psql(e, "TRUNCATE w1", None)?;
         }
         match e.flavour {
             Flavour::Redodb => {
-                let mode = if wait { "WAIT" } else { "NOWAIT" };
-                self.psql(e, &format!("ALTER SYSTEM SET commit_wait = {mode}"), None)?;
+                let (wait, logging) = pairing.redodb_mode();
+                self.psql(e, &format!("ALTER SYSTEM SET commit_wait = {wait}"), None)?;
+                self.psql(e, &format!("ALTER SYSTEM SET commit_logging = {logging}"), None)?;
             }
             Flavour::Postgres => {
                 self.psql(e, "CHECKPOINT", None)?;
@@ -224,17 +273,17 @@ impl Tools {
     }
 
     /// One pgbench run: `clients` clients for `seconds`, `-M prepared`, the workload's
-    /// script, in commit mode `wait`.
+    /// script, in the commit mode of `pairing`.
     pub fn run(
         &self,
         e: &Endpoint,
         workload: Workload,
-        wait: bool,
+        pairing: Pairing,
         clients: u32,
         seconds: u32,
         scratch: &Path,
     ) -> Result<RunFigures> {
-        self.prepare_run(e, workload, wait)?;
+        self.prepare_run(e, workload, pairing)?;
         let script = scratch.join(format!("{}.sql", workload.name()));
         std::fs::write(&script, workload.script())
             .with_context(|| format!("writing {}", script.display()))?;
@@ -251,7 +300,7 @@ impl Tools {
             .stdin(Stdio::null());
         match e.flavour {
             Flavour::Postgres => {
-                cmd.env("PGOPTIONS", format!("-c synchronous_commit={}", if wait { "on" } else { "off" }));
+                cmd.env("PGOPTIONS", format!("-c synchronous_commit={}", pairing.synchronous_commit()));
             }
             Flavour::Redodb => {
                 cmd.env_remove("PGOPTIONS");
@@ -265,7 +314,7 @@ impl Tools {
             workload.name(),
             clients,
             e.flavour.name(),
-            e.flavour.mode_name(wait)
+            e.flavour.mode_name(pairing)
         );
         if !out.status.success() {
             bail!("{label} failed ({}):\n{stdout}\n{stderr}", out.status);
