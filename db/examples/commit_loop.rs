@@ -106,6 +106,31 @@ fn main() {
         stats.row_lock_waits,
         stats.row_lock_wait_us
     );
+    // The log writer's side, as a DBA reads it: writes, who wrote, and the two waits.
+    let mut s = db.session();
+    let figures = s
+        .execute(
+            "SELECT name, value FROM v$sysstat WHERE name IN ('redo writes', 'redo writes by foreground', 'user commits')",
+            &[],
+        )
+        .unwrap();
+    let events = s
+        .execute(
+            "SELECT event, total_waits, time_waited_micro FROM v$system_event \
+             WHERE event IN ('log file sync', 'log file parallel write')",
+            &[],
+        )
+        .unwrap();
+    let line: Vec<String> = figures.rows().iter().map(|r| format!("{} {}", r[0], r[1])).collect();
+    let waits: Vec<String> = events
+        .rows()
+        .iter()
+        .map(|r| {
+            let (Value::Int(n), Value::Int(us)) = (&r[1], &r[2]) else { return String::new() };
+            format!("{} avg {:.1} us", r[0], *us as f64 / (*n).max(1) as f64)
+        })
+        .collect();
+    println!("{}; {}", line.join(", "), waits.join(", "));
 }
 
 /// One iteration, a function of its own so `--toggle-collect=*statement_then_commit*`

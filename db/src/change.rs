@@ -83,6 +83,14 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
 }
 
 impl Change {
+    /// The encoding of `Change::Insert { table, row }`, from borrowed parts: a checkpoint
+    /// image writes every row of a table this way, with no copy of the name or the row.
+    pub fn encode_insert(table: &str, row: &[Value], out: &mut Vec<u8>) {
+        out.push(4);
+        put_str(out, table);
+        put_values(out, row);
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Change::CreateTable(schema) => {
@@ -114,11 +122,7 @@ impl Change {
                 out.push(3);
                 put_str(out, table);
             }
-            Change::Insert { table, row } => {
-                out.push(4);
-                put_str(out, table);
-                put_values(out, row);
-            }
+            Change::Insert { table, row } => Change::encode_insert(table, row, out),
             Change::Update { table, key, row } => {
                 out.push(5);
                 put_str(out, table);

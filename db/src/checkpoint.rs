@@ -94,9 +94,14 @@ impl<W: Write> Write for Checksummed<W> {
     }
 }
 
-fn put_record(out: &mut impl Write, change: &Change, scratch: &mut Vec<u8>) -> io::Result<()> {
+/// Writes one record, length first: the bytes `encode` leaves in `scratch`.
+fn put_record(
+    out: &mut impl Write,
+    scratch: &mut Vec<u8>,
+    encode: impl FnOnce(&mut Vec<u8>),
+) -> io::Result<()> {
     scratch.clear();
-    change.encode(scratch);
+    encode(scratch);
     out.write_all(&(scratch.len() as u32).to_le_bytes())?;
     out.write_all(scratch)
 }
@@ -122,10 +127,10 @@ pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<Ima
     w.write_all(&(state.tables.len() as u32).to_le_bytes())?;
     let mut scratch = Vec::new();
     for (name, table) in state.tables.iter() {
-        put_record(&mut w, &Change::CreateTable((*table.schema).clone()), &mut scratch)?;
+        put_record(&mut w, &mut scratch, |out| Change::CreateTable((*table.schema).clone()).encode(out))?;
         w.write_all(&(table.rows.len() as u64).to_le_bytes())?;
         for row in table.rows.values() {
-            put_record(&mut w, &Change::Insert { table: name.clone(), row: row.clone() }, &mut scratch)?;
+            put_record(&mut w, &mut scratch, |out| Change::encode_insert(name, row, out))?;
         }
     }
     let crc = w.crc;

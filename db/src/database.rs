@@ -34,13 +34,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{
-    AtomicBool,
+    AtomicBool, AtomicU64,
     Ordering::{Relaxed, SeqCst},
 };
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use imbl::OrdMap;
 use redo::clock::Stamp;
 use redo::{
     CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, RecoveryReport, RedoLog, RedoSavepoint, Scn,
@@ -149,6 +148,9 @@ pub(crate) struct DbShared {
     /// The committed state: a statement's snapshot is a clone of the `Arc` (the maps are
     /// persistent, so a commit copies only the paths it changes).
     state: RwLock<Arc<DbState>>,
+    /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
+    /// made at the current generation is still valid without a look at the state.
+    pub(crate) schema_generation: AtomicU64,
 
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
@@ -447,6 +449,11 @@ impl DbShared {
         {
             let mut state = self.state.write().expect("state poisoned");
             let st = Arc::make_mut(&mut state);
+            if commit.changes.iter().any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. })) {
+                // Before the change is visible: a plan compiled against the old schema
+                // fails the generation check from now on.
+                self.schema_generation.fetch_add(1, SeqCst);
+            }
             for c in &commit.changes {
                 if let Err(e) = st.apply(c) {
                     panic!("a validated change of commit {} does not apply: {e} ({c:?})", commit.scn);
@@ -577,6 +584,7 @@ impl Database {
             images: Mutex::new(images),
             stopping: AtomicBool::new(false),
             state: RwLock::new(Arc::new(state)),
+            schema_generation: AtomicU64::new(0),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -694,27 +702,81 @@ struct Savepoint {
     start: StatementStart,
 }
 
-/// A transaction's own rows, per table then key: looked up by `&str` and `&Key` without
-/// building an owned key, and cloned in O(1) at each statement start (the maps are
-/// persistent) to undo a failed statement alone.
-type Overlay = OrdMap<String, OrdMap<Key, Option<Row>>>;
+/// A transaction's own rows, per table then key (None where it deleted one), looked up by
+/// `&str` and `&Key` without building an owned key, with an undo log so that a failed
+/// statement (or ROLLBACK TO) is taken back alone: a statement's start is the log's
+/// length, and undoing puts back what each later change replaced.
+///
+/// Plain maps, not persistent ones: a persistent map's first node has room for 64
+/// entries, and a one-row transaction allocated two such nodes (6 KiB) for its overlay.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    /// Few tables per transaction: a list.
+    tables: Vec<(String, std::collections::BTreeMap<Key, Option<Row>>)>,
+    /// Every `set`, newest last: the table's index, the key, and the entry it replaced
+    /// (None: there was none).
+    undo: Vec<(usize, Key, Option<Option<Row>>)>,
+}
+
+impl Overlay {
+    fn rows(&self, table: &str) -> Option<&std::collections::BTreeMap<Key, Option<Row>>> {
+        self.tables.iter().find(|(t, _)| t == table).map(|(_, rows)| rows)
+    }
+
+    fn get(&self, table: &str, key: &Key) -> Option<&Option<Row>> {
+        self.rows(table).and_then(|rows| rows.get(key))
+    }
+
+    fn set(&mut self, table: &str, key: Key, row: Option<Row>) {
+        let index = match self.tables.iter().position(|(t, _)| t == table) {
+            Some(i) => i,
+            None => {
+                self.tables.push((table.to_string(), Default::default()));
+                self.tables.len() - 1
+            }
+        };
+        let replaced = self.tables[index].1.insert(key.clone(), row);
+        self.undo.push((index, key, replaced));
+    }
+
+    /// The point `undo_to` goes back to.
+    fn mark(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Takes back every `set` since `mark`, newest first.
+    fn undo_to(&mut self, mark: usize) {
+        assert!(mark <= self.undo.len(), "undo to {mark}, past the log's {} entries", self.undo.len());
+        while self.undo.len() > mark {
+            let (index, key, replaced) = self.undo.pop().expect("longer than mark");
+            let rows = &mut self.tables[index].1;
+            match replaced {
+                Some(previous) => rows.insert(key, previous),
+                None => rows.remove(&key),
+            };
+        }
+    }
+}
 
 impl Txn {
+    fn new(db: &DbShared) -> Txn {
+        Txn {
+            id: TxnId(db.next_txn.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            changes: Vec::new(),
+            overlay: Overlay::default(),
+            held: HeldLocks::default(),
+            savepoints: Vec::new(),
+        }
+    }
+
     /// This transaction's own version of a row: Some(None) where it deleted it, None where
     /// it did not touch it.
     fn own(&self, table: &str, key: &Key) -> Option<&Option<Row>> {
-        self.overlay.get(table).and_then(|rows| rows.get(key))
+        self.overlay.get(table, key)
     }
 
     fn set_own(&mut self, table: &str, key: Key, row: Option<Row>) {
-        match self.overlay.get_mut(table) {
-            Some(rows) => {
-                rows.insert(key, row);
-            }
-            None => {
-                self.overlay.insert(table.to_string(), OrdMap::unit(key, row));
-            }
-        }
+        self.overlay.set(table, key, row);
     }
 }
 
@@ -724,7 +786,7 @@ impl Txn {
 pub(crate) struct StatementStart {
     redo: RedoSavepoint,
     changes: usize,
-    overlay: Overlay,
+    overlay: usize,
     savepoints: usize,
 }
 
@@ -768,19 +830,13 @@ pub struct CallTimes {
 impl Session {
     fn txn(&mut self) -> &mut Txn {
         let db = &self.db;
-        self.txn.get_or_insert_with(|| Txn {
-            id: TxnId(db.next_txn.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
-            changes: Vec::new(),
-            overlay: OrdMap::new(),
-            held: HeldLocks::default(),
-            savepoints: Vec::new(),
-        })
+        self.txn.get_or_insert_with(|| Txn::new(db))
     }
 
     /// This transaction's own versions of rows of `table`, in key order: Some(row) where it
     /// inserted or updated one, None where it deleted one.
     pub(crate) fn own_rows(&self, table: &str) -> Vec<(Key, Option<Row>)> {
-        let Some(rows) = self.txn.as_ref().and_then(|txn| txn.overlay.get(table)) else {
+        let Some(rows) = self.txn.as_ref().and_then(|txn| txn.overlay.rows(table)) else {
             return Vec::new();
         };
         rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect()
@@ -846,12 +902,15 @@ impl Session {
     /// [`ReturnedRows`]). Nested calls count nothing: their results stay inside.
     pub(crate) fn user_call_sql<T: ReturnedRows>(
         &mut self,
-        sql: &str,
+        sql: SqlText<'_>,
         body: impl FnOnce(&mut Session) -> T,
     ) -> T {
         let outermost = self.call_depth == 0;
         if outermost {
-            self.entry.set_sql(sql);
+            match sql {
+                SqlText::Borrowed(sql) => self.entry.set_sql(sql),
+                SqlText::Shared(sql) => self.entry.set_sql_shared(sql),
+            }
         }
         let result = self.user_call(body);
         if outermost {
@@ -936,7 +995,7 @@ impl Session {
         StatementStart {
             redo,
             changes: txn.changes.len(),
-            overlay: txn.overlay.clone(),
+            overlay: txn.overlay.mark(),
             savepoints: txn.savepoints.len(),
         }
     }
@@ -948,15 +1007,14 @@ impl Session {
         self.redo.rollback_to(start.redo);
         let txn = self.txn.as_mut().expect("statement inside a transaction");
         txn.changes.truncate(start.changes);
-        txn.overlay = start.overlay;
+        txn.overlay.undo_to(start.overlay);
         txn.savepoints.truncate(start.savepoints);
     }
 
     /// `SAVEPOINT name`: marks the current point of the transaction (opening one if none
     /// is open), which `rollback_to_savepoint` goes back to. A name given again names the
     /// new point; the older one comes back once the newer is released (PostgreSQL's rule).
-    /// A savepoint costs what a statement's start does: a redo position, a count and an
-    /// O(1) copy of the transaction's persistent overlay.
+    /// A savepoint costs what a statement's start does: a redo position and two counts.
     pub fn savepoint(&mut self, name: &str) {
         let start = self.statement_start();
         self.txn().savepoints.push(Savepoint { name: name.to_string(), start });
@@ -1012,17 +1070,26 @@ impl Session {
         self.db.read_state(|st| Ok(st.table(table)?.schema.clone()))
     }
 
-    /// Locks a row, then reads it as this transaction sees it.
-    fn lock_and_read(&mut self, table: &str, key: &Key) -> DbResult<(Arc<TableSchema>, Option<Row>)> {
+    /// Locks a row, then reads it as this transaction sees it. Returns whether the table's
+    /// schema is still `expected` (a DDL may have replaced the table; the lock now keeps
+    /// it from changing), and the row.
+    ///
+    /// No shared `Arc` is cloned here (the database's, the schema's): with sessions on
+    /// both CPUs every clone and drop moves the counter's cache line between them.
+    fn lock_and_read(
+        &mut self,
+        table: &str,
+        key: &Key,
+        expected: Option<&Arc<TableSchema>>,
+    ) -> DbResult<(bool, Option<Row>)> {
         // Every row an INSERT, UPDATE or DELETE changes comes through here.
         self.rows_locked = self.rows_locked.wrapping_add(1);
         if self.rows_locked.is_multiple_of(CANCEL_CHECK_ROWS) {
             self.check_cancel()?;
         }
-        let db = self.db.clone();
-        let entry = self.entry.clone();
         let timed = self.redo.timed_statistics();
-        let txn = self.txn();
+        let Session { db, entry, txn, .. } = self;
+        let txn = txn.get_or_insert_with(|| Txn::new(db));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
         let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
@@ -1037,7 +1104,7 @@ impl Session {
                 Some(own) => own.clone(),
                 None => t.rows.get(key).cloned(),
             };
-            Ok((t.schema.clone(), row))
+            Ok((expected.is_none_or(|e| Arc::ptr_eq(e, &t.schema)), row))
         })
     }
 
@@ -1073,8 +1140,8 @@ impl Session {
         self.statement(|s| {
             let row = schema.check_row(row)?;
             let key = schema.key_of(&row);
-            let (current, existing) = s.lock_and_read(table, &key)?;
-            if !Arc::ptr_eq(&current, schema) {
+            let (current, existing) = s.lock_and_read(table, &key, Some(schema))?;
+            if !current {
                 // A DDL replaced the table between the schema's lookup and the lock (which
                 // now keeps it from changing): the row was built for the old one.
                 return Err(DbError::Unsupported(format!(
@@ -1098,7 +1165,8 @@ impl Session {
     /// Replaces the row with primary key `key` by `row`. Returns whether the row existed.
     pub fn update(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
         self.statement(|s| {
-            let (schema, existing) = s.lock_and_read(table, key)?;
+            let (_, existing) = s.lock_and_read(table, key, None)?;
+            let schema = s.schema_of(table)?;
             if existing.is_none() {
                 return Ok(false);
             }
@@ -1120,7 +1188,7 @@ impl Session {
         let row = schema.check_row(row)?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
-            let (_, clash) = self.lock_and_read(table, &new_key)?;
+            let (_, clash) = self.lock_and_read(table, &new_key, None)?;
             if clash.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&new_key) });
             }
@@ -1139,7 +1207,7 @@ impl Session {
     /// Deletes the row with primary key `key`. Returns whether it existed.
     pub fn delete(&mut self, table: &str, key: &Key) -> DbResult<bool> {
         self.statement(|s| {
-            let (_, existing) = s.lock_and_read(table, key)?;
+            let (_, existing) = s.lock_and_read(table, key, None)?;
             if existing.is_none() {
                 return Ok(false);
             }
@@ -1156,7 +1224,7 @@ impl Session {
     /// Locks the row with primary key `key` and returns it as this transaction sees it
     /// (SELECT ... FOR UPDATE): a read-modify-write under the lock loses no update.
     pub fn select_for_update(&mut self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        self.statement(|s| s.lock_and_read(table, key).map(|(_, row)| row))
+        self.statement(|s| s.lock_and_read(table, key, None).map(|(_, row)| row))
     }
 
     /// The row with primary key `key` as this session sees it.
@@ -1181,7 +1249,7 @@ impl Session {
         let mut rows: std::collections::BTreeMap<Key, Row> =
             t.rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect();
         if let Some(txn) = &self.txn {
-            for (key, own) in txn.overlay.get(table).into_iter().flatten() {
+            for (key, own) in txn.overlay.rows(table).into_iter().flatten() {
                 match own {
                     Some(r) => rows.insert(key.clone(), r.clone()),
                     None => rows.remove(key),
@@ -1261,7 +1329,7 @@ impl Session {
             self.redo.rollback()?;
             return Ok(None);
         }
-        let db = self.db.clone();
+        let db = &self.db;
         let id = txn.id;
         let mut changes = Some(std::mem::take(&mut txn.changes));
         let mut held = Some(std::mem::take(&mut txn.held));
@@ -1305,6 +1373,13 @@ impl Drop for Session {
         self.db.sessions.close(self.entry.sid);
         self.db.fetches.close(self.entry.sid);
     }
+}
+
+/// The text of the statement a user call runs, as `v$session` shows it.
+pub(crate) enum SqlText<'a> {
+    Borrowed(&'a str),
+    /// A prepared statement's text, kept without a copy.
+    Shared(&'a Arc<str>),
 }
 
 /// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
@@ -1355,4 +1430,63 @@ impl ReturnedRows for u64 {
 
 fn format_key(key: &Key) -> String {
     key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: i64) -> Key {
+        Key::from_elem(Value::Int(i), 1)
+    }
+
+    fn row(i: i64) -> Option<Row> {
+        Some(Row::new(vec![Value::Int(i)]))
+    }
+
+    /// What the overlay shows of `table`, in key order.
+    fn shown(overlay: &Overlay, table: &str) -> Vec<(i64, Option<i64>)> {
+        let int = |v: &Value| if let Value::Int(i) = v { *i } else { panic!("{v:?}") };
+        overlay
+            .rows(table)
+            .into_iter()
+            .flatten()
+            .map(|(k, r)| (int(&k[0]), r.as_ref().map(|r| int(&r[0]))))
+            .collect()
+    }
+
+    #[test]
+    fn undoing_to_a_mark_puts_back_what_each_later_change_replaced() {
+        let mut o = Overlay::default();
+        o.set("a", key(1), row(10));
+        o.set("a", key(2), row(20));
+        let first = o.mark();
+        o.set("a", key(1), row(11)); // replaces an entry
+        o.set("a", key(3), None); // a delete, new
+        o.set("b", key(1), row(100)); // a new table
+        let second = o.mark();
+        o.set("a", key(1), None); // replaced twice
+        o.set("a", key(1), row(12));
+        assert_eq!(shown(&o, "a"), [(1, Some(12)), (2, Some(20)), (3, None)]);
+        assert_eq!(o.get("b", &key(1)), Some(&row(100)));
+
+        o.undo_to(second);
+        assert_eq!(shown(&o, "a"), [(1, Some(11)), (2, Some(20)), (3, None)]);
+        o.undo_to(first);
+        assert_eq!(shown(&o, "a"), [(1, Some(10)), (2, Some(20))]);
+        assert_eq!(shown(&o, "b"), [], "the table's entries are gone");
+        assert_eq!(o.get("a", &key(3)), None);
+        o.undo_to(0);
+        assert!(shown(&o, "a").is_empty() && o.mark() == 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "past the log")]
+    fn undoing_to_a_mark_past_the_log_is_a_bug() {
+        let mut o = Overlay::default();
+        o.set("a", key(1), row(1));
+        let mark = o.mark();
+        o.undo_to(0);
+        o.undo_to(mark);
+    }
 }

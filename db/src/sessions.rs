@@ -266,6 +266,15 @@ impl SessionEntry {
         }
     }
 
+    /// As `set_sql`, for a prepared statement's text: shared, not copied (a session
+    /// alternating two statements, an INSERT and a COMMIT, would copy each every call).
+    pub(crate) fn set_sql_shared(&self, sql: &Arc<str>) {
+        let mut current = self.sql.lock().expect("sql text poisoned");
+        if !Arc::ptr_eq(&current, sql) {
+            *current = sql.clone();
+        }
+    }
+
     /// Marks the start of a wait on `event` (`started` None: not timed, see
     /// `timed_statistics`).
     pub fn begin_wait(&self, event: DbEvent, started: Option<Stamp>) {

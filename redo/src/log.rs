@@ -1463,6 +1463,15 @@ impl LogSession {
         self.private_records = 0;
         self.txn = None;
         let receipt = CommitReceipt { txn: txn_id, scn, lsn: end, waited: wait, logging };
+        if wait {
+            // Ask for the write before the hook runs: a write in flight now is then
+            // followed at once by one that carries this commit, while the hook (the
+            // database applying the transaction) runs. Raised only after the hook, a
+            // writer finishing meanwhile found nothing asked and slept, and the commit
+            // waited for a write of its own after the hook: with 32 sessions on 2 CPUs
+            // that cost the SQL commit loop a third of its WAIT throughput.
+            sh.requested.fetch_max(end.0, SeqCst);
+        }
         on_copied(&receipt);
         if wait {
             self.wait_durable_timed(end, timed)?;

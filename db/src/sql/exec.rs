@@ -39,7 +39,7 @@
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 
 use redo::{CommitOptions, CommitWait};
@@ -47,7 +47,7 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
-use crate::database::Session;
+use crate::database::{Session, SqlText};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, TableSchema};
 use crate::sql::access::plan;
@@ -273,7 +273,7 @@ impl InsertTarget {
 
 /// Where a prepared statement keeps its compiled form (per statement handle, so that
 /// sessions do not share the lock).
-pub(crate) type CompiledSlot = std::sync::Mutex<Option<Arc<Compiled>>>;
+pub(crate) type CompiledSlot = std::sync::Mutex<Option<(u64, Arc<Compiled>)>>;
 
 /// A statement parsed, ready to run (any number of times, with different bind values:
 /// what a statement cache would keep).
@@ -366,7 +366,7 @@ struct Call {
 impl Session {
     /// Executes one statement with `$1`-style bind values (`params[0]` is `$1`).
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
-        self.user_call_sql(sql, |s| {
+        self.user_call_sql(SqlText::Borrowed(sql), |s| {
             let prepared = s.prepare_cached(sql)?;
             s.run(&prepared, params, &mut Call { optimize: false, pending: None })
         })
@@ -412,7 +412,7 @@ impl Session {
     /// whether a BEGIN or COMMIT among them ran). A failed wait for the deferred commits
     /// at the end of the call replaces any earlier error: it is the more serious one.
     pub fn execute_batch_until_error(&mut self, sql: &str) -> (Vec<QueryResult>, Option<DbError>) {
-        self.user_call_sql(sql, |s| s.batch_call(sql))
+        self.user_call_sql(SqlText::Borrowed(sql), |s| s.batch_call(sql))
     }
 
     fn batch_call(&mut self, sql: &str) -> (Vec<QueryResult>, Option<DbError>) {
@@ -1138,17 +1138,23 @@ impl Session {
         compile: impl Fn(&Session, Option<&[Value]>) -> DbResult<Compiled>,
     ) -> DbResult<Arc<Compiled>> {
         let Some(slot) = slot else { return compile(self, Some(params)).map(Arc::new) };
+        // Read before compiling: a DDL after this makes the plan's generation stale.
+        let generation = self.db.schema_generation.load(SeqCst);
         let cached = slot.lock().expect("compiled slot poisoned").clone();
-        if let Some(compiled) = cached {
+        if let Some((compiled_at, compiled)) = cached {
+            if compiled_at == generation {
+                return Ok(compiled);
+            }
             let (table, schema) = compiled.table();
             if self.db.read_state(|st| st.tables.get(table).is_some_and(|t| Arc::ptr_eq(&t.schema, schema))) {
+                *slot.lock().expect("compiled slot poisoned") = Some((generation, compiled.clone()));
                 return Ok(compiled);
             }
         }
         match compile(self, None) {
             Ok(template) => {
                 let template = Arc::new(template);
-                *slot.lock().expect("compiled slot poisoned") = Some(template.clone());
+                *slot.lock().expect("compiled slot poisoned") = Some((generation, template.clone()));
                 Ok(template)
             }
             // A template can fail where values succeed (a LIKE escape given as $n), and

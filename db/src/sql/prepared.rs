@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::database::{FetchCounters, ReturnedRows, Session};
+use crate::database::{FetchCounters, ReturnedRows, Session, SqlText};
 use crate::error::DbResult;
 use crate::sql::exec::{CompiledSlot, Prepared, QueryResult, ResultColumn};
 use crate::value::Value;
@@ -95,7 +95,7 @@ impl Session {
         statement: &PreparedStatement,
         params: &[Value],
     ) -> DbResult<QueryResult> {
-        self.user_call_sql(statement.sql(), |s| {
+        self.user_call_sql(SqlText::Shared(&statement.text), |s| {
             s.run_prepared(&statement.parsed, &statement.compiled, params)
         })
     }
@@ -104,7 +104,7 @@ impl Session {
     /// cursor on its rows. A statement that returns no rows gives an empty cursor.
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
         let fetches = self.fetches.clone();
-        self.user_call_sql(statement.sql(), |s| {
+        self.user_call_sql(SqlText::Shared(&statement.text), |s| {
             let (columns, rows, command) =
                 match s.run_prepared(&statement.parsed, &statement.compiled, params)? {
                     QueryResult::Rows { columns, rows, command } => (columns, rows.into(), command),
@@ -117,7 +117,7 @@ impl Session {
     /// Executes a prepared statement once per row of bind values, as ONE statement: if
     /// any row fails, none of them takes effect (array insert). Returns the rows affected.
     pub fn execute_many(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
-        self.user_call_sql(statement.sql(), |s| s.execute_many_call(statement, rows))
+        self.user_call_sql(SqlText::Shared(&statement.text), |s| s.execute_many_call(statement, rows))
     }
 
     fn execute_many_call(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
