@@ -17,6 +17,7 @@
 //! T's table lock holder, and each lock has exactly one owner. Everything is under one
 //! mutex: lock operations are short, and the commit path takes it once.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::Thread;
@@ -122,25 +123,24 @@ impl LockManager {
         let mut waited_since: Option<Instant> = None;
         loop {
             let mut blockers = Vec::new();
-            if let Some(&owner) = st.tables.get(table) {
-                if owner != txn {
-                    blockers.push(owner);
+            let state = &mut *st;
+            let table_owner = state.tables.get(table).copied().filter(|&owner| owner != txn);
+            blockers.extend(table_owner);
+            let locks = match state.rows.get_mut(table) {
+                Some(locks) => locks,
+                None => state.rows.entry(table.to_string()).or_default(),
+            };
+            // One walk of the owners for the look and the insert.
+            match locks.owners.entry(key.clone()) {
+                Entry::Occupied(owner) if *owner.get() == txn => return Ok(waited_since.map(|t| t.elapsed())),
+                Entry::Occupied(owner) => blockers.push(*owner.get()),
+                Entry::Vacant(free) if blockers.is_empty() => {
+                    free.insert(txn);
+                    *locks.per_txn.entry(txn).or_insert(0) += 1;
+                    held.add_row(table, key.clone());
+                    return Ok(waited_since.map(|t| t.elapsed()));
                 }
-            }
-            match st.rows.get(table).and_then(|locks| locks.owners.get(key)) {
-                Some(&owner) if owner == txn => return Ok(waited_since.map(|t| t.elapsed())),
-                Some(&owner) => blockers.push(owner),
-                None => {}
-            }
-            if blockers.is_empty() {
-                let locks = match st.rows.get_mut(table) {
-                    Some(locks) => locks,
-                    None => st.rows.entry(table.to_string()).or_default(),
-                };
-                locks.owners.insert(key.clone(), txn);
-                *locks.per_txn.entry(txn).or_insert(0) += 1;
-                held.add_row(table, key.clone());
-                return Ok(waited_since.map(|t| t.elapsed()));
+                Entry::Vacant(_) => {}
             }
             st = self.wait(st, txn, blockers, &mut waited_since, cancel, || {
                 format!("row {key:?} of \"{table}\"")

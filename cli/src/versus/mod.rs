@@ -268,7 +268,7 @@ fn print_verdicts(verdicts: &[Verdict]) {
     println!("TARGETS (printed, never asserted: machines are noisy)");
     for v in verdicts {
         println!(
-            "  {:<72} {:>6.2}x  target >= {:.1}x  {}",
+            "  {:<78} {:>6.2}x  target >= {:.1}x  {}",
             v.what,
             v.ratio,
             v.target,

@@ -944,10 +944,20 @@ impl Session {
                         "INSERT has more target columns than expressions".into()
                     }));
                 }
-                let mut row = vec![Value::Null; schema.columns.len()];
-                for (v, &i) in values.into_iter().zip(targets) {
-                    row[i] = assignable(v, &schema.columns[i])?;
-                }
+                let row = if targets.iter().copied().eq(0..schema.columns.len()) {
+                    // Every column in table order: the values become the row in place.
+                    values
+                        .into_iter()
+                        .zip(&schema.columns)
+                        .map(|(v, c)| assignable(v, c))
+                        .collect::<DbResult<_>>()?
+                } else {
+                    let mut row = vec![Value::Null; schema.columns.len()];
+                    for (v, &i) in values.into_iter().zip(targets) {
+                        row[i] = assignable(v, &schema.columns[i])?;
+                    }
+                    row
+                };
                 let stored = s.insert_with_schema(table, schema, row)?;
                 if let Some(output) = &mut output {
                     output.add(&stored)?;
