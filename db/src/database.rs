@@ -145,8 +145,9 @@ pub(crate) struct DbShared {
     /// Images written, oldest first (the last two are kept).
     images: Mutex<Vec<ImageInfo>>,
     stopping: AtomicBool,
-    /// The committed state: a statement's snapshot is a clone of the `Arc` (the maps are
-    /// persistent, so a commit copies only the paths it changes).
+    /// The committed state: a snapshot (for scans and checkpoint images) is a clone of the
+    /// `Arc` (the maps are persistent, so a commit copies only the paths it changes, and
+    /// only while a snapshot shares them); point reads use `read_state`.
     state: RwLock<Arc<DbState>>,
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
@@ -366,8 +367,9 @@ impl DbShared {
     /// one is held, the persistent maps share their nodes with it, so every commit applied
     /// meanwhile copies each B-tree node on its path (64 keys and row pointers a node)
     /// instead of changing it in place; with 32 sessions on 2 CPUs some session nearly
-    /// always held one, and those copies were a third of a commit's CPU. `read` must be
-    /// short and must not take the state lock again (a queued writer would deadlock it).
+    /// always held one (reading this way instead took the commit_loop example's 32-session
+    /// NOWAIT update from 218-264k to 318-325k commits/s). `read` must be short and must
+    /// not take the state lock again (a queued writer would deadlock it).
     pub(crate) fn read_state<T>(&self, read: impl FnOnce(&DbState) -> T) -> T {
         read(&self.state.read().expect("state poisoned"))
     }
