@@ -152,6 +152,9 @@ pub(crate) struct DbShared {
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
+    /// Commits applied to `state` (counted under its write lock): unchanged, it tells a
+    /// row loop that the rows it read before locking them are still current.
+    applied: AtomicU64,
 
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
@@ -462,6 +465,7 @@ impl DbShared {
                 }
             }
             st.mark_applied(commit.scn, commit.lsn);
+            self.applied.fetch_add(1, SeqCst);
         }
         let mut held = commit.held;
         self.locks.release_all(commit.txn, &mut held);
@@ -587,6 +591,7 @@ impl Database {
             stopping: AtomicBool::new(false),
             state: RwLock::new(Arc::new(state)),
             schema_generation: AtomicU64::new(0),
+            applied: AtomicU64::new(0),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -684,6 +689,21 @@ impl Database {
     /// The redo log, for its statistics, parameters and status.
     pub fn log(&self) -> &RedoLog {
         &self.shared.log
+    }
+}
+
+/// When rows were read: the commits applied so far and this transaction's own changes
+/// (`Session::read_point`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadPoint {
+    applied: u64,
+    own_changes: usize,
+}
+
+impl ReadPoint {
+    /// Whether nothing was applied and `txn` changed nothing since this point.
+    fn still_current(self, db: &DbShared, txn: &Txn) -> bool {
+        db.applied.load(SeqCst) == self.applied && txn.overlay.mark() == self.own_changes
     }
 }
 
@@ -1078,11 +1098,17 @@ impl Session {
     ///
     /// No shared `Arc` is cloned here (the database's, the schema's): with sessions on
     /// both CPUs every clone and drop moves the counter's cache line between them.
+    ///
+    /// With `known`, a read of the row made at a `ReadPoint` before the lock: if no commit
+    /// was applied and this transaction changed nothing since, the row is still that one
+    /// and is not read again (a row changes only under its lock, and its changer applies
+    /// the change before it lets go), and the schema is not checked.
     fn lock_and_read(
         &mut self,
         table: &str,
         key: &Key,
         expected: Option<&Arc<TableSchema>>,
+        known: Option<(&Option<Row>, ReadPoint)>,
     ) -> DbResult<(bool, Option<Row>)> {
         // Every row an INSERT, UPDATE or DELETE changes comes through here.
         self.rows_locked = self.rows_locked.wrapping_add(1);
@@ -1098,6 +1124,11 @@ impl Session {
         entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
         let waited = waited?;
         db.sql_counters.record_row_lock_wait(waited, timed);
+        if let Some((row, since)) = known {
+            if since.still_current(db, txn) {
+                return Ok((true, row.clone()));
+            }
+        }
         // Read after the lock: a transaction we waited for may have changed the row.
         let own = txn.own(table, key);
         db.read_state(|st| {
@@ -1142,7 +1173,7 @@ impl Session {
         self.statement(|s| {
             let row = schema.check_row(row)?;
             let key = schema.key_of(&row);
-            let (current, existing) = s.lock_and_read(table, &key, Some(schema))?;
+            let (current, existing) = s.lock_and_read(table, &key, Some(schema), None)?;
             if !current {
                 // A DDL replaced the table between the schema's lookup and the lock (which
                 // now keeps it from changing): the row was built for the old one.
@@ -1167,7 +1198,7 @@ impl Session {
     /// Replaces the row with primary key `key` by `row`. Returns whether the row existed.
     pub fn update(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
         self.statement(|s| {
-            let (_, existing) = s.lock_and_read(table, key, None)?;
+            let (_, existing) = s.lock_and_read(table, key, None, None)?;
             let schema = s.schema_of(table)?;
             if existing.is_none() {
                 return Ok(false);
@@ -1190,7 +1221,7 @@ impl Session {
         let row = schema.check_row(row)?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
-            let (_, clash) = self.lock_and_read(table, &new_key, None)?;
+            let (_, clash) = self.lock_and_read(table, &new_key, None, None)?;
             if clash.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&new_key) });
             }
@@ -1209,7 +1240,7 @@ impl Session {
     /// Deletes the row with primary key `key`. Returns whether it existed.
     pub fn delete(&mut self, table: &str, key: &Key) -> DbResult<bool> {
         self.statement(|s| {
-            let (_, existing) = s.lock_and_read(table, key, None)?;
+            let (_, existing) = s.lock_and_read(table, key, None, None)?;
             if existing.is_none() {
                 return Ok(false);
             }
@@ -1226,7 +1257,29 @@ impl Session {
     /// Locks the row with primary key `key` and returns it as this transaction sees it
     /// (SELECT ... FOR UPDATE): a read-modify-write under the lock loses no update.
     pub fn select_for_update(&mut self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        self.statement(|s| s.lock_and_read(table, key, None).map(|(_, row)| row))
+        self.statement(|s| s.lock_and_read(table, key, None, None).map(|(_, row)| row))
+    }
+
+    /// As `select_for_update`, for a row read as `read` at `point` (UPDATE's and DELETE's
+    /// row loop): not read again if nothing can have changed it since.
+    pub(crate) fn select_for_update_read_at(
+        &mut self,
+        table: &str,
+        key: &Key,
+        read: &Row,
+        point: ReadPoint,
+    ) -> DbResult<Option<Row>> {
+        let known = Some(read.clone());
+        self.statement(|s| s.lock_and_read(table, key, None, Some((&known, point))).map(|(_, row)| row))
+    }
+
+    /// The point from which rows read now stay current while nothing is applied and this
+    /// transaction changes nothing (see `lock_and_read`). Take it before the reads.
+    pub(crate) fn read_point(&self) -> ReadPoint {
+        ReadPoint {
+            applied: self.db.applied.load(SeqCst),
+            own_changes: self.txn.as_ref().map_or(0, |txn| txn.overlay.mark()),
+        }
     }
 
     /// The row with primary key `key` as this session sees it.

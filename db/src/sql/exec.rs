@@ -1187,6 +1187,8 @@ impl Session {
         let matches = |row: &[Value]| filter.map_or(Ok(true), |f| f.holds(row, &[]));
         let access = plan(&relation.schema, filter);
         log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
+        // Before the reads: a candidate still current when locked is not read again.
+        let point = self.read_point();
         let mut candidates = Vec::new();
         self.visit_rows(&relation.name, &access, &mut |row| {
             if matches(row)? {
@@ -1197,7 +1199,9 @@ impl Session {
         let mut changed = 0;
         for old in candidates {
             let key = relation.schema.key_of(&old);
-            let Some(current) = self.select_for_update(&relation.name, &key)? else { continue };
+            let Some(current) = self.select_for_update_read_at(&relation.name, &key, &old, point)? else {
+                continue;
+            };
             if !Arc::ptr_eq(&current, &old) && !matches(&current)? {
                 continue;
             }
