@@ -37,6 +37,27 @@ fn key(id: i64) -> db::Key {
     db::Key::from_elem(Value::Int(id), 1)
 }
 
+/// A database with the accounts table holding account 1 (balance 100), committed, and the
+/// session that made it.
+fn one_account(dir: &std::path::Path) -> (Arc<Database>, db::Session) {
+    let db = Arc::new(open(dir));
+    let mut a = db.session();
+    a.create_table(accounts()).unwrap();
+    a.insert("accounts", row(1, "a", 100)).unwrap();
+    a.commit(WAIT).unwrap();
+    (db, a)
+}
+
+/// Creates the accounts table with accounts 0..n, each with balance 0, committed.
+fn zero_accounts(db: &Database, n: i64) {
+    let mut s = db.session();
+    s.create_table(accounts()).unwrap();
+    for i in 0..n {
+        s.insert("accounts", row(i, "x", 0)).unwrap();
+    }
+    s.commit(WAIT).unwrap();
+}
+
 fn balances(db: &Database) -> Vec<(i64, i64)> {
     let snap = db.snapshot();
     snap.table("accounts")
@@ -119,11 +140,7 @@ fn uncommitted_changes_are_invisible_to_other_sessions() {
 #[test]
 fn a_second_writer_of_a_row_waits_for_the_first_and_sees_its_change() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(open(dir.path()));
-    let mut a = db.session();
-    a.create_table(accounts()).unwrap();
-    a.insert("accounts", row(1, "a", 100)).unwrap();
-    a.commit(WAIT).unwrap();
+    let (db, mut a) = one_account(dir.path());
     a.update("accounts", &key(1), row(1, "a", 150)).unwrap();
     let db2 = db.clone();
     let b = thread::spawn(move || {
@@ -153,11 +170,7 @@ fn an_update_that_waited_for_a_row_lock_computes_from_the_row_the_holder_committ
     // The UPDATE reads the row before locking it; the holder's commit changes it while the
     // UPDATE waits, so the row must be read again under the lock (not reused).
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(open(dir.path()));
-    let mut a = db.session();
-    a.create_table(accounts()).unwrap();
-    a.insert("accounts", row(1, "a", 100)).unwrap();
-    a.commit(WAIT).unwrap();
+    let (db, mut a) = one_account(dir.path());
     a.execute("UPDATE accounts SET balance = 150 WHERE id = 1", &[]).unwrap();
     let db2 = db.clone();
     let b = thread::spawn(move || {
@@ -178,12 +191,7 @@ fn sessions_incrementing_rows_with_sql_lose_no_update() {
     // since: many sessions incrementing few rows check that it never reuses a stale one.
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(open(dir.path()));
-    let mut s = db.session();
-    s.create_table(accounts()).unwrap();
-    for i in 0..4 {
-        s.insert("accounts", row(i, "x", 0)).unwrap();
-    }
-    s.commit(WAIT).unwrap();
+    zero_accounts(&db, 4);
     thread::scope(|scope| {
         for t in 0..8i64 {
             let db = db.clone();
@@ -305,12 +313,7 @@ fn many_sessions_updating_random_rows_in_every_mode_keep_every_change() {
     let total: i64;
     {
         let db = Arc::new(open(dir.path()));
-        let mut s = db.session();
-        s.create_table(accounts()).unwrap();
-        for i in 0..20 {
-            s.insert("accounts", row(i, "x", 0)).unwrap();
-        }
-        s.commit(WAIT).unwrap();
+        zero_accounts(&db, 20);
         let modes = [
             WAIT,
             NOWAIT_BATCH,
