@@ -370,9 +370,10 @@ impl DbShared {
     /// one is held, the persistent maps share their nodes with it, so every commit applied
     /// meanwhile copies each B-tree node on its path (64 keys and row pointers a node)
     /// instead of changing it in place; with 32 sessions on 2 CPUs some session nearly
-    /// always held one (reading this way instead took the commit_loop example's 32-session
-    /// NOWAIT update from 218-264k to 318-325k commits/s). `read` must be short and must
-    /// not take the state lock again (a queued writer would deadlock it).
+    /// always held one (reading this way instead cut the page faults of that copying from
+    /// 6.3% to 0.3% of the commit_loop example's 32-session NOWAIT update samples, and
+    /// took it from 218-264k to 264-267k commits/s). `read` must be short and must not
+    /// take the state lock again (a queued writer would deadlock it).
     pub(crate) fn read_state<T>(&self, read: impl FnOnce(&DbState) -> T) -> T {
         read(&self.state.read().expect("state poisoned"))
     }
