@@ -28,14 +28,12 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use imbl::OrdMap;
 use redo::{Lsn, Scn};
 
 use crate::change::Change;
 use crate::error::{DbError, DbResult};
-use crate::state::{DbState, Table};
+use crate::state::DbState;
 
 const MAGIC: [u8; 8] = *b"REDOIMG\0";
 const VERSION: u32 = 2;
@@ -124,13 +122,15 @@ pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<Ima
         w.write_all(&scn.0.to_le_bytes())?;
         w.write_all(&lsn.0.to_le_bytes())?;
     }
-    w.write_all(&(state.tables.len() as u32).to_le_bytes())?;
+    w.write_all(&(state.schemas().count() as u32).to_le_bytes())?;
     let mut scratch = Vec::new();
-    for (name, table) in state.tables.iter() {
-        put_record(&mut w, &mut scratch, |out| Change::CreateTable((*table.schema).clone()).encode(out))?;
+    for schema in state.schemas() {
+        let table = state.table(&schema.name).expect("a table of the state");
+        put_record(&mut w, &mut scratch, |out| Change::CreateTable((**schema).clone()).encode(out))?;
         w.write_all(&(table.rows.len() as u64).to_le_bytes())?;
+        // In key order, as one map: the image does not depend on the shards.
         for row in table.rows.values() {
-            put_record(&mut w, &mut scratch, |out| Change::encode_insert(name, row, out))?;
+            put_record(&mut w, &mut scratch, |out| Change::encode_insert(&schema.name, row, out))?;
         }
     }
     let crc = w.crc;
@@ -211,22 +211,23 @@ pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
         }
     }
     let ntables = r.u32()?;
-    let mut tables = OrdMap::new();
+    let mut state = DbState::default();
     for _ in 0..ntables {
         let Change::CreateTable(schema) = r.record()? else { return Err(bad("expected a table".into())) };
+        let name = schema.name.clone();
+        state.apply(&Change::CreateTable(schema)).map_err(|e| bad(e.to_string()))?;
         let nrows = r.u64()?;
-        let mut table = Table { schema: Arc::new(schema), rows: OrdMap::new() };
         for _ in 0..nrows {
             let Change::Insert { row, .. } = r.record()? else { return Err(bad("expected a row".into())) };
-            table.rows.insert(table.schema.key_of(&row), row);
+            state.load_row(&name, row)?;
         }
-        tables.insert(table.schema.name.clone(), table);
     }
     if r.at != body.len() {
         return Err(bad("bytes after the last table".into()));
     }
     let info = ImageInfo { scn, lsn, path: path.to_path_buf(), bytes: all.len() as u64 };
-    Ok((DbState { tables, scn, lsn, ahead }, info))
+    (state.scn, state.lsn, state.ahead) = (scn, lsn, ahead);
+    Ok((state, info))
 }
 
 /// The images in the data directory, newest first (by SCN in the file name).

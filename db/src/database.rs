@@ -37,7 +37,7 @@ use std::sync::atomic::{
     AtomicBool, AtomicU64,
     Ordering::{Relaxed, SeqCst},
 };
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redo::clock::Stamp;
@@ -61,7 +61,7 @@ use crate::error::{DbError, DbResult};
 use crate::locks::{HeldLocks, LockManager};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
-use crate::state::DbState;
+use crate::state::{DbState, KeyShards, LiveState, Shard, ShardSet};
 use crate::value::Value;
 
 /// Configuration of a database: the redo log's (its directory is set by `open`), the
@@ -145,14 +145,16 @@ pub(crate) struct DbShared {
     /// Images written, oldest first (the last two are kept).
     images: Mutex<Vec<ImageInfo>>,
     stopping: AtomicBool,
-    /// The committed state: a snapshot (for scans and checkpoint images) is a clone of the
-    /// `Arc` (the maps are persistent, so a commit copies only the paths it changes, and
-    /// only while a snapshot shares them); point reads use `read_state`.
-    state: RwLock<Arc<DbState>>,
+    /// The committed state, in shards by key (see `state`): a snapshot (for scans and
+    /// checkpoint images) clones the shards' persistent maps (so a commit copies only the
+    /// paths it changes, and only while a snapshot shares them); point reads read under
+    /// one shard's lock (see `read_key`).
+    state: LiveState,
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
-    /// Commits applied to `state` (counted under its write lock): unchanged, it tells a
+    /// Commits applied to `state` (counted after each apply, before its row locks go):
+    /// unchanged, it tells a
     /// row loop that the rows it read before locking them are still current.
     applied: AtomicU64,
 
@@ -362,20 +364,36 @@ impl DbShared {
     }
 
     pub(crate) fn snapshot(&self) -> Arc<DbState> {
-        self.state.read().expect("state poisoned").clone()
+        Arc::new(self.state.snapshot())
     }
 
-    /// Runs `read` on the committed state under the state's read lock, without taking a
-    /// snapshot: for the short point reads of the commit path. Why not a snapshot: while
-    /// one is held, the persistent maps share their nodes with it, so every commit applied
+    /// Runs `read` on the shard of `key` under its read lock, without taking a snapshot:
+    /// for the short point reads of the commit path. Why not a snapshot: while one is
+    /// held, the persistent maps share their nodes with it, so every commit applied
     /// meanwhile copies each B-tree node on its path (64 keys and row pointers a node)
     /// instead of changing it in place; with 32 sessions on 2 CPUs some session nearly
     /// always held one (reading this way instead cut the page faults of that copying from
     /// 6.3% to 0.3% of the commit_loop example's 32-session NOWAIT update samples, and
     /// took it from 218-264k to 264-267k commits/s). `read` must be short and must not
-    /// take the state lock again (a queued writer would deadlock it).
-    pub(crate) fn read_state<T>(&self, read: impl FnOnce(&DbState) -> T) -> T {
-        read(&self.state.read().expect("state poisoned"))
+    /// lock a shard again (a queued writer would deadlock it).
+    pub(crate) fn read_key<T>(&self, key: &Key, read: impl FnOnce(&Shard) -> T) -> T {
+        self.state.read_key(key, read)
+    }
+
+    /// Runs `read` with the shards of all of `keys` read-locked together: one consistent
+    /// view of those rows (see `LiveState::read_keys`).
+    pub(crate) fn read_keys<T>(&self, keys: &[Key], read: impl FnOnce(&KeyShards<'_>) -> T) -> T {
+        self.state.read_keys(keys, read)
+    }
+
+    /// The newest commit applied with every one before it.
+    pub(crate) fn applied_scn(&self) -> Scn {
+        self.state.applied_scn()
+    }
+
+    /// Runs `read` on one shard, for the tables' schemas (every shard holds them all).
+    pub(crate) fn read_catalog<T>(&self, read: impl FnOnce(&Shard) -> T) -> T {
+        self.state.read_catalog(read)
     }
 
     /// Writes a checkpoint image of the committed state and lets the log reuse what the
@@ -452,22 +470,15 @@ impl DbShared {
     /// combining, where each commit costs a wake-up; a lock-free state pointer, whose
     /// store visits every reader thread.)
     fn apply_committed(&self, commit: CopiedCommit) {
-        {
-            let mut state = self.state.write().expect("state poisoned");
-            let st = Arc::make_mut(&mut state);
-            if commit.changes.iter().any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. })) {
-                // Before the change is visible: a plan compiled against the old schema
-                // fails the generation check from now on.
-                self.schema_generation.fetch_add(1, SeqCst);
-            }
-            for c in &commit.changes {
-                if let Err(e) = st.apply(c) {
-                    panic!("a validated change of commit {} does not apply: {e} ({c:?})", commit.scn);
-                }
-            }
-            st.mark_applied(commit.scn, commit.lsn);
-            self.applied.fetch_add(1, SeqCst);
+        if commit.changes.iter().any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. })) {
+            // Before the change is visible: a plan compiled against the old schema fails
+            // the generation check from now on.
+            self.schema_generation.fetch_add(1, SeqCst);
         }
+        if let Err(e) = self.state.apply(commit.shards, &commit.changes, commit.scn, commit.lsn) {
+            panic!("a validated change of commit {} does not apply: {e}", commit.scn);
+        }
+        self.applied.fetch_add(1, SeqCst);
         let mut held = commit.held;
         self.locks.release_all(commit.txn, &mut held);
     }
@@ -478,6 +489,8 @@ pub(crate) struct CopiedCommit {
     scn: Scn,
     lsn: Lsn,
     changes: Vec<Change>,
+    /// The shards `changes` touch.
+    shards: ShardSet,
     txn: TxnId,
     held: HeldLocks,
 }
@@ -590,7 +603,7 @@ impl Database {
             log,
             images: Mutex::new(images),
             stopping: AtomicBool::new(false),
-            state: RwLock::new(Arc::new(state)),
+            state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
             applied: AtomicU64::new(0),
             locks: LockManager::default(),
@@ -712,6 +725,9 @@ impl ReadPoint {
 pub(crate) struct Txn {
     id: TxnId,
     changes: Vec<Change>,
+    /// The shards of the committed state its changes touch (after a statement rolled
+    /// back, maybe more: its apply then locks a shard it leaves unchanged).
+    shards: ShardSet,
     /// The transaction's own view of the rows it changed: None where it deleted one.
     overlay: Overlay,
     held: HeldLocks,
@@ -786,6 +802,7 @@ impl Txn {
         Txn {
             id: TxnId(db.next_txn.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
             changes: Vec::new(),
+            shards: ShardSet::default(),
             overlay: Overlay::default(),
             held: HeldLocks::default(),
             savepoints: Vec::new(),
@@ -1085,12 +1102,12 @@ impl Session {
     /// The schemas of every table (the `v$` views excluded), by name: what a client's
     /// catalog queries (psql's `\d`) are answered from.
     pub fn table_schemas(&self) -> Vec<Arc<TableSchema>> {
-        self.db.snapshot().tables.values().map(|t| t.schema.clone()).collect()
+        self.db.read_catalog(|st| st.schemas().cloned().collect())
     }
 
     /// The schema of `table`.
     pub fn schema_of(&self, table: &str) -> DbResult<Arc<TableSchema>> {
-        self.db.read_state(|st| Ok(st.table(table)?.schema.clone()))
+        self.db.read_catalog(|st| Ok(st.table(table)?.schema.clone()))
     }
 
     /// Locks a row, then reads it as this transaction sees it. Returns whether the table's
@@ -1132,7 +1149,7 @@ impl Session {
         }
         // Read after the lock: a transaction we waited for may have changed the row.
         let own = txn.own(table, key);
-        db.read_state(|st| {
+        db.read_key(key, |st| {
             let t = st.table(table)?;
             let row = match own {
                 Some(own) => own.clone(),
@@ -1150,6 +1167,10 @@ impl Session {
         self.encoded = bytes;
         logged?;
         let txn = self.txn.as_mut().expect("logging inside a transaction");
+        txn.shards.add_key(&key);
+        if let Change::Update { key: old_key, .. } | Change::Delete { key: old_key, .. } = &change {
+            txn.shards.add_key(old_key);
+        }
         txn.set_own(table, key, row);
         txn.changes.push(change);
         Ok(())
@@ -1285,13 +1306,13 @@ impl Session {
 
     /// The row with primary key `key` as this session sees it.
     pub fn get(&self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        self.db.read_state(|st| self.get_in(st, table, key))
+        self.db.read_key(key, |st| self.get_in(st, table, key))
     }
 
     /// As `get`, reading the committed rows from `snap`, so that all the lookups of one
     /// statement see the same committed state.
-    pub(crate) fn get_in(&self, snap: &DbState, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        let t = snap.table(table)?;
+    pub(crate) fn get_in(&self, shard: &Shard, table: &str, key: &Key) -> DbResult<Option<Row>> {
+        let t = shard.table(table)?;
         if let Some(own) = self.txn.as_ref().and_then(|txn| txn.own(table, key)) {
             return Ok(own.clone());
         }
@@ -1319,7 +1340,7 @@ impl Session {
     fn ddl(
         &mut self,
         table: &str,
-        check: impl FnOnce(&DbState) -> DbResult<()>,
+        check: impl FnOnce(&Shard) -> DbResult<()>,
         change: Change,
     ) -> DbResult<()> {
         if crate::views::is_view(table) {
@@ -1339,11 +1360,13 @@ impl Session {
             entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
             let waited = waited?;
             db.sql_counters.record_row_lock_wait(waited, timed);
-            check(&db.snapshot())?;
+            db.read_catalog(check)?;
             let mut bytes = Vec::new();
             change.encode(&mut bytes);
             s.redo.log_change(&bytes)?;
-            s.txn().changes.push(change);
+            let txn = s.txn();
+            txn.shards = ShardSet::ALL;
+            txn.changes.push(change);
             Ok(())
         });
         match result {
@@ -1359,7 +1382,7 @@ impl Session {
         let name = schema.name.clone();
         self.ddl(
             &name.clone(),
-            |st| if st.tables.contains_key(&name) { Err(DbError::TableExists(name)) } else { Ok(()) },
+            |st| if st.has_table(&name) { Err(DbError::TableExists(name)) } else { Ok(()) },
             Change::CreateTable(schema),
         )
     }
@@ -1388,6 +1411,7 @@ impl Session {
         let db = &self.db;
         let id = txn.id;
         let mut changes = Some(std::mem::take(&mut txn.changes));
+        let shards = txn.shards;
         let mut held = Some(std::mem::take(&mut txn.held));
         // Not cancellable: once the commit record is in the log buffer the commit has
         // happened, so its wait for `log file sync` runs to its end whatever the cancel
@@ -1397,6 +1421,7 @@ impl Session {
                 scn: receipt.scn,
                 lsn: receipt.lsn,
                 changes: changes.take().expect("applied once"),
+                shards,
                 txn: id,
                 held: held.take().expect("applied once"),
             });

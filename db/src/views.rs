@@ -581,7 +581,7 @@ impl Session {
                     Value::Int(backlog.bytes as i64),
                     backlog.oldest.map_or(Value::Null, |age| Value::Int(age.as_micros() as i64)),
                     Value::Int(status.durable_commit.0 .0 as i64),
-                    Value::Int(self.db.snapshot().scn.0.max(status.durable_commit.0 .0) as i64),
+                    Value::Int(self.db.applied_scn().0.max(status.durable_commit.0 .0) as i64),
                     Value::Int(status.durable.0 as i64),
                     Value::Int(status.reserved_end.0 as i64),
                 ])]
@@ -636,12 +636,12 @@ impl Session {
             "v$database" => {
                 let log = self.db.log();
                 let status = log.status();
-                let snap = self.db.snapshot();
+                let applied = self.db.applied_scn();
                 vec![Arc::new(vec![
                     Value::Text(format!("{:016x}", log.db_id())),
                     "REDODB".into(),
                     "NOARCHIVELOG".into(),
-                    Value::Int(snap.scn.0 as i64),
+                    Value::Int(applied.0 as i64),
                     Value::Int(status.checkpoint_scn.0 as i64),
                     Value::Int(status.durable_commit.0 .0 as i64),
                     if status.failed { "FAILED (reopen to recover)" } else { "READ WRITE" }.into(),

@@ -1165,3 +1165,50 @@ fn version_backend_pid_and_current_setting_answer_about_the_session() {
     s.execute_prepared(&update, &[i(1)]).unwrap();
     assert_eq!(rows(&mut s, "SELECT v FROM c"), [vec![t("WAIT")]]);
 }
+
+/// An UPDATE that changes primary keys moves rows between the committed state's shards
+/// (they are partitioned by a hash of the key): the moved rows are found by their new keys,
+/// in key order, after the commit, after recovery from the redo, and after recovery from
+/// a checkpoint image; a rolled-back move leaves every row where it was.
+#[test]
+fn an_update_changing_primary_keys_moves_rows_that_survive_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected: Vec<Vec<Value>> = (1..=200).map(|k| vec![i(k * 1000), i(k)]).collect();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE moved (k BIGINT PRIMARY KEY, v BIGINT)");
+        let insert = s.prepare("INSERT INTO moved VALUES ($1, $1)").unwrap();
+        let batch: Vec<Vec<Value>> = (1..=200).map(|k| vec![i(k)]).collect();
+        s.execute_many(&insert, &batch).unwrap();
+        run(&mut s, "COMMIT");
+        assert_eq!(tag(&mut s, "UPDATE moved SET k = k * 1000 WHERE k <= 200"), "UPDATE 200");
+        run(&mut s, "ROLLBACK");
+        assert_eq!(rows(&mut s, "SELECT k FROM moved WHERE k = 200"), vec![vec![i(200)]]);
+        assert_eq!(tag(&mut s, "UPDATE moved SET k = k * 1000 WHERE k <= 200"), "UPDATE 200");
+        run(&mut s, "COMMIT");
+        assert_eq!(rows(&mut s, "SELECT k, v FROM moved"), expected, "a full scan in key order");
+        assert_eq!(rows(&mut s, "SELECT k, v FROM moved WHERE k = 37000"), vec![vec![i(37000), i(37)]]);
+        assert!(rows(&mut s, "SELECT k FROM moved WHERE k = 37").is_empty());
+        assert_eq!(
+            rows(&mut s, "SELECT k FROM moved WHERE k BETWEEN 5000 AND 8000"),
+            vec![vec![i(5000)], vec![i(6000)], vec![i(7000)], vec![i(8000)]],
+            "a key range in key order"
+        );
+    }
+    // Recovery from the redo alone.
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, "SELECT k, v FROM moved"), expected);
+        db.checkpoint().unwrap().expect("an image");
+    }
+    // Recovery from the image.
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(rows(&mut s, "SELECT k, v FROM moved"), expected);
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM moved WHERE k IN (1000, 2000, 3, 200000)"),
+        vec![vec![i(3)]]
+    );
+}

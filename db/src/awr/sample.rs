@@ -144,7 +144,7 @@ pub fn sample(db: &Database) -> Sample {
 /// A sample from the parts a `Database` and a `Session` both reach: the redo log, the SQL
 /// layer's counters and the SCN of the committed state.
 pub(crate) fn sample_of(db: &DbShared) -> Sample {
-    let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.snapshot().scn);
+    let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.applied_scn());
     let calls = db.call_times();
     let db_events = db.sessions.event_totals();
     let redo = log.stats();

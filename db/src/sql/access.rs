@@ -466,15 +466,19 @@ impl Session {
             visit(row)
         };
         match access {
-            Access::Empty => self.db.read_state(|st| st.table(table).map(|_| ()))?,
+            Access::Empty => self.db.read_catalog(|st| st.table(table).map(|_| ()))?,
             Access::Points(keys) => {
-                // A few keys: read under the state lock, no snapshot (see `read_state`),
-                // then visited with the lock released.
-                let found = self.db.read_state(|st| -> DbResult<Vec<Row>> {
-                    let rows = &st.table(table)?.rows;
+                // A few keys: read under their shards' locks, no snapshot (see
+                // `read_key`), then visited with the locks released.
+                let found = self.db.read_keys(keys, |shards| -> DbResult<Vec<Row>> {
                     let mut found = Vec::with_capacity(keys.len());
                     for key in keys {
-                        let row = if own { self.get_in(st, table, key)? } else { rows.get(key).cloned() };
+                        let st = shards.of(key);
+                        let row = if own {
+                            self.get_in(st, table, key)?
+                        } else {
+                            st.table(table)?.rows.get(key).cloned()
+                        };
                         found.extend(row);
                     }
                     Ok(found)
@@ -493,7 +497,7 @@ impl Session {
                     start.push(lo.value.clone());
                 }
                 let committed = rows
-                    .range::<_, Key>((Bound::Included(start), Bound::Unbounded))
+                    .range((Bound::Included(start), Bound::Unbounded))
                     .take_while(|(key, _)| {
                         key[..prefix.len()] == prefix[..]
                             && hi.as_ref().is_none_or(|hi| hi.admits_below(&key[prefix.len()]))

@@ -97,7 +97,7 @@ impl Session {
 
     fn table_schema(&self, name: &ast::ObjectName) -> Option<std::sync::Arc<TableSchema>> {
         let name = object_name(name).ok()?;
-        self.db.snapshot().table(&name).ok().map(|t| t.schema.clone())
+        self.db.read_catalog(|st| st.table(&name).ok().map(|t| t.schema.clone()))
     }
 
     /// Fills in the types the statement gives its parameters: the target column of an

@@ -749,7 +749,7 @@ impl Session {
                  add PRIMARY KEY (...) to \"{name}\""
             )));
         };
-        if create.if_not_exists && self.db.snapshot().tables.contains_key(&name) {
+        if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
             return Ok(QueryResult::command("CREATE TABLE", 0));
         }
         let schema = TableSchema::new(&name, columns, primary_key)?;
@@ -767,10 +767,7 @@ impl Session {
         }
         if !if_exists {
             // All or nothing for the usual mistake: check them all first.
-            let snapshot = self.db.snapshot();
-            for name in &names {
-                snapshot.table(name)?;
-            }
+            self.db.read_catalog(|st| names.iter().try_for_each(|name| st.table(name).map(|_| ())))?;
         }
         for name in &names {
             match self.drop_table(name) {
@@ -790,12 +787,12 @@ impl Session {
         if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
             return Err(crate::views::read_only(view));
         }
-        let snapshot = self.db.snapshot();
-        for name in &names {
-            if !(truncate.if_exists && snapshot.table(name).is_err()) {
-                snapshot.table(name)?;
-            }
-        }
+        self.db.read_catalog(|st| {
+            names
+                .iter()
+                .filter(|name| !truncate.if_exists || st.has_table(name))
+                .try_for_each(|name| st.table(name).map(|_| ()))
+        })?;
         for name in &names {
             match self.truncate(name) {
                 Err(DbError::UnknownTable(_)) if truncate.if_exists => {}
@@ -1156,7 +1153,7 @@ impl Session {
                 return Ok(compiled);
             }
             let (table, schema) = compiled.table();
-            if self.db.read_state(|st| st.tables.get(table).is_some_and(|t| Arc::ptr_eq(&t.schema, schema))) {
+            if self.db.read_catalog(|st| st.table(table).is_ok_and(|t| Arc::ptr_eq(&t.schema, schema))) {
                 *slot.lock().expect("compiled slot poisoned") = Some((generation, compiled.clone()));
                 return Ok(compiled);
             }

@@ -106,7 +106,9 @@ impl Session {
                     let name = object_name(name)?;
                     let schema = match crate::views::schema(&name) {
                         Some(view) => view,
-                        None => self.db.snapshot().table(&name)?.schema.clone(),
+                        None => {
+                            self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?
+                        }
                     };
                     let alias = match alias {
                         None => None,
