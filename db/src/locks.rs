@@ -13,12 +13,21 @@
 //! A wait ends early, with `DbError::Canceled`, when the waiter's session is cancelled
 //! (its `CancelFlag` wakes it); the waiter then holds nothing it did not hold before.
 //!
-//! Invariant: a row of table T is locked only by transactions that do not conflict with
-//! T's table lock holder, and each lock has exactly one owner. Everything is under one
-//! mutex: lock operations are short, and the commit path takes it once.
+//! The row locks are partitioned like the committed state (`state::shard_of` of the key),
+//! each shard under its own mutex, so the commit path's lock and release take only the
+//! mutex of their key's shard. Every shard also records every table lock, so a row
+//! locker looks at one shard; a table lock takes all shards. The wait-for graph has its
+//! own mutex, taken only by waits and by the releases that have a waiter to wake.
+//!
+//! Invariants: a row of table T is locked only by transactions that do not conflict with
+//! T's table lock holder, and each lock has exactly one owner. A waiter registers in the
+//! graph while it holds the shard mutex under which it saw its blockers, so a blocker's
+//! release (which needs that mutex) comes after the registration and wakes it. Locks are
+//! taken in the order: shards in ascending order, then the graph.
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -28,8 +37,9 @@ use redo::TxnId;
 use crate::error::{DbError, DbResult};
 use crate::schema::Key;
 use crate::sessions::CancelFlag;
+use crate::state::{shard_of, SHARDS};
 
-/// The row locks of one table.
+/// The row locks of one table in one shard.
 #[derive(Default)]
 struct TableRowLocks {
     /// The owner of each locked row.
@@ -38,13 +48,20 @@ struct TableRowLocks {
     per_txn: HashMap<TxnId, usize>,
 }
 
+/// The locks of the keys of one shard.
 #[derive(Default)]
-struct LockState {
+struct LockShard {
     /// Row locks by table, then key: found from `&str` and `&Key` without building an
     /// owned key. A table's entry stays when its last lock goes (tables are few), so the
     /// next lock does not allocate its name again.
     rows: HashMap<String, TableRowLocks>,
+    /// Every table lock (the same in every shard).
     tables: HashMap<String, TxnId>,
+}
+
+/// Who waits for whom.
+#[derive(Default)]
+struct WaitGraph {
     /// Who each waiting transaction waits for.
     waits_for: HashMap<TxnId, Vec<TxnId>>,
     /// The thread of each waiting transaction, woken when one of its blockers releases
@@ -52,7 +69,7 @@ struct LockState {
     sleepers: HashMap<TxnId, Thread>,
 }
 
-impl LockState {
+impl WaitGraph {
     fn would_deadlock(&self, me: TxnId, holders: &[TxnId]) -> bool {
         let mut seen = HashSet::new();
         let mut stack: Vec<TxnId> = holders.to_vec();
@@ -95,9 +112,28 @@ impl HeldLocks {
 /// wait), returned so the caller can count it.
 pub type LockWait = Option<Duration>;
 
+/// A shard's mutex on a cache line of its own (two sessions locking keys of different
+/// shards do not move one line between their CPUs).
+#[repr(align(128))]
 #[derive(Default)]
+struct PaddedShard(Mutex<LockShard>);
+
 pub struct LockManager {
-    state: Mutex<LockState>,
+    shards: Box<[PaddedShard]>,
+    graph: Mutex<WaitGraph>,
+    /// Transactions registered in `graph` as waiting: while none is, a release wakes
+    /// nobody and does not take the graph's mutex.
+    waiting: AtomicUsize,
+}
+
+impl Default for LockManager {
+    fn default() -> LockManager {
+        LockManager {
+            shards: (0..SHARDS).map(|_| PaddedShard::default()).collect(),
+            graph: Mutex::default(),
+            waiting: AtomicUsize::new(0),
+        }
+    }
 }
 
 /// How long a lock waiter sleeps before looking again on its own. Only a safety net: a
@@ -105,8 +141,12 @@ pub struct LockManager {
 const LOCK_RECHECK: Duration = Duration::from_millis(100);
 
 impl LockManager {
-    fn lock_state(&self) -> MutexGuard<'_, LockState> {
-        self.state.lock().expect("lock table poisoned")
+    fn shard(&self, index: usize) -> MutexGuard<'_, LockShard> {
+        self.shards[index].0.lock().expect("lock table poisoned")
+    }
+
+    fn graph(&self) -> MutexGuard<'_, WaitGraph> {
+        self.graph.lock().expect("wait graph poisoned")
     }
 
     /// Locks one row for `txn`, waiting while another transaction holds it or holds the
@@ -119,16 +159,17 @@ impl LockManager {
         key: &Key,
         cancel: &CancelFlag,
     ) -> DbResult<LockWait> {
-        let mut st = self.lock_state();
+        let index = shard_of(key);
         let mut waited_since: Option<Instant> = None;
         loop {
+            let mut st = self.shard(index);
             let mut blockers = Vec::new();
-            let state = &mut *st;
-            let table_owner = state.tables.get(table).copied().filter(|&owner| owner != txn);
+            let shard = &mut *st;
+            let table_owner = shard.tables.get(table).copied().filter(|&owner| owner != txn);
             blockers.extend(table_owner);
-            let locks = match state.rows.get_mut(table) {
+            let locks = match shard.rows.get_mut(table) {
                 Some(locks) => locks,
-                None => state.rows.entry(table.to_string()).or_default(),
+                None => shard.rows.entry(table.to_string()).or_default(),
             };
             // One walk of the owners for the look and the insert.
             match locks.owners.entry(key.clone()) {
@@ -142,7 +183,7 @@ impl LockManager {
                 }
                 Entry::Vacant(_) => {}
             }
-            st = self.wait(st, txn, blockers, &mut waited_since, cancel, || {
+            self.wait(st, txn, blockers, &mut waited_since, cancel, || {
                 format!("row {key:?} of \"{table}\"")
             })?;
         }
@@ -157,15 +198,20 @@ impl LockManager {
         table: &str,
         cancel: &CancelFlag,
     ) -> DbResult<LockWait> {
-        let mut st = self.lock_state();
         let mut waited_since: Option<Instant> = None;
         loop {
-            let mut blockers: Vec<TxnId> = st
-                .rows
-                .get(table)
-                .map(|locks| locks.per_txn.keys().copied().filter(|&t| t != txn).collect())
-                .unwrap_or_default();
-            match st.tables.get(table) {
+            let mut all: Vec<MutexGuard<'_, LockShard>> = (0..SHARDS).map(|i| self.shard(i)).collect();
+            let mut blockers: Vec<TxnId> = Vec::new();
+            for shard in &all {
+                if let Some(locks) = shard.rows.get(table) {
+                    for (&t, &n) in &locks.per_txn {
+                        if t != txn && n > 0 && !blockers.contains(&t) {
+                            blockers.push(t);
+                        }
+                    }
+                }
+            }
+            match all[0].tables.get(table) {
                 Some(&owner) if owner == txn && blockers.is_empty() => {
                     return Ok(waited_since.map(|t| t.elapsed()))
                 }
@@ -173,28 +219,33 @@ impl LockManager {
                 _ => {}
             }
             if blockers.is_empty() {
-                st.tables.insert(table.to_string(), txn);
+                for shard in &mut all {
+                    shard.tables.insert(table.to_string(), txn);
+                }
                 held.tables.push(table.to_string());
                 return Ok(waited_since.map(|t| t.elapsed()));
             }
-            st = self.wait(st, txn, blockers, &mut waited_since, cancel, || format!("table \"{table}\""))?;
+            self.wait(all, txn, blockers, &mut waited_since, cancel, || format!("table \"{table}\""))?;
         }
     }
 
-    fn wait<'a>(
-        &'a self,
-        mut st: MutexGuard<'a, LockState>,
+    /// Registers `txn` as waiting for `blockers` (seen under `shards`, still held), lets
+    /// go of the shards and sleeps until a blocker's release wakes it (or the recheck
+    /// interval passes, or a cancel). The caller then looks again.
+    fn wait<G>(
+        &self,
+        shards: G,
         txn: TxnId,
         blockers: Vec<TxnId>,
         waited_since: &mut Option<Instant>,
         cancel: &CancelFlag,
         what: impl Fn() -> String,
-    ) -> DbResult<MutexGuard<'a, LockState>> {
+    ) -> DbResult<()> {
         if cancel.is_requested() {
             return Err(DbError::Canceled);
         }
-        if st.would_deadlock(txn, &blockers) {
-            st.waits_for.remove(&txn);
+        let mut graph = self.graph();
+        if graph.would_deadlock(txn, &blockers) {
             return Err(DbError::Deadlock(format!(
                 "transaction {txn} waits for {} held by transaction {}, which waits (directly or not) for {txn}",
                 what(),
@@ -202,16 +253,19 @@ impl LockManager {
             )));
         }
         waited_since.get_or_insert_with(Instant::now);
-        st.waits_for.insert(txn, blockers);
-        st.sleepers.insert(txn, std::thread::current());
-        drop(st);
+        graph.waits_for.insert(txn, blockers);
+        graph.sleepers.insert(txn, std::thread::current());
+        self.waiting.fetch_add(1, SeqCst);
+        drop(graph);
+        drop(shards);
         // A release between the drop and the park leaves the wake-up token: none is lost.
         // A cancel wakes the sleeper too, and is seen by the check above on the next turn.
         cancel.sleep(LOCK_RECHECK);
-        let mut st = self.lock_state();
-        st.waits_for.remove(&txn);
-        st.sleepers.remove(&txn);
-        Ok(st)
+        let mut graph = self.graph();
+        graph.waits_for.remove(&txn);
+        graph.sleepers.remove(&txn);
+        self.waiting.fetch_sub(1, SeqCst);
+        Ok(())
     }
 
     /// Releases everything `held` holds and wakes the transactions waiting for `txn`.
@@ -224,42 +278,62 @@ impl LockManager {
         held.tables.clear();
     }
 
-    /// Releases the locks of several transactions under one acquisition of the lock
-    /// table (the committed transactions one apply made visible), and wakes exactly the
-    /// transactions that waited for one of them.
+    /// Releases the locks of several transactions (the committed transactions one apply
+    /// made visible), and wakes exactly the transactions that waited for one of them.
     pub fn release_batch<'a>(&self, transactions: impl Iterator<Item = (TxnId, &'a HeldLocks)>) {
-        let mut st = self.lock_state();
         let mut released = Vec::new();
         for (txn, held) in transactions {
             if held.is_empty() {
                 continue;
             }
             released.push(txn);
+            // Consecutive keys of one shard under one acquisition of its mutex.
+            let mut current: Option<(usize, MutexGuard<'_, LockShard>)> = None;
             for (table, keys) in &held.rows {
-                let locks = st.rows.get_mut(table).expect("a held row lock's table has locks");
                 for key in keys {
+                    let index = shard_of(key);
+                    if current.as_ref().is_none_or(|(i, _)| *i != index) {
+                        // Let go first: holding one shard while waiting for another
+                        // out of ascending order could deadlock with a table lock.
+                        drop(current.take());
+                        current = Some((index, self.shard(index)));
+                    }
+                    let (_, st) = current.as_mut().expect("just locked");
+                    let locks = st.rows.get_mut(table).expect("a held row lock's table has locks");
                     let owner = locks.owners.remove(key);
                     debug_assert_eq!(owner, Some(txn), "row lock {key:?} of {table} not held by {txn}");
+                    let count = locks.per_txn.get_mut(&txn).expect("a held row lock is counted");
+                    *count -= 1;
+                    if *count == 0 {
+                        locks.per_txn.remove(&txn);
+                    }
                 }
-                let remaining = locks.per_txn.remove(&txn).unwrap_or(0).saturating_sub(keys.len());
-                debug_assert_eq!(remaining, 0, "{txn} held more row locks of {table} than it recorded");
             }
-            for t in &held.tables {
-                if st.tables.get(t) == Some(&txn) {
-                    st.tables.remove(t);
+            drop(current);
+            if !held.tables.is_empty() {
+                let mut all: Vec<MutexGuard<'_, LockShard>> = (0..SHARDS).map(|i| self.shard(i)).collect();
+                for t in &held.tables {
+                    for shard in &mut all {
+                        if shard.tables.get(t) == Some(&txn) {
+                            shard.tables.remove(t);
+                        }
+                    }
                 }
             }
         }
-        if released.is_empty() || st.waits_for.is_empty() {
+        // After the shards: a waiter registered before it let go of the shard it saw us
+        // in, so its registration is visible here.
+        if released.is_empty() || self.waiting.load(SeqCst) == 0 {
             return;
         }
-        let wake: Vec<Thread> = st
+        let graph = self.graph();
+        let wake: Vec<Thread> = graph
             .waits_for
             .iter()
             .filter(|(_, blockers)| blockers.iter().any(|b| released.contains(b)))
-            .filter_map(|(waiter, _)| st.sleepers.get(waiter).cloned())
+            .filter_map(|(waiter, _)| graph.sleepers.get(waiter).cloned())
             .collect();
-        drop(st);
+        drop(graph);
         for thread in wake {
             thread.unpark();
         }
