@@ -417,6 +417,86 @@ mod tests {
     }
 
     #[test]
+    fn row_locks_across_shards_exclude_each_other_under_many_lockers_and_table_locks() {
+        // Eight transactions at a time lock random keys (spread over the shards) in random
+        // order, while one takes the table lock now and then: every key and the table have
+        // at most one owner at any time, deadlock victims retry, and nobody hangs.
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+        const KEYS: usize = 24;
+        let locks = Arc::new(LockManager::default());
+        let owned: Arc<Vec<AtomicBool>> = Arc::new((0..KEYS).map(|_| AtomicBool::new(false)).collect());
+        let table_owned = Arc::new(AtomicBool::new(false));
+        let next_txn = Arc::new(AtomicU64::new(1));
+        let waits = Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (0..9u64)
+            .map(|t| {
+                let (locks, owned, table_owned, next_txn, waits) =
+                    (locks.clone(), owned.clone(), table_owned.clone(), next_txn.clone(), waits.clone());
+                std::thread::spawn(move || {
+                    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ t;
+                    let mut random = move || {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x
+                    };
+                    for round in 0..200 {
+                        let txn = TxnId(next_txn.fetch_add(1, SeqCst));
+                        let mut held = HeldLocks::default();
+                        if t == 8 {
+                            if round % 20 == 0 {
+                                locks.lock_table(txn, &mut held, "t", &NO_CANCEL).unwrap();
+                                assert!(
+                                    owned.iter().all(|o| !o.load(SeqCst)),
+                                    "a row locked under a table lock"
+                                );
+                                assert!(!table_owned.swap(true, SeqCst));
+                                std::thread::yield_now();
+                                table_owned.store(false, SeqCst);
+                                locks.release_all(txn, &mut held);
+                            }
+                            continue;
+                        }
+                        let mut mine = Vec::new();
+                        for _ in 0..3 {
+                            let k = (random() % KEYS as u64) as usize;
+                            if mine.contains(&k) {
+                                continue;
+                            }
+                            match locks.lock_row(txn, &mut held, "t", &key(k as i64), &NO_CANCEL) {
+                                Ok(waited) => {
+                                    waits.fetch_add(waited.is_some() as u64, SeqCst);
+                                    assert!(!table_owned.load(SeqCst), "a row locked under a table lock");
+                                    assert!(!owned[k].swap(true, SeqCst), "row {k} locked twice");
+                                    mine.push(k);
+                                    // Holding it a while, so that others come to wait.
+                                    std::thread::yield_now();
+                                }
+                                Err(DbError::Deadlock(_)) => break,
+                                Err(e) => panic!("{e}"),
+                            }
+                        }
+                        for k in mine {
+                            owned[k].store(false, SeqCst);
+                        }
+                        locks.release_all(txn, &mut held);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert!(waits.load(SeqCst) > 0, "the lockers met");
+        let mut held = HeldLocks::default();
+        assert_eq!(
+            locks.lock_table(TxnId(u64::MAX), &mut held, "t", &NO_CANCEL).unwrap(),
+            None,
+            "all released"
+        );
+    }
+
+    #[test]
     fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
