@@ -17,7 +17,7 @@ pub type Row = Arc<Vec<Value>>;
 /// (a composite key lives on the heap): an entry of the committed state's B-tree is then
 /// 48 bytes instead of 80, so a lookup's binary search in a node of 64 entries touches
 /// fewer cache lines (pgbench inserting random keys into a growing table: +5-15% TPS).
-/// Copies of keys are few since commits stopped copying B-tree paths (see `read_state`).
+/// Copies of keys are few since commits stopped copying B-tree paths (see `DbShared::read_key`).
 pub type Key = smallvec::SmallVec<[Value; 1]>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
