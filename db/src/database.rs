@@ -241,15 +241,9 @@ impl FetchRegistry {
 /// Counters of the SQL layer (the statement cache keeps its own).
 #[derive(Default)]
 pub(crate) struct SqlCounters {
-    pub execute_count: std::sync::atomic::AtomicU64,
-    pub commits_deferred_by_call: std::sync::atomic::AtomicU64,
     /// `enq: TX - row lock contention`: waits and their total time.
     pub row_lock_waits: std::sync::atomic::AtomicU64,
     pub row_lock_wait_us: std::sync::atomic::AtomicU64,
-    /// The system's time model (see `CallTimes`), including sessions gone.
-    pub user_calls: std::sync::atomic::AtomicU64,
-    pub db_time_us: std::sync::atomic::AtomicU64,
-    pub db_cpu_us: std::sync::atomic::AtomicU64,
     /// The checkpointer's CPU and working time (background, like the log writer's).
     pub checkpoint_cpu_us: std::sync::atomic::AtomicU64,
     pub checkpoint_elapsed_us: std::sync::atomic::AtomicU64,
@@ -295,27 +289,25 @@ impl DbShared {
         &self.log
     }
 
-    /// The system's time model: user calls, DB time, DB CPU.
+    /// The system's time model: user calls, DB time, DB CPU (of every session, open or
+    /// closed).
     pub(crate) fn call_times(&self) -> CallTimes {
-        let n = &self.sql_counters;
-        CallTimes {
-            user_calls: n.user_calls.load(Relaxed),
-            db_time_us: n.db_time_us.load(Relaxed),
-            db_cpu_us: n.db_cpu_us.load(Relaxed),
-        }
+        let [user_calls, db_time_us, db_cpu_us] = self.sessions.call_totals();
+        CallTimes { user_calls, db_time_us, db_cpu_us }
     }
 
     pub(crate) fn sql_stats_now(&self) -> SqlStats {
         let c = self.statements.stats();
         let n = &self.sql_counters;
+        let sessions = self.sessions.sql_totals();
         let (rows_fetched, fetch_calls) = self.fetches.totals();
         SqlStats {
             parse_count_total: c.parse_count_total,
             parse_count_hard: c.parse_count_hard,
             cache_hits: c.cache_hits,
             cached_statements: c.entries,
-            execute_count: n.execute_count.load(SeqCst),
-            commits_deferred_by_call: n.commits_deferred_by_call.load(SeqCst),
+            execute_count: sessions[crate::sessions::SqlStat::Execute as usize],
+            commits_deferred_by_call: sessions[crate::sessions::SqlStat::CommitsDeferred as usize],
             row_lock_waits: n.row_lock_waits.load(SeqCst),
             row_lock_wait_us: n.row_lock_wait_us.load(SeqCst),
             rows_fetched,
@@ -916,16 +908,18 @@ impl Session {
         let times = started.map(|s| self.call_clock.finish(s));
         self.call_depth = 0;
         self.entry.set_active(false);
-        self.entry.user_calls.fetch_add(1, Relaxed);
-        let system = &self.db.sql_counters;
-        system.user_calls.fetch_add(1, Relaxed);
+        // Only the session's own thread writes its counters: a load and a store, no locked
+        // instruction. The system's figures are the sum over the sessions
+        // (`SessionRegistry::call_totals`), not counters every call would share.
+        let add = |counter: &std::sync::atomic::AtomicU64, n: u64| {
+            counter.store(counter.load(Relaxed) + n, Relaxed)
+        };
+        add(&self.entry.user_calls, 1);
         if let Some(CallTime { db_time_us, db_cpu_us }) = times {
-            self.entry.db_time_us.fetch_add(db_time_us, Relaxed);
-            system.db_time_us.fetch_add(db_time_us, Relaxed);
-            // Most short calls are not sampled (see `call_clock`): spare the shared line.
+            add(&self.entry.db_time_us, db_time_us);
+            // Most short calls are not sampled (see `call_clock`).
             if db_cpu_us > 0 {
-                self.entry.db_cpu_us.fetch_add(db_cpu_us, Relaxed);
-                system.db_cpu_us.fetch_add(db_cpu_us, Relaxed);
+                add(&self.entry.db_cpu_us, db_cpu_us);
             }
         }
         result

@@ -113,8 +113,9 @@ pub struct SessionEntry {
     pub db_cpu_us: AtomicU64,
     /// Client traffic, counted by the server (see [`NetStat`]).
     net: [AtomicU64; NET_STAT_COUNT],
-    /// The session's own parses and executions (see [`SqlStat`]); the system's totals are
-    /// counted apart, in `Database`'s shared counters and the statement cache.
+    /// The session's own parses and executions (see [`SqlStat`]); the system's executions
+    /// are the sum over the sessions (`SessionRegistry::sql_totals`), its parses are
+    /// counted by the statement cache.
     sql_stats: [AtomicU64; SQL_STAT_COUNT],
     /// Raised to interrupt the session's running or waiting statement.
     pub(crate) cancel: CancelFlag,
@@ -323,6 +324,15 @@ impl SessionEntry {
         counter.store(counter.load(Relaxed) + 1, Relaxed);
     }
 
+    fn sql_stats(&self) -> [u64; SQL_STAT_COUNT] {
+        std::array::from_fn(|i| self.sql_stats[i].load(Relaxed))
+    }
+
+    /// User calls, DB time and DB CPU (microseconds).
+    fn call_counts(&self) -> [u64; 3] {
+        [self.user_calls.load(Relaxed), self.db_time_us.load(Relaxed), self.db_cpu_us.load(Relaxed)]
+    }
+
     pub fn sql_stat(&self, stat: SqlStat) -> u64 {
         self.sql_stats[stat as usize].load(Relaxed)
     }
@@ -346,6 +356,9 @@ struct Registry {
     live: BTreeMap<u64, Arc<SessionEntry>>,
     retired_events: [EventSnapshot; DB_EVENT_COUNT],
     retired_net: [u64; NET_STAT_COUNT],
+    retired_sql: [u64; SQL_STAT_COUNT],
+    /// User calls, DB time and DB CPU of the sessions closed.
+    retired_calls: [u64; 3],
 }
 
 impl SessionRegistry {
@@ -387,7 +400,40 @@ impl SessionRegistry {
             for (total, n) in r.retired_net.iter_mut().zip(entry.net()) {
                 *total += n;
             }
+            for (total, n) in r.retired_sql.iter_mut().zip(entry.sql_stats()) {
+                *total += n;
+            }
+            for (total, n) in r.retired_calls.iter_mut().zip(entry.call_counts()) {
+                *total += n;
+            }
         }
+    }
+
+    /// System totals of the sessions' SQL statistics (see [`SqlStat`]), closed sessions
+    /// and open ones: each session counts only its own (a counter every session added to
+    /// would move its cache line between the CPUs on every call).
+    pub fn sql_totals(&self) -> [u64; SQL_STAT_COUNT] {
+        let r = self.inner.lock().expect("session registry poisoned");
+        let mut totals = r.retired_sql;
+        for entry in r.live.values() {
+            for (total, n) in totals.iter_mut().zip(entry.sql_stats()) {
+                *total += n;
+            }
+        }
+        totals
+    }
+
+    /// System totals of user calls, DB time and DB CPU (microseconds), closed sessions and
+    /// open ones.
+    pub fn call_totals(&self) -> [u64; 3] {
+        let r = self.inner.lock().expect("session registry poisoned");
+        let mut totals = r.retired_calls;
+        for entry in r.live.values() {
+            for (total, n) in totals.iter_mut().zip(entry.call_counts()) {
+                *total += n;
+            }
+        }
+        totals
     }
 
     /// System totals of the client traffic statistics.

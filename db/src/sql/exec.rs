@@ -39,7 +39,7 @@
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 use redo::{CommitOptions, CommitWait};
@@ -375,7 +375,6 @@ impl Session {
     /// Counts an execution, for the system and the session.
     #[inline]
     fn count_execute(&self) {
-        self.db.sql_counters.execute_count.fetch_add(1, Relaxed);
         self.entry.count_sql(crate::sessions::SqlStat::Execute);
     }
 
@@ -563,7 +562,6 @@ impl Session {
                 if defer {
                     if let Some(receipt) = self.commit(nowait)? {
                         call.pending = call.pending.max(Some(receipt.lsn));
-                        self.db.sql_counters.commits_deferred_by_call.fetch_add(1, Relaxed);
                         self.entry.count_sql(crate::sessions::SqlStat::CommitsDeferred);
                     }
                 } else {
