@@ -581,3 +581,41 @@ fn each_session_counts_its_own_parses_and_executions() {
     let system = int(&mut observer, "SELECT value FROM v$sysstat WHERE name = 'execute count'");
     assert!(system >= worker_after[3], "system {system} vs session {}", worker_after[3]);
 }
+
+/// The system's user calls, execute count and DB time are the sums over the sessions:
+/// a session's work stays in them after it closes, and they never go backwards.
+#[test]
+fn system_call_and_execute_totals_keep_the_work_of_closed_sessions() {
+    const TOTALS: [&str; 3] = ["user calls", "execute count", "DB time"];
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut observer = db.session();
+    let sys = |o: &mut Session| {
+        TOTALS.map(|name| {
+            let (view, column) =
+                if name == "DB time" { ("v$sys_time_model", "stat_name") } else { ("v$sysstat", "name") };
+            int(o, &format!("SELECT value FROM {view} WHERE {column} = '{name}'"))
+        })
+    };
+    let before = sys(&mut observer);
+    let mut worker = db.session();
+    run(&mut worker, "CREATE TABLE t (id BIGINT PRIMARY KEY)");
+    for i in 0..50 {
+        run(&mut worker, &format!("INSERT INTO t VALUES ({i})"));
+    }
+    run(&mut worker, "COMMIT");
+    let open = sys(&mut observer);
+    worker.close();
+    let closed = sys(&mut observer);
+    assert!(
+        open[0] >= before[0] + 52 && open[1] >= before[1] + 52,
+        "the worker's calls counted: {before:?} -> {open:?}"
+    );
+    for i in 0..3 {
+        assert!(
+            closed[i] >= open[i],
+            "{} went backwards when its session closed: {open:?} -> {closed:?}",
+            TOTALS[i]
+        );
+    }
+}
