@@ -1423,7 +1423,9 @@ impl LogSession {
             1,
         );
         let txn_id = self.begin_if_needed();
-        let sh = self.sh.clone();
+        // Borrowed, not cloned: every session shares this `Arc`, so a clone and its drop
+        // per commit moved the counter's cache line between the CPUs twice.
+        let sh = &*self.sh;
         let len = (self.private.len() + RECORD_HEADER_BYTES + COMMIT_PAYLOAD_BYTES) as u64;
         let r = sh.buffer.reserve(
             self.strand_hint,
@@ -1533,7 +1535,7 @@ impl LogSession {
     }
 
     /// As `wait_durable`, timing the wait only if `timed`.
-    fn wait_durable_timed(&mut self, lsn: Lsn, timed: bool) -> Result<()> {
+    fn wait_durable_timed(&self, lsn: Lsn, timed: bool) -> Result<()> {
         let t0 = timed.then(Stamp::now);
         self.stats.begin_wait(WaitEvent::LogFileSync, t0);
         let waited = self.sh.wait_durable(lsn);
