@@ -169,8 +169,8 @@ impl Change {
             }
             2 => Change::DropTable { table: r.str()? },
             3 => Change::Truncate { table: r.str()? },
-            4 => Change::Insert { table: r.str()?, row: Row::new(r.values()?) },
-            5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: Row::new(r.values()?) },
+            4 => Change::Insert { table: r.str()?, row: Row::from(r.values()?) },
+            5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: Row::from(r.values()?) },
             6 => Change::Delete { table: r.str()?, key: r.values()?.into() },
             t => return Err(corrupt(format!("change tag {t}"))),
         };
@@ -268,7 +268,7 @@ mod tests {
             name.prop_map(|table| Change::DropTable { table }),
             name.prop_map(|table| Change::Truncate { table }),
             (name, proptest::collection::vec(arb_value(), 0..8))
-                .prop_map(|(table, row)| Change::Insert { table, row: Row::new(row) }),
+                .prop_map(|(table, row)| Change::Insert { table, row: Row::from(row) }),
             (
                 name,
                 proptest::collection::vec(arb_value(), 1..3),
@@ -277,7 +277,7 @@ mod tests {
                 .prop_map(|(table, key, row)| Change::Update {
                     table,
                     key: key.into(),
-                    row: Row::new(row)
+                    row: Row::from(row)
                 }),
             (name, proptest::collection::vec(arb_value(), 1..3))
                 .prop_map(|(table, key)| Change::Delete { table, key: key.into() }),

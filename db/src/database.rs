@@ -341,7 +341,7 @@ impl DbShared {
                     };
                     (state, geometry.start_of(s).0)
                 };
-                Arc::new(vec![
+                Row::from(vec![
                     Value::Int(g as i64 + 1),
                     Value::Int(1),
                     Value::Int(seq as i64),
@@ -1200,7 +1200,7 @@ impl Session {
             if existing.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
             }
-            let stored = Row::new(row);
+            let stored = Row::from(row);
             s.log(
                 Change::Insert { table: table.to_string(), row: stored.clone() },
                 table,
@@ -1243,7 +1243,7 @@ impl Session {
             }
             self.txn().set_own(table, key.clone(), None);
         }
-        let stored = Row::new(row);
+        let stored = Row::from(row);
         self.log(
             Change::Update { table: table.to_string(), key: key.clone(), row: stored.clone() },
             table,
@@ -1516,7 +1516,7 @@ mod tests {
     }
 
     fn row(i: i64) -> Option<Row> {
-        Some(Row::new(vec![Value::Int(i)]))
+        Some(Row::from(vec![Value::Int(i)]))
     }
 
     /// What the overlay shows of `table`, in key order.

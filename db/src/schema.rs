@@ -10,8 +10,12 @@ use crate::error::{DbError, DbResult};
 use crate::value::{DataType, Value};
 
 /// A row's values in column order. Shared, because the same row lives in the committed
-/// state, in snapshots and in query results.
-pub type Row = Arc<Vec<Value>>;
+/// state, in snapshots and in query results. One allocation (the counts and the values
+/// together), not an `Arc` of a `Vec`: a row replaced by an UPDATE is usually freed by
+/// another session's thread than the one that built it, and each block freed across
+/// threads costs the allocator a shared-line handoff (from 1 to 32 sessions, mimalloc's
+/// allocation and page-collection paths grew by 0.65 us per commit_loop NOWAIT update).
+pub type Row = Arc<[Value]>;
 
 /// The primary-key values of a row, in key-column order. Inline for single-column keys
 /// (a composite key lives on the heap): an entry of the committed state's B-tree is then

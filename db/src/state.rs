@@ -564,7 +564,7 @@ mod tests {
     }
 
     fn insert(k: i64) -> Change {
-        Change::Insert { table: "n".into(), row: Arc::new(vec![Value::Int(k), Value::Int(k)]) }
+        Change::Insert { table: "n".into(), row: Row::from(vec![Value::Int(k), Value::Int(k)]) }
     }
 
     fn key(k: i64) -> Key {
@@ -610,7 +610,7 @@ mod tests {
         let moved = Change::Update {
             table: "n".into(),
             key: key(keys[0]),
-            row: Arc::new(vec![Value::Int(5000), Value::Int(0)]),
+            row: Row::from(vec![Value::Int(5000), Value::Int(0)]),
         };
         st.apply(&moved).unwrap();
         let table = st.table("n").unwrap();

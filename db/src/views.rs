@@ -339,7 +339,7 @@ fn statistics(redo: Option<&StatsSnapshot>, db: Option<[u64; DB_STAT_COUNT]>) ->
         if let Some(r) = redo {
             row.push(Value::Int(r.get(*stat) as i64));
         }
-        rows.push(Arc::new(row));
+        rows.push(Row::from(row));
     }
     for (j, stat) in DbStat::ALL.iter().enumerate() {
         let mut row = vec![
@@ -350,7 +350,7 @@ fn statistics(redo: Option<&StatsSnapshot>, db: Option<[u64; DB_STAT_COUNT]>) ->
         if let Some(values) = db {
             row.push(Value::Int(values[j] as i64));
         }
-        rows.push(Arc::new(row));
+        rows.push(Row::from(row));
     }
     rows
 }
@@ -384,7 +384,7 @@ fn millisecond_histogram<'a>(events: impl Iterator<Item = (&'a str, &'a str, Eve
             }
         }
         for (milli, count) in buckets {
-            rows.push(Arc::new(vec![
+            rows.push(Row::from(vec![
                 Value::Int(event_no as i64),
                 Value::Text(name.into()),
                 Value::Int(milli as i64),
@@ -421,7 +421,7 @@ fn with_sid(sid: u64, row: &[Value]) -> Row {
     let mut out = Vec::with_capacity(row.len() + 1);
     out.push(Value::Int(sid as i64));
     out.extend_from_slice(row);
-    Arc::new(out)
+    Row::from(out)
 }
 
 /// A session's statistics (`v$mystat`, `v$sesstat`): its redo counters and the database
@@ -436,7 +436,7 @@ fn session_statistics(db: &DbShared, entry: &SessionEntry) -> Vec<Row> {
 
 /// Rows of a time model view: (name, microseconds).
 fn time_model(entries: &[(&str, u64)]) -> Vec<Row> {
-    entries.iter().map(|&(name, us)| Arc::new(vec![name.into(), Value::Int(us as i64)])).collect()
+    entries.iter().map(|&(name, us)| Row::from(vec![name.into(), Value::Int(us as i64)])).collect()
 }
 
 impl From<&str> for Value {
@@ -458,7 +458,7 @@ impl Session {
             }
             "v$system_event" => events(&self.db.log().stats(), &self.db.sessions.event_totals())
                 .into_iter()
-                .map(Arc::new)
+                .map(Row::from)
                 .collect(),
             "v$session_event" => self
                 .db
@@ -478,7 +478,7 @@ impl Session {
                 .map(|e| {
                     let client = e.client();
                     let wait = e.current_wait();
-                    Arc::new(vec![
+                    Row::from(vec![
                         Value::Int(e.sid as i64),
                         Value::Text(client.username),
                         Value::Text(client.program),
@@ -509,7 +509,7 @@ impl Session {
                 for (name, class, e) in redo_events.chain(db_events) {
                     for (bucket, &count) in e.histogram.iter().enumerate().take(HISTOGRAM_BUCKETS) {
                         if count > 0 {
-                            rows.push(Arc::new(vec![
+                            rows.push(Row::from(vec![
                                 Value::Text(name.into()),
                                 Value::Int(histogram_bucket_limit_us(bucket) as i64),
                                 Value::Int(count as i64),
@@ -525,7 +525,7 @@ impl Session {
                 .into_iter()
                 .enumerate()
                 .map(|(i, p)| {
-                    Arc::new(vec![
+                    Row::from(vec![
                         Value::Int(i as i64 + 1),
                         Value::Text(p.name),
                         p.type_name.into(),
@@ -562,7 +562,7 @@ impl Session {
                 .iter()
                 .enumerate()
                 .map(|(i, switch)| {
-                    Arc::new(vec![
+                    Row::from(vec![
                         Value::Int(i as i64 + 1),
                         Value::Int(1),
                         Value::Int(switch.seq.0 as i64),
@@ -576,7 +576,7 @@ impl Session {
                 let log = self.db.log();
                 let backlog = log.commit_backlog();
                 let status = log.status();
-                vec![Arc::new(vec![
+                vec![Row::from(vec![
                     Value::Int(backlog.commits as i64),
                     Value::Int(backlog.bytes as i64),
                     backlog.oldest.map_or(Value::Null, |age| Value::Int(age.as_micros() as i64)),
@@ -592,7 +592,7 @@ impl Session {
                     .iter()
                     .zip(&stats.commit_response)
                     .map(|(mode, e)| {
-                        Arc::new(vec![
+                        Row::from(vec![
                             (*mode).into(),
                             Value::Int(e.waits as i64),
                             Value::Int(e.time_us as i64),
@@ -608,7 +608,7 @@ impl Session {
                 for (mode, e) in COMMIT_MODES.iter().zip(&stats.commit_response) {
                     for (bucket, &count) in e.histogram.iter().enumerate() {
                         if count > 0 {
-                            rows.push(Arc::new(vec![
+                            rows.push(Row::from(vec![
                                 (*mode).into(),
                                 Value::Int(histogram_bucket_limit_us(bucket) as i64),
                                 Value::Int(count as i64),
@@ -624,7 +624,7 @@ impl Session {
                 .members()
                 .into_iter()
                 .map(|m| {
-                    Arc::new(vec![
+                    Row::from(vec![
                         Value::Int(m.group as i64 + 1),
                         Value::Int(m.member as i64 + 1),
                         m.state.name().into(),
@@ -637,7 +637,7 @@ impl Session {
                 let log = self.db.log();
                 let status = log.status();
                 let applied = self.db.applied_scn();
-                vec![Arc::new(vec![
+                vec![Row::from(vec![
                     Value::Text(format!("{:016x}", log.db_id())),
                     "REDODB".into(),
                     "NOARCHIVELOG".into(),
