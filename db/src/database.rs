@@ -58,7 +58,7 @@ const STATEMENT_CACHE_ENTRIES: usize = 1024;
 pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult};
-use crate::locks::{HeldLocks, LockManager};
+use crate::locks::{HeldLocks, LockManager, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::{DbState, KeyShards, LiveState, Shard, ShardSet};
@@ -1122,6 +1122,18 @@ impl Session {
         expected: Option<&Arc<TableSchema>>,
         known: Option<(&Option<Row>, ReadPoint)>,
     ) -> DbResult<(bool, Option<Row>)> {
+        self.lock_and_read_acquired(table, key, expected, known).map(|(current, row, _)| (current, row))
+    }
+
+    /// As `lock_and_read`, also saying whether the lock was taken now (false: the
+    /// transaction held it already).
+    fn lock_and_read_acquired(
+        &mut self,
+        table: &str,
+        key: &Key,
+        expected: Option<&Arc<TableSchema>>,
+        known: Option<(&Option<Row>, ReadPoint)>,
+    ) -> DbResult<(bool, Option<Row>, bool)> {
         // Every row an INSERT, UPDATE or DELETE changes comes through here.
         self.rows_locked = self.rows_locked.wrapping_add(1);
         if self.rows_locked.is_multiple_of(CANCEL_CHECK_ROWS) {
@@ -1132,13 +1144,13 @@ impl Session {
         let txn = txn.get_or_insert_with(|| Txn::new(db));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
-        let waited = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
-        entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
-        let waited = waited?;
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
+        entry.end_wait(DbEvent::RowLockContention, lock.as_ref().ok().and_then(|l| l.waited), timed);
+        let RowLock { waited, acquired } = lock?;
         db.sql_counters.record_row_lock_wait(waited, timed);
         if let Some((row, since)) = known {
             if since.still_current(db, txn) {
-                return Ok((true, row.clone()));
+                return Ok((true, row.clone(), acquired));
             }
         }
         // Read after the lock: a transaction we waited for may have changed the row.
@@ -1149,8 +1161,26 @@ impl Session {
                 Some(own) => own.clone(),
                 None => t.rows.get(key).cloned(),
             };
-            Ok((expected.is_none_or(|e| Arc::ptr_eq(e, &t.schema)), row))
+            Ok((expected.is_none_or(|e| Arc::ptr_eq(e, &t.schema)), row, acquired))
         })
+    }
+
+    /// Locks the row with primary key `key`, then reads it as this transaction sees it:
+    /// the row loop of an UPDATE or DELETE by exact keys, which reads each row once, under
+    /// its lock. Returns the row, and whether the lock was taken now (so that a caller
+    /// finding nothing to change can let it go: `unlock_row`).
+    pub(crate) fn lock_then_read(&mut self, table: &str, key: &Key) -> DbResult<(Option<Row>, bool)> {
+        self.statement(|s| {
+            s.lock_and_read_acquired(table, key, None, None).map(|(_, row, acquired)| (row, acquired))
+        })
+    }
+
+    /// Releases a row lock `lock_then_read` took now, for a row the statement did not
+    /// change.
+    pub(crate) fn unlock_row(&mut self, table: &str, key: &Key) {
+        let Session { db, txn, .. } = self;
+        let txn = txn.as_mut().expect("a row lock is held inside a transaction");
+        db.locks.unlock_row(txn.id, &mut txn.held, table, key);
     }
 
     fn log(&mut self, change: Change, table: &str, key: Key, row: Option<Row>) -> DbResult<()> {

@@ -112,6 +112,14 @@ impl HeldLocks {
 /// wait), returned so the caller can count it.
 pub type LockWait = Option<Duration>;
 
+/// A row lock granted: how long it waited, and whether the transaction took it now (false:
+/// it held it already).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowLock {
+    pub waited: LockWait,
+    pub acquired: bool,
+}
+
 /// A shard's mutex on a cache line of its own (two sessions locking keys of different
 /// shards do not move one line between their CPUs).
 #[repr(align(128))]
@@ -158,7 +166,7 @@ impl LockManager {
         table: &str,
         key: &Key,
         cancel: &CancelFlag,
-    ) -> DbResult<LockWait> {
+    ) -> DbResult<RowLock> {
         let index = shard_of(key);
         let mut waited_since: Option<Instant> = None;
         loop {
@@ -173,13 +181,15 @@ impl LockManager {
             };
             // One walk of the owners for the look and the insert.
             match locks.owners.entry(key.clone()) {
-                Entry::Occupied(owner) if *owner.get() == txn => return Ok(waited_since.map(|t| t.elapsed())),
+                Entry::Occupied(owner) if *owner.get() == txn => {
+                    return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: false })
+                }
                 Entry::Occupied(owner) => blockers.push(*owner.get()),
                 Entry::Vacant(free) if blockers.is_empty() => {
                     free.insert(txn);
                     *locks.per_txn.entry(txn).or_insert(0) += 1;
                     held.add_row(table, key.clone());
-                    return Ok(waited_since.map(|t| t.elapsed()));
+                    return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: true });
                 }
                 Entry::Vacant(_) => {}
             }
@@ -266,6 +276,18 @@ impl LockManager {
         graph.sleepers.remove(&txn);
         self.waiting.fetch_sub(1, SeqCst);
         Ok(())
+    }
+
+    /// Releases one row lock `txn` took last for `table` (a key an exact-key UPDATE or
+    /// DELETE locked and then found no row to change), waking its waiters.
+    pub fn unlock_row(&self, txn: TxnId, held: &mut HeldLocks, table: &str, key: &Key) {
+        let (_, keys) =
+            held.rows.iter_mut().find(|(t, _)| t == table).expect("the table's row locks are held");
+        let at = keys.iter().rposition(|k| k == key).expect("the row lock is held");
+        let key = keys.swap_remove(at);
+        let one = HeldLocks { rows: vec![(table.to_string(), vec![key])], tables: Vec::new() };
+        self.release_batch(std::iter::once((txn, &one)));
+        held.rows.retain(|(_, keys)| !keys.is_empty());
     }
 
     /// Releases everything `held` holds and wakes the transactions waiting for `txn`.
@@ -356,11 +378,11 @@ mod tests {
     fn a_second_locker_waits_until_the_first_releases() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap(), None);
+        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap().waited, None);
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
-            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap();
+            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap().waited;
             l2.release_all(TxnId(2), &mut b);
             waited
         });
@@ -464,8 +486,8 @@ mod tests {
                                 continue;
                             }
                             match locks.lock_row(txn, &mut held, "t", &key(k as i64), &NO_CANCEL) {
-                                Ok(waited) => {
-                                    waits.fetch_add(waited.is_some() as u64, SeqCst);
+                                Ok(lock) => {
+                                    waits.fetch_add(lock.waited.is_some() as u64, SeqCst);
                                     assert!(!table_owned.load(SeqCst), "a row locked under a table lock");
                                     assert!(!owned[k].swap(true, SeqCst), "row {k} locked twice");
                                     mine.push(k);

@@ -415,3 +415,65 @@ fn a_name_used_twice_names_the_newer_savepoint_until_it_is_released() {
     assert!(s.scan("t").unwrap().is_empty(), "then to the older one");
     s.rollback();
 }
+
+/// Whether another session can run `sql` at once (true), or has to wait for a row lock
+/// (false: then `release` is called, to end the transaction holding it). Either way `sql`
+/// ends up run.
+fn runs_without_waiting(db: &Arc<Database>, sql: &'static str, release: impl FnOnce()) -> bool {
+    let db2 = db.clone();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let b = thread::spawn(move || {
+        let mut b = db2.session();
+        b.execute(sql, &[]).unwrap();
+        b.commit(WAIT).unwrap();
+        done_tx.send(()).unwrap();
+    });
+    let at_once = done_rx.recv_timeout(Duration::from_millis(300)).is_ok();
+    if !at_once {
+        release();
+    }
+    b.join().unwrap();
+    at_once
+}
+
+#[test]
+fn an_update_or_delete_by_key_that_changes_nothing_leaves_no_row_locked() {
+    // Exact keys are locked before their rows are read; a key without a row, or whose row
+    // fails the rest of the WHERE, is unlocked again at once.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut a) = one_account(dir.path());
+    let tag = |a: &mut db::Session, sql: &str| a.execute(sql, &[]).unwrap().tag();
+    assert_eq!(tag(&mut a, "UPDATE accounts SET balance = 1 WHERE id = 7"), "UPDATE 0");
+    assert_eq!(tag(&mut a, "DELETE FROM accounts WHERE id IN (8, 9)"), "DELETE 0");
+    assert_eq!(tag(&mut a, "UPDATE accounts SET balance = 1 WHERE id = 1 AND balance = -5"), "UPDATE 0");
+    // A wait would be ended by rolling `a` back (the check has failed by then).
+    let a = std::sync::Mutex::new(a);
+    let release = || a.lock().unwrap().rollback();
+    assert!(
+        runs_without_waiting(&db, "INSERT INTO accounts VALUES (7, 'g', 0)", release),
+        "key 7 stayed locked"
+    );
+    assert!(
+        runs_without_waiting(&db, "INSERT INTO accounts VALUES (9, 'i', 0)", release),
+        "key 9 stayed locked"
+    );
+    assert!(
+        runs_without_waiting(&db, "UPDATE accounts SET balance = 2 WHERE id = 1", release),
+        "row 1 stayed locked"
+    );
+}
+
+#[test]
+fn a_key_locked_before_stays_locked_when_a_later_statement_changes_nothing_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut a) = one_account(dir.path());
+    a.execute("UPDATE accounts SET balance = 5 WHERE id = 1", &[]).unwrap();
+    let tag = a.execute("DELETE FROM accounts WHERE id = 1 AND balance = -5", &[]).unwrap().tag();
+    assert_eq!(tag, "DELETE 0");
+    let a = std::sync::Mutex::new(a);
+    let waited = !runs_without_waiting(&db, "UPDATE accounts SET balance = balance + 1 WHERE id = 1", || {
+        a.lock().unwrap().commit(WAIT).unwrap();
+    });
+    assert!(waited, "the first UPDATE's lock on row 1 was kept until its commit");
+    assert_eq!(balances(&db), vec![(1, 6)]);
+}

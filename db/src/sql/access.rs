@@ -43,7 +43,7 @@ pub fn rows_visited() -> u64 {
     ROWS_VISITED.with(Cell::get)
 }
 
-fn count_visit() {
+pub(crate) fn count_visit() {
     ROWS_VISITED.with(|c| c.set(c.get() + 1));
 }
 
