@@ -27,6 +27,8 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::Thread;
@@ -39,24 +41,17 @@ use crate::schema::Key;
 use crate::sessions::CancelFlag;
 use crate::state::{shard_of, SHARDS};
 
-/// The row locks of one table in one shard.
-#[derive(Default)]
-struct TableRowLocks {
-    /// The owner of each locked row.
-    owners: BTreeMap<Key, TxnId>,
-    /// Row locks held per transaction, to find the holders a table lock waits for.
-    per_txn: HashMap<TxnId, usize>,
-}
-
 /// The locks of the keys of one shard.
 #[derive(Default)]
 struct LockShard {
-    /// Row locks by table, then key: found from `&str` and `&Key` without building an
-    /// owned key. A table's entry stays when its last lock goes (tables are few), so the
-    /// next lock does not allocate its name again.
-    rows: HashMap<String, TableRowLocks>,
+    /// The owner of each locked row, by table then key: found from `&str` and `&Key`
+    /// without building an owned key. A table's entry stays when its last lock goes
+    /// (tables are few), so the next lock does not allocate its name again. (No count of
+    /// each transaction's locks: a table lock, which is rare, finds the holders it waits
+    /// for among the owners, and the commit path does not keep a count it never reads.)
+    rows: FxHashMap<String, BTreeMap<Key, TxnId>>,
     /// Every table lock (the same in every shard).
-    tables: HashMap<String, TxnId>,
+    tables: FxHashMap<String, TxnId>,
 }
 
 /// Who waits for whom.
@@ -175,19 +170,18 @@ impl LockManager {
             let shard = &mut *st;
             let table_owner = shard.tables.get(table).copied().filter(|&owner| owner != txn);
             blockers.extend(table_owner);
-            let locks = match shard.rows.get_mut(table) {
-                Some(locks) => locks,
+            let owners = match shard.rows.get_mut(table) {
+                Some(owners) => owners,
                 None => shard.rows.entry(table.to_string()).or_default(),
             };
             // One walk of the owners for the look and the insert.
-            match locks.owners.entry(key.clone()) {
+            match owners.entry(key.clone()) {
                 Entry::Occupied(owner) if *owner.get() == txn => {
                     return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: false })
                 }
                 Entry::Occupied(owner) => blockers.push(*owner.get()),
                 Entry::Vacant(free) if blockers.is_empty() => {
                     free.insert(txn);
-                    *locks.per_txn.entry(txn).or_insert(0) += 1;
                     held.add_row(table, key.clone());
                     return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: true });
                 }
@@ -213,11 +207,9 @@ impl LockManager {
             let mut all: Vec<MutexGuard<'_, LockShard>> = (0..SHARDS).map(|i| self.shard(i)).collect();
             let mut blockers: Vec<TxnId> = Vec::new();
             for shard in &all {
-                if let Some(locks) = shard.rows.get(table) {
-                    for (&t, &n) in &locks.per_txn {
-                        if t != txn && n > 0 && !blockers.contains(&t) {
-                            blockers.push(t);
-                        }
+                for &t in shard.rows.get(table).into_iter().flat_map(|owners| owners.values()) {
+                    if t != txn && !blockers.contains(&t) {
+                        blockers.push(t);
                     }
                 }
             }
@@ -303,7 +295,7 @@ impl LockManager {
     /// Releases the locks of several transactions (the committed transactions one apply
     /// made visible), and wakes exactly the transactions that waited for one of them.
     pub fn release_batch<'a>(&self, transactions: impl Iterator<Item = (TxnId, &'a HeldLocks)>) {
-        let mut released = Vec::new();
+        let mut released: smallvec::SmallVec<[TxnId; 4]> = smallvec::SmallVec::new();
         for (txn, held) in transactions {
             if held.is_empty() {
                 continue;
@@ -321,14 +313,9 @@ impl LockManager {
                         current = Some((index, self.shard(index)));
                     }
                     let (_, st) = current.as_mut().expect("just locked");
-                    let locks = st.rows.get_mut(table).expect("a held row lock's table has locks");
-                    let owner = locks.owners.remove(key);
-                    debug_assert_eq!(owner, Some(txn), "row lock {key:?} of {table} not held by {txn}");
-                    let count = locks.per_txn.get_mut(&txn).expect("a held row lock is counted");
-                    *count -= 1;
-                    if *count == 0 {
-                        locks.per_txn.remove(&txn);
-                    }
+                    let owners = st.rows.get_mut(table).expect("a held row lock's table has locks");
+                    let owner = owners.remove(key);
+                    assert_eq!(owner, Some(txn), "row lock {key:?} of {table} not held by {txn}");
                 }
             }
             drop(current);
