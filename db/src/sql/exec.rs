@@ -136,12 +136,39 @@ impl CompiledDml {
     #[allow(clippy::type_complexity)]
     fn with_params<'a>(
         &'a self,
-        params: &[Value],
-    ) -> DbResult<(Vec<(usize, Cow<'a, Expr>)>, Option<Cow<'a, Expr>>)> {
-        let sets =
-            self.sets.iter().map(|(i, e)| Ok((*i, e.with_params(params)?))).collect::<DbResult<_>>()?;
+        params: &'a [Value],
+    ) -> DbResult<(Vec<(usize, Assigned<'a>)>, Option<Cow<'a, Expr>>)> {
+        let sets = self
+            .sets
+            .iter()
+            .map(|(i, e)| {
+                Ok((
+                    *i,
+                    match e.lone_param(params) {
+                        Some(value) => Assigned::Bound(value?),
+                        None => Assigned::Expr(e.with_params(params)?),
+                    },
+                ))
+            })
+            .collect::<DbResult<_>>()?;
         let filter = self.filter.as_ref().map(|f| f.with_params(params)).transpose()?;
         Ok((sets, filter))
+    }
+}
+
+/// What an UPDATE assigns to a column: an expression over the row, or a bound value as
+/// is (`SET c = $n`: no literal expression is built around a copy of the value).
+enum Assigned<'a> {
+    Expr(Cow<'a, Expr>),
+    Bound(&'a Value),
+}
+
+impl Assigned<'_> {
+    fn eval(&self, row: &[Value]) -> DbResult<Value> {
+        match self {
+            Assigned::Expr(e) => e.eval(row, &[]),
+            Assigned::Bound(value) => Ok((*value).clone()),
+        }
     }
 }
 
@@ -987,7 +1014,7 @@ impl Session {
             s.for_each_locked_row(relation, filter.as_deref(), keys_stay, &mut |s, key, row| {
                 let mut new_row = row.to_vec();
                 for (i, e) in &sets {
-                    new_row[*i] = assignable(e.eval(row, &[])?, &schema.columns[*i])?;
+                    new_row[*i] = assignable(e.eval(row)?, &schema.columns[*i])?;
                 }
                 let stored = s.update_locked(table, schema, key, new_row)?;
                 if let Some(output) = &mut output {

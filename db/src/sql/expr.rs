@@ -228,7 +228,11 @@ fn placeholder_index(placeholder: &str) -> DbResult<usize> {
 
 /// The value bound to `$index`.
 fn bound_value(params: &[Value], index: usize) -> DbResult<Value> {
-    params.get(index - 1).cloned().ok_or_else(|| DbError::BindParameter {
+    bound_ref(params, index).cloned()
+}
+
+fn bound_ref(params: &[Value], index: usize) -> DbResult<&Value> {
+    params.get(index - 1).ok_or_else(|| DbError::BindParameter {
         index,
         problem: format!("missing ({} value(s) bound)", params.len()),
     })
@@ -942,6 +946,15 @@ impl Template {
 
     /// The expression with its parameters given `params`: the same expression
     /// `Binder::new` with `params` would have compiled.
+    /// The value bound to the template when it is a lone `$n` (an assignment `SET c = $n`
+    /// then takes the value as is, without building an expression around it).
+    pub(crate) fn lone_param<'p>(&self, params: &'p [Value]) -> Option<DbResult<&'p Value>> {
+        match self.expr {
+            Expr::Param(index) => Some(bound_ref(params, index)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn with_params(&self, params: &[Value]) -> DbResult<std::borrow::Cow<'_, Expr>> {
         if !self.has_params {
             return Ok(std::borrow::Cow::Borrowed(&self.expr));
