@@ -1012,9 +1012,15 @@ impl Session {
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
         let updated = self.statement(|s| {
             s.for_each_locked_row(relation, filter.as_deref(), keys_stay, &mut |s, key, row| {
-                let mut new_row = row.to_vec();
-                for (i, e) in &sets {
-                    new_row[*i] = assignable(e.eval(row)?, &schema.columns[*i])?;
+                // Each column once: an assigned one from its expression over the old row
+                // (the last assignment of a column wins), the others copied (not copied and
+                // then replaced: a text column would be allocated twice).
+                let mut new_row = Vec::with_capacity(row.len());
+                for (c, old) in row.iter().enumerate() {
+                    new_row.push(match sets.iter().rev().find(|(i, _)| *i == c) {
+                        Some((_, e)) => assignable(e.eval(row)?, &schema.columns[c])?,
+                        None => old.clone(),
+                    });
                 }
                 let stored = s.update_locked(table, schema, key, new_row)?;
                 if let Some(output) = &mut output {
