@@ -153,10 +153,6 @@ pub(crate) struct DbShared {
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
-    /// Commits applied to `state` (counted after each apply, before its row locks go):
-    /// unchanged, it tells a
-    /// row loop that the rows it read before locking them are still current.
-    applied: AtomicU64,
 
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
@@ -470,7 +466,6 @@ impl DbShared {
         if let Err(e) = self.state.apply(commit.shards, &commit.changes, commit.scn, commit.lsn) {
             panic!("a validated change of commit {} does not apply: {e}", commit.scn);
         }
-        self.applied.fetch_add(1, SeqCst);
         let mut held = commit.held;
         self.locks.release_all(commit.txn, &mut held);
     }
@@ -597,7 +592,6 @@ impl Database {
             stopping: AtomicBool::new(false),
             state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
-            applied: AtomicU64::new(0),
             locks: LockManager::default(),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -670,6 +664,7 @@ impl Database {
             db: self.shared.clone(),
             redo,
             txn: None,
+            txn_ids: TxnIds::default(),
             call_commit_optimization: None,
             client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
@@ -698,7 +693,7 @@ impl Database {
     }
 }
 
-/// When rows were read: the commits applied so far and this transaction's own changes
+/// When rows were read: the applies so far (`LiveState::applies`) and this transaction's own changes
 /// (`Session::read_point`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReadPoint {
@@ -709,7 +704,7 @@ pub(crate) struct ReadPoint {
 impl ReadPoint {
     /// Whether nothing was applied and `txn` changed nothing since this point.
     fn still_current(self, db: &DbShared, txn: &Txn) -> bool {
-        db.applied.load(SeqCst) == self.applied && txn.overlay.mark() == self.own_changes
+        db.state.applies() == self.applied && txn.overlay.mark() == self.own_changes
     }
 }
 
@@ -789,10 +784,32 @@ impl Overlay {
     }
 }
 
+/// A session's block of transaction ids, taken from the database's counter
+/// `TXN_ID_BLOCK` at a time: a counter every transaction added to would move its cache
+/// line between the CPUs on every commit. (Ids only name lock owners: unique, not ordered.)
+#[derive(Default)]
+pub(crate) struct TxnIds {
+    next: u64,
+    end: u64,
+}
+
+const TXN_ID_BLOCK: u64 = 1024;
+
+impl TxnIds {
+    fn take(&mut self, db: &DbShared) -> TxnId {
+        if self.next == self.end {
+            self.next = db.next_txn.fetch_add(TXN_ID_BLOCK, std::sync::atomic::Ordering::Relaxed);
+            self.end = self.next + TXN_ID_BLOCK;
+        }
+        self.next += 1;
+        TxnId(self.next - 1)
+    }
+}
+
 impl Txn {
-    fn new(db: &DbShared) -> Txn {
+    fn new(id: TxnId) -> Txn {
         Txn {
-            id: TxnId(db.next_txn.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            id,
             changes: Vec::new(),
             shards: ShardSet::default(),
             overlay: Overlay::default(),
@@ -827,6 +844,7 @@ pub struct Session {
     pub(crate) db: Arc<DbShared>,
     pub(crate) redo: LogSession,
     pub(crate) txn: Option<Txn>,
+    txn_ids: TxnIds,
     /// Session-level `call_commit_optimization` (None: the system's).
     pub(crate) call_commit_optimization: Option<bool>,
     /// Settings the layer above keeps for its client, by lowercase name, as it last told
@@ -861,8 +879,8 @@ pub struct CallTimes {
 
 impl Session {
     fn txn(&mut self) -> &mut Txn {
-        let db = &self.db;
-        self.txn.get_or_insert_with(|| Txn::new(db))
+        let Session { db, txn, txn_ids, .. } = self;
+        txn.get_or_insert_with(|| Txn::new(txn_ids.take(db)))
     }
 
     /// This transaction's own versions of rows of `table`, in key order: Some(row) where it
@@ -1140,8 +1158,8 @@ impl Session {
             self.check_cancel()?;
         }
         let timed = self.redo.timed_statistics();
-        let Session { db, entry, txn, .. } = self;
-        let txn = txn.get_or_insert_with(|| Txn::new(db));
+        let Session { db, entry, txn, txn_ids, .. } = self;
+        let txn = txn.get_or_insert_with(|| Txn::new(txn_ids.take(db)));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
         let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
@@ -1323,7 +1341,7 @@ impl Session {
     /// transaction changes nothing (see `lock_and_read`). Take it before the reads.
     pub(crate) fn read_point(&self) -> ReadPoint {
         ReadPoint {
-            applied: self.db.applied.load(SeqCst),
+            applied: self.db.state.applies(),
             own_changes: self.txn.as_ref().map_or(0, |txn| txn.overlay.mark()),
         }
     }

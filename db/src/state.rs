@@ -26,6 +26,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use imbl::OrdMap;
@@ -392,9 +393,11 @@ fn merge<'a, I: Iterator<Item = (&'a Key, &'a Row)>>(
 }
 
 /// A shard's lock on a cache line of its own: with the locks side by side, two sessions
-/// on different shards would still move one line between their CPUs.
+/// on different shards would still move one line between their CPUs. Beside it, the
+/// count of applies to the shard (written under the write lock, on the line the applier
+/// already holds).
 #[repr(align(128))]
-struct PaddedShard(RwLock<Shard>);
+struct PaddedShard(RwLock<Shard>, AtomicU64);
 
 /// The committed state the sessions share: the shards, each under its own lock, and the
 /// watermark of applied commits.
@@ -434,7 +437,7 @@ impl LiveState {
         let DbState { shards, scn, lsn, ahead } = state;
         assert_eq!(shards.len(), SHARDS);
         LiveState {
-            shards: shards.into_iter().map(|s| PaddedShard(RwLock::new(s))).collect(),
+            shards: shards.into_iter().map(|s| PaddedShard(RwLock::new(s), AtomicU64::new(0))).collect(),
             watermark: Mutex::new(Watermark { scn, lsn, ahead }),
         }
     }
@@ -453,6 +456,14 @@ impl LiveState {
             lsn: mark.lsn,
             ahead: mark.ahead,
         }
+    }
+
+    /// The applies so far, summed over the shards: unchanged between two reads, it says
+    /// that no apply completed in between (each shard's count only grows, and an apply
+    /// counts before it releases its row locks). Costs the commit path nothing shared:
+    /// each count sits on its shard lock's line.
+    pub fn applies(&self) -> u64 {
+        self.shards.iter().map(|s| s.1.load(SeqCst)).sum()
     }
 
     /// The newest commit applied with every one before it (the watermark's SCN).
@@ -489,6 +500,9 @@ impl LiveState {
         );
         for change in changes {
             apply_change(&mut locked, change)?;
+        }
+        for (index, _) in &locked.0 {
+            self.shards[*index].1.fetch_add(1, SeqCst);
         }
         // Under the shard locks: a snapshot sees the rows and the mark together.
         self.watermark.lock().expect("watermark poisoned").mark_applied(scn, lsn);
