@@ -457,29 +457,28 @@ impl DbShared {
     /// queue applied in SCN order, where everyone waits for the descheduled; flat
     /// combining, where each commit costs a wake-up; a lock-free state pointer, whose
     /// store visits every reader thread.)
-    fn apply_committed(&self, commit: CopiedCommit) {
+    fn apply_committed(&self, commit: CopiedCommit<'_>) {
         if commit.changes.iter().any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. })) {
             // Before the change is visible: a plan compiled against the old schema fails
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
         }
-        if let Err(e) = self.state.apply(commit.shards, &commit.changes, commit.scn, commit.lsn) {
+        if let Err(e) = self.state.apply(commit.shards, commit.changes, commit.scn, commit.lsn) {
             panic!("a validated change of commit {} does not apply: {e}", commit.scn);
         }
-        let mut held = commit.held;
-        self.locks.release_all(commit.txn, &mut held);
+        self.locks.release_all(commit.txn, commit.held);
     }
 }
 
 /// A transaction whose commit record is in the log buffer, to apply.
-pub(crate) struct CopiedCommit {
+pub(crate) struct CopiedCommit<'a> {
     scn: Scn,
     lsn: Lsn,
-    changes: Vec<Change>,
+    changes: &'a [Change],
     /// The shards `changes` touch.
     shards: ShardSet,
     txn: TxnId,
-    held: HeldLocks,
+    held: &'a mut HeldLocks,
 }
 
 /// An open database. Cheap to share: clone the `Arc` it lives in, or open sessions.
@@ -665,6 +664,7 @@ impl Database {
             redo,
             txn: None,
             txn_ids: TxnIds::default(),
+            spare_txn: None,
             call_commit_optimization: None,
             client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
@@ -765,6 +765,15 @@ impl Overlay {
         self.undo.push((index, key, replaced));
     }
 
+    /// Forgets every row, keeping each table's entry and the undo log's room, for the
+    /// session's next transaction.
+    fn clear(&mut self) {
+        for (_, rows) in &mut self.tables {
+            rows.clear();
+        }
+        self.undo.clear();
+    }
+
     /// The point `undo_to` goes back to.
     fn mark(&self) -> usize {
         self.undo.len()
@@ -807,6 +816,30 @@ impl TxnIds {
 }
 
 impl Txn {
+    /// A transaction `id`, in the allocations a previous one of the session left
+    /// (`recycle`) if there are any.
+    fn begin(id: TxnId, spare: &mut Option<Txn>) -> Txn {
+        match spare.take() {
+            Some(mut txn) => {
+                txn.id = id;
+                txn
+            }
+            None => Txn::new(id),
+        }
+    }
+
+    /// Empties an ended transaction (its locks released) for the session's next one: the
+    /// change list, overlay, lock list and savepoints keep their room, so a one-row
+    /// transaction allocates none of them again.
+    fn recycle(mut self) -> Txn {
+        debug_assert!(self.held.is_empty(), "a transaction recycled with its locks held");
+        self.changes.clear();
+        self.shards = ShardSet::default();
+        self.overlay.clear();
+        self.savepoints.clear();
+        self
+    }
+
     fn new(id: TxnId) -> Txn {
         Txn {
             id,
@@ -845,6 +878,8 @@ pub struct Session {
     pub(crate) redo: LogSession,
     pub(crate) txn: Option<Txn>,
     txn_ids: TxnIds,
+    /// The last transaction's allocations, emptied, for the next one (`Txn::recycle`).
+    spare_txn: Option<Txn>,
     /// Session-level `call_commit_optimization` (None: the system's).
     pub(crate) call_commit_optimization: Option<bool>,
     /// Settings the layer above keeps for its client, by lowercase name, as it last told
@@ -879,8 +914,8 @@ pub struct CallTimes {
 
 impl Session {
     fn txn(&mut self) -> &mut Txn {
-        let Session { db, txn, txn_ids, .. } = self;
-        txn.get_or_insert_with(|| Txn::new(txn_ids.take(db)))
+        let Session { db, txn, txn_ids, spare_txn, .. } = self;
+        txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn))
     }
 
     /// This transaction's own versions of rows of `table`, in key order: Some(row) where it
@@ -1158,8 +1193,8 @@ impl Session {
             self.check_cancel()?;
         }
         let timed = self.redo.timed_statistics();
-        let Session { db, entry, txn, txn_ids, .. } = self;
-        let txn = txn.get_or_insert_with(|| Txn::new(txn_ids.take(db)));
+        let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
+        let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
         let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
@@ -1447,14 +1482,12 @@ impl Session {
         let Some(mut txn) = self.txn.take() else { return Ok(None) };
         if txn.changes.is_empty() {
             self.db.locks.release_all(txn.id, &mut txn.held);
+            self.spare_txn = Some(txn.recycle());
             self.redo.rollback()?;
             return Ok(None);
         }
         let db = &self.db;
-        let id = txn.id;
-        let mut changes = Some(std::mem::take(&mut txn.changes));
-        let shards = txn.shards;
-        let mut held = Some(std::mem::take(&mut txn.held));
+        let Txn { id, ref changes, shards, ref mut held, .. } = txn;
         // Not cancellable: once the commit record is in the log buffer the commit has
         // happened, so its wait for `log file sync` runs to its end whatever the cancel
         // flag says (PostgreSQL, too, only warns when a commit's wait is interrupted).
@@ -1462,17 +1495,16 @@ impl Session {
             db.apply_committed(CopiedCommit {
                 scn: receipt.scn,
                 lsn: receipt.lsn,
-                changes: changes.take().expect("applied once"),
+                changes,
                 shards,
                 txn: id,
-                held: held.take().expect("applied once"),
+                held,
             });
         });
         // If the commit failed before its record reached the buffer, the locks are still
-        // ours: the transaction is gone either way.
-        if let Some(mut held) = held {
-            db.locks.release_all(id, &mut held);
-        }
+        // ours (the hook did not run): the transaction is gone either way.
+        db.locks.release_all(txn.id, &mut txn.held);
+        self.spare_txn = Some(txn.recycle());
         Ok(Some(result?))
     }
 
@@ -1485,6 +1517,7 @@ impl Session {
     pub fn rollback(&mut self) {
         if let Some(mut txn) = self.txn.take() {
             self.db.locks.release_all(txn.id, &mut txn.held);
+            self.spare_txn = Some(txn.recycle());
             let _ = self.redo.rollback();
         }
     }

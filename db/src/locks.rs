@@ -92,7 +92,16 @@ pub struct HeldLocks {
 
 impl HeldLocks {
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty() && self.tables.is_empty()
+        self.rows.iter().all(|(_, keys)| keys.is_empty()) && self.tables.is_empty()
+    }
+
+    /// Forgets every lock (they are released), keeping each table's entry and room for
+    /// keys: a session's next transaction reuses them instead of allocating again.
+    fn clear(&mut self) {
+        for (_, keys) in &mut self.rows {
+            keys.clear();
+        }
+        self.tables.clear();
     }
 
     fn add_row(&mut self, table: &str, key: Key) {
@@ -288,8 +297,7 @@ impl LockManager {
             return;
         }
         self.release_batch(std::iter::once((txn, &*held)));
-        held.rows.clear();
-        held.tables.clear();
+        held.clear();
     }
 
     /// Releases the locks of several transactions (the committed transactions one apply

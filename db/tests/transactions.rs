@@ -477,3 +477,34 @@ fn a_key_locked_before_stays_locked_when_a_later_statement_changes_nothing_there
     assert!(waited, "the first UPDATE's lock on row 1 was kept until its commit");
     assert_eq!(balances(&db), vec![(1, 6)]);
 }
+
+#[test]
+fn a_sessions_next_transaction_starts_clean_after_a_rollback_or_a_commit() {
+    // A session's transactions reuse one another's allocations: nothing of one may show
+    // in the next (rows, savepoints, locks).
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut a) = one_account(dir.path());
+    let count =
+        |s: &mut db::Session| match s.execute("SELECT count(*) FROM accounts", &[]).unwrap().rows()[0][0] {
+            Value::Int(n) => n,
+            ref other => panic!("{other:?}"),
+        };
+    a.execute("INSERT INTO accounts VALUES (5, 'e', 0)", &[]).unwrap();
+    a.execute("SAVEPOINT s1", &[]).unwrap();
+    a.execute("DELETE FROM accounts WHERE id = 1", &[]).unwrap();
+    assert_eq!(count(&mut a), 1, "its own insert and delete");
+    a.rollback();
+    assert_eq!(count(&mut a), 1, "only the committed row");
+    assert!(a.get("accounts", &key(5)).unwrap().is_none(), "the rolled-back insert is gone");
+    assert!(a.get("accounts", &key(1)).unwrap().is_some(), "the rolled-back delete is gone");
+    assert!(a.execute("ROLLBACK TO SAVEPOINT s1", &[]).is_err(), "the savepoint ended with its transaction");
+    a.rollback();
+    a.execute("UPDATE accounts SET balance = 7 WHERE id = 1", &[]).unwrap();
+    a.commit(WAIT).unwrap();
+    // Its locks went with the commit: another session changes the row at once.
+    let stuck = || panic!("row 1 stayed locked after the commit");
+    assert!(runs_without_waiting(&db, "UPDATE accounts SET balance = 8 WHERE id = 1", stuck));
+    a.execute("INSERT INTO accounts VALUES (6, 'f', 0)", &[]).unwrap();
+    a.commit(WAIT).unwrap();
+    assert_eq!(balances(&db), vec![(1, 8), (6, 0)]);
+}
