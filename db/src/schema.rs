@@ -77,7 +77,11 @@ impl TableSchema {
     }
 
     pub fn key_of(&self, row: &[Value]) -> Key {
-        self.primary_key.iter().map(|&i| row[i].clone()).collect()
+        match self.primary_key[..] {
+            // The common one-column key, inline without the iterator's bookkeeping.
+            [i] => Key::from_buf([row[i].clone()]),
+            _ => self.primary_key.iter().map(|&i| row[i].clone()).collect(),
+        }
     }
 
     /// Validates and coerces a full row (one value per column).

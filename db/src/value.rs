@@ -75,6 +75,8 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 }
 
 impl Ord for Value {
+    // Inline: the B-tree searches compare keys through it, mostly two integers.
+    #[inline]
     fn cmp(&self, other: &Value) -> Ordering {
         match (self, other) {
             (Value::Null, Value::Null) => Ordering::Equal,
