@@ -361,6 +361,13 @@ struct Registry {
     retired_calls: [u64; 3],
 }
 
+/// Adds `more` to `totals`, figure by figure.
+fn add<const N: usize>(totals: &mut [u64; N], more: [u64; N]) {
+    for (total, n) in totals.iter_mut().zip(more) {
+        *total += n;
+    }
+}
+
 impl SessionRegistry {
     /// Registers a new session with its redo statistics.
     pub(crate) fn open(&self, redo: Arc<StatsSet>) -> Arc<SessionEntry> {
@@ -397,15 +404,9 @@ impl SessionRegistry {
             for (total, e) in r.retired_events.iter_mut().zip(entry.events()) {
                 total.merge(&e);
             }
-            for (total, n) in r.retired_net.iter_mut().zip(entry.net()) {
-                *total += n;
-            }
-            for (total, n) in r.retired_sql.iter_mut().zip(entry.sql_stats()) {
-                *total += n;
-            }
-            for (total, n) in r.retired_calls.iter_mut().zip(entry.call_counts()) {
-                *total += n;
-            }
+            add(&mut r.retired_net, entry.net());
+            add(&mut r.retired_sql, entry.sql_stats());
+            add(&mut r.retired_calls, entry.call_counts());
         }
     }
 
@@ -413,39 +414,32 @@ impl SessionRegistry {
     /// and open ones: each session counts only its own (a counter every session added to
     /// would move its cache line between the CPUs on every call).
     pub fn sql_totals(&self) -> [u64; SQL_STAT_COUNT] {
-        let r = self.inner.lock().expect("session registry poisoned");
-        let mut totals = r.retired_sql;
-        for entry in r.live.values() {
-            for (total, n) in totals.iter_mut().zip(entry.sql_stats()) {
-                *total += n;
-            }
-        }
-        totals
+        self.totals(|r| r.retired_sql, SessionEntry::sql_stats)
     }
 
     /// System totals of user calls, DB time and DB CPU (microseconds), closed sessions and
     /// open ones.
     pub fn call_totals(&self) -> [u64; 3] {
+        self.totals(|r| r.retired_calls, SessionEntry::call_counts)
+    }
+
+    /// A figure's totals: the closed sessions' (`retired`) plus each open one's.
+    fn totals<const N: usize>(
+        &self,
+        retired: impl Fn(&Registry) -> [u64; N],
+        of: impl Fn(&SessionEntry) -> [u64; N],
+    ) -> [u64; N] {
         let r = self.inner.lock().expect("session registry poisoned");
-        let mut totals = r.retired_calls;
+        let mut totals = retired(&r);
         for entry in r.live.values() {
-            for (total, n) in totals.iter_mut().zip(entry.call_counts()) {
-                *total += n;
-            }
+            add(&mut totals, of(entry));
         }
         totals
     }
 
     /// System totals of the client traffic statistics.
     pub fn net_totals(&self) -> [u64; NET_STAT_COUNT] {
-        let r = self.inner.lock().expect("session registry poisoned");
-        let mut totals = r.retired_net;
-        for entry in r.live.values() {
-            for (total, n) in totals.iter_mut().zip(entry.net()) {
-                *total += n;
-            }
-        }
-        totals
+        self.totals(|r| r.retired_net, SessionEntry::net)
     }
 
     /// The open sessions, by SID.
