@@ -89,10 +89,6 @@ impl ShardSet {
         self.0 & (1 << shard) != 0
     }
 
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
     /// The shards in ascending order (the order their locks are taken in).
     pub fn iter(self) -> impl Iterator<Item = usize> {
         (0..SHARDS).filter(move |&i| self.contains(i))
