@@ -470,6 +470,17 @@ impl DbShared {
     }
 }
 
+/// A row locked and read (`Session::lock_and_read`).
+struct LockedRow {
+    /// Whether the table's schema is still the one expected (a DDL may have replaced the
+    /// table; the lock now keeps it from changing).
+    schema_current: bool,
+    /// The row as the transaction sees it.
+    row: Option<Row>,
+    /// Whether the lock was taken now (false: the transaction held it already).
+    acquired: bool,
+}
+
 /// A transaction whose commit record is in the log buffer, to apply.
 pub(crate) struct CopiedCommit<'a> {
     scn: Scn,
@@ -1157,9 +1168,7 @@ impl Session {
         self.db.read_catalog(|st| Ok(st.table(table)?.schema.clone()))
     }
 
-    /// Locks a row, then reads it as this transaction sees it. Returns whether the table's
-    /// schema is still `expected` (a DDL may have replaced the table; the lock now keeps
-    /// it from changing), and the row.
+    /// Locks a row, then reads it as this transaction sees it (see `LockedRow`).
     ///
     /// No shared `Arc` is cloned here (the database's, the schema's): with sessions on
     /// both CPUs every clone and drop moves the counter's cache line between them.
@@ -1174,19 +1183,7 @@ impl Session {
         key: &Key,
         expected: Option<&Arc<TableSchema>>,
         known: Option<(&Option<Row>, ReadPoint)>,
-    ) -> DbResult<(bool, Option<Row>)> {
-        self.lock_and_read_acquired(table, key, expected, known).map(|(current, row, _)| (current, row))
-    }
-
-    /// As `lock_and_read`, also saying whether the lock was taken now (false: the
-    /// transaction held it already).
-    fn lock_and_read_acquired(
-        &mut self,
-        table: &str,
-        key: &Key,
-        expected: Option<&Arc<TableSchema>>,
-        known: Option<(&Option<Row>, ReadPoint)>,
-    ) -> DbResult<(bool, Option<Row>, bool)> {
+    ) -> DbResult<LockedRow> {
         // Every row an INSERT, UPDATE or DELETE changes comes through here.
         self.rows_locked = self.rows_locked.wrapping_add(1);
         if self.rows_locked.is_multiple_of(CANCEL_CHECK_ROWS) {
@@ -1203,7 +1200,7 @@ impl Session {
         db.sql_counters.record_row_lock_wait(waited, timed);
         if let Some((row, since)) = known {
             if since.still_current(db, txn) {
-                return Ok((true, row.clone(), acquired));
+                return Ok(LockedRow { schema_current: true, row: row.clone(), acquired });
             }
         }
         // Read after the lock: a transaction we waited for may have changed the row.
@@ -1214,7 +1211,11 @@ impl Session {
                 Some(own) => own.clone(),
                 None => t.rows.get(key).cloned(),
             };
-            Ok((expected.is_none_or(|e| Arc::ptr_eq(e, &t.schema)), row, acquired))
+            Ok(LockedRow {
+                schema_current: expected.is_none_or(|e| Arc::ptr_eq(e, &t.schema)),
+                row,
+                acquired,
+            })
         })
     }
 
@@ -1224,7 +1225,7 @@ impl Session {
     /// finding nothing to change can let it go: `unlock_row`).
     pub(crate) fn lock_then_read(&mut self, table: &str, key: &Key) -> DbResult<(Option<Row>, bool)> {
         self.statement(|s| {
-            s.lock_and_read_acquired(table, key, None, None).map(|(_, row, acquired)| (row, acquired))
+            s.lock_and_read(table, key, None, None).map(|locked| (locked.row, locked.acquired))
         })
     }
 
@@ -1272,7 +1273,8 @@ impl Session {
         self.statement(|s| {
             let row = schema.check_row(row)?;
             let key = schema.key_of(&row);
-            let (current, existing) = s.lock_and_read(table, &key, Some(schema), None)?;
+            let LockedRow { schema_current: current, row: existing, .. } =
+                s.lock_and_read(table, &key, Some(schema), None)?;
             if !current {
                 // A DDL replaced the table between the schema's lookup and the lock (which
                 // now keeps it from changing): the row was built for the old one.
@@ -1297,7 +1299,7 @@ impl Session {
     /// Replaces the row with primary key `key` by `row`. Returns whether the row existed.
     pub fn update(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
         self.statement(|s| {
-            let (_, existing) = s.lock_and_read(table, key, None, None)?;
+            let existing = s.lock_and_read(table, key, None, None)?.row;
             let schema = s.schema_of(table)?;
             if existing.is_none() {
                 return Ok(false);
@@ -1320,7 +1322,7 @@ impl Session {
         let row = schema.check_row(row)?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
-            let (_, clash) = self.lock_and_read(table, &new_key, None, None)?;
+            let clash = self.lock_and_read(table, &new_key, None, None)?.row;
             if clash.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&new_key) });
             }
@@ -1339,7 +1341,7 @@ impl Session {
     /// Deletes the row with primary key `key`. Returns whether it existed.
     pub fn delete(&mut self, table: &str, key: &Key) -> DbResult<bool> {
         self.statement(|s| {
-            let (_, existing) = s.lock_and_read(table, key, None, None)?;
+            let existing = s.lock_and_read(table, key, None, None)?.row;
             if existing.is_none() {
                 return Ok(false);
             }
@@ -1356,7 +1358,7 @@ impl Session {
     /// Locks the row with primary key `key` and returns it as this transaction sees it
     /// (SELECT ... FOR UPDATE): a read-modify-write under the lock loses no update.
     pub fn select_for_update(&mut self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        self.statement(|s| s.lock_and_read(table, key, None, None).map(|(_, row)| row))
+        self.statement(|s| s.lock_and_read(table, key, None, None).map(|locked| locked.row))
     }
 
     /// As `select_for_update`, for a row read as `read` at `point` (UPDATE's and DELETE's
@@ -1369,7 +1371,7 @@ impl Session {
         point: ReadPoint,
     ) -> DbResult<Option<Row>> {
         let known = Some(read.clone());
-        self.statement(|s| s.lock_and_read(table, key, None, Some((&known, point))).map(|(_, row)| row))
+        self.statement(|s| s.lock_and_read(table, key, None, Some((&known, point))).map(|locked| locked.row))
     }
 
     /// The point from which rows read now stay current while nothing is applied and this
