@@ -1,7 +1,8 @@
 //! One configuration of the SQL commit loops, for profiling the SQL layer by hand:
 //! `cargo run --release -p redodb-db --example commit_loop -- update 32 nowait 2`
-//! (work insert|update, sessions, wait|nowait, seconds). `redodb sql-bench` is the
-//! benchmark; this is its smallest piece, run alone under `perf`.
+//! (work insert|update|engine, sessions, wait|nowait, seconds). `redodb sql-bench` is the
+//! benchmark; this is its smallest piece, run alone under `perf`. `engine` is sql-bench's
+//! baseline: ~100-byte changes straight through redo sessions, no SQL.
 //! With `COMMIT_LOOP_ITERATIONS=N` each session runs exactly N iterations instead of
 //! running for a time: run it under `valgrind --tool=callgrind` with N and with 0, and the
 //! difference in instructions divided by N is the cost of one statement plus commit,
@@ -26,6 +27,9 @@ fn main() {
     let wait = args.get(2).map(String::as_str).unwrap_or("nowait").to_uppercase();
     let seconds: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let dir = tempfile::tempdir_in(std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into())).unwrap();
+    if work == "engine" {
+        return engine_loop(dir.path(), sessions, wait == "WAIT", seconds);
+    }
     let db = Arc::new(
         Database::open(
             dir.path(),
@@ -144,4 +148,58 @@ fn statement_then_commit(
 ) {
     session.execute_prepared(statement, params).unwrap();
     session.execute_prepared(commit, &[]).unwrap();
+}
+
+/// The raw engine under the same loop: one ~100-byte change, then a commit. A checkpointer
+/// thread does what the database's would (a log group is reused only after a checkpoint):
+/// here it only records the durable commit, as engine-bench's does.
+fn engine_loop(dir: &std::path::Path, sessions: usize, wait: bool, seconds: f64) {
+    use redo::{CommitLogging, CommitOptions, CommitWait, RedoLog};
+    let (log, _) = RedoLog::open(LogConfig::new(dir)).unwrap();
+    let log = Arc::new(log);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let checkpointer = {
+        let (log, stop) = (log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                if log.wait_checkpoint_request(Duration::from_millis(20)) {
+                    let (scn, lsn) = log.durable_commit();
+                    log.checkpoint(scn, lsn).unwrap();
+                }
+            }
+        })
+    };
+    let options = CommitOptions::new(
+        if wait { CommitWait::Wait } else { CommitWait::NoWait },
+        CommitLogging::Immediate,
+    );
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let threads: Vec<_> = (0..sessions)
+        .map(|_| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut s = log.session();
+                let change = [7u8; 100];
+                let cpu_before = redo::stats::thread_cpu_time();
+                let mut n = 0u64;
+                while Instant::now() < deadline {
+                    s.log_change(&change).unwrap();
+                    s.commit(options).unwrap();
+                    n += 1;
+                }
+                (n, redo::stats::thread_cpu_time() - cpu_before)
+            })
+        })
+        .collect();
+    let done: Vec<(u64, Duration)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    checkpointer.join().unwrap();
+    let total: u64 = done.iter().map(|d| d.0).sum();
+    let cpu: Duration = done.iter().map(|d| d.1).sum();
+    println!(
+        "engine {sessions} sessions {}: {:.0} commits/s; sessions' CPU {:.3} us per iteration",
+        if wait { "WAIT" } else { "NOWAIT" },
+        total as f64 / seconds,
+        cpu.as_secs_f64() * 1e6 / total.max(1) as f64,
+    );
 }
