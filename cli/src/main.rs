@@ -1,6 +1,7 @@
 //! `redodb`: the command-line tool. It runs the redo engine benchmark, the SQL benchmark and the
 //! PostgreSQL wire server.
 
+mod alloc;
 mod awr_cmd;
 mod bench;
 mod common;
@@ -16,7 +17,7 @@ mod versus;
 use clap::{Parser, Subcommand};
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(name = "redodb", version, about = "redodb command-line tool")]

@@ -16,8 +16,11 @@ use std::time::{Duration, Instant};
 
 use db::{Database, DbConfig, Value};
 
+/// The `redodb` binary's allocator, so the profile is the binary's.
+#[path = "../../cli/src/alloc.rs"]
+mod alloc;
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
 use redo::LogConfig;
 
 fn main() {
