@@ -138,7 +138,8 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
                 Value::Text(t) => t,
                 other => other.to_string(),
             };
-            if let Some(max) = max_chars {
+            // A text has no more characters than bytes: most values need no count.
+            if let Some(max) = max_chars.filter(|&max| text.len() > max as usize) {
                 let len = text.chars().count();
                 if len > max as usize {
                     return Err(DbError::ValueTooLong { ty: ty.name(), len });
@@ -187,6 +188,22 @@ mod tests {
             Err(DbError::TypeMismatch { .. })
         ));
         assert_eq!(s.key_of(&row), Key::from_elem(Value::Int(7), 1));
+    }
+
+    /// VARCHAR(n) counts characters, not bytes, on both sides of the byte-length shortcut.
+    #[test]
+    fn varchar_limits_count_characters() {
+        let ty = DataType::Text { max_chars: Some(5) };
+        for (text, fits) in
+            [("abcde", true), ("abcdef", false), ("ééééé", true), ("éééééé", false), ("", true)]
+        {
+            let result = coerce(Value::Text(text.into()), ty);
+            match (fits, result) {
+                (true, Ok(v)) => assert_eq!(v, Value::Text(text.into())),
+                (false, Err(DbError::ValueTooLong { len, .. })) => assert_eq!(len, text.chars().count()),
+                (fits, other) => panic!("{text:?} (fits: {fits}): {other:?}"),
+            }
+        }
     }
 
     #[test]
