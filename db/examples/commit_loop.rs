@@ -138,6 +138,22 @@ fn main() {
         })
         .collect();
     println!("{}; {}", line.join(", "), waits.join(", "));
+    // `COMMIT_LOOP_CHECKPOINTS=N`: then N checkpoints of what the loop left, timed (their
+    // CPU is the image writer's: serializing, checksumming, writing, syncing).
+    let checkpoints: u32 = std::env::var("COMMIT_LOOP_CHECKPOINTS").map_or(0, |n| n.parse().unwrap());
+    if checkpoints > 0 {
+        let (wall, cpu) = (Instant::now(), redo::stats::thread_cpu_time());
+        let mut bytes = 0;
+        for _ in 0..checkpoints {
+            bytes = bytes.max(db.checkpoint().unwrap().map_or(0, |image| image.bytes));
+        }
+        println!(
+            "checkpoint of {} MB: {:.1} ms wall, {:.1} ms CPU each ({checkpoints} taken)",
+            bytes >> 20,
+            wall.elapsed().as_secs_f64() * 1e3 / checkpoints as f64,
+            (redo::stats::thread_cpu_time() - cpu).as_secs_f64() * 1e3 / checkpoints as f64
+        );
+    }
 }
 
 /// One iteration, a function of its own so `--toggle-collect=*statement_then_commit*`
