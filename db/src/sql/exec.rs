@@ -91,7 +91,7 @@ impl QueryResult {
     pub fn tag(&self) -> String {
         match self {
             QueryResult::Rows { command: Some(tag), .. } => tag.clone(),
-            QueryResult::Rows { rows, .. } => format!("SELECT {}", rows.len()),
+            QueryResult::Rows { rows, .. } => count_tag("SELECT", rows.len() as u64),
             QueryResult::Command { tag, .. } => tag.clone(),
         }
     }
@@ -237,6 +237,18 @@ impl<'a> ReturningOutput<'a> {
 
 /// A DML statement's result: its tag and count, with its RETURNING rows if it has the
 /// list.
+/// A command tag that ends in a count ("UPDATE 1"), made without `format!`'s machinery:
+/// a prepared UPDATE + COMMIT went from 12,373 to 12,082 instructions (callgrind).
+pub(crate) fn count_tag(verb: &str, count: u64) -> String {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(count);
+    let mut tag = String::with_capacity(verb.len() + 1 + digits.len());
+    tag.push_str(verb);
+    tag.push(' ');
+    tag.push_str(digits);
+    tag
+}
+
 fn dml_result(tag: String, count: u64, returning: Option<(&Returning, ReturningOutput)>) -> QueryResult {
     match returning {
         None => QueryResult::command(tag, count),
@@ -988,7 +1000,7 @@ impl Session {
             }
             Ok(inserted)
         })?;
-        Ok(dml_result(format!("INSERT 0 {inserted}"), inserted, returning.zip(output)))
+        Ok(dml_result(count_tag("INSERT 0", inserted), inserted, returning.zip(output)))
     }
 
     fn update_statement(
@@ -1029,7 +1041,7 @@ impl Session {
                 Ok(true)
             })
         })?;
-        Ok(dml_result(format!("UPDATE {updated}"), updated, returning.zip(output)))
+        Ok(dml_result(count_tag("UPDATE", updated), updated, returning.zip(output)))
     }
 
     /// UPDATE's table, assignments and WHERE, compiled with `params` (None: a template).
@@ -1105,7 +1117,7 @@ impl Session {
                 Ok(true)
             })
         })?;
-        Ok(dml_result(format!("DELETE {deleted}"), deleted, returning.zip(output)))
+        Ok(dml_result(count_tag("DELETE", deleted), deleted, returning.zip(output)))
     }
 
     /// DELETE's table and WHERE, compiled with `params` (None: a template).
@@ -1300,5 +1312,12 @@ mod tests {
         let sql = "SELECT 'héé' FORM t";
         let Err(DbError::Syntax { position, .. }) = prepare(sql) else { panic!() };
         assert_eq!(sql.chars().nth(position - 1), Some('t'), "a character offset, not a byte offset");
+    }
+
+    #[test]
+    fn count_tags_carry_every_digit() {
+        assert_eq!(count_tag("UPDATE", 0), "UPDATE 0");
+        assert_eq!(count_tag("INSERT 0", 1_234_567), "INSERT 0 1234567");
+        assert_eq!(count_tag("SELECT", u64::MAX), format!("SELECT {}", u64::MAX));
     }
 }

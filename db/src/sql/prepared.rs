@@ -57,7 +57,7 @@ impl Cursor {
     /// ("INSERT 0 2", for all its rows), else "SELECT n" for the `fetched_now` rows of the
     /// last fetch (as PostgreSQL tags a portal's last Execute).
     pub fn completion_tag(&self, fetched_now: usize) -> String {
-        self.command.clone().unwrap_or_else(|| format!("SELECT {fetched_now}"))
+        self.command.clone().unwrap_or_else(|| super::exec::count_tag("SELECT", fetched_now as u64))
     }
 
     /// Up to `array_size` next rows (fewer at the end; none once exhausted). One fetch
