@@ -602,11 +602,14 @@ mod tests {
         let s = schema();
         let t = |x: &str| Value::Text(x.into());
         let both = and(cmp(BinOp::Eq, 0, Value::Int(1)), cmp(BinOp::Eq, 1, t("x")));
-        assert_eq!(plan(&s, Some(&both)), Access::Points(vec![smallvec::smallvec![Value::Int(1), t("x")]]));
+        assert_eq!(
+            plan(&s, Some(&both)),
+            Access::Points(vec![smallvec::smallvec![Value::Int(1), t("x")].into()])
+        );
         let first = and(cmp(BinOp::Eq, 0, Value::Float(1.0)), cmp(BinOp::Gt, 2, Value::Int(1)));
         assert_eq!(
             plan(&s, Some(&first)),
-            Access::Range { prefix: smallvec::smallvec![Value::Int(1)], lo: None, hi: None }
+            Access::Range { prefix: smallvec::smallvec![Value::Int(1)].into(), lo: None, hi: None }
         );
         let range = and(cmp(BinOp::Gt, 0, Value::Float(1.5)), cmp(BinOp::LtEq, 0, Value::Text("9".into())));
         assert_eq!(
