@@ -26,8 +26,8 @@ pub type Row = Arc<[Value]>;
 ///
 /// Its order is the values' order, column by column, with one shortcut: two one-column
 /// integer keys, the common primary key, compare as two integers. The B-tree searches of a
-/// point read and of an apply compare keys about twenty times each; through the generic
-/// slice comparison that cost ~65 instructions a step.
+/// point read and of an apply compare keys many times; with the generic slice comparison a
+/// prepared UPDATE + COMMIT took 12,082 instructions, with the shortcut 11,875 (callgrind).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Key(smallvec::SmallVec<[Value; 1]>);
 
