@@ -749,14 +749,99 @@ struct Savepoint {
 #[derive(Default)]
 pub(crate) struct Overlay {
     /// Few tables per transaction: a list.
-    tables: Vec<(String, std::collections::BTreeMap<Key, Option<Row>>)>,
+    tables: Vec<(String, OwnRows)>,
     /// Every `set`, newest last: the table's index, the key, and the entry it replaced
     /// (None: there was none).
     undo: Vec<(usize, Key, Option<Option<Row>>)>,
 }
 
+/// Entries a table's own rows keep in a sorted list before they move to a B-tree.
+const OWN_ROWS_LISTED: usize = 16;
+
+/// One table's own rows in key order. Most transactions change a few rows: those are a
+/// sorted list, which a session's next transaction reuses as it is. A B-tree map, which
+/// allocates its first node at the first insert and frees it at `clear`, made a one-row
+/// transaction pay an allocation and a free (and mimalloc's slow path, its size class
+/// being empty each time).
+pub(crate) enum OwnRows {
+    Listed(Vec<(Key, Option<Row>)>),
+    Mapped(std::collections::BTreeMap<Key, Option<Row>>),
+}
+
+impl Default for OwnRows {
+    fn default() -> OwnRows {
+        OwnRows::Listed(Vec::new())
+    }
+}
+
+impl OwnRows {
+    fn get(&self, key: &Key) -> Option<&Option<Row>> {
+        match self {
+            OwnRows::Listed(list) => list.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| &list[i].1),
+            OwnRows::Mapped(map) => map.get(key),
+        }
+    }
+
+    /// Sets `key`'s entry; returns the one it replaced.
+    fn insert(&mut self, key: Key, row: Option<Row>) -> Option<Option<Row>> {
+        match self {
+            OwnRows::Listed(list) => match list.binary_search_by(|(k, _)| k.cmp(&key)) {
+                Ok(i) => Some(std::mem::replace(&mut list[i].1, row)),
+                Err(_) if list.len() == OWN_ROWS_LISTED => {
+                    let mut map: std::collections::BTreeMap<Key, Option<Row>> = list.drain(..).collect();
+                    let replaced = map.insert(key, row);
+                    *self = OwnRows::Mapped(map);
+                    replaced
+                }
+                Err(i) => {
+                    list.insert(i, (key, row));
+                    None
+                }
+            },
+            OwnRows::Mapped(map) => map.insert(key, row),
+        }
+    }
+
+    fn remove(&mut self, key: &Key) {
+        match self {
+            OwnRows::Listed(list) => {
+                if let Ok(i) = list.binary_search_by(|(k, _)| k.cmp(key)) {
+                    list.remove(i);
+                }
+            }
+            OwnRows::Mapped(map) => {
+                map.remove(key);
+            }
+        }
+    }
+
+    /// Forgets every entry; a list keeps its room.
+    fn clear(&mut self) {
+        match self {
+            OwnRows::Listed(list) => list.clear(),
+            OwnRows::Mapped(_) => *self = OwnRows::default(),
+        }
+    }
+
+    /// The entries in key order.
+    pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (&Key, &Option<Row>)> + '_> {
+        match self {
+            OwnRows::Listed(list) => Box::new(list.iter().map(|(k, r)| (k, r))),
+            OwnRows::Mapped(map) => Box::new(map.iter()),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a OwnRows {
+    type Item = (&'a Key, &'a Option<Row>);
+    type IntoIter = Box<dyn Iterator<Item = (&'a Key, &'a Option<Row>)> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 impl Overlay {
-    fn rows(&self, table: &str) -> Option<&std::collections::BTreeMap<Key, Option<Row>>> {
+    fn rows(&self, table: &str) -> Option<&OwnRows> {
         self.tables.iter().find(|(t, _)| t == table).map(|(_, rows)| rows)
     }
 
@@ -797,7 +882,9 @@ impl Overlay {
             let (index, key, replaced) = self.undo.pop().expect("longer than mark");
             let rows = &mut self.tables[index].1;
             match replaced {
-                Some(previous) => rows.insert(key, previous),
+                Some(previous) => {
+                    rows.insert(key, previous);
+                }
                 None => rows.remove(&key),
             };
         }
@@ -1636,6 +1723,47 @@ mod tests {
         assert_eq!(o.get("a", &key(3)), None);
         o.undo_to(0);
         assert!(shown(&o, "a").is_empty() && o.mark() == 0);
+    }
+
+    /// Past `OWN_ROWS_LISTED` rows a table's list becomes a map: the same answers, in key
+    /// order, and undo and clear work across the change (random keys against a model).
+    #[test]
+    fn own_rows_answer_the_same_listed_or_mapped() {
+        let mut o = Overlay::default();
+        let mut model: std::collections::BTreeMap<i64, Option<i64>> = Default::default();
+        let mut x = 7u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..3 {
+            let mut marks = Vec::new();
+            for step in 0..(OWN_ROWS_LISTED as u64 * 3) {
+                if step % 7 == 0 {
+                    marks.push((o.mark(), model.clone()));
+                }
+                let k = (next() % 40) as i64;
+                let v = if next() % 4 == 0 { None } else { Some(round * 1000 + step as i64) };
+                o.set("t", key(k), v.map(|v| Row::from(vec![Value::Int(v)])));
+                model.insert(k, v);
+                assert_eq!(shown(&o, "t"), model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+                for probe in [k, (next() % 40) as i64] {
+                    let want = model.get(&probe).map(|v| v.map(|v| Row::from(vec![Value::Int(v)])));
+                    assert_eq!(o.get("t", &key(probe)), want.as_ref());
+                }
+            }
+            // Back through the marks, newest first.
+            while let Some((mark, then)) = marks.pop() {
+                o.undo_to(mark);
+                model = then;
+                assert_eq!(shown(&o, "t"), model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+            }
+            o.clear();
+            model.clear();
+            assert!(shown(&o, "t").is_empty());
+        }
     }
 
     #[test]
