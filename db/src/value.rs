@@ -74,6 +74,19 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.total_cmp(&b)
 }
 
+impl Value {
+    /// Whether this is a non-NULL value of type `ty` as it is (no conversion).
+    pub fn has_type(&self, ty: DataType) -> bool {
+        matches!(
+            (self, ty),
+            (Value::Int(_), DataType::Int)
+                | (Value::Float(_), DataType::Float)
+                | (Value::Text(_), DataType::Text { .. })
+                | (Value::Bool(_), DataType::Bool)
+        )
+    }
+}
+
 impl Ord for Value {
     // Inline: the B-tree searches compare keys through it, mostly two integers.
     #[inline]

@@ -553,6 +553,52 @@ fn bind_parameters() {
     );
 }
 
+/// `WHERE key = $1` with a value of the key's own type takes the direct key path (no
+/// WHERE copied, planned or evaluated); values of other types, NULL, and any other WHERE
+/// take the general one. Both pick the same rows.
+#[test]
+fn a_prepared_update_or_delete_by_key_picks_the_same_rows_for_every_type_of_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let update = s.prepare("UPDATE accounts SET balance = balance + 1 WHERE id = $1").unwrap();
+    let reversed = s.prepare("UPDATE accounts SET balance = balance + 10 WHERE $1 = id").unwrap();
+    for (value, tag) in [
+        (i(2), "UPDATE 1"),
+        (t("2"), "UPDATE 1"),
+        (f(2.0), "UPDATE 1"),
+        (f(2.5), "UPDATE 0"),
+        (NULL, "UPDATE 0"),
+        (i(99), "UPDATE 0"),
+    ] {
+        assert_eq!(
+            s.execute_prepared(&update, std::slice::from_ref(&value)).unwrap().tag(),
+            tag,
+            "{value:?}"
+        );
+    }
+    assert_eq!(s.execute_prepared(&reversed, &[i(4)]).unwrap().tag(), "UPDATE 1");
+    assert_eq!(s.execute_prepared(&reversed, &[i(5)]).unwrap().tag(), "UPDATE 0");
+    // More than the key in the WHERE: the rest is still checked.
+    let guarded = s.prepare("UPDATE accounts SET balance = 0 WHERE id = $1 AND balance > 150").unwrap();
+    assert_eq!(s.execute_prepared(&guarded, &[i(1)]).unwrap().tag(), "UPDATE 0");
+    assert_eq!(
+        rows(&mut s, "SELECT id, balance FROM accounts ORDER BY id"),
+        vec![vec![i(1), i(100)], vec![i(2), i(203)], vec![i(3), NULL], vec![i(4), i(410)]]
+    );
+    let delete = s.prepare("DELETE FROM accounts WHERE id = $1").unwrap();
+    assert_eq!(s.execute_prepared(&delete, &[i(99)]).unwrap().tag(), "DELETE 0");
+    assert_eq!(s.execute_prepared(&delete, &[t("3")]).unwrap().tag(), "DELETE 1");
+    assert_eq!(s.execute_prepared(&delete, &[i(4)]).unwrap().tag(), "DELETE 1");
+    assert_eq!(rows(&mut s, "SELECT id FROM accounts ORDER BY id"), vec![vec![i(1)], vec![i(2)]]);
+    // A two-column key: `a = $1` is a range of it, never one key.
+    run(&mut s, "CREATE TABLE pairs (a BIGINT, b BIGINT, v BIGINT, PRIMARY KEY (a, b))");
+    run(&mut s, "INSERT INTO pairs VALUES (1, 1, 0), (1, 2, 0), (2, 1, 0)");
+    let by_a = s.prepare("UPDATE pairs SET v = v + 1 WHERE a = $1").unwrap();
+    assert_eq!(s.execute_prepared(&by_a, &[i(1)]).unwrap().tag(), "UPDATE 2");
+    run(&mut s, "COMMIT");
+}
+
 #[test]
 fn a_prepared_update_or_delete_compiled_once_follows_its_table_through_ddl() {
     let dir = tempfile::tempdir().unwrap();

@@ -38,6 +38,7 @@
 //! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
+use crate::schema::Key;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -131,13 +132,20 @@ pub(crate) struct CompiledDml {
     returning: Option<Returning>,
 }
 
+/// The rows a DML statement's WHERE picks, with its parameters given.
+pub(crate) enum Picked<'a> {
+    /// `key = $n` on a one-column primary key, `$n` bound to a value of the key column's
+    /// own type: that one key, and nothing to evaluate on its row (the key lookup is the
+    /// condition). The WHERE is neither copied with its parameters nor planned.
+    Key(Key),
+    /// Any other WHERE (None: no WHERE), with its parameters substituted.
+    Filter(Option<Cow<'a, Expr>>),
+}
+
 impl CompiledDml {
     /// The assignments and the WHERE with the parameters given `params`.
     #[allow(clippy::type_complexity)]
-    fn with_params<'a>(
-        &'a self,
-        params: &'a [Value],
-    ) -> DbResult<(Vec<(usize, Assigned<'a>)>, Option<Cow<'a, Expr>>)> {
+    fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Vec<(usize, Assigned<'a>)>, Picked<'a>)> {
         let sets = self
             .sets
             .iter()
@@ -151,8 +159,17 @@ impl CompiledDml {
                 ))
             })
             .collect::<DbResult<_>>()?;
+        let schema = &self.relation.schema;
+        if let (Some(filter), &[key_column]) = (&self.filter, schema.primary_key.as_slice()) {
+            if let Some(value) = filter.column_equals_param(key_column, params) {
+                let value = value?;
+                if value.has_type(schema.columns[key_column].ty) {
+                    return Ok((sets, Picked::Key(Key::from_elem(value.clone(), 1))));
+                }
+            }
+        }
         let filter = self.filter.as_ref().map(|f| f.with_params(params)).transpose()?;
-        Ok((sets, filter))
+        Ok((sets, Picked::Filter(filter)))
     }
 }
 
@@ -1023,7 +1040,7 @@ impl Session {
         // visit, so its rows may be found one key at a time as it goes.
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
         let updated = self.statement(|s| {
-            s.for_each_locked_row(relation, filter.as_deref(), keys_stay, &mut |s, key, row| {
+            s.for_each_locked_row(relation, &filter, keys_stay, &mut |s, key, row| {
                 // Each column once: an assigned one from its expression over the old row
                 // (the last assignment of a column wins), the others copied (not copied and
                 // then replaced: a text column would be allocated twice).
@@ -1109,7 +1126,7 @@ impl Session {
         let returning = compiled.returning.as_ref();
         let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
         let deleted = self.statement(|s| {
-            s.for_each_locked_row(relation, filter.as_deref(), true, &mut |s, key, row| {
+            s.for_each_locked_row(relation, &filter, true, &mut |s, key, row| {
                 if let Some(output) = &mut output {
                     output.add(row)?;
                 }
@@ -1230,12 +1247,15 @@ impl Session {
     fn for_each_locked_row(
         &mut self,
         relation: &Relation,
-        filter: Option<&Expr>,
+        picked: &Picked<'_>,
         keys_stay: bool,
         change: &mut RowChange,
     ) -> DbResult<u64> {
+        let (filter, access) = match picked {
+            Picked::Key(key) => (None, Access::Points(vec![key.clone()])),
+            Picked::Filter(filter) => (filter.as_deref(), plan(&relation.schema, filter.as_deref())),
+        };
         let matches = |row: &[Value]| filter.map_or(Ok(true), |f| f.holds(row, &[]));
-        let access = plan(&relation.schema, filter);
         log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
         if let Access::Points(keys) = &access {
             if keys_stay && !crate::views::is_view(&relation.name) {

@@ -955,6 +955,22 @@ impl Template {
         }
     }
 
+    /// The bound value `v` if this template is exactly `column = $n` (either way round),
+    /// with `v` the value of `$n`.
+    pub(crate) fn column_equals_param<'p>(
+        &self,
+        column: usize,
+        params: &'p [Value],
+    ) -> Option<DbResult<&'p Value>> {
+        let Expr::Binary(BinOp::Eq, a, b) = &self.expr else { return None };
+        match (a.as_ref(), b.as_ref()) {
+            (Expr::Column(c), Expr::Param(index)) | (Expr::Param(index), Expr::Column(c)) if *c == column => {
+                Some(bound_ref(params, *index))
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn with_params(&self, params: &[Value]) -> DbResult<std::borrow::Cow<'_, Expr>> {
         if !self.has_params {
             return Ok(std::borrow::Cow::Borrowed(&self.expr));
