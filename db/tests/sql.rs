@@ -551,6 +551,18 @@ fn bind_parameters() {
         s.execute("INSERT INTO accounts VALUES ($1, $2, 1)", &[i(6), NULL]).unwrap_err().sqlstate(),
         "23502"
     );
+
+    // The same through a prepared INSERT, whose lone `$n` values are taken as bound.
+    let insert = s.prepare("INSERT INTO accounts VALUES ($1, $2, $3 + 1)").unwrap();
+    assert_eq!(s.execute_prepared(&insert, &[i(7), t("gus"), i(9)]).unwrap().tag(), "INSERT 0 1");
+    assert_eq!(s.execute_prepared(&insert, &[t("8"), t("hal"), t("1")]).unwrap().tag(), "INSERT 0 1");
+    assert_eq!(s.execute_prepared(&insert, &[i(9), t("ida")]).unwrap_err().sqlstate(), "08P01");
+    assert_eq!(s.execute_prepared(&insert, &[t("nine"), t("x"), i(1)]).unwrap_err().sqlstate(), "22P02");
+    assert_eq!(s.execute_prepared(&insert, &[i(9), NULL, i(1)]).unwrap_err().sqlstate(), "23502");
+    assert_eq!(
+        rows(&mut s, "SELECT id, name, balance FROM accounts WHERE id >= 7 ORDER BY id"),
+        vec![vec![i(7), t("gus"), i(10)], vec![i(8), t("hal"), i(2)]]
+    );
 }
 
 /// `WHERE key = $1` with a value of the key's own type takes the direct key path (no

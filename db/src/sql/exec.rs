@@ -890,9 +890,15 @@ impl Session {
                 let Compiled::InsertValues { target, rows, returning } = compiled.as_ref() else {
                     unreachable!("an INSERT's slot holds its VALUES")
                 };
+                // A lone `$n` is its bound value as is (cloned once), not a literal
+                // expression built around a copy of it and then evaluated.
+                let value = |e: &Template| match e.lone_param(params) {
+                    Some(bound) => bound.cloned(),
+                    None => e.with_params(params)?.eval(&[], &[]),
+                };
                 let rows = rows
                     .iter()
-                    .map(|row| row.iter().map(|e| e.with_params(params)?.eval(&[], &[])).collect())
+                    .map(|row| row.iter().map(value).collect())
                     .collect::<DbResult<Vec<Vec<Value>>>>()?;
                 return self.insert_rows(target, rows, returning.as_ref(), params);
             }
