@@ -132,6 +132,9 @@ pub(crate) struct CompiledDml {
     returning: Option<Returning>,
 }
 
+/// An UPDATE's assignments with its parameters given (on the stack for a few columns).
+type Assignments<'a> = smallvec::SmallVec<[(usize, Assigned<'a>); 4]>;
+
 /// The rows a DML statement's WHERE picks, with its parameters given.
 pub(crate) enum Picked<'a> {
     /// `key = $n` on a one-column primary key, `$n` bound to a value of the key column's
@@ -145,7 +148,7 @@ pub(crate) enum Picked<'a> {
 impl CompiledDml {
     /// The assignments and the WHERE with the parameters given `params`.
     #[allow(clippy::type_complexity)]
-    fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Vec<(usize, Assigned<'a>)>, Picked<'a>)> {
+    fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Assignments<'a>, Picked<'a>)> {
         let sets = self
             .sets
             .iter()
@@ -1257,14 +1260,19 @@ impl Session {
         keys_stay: bool,
         change: &mut RowChange,
     ) -> DbResult<u64> {
-        let (filter, access) = match picked {
-            Picked::Key(key) => (None, Access::Points(vec![key.clone()])),
-            Picked::Filter(filter) => (filter.as_deref(), plan(&relation.schema, filter.as_deref())),
+        let (filter, planned) = match picked {
+            Picked::Key(_) => (None, None),
+            Picked::Filter(filter) => (filter.as_deref(), Some(plan(&relation.schema, filter.as_deref()))),
         };
         let matches = |row: &[Value]| filter.map_or(Ok(true), |f| f.holds(row, &[]));
-        log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
-        if let Access::Points(keys) = &access {
+        let points: Option<&[Key]> = match (picked, &planned) {
+            (Picked::Key(key), _) => Some(std::slice::from_ref(key)),
+            (_, Some(Access::Points(keys))) => Some(keys),
+            _ => None,
+        };
+        if let Some(keys) = points {
             if keys_stay && !crate::views::is_view(&relation.name) {
+                log::trace!("UPDATE/DELETE on {}: {} key(s), locked then read", relation.name, keys.len());
                 let mut changed = 0;
                 for key in keys {
                     let (row, acquired) = self.lock_then_read(&relation.name, key)?;
@@ -1295,6 +1303,12 @@ impl Session {
         // Before the reads: a candidate still current when locked is not read again.
         let point = self.read_point();
         let mut candidates = Vec::new();
+        let access = match (planned, picked) {
+            (Some(access), _) => access,
+            (None, Picked::Key(key)) => Access::Points(vec![key.clone()]),
+            (None, Picked::Filter(_)) => unreachable!("a filter is planned"),
+        };
+        log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
         self.visit_rows(&relation.name, &access, &mut |row| {
             if matches(row)? {
                 candidates.push(row.clone());
