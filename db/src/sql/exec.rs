@@ -38,7 +38,6 @@
 //! optimisation when `call_commit_optimization` is on: its COMMITs do not wait for the
 //! log writer one by one; the call waits once, at its end, for the last of them.
 
-use crate::schema::Key;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -50,7 +49,7 @@ use sqlparser::parser::{Parser, ParserError};
 
 use crate::database::{Session, SqlText};
 use crate::error::{DbError, DbResult};
-use crate::schema::{Column, TableSchema};
+use crate::schema::{Column, Key, TableSchema};
 use crate::sql::access::{count_visit, plan, Access};
 use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
 use crate::sql::oracle::{self, Piece, Scope, Special};
@@ -146,8 +145,7 @@ pub(crate) enum Picked<'a> {
 }
 
 impl CompiledDml {
-    /// The assignments and the WHERE with the parameters given `params`.
-    #[allow(clippy::type_complexity)]
+    /// The assignments and the rows the WHERE picks, with the parameters given `params`.
     fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Assignments<'a>, Picked<'a>)> {
         let sets = self
             .sets
@@ -255,8 +253,6 @@ impl<'a> ReturningOutput<'a> {
     }
 }
 
-/// A DML statement's result: its tag and count, with its RETURNING rows if it has the
-/// list.
 /// A command tag that ends in a count ("UPDATE 1"), made without `format!`'s machinery:
 /// a prepared UPDATE + COMMIT went from 12,373 to 12,082 instructions (callgrind).
 pub(crate) fn count_tag(verb: &str, count: u64) -> String {
@@ -269,6 +265,8 @@ pub(crate) fn count_tag(verb: &str, count: u64) -> String {
     tag
 }
 
+/// A DML statement's result: its tag and count, with its RETURNING rows if it has the
+/// list.
 fn dml_result(tag: String, count: u64, returning: Option<(&Returning, ReturningOutput)>) -> QueryResult {
     match returning {
         None => QueryResult::command(tag, count),
@@ -1041,7 +1039,7 @@ impl Session {
             unreachable!("an UPDATE's slot holds an UPDATE")
         };
         let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
-        let (sets, filter) = compiled.with_params(params)?;
+        let (sets, picked) = compiled.with_params(params)?;
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
         let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
@@ -1049,7 +1047,7 @@ impl Session {
         // visit, so its rows may be found one key at a time as it goes.
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
         let updated = self.statement(|s| {
-            s.for_each_locked_row(relation, &filter, keys_stay, &mut |s, key, row| {
+            s.for_each_locked_row(relation, &picked, keys_stay, &mut |s, key, row| {
                 // Each column once: an assigned one from its expression over the old row
                 // (the last assignment of a column wins), the others copied (not copied and
                 // then replaced: a text column would be allocated twice).
@@ -1130,12 +1128,12 @@ impl Session {
             unreachable!("a DELETE's slot holds a DELETE")
         };
         let relation = &compiled.relation;
-        let (_, filter) = compiled.with_params(params)?;
+        let (_, picked) = compiled.with_params(params)?;
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
         let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
         let deleted = self.statement(|s| {
-            s.for_each_locked_row(relation, &filter, true, &mut |s, key, row| {
+            s.for_each_locked_row(relation, &picked, true, &mut |s, key, row| {
                 if let Some(output) = &mut output {
                     output.add(row)?;
                 }
