@@ -126,10 +126,7 @@ enum Role {
 fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
     match (ty, v) {
         (_, Value::Null) => Conv::Never,
-        (DataType::Int, Value::Int(_))
-        | (DataType::Float, Value::Float(_))
-        | (DataType::Text { .. }, Value::Text(_))
-        | (DataType::Bool, Value::Bool(_)) => Conv::Value(v.clone(), true),
+        _ if v.has_type(ty) => Conv::Value(v.clone(), true),
         (DataType::Int, Value::Float(f)) => {
             let exact = f.fract() == 0.0;
             let f = match role {
