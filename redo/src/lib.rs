@@ -5,9 +5,11 @@
 //! Start at [`RedoLog::open`] and [`LogSession::commit`]; the module docs of `buffer`,
 //! `writer`, `format` and `recovery` give the invariants of each step.
 
+pub mod blocking;
 mod buffer;
 pub mod clock;
 pub mod config;
+mod durable;
 pub mod error;
 pub mod format;
 mod log;
@@ -21,6 +23,7 @@ mod writer;
 
 pub use buffer::CommitBacklog;
 pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, SyncMethod};
+pub use durable::DurableWait;
 pub use error::{LogFailure, RedoError, Result};
 pub use log::{
     CommitOptions, CommitReceipt, LogSession, LogStatus, LogSwitch, MemberInfo, MemberState, Recovered,

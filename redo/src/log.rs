@@ -34,6 +34,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::buffer::{CommitBacklog, LogBuffer};
 use crate::clock::Stamp;
 use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
+use crate::durable::DurableWait;
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{
     block_floor, encode_commit_record, encode_record, ControlRecord, Geometry, LogFileHeader, RecordKind,
@@ -331,7 +332,7 @@ impl Shared {
         self.last_write_us.store(self.epoch.elapsed().as_micros() as u64, SeqCst);
     }
 
-    fn post_lgwr(&self) {
+    pub(crate) fn post_lgwr(&self) {
         if let Some(t) = self.lgwr.get() {
             t.unpark();
         }
@@ -423,7 +424,7 @@ impl Shared {
     }
 
     /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait.
-    fn wait_durable(&self, lsn: Lsn) -> Result<bool> {
+    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<bool> {
         if self.lsn_durable() >= lsn {
             return Ok(false);
         }
@@ -1407,6 +1408,43 @@ impl LogSession {
         options: CommitOptions,
         on_copied: impl FnOnce(&CommitReceipt),
     ) -> Result<CommitReceipt> {
+        let (receipt, deferred) = self.commit_inner(options, on_copied, false)?;
+        debug_assert!(deferred.is_none(), "a commit not deferring waits here");
+        Ok(receipt)
+    }
+
+    /// As [`LogSession::commit_then`], except that a commit that must wait for durability
+    /// does not wait: it hands its wait back as a [`DurableWait`], which its caller awaits
+    /// (a future, for a thread that serves many clients) or calls `wait` on before telling
+    /// anyone the commit happened. The commit is counted as a WAIT commit, its `log file
+    /// sync` and response time when the wait ends. None for a commit that need not wait.
+    pub fn commit_deferring_wait(
+        &mut self,
+        options: CommitOptions,
+        on_copied: impl FnOnce(&CommitReceipt),
+    ) -> Result<(CommitReceipt, Option<DurableWait>)> {
+        self.commit_inner(options, on_copied, true)
+    }
+
+    /// A wait for everything up to `lsn` to be durable, as a [`DurableWait`]: counted as
+    /// `log file sync` for this session if it has to wait. Asks the log writer for the
+    /// write now.
+    pub fn durable_wait(&self, lsn: Lsn) -> DurableWait {
+        DurableWait::new(
+            self.sh.clone(),
+            self.stats.clone(),
+            lsn,
+            self.timed_statistics().then(Stamp::now),
+            None,
+        )
+    }
+
+    fn commit_inner(
+        &mut self,
+        options: CommitOptions,
+        on_copied: impl FnOnce(&CommitReceipt),
+        defer_wait: bool,
+    ) -> Result<(CommitReceipt, Option<DurableWait>)> {
         self.sh.check_open()?;
         // The clock reads below exist only for the wait interface: skipped when untimed.
         let timed = self.timed_statistics();
@@ -1475,6 +1513,13 @@ impl LogSession {
             sh.requested.fetch_max(end.0, SeqCst);
         }
         on_copied(&receipt);
+        let mode = commit_mode_index(wait, logging);
+        if wait && defer_wait {
+            // Counted (wait performed, response time) when the wait ends.
+            let t0 = timed.then(Stamp::now);
+            let deferred = DurableWait::new(self.sh.clone(), stats, end, t0, Some((mode, called_at)));
+            return Ok((receipt, Some(deferred)));
+        }
         if wait {
             self.wait_durable_timed(end, timed)?;
             stats.add(Stat::CommitWaitPerformed, 1);
@@ -1495,8 +1540,8 @@ impl LogSession {
             }
             stats.add(Stat::CommitNowaitPerformed, 1);
         }
-        stats.record_commit_response(commit_mode_index(wait, logging), called_at.map(Stamp::elapsed_us));
-        Ok(receipt)
+        stats.record_commit_response(mode, called_at.map(Stamp::elapsed_us));
+        Ok((receipt, None))
     }
 
     /// A point in the current transaction's private redo to roll back to (statement-level

@@ -22,7 +22,7 @@ impl Signal {
         let key = self.seq.load(SeqCst);
         self.sleepers.fetch_add(1, SeqCst);
         if !ready() {
-            atomic_wait::wait(&self.seq, key);
+            crate::blocking::region(|| atomic_wait::wait(&self.seq, key));
         }
         self.sleepers.fetch_sub(1, SeqCst);
     }

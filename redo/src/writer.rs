@@ -23,8 +23,10 @@
 //! every waiter is woken with an error, and nothing is ever acknowledged again. The sync is
 //! never retried: after a failed fdatasync the kernel may have dropped the data.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::*;
 use std::sync::{mpsc, Arc, Mutex};
+use std::task::Waker;
 use std::thread;
 use std::time::Duration;
 
@@ -43,6 +45,10 @@ use crate::types::{LogSeq, Lsn};
 pub(crate) struct DurableWaiters {
     state: Mutex<WaiterState>,
     buckets: [Signal; 2],
+    /// Futures waiting for durability (`DurableWait`): the LSN each needs, and its waker.
+    futures: Mutex<Vec<(Lsn, Waker)>>,
+    /// How many `futures` holds, so that a write with none to wake takes no lock.
+    future_count: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -60,9 +66,11 @@ impl DurableWaiters {
         bucket
     }
 
-    fn end_write(&self, bucket: usize) {
+    /// The write of everything below `durable` is done (and published).
+    fn end_write(&self, bucket: usize, durable: Lsn) {
         self.state.lock().expect("waiters poisoned").in_flight = None;
         self.buckets[bucket].notify_all();
+        self.wake_futures(|needs| needs <= durable);
     }
 
     /// Wakes everyone (failure, shutdown, or a write abandoned half way).
@@ -70,6 +78,45 @@ impl DurableWaiters {
         self.state.lock().expect("waiters poisoned").in_flight = None;
         self.buckets[0].notify_all();
         self.buckets[1].notify_all();
+        self.wake_futures(|_| true);
+    }
+
+    /// Registers a future that needs `lsn` durable, to be woken by the write that makes it
+    /// so (or by a failure). The caller checks durability again AFTER this: a write
+    /// publishes its durable LSN before it takes the lock to wake, so either it finds this
+    /// waker or the check finds the LSN.
+    pub fn register_future(&self, lsn: Lsn, waker: &Waker) {
+        let mut futures = self.futures.lock().expect("durable futures poisoned");
+        match futures.iter_mut().find(|(_, w)| w.will_wake(waker)) {
+            Some(entry) => entry.0 = entry.0.min(lsn),
+            None => {
+                futures.push((lsn, waker.clone()));
+                self.future_count.fetch_add(1, SeqCst);
+            }
+        }
+    }
+
+    fn wake_futures(&self, done: impl Fn(Lsn) -> bool) {
+        if self.future_count.load(SeqCst) == 0 {
+            return;
+        }
+        let mut woken = Vec::new();
+        {
+            let mut futures = self.futures.lock().expect("durable futures poisoned");
+            let mut i = 0;
+            while i < futures.len() {
+                if done(futures[i].0) {
+                    woken.push(futures.swap_remove(i).1);
+                } else {
+                    i += 1;
+                }
+            }
+            self.future_count.fetch_sub(woken.len(), SeqCst);
+        }
+        // Woken outside the lock: a waker may run code of its runtime.
+        for waker in woken {
+            waker.wake();
+        }
     }
 
     /// Sleeps until the write that should cover `lsn` completes (or spuriously).
@@ -174,7 +221,7 @@ impl Writer {
             *sh.durable_commit.lock().expect("durable commit poisoned") = last;
         }
         sh.lsn_durable.store(target.0, SeqCst);
-        sh.waiters.end_write(bucket);
+        sh.waiters.end_write(bucket, target);
         sh.touch_last_write();
 
         let st = &sh.background;

@@ -138,6 +138,73 @@ fn a_wait_commit_returns_only_once_it_is_durable() {
 }
 
 #[test]
+fn a_deferred_wait_commit_is_acknowledged_only_once_durable_and_counts_as_a_wait_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = open(&quiet_config(dir.path()));
+    let log = Arc::new(log);
+    // Four sessions, each on its own thread, commit with the wait handed back and awaited
+    // as a future: each is woken by the write that covers it (a missed wake-up hangs
+    // `block_on`, and the deadline fails the test).
+    let per_session = 150u64;
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let log = log.clone();
+            thread::spawn(move || {
+                with_deadline(Duration::from_secs(20), "deferred WAIT commits", move || {
+                    let mut s = log.session();
+                    for i in 0..per_session {
+                        s.log_change(&payload(t, i, 100)).unwrap();
+                        let opts = if i % 3 == 0 { BATCH_WAIT } else { WAIT };
+                        let (receipt, wait) = s.commit_deferring_wait(opts, |_| {}).unwrap();
+                        assert!(receipt.waited);
+                        let wait = wait.expect("a WAIT commit hands back its wait");
+                        assert_eq!((wait.lsn(), wait.commits()), (receipt.lsn, 1));
+                        block_on(wait).unwrap();
+                        assert!(log.durable_lsn() >= receipt.lsn, "resolved before durable");
+                        // A NOWAIT commit has nothing to wait for.
+                        s.log_change(&payload(t + 10, i, 50)).unwrap();
+                        let (nowait, none) = s.commit_deferring_wait(NOWAIT, |_| {}).unwrap();
+                        assert!(!nowait.waited && none.is_none());
+                    }
+                    s.stats()
+                })
+            })
+        })
+        .collect();
+    for t in threads {
+        let st = t.join().unwrap();
+        assert_eq!(st.get(Stat::UserCommits), 2 * per_session);
+        assert_eq!(st.get(Stat::CommitWaitRequested), per_session);
+        assert_eq!(st.get(Stat::CommitWaitPerformed), per_session);
+        assert_eq!(st.get(Stat::CommitNowaitPerformed), per_session);
+        let syncs = st.event(WaitEvent::LogFileSync).waits;
+        assert!((1..=per_session).contains(&syncs), "log file sync waits {syncs}");
+        assert_eq!(st.get(Stat::RedoSynchWrites), syncs);
+        let responses: u64 = st.commit_response.iter().map(|e| e.waits).sum();
+        assert_eq!(responses, 2 * per_session, "every commit's response time, once");
+        assert_eq!(st.commit_response[0].waits + st.commit_response[1].waits, per_session);
+    }
+    // A joined wait is one wait for the higher LSN, acknowledging both commits; a blocking
+    // `wait` ends it as well as the future does.
+    let mut s = log.session();
+    s.log_change(&payload(9, 1, 100)).unwrap();
+    let (_, first) = s.commit_deferring_wait(WAIT, |_| {}).unwrap();
+    s.log_change(&payload(9, 2, 100)).unwrap();
+    let (second, later) = s.commit_deferring_wait(WAIT, |_| {}).unwrap();
+    let joined = first.unwrap().join(later.unwrap());
+    assert_eq!((joined.lsn(), joined.commits()), (second.lsn, 2));
+    let before = s.stats();
+    joined.wait().unwrap();
+    assert!(log.durable_lsn() >= second.lsn);
+    let d = s.stats().since(&before);
+    assert_eq!(d.get(Stat::CommitWaitPerformed), 2);
+    assert!(d.event(WaitEvent::LogFileSync).waits <= 1, "one wait for both");
+    // A wait for redo not handed out yet is an error, not a hang.
+    let beyond = s.durable_wait(Lsn(log.reserved_end().0 + 4096));
+    assert!(matches!(block_on(beyond), Err(RedoError::NotIssued(_))));
+}
+
+#[test]
 fn commit_options_come_from_the_statement_then_the_session_then_the_system() {
     use CommitWait::*;
     let dir = tempfile::tempdir().unwrap();

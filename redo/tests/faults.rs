@@ -280,6 +280,40 @@ fn a_failure_wakes_every_waiting_session_with_an_error() {
 }
 
 #[test]
+fn a_failed_sync_ends_pending_durable_futures_with_the_failure_never_success() {
+    let disk = SimStorage::new();
+    let c = sim_config();
+    on_settled_log(&disk, &c, "durable futures across a failed sync", |disk, log| {
+        let mut s = log.session();
+        s.log_change(&payload(3, 0, 100)).unwrap();
+        let (ok, wait) = s.commit_deferring_wait(WAIT, |_| {}).unwrap();
+        block_on(wait.unwrap()).unwrap();
+        assert!(log.durable_lsn() >= ok.lsn);
+        disk.inject(fault(FaultOp::Sync, "redo", 0, libc::EIO));
+        let mut failed = 0;
+        for i in 1..50u64 {
+            let logged = s.log_change(&payload(3, i, 100));
+            let committed = logged.and_then(|_| s.commit_deferring_wait(WAIT, |_| {}));
+            match committed {
+                Ok((receipt, wait)) => match block_on(wait.unwrap()) {
+                    Ok(()) => panic!("commit {} acknowledged after the failed sync", receipt.scn),
+                    Err(e) => {
+                        assert!(is_log_failed(&e), "{e}");
+                        failed += 1;
+                    }
+                },
+                Err(e) => {
+                    assert!(is_log_failed(&e), "{e}");
+                    break;
+                }
+            }
+        }
+        assert_eq!(failed, 1, "the first commit's wait sees the failure; later commits are refused");
+        assert_eq!(s.stats().get(Stat::CommitWaitPerformed), 1, "a failed wait counts nothing");
+    });
+}
+
+#[test]
 fn a_crash_at_any_moment_keeps_every_waited_commit() {
     for seed in 0..6u64 {
         let disk = SimStorage::new();

@@ -184,3 +184,23 @@ pub fn expect_corruption(e: RedoError) -> (Lsn, PathBuf, String) {
         e => panic!("expected Corruption, got {e}"),
     }
 }
+
+/// Runs a future to its end on this thread, sleeping until its waker is called: a future
+/// whose waker is never called hangs here (so run it under [`with_deadline`]).
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        thread::park();
+    }
+}
