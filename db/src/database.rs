@@ -685,6 +685,8 @@ impl Database {
             entry,
             fetches,
             encoded: Vec::new(),
+            defer_durability: false,
+            durability_wait: None,
         }
     }
 
@@ -998,6 +1000,11 @@ pub struct Session {
     pub(crate) fetches: Arc<FetchCounters>,
     /// The buffer each change record is encoded into, kept to save an allocation per row.
     encoded: Vec<u8>,
+    /// Commits hand their durability wait to the caller instead of blocking
+    /// (`set_deferred_durability`).
+    pub(crate) defer_durability: bool,
+    /// The wait of the commits made since the caller last took it.
+    durability_wait: Option<crate::durability::DurabilityWait>,
 }
 
 /// The time model of a session or of the system: Oracle's `DB time` (elapsed time inside
@@ -1126,9 +1133,12 @@ impl Session {
     }
 
     /// Fails with `DbError::Canceled` if this call was cancelled. Row loops call it every
-    /// `CANCEL_CHECK_ROWS` rows; lock waits look at the flag themselves.
+    /// `CANCEL_CHECK_ROWS` rows (and so tell `redo::blocking::lengthy` the call is long);
+    /// lock waits look at the flag themselves.
     #[inline]
     pub(crate) fn check_cancel(&self) -> DbResult<()> {
+        // The same rhythm tells a server's worker that this call is a long one.
+        redo::blocking::lengthy();
         if self.entry.cancel.is_requested() {
             return Err(DbError::Canceled);
         }
@@ -1562,12 +1572,45 @@ impl Session {
     }
 
     /// Commits the open transaction in the mode `options`, the session and the system
-    /// give. Returns None if there was nothing to commit.
+    /// give. Returns None if there was nothing to commit. In deferred-durability mode a
+    /// commit that must wait leaves its wait on the session instead
+    /// (`take_durability_wait`).
     pub fn commit(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
-        self.user_call(|s| s.commit_call(options))
+        let defer = self.defer_durability;
+        self.user_call(|s| s.commit_call(options, defer))
     }
 
-    fn commit_call(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
+    /// Deferred-durability mode, for a caller whose thread serves many clients (an async
+    /// server): a commit that must wait for `log file sync` does everything else (its
+    /// changes are visible, its locks released), then leaves the wait on the session, and
+    /// the caller takes it with [`Session::take_durability_wait`] and ends it (awaits it)
+    /// before it acknowledges anything. The statements of a multi-statement call still
+    /// wait inside the call where Oracle's rules say so (an explicit COMMIT WRITE WAIT),
+    /// blocking through the thread's blocking hook (`redo::blocking`).
+    pub fn set_deferred_durability(&mut self, on: bool) {
+        self.defer_durability = on;
+    }
+
+    /// The wait for the durability of the commits made since the last take, in
+    /// deferred-durability mode; None if none of them has to wait.
+    pub fn take_durability_wait(&mut self) -> Option<crate::durability::DurabilityWait> {
+        self.durability_wait.take()
+    }
+
+    /// Keeps `wait` for the caller to take, joined with any it has not taken yet.
+    pub(crate) fn defer_wait(&mut self, wait: redo::DurableWait) {
+        let wait = crate::durability::DurabilityWait::new(wait, self.entry.clone(), self.timed_statistics());
+        self.durability_wait = Some(match self.durability_wait.take() {
+            Some(earlier) => earlier.join(wait),
+            None => wait,
+        });
+    }
+
+    pub(crate) fn commit_call(
+        &mut self,
+        options: CommitOptions,
+        defer: bool,
+    ) -> DbResult<Option<CommitReceipt>> {
         let Some(mut txn) = self.txn.take() else { return Ok(None) };
         if txn.changes.is_empty() {
             self.db.locks.release_all(txn.id, &mut txn.held);
@@ -1580,7 +1623,7 @@ impl Session {
         // Not cancellable: once the commit record is in the log buffer the commit has
         // happened, so its wait for `log file sync` runs to its end whatever the cancel
         // flag says (PostgreSQL, too, only warns when a commit's wait is interrupted).
-        let result = self.redo.commit_then(options, |receipt| {
+        let apply = |receipt: &CommitReceipt| {
             db.apply_committed(CopiedCommit {
                 scn: receipt.scn,
                 lsn: receipt.lsn,
@@ -1589,12 +1632,21 @@ impl Session {
                 txn: id,
                 held,
             });
-        });
+        };
+        let result = if defer {
+            self.redo.commit_deferring_wait(options, apply)
+        } else {
+            self.redo.commit_then(options, apply).map(|receipt| (receipt, None))
+        };
         // If the commit failed before its record reached the buffer, the locks are still
         // ours (the hook did not run): the transaction is gone either way.
         db.locks.release_all(txn.id, &mut txn.held);
         self.spare_txn = Some(txn.recycle());
-        Ok(Some(result?))
+        let (receipt, wait) = result?;
+        if let Some(wait) = wait {
+            self.defer_wait(wait);
+        }
+        Ok(Some(receipt))
     }
 
     /// Ends the session: rolls back its open transaction (as dropping it does).

@@ -6,6 +6,7 @@ mod call_clock;
 pub mod change;
 pub mod checkpoint;
 pub mod database;
+pub mod durability;
 pub mod error;
 pub mod locks;
 pub mod params;
@@ -18,6 +19,7 @@ pub mod views;
 
 pub use change::Change;
 pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
+pub use durability::DurabilityWait;
 pub use error::{DbError, DbResult};
 pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

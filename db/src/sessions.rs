@@ -159,7 +159,7 @@ impl CancelFlag {
     pub(crate) fn sleep(&self, timeout: Duration) -> bool {
         *self.sleeper.lock().expect("cancel sleeper poisoned") = Some(std::thread::current());
         if !self.requested.load(SeqCst) {
-            std::thread::park_timeout(timeout);
+            redo::blocking::region(|| std::thread::park_timeout(timeout));
         }
         *self.sleeper.lock().expect("cancel sleeper poisoned") = None;
         self.requested.load(SeqCst)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use db::sql::{rows_visited, QueryResult};
 use db::{DataType, Database, DbConfig, DbError, Session, Value};
-use redo::{CommitWait, LogConfig, Stat, SyncMethod};
+use redo::{CommitOptions, CommitWait, LogConfig, Stat, SyncMethod};
 
 fn config() -> DbConfig {
     let mut log = LogConfig::new(".");
@@ -844,6 +844,100 @@ fn commits_inside_one_batch_call_wait_once_at_its_end() {
     s.execute_batch("INSERT INTO accounts VALUES (51, 'x', 1)").unwrap();
     s.execute_batch("COMMIT").unwrap();
     assert_eq!(count(&s, &before), (1, 1, 0), "a call of one COMMIT is not deferred");
+}
+
+/// Runs `future` to its end on this thread, sleeping until its waker is called.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn deferred_durability_leaves_each_wait_to_the_caller_and_keeps_oracles_rules_inside_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let mut other = db.session();
+    s.set_deferred_durability(true);
+    let stats = |s: &mut Session| s.redo().stats();
+    // A WAIT commit leaves its wait: visible at once (early lock release), acknowledged
+    // (counted as a WAIT commit) when the caller ends the wait.
+    let before = stats(&mut s);
+    run(&mut s, "INSERT INTO accounts VALUES (10, 'deferred', 1)");
+    run(&mut s, "COMMIT");
+    let wait = s.take_durability_wait().expect("a WAIT commit leaves its wait");
+    assert_eq!(wait.commits(), 1);
+    assert!(s.take_durability_wait().is_none(), "taken once");
+    let seen = other.execute("SELECT count(*) FROM accounts WHERE id = 10", &[]).unwrap();
+    assert!(
+        matches!(&seen, QueryResult::Rows { rows, .. } if rows[0][0] == Value::Int(1)),
+        "visible before durable, as with early lock release: {seen:?}"
+    );
+    let d = stats(&mut s).since(&before);
+    assert_eq!((d.get(Stat::CommitWaitRequested), d.get(Stat::CommitWaitPerformed)), (1, 0));
+    let lsn = wait.lsn();
+    block_on(wait).unwrap();
+    assert!(db.log().durable_lsn() >= lsn);
+    let d = stats(&mut s).since(&before);
+    assert_eq!(d.get(Stat::CommitWaitPerformed), 1, "counted when the wait ends");
+    // The session's COMMIT through `commit` and a lone COMMIT through `execute_batch` too.
+    run(&mut s, "INSERT INTO accounts VALUES (11, 'x', 1)");
+    s.commit(CommitOptions::DEFAULT).unwrap();
+    s.take_durability_wait().expect("commit").wait().unwrap();
+    run(&mut s, "INSERT INTO accounts VALUES (12, 'x', 1)");
+    s.execute_batch("COMMIT").unwrap();
+    s.take_durability_wait().expect("a call of one COMMIT").wait().unwrap();
+    // A NOWAIT commit has nothing to wait for.
+    run(&mut s, "INSERT INTO accounts VALUES (13, 'x', 1)");
+    run(&mut s, "COMMIT WRITE NOWAIT");
+    assert!(s.take_durability_wait().is_none());
+    // A multi-statement call: the deferred commits' one wait at the call's end is left to
+    // the caller (0 commits: they were NOWAIT commits), for the last of them.
+    let results = s
+        .execute_batch("INSERT INTO accounts VALUES (20, 'x', 1); COMMIT; INSERT INTO accounts VALUES (21, 'x', 1); COMMIT")
+        .unwrap();
+    assert_eq!(results.len(), 4);
+    let wait = s.take_durability_wait().expect("the call's wait");
+    assert_eq!(wait.commits(), 0);
+    assert_eq!(wait.lsn(), db.log().reserved_end());
+    block_on(wait).unwrap();
+    // An explicit COMMIT WRITE WAIT inside a call still waits in the call, before the
+    // statements after it run.
+    let before = stats(&mut s);
+    s.execute_batch(
+        "INSERT INTO accounts VALUES (30, 'x', 1); COMMIT WRITE WAIT; INSERT INTO accounts VALUES (31, 'x', 1); COMMIT WRITE NOWAIT",
+    )
+    .unwrap();
+    assert!(s.take_durability_wait().is_none(), "the explicit WAIT was waited for in the call");
+    let d = stats(&mut s).since(&before);
+    assert_eq!((d.get(Stat::CommitWaitPerformed), d.get(Stat::CommitNowaitPerformed)), (1, 1));
+    // Waits not taken yet are joined: one wait for both commits.
+    run(&mut s, "INSERT INTO accounts VALUES (40, 'x', 1)");
+    run(&mut s, "COMMIT");
+    run(&mut s, "INSERT INTO accounts VALUES (41, 'x', 1)");
+    run(&mut s, "COMMIT");
+    let wait = s.take_durability_wait().unwrap();
+    assert_eq!((wait.commits(), wait.lsn()), (2, db.log().reserved_end()));
+    wait.wait().unwrap();
+    // Off again: commits wait in the call.
+    s.set_deferred_durability(false);
+    run(&mut s, "INSERT INTO accounts VALUES (50, 'x', 1)");
+    run(&mut s, "COMMIT");
+    assert!(s.take_durability_wait().is_none());
+    assert!(db.log().durable_lsn() >= db.log().reserved_end());
 }
 
 #[test]

@@ -418,6 +418,9 @@ struct Call {
     optimize: bool,
     /// End of the last commit whose durability wait was deferred to the end of the call.
     pending: Option<redo::Lsn>,
+    /// A commit that must wait leaves its wait to the session's caller (deferred
+    /// durability, for a call of one statement: nothing in the call runs after it).
+    defer: bool,
 }
 
 impl Session {
@@ -425,7 +428,8 @@ impl Session {
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
         self.user_call_sql(SqlText::Borrowed(sql), |s| {
             let prepared = s.prepare_cached(sql)?;
-            s.run(&prepared, params, &mut Call { optimize: false, pending: None })
+            let defer = s.defer_durability;
+            s.run(&prepared, params, &mut Call { optimize: false, pending: None, defer })
         })
     }
 
@@ -472,11 +476,14 @@ impl Session {
     }
 
     fn batch_call(&mut self, sql: &str) -> (Vec<QueryResult>, Option<DbError>) {
-        let mut call = Call { optimize: self.call_commit_optimization(), pending: None };
+        let mut call = Call { optimize: self.call_commit_optimization(), pending: None, defer: false };
         let mut results = Vec::new();
         let mut error = self.run_batch(sql, &mut call, &mut results).err();
         if let Some(lsn) = call.pending {
-            if let Err(e) = self.redo.wait_durable(lsn) {
+            if self.defer_durability {
+                let wait = self.redo.durable_wait(lsn);
+                self.defer_wait(wait);
+            } else if let Err(e) = self.redo.wait_durable(lsn) {
                 error = Some(e.into());
             }
         }
@@ -489,6 +496,7 @@ impl Session {
         // deferred wait with: it commits as asked, and is counted so, as `execute` does.
         if let [Piece::Statement(_)] = pieces.as_slice() {
             call.optimize = false;
+            call.defer = self.defer_durability;
         }
         for piece in pieces {
             match piece {
@@ -523,7 +531,8 @@ impl Session {
 
     /// Runs one parsed statement as a call of its own.
     pub(crate) fn run_single(&mut self, prepared: &Prepared, params: &[Value]) -> DbResult<QueryResult> {
-        self.run(prepared, params, &mut Call { optimize: false, pending: None })
+        let defer = self.defer_durability;
+        self.run(prepared, params, &mut Call { optimize: false, pending: None, defer })
     }
 
     /// As `run_single`, for a prepared statement: an UPDATE, DELETE or INSERT ... VALUES
@@ -622,7 +631,8 @@ impl Session {
                         self.entry.count_sql(crate::sessions::SqlStat::CommitsDeferred);
                     }
                 } else {
-                    self.commit(options)?;
+                    let defer = call.defer;
+                    self.user_call(|s| s.commit_call(options, defer))?;
                 }
                 Ok(QueryResult::command("COMMIT", 0))
             }
