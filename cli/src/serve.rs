@@ -24,6 +24,10 @@ pub struct Args {
     /// Connections served at once; more are refused with SQLSTATE 53300 [default: 100].
     #[arg(long)]
     max_connections: Option<usize>,
+    /// Threads serving the connections (each serves many; a WAIT commit or a lock wait
+    /// holds none) [default: one per CPU].
+    #[arg(long)]
+    worker_threads: Option<usize>,
     /// Log level on stderr: off, error, warn, info, debug, trace [default: info].
     #[arg(long)]
     log_level: Option<String>,
@@ -77,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         listen: args.listen,
         port: args.port,
         max_connections: args.max_connections,
+        worker_threads: args.worker_threads,
         log_level: args.log_level,
         log_buffer: args.log_buffer,
         log_parallelism: args.log_parallelism,

@@ -8,6 +8,7 @@
 //! listen = "127.0.0.1"
 //! port = 5433
 //! max_connections = 100
+//! worker_threads = 2         # threads serving the connections [default: one per CPU]
 //! log_level = "info"
 //! log_buffer = "16M"          # bytes, or with a K, M or G suffix (powers of 1024)
 //! log_parallelism = 1
@@ -47,8 +48,10 @@ use crate::tls::TlsFiles;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1";
 pub const DEFAULT_PORT: u16 = 5433;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
-/// Connections refused beyond this are not worth a thread each.
+/// A limit beyond any use this server has been measured for.
 pub const MAX_MAX_CONNECTIONS: usize = 10_000;
+/// The most worker threads `worker_threads` accepts.
+pub const MAX_WORKER_THREADS: usize = 256;
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
@@ -123,6 +126,7 @@ pub struct Settings {
     pub listen: Option<String>,
     pub port: Option<u16>,
     pub max_connections: Option<usize>,
+    pub worker_threads: Option<usize>,
     pub log_level: Option<String>,
     pub log_buffer: Option<ByteSize>,
     pub log_parallelism: Option<u32>,
@@ -176,6 +180,7 @@ impl Settings {
             listen: over.listen.or(self.listen),
             port: over.port.or(self.port),
             max_connections: over.max_connections.or(self.max_connections),
+            worker_threads: over.worker_threads.or(self.worker_threads),
             log_level: over.log_level.or(self.log_level),
             log_buffer: over.log_buffer.or(self.log_buffer),
             log_parallelism: over.log_parallelism.or(self.log_parallelism),
@@ -209,6 +214,15 @@ impl Settings {
                 parameter: "max_connections",
                 value: max_connections.to_string(),
                 allowed: format!("1 to {MAX_MAX_CONNECTIONS}"),
+            });
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let worker_threads = self.worker_threads.unwrap_or(cpus);
+        if !(1..=MAX_WORKER_THREADS).contains(&worker_threads) {
+            return Err(ConfigError::Invalid {
+                parameter: "worker_threads",
+                value: worker_threads.to_string(),
+                allowed: format!("1 to {MAX_WORKER_THREADS}"),
             });
         }
         let log_level = self.log_level.unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()).to_ascii_lowercase();
@@ -308,6 +322,7 @@ impl Settings {
             listen,
             port: self.port.unwrap_or(DEFAULT_PORT),
             max_connections,
+            worker_threads,
             log_level,
             db,
         })
@@ -322,6 +337,8 @@ pub struct ServerConfig {
     /// 0 lets the system choose (the "listening" line tells which).
     pub port: u16,
     pub max_connections: usize,
+    /// Threads of the runtime that serves the connections (`server::worker`).
+    pub worker_threads: usize,
     /// off, error, warn, info, debug or trace.
     pub log_level: String,
     /// The database's, automatic workload repository snapshots included.
@@ -384,6 +401,8 @@ mod tests {
         assert!(message(Settings { sync_method: Some("sometimes".into()), ..with_data() })
             .contains("sync_method"));
         assert!(message(Settings { max_connections: Some(0), ..with_data() }).contains("max_connections"));
+        assert!(message(Settings { worker_threads: Some(0), ..with_data() }).contains("worker_threads"));
+        assert!(message(Settings { worker_threads: Some(100_000), ..with_data() }).contains("1 to 256"));
         assert!(message(Settings { listen: Some("localhost:1".into()), ..with_data() }).contains("listen"));
         assert!(message(Settings { log_level: Some("loud".into()), ..with_data() }).contains("log_level"));
         assert!(message(Settings::default()).contains("data"));

@@ -1,8 +1,9 @@
 //! One client connection, on the async side: the startup exchange, then the message
-//! loop. Each batch of messages that has arrived is handed to the connection's dedicated
-//! thread in one call, and its replies are written in one write once a Sync, Flush or
+//! loop. Each batch of messages that has arrived is handed to the connection's session
+//! (`worker`) in one call, and its replies are written in one write once a Sync, Flush or
 //! Query asks for them (one send per round trip, also for a pipeline of many
-//! Bind/Execute).
+//! Bind/Execute). A message whose commit must wait for durability stops the call: its
+//! wait is awaited here, then the rest of the batch runs.
 //!
 //! Startup, as PostgreSQL does it:
 //! 1. SSLRequest: 'S' and a TLS handshake when a certificate is configured, else 'N' (the
@@ -151,8 +152,6 @@ pub enum ConnectionError {
     TooLarge(usize),
     #[error(transparent)]
     WorkerGone(#[from] WorkerGone),
-    #[error("could not start the session thread: {0}")]
-    Spawn(io::Error),
     #[error("the client did not complete its startup and authentication within {AUTHENTICATION_TIMEOUT:?}")]
     AuthenticationTimeout,
     #[error("TLS handshake: {0}")]
@@ -571,13 +570,14 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         program: startup.parameters.get("application_name").cloned().unwrap_or_default(),
         machine: peer.map(|a| a.to_string()).unwrap_or_default(),
     };
-    let worker =
-        SessionWorker::spawn(format!("redodb-session-{id}"), context.live_threads.clone(), move || {
-            let session = db.session();
+    let mut worker =
+        SessionWorker::open(format!("redodb-session-{id}"), context.live_threads.clone(), move || {
+            let mut session = db.session();
+            // WAIT commits leave their wait to this connection, which awaits it.
+            session.set_deferred_durability(true);
             session.set_client_info(client);
             SessionState::new(session, session_settings)
-        })
-        .map_err(ConnectionError::Spawn)?;
+        });
     log::debug!("connection {id}: user {user:?}, parameters {:?}", startup.parameters);
     // The startup options are SETs in the new session; a bad one ends the connection
     // after authentication, as in PostgreSQL.
@@ -626,14 +626,14 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     send(stream, &out).await?;
     out.clear();
 
-    // The session's client traffic, counted here and handed to its thread with the next
+    // The session's client traffic, counted here and handed to the session with the next
     // call: time waiting for the client since the last reply (`SQL*Net message from
     // client`, idle), time sending (`SQL*Net message to client`), round trips and bytes.
     let mut traffic = ClientTraffic::default();
     let mut idle_since = Instant::now();
     let mut input = BytesMut::with_capacity(8192);
     loop {
-        let mut batch = Vec::new();
+        let mut batch = std::collections::VecDeque::new();
         let mut wants_reply = false;
         let mut terminate = false;
         let mut fatal = None;
@@ -653,7 +653,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                             | PgWireFrontendMessage::CopyDone(_)
                             | PgWireFrontendMessage::CopyFail(_)
                     );
-                    batch.push(message);
+                    batch.push_back(message);
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -667,14 +667,29 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                 traffic.from_client = Some(idle_since.elapsed());
                 traffic.waiting_for_client = false;
             }
-            let account = std::mem::take(&mut traffic);
-            let replies = worker
-                .call(move |state: &mut SessionState| {
-                    account.record(state.session());
-                    state.handle_messages(batch)
-                })
-                .await?;
-            out.extend_from_slice(&replies);
+            let mut account = Some(std::mem::take(&mut traffic));
+            while !batch.is_empty() {
+                let (replies, durability) = worker
+                    .call(|state: &mut SessionState| {
+                        if let Some(account) = account.take() {
+                            account.record(state.session());
+                        }
+                        state.handle_messages(&mut batch)
+                    })
+                    .await?;
+                out.extend_from_slice(&replies);
+                let Some(durability) = durability else { continue };
+                // The commit's `log file sync`, awaited here: this worker serves the
+                // other connections meanwhile.
+                if let Err(e) = durability.await {
+                    // Nothing of this round trip was sent, and nothing may be: the
+                    // commit's durability is unknown. The log refuses every later commit,
+                    // so the connection ends, as a crash would end it.
+                    log::error!("connection {id}: a commit's durability wait failed: {e}");
+                    out.clear();
+                    return send_fatal(stream, SqlError::from(e)).await;
+                }
+            }
         }
         if let Some(e) = fatal {
             let sqlstate = if matches!(e, ConnectionError::TooLarge(_)) { "54000" } else { "08P01" };
@@ -683,6 +698,12 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             return Err(e);
         }
         if (wants_reply || terminate) && !out.is_empty() {
+            // The other connections with a request ready run first, so that their
+            // replies go out close together: a client polling many connections (pgbench's
+            // threads) then wakes once for several. pgbench, 32 clients on 2 CPUs, NOWAIT:
+            // BATCH 100-106k -> 113-115k transactions/s, update 103-104k -> 109-110k,
+            // IMMEDIATE insert and WAIT unchanged.
+            tokio::task::yield_now().await;
             let sending = Instant::now();
             send(stream, &out).await?;
             traffic.to_client = Some(sending.elapsed());

@@ -54,8 +54,13 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
         report.last_scn,
         db.replayed_commits()
     );
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("redodb-net").build()?;
+    // Every connection is a task on these workers (see `worker` for why, and for how a
+    // session that must sleep gives its worker away first).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.worker_threads)
+        .enable_all()
+        .thread_name("redodb-net")
+        .build()?;
     let served = runtime.block_on(serve(&config, db.clone(), tls));
     runtime.shutdown_timeout(Duration::from_secs(1));
     // Automatic AWR snapshots (started by the open) end before the final checkpoint.
@@ -95,15 +100,12 @@ async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    match start_connection_thread(stream, peer, context.clone(), shutdown.clone()) {
-                        // The thread's end, as a task the drain below can wait for.
-                        Ok(ended) => {
-                            connections.spawn(async move {
-                                let _ = ended.await;
-                            });
+                    let (context, shutdown) = (context.clone(), shutdown.clone());
+                    connections.spawn(async move {
+                        if let Err(e) = connection::serve(stream, context, shutdown).await {
+                            log::warn!("connection from {peer}: {e}");
                         }
-                        Err(e) => log::warn!("connection from {peer}: starting its thread: {e}"),
-                    }
+                    });
                 }
                 Err(e) => {
                     // Out of file descriptors, for example: try again shortly.
@@ -126,7 +128,7 @@ async fn serve(
         connections.abort_all();
         while connections.join_next().await.is_some() {}
     }
-    // Each session is dropped, rolling back, on its own thread once its call ends.
+    // Each session is dropped, rolling back, when its connection's task ends.
     let live = context.live_threads.clone();
     if tokio::time::timeout(DRAIN_TIMEOUT, live.wait_all_gone()).await.is_err() {
         log::warn!(
@@ -136,42 +138,6 @@ async fn serve(
     }
     Ok(())
 }
-
-/// Serves one connection on a thread of its own, with a single-threaded runtime for its
-/// socket (see `worker`: the session's calls run on this thread too, so a round trip
-/// wakes one thread). The returned receiver resolves when the thread is done.
-fn start_connection_thread(
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-    context: Arc<ServerContext>,
-    shutdown: watch::Receiver<bool>,
-) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
-    // Leave the listener's runtime for the connection's own.
-    let stream = stream.into_std()?;
-    let (ended, ended_receiver) = tokio::sync::oneshot::channel();
-    let id = CONNECTION_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::thread::Builder::new().name(format!("redodb-conn-{id}")).spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-            Ok(r) => r,
-            Err(e) => {
-                log::warn!("connection from {peer}: starting its runtime: {e}");
-                return;
-            }
-        };
-        let served = runtime.block_on(async move {
-            let stream = tokio::net::TcpStream::from_std(stream)?;
-            connection::serve(stream, context, shutdown).await
-        });
-        if let Err(e) = served {
-            log::warn!("connection from {peer}: {e}");
-        }
-        let _ = ended.send(());
-    })?;
-    Ok(ended_receiver)
-}
-
-/// Numbers the connection threads, for their names.
-static CONNECTION_THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Says how clients will be authenticated and whether TLS is on, with a warning for a
 /// server that trusts everyone beyond this host.

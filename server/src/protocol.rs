@@ -560,14 +560,29 @@ impl SessionState {
     }
 
     /// Handles a batch of client messages in order; returns the encoded replies.
-    pub fn handle_messages(&mut self, messages: Vec<PgWireFrontendMessage>) -> BytesMut {
-        for message in messages {
+    pub fn handle_messages(
+        &mut self,
+        messages: &mut std::collections::VecDeque<PgWireFrontendMessage>,
+    ) -> (BytesMut, Option<db::DurabilityWait>) {
+        while let Some(message) = messages.pop_front() {
+            self.handle_message(message);
+            // A commit that must wait for durability left its wait: the connection awaits
+            // it before the next message runs and before anything is sent.
+            if let Some(wait) = self.session.take_durability_wait() {
+                return (self.out.take(), Some(wait));
+            }
+        }
+        (self.out.take(), None)
+    }
+
+    fn handle_message(&mut self, message: PgWireFrontendMessage) {
+        {
             if self.copy_in.is_some() {
                 self.copy_message(message);
-                continue;
+                return;
             }
             if self.discard_until_sync && !matches!(message, PgWireFrontendMessage::Sync(_)) {
-                continue;
+                return;
             }
             match message {
                 PgWireFrontendMessage::Query(query) => self.simple_query(&query.query),
@@ -587,7 +602,6 @@ impl SessionState {
                 }),
             }
         }
-        self.out.take()
     }
 
     fn send_notices(&mut self) {
