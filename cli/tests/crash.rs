@@ -34,8 +34,9 @@ struct Ack {
 fn read_acks(path: &Path) -> BTreeMap<u64, Ack> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut acks = BTreeMap::new();
-    for line in text.lines() {
-        // The last line may be torn by the kill.
+    // Only whole lines: the kill can tear the last one anywhere (a write crossing a page
+    // of the file stops between the pages), even inside the payload's x's.
+    for line in text.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')) {
         let mut parts = line.splitn(3, ' ');
         let (Some(scn), Some(kind), Some(payload)) = (parts.next(), parts.next(), parts.next()) else {
             continue;

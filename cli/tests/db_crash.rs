@@ -56,7 +56,9 @@ struct SessionJournal {
 fn read_journal(path: &Path) -> BTreeMap<u64, SessionJournal> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut sessions: BTreeMap<u64, SessionJournal> = BTreeMap::new();
-    for line in text.lines() {
+    // Only whole lines: the kill can tear the last one anywhere (a write crossing a page
+    // of the file stops between the pages), even inside a value.
+    for line in text.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')) {
         let parts: Vec<&str> = line.split(' ').collect();
         match parts.as_slice() {
             ["I", session, seq, ops] => {
@@ -88,7 +90,7 @@ fn read_journal(path: &Path) -> BTreeMap<u64, SessionJournal> {
                     j.last_waited = j.last_waited.max(seq);
                 }
             }
-            _ => {} // a torn last line
+            _ => panic!("a whole journal line in no known form: {line:?}"),
         }
     }
     sessions
