@@ -28,6 +28,10 @@ pub struct Args {
     /// holds none) [default: one per CPU].
     #[arg(long)]
     worker_threads: Option<usize>,
+    /// Milliseconds a reply waits for a client that takes none of its bytes; then the
+    /// connection ends and its transaction rolls back [default: 60000].
+    #[arg(long)]
+    client_send_timeout_ms: Option<u64>,
     /// Log level on stderr: off, error, warn, info, debug, trace [default: info].
     #[arg(long)]
     log_level: Option<String>,
@@ -82,6 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         port: args.port,
         max_connections: args.max_connections,
         worker_threads: args.worker_threads,
+        client_send_timeout_ms: args.client_send_timeout_ms,
         log_level: args.log_level,
         log_buffer: args.log_buffer,
         log_parallelism: args.log_parallelism,

@@ -9,6 +9,8 @@
 //! port = 5433
 //! max_connections = 100
 //! worker_threads = 2         # threads serving the connections [default: one per CPU]
+//! client_send_timeout_ms = 60000 # a client that takes none of a reply's bytes for this
+//!                             # long is disconnected, its transaction rolled back
 //! log_level = "info"
 //! log_buffer = "16M"          # bytes, or with a K, M or G suffix (powers of 1024)
 //! log_parallelism = 1
@@ -52,6 +54,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 pub const MAX_MAX_CONNECTIONS: usize = 10_000;
 /// The most worker threads `worker_threads` accepts.
 pub const MAX_WORKER_THREADS: usize = 256;
+/// The longest `client_send_timeout_ms` accepted: one day.
+pub const MAX_CLIENT_SEND_TIMEOUT_MS: u64 = 86_400_000;
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
@@ -127,6 +131,7 @@ pub struct Settings {
     pub port: Option<u16>,
     pub max_connections: Option<usize>,
     pub worker_threads: Option<usize>,
+    pub client_send_timeout_ms: Option<u64>,
     pub log_level: Option<String>,
     pub log_buffer: Option<ByteSize>,
     pub log_parallelism: Option<u32>,
@@ -181,6 +186,7 @@ impl Settings {
             port: over.port.or(self.port),
             max_connections: over.max_connections.or(self.max_connections),
             worker_threads: over.worker_threads.or(self.worker_threads),
+            client_send_timeout_ms: over.client_send_timeout_ms.or(self.client_send_timeout_ms),
             log_level: over.log_level.or(self.log_level),
             log_buffer: over.log_buffer.or(self.log_buffer),
             log_parallelism: over.log_parallelism.or(self.log_parallelism),
@@ -223,6 +229,16 @@ impl Settings {
                 parameter: "worker_threads",
                 value: worker_threads.to_string(),
                 allowed: format!("1 to {MAX_WORKER_THREADS}"),
+            });
+        }
+        let client_send_timeout_ms = self
+            .client_send_timeout_ms
+            .unwrap_or(crate::connection::DEFAULT_CLIENT_SEND_TIMEOUT.as_millis() as u64);
+        if !(1..=MAX_CLIENT_SEND_TIMEOUT_MS).contains(&client_send_timeout_ms) {
+            return Err(ConfigError::Invalid {
+                parameter: "client_send_timeout_ms",
+                value: client_send_timeout_ms.to_string(),
+                allowed: format!("1 to {MAX_CLIENT_SEND_TIMEOUT_MS}"),
             });
         }
         let log_level = self.log_level.unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()).to_ascii_lowercase();
@@ -323,6 +339,7 @@ impl Settings {
             port: self.port.unwrap_or(DEFAULT_PORT),
             max_connections,
             worker_threads,
+            client_send_timeout: std::time::Duration::from_millis(client_send_timeout_ms),
             log_level,
             db,
         })
@@ -339,6 +356,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// Threads of the runtime that serves the connections (`server::worker`).
     pub worker_threads: usize,
+    /// How long a reply waits for a client that takes none of its bytes.
+    pub client_send_timeout: std::time::Duration,
     /// off, error, warn, info, debug or trace.
     pub log_level: String,
     /// The database's, automatic workload repository snapshots included.
@@ -391,6 +410,10 @@ mod tests {
         assert_eq!(c.db.log.log_buffer, 1 << 20);
         assert_eq!(c.db.log.log_groups, 4);
         assert_eq!(c.data_dir, PathBuf::from("/tmp/redodb-test"));
+        assert_eq!(c.client_send_timeout, crate::connection::DEFAULT_CLIENT_SEND_TIMEOUT);
+        let file: Settings = toml::from_str("client_send_timeout_ms = 250").unwrap();
+        let c = file.overridden_by(with_data()).resolve().unwrap();
+        assert_eq!(c.client_send_timeout, std::time::Duration::from_millis(250));
     }
 
     #[test]
@@ -403,6 +426,8 @@ mod tests {
         assert!(message(Settings { max_connections: Some(0), ..with_data() }).contains("max_connections"));
         assert!(message(Settings { worker_threads: Some(0), ..with_data() }).contains("worker_threads"));
         assert!(message(Settings { worker_threads: Some(100_000), ..with_data() }).contains("1 to 256"));
+        assert!(message(Settings { client_send_timeout_ms: Some(0), ..with_data() })
+            .contains("client_send_timeout_ms"));
         assert!(message(Settings { listen: Some("localhost:1".into()), ..with_data() }).contains("listen"));
         assert!(message(Settings { log_level: Some("loud".into()), ..with_data() }).contains("log_level"));
         assert!(message(Settings::default()).contains("data"));

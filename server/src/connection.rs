@@ -22,7 +22,10 @@
 //! Everything up to the end of authentication must happen within
 //! [`AUTHENTICATION_TIMEOUT`], so a client that connects and says nothing does not hold a
 //! slot forever. A message over [`MAX_MESSAGE_BYTES`] or that does not decode ends this
-//! connection with an error; the server goes on serving the others.
+//! connection with an error; the server goes on serving the others. So does a client that
+//! stops reading: a reply of which it takes no byte for `client_send_timeout` ends its
+//! connection, and its session rolls back, releasing its locks (a task blocked in a send
+//! would hold them for as long as the client lives).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
@@ -48,7 +51,7 @@ use crate::auth::{self, AuthConfig, Plan, ScramError};
 use crate::client_sql::{self, ClientSettings};
 use crate::protocol::{error_response, SessionState, SqlError};
 use crate::tls::Tls;
-use crate::worker::{LiveThreads, SessionWorker, WorkerGone};
+use crate::worker::{LiveSessions, SessionWorker, WorkerGone};
 
 /// The largest message a client may send.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
@@ -58,6 +61,10 @@ const MAX_STARTUP_BYTES: usize = 10_000;
 const MAX_AUTH_MESSAGE_BYTES: usize = 65_535;
 /// From connecting to being authenticated, at most (PostgreSQL's authentication_timeout).
 pub const AUTHENTICATION_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a reply waits for a client that takes none of its bytes, unless configured.
+pub const DEFAULT_CLIENT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a connection's last message (a FATAL error) waits for the client to take it.
+const FATAL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 const SSL_REQUEST_CODE: i32 = 80877103;
 const GSSENC_REQUEST_CODE: i32 = 80877104;
 const CANCEL_REQUEST_CODE: i32 = 80877102;
@@ -66,12 +73,14 @@ const CANCEL_REQUEST_CODE: i32 = 80877102;
 pub struct ServerContext {
     pub db: Arc<Database>,
     pub max_connections: usize,
-    pub live_threads: Arc<LiveThreads>,
+    pub live_sessions: Arc<LiveSessions>,
     pub auth: AuthConfig,
     /// Set when a certificate is configured: SSLRequest is then accepted.
     pub tls: Option<Tls>,
     /// Refuse clients that start without TLS.
     pub tls_required: bool,
+    /// How long a reply may wait for the client to take any of its bytes.
+    pub client_send_timeout: Duration,
     connections: AtomicUsize,
     next_id: AtomicU32,
     /// The cancel key of each authenticated connection, by its id (the "process id" of
@@ -90,10 +99,11 @@ impl ServerContext {
         ServerContext {
             db,
             max_connections,
-            live_threads: Arc::new(LiveThreads::default()),
+            live_sessions: Arc::new(LiveSessions::default()),
             auth: AuthConfig::default(),
             tls: None,
             tls_required: false,
+            client_send_timeout: DEFAULT_CLIENT_SEND_TIMEOUT,
             connections: AtomicUsize::new(0),
             next_id: AtomicU32::new(1),
             cancel_keys: Mutex::new(HashMap::new()),
@@ -104,6 +114,12 @@ impl ServerContext {
     pub fn with_security(self, auth: AuthConfig, tls: Option<Tls>, tls_required: bool) -> ServerContext {
         assert!(!tls_required || tls.is_some(), "tls_required without a certificate");
         ServerContext { auth, tls, tls_required, ..self }
+    }
+
+    /// With this bound on a reply's wait for the client to read.
+    pub fn with_client_send_timeout(self, client_send_timeout: Duration) -> ServerContext {
+        assert!(!client_send_timeout.is_zero(), "a zero send timeout would end every connection");
+        ServerContext { client_send_timeout, ..self }
     }
 
     fn cancel_keys(&self) -> std::sync::MutexGuard<'_, HashMap<i32, CancelTarget>> {
@@ -156,6 +172,8 @@ pub enum ConnectionError {
     AuthenticationTimeout,
     #[error("TLS handshake: {0}")]
     Tls(io::Error),
+    #[error("the client took none of a reply's bytes for {0:?}: it is not reading")]
+    ClientNotReading(Duration),
 }
 
 /// Frees a connection slot when the connection ends.
@@ -177,11 +195,31 @@ async fn send<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> io::Result
     stream.flush().await
 }
 
+/// Writes `bytes` and flushes them, failing if the client takes no byte for `limit`: a
+/// slow reader may take its time over a large reply, one that stopped reading may not.
+async fn send_within<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut bytes: &[u8],
+    limit: Duration,
+) -> Result<(), ConnectionError> {
+    let stalled = || ConnectionError::ClientNotReading(limit);
+    while !bytes.is_empty() {
+        match tokio::time::timeout(limit, stream.write(bytes)).await {
+            Err(_) => return Err(stalled()),
+            Ok(Ok(0)) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+            Ok(Ok(n)) => bytes = &bytes[n..],
+            Ok(Err(e)) => return Err(e.into()),
+        }
+    }
+    tokio::time::timeout(limit, stream.flush()).await.map_err(|_| stalled())??;
+    Ok(())
+}
+
+/// Sends a FATAL error, the connection's last message (bounded: see `send_within`).
 async fn send_fatal<S: AsyncWrite + Unpin>(stream: &mut S, error: SqlError) -> Result<(), ConnectionError> {
     let mut out = BytesMut::new();
     encode(error_response("FATAL", &error), &mut out);
-    send(stream, &out).await?;
-    Ok(())
+    send_within(stream, &out, FATAL_SEND_TIMEOUT).await
 }
 
 /// The startup packet's fields.
@@ -571,7 +609,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         machine: peer.map(|a| a.to_string()).unwrap_or_default(),
     };
     let mut worker =
-        SessionWorker::open(format!("redodb-session-{id}"), context.live_threads.clone(), move || {
+        SessionWorker::open(format!("redodb-session-{id}"), context.live_sessions.clone(), move || {
             let mut session = db.session();
             // WAIT commits leave their wait to this connection, which awaits it.
             session.set_deferred_durability(true);
@@ -593,7 +631,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         Err(error) => {
             log::warn!("connection {id}: startup options of user {user:?} refused: {}", error.message);
             encode(PgWireBackendMessage::Authentication(Authentication::Ok), &mut out);
-            send(stream, &out).await?;
+            send_within(stream, &out, context.client_send_timeout).await?;
             return send_fatal(stream, error).await;
         }
     };
@@ -623,7 +661,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     out.extend_from_slice(&reply.take());
     encode(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(pid, SecretKey::I32(secret))), &mut out);
     encode(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle)), &mut out);
-    send(stream, &out).await?;
+    send_within(stream, &out, context.client_send_timeout).await?;
     out.clear();
 
     // The session's client traffic, counted here and handed to the session with the next
@@ -694,7 +732,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         if let Some(e) = fatal {
             let sqlstate = if matches!(e, ConnectionError::TooLarge(_)) { "54000" } else { "08P01" };
             encode(error_response("FATAL", &SqlError::new(sqlstate, e.to_string())), &mut out);
-            send(stream, &out).await?;
+            send_within(stream, &out, FATAL_SEND_TIMEOUT).await?;
             return Err(e);
         }
         if (wants_reply || terminate) && !out.is_empty() {
@@ -705,7 +743,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             // IMMEDIATE insert and WAIT unchanged.
             tokio::task::yield_now().await;
             let sending = Instant::now();
-            send(stream, &out).await?;
+            send_within(stream, &out, context.client_send_timeout).await?;
             traffic.to_client = Some(sending.elapsed());
             traffic.bytes_sent += out.len() as u64;
             traffic.roundtrips += 1;

@@ -83,11 +83,11 @@ async fn serve(
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     log_security(config);
-    let context = Arc::new(ServerContext::new(db, config.max_connections).with_security(
-        config.auth.clone(),
-        tls,
-        config.tls_required,
-    ));
+    let context = Arc::new(
+        ServerContext::new(db, config.max_connections)
+            .with_security(config.auth.clone(), tls, config.tls_required)
+            .with_client_send_timeout(config.client_send_timeout),
+    );
     let (shutdown_sender, shutdown) = watch::channel(false);
     // The line scripts and tests wait for.
     let mut stdout = std::io::stdout().lock();
@@ -129,7 +129,7 @@ async fn serve(
         while connections.join_next().await.is_some() {}
     }
     // Each session is dropped, rolling back, when its connection's task ends.
-    let live = context.live_threads.clone();
+    let live = context.live_sessions.clone();
     if tokio::time::timeout(DRAIN_TIMEOUT, live.wait_all_gone()).await.is_err() {
         log::warn!(
             "{} sessions still busy after {DRAIN_TIMEOUT:?}; closing the database anyway",

@@ -34,12 +34,12 @@ use tokio::sync::Notify;
 /// Counts the sessions still open, so that shutdown can wait for every session to be
 /// dropped (rolled back) before the final checkpoint.
 #[derive(Default)]
-pub struct LiveThreads {
+pub struct LiveSessions {
     count: AtomicUsize,
     all_gone: Notify,
 }
 
-impl LiveThreads {
+impl LiveSessions {
     pub fn count(&self) -> usize {
         self.count.load(Ordering::SeqCst)
     }
@@ -57,7 +57,7 @@ impl LiveThreads {
 }
 
 /// Decrements the live count when the session is dropped, however that happens.
-struct LiveGuard(Arc<LiveThreads>);
+struct LiveGuard(Arc<LiveSessions>);
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
@@ -83,7 +83,7 @@ pub struct SessionWorker<S> {
 
 impl<S: 'static> SessionWorker<S> {
     /// Makes the state (the session); `name` is for the logs.
-    pub fn open(name: String, live: Arc<LiveThreads>, make_state: impl FnOnce() -> S) -> SessionWorker<S> {
+    pub fn open(name: String, live: Arc<LiveSessions>, make_state: impl FnOnce() -> S) -> SessionWorker<S> {
         live.count.fetch_add(1, Ordering::SeqCst);
         let guard = LiveGuard(live);
         log::trace!("{name}: session open on thread {:?}", std::thread::current().name());
@@ -161,7 +161,7 @@ mod tests {
 
     #[tokio::test]
     async fn calls_run_in_order_on_the_callers_thread_and_dropping_ends_the_session() {
-        let live = Arc::new(LiveThreads::default());
+        let live = Arc::new(LiveSessions::default());
         let mut worker = SessionWorker::open("test-session".into(), live.clone(), Vec::<u32>::new);
         let here = std::thread::current().id();
         assert_eq!(worker.call(|_| std::thread::current().id()).await.unwrap(), here);
@@ -175,7 +175,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_that_panics_ends_the_session_and_later_calls_fail() {
-        let live = Arc::new(LiveThreads::default());
+        let live = Arc::new(LiveSessions::default());
         let mut worker = SessionWorker::open("test-session".into(), live.clone(), || 7u32);
         assert!(worker.call(|_: &mut u32| -> u32 { panic!("a bug in a call") }).await.is_err());
         assert_eq!(live.count(), 1, "the guard lives as long as the worker");
@@ -195,7 +195,7 @@ mod tests {
             let runtime =
                 tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
             let got = runtime.block_on(async {
-                let live = Arc::new(LiveThreads::default());
+                let live = Arc::new(LiveSessions::default());
                 let (tx, rx) = std::sync::mpsc::channel::<u32>();
                 let sleeper = tokio::spawn(async move {
                     // Queued on this worker; it runs only if the sleeper gives the worker

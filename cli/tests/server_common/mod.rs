@@ -77,6 +77,14 @@ impl Server {
         }
     }
 
+    /// A raw protocol connection, started up as user "test" (`protocol::startup`).
+    pub fn connect(&self) -> std::net::TcpStream {
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect to the server");
+        protocol::startup(&mut stream);
+        stream
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
