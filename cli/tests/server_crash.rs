@@ -98,9 +98,15 @@ fn client(port: u16, client: u64, first: u64, seed: u64) -> Acknowledged {
             // The extended protocol's implicit transaction.
             4..=5 => (extended_insert(client, n), n, true, "12CZ"),
             // Two commits in one call: the first as NOWAIT, the call waits for both once.
-            6..=7 => {
-                (message(b'Q', &cstring(&format!("{}; {}", insert(n), insert(n + 1)))), n + 1, true, "CCZ")
-            }
+            6..=7 => (
+                message(
+                    b'Q',
+                    &cstring(&format!("BEGIN; {}; COMMIT; BEGIN; {}; COMMIT", insert(n), insert(n + 1))),
+                ),
+                n + 1,
+                true,
+                "CCCCCCZ",
+            ),
             // An explicit NOWAIT commit: acknowledged before it is durable.
             _ => (
                 message(b'Q', &cstring(&format!("BEGIN; {}; COMMIT WRITE NOWAIT", insert(n)))),

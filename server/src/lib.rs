@@ -1,7 +1,8 @@
 //! redodb's PostgreSQL wire protocol server (protocol 3.0), on top of the embedded
-//! database (`db`). Each connection's session lives on a dedicated OS thread
-//! (`worker`), so a call waiting on `log file sync` or a row lock never blocks the async
-//! runtime; the async side (`connection`) only moves bytes.
+//! database (`db`). Each connection is a task on a runtime of `worker_threads` threads,
+//! and its session is called inside that task (`worker`); nothing a session waits for
+//! holds a worker: a WAIT commit's `log file sync` is awaited as a future, and a row lock
+//! wait or other sleep first hands the worker's other connections to another thread.
 //!
 //! - `config`: flags and TOML file, validated;
 //! - `listener`: open the database (recovery), listen, shut down cleanly;

@@ -1,4 +1,4 @@
-//! The PostgreSQL protocol after startup, run on the connection's dedicated thread
+//! The PostgreSQL protocol after startup, run inside the connection's task
 //! ([`SessionState`]): simple and extended query, transaction blocks, and the replies,
 //! encoded into one buffer that the connection sends in one write per round trip.
 //!
@@ -485,7 +485,7 @@ fn chars_before(text: &str, offset: usize) -> usize {
     text[..offset].chars().count()
 }
 
-/// A connection's session and protocol state; lives on its dedicated thread.
+/// A connection's session and protocol state; lives in the connection's task.
 pub struct SessionState {
     session: Session,
     settings: ClientSettings,

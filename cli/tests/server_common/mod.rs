@@ -29,8 +29,14 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `redodb serve` on `dir` and waits for its "listening" line.
+    /// Starts `redodb serve` on `dir` and waits for its "listening" line; its log (level
+    /// warn) goes to the test's stderr.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        Server::start_logging(dir, extra, "warn", Stdio::inherit())
+    }
+
+    /// As `start`, logging at `level` to `log` (a file, to read what the server said).
+    pub fn start_logging(dir: &Path, extra: &[&str], level: &str, log: Stdio) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_redodb"))
             .args(["serve", "--data"])
             .arg(dir)
@@ -44,9 +50,10 @@ impl Server {
                 "--sync-method",
                 "fdatasync",
             ])
-            .args(["--log-level", "warn"])
+            .args(["--log-level", level])
             .args(extra)
             .stdout(Stdio::piped())
+            .stderr(log)
             .spawn()
             .expect("start redodb serve");
         let stdout = child.stdout.take().expect("stdout piped");
@@ -148,8 +155,17 @@ impl Server {
     }
 
     /// SIGTERM, then waits for the exit (at most 20 s).
-    pub fn terminate(mut self) -> ExitStatus {
-        self.signal("-TERM");
+    pub fn terminate(self) -> ExitStatus {
+        self.stop_with("-TERM")
+    }
+
+    /// SIGINT (Ctrl-C), then waits for the exit (at most 20 s).
+    pub fn interrupt(self) -> ExitStatus {
+        self.stop_with("-INT")
+    }
+
+    fn stop_with(mut self, signal: &str) -> ExitStatus {
+        self.signal(signal);
         let mut child = self.child.take().unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -158,7 +174,7 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("redodb serve did not exit within 20 s of SIGTERM");
+                panic!("redodb serve did not exit within 20 s of {signal}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
