@@ -351,3 +351,44 @@ fn psql_gets_startup_options_settings_functions_returning_savepoints_and_transac
     assert_eq!(String::from_utf8_lossy(&out.stdout), "SET\nWAIT\n");
     assert_eq!(server.terminate().code(), Some(0));
 }
+
+/// The transaction words clients send (START TRANSACTION, END, BEGIN ... ROLLBACK) and
+/// ALTER SYSTEM through psql: the system default reaches a new session, and SHOW PARAMETER
+/// reports it.
+#[test]
+fn transaction_words_and_alter_system_through_psql() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE words (k BIGINT PRIMARY KEY)");
+    server.commands(&[
+        "START TRANSACTION",
+        "INSERT INTO words VALUES (1)",
+        "END",
+        "BEGIN",
+        "INSERT INTO words VALUES (2)",
+        "ROLLBACK",
+        "START TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        "INSERT INTO words VALUES (3)",
+        "COMMIT",
+    ]);
+    assert_eq!(server.query("SELECT k FROM words ORDER BY k"), "1\n3\n");
+
+    server.query("ALTER SYSTEM SET commit_wait = nowait");
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|NOWAIT"));
+    let nowait_before: u64 = server
+        .query("SELECT value FROM v$sysstat WHERE name = 'commit nowait performed'")
+        .trim()
+        .parse()
+        .unwrap();
+    server.query("INSERT INTO words VALUES (4)");
+    let nowait_after: u64 = server
+        .query("SELECT value FROM v$sysstat WHERE name = 'commit nowait performed'")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(nowait_after - nowait_before, 1, "a new session commits NOWAIT by the system default");
+    server.query("ALTER SYSTEM SET commit_wait = wait");
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|WAIT"));
+    assert_eq!(server.terminate().code(), Some(0));
+}
