@@ -12,63 +12,17 @@
 
 mod server_common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::thread;
 use std::time::Duration;
 
 use redo::sim::SimRng;
-use server_common::protocol::cstring;
+use server_common::protocol::{cstring, extended_pipeline, kinds_until_ready_or_closed, message};
 use server_common::{require_tool, Server};
 
 const ROUNDS: u64 = 8;
 const CLIENTS: u64 = 6;
-
-/// A protocol message as bytes.
-fn message(kind: u8, body: &[u8]) -> Vec<u8> {
-    let mut bytes = vec![kind];
-    bytes.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    bytes.extend_from_slice(body);
-    bytes
-}
-
-/// One INSERT through the extended protocol, text parameters, then Sync: one implicit
-/// transaction, committed (WAIT) at the Sync.
-fn extended_insert(client: u64, n: u64) -> Vec<u8> {
-    let mut parse = cstring("");
-    parse.extend(cstring("INSERT INTO acks (client, n) VALUES ($1, $2)"));
-    parse.extend_from_slice(&0i16.to_be_bytes());
-    let mut bind = cstring("");
-    bind.extend(cstring(""));
-    bind.extend_from_slice(&0i16.to_be_bytes());
-    bind.extend_from_slice(&2i16.to_be_bytes());
-    for value in [client.to_string(), n.to_string()] {
-        bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
-        bind.extend_from_slice(value.as_bytes());
-    }
-    bind.extend_from_slice(&0i16.to_be_bytes());
-    let mut execute = cstring("");
-    execute.extend_from_slice(&0i32.to_be_bytes());
-    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute), message(b'S', &[])].concat()
-}
-
-/// Sends `request` and reads the replies up to ReadyForQuery; None once the server is
-/// gone (killed), Some(kinds) otherwise.
-fn round_trip(stream: &mut TcpStream, request: &[u8]) -> Option<String> {
-    stream.write_all(request).ok()?;
-    let mut kinds = String::new();
-    loop {
-        let mut header = [0u8; 5];
-        stream.read_exact(&mut header).ok()?;
-        let length = i32::from_be_bytes(header[1..5].try_into().unwrap());
-        let mut body = vec![0u8; usize::try_from(length).ok()?.checked_sub(4)?];
-        stream.read_exact(&mut body).ok()?;
-        kinds.push(header[0] as char);
-        if header[0] == b'Z' {
-            return Some(kinds);
-        }
-    }
-}
 
 /// What one client learned before the kill.
 #[derive(Debug, Default)]
@@ -96,7 +50,15 @@ fn client(port: u16, client: u64, first: u64, seed: u64) -> Acknowledged {
             // Autocommit, one commit per call.
             0..=3 => (message(b'Q', &cstring(&insert(n))), n, true, "CZ"),
             // The extended protocol's implicit transaction.
-            4..=5 => (extended_insert(client, n), n, true, "12CZ"),
+            4..=5 => (
+                extended_pipeline(
+                    "INSERT INTO acks (client, n) VALUES ($1, $2)",
+                    &[&client.to_string(), &n.to_string()],
+                ),
+                n,
+                true,
+                "12CZ",
+            ),
             // Two commits in one call: the first as NOWAIT, the call waits for both once.
             6..=7 => (
                 message(
@@ -116,7 +78,10 @@ fn client(port: u16, client: u64, first: u64, seed: u64) -> Acknowledged {
             ),
         };
         acked.sent = Some(last);
-        let Some(kinds) = round_trip(&mut stream, &request) else { return acked };
+        if stream.write_all(&request).is_err() {
+            return acked;
+        }
+        let Some(kinds) = kinds_until_ready_or_closed(&mut stream) else { return acked };
         assert_eq!(kinds, expected, "client {client} committing up to {last}");
         if wait {
             acked.waited = Some(last);

@@ -14,7 +14,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use redo::sim::SimRng;
-use server_common::protocol::{self, cstring, kinds, query};
+use server_common::protocol::{
+    self, cstring, extended_pipeline, kinds, kinds_until_ready_or_closed, message, query,
+};
 use server_common::{require_tool, Server};
 
 /// How long the garbage runs; the healthy client runs until it stops.
@@ -23,34 +25,8 @@ const GARBAGE_THREADS: u64 = 8;
 /// Connections per garbage thread, at most (the time bound usually ends it first).
 const GARBAGE_CONNECTIONS: u64 = 400;
 
-/// A protocol message as bytes: type, length, body.
-fn message(kind: u8, body: &[u8]) -> Vec<u8> {
-    let mut bytes = vec![kind];
-    bytes.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    bytes.extend_from_slice(body);
-    bytes
-}
-
 fn random_bytes(rng: &mut SimRng, max_len: u64) -> Vec<u8> {
     (0..rng.upto(max_len)).map(|_| rng.next_u64() as u8).collect()
-}
-
-/// A pipelined INSERT through the extended protocol, as one byte string.
-fn extended_insert(key: u64) -> Vec<u8> {
-    let mut parse = cstring("");
-    parse.extend(cstring("INSERT INTO garbage_victim VALUES ($1)"));
-    parse.extend_from_slice(&0i16.to_be_bytes());
-    let mut bind = cstring("");
-    bind.extend(cstring(""));
-    bind.extend_from_slice(&0i16.to_be_bytes());
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    let value = key.to_string();
-    bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
-    bind.extend_from_slice(value.as_bytes());
-    bind.extend_from_slice(&0i16.to_be_bytes());
-    let mut execute = cstring("");
-    execute.extend_from_slice(&0i32.to_be_bytes());
-    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute), message(b'S', &[])].concat()
 }
 
 /// What one garbage connection sends (after a startup, for most): see `misbehave`.
@@ -88,7 +64,8 @@ fn garbage(rng: &mut SimRng) -> (bool, Vec<u8>) {
         }
         // After startup: a valid pipeline cut at a random byte, or with one byte changed.
         5 => {
-            let mut bytes = extended_insert(1_000_000 + rng.upto(1_000_000));
+            let key = (1_000_000 + rng.upto(1_000_000)).to_string();
+            let mut bytes = extended_pipeline("INSERT INTO garbage_victim VALUES ($1)", &[&key]);
             if rng.upto(1) == 0 {
                 bytes.truncate(rng.upto(bytes.len() as u64 - 1) as usize);
             } else {
@@ -117,7 +94,7 @@ fn misbehave(port: u16, rng: &mut SimRng) {
     let (start_up, bytes) = garbage(rng);
     if start_up {
         protocol::send_startup(&mut stream, "test");
-        if read_until_ready_or_close(&mut stream).is_none() {
+        if kinds_until_ready_or_closed(&mut stream).is_none() {
             return;
         }
     }
@@ -132,20 +109,6 @@ fn misbehave(port: u16, rng: &mut SimRng) {
             Ok(_) => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return,
             Err(_) => return,
-        }
-    }
-}
-
-/// The startup's replies up to ReadyForQuery; None if the connection ended first.
-fn read_until_ready_or_close(stream: &mut TcpStream) -> Option<()> {
-    loop {
-        let mut header = [0u8; 5];
-        stream.read_exact(&mut header).ok()?;
-        let length = i32::from_be_bytes(header[1..5].try_into().unwrap());
-        let mut body = vec![0u8; usize::try_from(length).ok()?.checked_sub(4)?];
-        stream.read_exact(&mut body).ok()?;
-        if header[0] == b'Z' {
-            return Some(());
         }
     }
 }

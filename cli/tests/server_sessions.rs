@@ -13,29 +13,8 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use server_common::protocol::{self, cstring, kinds, query, read_message, send, sqlstate};
+use server_common::protocol::{self, cstring, data_rows, kinds, query, read_message, send, sqlstate};
 use server_common::{require_tool, Server};
-
-/// The text columns of each DataRow among `replies` (NULL as "").
-fn data_rows(replies: &[(u8, Vec<u8>)]) -> Vec<Vec<String>> {
-    replies
-        .iter()
-        .filter(|m| m.0 == b'D')
-        .map(|(_, body)| {
-            let columns = i16::from_be_bytes([body[0], body[1]]) as usize;
-            let mut at = 2;
-            (0..columns)
-                .map(|_| {
-                    let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
-                    at += 4;
-                    let Ok(len) = usize::try_from(len) else { return String::new() };
-                    at += len;
-                    String::from_utf8_lossy(&body[at - len..at]).into_owned()
-                })
-                .collect()
-        })
-        .collect()
-}
 
 /// This session's statistics (`v$mystat`), by name.
 fn my_stats(stream: &mut TcpStream) -> HashMap<String, u64> {

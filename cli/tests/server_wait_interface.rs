@@ -9,7 +9,7 @@ mod server_common;
 use std::net::TcpStream;
 use std::process::{Command, Output};
 
-use server_common::protocol::{self, bind, execute, kinds, parse, read_until_ready, sync};
+use server_common::protocol::{self, bind, data_rows, execute, kinds, parse, read_until_ready, sync};
 use server_common::{require_tool, Server};
 
 fn redodb(args: &[&str]) -> Output {
@@ -65,27 +65,6 @@ fn snapshot_beside_a_running_server_is_refused_but_report_works() {
     let after = redodb(&["snapshot", "--data", data, "--sync-method", "fdatasync"]);
     assert!(after.status.success(), "redodb snapshot after the server: {}", text(&after.stderr));
     assert_eq!(text(&after.stdout), "3\n");
-}
-
-/// The values of the DataRows in `replies`, each column as text.
-fn data_rows(replies: &[(u8, Vec<u8>)]) -> Vec<Vec<String>> {
-    replies
-        .iter()
-        .filter(|m| m.0 == b'D')
-        .map(|(_, body)| {
-            let columns = i16::from_be_bytes([body[0], body[1]]) as usize;
-            let mut at = 2;
-            (0..columns)
-                .map(|_| {
-                    let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap()) as usize;
-                    at += 4;
-                    let value = text(&body[at..at + len]);
-                    at += len;
-                    value
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// This connection's (rows fetched, fetch calls) before the statement reading them (which

@@ -5,12 +5,75 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+/// A typed message as bytes: type, length, body.
+pub fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![kind];
+    bytes.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    bytes.extend_from_slice(body);
+    bytes
+}
+
 /// Sends a typed message.
 pub fn send(stream: &mut TcpStream, kind: u8, body: &[u8]) {
-    let mut message = vec![kind];
-    message.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    message.extend_from_slice(body);
-    stream.write_all(&message).unwrap();
+    stream.write_all(&message(kind, body)).unwrap();
+}
+
+/// Parse (unnamed, no declared types), Bind (text parameters), Execute (no row limit) and
+/// Sync of `sql`, as the bytes of one pipeline: one implicit transaction.
+pub fn extended_pipeline(sql: &str, params: &[&str]) -> Vec<u8> {
+    let mut parse = cstring("");
+    parse.extend(cstring(sql));
+    parse.extend_from_slice(&0i16.to_be_bytes());
+    let mut bind = cstring("");
+    bind.extend(cstring(""));
+    bind.extend_from_slice(&0i16.to_be_bytes());
+    bind.extend_from_slice(&(params.len() as i16).to_be_bytes());
+    for value in params {
+        bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
+        bind.extend_from_slice(value.as_bytes());
+    }
+    bind.extend_from_slice(&0i16.to_be_bytes());
+    let mut execute = cstring("");
+    execute.extend_from_slice(&0i32.to_be_bytes());
+    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute), message(b'S', &[])].concat()
+}
+
+/// The kinds of the messages up to ReadyForQuery ("CZ"); None if the connection ends
+/// first (the server closed it, or was killed), or a length is not a length.
+pub fn kinds_until_ready_or_closed(stream: &mut TcpStream) -> Option<String> {
+    let mut kinds = String::new();
+    loop {
+        let mut header = [0u8; 5];
+        stream.read_exact(&mut header).ok()?;
+        let length = i32::from_be_bytes(header[1..5].try_into().unwrap());
+        let mut body = vec![0u8; usize::try_from(length).ok()?.checked_sub(4)?];
+        stream.read_exact(&mut body).ok()?;
+        kinds.push(header[0] as char);
+        if header[0] == b'Z' {
+            return Some(kinds);
+        }
+    }
+}
+
+/// The columns of each DataRow among `replies`, as text (NULL as "").
+pub fn data_rows(replies: &[(u8, Vec<u8>)]) -> Vec<Vec<String>> {
+    replies
+        .iter()
+        .filter(|m| m.0 == b'D')
+        .map(|(_, body)| {
+            let columns = i16::from_be_bytes([body[0], body[1]]) as usize;
+            let mut at = 2;
+            (0..columns)
+                .map(|_| {
+                    let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
+                    at += 4;
+                    let Ok(len) = usize::try_from(len) else { return String::new() };
+                    at += len;
+                    String::from_utf8_lossy(&body[at - len..at]).into_owned()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Reads one message: (type, body). None when the server closed the connection.
