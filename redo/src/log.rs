@@ -44,7 +44,10 @@ use crate::format::{
 use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
 use crate::stats::{commit_mode_index, Stat, StatsSet, StatsSnapshot, WaitEvent};
-use crate::storage::{control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage, StorageFile};
+use crate::storage::{
+    control_path, creating_control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage,
+    StorageFile,
+};
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
 use crate::writer::{lgwr_main, DurableWaiters, MemberWriters, Writer};
 
@@ -518,7 +521,34 @@ fn write_control_slot(
     file.sync().map_err(|e| RedoError::io("sync", path, e))
 }
 
+/// Removes what a database creation cut short by a crash left: its `control.ctl.creating`
+/// and the log files it made. No commit can have happened (a commit needs `control.ctl`),
+/// so nothing is lost. Without that marker, log files without a control file are not
+/// ours to remove: `create_database` refuses them.
+fn remove_interrupted_creation(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
+    let marker = creating_control_path(&config.dir);
+    if !storage.exists(&marker).map_err(|e| RedoError::io("stat", &marker, e))? {
+        return Ok(());
+    }
+    log::warn!(
+        "the creation of the redo log in {} was interrupted ({} exists): starting it again",
+        config.dir.display(),
+        marker.display()
+    );
+    for m in 0..config.members() {
+        for g in 0..config.log_groups {
+            let path = log_file_path(config.member_dir(m), g, m);
+            if storage.exists(&path).map_err(|e| RedoError::io("stat", &path, e))? {
+                storage.remove_file(&path).map_err(|e| RedoError::io("remove", &path, e))?;
+            }
+        }
+    }
+    // The marker last: until it is gone, a crash here is again an interrupted creation.
+    storage.remove_file(&marker).map_err(|e| RedoError::io("remove", &marker, e))
+}
+
 fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
+    remove_interrupted_creation(storage, config)?;
     for m in 0..config.members() {
         let dir = config.member_dir(m);
         storage.create_dir_all(dir).map_err(|e| RedoError::io("create directory", dir, e))?;
@@ -554,13 +584,21 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
     Ok(())
 }
 
-/// Creates the log files and, last, the control file; `created` collects what exists.
+/// Creates the database's files; `created` collects what exists. First the control file
+/// under its creating name (durable before any log file exists), then the log files, then
+/// the control record, synced, and last the rename to `control.ctl`: a crash at any point
+/// leaves either a whole database or a creation `remove_interrupted_creation` recognises.
 fn create_files(
     storage: &dyn Storage,
     config: &LogConfig,
     db_id: u64,
     created: &mut Vec<PathBuf>,
 ) -> Result<()> {
+    let creating = creating_control_path(&config.dir);
+    storage
+        .create_zeroed(&creating, 2 * CONTROL_SLOT_BYTES)
+        .map_err(|e| RedoError::io("create control file", &creating, e))?;
+    created.push(creating.clone());
     for m in 0..config.members() {
         for g in 0..config.log_groups {
             let path = log_file_path(config.member_dir(m), g, m);
@@ -570,8 +608,6 @@ fn create_files(
             created.push(path);
         }
     }
-    // The control file comes last: its presence means the database exists.
-    let path = control_path(&config.dir);
     let record = ControlRecord {
         generation: 1,
         db_id,
@@ -584,12 +620,13 @@ fn create_files(
         created_unix_ms: unix_ms(),
         txn_id_hwm: TxnId(0),
     };
-    storage
-        .create_zeroed(&path, 2 * CONTROL_SLOT_BYTES)
-        .map_err(|e| RedoError::io("create control file", &path, e))?;
-    created.push(path.clone());
-    let file = storage.open(&path, FileMode::Control).map_err(|e| RedoError::io("open", &path, e))?;
-    write_control_slot(&*file, &path, &record, 0)
+    let file = storage.open(&creating, FileMode::Control).map_err(|e| RedoError::io("open", &creating, e))?;
+    write_control_slot(&*file, &creating, &record, 0)?;
+    drop(file);
+    // The control file's presence under its own name means the database exists.
+    let path = control_path(&config.dir);
+    storage.rename(&creating, &path).map_err(|e| RedoError::io("rename", &creating, e))?;
+    Ok(())
 }
 
 fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result<()> {

@@ -52,8 +52,28 @@ struct SimState {
     dirs: BTreeSet<PathBuf>,
     faults: Vec<(Fault, u64)>,
     crashed: bool,
+    /// Mutating operations left before the disk dies (`die_after`).
+    ops_left: Option<u64>,
     writes: u64,
     syncs: u64,
+}
+
+impl SimState {
+    /// Admits one mutating operation, or fails it: after a crash, and from the moment the
+    /// disk dies (`SimStorage::die_after`), nothing more reaches it.
+    fn admit(&mut self) -> io::Result<()> {
+        if let Some(left) = self.ops_left.as_mut() {
+            if *left == 0 {
+                self.crashed = true;
+            } else {
+                *left -= 1;
+            }
+        }
+        if self.crashed {
+            return Err(crashed_error());
+        }
+        Ok(())
+    }
 }
 
 /// The simulated disk. Clones share the same disk.
@@ -110,6 +130,14 @@ impl SimStorage {
     pub fn op_counts(&self) -> (u64, u64) {
         let s = self.lock();
         (s.writes, s.syncs)
+    }
+
+    /// Lets `ops` more mutating operations (create, write, sync, rename, remove) through,
+    /// then fails every later one, as if the process died there: nothing it would do next,
+    /// not even cleaning up after the failure, reaches the disk. `crash` then gives what
+    /// survived.
+    pub fn die_after(&self, ops: u64) {
+        self.lock().ops_left = Some(ops);
     }
 
     /// Simulates a power loss. This disk fails every later operation (the process that
@@ -183,9 +211,7 @@ fn check_fault(state: &mut SimState, op: FaultOp, path: &Path) -> io::Result<()>
 impl Storage for SimStorage {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         let mut state = self.lock();
-        if state.crashed {
-            return Err(crashed_error());
-        }
+        state.admit()?;
         state.dirs.insert(dir.to_path_buf());
         Ok(())
     }
@@ -197,9 +223,7 @@ impl Storage for SimStorage {
 
     fn create_zeroed(&self, path: &Path, len: u64) -> io::Result<()> {
         let mut state = self.lock();
-        if state.crashed {
-            return Err(crashed_error());
-        }
+        state.admit()?;
         if state.files.contains_key(path) {
             return Err(io::Error::from(io::ErrorKind::AlreadyExists));
         }
@@ -225,10 +249,21 @@ impl Storage for SimStorage {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         let mut state = self.lock();
-        if state.crashed {
-            return Err(crashed_error());
-        }
+        state.admit()?;
         state.files.remove(path).map(|_| ()).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut state = self.lock();
+        state.admit()?;
+        if state.files.contains_key(to) {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        // The rename and its directory sync are one durable step here: a crash keeps the
+        // file's durable content under its new name.
+        let file = state.files.remove(from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        state.files.insert(to.to_path_buf(), file);
+        Ok(())
     }
 }
 
@@ -288,9 +323,7 @@ impl StorageFile for SimFileHandle {
         }
         let data: Vec<u8> = bufs.concat();
         let mut state = self.disk.lock();
-        if state.crashed {
-            return Err(crashed_error());
-        }
+        state.admit()?;
         check_fault(&mut state, FaultOp::Write, &self.path)?;
         state.writes += 1;
         let durable_now = self.sync_on_write();
@@ -310,9 +343,7 @@ impl StorageFile for SimFileHandle {
 
     fn sync(&self) -> io::Result<()> {
         let mut state = self.disk.lock();
-        if state.crashed {
-            return Err(crashed_error());
-        }
+        state.admit()?;
         if let Err(e) = check_fault(&mut state, FaultOp::Sync, &self.path) {
             // Linux marks the pages clean after a failed writeback: the data is lost for
             // a crash even though reads still return it.

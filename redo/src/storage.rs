@@ -42,6 +42,9 @@ pub trait Storage: Send + Sync + 'static {
     fn open(&self, path: &Path, mode: FileMode) -> io::Result<Box<dyn StorageFile>>;
     /// Removes a file (used only to undo a database creation that failed half way).
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Renames `from` to `to` (replacing nothing: `to` must not exist) atomically, and
+    /// makes the rename durable (syncs the directory).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
 }
 
 pub trait StorageFile: Send + Sync {
@@ -120,6 +123,14 @@ impl Storage for FileStorage {
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         fs::remove_file(path)?;
         sync_dir(path.parent().unwrap_or(Path::new(".")))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        if to.try_exists()? {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        fs::rename(from, to)?;
+        sync_dir(to.parent().unwrap_or(Path::new(".")))
     }
 }
 
@@ -243,6 +254,13 @@ impl Drop for AlignedBuf {
 /// Where the files of a database live.
 pub fn control_path(dir: &Path) -> PathBuf {
     dir.join("control.ctl")
+}
+
+/// The control file while its database is being created: it exists (durably) before any
+/// log file does, and becomes `control.ctl` by a rename once everything is written, so a
+/// creation cut short by a crash is recognised, and never mistaken for a database.
+pub fn creating_control_path(dir: &Path) -> PathBuf {
+    dir.join("control.ctl.creating")
 }
 
 /// Log file of member `member` of group `group` (both 0-based) in `dir`.

@@ -684,14 +684,15 @@ fn creating_a_database_on_a_full_disk_is_a_clear_io_error() {
     let e = open_on(&disk, &c).err().expect("created a database on a full disk");
     match &e {
         RedoError::Io { op, path, source } => {
-            assert_eq!(*op, "create log file");
-            assert_eq!(path, &member_file(&c, 0, 0));
+            // The control file is created first, under its creating name.
+            assert_eq!(*op, "create control file");
+            assert_eq!(path, Path::new("/db/control.ctl.creating"));
             assert_eq!(source.raw_os_error(), Some(libc::ENOSPC));
         }
         e => panic!("expected Io, got {e}"),
     }
     let text = e.to_string();
-    assert!(text.contains("/db/redo01_1.log") && text.contains("No space left on device"), "{text}");
+    assert!(text.contains("/db/control.ctl.creating") && text.contains("No space left on device"), "{text}");
     // Nothing half made is left to be mistaken for a database.
     assert!(disk.paths().is_empty(), "{:?}", disk.paths());
     disk.clear_faults();
@@ -703,7 +704,7 @@ fn a_database_whose_creation_failed_half_way_leaves_nothing_behind() {
     let disk = SimStorage::new();
     let c = sim_config();
     // The second log file does not fit.
-    disk.inject(fault(FaultOp::Write, "", 1, libc::ENOSPC));
+    disk.inject(fault(FaultOp::Write, "redo02", 0, libc::ENOSPC));
     let e = open_on(&disk, &c).err().expect("created a database on a full disk");
     assert!(matches!(e, RedoError::Io { .. }), "{e}");
     assert!(e.to_string().contains("redo02_1.log"), "{e}");
@@ -713,6 +714,51 @@ fn a_database_whose_creation_failed_half_way_leaves_nothing_behind() {
     assert!(recovered.transactions.is_empty());
     let mut s = log.session();
     commit_small(&mut s, 41, 0, WAIT);
+}
+
+/// A process killed at any point of a database's creation (every file created, written,
+/// synced, renamed, in turn) leaves a directory that the next open makes into a database,
+/// never one it refuses (a control file of zeros, log files without a control file).
+#[test]
+fn a_creation_cut_short_by_a_crash_at_any_step_is_started_again_at_the_next_open() {
+    for c in [sim_config(), mirrored_config()] {
+        let mut steps = 0;
+        loop {
+            let disk = SimStorage::new();
+            disk.die_after(steps);
+            let completed = open_on(&disk, &c).map(drop).is_ok();
+            let survivor = disk.crash(steps);
+            let (log, recovered) = open_on(&survivor, &c).unwrap_or_else(|e| {
+                panic!("killed after {steps} steps of creating {:?}, the next open failed: {e}", c.dir)
+            });
+            assert!(recovered.transactions.is_empty());
+            let mut s = log.session();
+            commit_small(&mut s, 42, steps, WAIT);
+            drop(s);
+            drop(log);
+            assert!(
+                !survivor.paths().iter().any(|p| p.to_string_lossy().ends_with(".creating")),
+                "{:?}",
+                survivor.paths()
+            );
+            if completed {
+                break;
+            }
+            steps += 1;
+        }
+        assert!(steps >= 6, "the creation took {steps} steps: the kill points were not reached");
+    }
+}
+
+#[test]
+fn log_files_without_a_control_file_or_a_creation_marker_are_refused() {
+    let disk = SimStorage::new();
+    let c = sim_config();
+    drop(open_ok(&disk, &c));
+    redo::storage::Storage::remove_file(&disk, Path::new("/db/control.ctl")).unwrap();
+    let e = open_on(&disk, &c).err().expect("a database without its control file was opened");
+    assert!(e.to_string().contains("control file does not"), "{e}");
+    assert!(disk.paths().iter().any(|p| p.ends_with("redo01_1.log")), "the log files were kept");
 }
 
 #[test]
