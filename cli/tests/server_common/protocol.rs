@@ -21,35 +21,25 @@ pub fn send(stream: &mut TcpStream, kind: u8, body: &[u8]) {
 /// Parse (unnamed, no declared types), Bind (text parameters), Execute (no row limit) and
 /// Sync of `sql`, as the bytes of one pipeline: one implicit transaction.
 pub fn extended_pipeline(sql: &str, params: &[&str]) -> Vec<u8> {
-    let mut parse = cstring("");
-    parse.extend(cstring(sql));
-    parse.extend_from_slice(&0i16.to_be_bytes());
-    let mut bind = cstring("");
-    bind.extend(cstring(""));
-    bind.extend_from_slice(&0i16.to_be_bytes());
-    bind.extend_from_slice(&(params.len() as i16).to_be_bytes());
-    for value in params {
-        bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
-        bind.extend_from_slice(value.as_bytes());
-    }
-    bind.extend_from_slice(&0i16.to_be_bytes());
     let mut execute = cstring("");
     execute.extend_from_slice(&0i32.to_be_bytes());
-    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute), message(b'S', &[])].concat()
+    [
+        message(b'P', &parse_body("", sql)),
+        message(b'B', &bind_body("", "", params, &[])),
+        message(b'E', &execute),
+        message(b'S', &[]),
+    ]
+    .concat()
 }
 
-/// The kinds of the messages up to ReadyForQuery ("CZ"); None if the connection ends
-/// first (the server closed it, or was killed), or a length is not a length.
+/// The kinds of the messages up to ReadyForQuery ("CZ"), with the stream's read timeout
+/// as it is; None if the connection ends first (the server closed it, or was killed).
 pub fn kinds_until_ready_or_closed(stream: &mut TcpStream) -> Option<String> {
     let mut kinds = String::new();
     loop {
-        let mut header = [0u8; 5];
-        stream.read_exact(&mut header).ok()?;
-        let length = i32::from_be_bytes(header[1..5].try_into().unwrap());
-        let mut body = vec![0u8; usize::try_from(length).ok()?.checked_sub(4)?];
-        stream.read_exact(&mut body).ok()?;
-        kinds.push(header[0] as char);
-        if header[0] == b'Z' {
+        let (kind, _) = read_message_as_set(stream)?;
+        kinds.push(kind as char);
+        if kind == b'Z' {
             return Some(kinds);
         }
     }
@@ -76,13 +66,20 @@ pub fn data_rows(replies: &[(u8, Vec<u8>)]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Reads one message: (type, body). None when the server closed the connection.
+/// Reads one message: (type, body). None when the server closed the connection (or
+/// nothing came for 20 s).
 pub fn read_message(stream: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
     stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    read_message_as_set(stream)
+}
+
+/// As `read_message`, with the stream's read timeout as it is; None also for a length
+/// that is not one.
+fn read_message_as_set(stream: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
     let mut header = [0u8; 5];
     stream.read_exact(&mut header).ok()?;
-    let length = i32::from_be_bytes(header[1..5].try_into().unwrap()) as usize;
-    let mut body = vec![0u8; length - 4];
+    let length = i32::from_be_bytes(header[1..5].try_into().unwrap());
+    let mut body = vec![0u8; usize::try_from(length).ok()?.checked_sub(4)?];
     stream.read_exact(&mut body).ok()?;
     Some((header[0], body))
 }
@@ -139,16 +136,21 @@ pub fn cstring(text: &str) -> Vec<u8> {
     bytes
 }
 
-/// Parse: statement name, query, no declared types.
-pub fn parse(stream: &mut TcpStream, name: &str, query: &str) {
+/// A Parse body: statement name, query, no declared types.
+fn parse_body(name: &str, query: &str) -> Vec<u8> {
     let mut body = cstring(name);
     body.extend(cstring(query));
     body.extend_from_slice(&0i16.to_be_bytes());
-    send(stream, b'P', &body);
+    body
 }
 
-/// Bind: portal, statement, text parameters, all results in `result_format`.
-pub fn bind(stream: &mut TcpStream, portal: &str, statement: &str, params: &[&str], result_format: i16) {
+/// Parse: statement name, query, no declared types.
+pub fn parse(stream: &mut TcpStream, name: &str, query: &str) {
+    send(stream, b'P', &parse_body(name, query));
+}
+
+/// A Bind body: portal, statement, text parameters, and the result formats.
+fn bind_body(portal: &str, statement: &str, params: &[&str], result_formats: &[i16]) -> Vec<u8> {
     let mut body = cstring(portal);
     body.extend(cstring(statement));
     body.extend_from_slice(&0i16.to_be_bytes());
@@ -157,9 +159,16 @@ pub fn bind(stream: &mut TcpStream, portal: &str, statement: &str, params: &[&st
         body.extend_from_slice(&(p.len() as i32).to_be_bytes());
         body.extend_from_slice(p.as_bytes());
     }
-    body.extend_from_slice(&1i16.to_be_bytes());
-    body.extend_from_slice(&result_format.to_be_bytes());
-    send(stream, b'B', &body);
+    body.extend_from_slice(&(result_formats.len() as i16).to_be_bytes());
+    for format in result_formats {
+        body.extend_from_slice(&format.to_be_bytes());
+    }
+    body
+}
+
+/// Bind: portal, statement, text parameters, all results in `result_format`.
+pub fn bind(stream: &mut TcpStream, portal: &str, statement: &str, params: &[&str], result_format: i16) {
+    send(stream, b'B', &bind_body(portal, statement, params, &[result_format]));
 }
 
 pub fn describe(stream: &mut TcpStream, target: u8, name: &str) {
