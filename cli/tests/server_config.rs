@@ -3,9 +3,11 @@
 
 mod server_common;
 
+use std::net::TcpStream;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
-use server_common::{require_tool, Server};
+use server_common::{protocol, require_tool, Server};
 
 #[test]
 fn the_config_file_applies_and_flags_override_it() {
@@ -25,18 +27,43 @@ fn the_config_file_applies_and_flags_override_it() {
     .unwrap();
     let data = dir.path().join("data");
     let server = Server::start(&data, &["--config", config.to_str().unwrap()]);
-    let parameter =
-        |name: &str| server.query(&format!("SELECT value FROM v$parameter WHERE name = '{name}'"));
-    assert_eq!(parameter("log_parallelism"), "2\n");
-    assert_eq!(parameter("log_buffer"), "1048576\n", "the flag wins over the file");
-    assert_eq!(server.query("SELECT count(*) FROM v$log"), "4\n", "log_groups from the file");
+    // max_connections = 1, so every check goes through one psql session: a session's slot
+    // is freed only after its client has gone, so back-to-back clients could be refused.
+    let answers = server.commands(&[
+        "SELECT value FROM v$parameter WHERE name = 'log_parallelism'",
+        "SELECT value FROM v$parameter WHERE name = 'log_buffer'",
+        "SELECT count(*) FROM v$log",
+    ]);
+    assert_eq!(
+        answers, "2\n1048576\n4\n",
+        "log_parallelism and log_groups from the file; the --log-buffer flag wins"
+    );
     assert!(std::fs::read_dir(&data).unwrap().next().is_some(), "the --data flag wins over the file");
-    // max_connections = 1: a second client is refused while one is connected.
-    let _held = server.connect();
+    // max_connections = 1: while one client is connected, a second one is refused. The held
+    // connection retries until psql's slot is free.
+    let _held = connect_once_admitted(&server);
     let error = server.query_error("SELECT 1");
     assert!(error.contains("too many clients"), "{error}");
     drop(_held);
     assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// A raw connection, retried until the server admits it (psql's session may still hold the
+/// only slot for a moment after psql has exited).
+fn connect_once_admitted(server: &Server) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connect to the server");
+        protocol::send_startup(&mut stream, "test");
+        let replies = protocol::read_until_ready_or_closed(&mut stream);
+        if replies.last().map(|m| m.0) == Some(b'Z') {
+            return stream;
+        }
+        let refusal = replies.iter().find(|m| m.0 == b'E').map(|m| protocol::sqlstate(&m.1));
+        assert_eq!(refusal.as_deref(), Some("53300"), "only too many clients may refuse it");
+        assert!(Instant::now() < deadline, "the slot of psql's session was never freed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -97,6 +97,20 @@ pub fn read_until_ready(stream: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
     }
 }
 
+/// Reads messages up to and including ReadyForQuery, or until the server closes the
+/// connection (after a FATAL error, say); returns what came.
+pub fn read_until_ready_or_closed(stream: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
+    let mut messages = Vec::new();
+    while let Some(message) = read_message(stream) {
+        let ready = message.0 == b'Z';
+        messages.push(message);
+        if ready {
+            break;
+        }
+    }
+    messages
+}
+
 /// The message types of `messages`, as a string ("1tnZ").
 pub fn kinds(messages: &[(u8, Vec<u8>)]) -> String {
     messages.iter().map(|m| m.0 as char).collect()
