@@ -25,8 +25,8 @@
 //! release (which needs that mutex) comes after the registration and wakes it. Locks are
 //! taken in the order: shards in ascending order, then the graph.
 
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -49,7 +49,10 @@ struct LockShard {
     /// (tables are few), so the next lock does not allocate its name again. (No count of
     /// each transaction's locks: a table lock, which is rare, finds the holders it waits
     /// for among the owners, and the commit path does not keep a count it never reads.)
-    rows: FxHashMap<String, BTreeMap<Key, TxnId>>,
+    /// A hash map, not an ordered one: nothing needs the locked keys in order, and the
+    /// B-tree's insert and remove cost more (a prepared UPDATE + COMMIT: 10,561
+    /// instructions with the B-tree, 10,431 with the hash map; callgrind).
+    rows: FxHashMap<String, FxHashMap<Key, TxnId>>,
     /// Every table lock (the same in every shard).
     tables: FxHashMap<String, TxnId>,
 }
