@@ -1367,8 +1367,9 @@ impl Session {
         schema: &Arc<TableSchema>,
         row: Vec<crate::Value>,
     ) -> DbResult<Row> {
+        let mut row = row;
         self.statement(|s| {
-            let row = schema.check_row(row)?;
+            schema.check_row(&mut row)?;
             let key = schema.key_of(&row);
             let LockedRow { schema_current: current, row: existing, .. } =
                 s.lock_and_read(table, &key, Some(schema), None)?;
@@ -1382,7 +1383,7 @@ impl Session {
             if existing.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
             }
-            let stored = Row::from(row);
+            let stored = Row::from(std::mem::take(&mut row));
             s.log(
                 Change::Insert { table: table.to_string(), row: stored.clone() },
                 table,
@@ -1414,9 +1415,9 @@ impl Session {
         table: &str,
         schema: &TableSchema,
         key: &Key,
-        row: Vec<crate::Value>,
+        mut row: Vec<crate::Value>,
     ) -> DbResult<Row> {
-        let row = schema.check_row(row)?;
+        schema.check_row(&mut row)?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
             let clash = self.lock_and_read(table, &new_key, None, None)?.row;

@@ -214,8 +214,9 @@ impl TableSchema {
         }
     }
 
-    /// Validates and coerces a full row (one value per column).
-    pub fn check_row(&self, row: Vec<Value>) -> DbResult<Vec<Value>> {
+    /// Validates and coerces a full row (one value per column), in place: building a new
+    /// row cost an allocation and a copy per row.
+    pub fn check_row(&self, row: &mut [Value]) -> DbResult<()> {
         if row.len() != self.columns.len() {
             return Err(DbError::Syntax {
                 message: format!(
@@ -227,7 +228,10 @@ impl TableSchema {
                 position: 0,
             });
         }
-        row.into_iter().zip(&self.columns).map(|(v, c)| self.check_value(c, v)).collect()
+        for (value, column) in row.iter_mut().zip(&self.columns) {
+            *value = self.check_value(column, std::mem::replace(value, Value::Null))?;
+        }
+        Ok(())
     }
 
     fn check_value(&self, column: &Column, value: Value) -> DbResult<Value> {
@@ -298,23 +302,27 @@ mod tests {
         .unwrap()
     }
 
+    fn checked(schema: &TableSchema, mut row: Vec<Value>) -> DbResult<Vec<Value>> {
+        schema.check_row(&mut row).map(|()| row)
+    }
+
     #[test]
     fn rows_are_checked_and_coerced() {
         let s = accounts();
         assert!(!s.columns[0].nullable, "key columns are NOT NULL");
         let row =
-            s.check_row(vec![Value::Text("7".into()), Value::Text("bob".into()), Value::Int(3)]).unwrap();
+            checked(&s, vec![Value::Text("7".into()), Value::Text("bob".into()), Value::Int(3)]).unwrap();
         assert_eq!(row, vec![Value::Int(7), Value::Text("bob".into()), Value::Float(3.0)]);
         assert!(matches!(
-            s.check_row(vec![Value::Null, Value::Text("a".into()), Value::Null]),
+            checked(&s, vec![Value::Null, Value::Text("a".into()), Value::Null]),
             Err(DbError::NotNull { .. })
         ));
         assert!(matches!(
-            s.check_row(vec![Value::Int(1), Value::Text("toolong".into()), Value::Null]),
+            checked(&s, vec![Value::Int(1), Value::Text("toolong".into()), Value::Null]),
             Err(DbError::ValueTooLong { len: 7, .. })
         ));
         assert!(matches!(
-            s.check_row(vec![Value::Text("x".into()), Value::Text("a".into()), Value::Null]),
+            checked(&s, vec![Value::Text("x".into()), Value::Text("a".into()), Value::Null]),
             Err(DbError::TypeMismatch { .. })
         ));
         assert_eq!(s.key_of(&row), Key::from_elem(Value::Int(7), 1));
