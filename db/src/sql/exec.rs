@@ -907,10 +907,18 @@ impl Session {
                     Some(bound) => bound.cloned(),
                     None => e.with_params(params)?.eval(&[], &[]),
                 };
-                let rows = rows
-                    .iter()
-                    .map(|row| row.iter().map(value).collect())
-                    .collect::<DbResult<Vec<Vec<Value>>>>()?;
+                // Plain loops into vectors of the right size: collecting the results through
+                // iterator adapters cost more (a prepared INSERT + COMMIT went from 8,899 to
+                // 8,620 instructions; callgrind).
+                let mut built = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let mut values = Vec::with_capacity(row.len());
+                    for e in row {
+                        values.push(value(e)?);
+                    }
+                    built.push(values);
+                }
+                let rows = built;
                 return self.insert_rows(target, rows, returning.as_ref(), params);
             }
         }
@@ -1014,11 +1022,11 @@ impl Session {
                 }
                 let row = if targets.iter().copied().eq(0..schema.columns.len()) {
                     // Every column in table order: the values become the row in place.
+                    let mut values = values;
+                    for (v, c) in values.iter_mut().zip(&schema.columns) {
+                        *v = assignable(std::mem::replace(v, Value::Null), c)?;
+                    }
                     values
-                        .into_iter()
-                        .zip(&schema.columns)
-                        .map(|(v, c)| assignable(v, c))
-                        .collect::<DbResult<_>>()?
                 } else {
                     let mut row = vec![Value::Null; schema.columns.len()];
                     for (v, &i) in values.into_iter().zip(targets) {
