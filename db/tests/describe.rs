@@ -53,7 +53,7 @@ fn batch_until_error_keeps_the_results_before_the_failure() {
     s.execute("CREATE TABLE t (k BIGINT PRIMARY KEY)", &[]).unwrap();
     let (results, error) =
         s.execute_batch_until_error("BEGIN; INSERT INTO t VALUES (1); INSERT INTO t VALUES (1); SELECT 1");
-    let tags: Vec<String> = results.iter().map(|r| r.tag()).collect();
+    let tags: Vec<String> = results.iter().map(|r| r.tag().into_owned()).collect();
     assert_eq!(tags, ["BEGIN", "INSERT 0 1"]);
     assert_eq!(error.expect("the duplicate fails").sqlstate(), "23505");
     // The statements before the failure keep their effect, as with execute_batch.

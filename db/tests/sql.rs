@@ -29,7 +29,7 @@ fn run(s: &mut Session, sql: &str) -> QueryResult {
 }
 
 fn tag(s: &mut Session, sql: &str) -> String {
-    run(s, sql).tag()
+    run(s, sql).tag().into_owned()
 }
 
 fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
@@ -662,7 +662,7 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
              SELECT balance FROM accounts WHERE id = 5; COMMIT",
         )
         .unwrap();
-    let tags: Vec<String> = results.iter().map(QueryResult::tag).collect();
+    let tags: Vec<String> = results.iter().map(|r| r.tag().into_owned()).collect();
     assert_eq!(tags, ["INSERT 0 1", "UPDATE 1", "SELECT 1", "COMMIT"]);
     assert_eq!(results[2].rows(), [vec![i(0)]]);
 
@@ -1226,7 +1226,7 @@ fn insert_update_and_delete_return_rows_with_returning_and_keep_their_tags() {
     assert_eq!(r.tag(), "DELETE 1");
     assert_eq!(r.rows(), [vec![i(6), t("frank"), i(60), t("FRANK")]]);
     let r = run(&mut s, "DELETE FROM accounts WHERE id = 99 RETURNING id");
-    assert_eq!((r.tag(), r.rows().len(), r.columns().len()), ("DELETE 0".to_string(), 0, 1));
+    assert_eq!((r.tag().as_ref(), r.rows().len(), r.columns().len()), ("DELETE 0", 0, 1));
     // INSERT ... SELECT, and a bind parameter in the list.
     let r = s
         .execute(

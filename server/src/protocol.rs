@@ -56,7 +56,7 @@ use bytes::{BufMut, BytesMut};
 use db::params::{SessionParameter, SessionParameters};
 use db::sql::{
     parse_special, split_statements, BulkLoad, Cursor, Piece, PreparedStatement, QueryResult, ResultColumn,
-    Special,
+    Special, Tag,
 };
 use db::{DataType, DbError, Session, Value};
 use pgwire::messages::copy::{CopyDone, CopyInResponse, CopyOutResponse};
@@ -192,8 +192,8 @@ impl Reply {
         self.message(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields)));
     }
 
-    fn complete(&mut self, tag: String) {
-        self.message(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)));
+    fn complete(&mut self, tag: impl Into<Tag>) {
+        self.message(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag.into().into_owned())));
     }
 
     pub fn parameter_status(&mut self, name: &str, value: String) {
@@ -364,7 +364,7 @@ enum PortalState {
     Rows { cursor: Cursor },
     /// A statement the server ran itself (FETCH, SHOW, a catalog query), whose rows an
     /// Execute's row limit left: handed out by the next Executes, then its `tag`.
-    Held { columns: Vec<ResultColumn>, rows: VecDeque<Vec<Value>>, tag: String },
+    Held { columns: Vec<ResultColumn>, rows: VecDeque<Vec<Value>>, tag: Tag },
     /// Run to its end.
     Done,
 }
@@ -394,7 +394,7 @@ enum ClientOutcome {
     /// As a db statement's.
     Result(QueryResult),
     /// Rows with their own tag (FETCH n, a catalog query's SELECT n), in `formats`.
-    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, formats: Vec<i16>, tag: String },
+    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, formats: Vec<i16>, tag: Tag },
     /// COPY FROM STDIN: copy-in mode starts.
     CopyIn(Box<CopyIn>),
 }
@@ -871,7 +871,7 @@ impl SessionState {
                 match &pieces[i] {
                     Piece::Statement(text) if ends_transaction(&text.text) => {
                         self.end_transaction_rollback();
-                        self.out.complete("ROLLBACK".into());
+                        self.out.complete("ROLLBACK");
                         i += 1;
                         continue;
                     }
@@ -965,7 +965,7 @@ impl SessionState {
 
     /// Runs a statement the server answers itself.
     fn run_client(&mut self, statement: &ClientStatement) -> Result<ClientOutcome, SqlError> {
-        let command = |tag: &str| QueryResult::Command { tag: tag.into(), rows_affected: 0 };
+        let command = |tag: &'static str| QueryResult::Command { tag: tag.into(), rows_affected: 0 };
         Ok(ClientOutcome::Result(match statement {
             ClientStatement::Set { name, value, local } => {
                 if *local && !self.in_transaction_block() {
@@ -1024,7 +1024,7 @@ impl SessionState {
                 let asker = self.asker();
                 let (columns, rows) = query.answer(&self.session.table_schemas(), &asker);
                 let tag = format!("SELECT {}", rows.len());
-                return Ok(ClientOutcome::Rows { columns, rows, formats: Vec::new(), tag });
+                return Ok(ClientOutcome::Rows { columns, rows, formats: Vec::new(), tag: tag.into() });
             }
             ClientStatement::Cursor(CursorStatement::Declare(declare)) => {
                 let query = self.prepare_declared(declare)?;
@@ -1105,9 +1105,9 @@ impl SessionState {
         let (columns, rows) = fetched?;
         let tag = fetch.tag(rows.len());
         Ok(if fetch.move_only {
-            ClientOutcome::Result(QueryResult::Command { tag, rows_affected: 0 })
+            ClientOutcome::Result(QueryResult::Command { tag: tag.into(), rows_affected: 0 })
         } else {
-            ClientOutcome::Rows { columns, rows, formats, tag }
+            ClientOutcome::Rows { columns, rows, formats, tag: tag.into() }
         })
     }
 
@@ -1195,7 +1195,10 @@ impl SessionState {
             self.out.copy_data(&line);
         }
         self.out.message(PgWireBackendMessage::CopyDone(CopyDone::new()));
-        Ok(QueryResult::Command { tag: format!("COPY {}", rows.len()), rows_affected: rows.len() as u64 })
+        Ok(QueryResult::Command {
+            tag: format!("COPY {}", rows.len()).into(),
+            rows_affected: rows.len() as u64,
+        })
     }
 
     /// COPY ... FROM STDIN: checks the table and columns and starts the bulk load.
@@ -1617,7 +1620,7 @@ impl SessionState {
             }
             if statement.ends_transaction {
                 self.end_transaction_rollback();
-                self.out.complete("ROLLBACK".into());
+                self.out.complete("ROLLBACK");
                 return Ok(());
             }
         }
@@ -1637,7 +1640,7 @@ impl SessionState {
                     self.send_held(portal, limit);
                 }
                 ClientOutcome::Result(QueryResult::Rows { columns, rows, command }) if rows.len() > limit => {
-                    let tag = command.unwrap_or_else(|| format!("SELECT {}", rows.len()));
+                    let tag = command.unwrap_or_else(|| format!("SELECT {}", rows.len()).into());
                     portal.state = PortalState::Held { columns, rows: rows.into(), tag };
                     self.send_held(portal, limit);
                 }
@@ -1669,7 +1672,7 @@ impl SessionState {
                             self.out.message(PgWireBackendMessage::PortalSuspended(PortalSuspended::new()));
                         }
                     }
-                    PortalState::Done => self.out.complete("SELECT 0".into()),
+                    PortalState::Done => self.out.complete("SELECT 0"),
                     PortalState::Ready | PortalState::Held { .. } => {
                         unreachable!("start_portal runs a ready query portal")
                     }

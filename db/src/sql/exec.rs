@@ -70,15 +70,19 @@ pub struct ResultColumn {
 pub enum QueryResult {
     /// A query's rows, or the rows of an INSERT, UPDATE or DELETE with RETURNING, whose
     /// `command` tag ("INSERT 0 2") replaces a query's "SELECT n".
-    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, command: Option<String> },
+    Rows { columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>, command: Option<Tag> },
     /// Any other statement: its PostgreSQL command tag ("INSERT 0 3", "UPDATE 2",
     /// "CREATE TABLE", "COMMIT", ...; empty for an empty statement) and the number of rows
     /// it changed.
-    Command { tag: String, rows_affected: u64 },
+    Command { tag: Tag, rows_affected: u64 },
 }
 
+/// A command tag: the common ones ("COMMIT", "UPDATE 1") are static text, so a statement's
+/// result does not allocate its tag, nor the server its copy of it.
+pub type Tag = std::borrow::Cow<'static, str>;
+
 impl QueryResult {
-    fn command(tag: impl Into<String>, rows_affected: u64) -> QueryResult {
+    fn command(tag: impl Into<Tag>, rows_affected: u64) -> QueryResult {
         QueryResult::Command { tag: tag.into(), rows_affected }
     }
 
@@ -88,7 +92,7 @@ impl QueryResult {
     }
 
     /// The command tag PostgreSQL would send ("SELECT n" for a query's rows).
-    pub fn tag(&self) -> String {
+    pub fn tag(&self) -> Tag {
         match self {
             QueryResult::Rows { command: Some(tag), .. } => tag.clone(),
             QueryResult::Rows { rows, .. } => count_tag("SELECT", rows.len() as u64),
@@ -253,21 +257,35 @@ impl<'a> ReturningOutput<'a> {
     }
 }
 
-/// A command tag that ends in a count ("UPDATE 1"), made without `format!`'s machinery:
-/// a prepared UPDATE + COMMIT went from 12,373 to 12,082 instructions (callgrind).
-pub(crate) fn count_tag(verb: &str, count: u64) -> String {
+/// The tags of the counts a one-row statement gives, as static text.
+const ONE_ROW_TAGS: [(&str, [&str; 2]); 4] = [
+    ("INSERT 0", ["INSERT 0 0", "INSERT 0 1"]),
+    ("UPDATE", ["UPDATE 0", "UPDATE 1"]),
+    ("DELETE", ["DELETE 0", "DELETE 1"]),
+    ("SELECT", ["SELECT 0", "SELECT 1"]),
+];
+
+/// A command tag that ends in a count ("UPDATE 1"), made without `format!`'s machinery
+/// (a prepared UPDATE + COMMIT went from 12,373 to 12,082 instructions, callgrind), and
+/// for a count of 0 or 1 not made at all.
+pub(crate) fn count_tag(verb: &str, count: u64) -> Tag {
+    if count <= 1 {
+        if let Some((_, tags)) = ONE_ROW_TAGS.iter().find(|(v, _)| *v == verb) {
+            return Tag::Borrowed(tags[count as usize]);
+        }
+    }
     let mut digits = itoa::Buffer::new();
     let digits = digits.format(count);
     let mut tag = String::with_capacity(verb.len() + 1 + digits.len());
     tag.push_str(verb);
     tag.push(' ');
     tag.push_str(digits);
-    tag
+    Tag::Owned(tag)
 }
 
 /// A DML statement's result: its tag and count, with its RETURNING rows if it has the
 /// list.
-fn dml_result(tag: String, count: u64, returning: Option<(&Returning, ReturningOutput)>) -> QueryResult {
+fn dml_result(tag: Tag, count: u64, returning: Option<(&Returning, ReturningOutput)>) -> QueryResult {
     match returning {
         None => QueryResult::command(tag, count),
         Some((returning, output)) => {
@@ -1375,5 +1393,14 @@ mod tests {
         assert_eq!(count_tag("UPDATE", 0), "UPDATE 0");
         assert_eq!(count_tag("INSERT 0", 1_234_567), "INSERT 0 1234567");
         assert_eq!(count_tag("SELECT", u64::MAX), format!("SELECT {}", u64::MAX));
+        // The static tags of a count of 0 or 1 are the ones a count builds.
+        for verb in ["INSERT 0", "UPDATE", "DELETE", "SELECT", "MOVE"] {
+            for count in 0..3 {
+                let tag = count_tag(verb, count);
+                assert_eq!(tag, format!("{verb} {count}"));
+                let listed = verb != "MOVE" && count <= 1;
+                assert_eq!(matches!(tag, Tag::Borrowed(_)), listed, "{tag}");
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ pub mod query;
 pub use access::rows_visited;
 pub use bulk::{BulkLoad, BulkRowError};
 pub use describe::StatementDescription;
-pub use exec::{QueryResult, ResultColumn};
+pub use exec::{QueryResult, ResultColumn, Tag};
 pub use oracle::{
     parse_commit_write, parse_special, split_statements, ParamValue, Persistence, Piece, Scope, Special,
     SqlText,

@@ -41,7 +41,7 @@ pub struct Cursor {
     columns: Vec<ResultColumn>,
     rows: VecDeque<Vec<Value>>,
     /// The command tag of a DML statement with RETURNING ("UPDATE 3"); None for a query.
-    command: Option<String>,
+    command: Option<super::exec::Tag>,
     fetched: u64,
     /// The session's fetch statistics (a cursor outliving its session counts into
     /// nothing the views show).
@@ -56,7 +56,7 @@ impl Cursor {
     /// The tag of the statement once its rows are all fetched: a DML statement's
     /// ("INSERT 0 2", for all its rows), else "SELECT n" for the `fetched_now` rows of the
     /// last fetch (as PostgreSQL tags a portal's last Execute).
-    pub fn completion_tag(&self, fetched_now: usize) -> String {
+    pub fn completion_tag(&self, fetched_now: usize) -> super::exec::Tag {
         self.command.clone().unwrap_or_else(|| super::exec::count_tag("SELECT", fetched_now as u64))
     }
 
