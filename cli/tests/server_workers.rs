@@ -8,18 +8,11 @@
 
 mod server_common;
 
-use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use server_common::protocol::{self, kinds, query, sqlstate};
 use server_common::{require_tool, Server};
-
-fn connect(server: &Server) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    protocol::startup(&mut stream);
-    stream
-}
 
 /// The CommandComplete tag of a simple query's replies, or the error's SQLSTATE.
 fn outcome(replies: &[(u8, Vec<u8>)]) -> String {
@@ -45,7 +38,7 @@ fn wait_commits_of_many_connections_share_log_writes_on_one_worker() {
     let per_client = 150u64;
     let threads: Vec<_> = (0..clients)
         .map(|c| {
-            let mut stream = connect(&server);
+            let mut stream = server.connect();
             thread::spawn(move || {
                 for i in 0..per_client {
                     // Autocommit, in the default mode: WAIT IMMEDIATE.
@@ -81,10 +74,10 @@ fn a_row_lock_wait_gives_the_only_worker_to_the_lock_holder() {
     let server = Server::start(dir.path(), &["--worker-threads", "1"]);
     server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
     server.query("INSERT INTO t VALUES (1, 0)");
-    let mut holder = connect(&server);
+    let mut holder = server.connect();
     assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
     assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = 1 WHERE id = 1")), "UPDATE 1");
-    let mut waiter = connect(&server);
+    let mut waiter = server.connect();
     let waiting = thread::spawn(move || {
         let started = Instant::now();
         let replies = query(&mut waiter, "UPDATE t SET v = 2 WHERE id = 1");
@@ -118,7 +111,7 @@ fn a_long_query_on_the_only_worker_leaves_the_other_connections_served() {
         server.query(&format!("INSERT INTO big VALUES {}", values.join(", ")));
     }
     // About a minute of work (a 4 MB string per row), sent and not read.
-    let mut scanner = connect(&server);
+    let mut scanner = server.connect();
     protocol::send(
         &mut scanner,
         b'Q',
