@@ -11,7 +11,10 @@
 //! The accounting is the synchronous wait's: `log file sync` (timed from the moment the
 //! commit could wait, counted only if it had to), `redo synch writes` and `redo synch time`,
 //! and for a commit, `commit wait performed` and its response time, all recorded when the
-//! wait ends.
+//! wait ends. "Had to" is decided when the wait is made: its redo was not durable then, so
+//! it asked for a write. A future first polled after that write ended (its task ran late)
+//! still waited for it, and counts: whether it does must not depend on when the runtime
+//! got round to the task.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,6 +40,9 @@ pub struct DurableWait {
     since: Option<Stamp>,
     /// Whether `log file sync` is shown as the session's current wait.
     shown: bool,
+    /// Whether the redo was not yet durable when the wait was made (it asked for a write):
+    /// such a wait counts as a `log file sync` however soon it ends.
+    asked_for_write: bool,
     /// The commits this wait acknowledges: each one's mode and start, for its response
     /// time.
     commits: Vec<(usize, Option<Stamp>)>,
@@ -51,7 +57,8 @@ impl DurableWait {
         since: Option<Stamp>,
         commit: Option<(usize, Option<Stamp>)>,
     ) -> DurableWait {
-        if sh.lsn_durable() < lsn {
+        let asked_for_write = sh.lsn_durable() < lsn;
+        if asked_for_write {
             // The write is asked of the log writer now, not when the wait is first
             // polled: the caller may run other work first, and the writer can be writing
             // meanwhile. (A future never writes itself: its thread serves others.)
@@ -64,6 +71,7 @@ impl DurableWait {
             lsn,
             since,
             shown: false,
+            asked_for_write,
             commits: commit.into_iter().collect(),
             done: false,
         }
@@ -89,6 +97,7 @@ impl DurableWait {
             (a, b) => a.or(b),
         };
         self.shown |= other.shown;
+        self.asked_for_write |= other.asked_for_write;
         self.commits.append(&mut other.commits);
         other.done = true;
         other.shown = false;
@@ -106,7 +115,7 @@ impl DurableWait {
             self.shown = true;
         }
         match self.sh.wait_durable(self.lsn) {
-            Ok(waited) => self.finish(Ok(()), waited || self.shown),
+            Ok(waited) => self.finish(Ok(()), waited || self.shown || self.asked_for_write),
             Err(e) => self.finish(Err(e), false),
         }
     }
@@ -161,7 +170,7 @@ impl Future for DurableWait {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if let Some(outcome) = self.check() {
-            let waited = self.shown;
+            let waited = self.shown || self.asked_for_write;
             return Poll::Ready(self.finish(outcome, waited));
         }
         if self.sh.shutdown.load(SeqCst) {

@@ -205,6 +205,36 @@ fn a_deferred_wait_commit_is_acknowledged_only_once_durable_and_counts_as_a_wait
 }
 
 #[test]
+fn a_deferred_wait_first_polled_after_its_write_still_counts_its_log_file_sync() {
+    // A server's task may be polled late: the write its commit asked for can end before
+    // the future is first polled. The commit still waited for that write, so the count
+    // of `log file sync` must not depend on when the task ran (CI once saw 299 waits for
+    // 300 WAIT commits through the wire server).
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = open(&quiet_config(dir.path()));
+    let mut s = log.session();
+    for i in 0..20 {
+        s.log_change(&payload(1, i, 100)).unwrap();
+        let before = s.stats();
+        let (receipt, wait) = s.commit_deferring_wait(WAIT, |_| {}).unwrap();
+        let wait = wait.expect("a WAIT commit hands back its wait");
+        // The write ends before the future is first polled.
+        log.wait_durable(receipt.lsn).unwrap();
+        block_on(wait).unwrap();
+        let d = s.stats().since(&before);
+        assert_eq!(d.event(WaitEvent::LogFileSync).waits, 1, "commit {i}");
+        assert_eq!(d.get(Stat::RedoSynchWrites), 1, "commit {i}");
+        assert_eq!(d.get(Stat::CommitWaitPerformed), 1, "commit {i}");
+    }
+    // A wait made for redo that is durable already asked for no write and counts none.
+    let durable = log.durable_lsn();
+    let before = s.stats();
+    block_on(s.durable_wait(durable)).unwrap();
+    let d = s.stats().since(&before);
+    assert_eq!((d.event(WaitEvent::LogFileSync).waits, d.get(Stat::RedoSynchWrites)), (0, 0));
+}
+
+#[test]
 fn commit_options_come_from_the_statement_then_the_session_then_the_system() {
     use CommitWait::*;
     let dir = tempfile::tempdir().unwrap();
