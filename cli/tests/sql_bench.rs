@@ -36,6 +36,8 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
         "SQL (a) insert 32 sessions WAIT/IMMEDIATE / engine",
         "SQL (b) update 32 sessions NOWAIT/IMMEDIATE / engine",
         "SQL (b) update 32 sessions WAIT/IMMEDIATE / engine",
+        "PAIRED RATIOS: 32 sessions, 1 pair(s) of 0.25 s runs per line",
+        "median of 1 pairs: ",
         "LITERAL SQL vs BIND VARIABLES",
         "variant                            statements/s",
         "CHECKPOINT STALL",
@@ -48,9 +50,12 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
         stdout.split_once("INSTRUMENTATION OVERHEAD").expect("an INSTRUMENTATION OVERHEAD section");
     assert_eq!(
         before_overhead.lines().filter(verdict).count(),
-        5,
-        "four ratio lines and the checkpoint line with a verdict:\n{stdout}"
+        9,
+        "four ratio lines, four paired ratio lines and the checkpoint line with a verdict:\n{stdout}"
     );
+    let (_, paired_section) = before_overhead.split_once("PAIRED RATIOS").expect("a PAIRED RATIOS section");
+    let paired_section = paired_section.split("\n\n").next().unwrap();
+    assert_eq!(paired_section.lines().filter(verdict).count(), 4, "{paired_section}");
     // Quick: the overhead of timing is measured on loop (b) only.
     let overhead_lines: Vec<&str> = overhead_section.lines().filter(verdict).collect();
     assert!(
@@ -67,6 +72,20 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
         assert_eq!(json[engine].as_array().unwrap().len(), 2, "{engine}: WAIT and NOWAIT at 32 sessions");
     }
     assert_eq!(json["ratios"].as_array().unwrap().len(), 4);
+    // Quick: one pair per line; each pair ran both sides.
+    let paired = json["paired"].as_array().expect("paired ratios");
+    assert_eq!(paired.len(), 4, "{paired:?}");
+    assert_eq!(json["settings"]["ratio_pairs"].as_u64(), Some(1));
+    for p in paired {
+        let pairs = p["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 1, "{p}");
+        let (engine, sql) = (
+            pairs[0]["engine_commits_per_sec"].as_f64().unwrap(),
+            pairs[0]["sql_commits_per_sec"].as_f64().unwrap(),
+        );
+        assert!(engine > 0.0 && sql > 0.0, "{p}");
+        assert_eq!(p["median_ratio"].as_f64(), Some(sql / engine), "{p}");
+    }
     let rows = json["rows"].as_array().expect("rows");
     for workload in ["insert", "update"] {
         let of: Vec<_> = rows.iter().filter(|r| r["workload"] == workload).collect();

@@ -112,7 +112,7 @@ pub struct Overhead {
 }
 
 /// Median of a non-empty sample.
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     assert!(!v.is_empty(), "median of no runs");
     v.sort_by(f64::total_cmp);
     let n = v.len();

@@ -474,6 +474,12 @@ pub fn print_main_table(rows: &[Row], sync_method: &str, stalls: &[Stall], not_r
 
 pub fn print_ratios(ratios: &[Ratio]) {
     println!("RATIOS (measured against targets; printed, never asserted: machines are noisy)");
+    print_ratio_lines(ratios);
+}
+
+/// One line per ratio: name, value, target and verdict, and the figures behind it; then a
+/// blank line.
+pub fn print_ratio_lines(ratios: &[Ratio]) {
     for r in ratios {
         let big = r.target >= 1000.0;
         let fmt = |v: f64| {

@@ -10,7 +10,9 @@
 //!    (`ALTER SESSION SET commit_wait / commit_logging`): (a) insert one row then commit,
 //!    (b) update one random row of 30,000 then commit, at 1, 6 and 32 sessions in the
 //!    four modes ([`workload`]);
-//! 4. the ratios of the SQL loops to the raw engine (printed, never asserted);
+//! 4. the ratios of the SQL loops to the raw engine (printed, never asserted), then the
+//!    same four ratios from runs of the engine and the SQL loop back to back, in pairs
+//!    ([`paired`]: the verdict least moved by the disk's drift);
 //! 5. literal SQL vs bind variables vs a prepared statement, one session of point
 //!    SELECTs, with the hard parses each costs;
 //! 6. the checkpoint stall: 6 sessions of loop (b) WAIT/IMMEDIATE, first without then
@@ -20,6 +22,7 @@
 //! 8. the JSON document.
 
 mod overhead;
+mod paired;
 mod report;
 mod workload;
 
@@ -64,10 +67,14 @@ pub struct Args {
     /// Pairs of timed/untimed runs of the overhead part [default: 5; 3 with --quick]
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     overhead_pairs: Option<u64>,
+    /// Pairs of back-to-back engine and SQL runs for each target ratio [default: 3; 1
+    /// with --quick]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    ratio_pairs: Option<u64>,
 }
 
 /// Sessions of the raw engine baseline and of the ratios.
-const RATIO_SESSIONS: usize = 32;
+pub(crate) const RATIO_SESSIONS: usize = 32;
 /// Sessions of the checkpoint run.
 const CHECKPOINT_SESSIONS: usize = 6;
 /// `Database::checkpoint` calls during the checkpoint run's second phase.
@@ -85,6 +92,7 @@ pub fn run(args: Args) -> Result<()> {
     let literal_statements: u64 = if args.quick { 2_000 } else { 20_000 };
     let checkpoint_phase = Duration::from_secs_f64(if args.quick { 0.5 } else { 2.0 });
     let sql_sessions: Vec<usize> = if args.quick { vec![1, 32] } else { vec![1, 6, 32] };
+    let ratio_pairs = args.ratio_pairs.map_or(if args.quick { 1 } else { 3 }, |n| n as usize);
     let json_given = args.json.is_some();
     let default_plan = crate::engine_bench::overhead::Plan::default_for(args.quick);
     let overhead_plan = crate::engine_bench::overhead::Plan {
@@ -127,6 +135,7 @@ pub fn run(args: Args) -> Result<()> {
         log_groups: defaults.log_groups,
         checkpoint_interval_ms: 0,
         engine_sessions: RATIO_SESSIONS,
+        ratio_pairs,
         engine_payload_bytes: engine::PAYLOAD_BYTES,
         sql_sessions: sql_sessions.clone(),
         row_bytes: workload::ROW_BYTES,
@@ -171,6 +180,8 @@ pub fn run(args: Args) -> Result<()> {
     // 4. The ratios.
     let ratios = report::ratios(&engine_rows, &engine_after, &rows, RATIO_SESSIONS);
     crate::engine_bench::report::print_ratios(&ratios);
+    let paired = paired::run_part(&dir, method, ratio_pairs, warmup, measure, &mut problems)?;
+    paired::print(&paired, ratio_pairs, measure);
 
     // 5. Literal SQL vs bind variables.
     let parse = literal_vs_bind(&dir, method, literal_statements)?;
@@ -196,6 +207,7 @@ pub fn run(args: Args) -> Result<()> {
         engine_after,
         rows,
         ratios,
+        paired,
         parse,
         checkpoint,
         overhead,

@@ -24,6 +24,8 @@ pub struct Settings {
     pub log_groups: u32,
     pub checkpoint_interval_ms: u64,
     pub engine_sessions: usize,
+    /// Pairs of back-to-back engine and SQL runs behind each paired ratio.
+    pub ratio_pairs: usize,
     pub engine_payload_bytes: usize,
     pub sql_sessions: Vec<usize>,
     pub row_bytes: usize,
@@ -65,6 +67,8 @@ pub struct Report {
     /// The SQL loops.
     pub rows: Vec<BenchRow>,
     pub ratios: Vec<Ratio>,
+    /// The same four ratios from runs of the engine and the SQL loop back to back.
+    pub paired: Vec<super::paired::PairedRatio>,
     /// Literal SQL vs bind variables.
     pub parse: Vec<ParseRow>,
     pub checkpoint: Option<CheckpointStall>,
