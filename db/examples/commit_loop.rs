@@ -7,6 +7,8 @@
 //! running for a time: run it under `valgrind --tool=callgrind` with N and with 0, and the
 //! difference in instructions divided by N is the cost of one statement plus commit,
 //! repeatable on a noisy machine.
+//! With `COMMIT_LOOP_LOGGING=BATCH` the sessions commit with `commit_logging = BATCH`
+//! (default IMMEDIATE).
 //! With `COMMIT_LOOP_TIMED=FALSE` the sessions run with `timed_statistics` off; the line
 //! printed at the end gives the sessions' own CPU per iteration (their threads' CPU
 //! clocks), to compare the two settings by the best of many short runs.
@@ -59,14 +61,16 @@ fn main() {
     }
     let iterations: Option<u64> = std::env::var("COMMIT_LOOP_ITERATIONS").ok().map(|n| n.parse().unwrap());
     let timed = std::env::var("COMMIT_LOOP_TIMED").unwrap_or_else(|_| "TRUE".into());
+    let logging = std::env::var("COMMIT_LOOP_LOGGING").unwrap_or_else(|_| "IMMEDIATE".into());
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let threads: Vec<_> = (0..sessions)
         .map(|index| {
-            let (db, work, wait, v, timed) =
-                (db.clone(), work.clone(), wait.clone(), v.clone(), timed.clone());
+            let (db, work, wait, v, timed, logging) =
+                (db.clone(), work.clone(), wait.clone(), v.clone(), timed.clone(), logging.clone());
             std::thread::spawn(move || {
                 let mut s = db.session();
                 s.execute(&format!("ALTER SESSION SET commit_wait = {wait}"), &[]).unwrap();
+                s.execute(&format!("ALTER SESSION SET commit_logging = {logging}"), &[]).unwrap();
                 s.execute(&format!("ALTER SESSION SET timed_statistics = {timed}"), &[]).unwrap();
                 let cpu_before = redo::stats::thread_cpu_time();
                 let sql = if work == "insert" {
@@ -106,7 +110,7 @@ fn main() {
     let cpu: Duration = done.iter().map(|d| d.1).sum();
     let stats = db.sql_stats();
     println!(
-        "{work} {sessions} sessions {wait} timed_statistics {timed}: {:.0} commits/s; sessions' CPU {:.3} us per \
+        "{work} {sessions} sessions {wait}/{logging} timed_statistics {timed}: {:.0} commits/s; sessions' CPU {:.3} us per \
          iteration; row lock waits {} ({} us in all)",
         total as f64 / seconds,
         cpu.as_secs_f64() * 1e6 / total.max(1) as f64,
