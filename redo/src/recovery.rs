@@ -424,15 +424,44 @@ pub(crate) fn recover(
             Err(StreamStop::Error(e)) => unusable[m as usize] = Some(e),
         }
     }
+    // The bytes of the block holding the end, which the next write rewrites. The member
+    // that served the record ending there has them. If the scan read no record (the log
+    // ends at the point it started from, a checkpoint inside a block), any member whose
+    // copy of that block belongs to this use of the file has them: a member that fell
+    // behind may hold an older use's block there, or none.
     let tail = if end == block_floor(end) {
         Vec::new()
     } else {
-        let src = block_sources.get(&block_floor(end)).copied().unwrap_or(preferred);
-        match streams[src as usize].tail_bytes(end) {
-            Ok(t) => t,
-            Err(StreamStop::Error(e)) => return Err(e),
-            Err(StreamStop::Reason(r)) => {
-                unreachable!("the block holding the end was read during the scan: {r}")
+        let candidates: Vec<u32> = match block_sources.get(&block_floor(end)) {
+            Some(&m) => vec![m],
+            None => (0..members).map(|k| (preferred + k) % members).collect(),
+        };
+        let mut tail = None;
+        let mut reasons = Vec::new();
+        for m in candidates {
+            if unusable[m as usize].is_some() {
+                continue;
+            }
+            match streams[m as usize].tail_bytes(end) {
+                Ok(t) => {
+                    tail = Some(t);
+                    break;
+                }
+                Err(StreamStop::Error(e)) => return Err(e),
+                Err(StreamStop::Reason(r)) => reasons.push(format!("member {}: {r}", m + 1)),
+            }
+        }
+        match tail {
+            Some(t) => t,
+            None => {
+                return Err(RedoError::Corruption {
+                    lsn: end,
+                    path: paths(geometry.group_of(geometry.seq_of(end)), preferred),
+                    detail: format!(
+                        "no member holds the block the redo ends in, which was durable: {}",
+                        reasons.join("; ")
+                    ),
+                })
             }
         }
     };

@@ -478,6 +478,39 @@ fn recovery_notes_name_a_member_that_fell_behind() {
 }
 
 #[test]
+fn a_checkpoint_at_the_end_of_the_log_recovers_when_the_first_member_fell_behind() {
+    // The scan starts at the checkpoint, in the middle of a block, and finds no record
+    // after it. The block holding that point must then be read from a member that has
+    // it: the first member stopped taking writes before it. (The crash simulation once
+    // found recovery taking it from the first member and panicking.)
+    let disk = SimStorage::new();
+    let c = mirrored_config();
+    {
+        let (log, _) = open_ok(&disk, &c);
+        settle(&log);
+        let mut s = log.session();
+        // The first member's first sync fails: it never holds the block the log ends in.
+        disk.inject(fault(FaultOp::Sync, "redo01_1", 0, libc::EIO));
+        for i in 0..5 {
+            commit_small(&mut s, 24, i, WAIT);
+        }
+        assert_eq!(member_state(&log, 0, 0), MemberState::WriteFailed);
+        let (scn, lsn) = log.durable_commit();
+        assert_ne!(lsn.0 % 4096, 0, "the checkpoint falls inside a block");
+        log.checkpoint(scn, lsn).unwrap();
+    }
+    disk.clear_faults();
+    let survivor = disk.crash(0);
+    let (log, rec) = open_ok(&survivor, &c);
+    assert!(rec.transactions.is_empty(), "everything is behind the checkpoint");
+    // The log goes on from there: a commit after recovery is recovered in turn.
+    let mut s = log.session();
+    let after = commit_small(&mut s, 24, 5, WAIT);
+    let (_log, rec) = open_ok(&survivor.crash(1), &c);
+    assert_recovered_includes(&rec, &[after]);
+}
+
+#[test]
 fn a_failed_member_gets_another_chance_when_its_group_is_reused() {
     let disk = SimStorage::new();
     let c = small_files(mirrored_config());
@@ -855,6 +888,30 @@ fn a_flipped_bit_far_before_the_end_of_the_log_is_corruption() {
     assert_eq!(lsn, committed[3].receipt.lsn, "the damaged record's start");
     assert_eq!(path, member_file(&c, 0, 0));
     assert!(detail.contains("not a torn tail"), "{detail}");
+}
+
+#[test]
+fn a_damaged_block_under_a_checkpoint_at_the_end_of_the_log_is_corruption_not_a_panic() {
+    // The log ends at its checkpoint, inside a block that was durable, and that block is
+    // damaged on the only member: recovery names it instead of panicking.
+    let disk = SimStorage::new();
+    let c = sim_config();
+    {
+        let (log, _) = open_ok(&disk, &c);
+        let mut s = log.session();
+        for i in 0..5 {
+            commit_small(&mut s, 25, i, WAIT);
+        }
+        let (scn, lsn) = log.durable_commit();
+        assert_ne!(lsn.0 % 4096, 0, "the checkpoint falls inside a block");
+        log.checkpoint(scn, lsn).unwrap();
+    }
+    let path = member_file(&c, 0, 0);
+    disk.flip_bit(&path, 4096 + 2, 1);
+    let survivor = disk.crash(0);
+    let (_, named, detail) = expect_corruption(open_on(&survivor, &c).err().expect("opened a damaged log"));
+    assert_eq!(named, path);
+    assert!(detail.contains("no member holds the block the redo ends in"), "{detail}");
 }
 
 #[test]

@@ -43,6 +43,15 @@ pub struct PairedRatio {
     pub target: f64,
 }
 
+impl PairedRatio {
+    /// Sets the verdict's ratio, the median of the pairs, once all `wanted` pairs ran; a
+    /// line short of pairs has none.
+    fn settle(&mut self, wanted: usize) {
+        self.median_ratio =
+            (self.pairs.len() == wanted).then(|| median(self.pairs.iter().map(|p| p.ratio).collect()));
+    }
+}
+
 /// The target of each mode (the issue's: the SQL layer should cost little).
 pub fn target_of(mode: Mode) -> f64 {
     if mode == Mode::WAIT_IMMEDIATE {
@@ -139,9 +148,7 @@ pub fn run_part(
                     _ => break,
                 }
             }
-            if measured.pairs.len() == pairs {
-                measured.median_ratio = Some(median(measured.pairs.iter().map(|p| p.ratio).collect()));
-            }
+            measured.settle(pairs);
             out.push(measured);
             if engine_stalled || sql_stalled {
                 finish_sql(db, &path, sql_stalled)?;
@@ -212,15 +219,17 @@ mod tests {
 
     #[test]
     fn the_verdict_is_the_median_of_the_pairs_and_missing_pairs_measure_nothing() {
-        let full = PairedRatio {
+        let mut full = PairedRatio {
             workload: "update",
             mode: Mode::WAIT_IMMEDIATE.name(),
             sessions: 32,
             pairs: vec![pair(100.0, 95.0), pair(100.0, 50.0), pair(200.0, 182.0)],
-            median_ratio: Some(0.91),
+            median_ratio: None,
             target: target_of(Mode::WAIT_IMMEDIATE),
         };
-        let short = PairedRatio { median_ratio: None, pairs: vec![pair(100.0, 95.0)], ..full.clone() };
+        let mut short = PairedRatio { pairs: vec![pair(100.0, 95.0)], ..full.clone() };
+        full.settle(3);
+        short.settle(3);
         let r = ratios(&[full, short]);
         assert_eq!(r[0].name, "SQL (b) update 32 sessions WAIT/IMMEDIATE / engine");
         assert_eq!(r[0].value, Some(0.91));
