@@ -49,6 +49,19 @@ fn extended_protocol_describes_fetches_in_arrays_and_pipelines() {
     sync(&mut c);
     assert_eq!(kinds(&read_until_ready(&mut c)), "2C2C2C2C2CZ");
 
+    // Oracle's placeholders over the wire: described as `$1..$n`, bound by position.
+    parse(&mut c, "ora", "SELECT v || :suffix FROM a WHERE k = :key");
+    describe(&mut c, b'S', "ora");
+    bind(&mut c, "", "ora", &["!", "3"], 0);
+    execute(&mut c, "", 0);
+    sync(&mut c);
+    let replies = read_until_ready(&mut c);
+    assert_eq!(kinds(&replies), "1tT2DCZ");
+    let parameters = &replies[1].1;
+    assert_eq!(&parameters[..2], &2i16.to_be_bytes());
+    assert_eq!(&parameters[6..10], &20u32.to_be_bytes(), ":key is compared with the BIGINT key: int8");
+    assert!(replies[4].1.ends_with(b"row!"), "{:?}", replies[4]);
+
     // Array fetch: a named portal read two rows at a time inside a transaction.
     protocol::send(&mut c, b'Q', &protocol::cstring("BEGIN"));
     assert_eq!(kinds(&read_until_ready(&mut c)), "CZ");

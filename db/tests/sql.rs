@@ -565,6 +565,58 @@ fn bind_parameters() {
     );
 }
 
+/// Oracle's placeholders, as seed 004's JDBC code writes them: `:custId`, `:1..:4`, bound
+/// by position (the i-th placeholder takes the i-th value, whatever its name), through
+/// `execute`, a prepared statement, an array insert, and describing.
+#[test]
+fn oracle_style_placeholders_are_bound_by_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(
+        &mut s,
+        "CREATE TABLE customers (cust_id BIGINT PRIMARY KEY, cust_first_name VARCHAR(20), cust_valid TEXT)",
+    );
+    let insert =
+        s.prepare("INSERT INTO customers (cust_id, cust_first_name, cust_valid) VALUES(:1,:2,:3)").unwrap();
+    let batch: Vec<Vec<Value>> = (1..=3).map(|n| vec![i(n), t(&format!("c{n}")), t("N")]).collect();
+    assert_eq!(s.execute_many(&insert, &batch).unwrap(), 3);
+    assert_eq!(
+        s.describe_parameters(&insert),
+        vec![
+            Some(DataType::Int),
+            Some(DataType::Text { max_chars: Some(20) }),
+            Some(DataType::Text { max_chars: None })
+        ]
+    );
+
+    let update = s.prepare("UPDATE customers SET cust_valid = 'Y' WHERE cust_id = :custId").unwrap();
+    assert_eq!(s.describe_parameters(&update), vec![Some(DataType::Int)]);
+    assert_eq!(s.execute_prepared(&update, &[i(2)]).unwrap().tag(), "UPDATE 1");
+    assert_eq!(s.execute_prepared(&update, &[i(9)]).unwrap().tag(), "UPDATE 0");
+    run(&mut s, "COMMIT");
+    assert_eq!(rows(&mut s, "SELECT cust_id FROM customers WHERE cust_valid = 'Y'"), vec![vec![i(2)]]);
+
+    // By position, not by name or number: `:2` first takes the first value, and a name
+    // written twice takes two values.
+    let r = s.execute("SELECT :2 || '-' || :1, :x + :x", &[t("a"), t("b"), i(1), i(2)]).unwrap();
+    assert_eq!(r.rows(), [vec![t("a-b"), i(3)]]);
+    let e = s.execute("SELECT :x + :x", &[i(1)]).unwrap_err();
+    assert!(matches!(e, DbError::BindParameter { index: 2, .. }), "{e}");
+    // Casts, strings and comments keep their colons.
+    let r = s.execute("SELECT :v::bigint + 1, ':v', 'a:b' -- :w\n", &[t("41")]).unwrap();
+    assert_eq!(r.rows(), [vec![i(42), t(":v"), t("a:b")]]);
+
+    // The two kinds in one statement, and a syntax error after a numbered placeholder
+    // whose number is wider than it: positions in the text as written.
+    let e = s.execute("SELECT $1, :a", &[i(1), i(2)]).unwrap_err();
+    assert_eq!(e.sqlstate(), "42601");
+    assert!(matches!(e, DbError::Syntax { position: 12, .. }), "{e}");
+    let sql = format!("SELECT {} FORM t", (0..10).map(|_| ":a").collect::<Vec<_>>().join(", "));
+    let Err(DbError::Syntax { position, .. }) = s.prepare(&sql) else { panic!("not a syntax error") };
+    assert_eq!(sql.chars().nth(position - 1), Some('t'), "{position} in {sql}");
+}
+
 /// `WHERE key = $1` with a value of the key's own type takes the direct key path (no
 /// WHERE copied, planned or evaluated); values of other types, NULL, and any other WHERE
 /// take the general one. Both pick the same rows.

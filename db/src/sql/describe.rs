@@ -189,8 +189,11 @@ impl Session {
     }
 }
 
-/// The number of bind parameters: the highest `$n` in the text.
+/// The number of bind parameters: the highest `$n` in the text (`:name` placeholders
+/// numbered as the statement was: one each).
 fn parameter_count(sql: &str) -> usize {
+    let numbered = crate::sql::binds::number_placeholders(sql).ok().flatten();
+    let sql = numbered.as_ref().map_or(sql, |n| n.text.as_str());
     let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else { return 0 };
     tokens
         .iter()

@@ -382,7 +382,16 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     if let Some(special) = oracle::parse_special(sql) {
         return special.map(Prepared::Special);
     }
-    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, e))?;
+    // `:name` placeholders are numbered `$1..$n` first (positions kept: see `binds`).
+    let numbered = super::binds::number_placeholders(sql)?;
+    let text = numbered.as_ref().map_or(sql, |n| n.text.as_str());
+    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, text).map_err(|e| {
+        let error = syntax_error(text, e);
+        match &numbered {
+            Some(numbered) => numbered.locate(error),
+            None => error,
+        }
+    })?;
     match statements.len() {
         0 => Ok(Prepared::Empty),
         1 => Ok(Prepared::Sql(Box::new(statements.remove(0)))),

@@ -219,11 +219,9 @@ impl Relation {
 
 /// The n of a `$n` placeholder (1-based).
 fn placeholder_index(placeholder: &str) -> DbResult<usize> {
-    placeholder
-        .strip_prefix('$')
-        .and_then(|n| n.parse::<usize>().ok())
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| DbError::Unsupported(format!("the placeholder {placeholder} (use $1, $2, ...)")))
+    placeholder.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()).filter(|&n| n >= 1).ok_or_else(|| {
+        DbError::Unsupported(format!("the placeholder {placeholder} (use $1, $2, ... or :name)"))
+    })
 }
 
 /// The value bound to `$index`.

@@ -6,9 +6,11 @@
 //! - `query`: SELECT and VALUES;
 //! - `expr`: expressions, compiled against a table's columns and evaluated;
 //! - `access`: access paths by primary key (point lookups, range scans);
+//! - `binds`: Oracle-style `:name` placeholders, numbered by position before parsing;
 //! - `bulk`: bulk load (a wire client's COPY FROM) as one statement over many calls.
 
 pub mod access;
+pub(crate) mod binds;
 pub mod bulk;
 pub mod cache;
 pub mod describe;
