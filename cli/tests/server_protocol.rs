@@ -324,7 +324,19 @@ fn notices_come_right_after_their_statement() {
     );
     let replies = read_until_ready(&mut c);
     assert_eq!(kinds(&replies), "TDCNCTDCZ");
-    assert!(String::from_utf8_lossy(&replies[3].1).contains("COMMIT_WRITE is deprecated"));
+    let warning = String::from_utf8_lossy(&replies[3].1);
+    assert!(warning.contains("COMMIT_WRITE is deprecated"), "{warning}");
+    assert!(warning.contains("SWARNING\0") && warning.contains("C01P01\0"), "{warning}");
+
+    // PostgreSQL's NOTICE for a statement that skipped what it was asked.
+    let replies = query(
+        &mut c,
+        "CREATE TABLE IF NOT EXISTS n (k INT PRIMARY KEY); CREATE TABLE IF NOT EXISTS n (k INT PRIMARY KEY)",
+    );
+    assert_eq!(kinds(&replies), "CNCZ");
+    let notice = String::from_utf8_lossy(&replies[1].1);
+    assert!(notice.contains("SNOTICE\0") && notice.contains("C00000\0"), "{notice}");
+    assert!(notice.contains("relation \"n\" already exists, skipping"), "{notice}");
 }
 
 /// The reply's CommandComplete tag.

@@ -989,7 +989,7 @@ pub struct Session {
     /// them (`set_client_setting`): what `current_setting()` reads of them.
     pub(crate) client_settings: std::collections::BTreeMap<String, String>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
-    pub(crate) notices: Vec<String>,
+    pub(crate) notices: Vec<crate::error::Notice>,
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     call_depth: u32,
@@ -1037,7 +1037,7 @@ impl Session {
 
     /// Warnings raised by the statements run since the last call (for example the
     /// deprecation of commit_write), for the client.
-    pub fn take_notices(&mut self) -> Vec<String> {
+    pub fn take_notices(&mut self) -> Vec<crate::error::Notice> {
         std::mem::take(&mut self.notices)
     }
 

@@ -123,3 +123,42 @@ impl DbError {
 }
 
 pub type DbResult<T> = std::result::Result<T, DbError>;
+
+/// A message for the client beside a statement's result (PostgreSQL's NoticeResponse):
+/// a NOTICE for something done differently than asked (`CREATE TABLE IF NOT EXISTS` on
+/// a table that exists), a WARNING for something the client should change (a
+/// deprecated parameter).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub severity: Severity,
+    /// PostgreSQL's SQLSTATE for it ("00000" for a plain notice).
+    pub sqlstate: &'static str,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Notice,
+    Warning,
+}
+
+impl Severity {
+    /// The severity's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Notice => "NOTICE",
+            Severity::Warning => "WARNING",
+        }
+    }
+}
+
+impl Notice {
+    pub fn notice(message: String) -> Notice {
+        Notice { severity: Severity::Notice, sqlstate: "00000", message }
+    }
+
+    /// A deprecated feature was used (SQLSTATE 01P01, PostgreSQL's deprecated_feature).
+    pub fn deprecated(message: String) -> Notice {
+        Notice { severity: Severity::Warning, sqlstate: "01P01", message }
+    }
+}

@@ -470,7 +470,7 @@ impl Session {
         if let Some(warning) =
             self.set_parameter(Scope::Session, name, &ParamValue::Word(value.to_string()))?
         {
-            self.notices.push(warning);
+            self.notices.push(crate::error::Notice::deprecated(warning));
         }
         Ok(())
     }

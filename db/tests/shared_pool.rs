@@ -67,7 +67,10 @@ fn the_deprecated_commit_write_comes_back_as_a_notice() {
     s.execute("ALTER SESSION SET commit_write = 'batch,nowait'", &[]).unwrap();
     let notices = s.take_notices();
     assert_eq!(notices.len(), 1);
-    assert!(notices[0].contains("COMMIT_WRITE is deprecated, use COMMIT_LOGGING and COMMIT_WAIT instead"));
+    assert!(notices[0]
+        .message
+        .contains("COMMIT_WRITE is deprecated, use COMMIT_LOGGING and COMMIT_WAIT instead"));
+    assert_eq!((notices[0].severity, notices[0].sqlstate), (db::Severity::Warning, "01P01"));
     assert!(s.take_notices().is_empty());
     let show = s.execute("SHOW PARAMETER commit_wait", &[]).unwrap();
     assert_eq!(show.rows()[0][2], Value::Text("NOWAIT".into()));

@@ -182,13 +182,17 @@ impl Reply {
         self.message(error_response("ERROR", error));
     }
 
-    fn notice(&mut self, text: String) {
-        self.warning("01000", text);
+    fn notice(&mut self, notice: db::Notice) {
+        self.notice_response(notice.severity.name(), notice.sqlstate, notice.message);
     }
 
     fn warning(&mut self, sqlstate: &str, text: String) {
+        self.notice_response("WARNING", sqlstate, text);
+    }
+
+    fn notice_response(&mut self, severity: &str, sqlstate: &str, text: String) {
         let fields =
-            vec![(b'S', "WARNING".into()), (b'V', "WARNING".into()), (b'C', sqlstate.into()), (b'M', text)];
+            vec![(b'S', severity.into()), (b'V', severity.into()), (b'C', sqlstate.into()), (b'M', text)];
         self.message(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields)));
     }
 

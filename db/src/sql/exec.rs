@@ -690,7 +690,7 @@ impl Session {
                 for (name, value) in &assignments {
                     let outcome = self.set_parameter(scope, name, value);
                     if let Ok(Some(warning)) = &outcome {
-                        self.notices.push(warning.clone());
+                        self.notices.push(crate::error::Notice::deprecated(warning.clone()));
                     }
                     if let Err(e) = outcome {
                         if scope == Scope::Session {
@@ -837,16 +837,21 @@ impl Session {
         }
         let Some(primary_key) = primary_key else {
             return Err(DbError::Unsupported(format!(
-                "a table without a primary key: redodb stores every table by its primary key; \
-                 add PRIMARY KEY (...) to \"{name}\""
+                "a table without a primary key (redodb stores every table by its primary key: add \
+                 PRIMARY KEY (...) to \"{name}\")"
             )));
         };
+        let exists = |s: &mut Session| {
+            s.notices
+                .push(crate::error::Notice::notice(format!("relation \"{name}\" already exists, skipping")));
+            Ok(QueryResult::command("CREATE TABLE", 0))
+        };
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
-            return Ok(QueryResult::command("CREATE TABLE", 0));
+            return exists(self);
         }
         let schema = TableSchema::new(&name, columns, primary_key)?;
         match self.create_table(schema) {
-            Err(DbError::TableExists(_)) if create.if_not_exists => {}
+            Err(DbError::TableExists(_)) if create.if_not_exists => return exists(self),
             other => other?,
         }
         Ok(QueryResult::command("CREATE TABLE", 0))
@@ -863,7 +868,9 @@ impl Session {
         }
         for name in &names {
             match self.drop_table(name) {
-                Err(DbError::UnknownTable(_)) if if_exists => {}
+                Err(DbError::UnknownTable(_)) if if_exists => self
+                    .notices
+                    .push(crate::error::Notice::notice(format!("table \"{name}\" does not exist, skipping"))),
                 other => other?,
             }
         }
