@@ -153,7 +153,7 @@ impl Severity {
 }
 
 impl Notice {
-    pub fn notice(message: String) -> Notice {
+    pub fn plain(message: String) -> Notice {
         Notice { severity: Severity::Notice, sqlstate: "00000", message }
     }
 

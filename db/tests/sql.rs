@@ -119,7 +119,7 @@ fn create_drop_and_truncate_tables() {
     assert_eq!(sqlstate(&mut s, "CREATE TABLE kinds (a INT PRIMARY KEY)"), "42P07");
     s.take_notices();
     assert_eq!(tag(&mut s, "CREATE TABLE IF NOT EXISTS kinds (a INT PRIMARY KEY)"), "CREATE TABLE");
-    assert_eq!(s.take_notices(), [db::Notice::notice("relation \"kinds\" already exists, skipping".into())]);
+    assert_eq!(s.take_notices(), [db::Notice::plain("relation \"kinds\" already exists, skipping".into())]);
     let e = fails(&mut s, "CREATE TABLE nokey (a INT, b TEXT)");
     assert_eq!(e.sqlstate(), "0A000");
     assert!(e.to_string().contains("primary key"), "{e}");
@@ -147,7 +147,7 @@ fn create_drop_and_truncate_tables() {
     assert!(db.snapshot().table("kinds").is_ok(), "nothing dropped when one name is unknown");
     assert_eq!(tag(&mut s, "DROP TABLE IF EXISTS kinds, nosuch"), "DROP TABLE");
     let notices = s.take_notices();
-    assert_eq!(notices, [db::Notice::notice("table \"nosuch\" does not exist, skipping".into())]);
+    assert_eq!(notices, [db::Notice::plain("table \"nosuch\" does not exist, skipping".into())]);
     assert_eq!(notices[0].severity.name(), "NOTICE");
     assert_eq!(sqlstate(&mut s, "DROP TABLE kinds"), "42P01");
     assert_eq!(sqlstate(&mut s, "SELECT * FROM kinds"), "42P01");

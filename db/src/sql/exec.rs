@@ -843,7 +843,7 @@ impl Session {
         };
         let exists = |s: &mut Session| {
             s.notices
-                .push(crate::error::Notice::notice(format!("relation \"{name}\" already exists, skipping")));
+                .push(crate::error::Notice::plain(format!("relation \"{name}\" already exists, skipping")));
             Ok(QueryResult::command("CREATE TABLE", 0))
         };
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
@@ -870,7 +870,7 @@ impl Session {
             match self.drop_table(name) {
                 Err(DbError::UnknownTable(_)) if if_exists => self
                     .notices
-                    .push(crate::error::Notice::notice(format!("table \"{name}\" does not exist, skipping"))),
+                    .push(crate::error::Notice::plain(format!("table \"{name}\" does not exist, skipping"))),
                 other => other?,
             }
         }
