@@ -765,6 +765,15 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
     ] {
         assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
     }
+    // Each message is a sentence: what, then "is not supported".
+    for (sql, message) in [
+        ("SELECT * FROM accounts a, accounts b", "a join (one table per statement) is not supported"),
+        ("SELECT id FROM accounts WHERE id IN (SELECT id FROM accounts)", "a subquery is not supported"),
+        ("SELECT row_number() OVER () FROM accounts", "a window function is not supported"),
+        ("SELECT 1 UNION SELECT 2", "UNION, INTERSECT or EXCEPT is not supported"),
+    ] {
+        assert_eq!(fails(&mut s, sql).to_string(), message, "{sql}");
+    }
 }
 
 #[test]

@@ -1140,7 +1140,7 @@ impl Session {
         let mut sets: Vec<(usize, Expr)> = Vec::new();
         for assignment in &update.assignments {
             let ast::AssignmentTarget::ColumnName(target) = &assignment.target else {
-                return Err(DbError::Unsupported("assignments to a tuple of columns".into()));
+                return Err(DbError::Unsupported("an assignment to a tuple of columns".into()));
             };
             let column = target
                 .0

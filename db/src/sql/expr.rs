@@ -417,7 +417,7 @@ impl<'a> Binder<'a> {
                 Expr::Func(Func::Substr, args)
             }
             E::InSubquery { .. } | E::Subquery(_) | E::Exists { .. } => {
-                return Err(DbError::Unsupported("subqueries".into()))
+                return Err(DbError::Unsupported("a subquery".into()))
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
@@ -509,7 +509,7 @@ impl<'a> Binder<'a> {
         }
         .ok_or_else(|| DbError::Unsupported(format!("the function {}", f.name)))?;
         if f.over.is_some() {
-            return Err(DbError::Unsupported("window functions".into()));
+            return Err(DbError::Unsupported("a window function".into()));
         }
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(DbError::Unsupported(format!("this form of {name}()")));
@@ -531,7 +531,7 @@ impl<'a> Binder<'a> {
                     .collect::<DbResult<Vec<_>>>()?;
                 (args, matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
             }
-            ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("subqueries".into())),
+            ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("a subquery".into())),
         };
         let aggregate = match name.as_str() {
             "count" => Some(AggFunc::Count),

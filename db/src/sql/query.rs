@@ -62,13 +62,13 @@ impl Session {
             return Err(DbError::Unsupported(format!("the query {query}")));
         }
         if !query.pipe_operators.is_empty() {
-            return Err(DbError::Unsupported("pipe operators".into()));
+            return Err(DbError::Unsupported("the pipe operator".into()));
         }
         let (limit, offset) = limits(query, params)?;
         let mut for_update = false;
         for lock in &query.locks {
             if lock.nonblock.is_some() {
-                return Err(DbError::Unsupported("FOR UPDATE NOWAIT and SKIP LOCKED".into()));
+                return Err(DbError::Unsupported("FOR UPDATE NOWAIT or SKIP LOCKED".into()));
             }
             // FOR SHARE locks exclusively too: row locks have one mode.
             for_update = true;
@@ -91,7 +91,7 @@ impl Session {
                 self.run_query(inner, params)
             }
             ast::SetExpr::SetOperation { .. } => {
-                Err(DbError::Unsupported("UNION, INTERSECT and EXCEPT".into()))
+                Err(DbError::Unsupported("UNION, INTERSECT or EXCEPT".into()))
             }
             other => Err(DbError::Unsupported(format!("the query {other}"))),
         }
@@ -113,14 +113,14 @@ impl Session {
                     let alias = match alias {
                         None => None,
                         Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
-                        Some(_) => return Err(DbError::Unsupported("column aliases on a table".into())),
+                        Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
                     };
                     Ok(Some(Relation { name, alias, schema }))
                 }
-                ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("subqueries in FROM".into())),
+                ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("a subquery in FROM".into())),
                 other => Err(DbError::Unsupported(format!("FROM {other}"))),
             },
-            _ => Err(DbError::Unsupported("joins (one table per statement)".into())),
+            _ => Err(DbError::Unsupported("a join (one table per statement)".into())),
         }
     }
 
