@@ -1357,22 +1357,22 @@ impl Session {
     /// Inserts one row (values in column order).
     pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
         let schema = self.schema_of(table)?;
-        self.insert_with_schema(table, &schema, row).map(|_| ())
+        self.insert_with_schema(table, &schema, Row::from(row)).map(|_| ())
     }
 
     /// As `insert`, with the table's schema already looked up (by a compiled INSERT).
     /// Its row lock keeps a DDL from changing the table until the transaction ends.
+    /// `row` is new (not shared yet): it is checked in place and stored as it is.
     /// Returns the row as stored (its values converted to the column types), for
     /// RETURNING.
     pub(crate) fn insert_with_schema(
         &mut self,
         table: &str,
         schema: &Arc<TableSchema>,
-        row: Vec<crate::Value>,
+        mut row: Row,
     ) -> DbResult<Row> {
-        let mut row = row;
-        self.statement(|s| {
-            schema.check_row(&mut row)?;
+        self.statement(move |s| {
+            schema.check_row(Arc::get_mut(&mut row).expect("a row being built is not shared yet"))?;
             let key = schema.key_of(&row);
             let LockedRow { schema_current: current, row: existing, .. } =
                 s.lock_and_read(table, &key, Some(schema), None)?;
@@ -1386,7 +1386,7 @@ impl Session {
             if existing.is_some() {
                 return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
             }
-            let stored = Row::from(std::mem::take(&mut row));
+            let stored = row;
             s.log(
                 Change::Insert { table: table.to_string(), row: stored.clone() },
                 table,
@@ -1405,22 +1405,23 @@ impl Session {
             if existing.is_none() {
                 return Ok(false);
             }
-            s.update_locked(table, &schema, key, row)?;
+            s.update_locked(table, &schema, key, Row::from(row))?;
             Ok(true)
         })
     }
 
     /// Replaces a row this transaction has locked and read (UPDATE's row loop, after
     /// `select_for_update`): no second lock or read. Inside the caller's statement.
+    /// `row` is new (not shared yet): it is checked in place and stored as it is.
     /// Returns the new row as stored, for RETURNING.
     pub(crate) fn update_locked(
         &mut self,
         table: &str,
         schema: &TableSchema,
         key: &Key,
-        mut row: Vec<crate::Value>,
+        mut row: Row,
     ) -> DbResult<Row> {
-        schema.check_row(&mut row)?;
+        schema.check_row(Arc::get_mut(&mut row).expect("a row being built is not shared yet"))?;
         let new_key = schema.key_of(&row);
         if &new_key != key {
             let clash = self.lock_and_read(table, &new_key, None, None)?.row;
@@ -1429,7 +1430,7 @@ impl Session {
             }
             self.txn().set_own(table, key.clone(), None);
         }
-        let stored = Row::from(row);
+        let stored = row;
         self.log(
             Change::Update { table: table.to_string(), key: key.clone(), row: stored.clone() },
             table,

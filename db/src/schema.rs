@@ -229,7 +229,11 @@ impl TableSchema {
             });
         }
         for (value, column) in row.iter_mut().zip(&self.columns) {
-            *value = self.check_value(column, std::mem::replace(value, Value::Null))?;
+            // Most values are already of their column's type: left where they are (moving
+            // each out and back cost a prepared UPDATE + COMMIT ~100 instructions).
+            if !fits_as_is(value, column.ty) {
+                *value = self.check_value(column, std::mem::replace(value, Value::Null))?;
+            }
         }
         Ok(())
     }
@@ -242,6 +246,16 @@ impl TableSchema {
             return Ok(Value::Null);
         }
         coerce(value, column.ty)
+    }
+}
+
+/// Whether `value` is already a valid value of type `ty` (not NULL: whether a NULL fits
+/// depends on the column): of that type, and a text no longer than its limit (a text has
+/// no more characters than bytes, so most need no count).
+fn fits_as_is(value: &Value, ty: DataType) -> bool {
+    match (value, ty) {
+        (Value::Text(text), DataType::Text { max_chars: Some(max) }) => text.len() <= max as usize,
+        _ => value.has_type(ty),
     }
 }
 

@@ -49,7 +49,7 @@ use sqlparser::parser::{Parser, ParserError};
 
 use crate::database::{Session, SqlText};
 use crate::error::{DbError, DbResult};
-use crate::schema::{Column, Key, TableSchema};
+use crate::schema::{Column, Key, Row, TableSchema};
 use crate::sql::access::{count_visit, plan, Access};
 use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
 use crate::sql::oracle::{self, Piece, Scope, Special};
@@ -135,6 +135,9 @@ pub(crate) struct CompiledDml {
     returning: Option<Returning>,
 }
 
+/// One row of a compiled INSERT's values, on the stack for up to 8 columns.
+type InsertValues = smallvec::SmallVec<[Value; 8]>;
+
 /// An UPDATE's assignments with its parameters given (on the stack for a few columns).
 type Assignments<'a> = smallvec::SmallVec<[(usize, Assigned<'a>); 4]>;
 
@@ -151,19 +154,19 @@ pub(crate) enum Picked<'a> {
 impl CompiledDml {
     /// The assignments and the rows the WHERE picks, with the parameters given `params`.
     fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Assignments<'a>, Picked<'a>)> {
-        let sets = self
-            .sets
-            .iter()
-            .map(|(i, e)| {
-                Ok((
-                    *i,
-                    match e.lone_param(params) {
-                        Some(value) => Assigned::Bound(value?),
-                        None => Assigned::Expr(e.with_params(params)?),
+        let mut sets = Assignments::new();
+        for (i, e) in &self.sets {
+            sets.push((
+                *i,
+                match e.lone_param(params) {
+                    Some(value) => Assigned::Bound(value?),
+                    None => match e.with_params(params)? {
+                        Cow::Borrowed(e) => Assigned::Expr(e),
+                        Cow::Owned(e) => Assigned::Owned(Box::new(e)),
                     },
-                ))
-            })
-            .collect::<DbResult<_>>()?;
+                },
+            ));
+        }
         let schema = &self.relation.schema;
         if let (Some(filter), &[key_column]) = (&self.filter, schema.primary_key.as_slice()) {
             if let Some(value) = filter.column_equals_param(key_column, params) {
@@ -180,8 +183,10 @@ impl CompiledDml {
 
 /// What an UPDATE assigns to a column: an expression over the row, or a bound value as
 /// is (`SET c = $n`: no literal expression is built around a copy of the value).
+/// (Small: an owned expression, made only where a parameter is inside one, is boxed.)
 enum Assigned<'a> {
-    Expr(Cow<'a, Expr>),
+    Expr(&'a Expr),
+    Owned(Box<Expr>),
     Bound(&'a Value),
 }
 
@@ -189,6 +194,7 @@ impl Assigned<'_> {
     fn eval(&self, row: &[Value]) -> DbResult<Value> {
         match self {
             Assigned::Expr(e) => e.eval(row, &[]),
+            Assigned::Owned(e) => e.eval(row, &[]),
             Assigned::Bound(value) => Ok((*value).clone()),
         }
     }
@@ -941,18 +947,15 @@ impl Session {
                     Some(bound) => bound.cloned(),
                     None => e.with_params(params)?.eval(&[], &[]),
                 };
-                // Plain loops into vectors of the right size: collecting the results through
-                // iterator adapters cost more (a prepared INSERT + COMMIT went from 8,899 to
-                // 8,620 instructions; callgrind).
-                let mut built = Vec::with_capacity(rows.len());
-                for row in rows {
-                    let mut values = Vec::with_capacity(row.len());
+                // Each row's values on the stack (for up to 8 columns), evaluated as the
+                // statement reaches the row: the one allocation is the row as stored.
+                let rows = rows.iter().map(|row| {
+                    let mut values = InsertValues::with_capacity(row.len());
                     for e in row {
                         values.push(value(e)?);
                     }
-                    built.push(values);
-                }
-                let rows = built;
+                    Ok(values)
+                });
                 return self.insert_rows(target, rows, returning.as_ref(), params);
             }
         }
@@ -962,7 +965,7 @@ impl Session {
             None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
         };
         let returning = target.returning(insert, Some(params), self)?;
-        self.insert_rows(&target, rows, returning.as_ref(), params)
+        self.insert_rows(&target, rows.into_iter().map(Ok), returning.as_ref(), params)
     }
 
     /// INSERT's table and target columns.
@@ -1035,10 +1038,12 @@ impl Session {
 
     /// Inserts `rows` (values for the target columns) as one statement, with the
     /// RETURNING rows if `returning` is given.
-    fn insert_rows(
+    /// Inserts `rows` (the values of `target`'s columns, each row as it is reached: an
+    /// error stops the statement, which is undone whole) as one statement.
+    fn insert_rows<V: AsMut<[Value]>>(
         &mut self,
         target: &InsertTarget,
-        rows: Vec<Vec<Value>>,
+        rows: impl IntoIterator<Item = DbResult<V>>,
         returning: Option<&Returning>,
         params: &[Value],
     ) -> DbResult<QueryResult> {
@@ -1047,6 +1052,8 @@ impl Session {
         let inserted = self.statement(|s| {
             let mut inserted = 0u64;
             for values in rows {
+                let mut values = values?;
+                let values = values.as_mut();
                 if values.len() != targets.len() {
                     return Err(syntax(if values.len() > targets.len() {
                         "INSERT has more expressions than target columns".into()
@@ -1054,19 +1061,20 @@ impl Session {
                         "INSERT has more target columns than expressions".into()
                     }));
                 }
-                let row = if targets.iter().copied().eq(0..schema.columns.len()) {
-                    // Every column in table order: the values become the row in place.
-                    let mut values = values;
-                    for (v, c) in values.iter_mut().zip(&schema.columns) {
-                        *v = assignable(std::mem::replace(v, Value::Null), c)?;
-                    }
-                    values
+                for (v, &i) in values.iter_mut().zip(targets) {
+                    *v = assignable(std::mem::replace(v, Value::Null), &schema.columns[i])?;
+                }
+                let take = |v: &mut Value| std::mem::replace(v, Value::Null);
+                let row: Row = if targets.iter().copied().eq(0..schema.columns.len()) {
+                    // Every column in table order: the values move into the row as stored,
+                    // allocated once (a map over a range has an exact length).
+                    (0..values.len()).map(|c| take(&mut values[c])).collect()
                 } else {
                     let mut row = vec![Value::Null; schema.columns.len()];
-                    for (v, &i) in values.into_iter().zip(targets) {
-                        row[i] = assignable(v, &schema.columns[i])?;
+                    for (v, &i) in values.iter_mut().zip(targets) {
+                        row[i] = take(v);
                     }
-                    row
+                    Row::from(row)
                 };
                 let stored = s.insert_with_schema(table, schema, row)?;
                 if let Some(output) = &mut output {
@@ -1100,16 +1108,17 @@ impl Session {
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
         let updated = self.statement(|s| {
             s.for_each_locked_row(relation, &picked, keys_stay, &mut |s, key, row| {
-                // Each column once: an assigned one from its expression over the old row
-                // (the last assignment of a column wins), the others copied (not copied and
-                // then replaced: a text column would be allocated twice).
-                let mut new_row = Vec::with_capacity(row.len());
-                for (c, old) in row.iter().enumerate() {
-                    new_row.push(match sets.iter().rev().find(|(i, _)| *i == c) {
-                        Some((_, e)) => assignable(e.eval(row)?, &schema.columns[c])?,
-                        None => old.clone(),
-                    });
+                // The assigned columns from their expressions over the old row (a column
+                // is assigned once: the compile refuses two), then each column once, the
+                // others copied (not copied and then replaced: a text column would be
+                // allocated twice), straight into the row as stored: one allocation.
+                let mut assigned: smallvec::SmallVec<[Option<Value>; 8]> =
+                    smallvec::smallvec![None; row.len()];
+                for (i, e) in &sets {
+                    assigned[*i] = Some(assignable(e.eval(row)?, &schema.columns[*i])?);
                 }
+                let new_row: Row =
+                    (0..row.len()).map(|c| assigned[c].take().unwrap_or_else(|| row[c].clone())).collect();
                 let stored = s.update_locked(table, schema, key, new_row)?;
                 if let Some(output) = &mut output {
                     output.add(&stored)?;
