@@ -71,6 +71,28 @@ fn balances(db: &Database) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// Returns once some session waits for a row lock (`enq: TX - row lock contention` in
+/// `v$session`): a thread started to wait may not have got there yet on a busy machine.
+fn until_a_session_waits_for_a_row(db: &Database) {
+    let mut observer = db.session();
+    let waiting = "SELECT count(*) FROM v$session WHERE event = 'enq: TX - row lock contention'";
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while s_int(&mut observer, waiting) == 0 {
+        assert!(std::time::Instant::now() < deadline, "no session started waiting for a row lock");
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn s_int(s: &mut db::Session, sql: &str) -> i64 {
+    match s.execute(sql, &[]).unwrap().rows() {
+        [row] => match row[0] {
+            Value::Int(n) => n,
+            ref other => panic!("{other:?}"),
+        },
+        rows => panic!("{rows:?}"),
+    }
+}
+
 #[test]
 fn committed_rows_and_tables_survive_a_reopen_and_rolled_back_ones_do_not() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,6 +177,7 @@ fn a_second_writer_of_a_row_waits_for_the_first_and_sees_its_change() {
         b.commit(WAIT).unwrap();
         (waited, seen)
     });
+    until_a_session_waits_for_a_row(&db);
     thread::sleep(Duration::from_millis(100));
     a.commit(WAIT).unwrap();
     let (waited, _) = b.join().unwrap();
@@ -179,7 +202,7 @@ fn an_update_that_waited_for_a_row_lock_computes_from_the_row_the_holder_committ
         assert_eq!(b.execute_prepared(&update, &[Value::Int(1)]).unwrap().rows_affected(), 1);
         b.commit(WAIT).unwrap();
     });
-    thread::sleep(Duration::from_millis(100));
+    until_a_session_waits_for_a_row(&db);
     a.commit(WAIT).unwrap();
     b.join().unwrap();
     assert_eq!(balances(&db), vec![(1, 151)], "b added to a's committed balance");
@@ -230,7 +253,7 @@ fn two_transactions_waiting_on_each_other_get_a_deadlock_error_for_one() {
     a.update("accounts", &key(1), row(1, "a", 10)).unwrap();
     b.update("accounts", &key(2), row(2, "b", 20)).unwrap();
     let t = thread::spawn(move || a.update("accounts", &key(2), row(2, "a", 11)).map(|_| a));
-    thread::sleep(Duration::from_millis(100));
+    until_a_session_waits_for_a_row(&db);
     let e = b.update("accounts", &key(1), row(1, "b", 21)).unwrap_err();
     assert!(matches!(e, DbError::Deadlock(_)), "{e}");
     assert_eq!(e.sqlstate(), "40P01");
@@ -249,7 +272,7 @@ fn inserting_a_key_another_transaction_inserted_waits_then_is_a_duplicate() {
     a.insert("accounts", row(7, "a", 1)).unwrap();
     let db2 = db.clone();
     let b = thread::spawn(move || db2.session().insert("accounts", row(7, "b", 2)));
-    thread::sleep(Duration::from_millis(100));
+    until_a_session_waits_for_a_row(&db);
     a.commit(WAIT).unwrap();
     let e = b.join().unwrap().unwrap_err();
     assert!(matches!(e, DbError::DuplicateKey { .. }), "{e}");
