@@ -337,6 +337,19 @@ fn notices_come_right_after_their_statement() {
     let notice = String::from_utf8_lossy(&replies[1].1);
     assert!(notice.contains("SNOTICE\0") && notice.contains("C00000\0"), "{notice}");
     assert!(notice.contains("relation \"n\" already exists, skipping"), "{notice}");
+
+    // client_min_messages: a NOTICE is held back from `warning` up, a WARNING at `error`.
+    assert_eq!(kinds(&query(&mut c, "SET client_min_messages = WARNING")), "CZ");
+    assert_eq!(kinds(&query(&mut c, "CREATE TABLE IF NOT EXISTS n (k INT PRIMARY KEY)")), "CZ");
+    assert_eq!(kinds(&query(&mut c, "ALTER SESSION SET commit_write = 'BATCH,NOWAIT'")), "NCZ");
+    let shown = query(&mut c, "SHOW client_min_messages");
+    assert!(shown[1].1.ends_with(b"warning"), "{shown:?}");
+    assert_eq!(kinds(&query(&mut c, "SET client_min_messages = error")), "CZ");
+    assert_eq!(kinds(&query(&mut c, "ALTER SESSION SET commit_write = 'BATCH,NOWAIT'")), "CZ");
+    protocol::send(&mut c, b'Q', &protocol::cstring("SET client_min_messages = loud"));
+    expect_error(&mut c, "22023");
+    assert_eq!(kinds(&query(&mut c, "RESET client_min_messages")), "CZ");
+    assert_eq!(kinds(&query(&mut c, "CREATE TABLE IF NOT EXISTS n (k INT PRIMARY KEY)")), "NCZ");
 }
 
 /// The reply's CommandComplete tag.

@@ -91,6 +91,61 @@ pub struct SettingError {
     pub message: String,
 }
 
+/// PostgreSQL's message levels, least severe first, as `client_min_messages` names them
+/// (`log` sorts below `notice` for a client, as in PostgreSQL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MessageLevel {
+    Debug5,
+    Debug4,
+    Debug3,
+    Debug2,
+    Debug1,
+    Log,
+    Info,
+    Notice,
+    Warning,
+    Error,
+}
+
+impl MessageLevel {
+    const ALL: [(MessageLevel, &'static str); 10] = [
+        (MessageLevel::Debug5, "debug5"),
+        (MessageLevel::Debug4, "debug4"),
+        (MessageLevel::Debug3, "debug3"),
+        (MessageLevel::Debug2, "debug2"),
+        (MessageLevel::Debug1, "debug1"),
+        (MessageLevel::Log, "log"),
+        (MessageLevel::Info, "info"),
+        (MessageLevel::Notice, "notice"),
+        (MessageLevel::Warning, "warning"),
+        (MessageLevel::Error, "error"),
+    ];
+
+    /// A level by name, any case (`debug` is `debug2`, as PostgreSQL takes it).
+    pub fn parse(name: &str) -> Option<MessageLevel> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "debug" => Some(MessageLevel::Debug2),
+            lower => MessageLevel::ALL.iter().find(|(_, n)| *n == lower).map(|(level, _)| *level),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        MessageLevel::ALL
+            .iter()
+            .find(|(level, _)| *level == self)
+            .map(|(_, n)| *n)
+            .expect("every level is listed")
+    }
+
+    /// The level of a notice the database sends.
+    pub fn of(severity: db::Severity) -> MessageLevel {
+        match severity {
+            db::Severity::Notice => MessageLevel::Notice,
+            db::Severity::Warning => MessageLevel::Warning,
+        }
+    }
+}
+
 /// The connection's settings.
 #[derive(Clone, Debug)]
 pub struct ClientSettings {
@@ -125,6 +180,13 @@ impl ClientSettings {
 
     pub fn get(&self, name: &str) -> Option<&str> {
         definition(name).map(|d| self.values[d.0].as_str())
+    }
+
+    /// Whether a notice of `severity` reaches the client (`client_min_messages`).
+    pub fn sends(&self, severity: db::Severity) -> bool {
+        let minimum =
+            MessageLevel::parse(&self.values["client_min_messages"]).unwrap_or(MessageLevel::Notice);
+        MessageLevel::of(severity) >= minimum
     }
 
     /// Every setting by key, with its value (what the db session is told, for
@@ -177,6 +239,21 @@ impl ClientSettings {
             }
             _ => {}
         }
+        let value = match key {
+            "client_min_messages" => match MessageLevel::parse(&value) {
+                Some(level) => level.name().to_string(),
+                None => {
+                    return Err(SettingError {
+                        sqlstate: "22023",
+                        message: format!(
+                            "invalid value for parameter \"client_min_messages\": \"{value}\" (allowed: \
+                             debug5, debug4, debug3, debug2, debug1, log, info, notice, warning, error)"
+                        ),
+                    })
+                }
+            },
+            _ => value,
+        };
         if key == "default_transaction_isolation" {
             let level = value.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_uppercase();
             if !["READ COMMITTED", "READ UNCOMMITTED", "REPEATABLE READ", "SERIALIZABLE"]

@@ -608,9 +608,12 @@ impl SessionState {
         }
     }
 
+    /// The statement's notices that `client_min_messages` lets through.
     fn send_notices(&mut self) {
         for notice in self.session.take_notices() {
-            self.out.notice(notice);
+            if self.settings.sends(notice.severity) {
+                self.out.notice(notice);
+            }
         }
     }
 
@@ -974,7 +977,9 @@ impl SessionState {
             ClientStatement::Set { name, value, local } => {
                 if *local && !self.in_transaction_block() {
                     // PostgreSQL's warning: the setting ends with this statement.
-                    self.out.warning("25P01", "SET LOCAL can only be used in transaction blocks".into());
+                    if self.settings.sends(db::Severity::Warning) {
+                        self.out.warning("25P01", "SET LOCAL can only be used in transaction blocks".into());
+                    }
                 }
                 self.set_setting(name, Some(value), *local)?;
                 command("SET")
