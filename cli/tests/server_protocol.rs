@@ -335,7 +335,7 @@ fn notices_come_right_after_their_statement() {
     );
     assert_eq!(kinds(&replies), "CNCZ");
     let notice = String::from_utf8_lossy(&replies[1].1);
-    assert!(notice.contains("SNOTICE\0") && notice.contains("C00000\0"), "{notice}");
+    assert!(notice.contains("SNOTICE\0") && notice.contains("C42P07\0"), "{notice}");
     assert!(notice.contains("relation \"n\" already exists, skipping"), "{notice}");
 
     // client_min_messages: a NOTICE is held back from `warning` up, a WARNING at `error`.

@@ -119,7 +119,10 @@ fn create_drop_and_truncate_tables() {
     assert_eq!(sqlstate(&mut s, "CREATE TABLE kinds (a INT PRIMARY KEY)"), "42P07");
     s.take_notices();
     assert_eq!(tag(&mut s, "CREATE TABLE IF NOT EXISTS kinds (a INT PRIMARY KEY)"), "CREATE TABLE");
-    assert_eq!(s.take_notices(), [db::Notice::plain("relation \"kinds\" already exists, skipping".into())]);
+    let notices = s.take_notices();
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].message, "relation \"kinds\" already exists, skipping");
+    assert_eq!((notices[0].severity, notices[0].sqlstate), (db::Severity::Notice, "42P07"));
     let e = fails(&mut s, "CREATE TABLE nokey (a INT, b TEXT)");
     assert_eq!(e.sqlstate(), "0A000");
     assert!(e.to_string().contains("primary key"), "{e}");
@@ -620,6 +623,27 @@ fn oracle_style_placeholders_are_bound_by_position() {
     let sql = format!("SELECT {} FORM t", (0..10).map(|_| ":a").collect::<Vec<_>>().join(", "));
     let Err(DbError::Syntax { position, .. }) = s.prepare(&sql) else { panic!("not a syntax error") };
     assert_eq!(sql.chars().nth(position - 1), Some('t'), "{position} in {sql}");
+}
+
+/// A prepared UPDATE evaluates its assignments in column order, as PostgreSQL does: the
+/// first column's error is the one reported, whatever the order of the SET list.
+#[test]
+fn a_prepared_update_reports_the_error_of_the_first_failing_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let update = s
+        .prepare("UPDATE accounts SET balance = balance / 0, name = 'n' || (9223372036854775807 + id) WHERE id = $1")
+        .unwrap();
+    assert_eq!(s.execute_prepared(&update, &[i(1)]).unwrap_err().sqlstate(), "22003", "name comes first");
+    let swapped = s
+        .prepare("UPDATE accounts SET name = 'n' || (9223372036854775807 + id), balance = balance / 0 WHERE id = $1")
+        .unwrap();
+    assert_eq!(s.execute_prepared(&swapped, &[i(1)]).unwrap_err().sqlstate(), "22003");
+    assert_eq!(
+        rows(&mut s, "SELECT name, balance FROM accounts WHERE id = 1"),
+        vec![vec![t("alice"), i(100)]]
+    );
 }
 
 /// `WHERE key = $1` with a value of the key's own type takes the direct key path (no

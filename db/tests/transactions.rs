@@ -487,6 +487,23 @@ fn an_update_or_delete_by_key_that_changes_nothing_leaves_no_row_locked() {
 }
 
 #[test]
+fn a_prepared_insert_whose_later_row_fails_to_evaluate_locks_no_key() {
+    // Every row's values are computed before any row is locked: a division by zero in the
+    // second row leaves the first row's key free for others.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut a) = one_account(dir.path());
+    let insert = a.prepare("INSERT INTO accounts VALUES (5, 'x', 1), (6, 'y', 1 / $1)").unwrap();
+    let e = a.execute_prepared(&insert, &[Value::Int(0)]).unwrap_err();
+    assert!(matches!(e, DbError::DivisionByZero), "{e}");
+    let a = std::sync::Mutex::new(a);
+    let release = || a.lock().unwrap().rollback();
+    assert!(
+        runs_without_waiting(&db, "INSERT INTO accounts VALUES (5, 'z', 0)", release),
+        "key 5 stayed locked"
+    );
+}
+
+#[test]
 fn a_key_locked_before_stays_locked_when_a_later_statement_changes_nothing_there() {
     let dir = tempfile::tempdir().unwrap();
     let (db, mut a) = one_account(dir.path());

@@ -11,9 +11,10 @@
 //! A `$n` and a `:name` in one statement are refused: which value each would take is
 //! anybody's guess.
 //!
-//! Only a colon immediately followed by a word or a run of digits, outside brackets, is a
-//! placeholder: `::` (a cast), `:=`, and colons inside strings, quoted names and comments
-//! are the tokenizer's other tokens and stay as they are.
+//! Only a colon immediately followed by a name (`:"quoted"` too) or a run of digits,
+//! outside brackets, is a placeholder: `::` (a cast), `:=`, and colons inside strings,
+//! quoted names and comments are the tokenizer's other tokens and stay as they are. A
+//! placeholder right after a name (`LIKE:p`) is written ` $1`, not joined to the name.
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -25,23 +26,53 @@ use crate::error::{DbError, DbResult};
 pub(crate) struct Numbered {
     /// The text to parse: every placeholder `$i`.
     pub(crate) text: String,
-    /// Where the numbered text is longer than the original (a `$i` wider than its
-    /// placeholder, as `$10` for `:a`): the character offset in `text` just past each
-    /// such placeholder, and the characters added up to there.
-    shifts: Vec<(usize, usize)>,
+    /// The placeholders, in order (the i-th is `$i`).
+    placed: Vec<Placed>,
+}
+
+/// Where a placeholder was and what was written for it.
+#[derive(Debug)]
+struct Placed {
+    /// As written (`:custId`), for messages.
+    original: String,
+    /// Its first character in the original text, and its width in characters.
+    start: usize,
+    width: usize,
+    /// Its first character in the numbered text, and the width of what replaced it
+    /// (wider than the original for `$10` in place of `:a`, or ` $1` after a name).
+    numbered_start: usize,
+    written: usize,
 }
 
 impl Numbered {
-    /// A 1-based character position in `text` as one in the original statement.
+    /// A 1-based character position in `text` as one in the original statement (a
+    /// position inside a placeholder's replacement is the placeholder's).
     pub(crate) fn original_position(&self, position: usize) -> usize {
-        let added = self.shifts.iter().rev().find(|(end, _)| position > *end).map_or(0, |(_, n)| *n);
-        position - added
+        let at = position.saturating_sub(1);
+        let mut added = 0isize;
+        for p in &self.placed {
+            if at < p.numbered_start {
+                break;
+            }
+            if at < p.numbered_start + p.written {
+                return p.start + 1;
+            }
+            added = (p.numbered_start + p.written) as isize - (p.start + p.width) as isize;
+        }
+        (at as isize - added) as usize + 1
     }
 
-    /// A syntax error found in `text`, with its position in the original statement.
+    /// A syntax error found in `text`, with its position in the original statement and
+    /// the placeholders it quotes as written.
     pub(crate) fn locate(&self, error: DbError) -> DbError {
         match error {
             DbError::Syntax { message, position } if position > 0 => {
+                let mut message = message;
+                // sqlparser quotes the token it stopped at: "found: $2".
+                for (i, p) in self.placed.iter().enumerate().rev() {
+                    message =
+                        message.replace(&format!("found: ${}", i + 1), &format!("found: {}", p.original));
+                }
                 DbError::Syntax { message, position: self.original_position(position) }
             }
             other => other,
@@ -59,16 +90,19 @@ pub(crate) fn number_placeholders(sql: &str) -> DbResult<Option<Numbered>> {
         return Ok(None);
     };
     // Character offset of each line's start (the tokenizer's locations are line and
-    // column, both counted in characters from 1).
+    // column, both counted in characters from 1; a line ends at '\n' only).
+    let chars: Vec<char> = sql.chars().collect();
     let mut line_starts = vec![0usize];
-    for (offset, c) in sql.chars().enumerate() {
-        if c == '\n' {
+    for (offset, c) in chars.iter().enumerate() {
+        if *c == '\n' {
             line_starts.push(offset + 1);
         }
     }
-    let offset_of = |line: u64, column: u64| line_starts[line as usize - 1] + column as usize - 1;
+    let offset_of =
+        |at: sqlparser::tokenizer::Location| line_starts[at.line as usize - 1] + at.column as usize - 1;
 
-    // Each placeholder as (first character, characters it spans).
+    // Each placeholder as (first character, characters it spans, up to the end of its
+    // name: `:"a b"` is a name too).
     let mut placeholders: Vec<(usize, usize)> = Vec::new();
     let mut dollar: Option<usize> = None;
     let mut brackets = 0usize;
@@ -77,18 +111,18 @@ pub(crate) fn number_placeholders(sql: &str) -> DbResult<Option<Numbered>> {
             Token::LBracket => brackets += 1,
             Token::RBracket => brackets = brackets.saturating_sub(1),
             Token::Placeholder(p) if p.starts_with('$') => {
-                dollar.get_or_insert(offset_of(token.span.start.line, token.span.start.column));
+                dollar.get_or_insert(offset_of(token.span.start));
             }
             Token::Colon if brackets == 0 => {
                 let Some(next) = tokens.get(i + 1) else { continue };
-                let name_chars = match &next.token {
-                    Token::Word(w) if w.quote_style.is_none() => w.value.chars().count(),
-                    Token::Number(n, false) if n.bytes().all(|b| b.is_ascii_digit()) => n.len(),
+                match &next.token {
+                    Token::Word(_) => {}
+                    Token::Number(n, false) if n.bytes().all(|b| b.is_ascii_digit()) => {}
+                    // (`: name` is no placeholder: the whitespace is a token of its own.)
                     _ => continue,
-                };
-                // (`: name` is no placeholder: the whitespace is a token of its own.)
-                placeholders
-                    .push((offset_of(token.span.start.line, token.span.start.column), 1 + name_chars));
+                }
+                let start = offset_of(token.span.start);
+                placeholders.push((start, offset_of(next.span.end) - start));
             }
             _ => {}
         }
@@ -101,30 +135,34 @@ pub(crate) fn number_placeholders(sql: &str) -> DbResult<Option<Numbered>> {
         });
     }
 
-    let mut text = String::with_capacity(sql.len() + placeholders.len());
-    let mut shifts = Vec::new();
-    let (mut added, mut next) = (0usize, 0usize);
-    let mut chars = sql.chars().enumerate().peekable();
-    while let Some((offset, c)) = chars.next() {
-        match placeholders.get(next) {
-            Some(&(start, width)) if start == offset => {
-                next += 1;
-                let number = format!("${next}");
-                let written = number.len().max(width);
-                text.push_str(&format!("{number:<written$}"));
-                // The placeholder's other characters are replaced.
-                for _ in 1..width {
-                    chars.next();
-                }
-                if written > width {
-                    added += written - width;
-                    shifts.push((offset + added + width, added));
-                }
-            }
-            _ => text.push(c),
+    let mut text = String::with_capacity(sql.len() + placeholders.len() * 2);
+    let mut placed = Vec::with_capacity(placeholders.len());
+    let (mut offset, mut numbered_offset) = (0usize, 0usize);
+    for (i, &(start, width)) in placeholders.iter().enumerate() {
+        for &c in &chars[offset..start] {
+            text.push(c);
         }
+        numbered_offset += start - offset;
+        // After a character of a name, `$1` would join the name (`LIKE$1`): a space first.
+        let joins =
+            start > 0 && (chars[start - 1].is_alphanumeric() || matches!(chars[start - 1], '_' | '$'));
+        let number = format!("{}${}", if joins { " " } else { "" }, i + 1);
+        let written = number.len().max(width);
+        text.push_str(&format!("{number:<written$}"));
+        placed.push(Placed {
+            original: chars[start..start + width].iter().collect(),
+            start,
+            width,
+            numbered_start: numbered_offset,
+            written,
+        });
+        numbered_offset += written;
+        offset = start + width;
     }
-    Ok(Some(Numbered { text, shifts }))
+    for &c in &chars[offset..] {
+        text.push(c);
+    }
+    Ok(Some(Numbered { text, placed }))
 }
 
 #[cfg(test)]
@@ -146,6 +184,36 @@ mod tests {
         assert_eq!(numbered("SELECT :b, :a, :b, :2"), "SELECT $1, $2, $3, $4");
         // Over several lines, with multi-byte characters before them.
         assert_eq!(numbered("SELECT 'é' AS x,\n  :first\nFROM t"), "SELECT 'é' AS x,\n  $1    \nFROM t");
+    }
+
+    #[test]
+    fn a_placeholder_after_a_name_stays_apart_from_it_and_quoted_names_count() {
+        assert_eq!(numbered("SELECT id FROM t WHERE name LIKE:p"), "SELECT id FROM t WHERE name LIKE $1");
+        assert_eq!(
+            numbered("SELECT CASE WHEN a THEN:x ELSE:y END"),
+            "SELECT CASE WHEN a THEN $1 ELSE $2 END"
+        );
+        assert_eq!(numbered("SELECT :\"my name\", (:b)"), "SELECT $1        , ($2)");
+        // "x:y" is no alias with a placeholder in it: the parser sees `x $1` and says so.
+        assert_eq!(numbered("SELECT 1 AS x:y"), "SELECT 1 AS x $1");
+    }
+
+    #[test]
+    fn errors_quote_and_place_the_placeholders_as_written() {
+        let n = number_placeholders("SELECT :a :bb").unwrap().unwrap();
+        assert_eq!(n.text, "SELECT $1 $2 ");
+        let error = n.locate(DbError::Syntax {
+            message: "Expected: end of statement, found: $2".into(),
+            position: 11,
+        });
+        let DbError::Syntax { message, position } = error else { panic!() };
+        assert_eq!(message, "Expected: end of statement, found: :bb");
+        assert_eq!(position, 11);
+        // Inside a replacement wider than its placeholder: the placeholder's position.
+        let n = number_placeholders("SELECT x:a FROM").unwrap().unwrap();
+        assert_eq!(n.text, "SELECT x $1 FROM");
+        assert_eq!(n.original_position(10), 9, "the $ of ` $1` is the placeholder at :a");
+        assert_eq!(n.original_position(13), 12, "FROM, one character further in the numbered text");
     }
 
     #[test]

@@ -130,6 +130,7 @@ impl QueryResult {
 /// parameters are still `$n`, given values by `with_params` at each execution.
 pub(crate) struct CompiledDml {
     relation: Relation,
+    /// The assignments, by column in ascending order.
     sets: Vec<(usize, Template)>,
     filter: Option<Template>,
     returning: Option<Returning>,
@@ -848,8 +849,12 @@ impl Session {
             )));
         };
         let exists = |s: &mut Session| {
-            s.notices
-                .push(crate::error::Notice::plain(format!("relation \"{name}\" already exists, skipping")));
+            // PostgreSQL's: a NOTICE with the duplicate-table SQLSTATE.
+            s.notices.push(crate::error::Notice {
+                severity: crate::error::Severity::Notice,
+                sqlstate: "42P07",
+                message: format!("relation \"{name}\" already exists, skipping"),
+            });
             Ok(QueryResult::command("CREATE TABLE", 0))
         };
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
@@ -947,25 +952,36 @@ impl Session {
                     Some(bound) => bound.cloned(),
                     None => e.with_params(params)?.eval(&[], &[]),
                 };
-                // Each row's values on the stack (for up to 8 columns), evaluated as the
-                // statement reaches the row: the one allocation is the row as stored.
-                let rows = rows.iter().map(|row| {
+                // Every row's values first (an error in any comes before any row is locked),
+                // a single row's on the stack for up to 8 columns: its one allocation is
+                // the row as stored.
+                let evaluate = |row: &[Template]| -> DbResult<InsertValues> {
                     let mut values = InsertValues::with_capacity(row.len());
                     for e in row {
                         values.push(value(e)?);
                     }
                     Ok(values)
-                });
-                return self.insert_rows(target, rows, returning.as_ref(), params);
+                };
+                if let [row] = rows.as_slice() {
+                    let mut values = evaluate(row)?;
+                    return self.insert_rows(
+                        target,
+                        std::slice::from_mut(&mut values),
+                        returning.as_ref(),
+                        params,
+                    );
+                }
+                let mut built = rows.iter().map(|row| evaluate(row)).collect::<DbResult<Vec<_>>>()?;
+                return self.insert_rows(target, &mut built, returning.as_ref(), params);
             }
         }
         let target = self.insert_target(insert)?;
-        let rows = match values {
+        let mut rows = match values {
             Some(values) => values_output(values, params, self)?.rows,
             None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
         };
         let returning = target.returning(insert, Some(params), self)?;
-        self.insert_rows(&target, rows.into_iter().map(Ok), returning.as_ref(), params)
+        self.insert_rows(&target, &mut rows, returning.as_ref(), params)
     }
 
     /// INSERT's table and target columns.
@@ -1038,12 +1054,11 @@ impl Session {
 
     /// Inserts `rows` (values for the target columns) as one statement, with the
     /// RETURNING rows if `returning` is given.
-    /// Inserts `rows` (the values of `target`'s columns, each row as it is reached: an
-    /// error stops the statement, which is undone whole) as one statement.
+    /// Inserts `rows` (the values of `target`'s columns) as one statement.
     fn insert_rows<V: AsMut<[Value]>>(
         &mut self,
         target: &InsertTarget,
-        rows: impl IntoIterator<Item = DbResult<V>>,
+        rows: &mut [V],
         returning: Option<&Returning>,
         params: &[Value],
     ) -> DbResult<QueryResult> {
@@ -1052,7 +1067,6 @@ impl Session {
         let inserted = self.statement(|s| {
             let mut inserted = 0u64;
             for values in rows {
-                let mut values = values?;
                 let values = values.as_mut();
                 if values.len() != targets.len() {
                     return Err(syntax(if values.len() > targets.len() {
@@ -1108,10 +1122,11 @@ impl Session {
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
         let updated = self.statement(|s| {
             s.for_each_locked_row(relation, &picked, keys_stay, &mut |s, key, row| {
-                // The assigned columns from their expressions over the old row (a column
-                // is assigned once: the compile refuses two), then each column once, the
-                // others copied (not copied and then replaced: a text column would be
-                // allocated twice), straight into the row as stored: one allocation.
+                // The assigned columns from their expressions over the old row (in column
+                // order: the compile sorted them; a column is assigned once: it refuses
+                // two), then each column once, the others copied (not copied and then
+                // replaced: a text column would be allocated twice), straight into the row
+                // as stored: one allocation.
                 let mut assigned: smallvec::SmallVec<[Option<Value>; 8]> =
                     smallvec::smallvec![None; row.len()];
                 for (i, e) in &sets {
@@ -1170,7 +1185,12 @@ impl Session {
             .map(|items| Returning::compile(&relation, items, &mut binder))
             .transpose()?;
         Ok(CompiledDml {
-            sets: sets.into_iter().map(|(i, e)| (i, Template::new(e))).collect(),
+            // In column order: the order PostgreSQL evaluates them in (which error a row
+            // with two failing assignments reports), whatever the SET list's.
+            sets: {
+                sets.sort_by_key(|(i, _)| *i);
+                sets.into_iter().map(|(i, e)| (i, Template::new(e))).collect()
+            },
             filter: filter.map(Template::new),
             returning,
             relation,
