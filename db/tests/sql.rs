@@ -625,6 +625,68 @@ fn oracle_style_placeholders_are_bound_by_position() {
     assert_eq!(sql.chars().nth(position - 1), Some('t'), "{position} in {sql}");
 }
 
+/// EXPLAIN tells the access path without running the statement: a point or range on the
+/// primary key reads no other row.
+#[test]
+fn explain_shows_the_access_path_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let plan = |s: &mut Session, sql: &str, params: &[Value]| -> Vec<String> {
+        let r = s.execute(sql, params).unwrap();
+        assert_eq!(r.columns()[0].name, "QUERY PLAN");
+        r.rows()
+            .iter()
+            .map(|row| match &row[0] {
+                Value::Text(line) => line.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        plan(&mut s, "EXPLAIN SELECT * FROM accounts WHERE id = 2", &[]),
+        ["Index Scan using accounts_pkey on accounts  (1 key)", "  Filter: id = 2"]
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN SELECT name FROM accounts WHERE id IN (1, 3)", &[])[0],
+        "Index Scan using accounts_pkey on accounts  (2 keys)"
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN SELECT * FROM accounts WHERE id BETWEEN 2 AND 3", &[])[0],
+        "Index Range Scan using accounts_pkey on accounts"
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN SELECT * FROM accounts WHERE name = 'bob'", &[])[0],
+        "Seq Scan on accounts"
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN SELECT * FROM accounts WHERE id = 1 AND id = 2", &[])[0],
+        "Result  (no row can match)"
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN UPDATE accounts SET balance = 0 WHERE id = $1", &[i(1)]),
+        [
+            "Update on accounts",
+            "  ->  Index Scan using accounts_pkey on accounts  (1 key)",
+            "        Filter: id = $1"
+        ]
+    );
+    assert_eq!(
+        plan(&mut s, "EXPLAIN DELETE FROM accounts", &[]),
+        ["Delete on accounts", "  ->  Seq Scan on accounts"]
+    );
+    assert_eq!(plan(&mut s, "EXPLAIN INSERT INTO accounts VALUES (9, 'x', 1)", &[]).len(), 2);
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(4)]], "nothing ran");
+    assert!(!s.in_transaction(), "EXPLAIN opens no transaction");
+    // Prepared: described as returning its one column.
+    let explain = s.prepare("EXPLAIN SELECT * FROM accounts WHERE id = $1").unwrap();
+    assert!(explain.returns_rows());
+    let described = s.describe_prepared(&explain).unwrap();
+    assert_eq!(described.columns.unwrap()[0].name, "QUERY PLAN");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN ANALYZE SELECT * FROM accounts"), "0A000");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN SELECT * FROM nosuch"), "42P01");
+}
+
 /// A prepared UPDATE evaluates its assignments in column order, as PostgreSQL does: the
 /// first column's error is the one reported, whatever the order of the SET list.
 #[test]

@@ -34,7 +34,7 @@ impl PreparedStatement {
     pub fn returns_rows(&self) -> bool {
         match self.parsed.as_ref() {
             Prepared::Sql(sql) => match sql.as_ref() {
-                ast::Statement::Query(_) => true,
+                ast::Statement::Query(_) | ast::Statement::Explain { .. } => true,
                 ast::Statement::Insert(insert) => insert.returning.is_some(),
                 ast::Statement::Update(update) => update.returning.is_some(),
                 ast::Statement::Delete(delete) => delete.returning.is_some(),
@@ -85,6 +85,11 @@ impl Session {
                 ast::Statement::Query(query) => {
                     let nulls = vec![Value::Null; parameters.len()];
                     Some(self.run_query(query, &nulls)?.columns)
+                }
+                // Its one text column (EXPLAIN runs nothing: it can be asked).
+                ast::Statement::Explain { .. } => {
+                    let nulls = vec![Value::Null; parameters.len()];
+                    Some(self.execute_prepared(statement, &nulls)?.columns().to_vec())
                 }
                 // RETURNING's columns, from the table's schema (the statement does not run).
                 other => self.returning_columns(other, &vec![Value::Null; parameters.len()])?,

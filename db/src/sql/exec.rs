@@ -627,6 +627,18 @@ impl Session {
                 self.drop_table_statement(names, *if_exists)
             }
             S::Truncate(truncate) => self.truncate_statement(truncate),
+            S::Explain {
+                analyze: false,
+                statement,
+                format: None,
+                options: None,
+                query_plan: false,
+                estimate: false,
+                ..
+            } => self.explain(statement, params),
+            S::Explain { .. } => {
+                Err(DbError::Unsupported("this form of EXPLAIN (EXPLAIN without options)".into()))
+            }
             S::StartTransaction { statements, .. } if statements.is_empty() => {
                 Ok(QueryResult::command("BEGIN", 0))
             }

@@ -6,6 +6,7 @@
 //! - `query`: SELECT and VALUES;
 //! - `expr`: expressions, compiled against a table's columns and evaluated;
 //! - `access`: access paths by primary key (point lookups, range scans);
+//! - `explain`: EXPLAIN, the access path a statement would take;
 //! - `binds`: Oracle-style `:name` placeholders, numbered by position before parsing;
 //! - `bulk`: bulk load (a wire client's COPY FROM) as one statement over many calls.
 
@@ -15,6 +16,7 @@ pub mod bulk;
 pub mod cache;
 pub mod describe;
 pub mod exec;
+pub(crate) mod explain;
 pub mod expr;
 pub mod oracle;
 pub mod prepared;
