@@ -78,6 +78,56 @@ fn psql_runs_statements_transactions_and_oracle_commands() {
     assert_eq!(server.terminate().code(), Some(0));
 }
 
+/// psql's way to bind variables: SQL PREPARE and EXECUTE, parsed once, the values given
+/// at each run; the statement is the connection's, like a protocol Parse of that name.
+#[test]
+fn psql_prepares_and_executes_statements_with_values() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE c (id BIGINT PRIMARY KEY, name VARCHAR(20), valid TEXT)");
+    let out = server.commands(&[
+        "PREPARE ins (bigint, text) AS INSERT INTO c VALUES ($1, $2, 'N')",
+        "EXECUTE ins (1, 'ann')",
+        "EXECUTE ins ('2', 'bob')",
+        "PREPARE upd AS UPDATE c SET valid = 'Y' WHERE id = $1",
+        "EXECUTE upd (2)",
+        "PREPARE sel AS SELECT name FROM c WHERE valid = $1 ORDER BY id",
+        "EXECUTE sel ('Y')",
+        "EXECUTE sel ('N')",
+        "DEALLOCATE sel",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        ["PREPARE", "INSERT 0 1", "INSERT 0 1", "PREPARE", "UPDATE 1", "PREPARE", "bob", "ann", "DEALLOCATE"],
+        "{out}"
+    );
+    // The EXECUTEs committed (each message is an implicit transaction).
+    assert_eq!(server.query("SELECT id, valid FROM c ORDER BY id"), "1|N\n2|Y\n");
+    let errors = server.commands_past_errors(&[
+        "PREPARE q AS SELECT * FROM c WHERE id = $1",
+        "EXECUTE q (1, 2)",
+        "EXECUTE nosuch",
+        "PREPARE q AS SELECT 1",
+        "PREPARE s AS SET synchronous_commit = off",
+        "PREPARE t (nosuchtype) AS SELECT $1",
+        "PREPARE n (bigint) AS SELECT $1 + 1",
+        "EXECUTE n (41.5)",
+    ]);
+    let stderr = String::from_utf8_lossy(&errors.stderr);
+    assert!(stderr.contains("wrong number of parameters for prepared statement \"q\""), "{stderr}");
+    assert!(stderr.contains("26000"), "EXECUTE of no statement: {stderr}");
+    assert!(stderr.contains("42P05"), "a name taken: {stderr}");
+    assert!(stderr.contains("PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES"), "{stderr}");
+    assert!(stderr.contains("nosuchtype"), "{stderr}");
+    assert!(stderr.contains("invalid input for type BIGINT: 41.5"), "a declared type is kept: {stderr}");
+    assert_eq!(
+        server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)"]),
+        "PREPARE\n42\n"
+    );
+}
+
 #[test]
 fn connections_over_the_limit_are_refused_with_53300() {
     require_tool("psql");

@@ -327,6 +327,20 @@ pub enum ClientStatement {
     Show {
         name: String,
     },
+    /// `PREPARE name [(type, ...)] AS statement`: a named prepared statement made with
+    /// SQL (psql's way to bind variables), the same as a protocol Parse of that name.
+    Prepare {
+        name: String,
+        /// The declared parameter types, as written.
+        types: Vec<String>,
+        statement: String,
+    },
+    /// `EXECUTE name [(expression, ...)]`: runs it with those values for `$1..$n`.
+    Execute {
+        name: String,
+        /// The argument list's text, between its parentheses (None: no list).
+        arguments: Option<String>,
+    },
     /// DEALLOCATE [PREPARE] name; None for ALL.
     Deallocate(Option<String>),
     DiscardAll,
@@ -350,6 +364,77 @@ pub enum ClientStatement {
     /// A statement the server recognises but cannot run (a SCROLL cursor, COPY BINARY, a
     /// catalog query it does not know): it fails with this error when run.
     Rejected(SqlError),
+}
+
+/// The text between the parenthesis at token `open` and its match, and the index of the
+/// token after the match.
+fn parenthesized(sql: &str, tokens: &[Token], open: usize) -> Result<(String, usize), SqlError> {
+    let mut depth = 0usize;
+    for (i, token) in tokens.iter().enumerate().skip(open) {
+        if token.is_punct('(') {
+            depth += 1;
+        } else if token.is_punct(')') {
+            depth -= 1;
+            if depth == 0 {
+                return Ok((sql[tokens[open].start + 1..token.start].to_string(), i + 1));
+            }
+        }
+    }
+    Err(SqlError::new("42601", "syntax error: a parenthesis is not closed"))
+}
+
+/// `PREPARE name [(type, ...)] AS statement`.
+fn prepare_statement(sql: &str) -> Result<ClientStatement, SqlError> {
+    let tokens = tokenize(sql);
+    let syntax = || SqlError::new("42601", "syntax error: PREPARE name [(type, ...)] AS statement");
+    let name = tokens.get(1).and_then(Token::ident).ok_or_else(syntax)?;
+    let mut next = 2;
+    let mut types = Vec::new();
+    if tokens.get(next).is_some_and(|t| t.is_punct('(')) {
+        let (list, after) = parenthesized(sql, &tokens, next)?;
+        // Split at the commas outside parentheses (`numeric(10, 2)` is one type).
+        let (mut depth, mut from) = (0usize, 0usize);
+        for (i, c) in list.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    types.push(list[from..i].trim().to_string());
+                    from = i + 1;
+                }
+                _ => {}
+            }
+        }
+        types.push(list[from..].trim().to_string());
+        if types.iter().any(String::is_empty) {
+            return Err(syntax());
+        }
+        next = after;
+    }
+    let as_keyword = tokens.get(next).filter(|t| t.is("AS")).ok_or_else(syntax)?;
+    let statement = sql[as_keyword.start + 2..].trim().to_string();
+    if statement.is_empty() {
+        return Err(syntax());
+    }
+    Ok(ClientStatement::Prepare { name, types, statement })
+}
+
+/// `EXECUTE name [(expression, ...)]`.
+fn execute_statement(sql: &str) -> Result<ClientStatement, SqlError> {
+    let tokens = tokenize(sql);
+    let syntax = || SqlError::new("42601", "syntax error: EXECUTE name [(value, ...)]");
+    let name = tokens.get(1).and_then(Token::ident).ok_or_else(syntax)?;
+    let (arguments, after) = match tokens.get(2) {
+        Some(t) if t.is_punct('(') => {
+            let (list, after) = parenthesized(sql, &tokens, 2)?;
+            (Some(list), after)
+        }
+        _ => (None, 2),
+    };
+    if after != tokens.len() {
+        return Err(syntax());
+    }
+    Ok(ClientStatement::Execute { name, arguments })
 }
 
 impl ClientStatement {
@@ -389,6 +474,8 @@ impl ClientStatement {
                     _ => None,
                 };
             }
+            "PREPARE" => return answer(prepare_statement(sql)),
+            "EXECUTE" => return answer(execute_statement(sql)),
             "DEALLOCATE" | "DISCARD" | "SET" | "RESET" | "SHOW" => {}
             _ => return None,
         }
@@ -639,6 +726,39 @@ mod tests {
             Some(ClientStatement::Set { name: "application_name".into(), value: "x y".into(), local: false })
         );
         assert_eq!(ClientStatement::parse("deallocate all"), Some(ClientStatement::Deallocate(None)));
+        assert_eq!(
+            ClientStatement::parse("PREPARE q (bigint, numeric(10, 2)) AS SELECT $1 + $2"),
+            Some(ClientStatement::Prepare {
+                name: "q".into(),
+                types: vec!["bigint".into(), "numeric(10, 2)".into()],
+                statement: "SELECT $1 + $2".into()
+            })
+        );
+        assert_eq!(
+            ClientStatement::parse("prepare \"Q\" as update t set v = 1"),
+            Some(ClientStatement::Prepare {
+                name: "Q".into(),
+                types: vec![],
+                statement: "update t set v = 1".into()
+            })
+        );
+        assert_eq!(
+            ClientStatement::parse("EXECUTE q (1, 'a)b', f(2, 3))"),
+            Some(ClientStatement::Execute { name: "q".into(), arguments: Some("1, 'a)b', f(2, 3)".into()) })
+        );
+        assert_eq!(
+            ClientStatement::parse("execute q"),
+            Some(ClientStatement::Execute { name: "q".into(), arguments: None })
+        );
+        for bad in [
+            "PREPARE q SELECT 1",
+            "PREPARE AS SELECT 1",
+            "PREPARE q () AS SELECT 1",
+            "EXECUTE q (1",
+            "EXECUTE q 1",
+        ] {
+            assert!(matches!(ClientStatement::parse(bad), Some(ClientStatement::Rejected(_))), "{bad}");
+        }
         assert_eq!(
             ClientStatement::parse("DEALLOCATE PREPARE \"S_1\""),
             Some(ClientStatement::Deallocate(Some("S_1".into())))

@@ -1005,6 +1005,15 @@ impl SessionState {
                 QueryResult::rows_of_query(vec![text_column(column)], vec![vec![Value::Text(value)]])
             }
             ClientStatement::Savepoint(savepoint) => command(self.run_savepoint(savepoint)?),
+            ClientStatement::Prepare { name, types, statement } => {
+                self.prepare_sql(name, types, statement)?;
+                command("PREPARE")
+            }
+            ClientStatement::Execute { name, arguments } => {
+                let result = self.execute_sql(name, arguments.as_deref())?;
+                self.track_tag(&result.tag());
+                result
+            }
             ClientStatement::Deallocate(Some(name)) => {
                 if self.statements.remove(name).is_none() {
                     return Err(SqlError::new(
@@ -1408,27 +1417,41 @@ impl SessionState {
     }
 
     fn parse(&mut self, parse: Parse) -> Result<(), SqlError> {
-        let name = parse.name.unwrap_or_default();
+        self.prepare_named(parse.name.unwrap_or_default(), &parse.query, parse.type_oids)?;
+        self.out.message(PgWireBackendMessage::ParseComplete(ParseComplete::new()));
+        Ok(())
+    }
+
+    /// Makes the prepared statement `name` of `query` (a protocol Parse, or SQL PREPARE),
+    /// with the parameter types the client declared (0: left to the server).
+    fn prepare_named(&mut self, name: String, query: &str, type_oids: Vec<u32>) -> Result<(), SqlError> {
         if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(SqlError::new("42P05", format!("prepared statement \"{name}\" already exists")));
         }
-        let pieces = split_statements(&parse.query)?;
+        let pieces = split_statements(query)?;
         let (kind, text) = match pieces.as_slice() {
             [] => (StatementKind::Empty, String::new()),
             [Piece::Statement(text)] => match ClientStatement::parse(&text.text) {
                 Some(ClientStatement::Rejected(error)) => {
-                    return Err(error.shifted(chars_before(&parse.query, text.offset)))
+                    return Err(error.shifted(chars_before(query, text.offset)))
                 }
                 Some(ClientStatement::Cursor(CursorStatement::Declare(declare))) => {
                     let query = self
                         .prepare_declared(&declare)
-                        .map_err(|e| e.shifted(chars_before(&parse.query, text.offset)))?;
+                        .map_err(|e| e.shifted(chars_before(query, text.offset)))?;
                     (StatementKind::Declare { declare, query }, text.text.clone())
+                }
+                // Its rows could not be described before it runs: a client binds the
+                // statement itself instead.
+                Some(ClientStatement::Execute { .. }) => {
+                    return Err(SqlError::new(
+                        "0A000",
+                        "EXECUTE through the extended protocol is not supported: Bind the prepared statement",
+                    ))
                 }
                 Some(client) => (StatementKind::Client(client), text.text.clone()),
                 None => {
-                    let prepared =
-                        self.session.prepare(&text.text).map_err(|e| text.relocate(&parse.query, e))?;
+                    let prepared = self.session.prepare(&text.text).map_err(|e| text.relocate(query, e))?;
                     (StatementKind::Db(prepared), text.text.clone())
                 }
             },
@@ -1451,14 +1474,87 @@ impl SessionState {
         };
         let statement = ServerStatement {
             kind,
-            declared: parse.type_oids,
+            declared: type_oids,
             inferred,
             ends_transaction,
             result: Mutex::new(None),
         };
         self.statements.insert(name, Arc::new(statement));
-        self.out.message(PgWireBackendMessage::ParseComplete(ParseComplete::new()));
         Ok(())
+    }
+
+    /// SQL PREPARE: a named statement as a Parse would make it, of a SELECT, INSERT,
+    /// UPDATE, DELETE or VALUES, its declared types resolved by the database.
+    fn prepare_sql(&mut self, name: &str, types: &[String], statement: &str) -> Result<(), SqlError> {
+        let first = statement.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+        if !["SELECT", "INSERT", "UPDATE", "DELETE", "VALUES", "WITH"]
+            .contains(&first.to_ascii_uppercase().as_str())
+        {
+            return Err(SqlError::new(
+                "42601",
+                format!(
+                    "PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES, not {}",
+                    first.to_ascii_uppercase()
+                ),
+            ));
+        }
+        let mut oids = Vec::with_capacity(types.len());
+        for ty in types {
+            // The database's own type names (its error for one it does not know); a NULL
+            // cast would fold to an untyped NULL, and every type takes '0'.
+            let cast = self.session.execute(&format!("SELECT CAST('0' AS {ty})"), &[])?;
+            oids.push(oid_of(cast.columns().first().and_then(|c| c.ty)));
+        }
+        self.prepare_named(name.to_string(), statement, oids)
+    }
+
+    /// SQL EXECUTE: the named statement run with the values of `arguments` (evaluated by
+    /// the database), a text literal taking its parameter's type as PostgreSQL's untyped
+    /// literals do, and any value converted to a type PREPARE declared.
+    fn execute_sql(&mut self, name: &str, arguments: Option<&str>) -> Result<QueryResult, SqlError> {
+        let statement = self.statement(name)?;
+        let StatementKind::Db(prepared) = &statement.kind else {
+            return Err(SqlError::new(
+                "0A000",
+                format!("prepared statement \"{name}\" is not one EXECUTE runs"),
+            ));
+        };
+        let values = match arguments {
+            Some(list) => {
+                let row = self.session.execute(&format!("SELECT {list}"), &[])?;
+                row.rows().first().cloned().unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let expected = statement.parameter_count();
+        if values.len() != expected {
+            return Err(SqlError::new(
+                "42601",
+                format!(
+                    "wrong number of parameters for prepared statement \"{name}\": it takes {expected}, {} given",
+                    values.len()
+                ),
+            ));
+        }
+        let oids = statement.parameter_oids();
+        let mut bound = Vec::with_capacity(values.len());
+        for (i, value) in values.into_iter().enumerate() {
+            bound.push(match value {
+                Value::Text(text) => read_parameter(
+                    Some(text.as_bytes()),
+                    types::FORMAT_TEXT,
+                    oids[i],
+                    statement.inferred.get(i).copied().flatten(),
+                )?,
+                other => match statement.declared.get(i).and_then(|&oid| types::type_of_oid(oid)) {
+                    Some(ty) => db::schema::coerce(other, ty)?,
+                    None => other,
+                },
+            });
+        }
+        let result = self.session.execute_prepared(prepared, &bound);
+        self.send_notices();
+        Ok(result?)
     }
 
     fn bind(&mut self, bind: Bind) -> Result<(), SqlError> {

@@ -47,7 +47,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
 }
 
 /// The db type a parameter declared with `oid` holds, if the OID is one we know.
-fn type_of_oid(oid: u32) -> Option<DataType> {
+pub fn type_of_oid(oid: u32) -> Option<DataType> {
     match oid {
         OID_INT2 | OID_INT4 | OID_INT8 => Some(DataType::Int),
         OID_FLOAT4 | OID_FLOAT8 | OID_NUMERIC => Some(DataType::Float),
