@@ -30,7 +30,7 @@ use crate::sessions::{DbEvent, NetStat, SessionEntry, SqlStat, DB_EVENT_COUNT};
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
-pub const VIEWS: [&str; 19] = [
+pub const VIEWS: [&str; 20] = [
     "v$commit_durability",
     "v$commit_response",
     "v$commit_response_histogram_micro",
@@ -45,6 +45,7 @@ pub const VIEWS: [&str; 19] = [
     "v$session",
     "v$session_event",
     "v$sesstat",
+    "v$sql",
     "v$sess_time_model",
     "v$sysstat",
     "v$sys_time_model",
@@ -102,6 +103,12 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             vec![0],
         ),
         "v$statname" => (vec![int("statistic_no"), text("name"), text("class")], vec![0]),
+        // The shared pool's statements (Oracle's v$sql): a literal statement shows one
+        // parse call each, a bind variable's text one row with many.
+        "v$sql" => (
+            vec![text("sql_text"), int("parse_calls"), text("first_load_time"), text("last_active_time")],
+            vec![0],
+        ),
         "v$session_event" => (std::iter::once(int("sid")).chain(event_columns()).collect(), vec![0, 1]),
         "v$system_event" => (event_columns(), vec![0]),
         "v$event_histogram_micro" => {
@@ -451,6 +458,20 @@ impl Session {
         let Some(schema) = schema(name) else { return Ok(None) };
         let rows: Vec<Row> = match name {
             "v$statname" => statistics(None, None),
+            "v$sql" => self
+                .db
+                .statements
+                .statements()
+                .into_iter()
+                .map(|s| {
+                    Row::from(vec![
+                        Value::Text(s.text),
+                        Value::Int(s.parse_calls as i64),
+                        Value::Text(crate::awr::clock::format_utc(s.first_load_us)),
+                        Value::Text(crate::awr::clock::format_utc(s.last_active_us)),
+                    ])
+                })
+                .collect(),
             "v$sysstat" => statistics(Some(&self.db.log().stats()), Some(DbStat::system_values(&self.db))),
             "v$mystat" => session_statistics(&self.db, &self.entry),
             "v$sesstat" => {

@@ -1,5 +1,5 @@
 //! The shared pool and call-level behaviour through SQL: bind variables parse once,
-//! literals parse every time (seed 004); commits inside one multi-statement call wait
+//! literals parse every time (seed 004), as the counters and v$sql show; commits inside one multi-statement call wait
 //! once (seed 001), counted; the deprecated commit_write comes back as a notice.
 
 mod common;
@@ -33,6 +33,23 @@ fn bind_variables_are_parsed_once_and_literals_every_time() {
     );
     assert_eq!(literal.execute_count - before.execute_count, 200);
     s.execute("COMMIT", &[]).unwrap();
+
+    // v$sql shows the shared pool as a DBA reads it: the bind text once, with its 100
+    // parse calls; the literal texts one row each, with one.
+    let pool = s
+        .execute(
+            "SELECT sql_text, parse_calls, first_load_time, last_active_time FROM v$sql \
+             WHERE sql_text LIKE 'INSERT INTO t VALUES%' ORDER BY parse_calls DESC, sql_text",
+            &[],
+        )
+        .unwrap();
+    let rows = pool.rows();
+    assert_eq!(rows.len(), 101);
+    assert_eq!(rows[0][..2], [Value::Text("INSERT INTO t VALUES ($1, $2)".into()), Value::Int(100)]);
+    assert!(rows[1..].iter().all(|r| r[1] == Value::Int(1)), "{:?}", &rows[1..3]);
+    let Value::Text(loaded) = &rows[0][2] else { panic!("{:?}", rows[0]) };
+    assert_eq!(loaded.len(), "2026-11-26 10:29:23".len(), "{loaded}");
+    assert!(rows[0][3] >= rows[0][2], "last active at or after the load");
 }
 
 #[test]

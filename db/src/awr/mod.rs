@@ -19,7 +19,7 @@
 //! only cover snapshots of one instance (one open of the database); a range that spans a
 //! reopen is refused, as Oracle refuses one that spans a shutdown.
 
-mod clock;
+pub(crate) mod clock;
 pub mod html;
 mod interval;
 mod repository;

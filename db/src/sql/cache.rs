@@ -17,6 +17,20 @@ use crate::error::DbResult;
 struct Entry<T> {
     value: Arc<T>,
     last_used: u64,
+    /// Lookups of this text while it was cached (its hard parse included).
+    parse_calls: u64,
+    /// When it was parsed into the cache, and last looked up (unix microseconds).
+    first_load_us: u64,
+    last_active_us: u64,
+}
+
+/// A statement in the cache, as `v$sql` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedStatement {
+    pub text: String,
+    pub parse_calls: u64,
+    pub first_load_us: u64,
+    pub last_active_us: u64,
 }
 
 struct Inner<T> {
@@ -72,6 +86,8 @@ impl<T> StatementCache<T> {
             let tick = inner.tick;
             if let Some(entry) = inner.entries.get_mut(text) {
                 let old = std::mem::replace(&mut entry.last_used, tick);
+                entry.parse_calls += 1;
+                entry.last_active_us = crate::awr::clock::now_unix_us();
                 let value = entry.value.clone();
                 inner.by_use.remove(&old);
                 inner.by_use.insert(tick, text.to_string());
@@ -85,9 +101,15 @@ impl<T> StatementCache<T> {
         let mut inner = self.inner.lock().expect("statement cache poisoned");
         inner.tick += 1;
         let tick = inner.tick;
-        if let Some(previous) =
-            inner.entries.insert(text.to_string(), Entry { value: value.clone(), last_used: tick })
-        {
+        let now = crate::awr::clock::now_unix_us();
+        let entry = Entry {
+            value: value.clone(),
+            last_used: tick,
+            parse_calls: 1,
+            first_load_us: now,
+            last_active_us: now,
+        };
+        if let Some(previous) = inner.entries.insert(text.to_string(), entry) {
             // Another session parsed the same text meanwhile.
             inner.by_use.remove(&previous.last_used);
         }
@@ -100,6 +122,25 @@ impl<T> StatementCache<T> {
         }
         debug_assert_eq!(inner.entries.len(), inner.by_use.len());
         Ok((value, false))
+    }
+
+    /// Every cached statement, the most recently used first.
+    pub fn statements(&self) -> Vec<CachedStatement> {
+        let inner = self.inner.lock().expect("statement cache poisoned");
+        inner
+            .by_use
+            .values()
+            .rev()
+            .map(|text| {
+                let e = &inner.entries[text];
+                CachedStatement {
+                    text: text.clone(),
+                    parse_calls: e.parse_calls,
+                    first_load_us: e.first_load_us,
+                    last_active_us: e.last_active_us,
+                }
+            })
+            .collect()
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -137,6 +178,15 @@ mod tests {
         assert_eq!(parsed, 1);
         let s = cache.stats();
         assert_eq!((s.parse_count_total, s.parse_count_hard, s.cache_hits), (20, 11, 9));
+        // Per statement: the bind text parsed once and looked up ten times; each literal
+        // once; the most recently used first.
+        let statements = cache.statements();
+        assert_eq!(statements.len(), 11);
+        assert_eq!(statements[0].text, "SELECT v FROM t WHERE id = 9");
+        let bind = statements.iter().find(|s| s.text.contains("$1")).unwrap();
+        assert_eq!(bind.parse_calls, 10);
+        assert!(bind.first_load_us > 0 && bind.last_active_us >= bind.first_load_us);
+        assert!(statements.iter().filter(|s| !s.text.contains("$1")).all(|s| s.parse_calls == 1));
     }
 
     #[test]
