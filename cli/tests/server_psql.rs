@@ -105,6 +105,12 @@ fn psql_prepares_and_executes_statements_with_values() {
     );
     // The EXECUTEs committed (each message is an implicit transaction).
     assert_eq!(server.query("SELECT id, valid FROM c ORDER BY id"), "1|N\n2|Y\n");
+    // EXECUTE's values are no statements of the shared pool (they would fill it as
+    // literal SQL does); AWR's `EXECUTE snapshot` is still the db's.
+    let pool =
+        "SELECT count(*) FROM v$sql WHERE sql_text IN ('SELECT 1, ''ann''', 'SELECT CAST(''0'' AS bigint)')";
+    assert_eq!(server.query(pool), "0\n");
+    server.query("EXECUTE snapshot");
     let errors = server.commands_past_errors(&[
         "PREPARE q AS SELECT * FROM c WHERE id = $1",
         "EXECUTE q (1, 2)",
@@ -114,6 +120,9 @@ fn psql_prepares_and_executes_statements_with_values() {
         "PREPARE t (nosuchtype) AS SELECT $1",
         "PREPARE n (bigint) AS SELECT $1 + 1",
         "EXECUTE n (41.5)",
+        "EXECUTE n (1 FROM c)",
+        "PREPARE \"\" AS SELECT 1",
+        "PREPARE TRANSACTION 'x'",
     ]);
     let stderr = String::from_utf8_lossy(&errors.stderr);
     assert!(stderr.contains("wrong number of parameters for prepared statement \"q\""), "{stderr}");
@@ -122,6 +131,9 @@ fn psql_prepares_and_executes_statements_with_values() {
     assert!(stderr.contains("PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES"), "{stderr}");
     assert!(stderr.contains("nosuchtype"), "{stderr}");
     assert!(stderr.contains("invalid input for type BIGINT: 41.5"), "a declared type is kept: {stderr}");
+    assert!(stderr.contains("unexpected \"FROM\" after the values"), "values, not a query: {stderr}");
+    assert!(stderr.contains("syntax error: PREPARE name"), "an empty name: {stderr}");
+    assert!(stderr.contains("0A000: PREPARE TRANSACTION (two-phase commit)"), "{stderr}");
     assert_eq!(
         server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)"]),
         "PREPARE\n42\n"

@@ -683,8 +683,14 @@ fn explain_shows_the_access_path_and_runs_nothing() {
     assert!(explain.returns_rows());
     let described = s.describe_prepared(&explain).unwrap();
     assert_eq!(described.columns.unwrap()[0].name, "QUERY PLAN");
+    assert_eq!(s.describe_parameters(&explain), vec![Some(DataType::Int)], "its statement's parameters");
     assert_eq!(sqlstate(&mut s, "EXPLAIN ANALYZE SELECT * FROM accounts"), "0A000");
     assert_eq!(sqlstate(&mut s, "EXPLAIN SELECT * FROM nosuch"), "42P01");
+    // The statement is compiled as it would run: unknown tables and columns are errors.
+    assert_eq!(sqlstate(&mut s, "EXPLAIN INSERT INTO nosuch VALUES (1)"), "42P01");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN INSERT INTO accounts (nocol) VALUES (1)"), "42703");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN UPDATE accounts SET nocol = 1 WHERE id = 1"), "42703");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN DELETE FROM accounts WHERE nocol = 1"), "42703");
 }
 
 /// A prepared UPDATE evaluates its assignments in column order, as PostgreSQL does: the

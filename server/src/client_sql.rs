@@ -383,11 +383,15 @@ fn parenthesized(sql: &str, tokens: &[Token], open: usize) -> Result<(String, us
     Err(SqlError::new("42601", "syntax error: a parenthesis is not closed"))
 }
 
+fn second_word_is(sql: &str, word: &str) -> bool {
+    sql.split_whitespace().nth(1).is_some_and(|w| w.eq_ignore_ascii_case(word))
+}
+
 /// `PREPARE name [(type, ...)] AS statement`.
 fn prepare_statement(sql: &str) -> Result<ClientStatement, SqlError> {
     let tokens = tokenize(sql);
     let syntax = || SqlError::new("42601", "syntax error: PREPARE name [(type, ...)] AS statement");
-    let name = tokens.get(1).and_then(Token::ident).ok_or_else(syntax)?;
+    let name = tokens.get(1).and_then(Token::ident).filter(|n| !n.is_empty()).ok_or_else(syntax)?;
     let mut next = 2;
     let mut types = Vec::new();
     if tokens.get(next).is_some_and(|t| t.is_punct('(')) {
@@ -474,8 +478,16 @@ impl ClientStatement {
                     _ => None,
                 };
             }
+            "PREPARE" if second_word_is(sql, "TRANSACTION") => {
+                return Some(ClientStatement::Rejected(SqlError::new(
+                    "0A000",
+                    "PREPARE TRANSACTION (two-phase commit) is not supported",
+                )))
+            }
             "PREPARE" => return answer(prepare_statement(sql)),
-            "EXECUTE" => return answer(execute_statement(sql)),
+            // `EXECUTE snapshot` and `EXECUTE dbms_workload_repository...` are the AWR
+            // calls the db runs (Oracle's EXECUTE of a procedure).
+            "EXECUTE" if db::awr::parse_awr_call(sql).is_none() => return answer(execute_statement(sql)),
             "DEALLOCATE" | "DISCARD" | "SET" | "RESET" | "SHOW" => {}
             _ => return None,
         }

@@ -1500,10 +1500,8 @@ impl SessionState {
         }
         let mut oids = Vec::with_capacity(types.len());
         for ty in types {
-            // The database's own type names (its error for one it does not know); a NULL
-            // cast would fold to an untyped NULL, and every type takes '0'.
-            let cast = self.session.execute(&format!("SELECT CAST('0' AS {ty})"), &[])?;
-            oids.push(oid_of(cast.columns().first().and_then(|c| c.ty)));
+            // The database's own type names (its error for one it does not know).
+            oids.push(oid_of(Some(self.session.type_named(ty)?)));
         }
         self.prepare_named(name.to_string(), statement, oids)
     }
@@ -1520,10 +1518,7 @@ impl SessionState {
             ));
         };
         let values = match arguments {
-            Some(list) => {
-                let row = self.session.execute(&format!("SELECT {list}"), &[])?;
-                row.rows().first().cloned().unwrap_or_default()
-            }
+            Some(list) => self.session.evaluate_list(list)?,
             None => Vec::new(),
         };
         let expected = statement.parameter_count();

@@ -102,15 +102,19 @@ impl<T> StatementCache<T> {
         inner.tick += 1;
         let tick = inner.tick;
         let now = crate::awr::clock::now_unix_us();
-        let entry = Entry {
+        let mut entry = Entry {
             value: value.clone(),
             last_used: tick,
             parse_calls: 1,
             first_load_us: now,
             last_active_us: now,
         };
+        if let Some(previous) = inner.entries.get(text) {
+            // Another session parsed the same text meanwhile: its lookups still count.
+            entry.parse_calls += previous.parse_calls;
+            entry.first_load_us = previous.first_load_us;
+        }
         if let Some(previous) = inner.entries.insert(text.to_string(), entry) {
-            // Another session parsed the same text meanwhile.
             inner.by_use.remove(&previous.last_used);
         }
         inner.by_use.insert(tick, text.to_string());

@@ -110,6 +110,8 @@ impl Session {
     fn infer_parameter_types(&self, statement: &ast::Statement, types: &mut [Option<DataType>]) {
         use ast::Statement as S;
         match statement {
+            // EXPLAIN's parameters are its statement's.
+            S::Explain { statement, .. } => self.infer_parameter_types(statement, types),
             S::Insert(insert) => {
                 let ast::TableObject::TableName(table) = &insert.table else { return };
                 let Some(schema) = self.table_schema(table) else { return };

@@ -431,6 +431,24 @@ fn syntax_error(sql: &str, error: ParserError) -> DbError {
     }
 }
 
+/// A syntax error unless `parser` has read all of `text`.
+fn expect_end(parser: &mut Parser, text: &str, what: &str) -> DbResult<()> {
+    let next = parser.peek_token();
+    if next.token == sqlparser::tokenizer::Token::EOF {
+        return Ok(());
+    }
+    let column = next.span.start.column as usize;
+    let before: usize = text
+        .split('\n')
+        .take(next.span.start.line.saturating_sub(1) as usize)
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    Err(DbError::Syntax {
+        message: format!("unexpected \"{}\" after {what}", next.token),
+        position: before + column,
+    })
+}
+
 fn syntax(message: String) -> DbError {
     DbError::Syntax { message, position: 0 }
 }
@@ -465,6 +483,27 @@ impl Session {
             let defer = s.defer_durability;
             s.run(&prepared, params, &mut Call { optimize: false, pending: None, defer })
         })
+    }
+
+    /// The values of a comma-separated list of constant expressions (`1, 'a', 2 * 3`), as
+    /// a client's EXECUTE gives them: parsed and evaluated now, not cached as a statement
+    /// (each call's values would fill the statement cache as literal SQL does).
+    pub fn evaluate_list(&mut self, list: &str) -> DbResult<Vec<Value>> {
+        let dialect = PostgreSqlDialect {};
+        let mut parser = Parser::new(&dialect).try_with_sql(list).map_err(|e| syntax_error(list, e))?;
+        let exprs = parser.parse_comma_separated(Parser::parse_expr).map_err(|e| syntax_error(list, e))?;
+        expect_end(&mut parser, list, "the values")?;
+        let mut binder = Binder::new(None, &[]).in_session(self);
+        exprs.iter().map(|e| binder.scalar(e, "EXECUTE")?.eval(&[], &[])).collect()
+    }
+
+    /// The type a type name stands for (`bigint`, `varchar(20)`), as CAST reads it.
+    pub fn type_named(&self, name: &str) -> DbResult<DataType> {
+        let dialect = PostgreSqlDialect {};
+        let mut parser = Parser::new(&dialect).try_with_sql(name).map_err(|e| syntax_error(name, e))?;
+        let ty = parser.parse_data_type().map_err(|e| syntax_error(name, e))?;
+        expect_end(&mut parser, name, "the type")?;
+        sql_type(&ty)
     }
 
     /// Counts an execution, for the system and the session.
@@ -997,7 +1036,7 @@ impl Session {
     }
 
     /// INSERT's table and target columns.
-    fn insert_target(&self, insert: &ast::Insert) -> DbResult<InsertTarget> {
+    pub(crate) fn insert_target(&self, insert: &ast::Insert) -> DbResult<InsertTarget> {
         if insert.or.is_some()
             || insert.ignore
             || insert.overwrite
@@ -1157,7 +1196,11 @@ impl Session {
     }
 
     /// UPDATE's table, assignments and WHERE, compiled with `params` (None: a template).
-    fn compile_update(&self, update: &ast::Update, params: Option<&[Value]>) -> DbResult<CompiledDml> {
+    pub(crate) fn compile_update(
+        &self,
+        update: &ast::Update,
+        params: Option<&[Value]>,
+    ) -> DbResult<CompiledDml> {
         if update.from.is_some() {
             return Err(DbError::Unsupported("UPDATE ... FROM".into()));
         }
@@ -1238,7 +1281,11 @@ impl Session {
     }
 
     /// DELETE's table and WHERE, compiled with `params` (None: a template).
-    fn compile_delete(&self, delete: &ast::Delete, params: Option<&[Value]>) -> DbResult<CompiledDml> {
+    pub(crate) fn compile_delete(
+        &self,
+        delete: &ast::Delete,
+        params: Option<&[Value]>,
+    ) -> DbResult<CompiledDml> {
         if !delete.tables.is_empty()
             || delete.using.is_some()
             || !delete.order_by.is_empty()

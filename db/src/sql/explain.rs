@@ -11,7 +11,9 @@
 //! ```
 //!
 //! The path is the one the statement would take: the same planner (`access::plan`) on
-//! the same compiled WHERE, with the bind values given.
+//! the same compiled WHERE, with the bind values given. An UPDATE, DELETE or INSERT is
+//! compiled as it would run (unknown tables and columns are errors); a SELECT's WHERE is,
+//! its select list is not looked at.
 
 use sqlparser::ast;
 
@@ -38,12 +40,15 @@ impl Session {
                 }
             }
             ast::Statement::Update(update) => {
+                // Compiled as it would run: its table, columns and WHERE checked.
+                self.compile_update(update, Some(params))?;
                 let relation =
                     self.relation_of(std::slice::from_ref(&update.table))?.ok_or_else(unsupported)?;
                 lines.push(format!("Update on {}", relation.name));
                 self.explain_access(&relation, update.selection.as_ref(), params, 1, &mut lines)?;
             }
             ast::Statement::Delete(delete) => {
+                self.compile_delete(delete, Some(params))?;
                 let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
                     &delete.from;
                 let relation = self.relation_of(from)?.ok_or_else(unsupported)?;
@@ -51,6 +56,8 @@ impl Session {
                 self.explain_access(&relation, delete.selection.as_ref(), params, 1, &mut lines)?;
             }
             ast::Statement::Insert(insert) => {
+                // Its table and target columns checked.
+                self.insert_target(insert)?;
                 lines.push(format!("Insert on {}", insert.table));
                 let source = match insert.source.as_ref().map(|s| s.body.as_ref()) {
                     Some(ast::SetExpr::Values(values)) => format!("Values  ({} rows)", values.rows.len()),
