@@ -134,6 +134,14 @@ fn psql_prepares_and_executes_statements_with_values() {
     assert!(stderr.contains("unexpected \"FROM\" after the values"), "values, not a query: {stderr}");
     assert!(stderr.contains("syntax error: PREPARE name"), "an empty name: {stderr}");
     assert!(stderr.contains("0A000: PREPARE TRANSACTION (two-phase commit)"), "{stderr}");
+    // A syntax error in the prepared statement is placed in the PREPARE's text.
+    let error = server.query_error("PREPARE w AS SELECT * FROM c WHERE");
+    assert!(
+        error.contains("LINE 1: PREPARE w AS SELECT * FROM c WHERE\n") && error.contains("42601"),
+        "{error}"
+    );
+    let caret = error.lines().find(|l| l.trim() == "^").expect("psql's caret line");
+    assert_eq!(caret.find('^'), Some("LINE 1: PREPARE w AS SELECT * FROM c WHERE".len()), "{error}");
     assert_eq!(
         server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)"]),
         "PREPARE\n42\n"

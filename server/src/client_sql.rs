@@ -334,6 +334,8 @@ pub enum ClientStatement {
         /// The declared parameter types, as written.
         types: Vec<String>,
         statement: String,
+        /// Characters before `statement` in the PREPARE's text (for error positions).
+        statement_offset: usize,
     },
     /// `EXECUTE name [(expression, ...)]`: runs it with those values for `$1..$n`.
     Execute {
@@ -416,11 +418,14 @@ fn prepare_statement(sql: &str) -> Result<ClientStatement, SqlError> {
         next = after;
     }
     let as_keyword = tokens.get(next).filter(|t| t.is("AS")).ok_or_else(syntax)?;
-    let statement = sql[as_keyword.start + 2..].trim().to_string();
+    let after_as = &sql[as_keyword.start + 2..];
+    let statement = after_as.trim().to_string();
     if statement.is_empty() {
         return Err(syntax());
     }
-    Ok(ClientStatement::Prepare { name, types, statement })
+    let leading = after_as.len() - after_as.trim_start().len();
+    let statement_offset = sql[..as_keyword.start + 2 + leading].chars().count();
+    Ok(ClientStatement::Prepare { name, types, statement, statement_offset })
 }
 
 /// `EXECUTE name [(expression, ...)]`.
@@ -743,7 +748,8 @@ mod tests {
             Some(ClientStatement::Prepare {
                 name: "q".into(),
                 types: vec!["bigint".into(), "numeric(10, 2)".into()],
-                statement: "SELECT $1 + $2".into()
+                statement: "SELECT $1 + $2".into(),
+                statement_offset: 38,
             })
         );
         assert_eq!(
@@ -751,7 +757,8 @@ mod tests {
             Some(ClientStatement::Prepare {
                 name: "Q".into(),
                 types: vec![],
-                statement: "update t set v = 1".into()
+                statement: "update t set v = 1".into(),
+                statement_offset: 15,
             })
         );
         assert_eq!(

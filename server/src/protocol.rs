@@ -1005,8 +1005,8 @@ impl SessionState {
                 QueryResult::rows_of_query(vec![text_column(column)], vec![vec![Value::Text(value)]])
             }
             ClientStatement::Savepoint(savepoint) => command(self.run_savepoint(savepoint)?),
-            ClientStatement::Prepare { name, types, statement } => {
-                self.prepare_sql(name, types, statement)?;
+            ClientStatement::Prepare { name, types, statement, statement_offset } => {
+                self.prepare_sql(name, types, statement, *statement_offset)?;
                 command("PREPARE")
             }
             ClientStatement::Execute { name, arguments } => {
@@ -1485,7 +1485,15 @@ impl SessionState {
 
     /// SQL PREPARE: a named statement as a Parse would make it, of a SELECT, INSERT,
     /// UPDATE, DELETE or VALUES, its declared types resolved by the database.
-    fn prepare_sql(&mut self, name: &str, types: &[String], statement: &str) -> Result<(), SqlError> {
+    /// `statement_offset`: the characters before `statement` in the PREPARE (an error in
+    /// the statement is placed in the PREPARE's text).
+    fn prepare_sql(
+        &mut self,
+        name: &str,
+        types: &[String],
+        statement: &str,
+        statement_offset: usize,
+    ) -> Result<(), SqlError> {
         let first = statement.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
         if !["SELECT", "INSERT", "UPDATE", "DELETE", "VALUES", "WITH"]
             .contains(&first.to_ascii_uppercase().as_str())
@@ -1503,7 +1511,7 @@ impl SessionState {
             // The database's own type names (its error for one it does not know).
             oids.push(oid_of(Some(self.session.type_named(ty)?)));
         }
-        self.prepare_named(name.to_string(), statement, oids)
+        self.prepare_named(name.to_string(), statement, oids).map_err(|e| e.shifted(statement_offset))
     }
 
     /// SQL EXECUTE: the named statement run with the values of `arguments` (evaluated by
