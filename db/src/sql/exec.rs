@@ -153,6 +153,11 @@ pub(crate) enum Picked<'a> {
 }
 
 impl CompiledDml {
+    /// The table it changes.
+    pub(crate) fn relation(&self) -> &Relation {
+        &self.relation
+    }
+
     /// The assignments and the rows the WHERE picks, with the parameters given `params`.
     fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Assignments<'a>, Picked<'a>)> {
         let mut sets = Assignments::new();

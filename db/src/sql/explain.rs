@@ -41,19 +41,14 @@ impl Session {
             }
             ast::Statement::Update(update) => {
                 // Compiled as it would run: its table, columns and WHERE checked.
-                self.compile_update(update, Some(params))?;
-                let relation =
-                    self.relation_of(std::slice::from_ref(&update.table))?.ok_or_else(unsupported)?;
-                lines.push(format!("Update on {}", relation.name));
-                self.explain_access(&relation, update.selection.as_ref(), params, 1, &mut lines)?;
+                let compiled = self.compile_update(update, Some(params))?;
+                lines.push(format!("Update on {}", compiled.relation().name));
+                self.explain_access(compiled.relation(), update.selection.as_ref(), params, 1, &mut lines)?;
             }
             ast::Statement::Delete(delete) => {
-                self.compile_delete(delete, Some(params))?;
-                let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
-                    &delete.from;
-                let relation = self.relation_of(from)?.ok_or_else(unsupported)?;
-                lines.push(format!("Delete on {}", relation.name));
-                self.explain_access(&relation, delete.selection.as_ref(), params, 1, &mut lines)?;
+                let compiled = self.compile_delete(delete, Some(params))?;
+                lines.push(format!("Delete on {}", compiled.relation().name));
+                self.explain_access(compiled.relation(), delete.selection.as_ref(), params, 1, &mut lines)?;
             }
             ast::Statement::Insert(insert) => {
                 // Its table and target columns checked.
