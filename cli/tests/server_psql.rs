@@ -129,7 +129,7 @@ fn psql_prepares_and_executes_statements_with_values() {
     assert!(stderr.contains("26000"), "EXECUTE of no statement: {stderr}");
     assert!(stderr.contains("42P05"), "a name taken: {stderr}");
     assert!(stderr.contains("PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES"), "{stderr}");
-    assert!(stderr.contains("nosuchtype"), "{stderr}");
+    assert!(stderr.contains("42704: type \"nosuchtype\" does not exist"), "{stderr}");
     assert!(stderr.contains("invalid input for type BIGINT: 41.5"), "a declared type is kept: {stderr}");
     assert!(stderr.contains("unexpected \"FROM\" after the values"), "values, not a query: {stderr}");
     assert!(stderr.contains("syntax error: PREPARE name"), "an empty name: {stderr}");
@@ -146,6 +146,49 @@ fn psql_prepares_and_executes_statements_with_values() {
         server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)"]),
         "PREPARE\n42\n"
     );
+    // A statement in parentheses, or after a comment, is a statement still.
+    assert_eq!(
+        server.commands(&[
+            "PREPARE p AS (SELECT name FROM c WHERE id = $1)",
+            "EXECUTE p (1)",
+            "PREPARE q AS /* how many */ SELECT count(*) FROM c",
+            "EXECUTE q",
+        ]),
+        "PREPARE\nann\nPREPARE\n2\n"
+    );
+}
+
+/// EXPLAIN through psql, in PostgreSQL's layout; EXPLAIN ANALYZE runs its statement, so
+/// an UPDATE explained that way changes its rows, committed with its message's implicit
+/// transaction, as in PostgreSQL.
+#[test]
+fn psql_explains_plans_and_explain_analyze_runs_the_statement() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE e (id BIGINT PRIMARY KEY, n BIGINT)");
+    server.query("INSERT INTO e VALUES (1, 10), (2, 20), (3, 30)");
+    assert_eq!(
+        server.query("EXPLAIN SELECT n FROM e WHERE id = 2"),
+        "Index Scan using e_pkey on e  (1 key)\n  Filter: id = 2\n"
+    );
+    assert_eq!(
+        server.query("EXPLAIN SELECT n, count(*) FROM e GROUP BY n ORDER BY n DESC LIMIT 1"),
+        "Limit\n  ->  Sort\n        Sort Key: n DESC\n        ->  GroupAggregate\n              Group Key: n\n              ->  Seq Scan on e\n"
+    );
+    assert_eq!(
+        server.query("EXPLAIN (ANALYZE, SUMMARY OFF) UPDATE e SET n = n + 1 WHERE n > 15"),
+        "Update on e  (actual rows=0 loops=1)\n  ->  Seq Scan on e  (actual rows=2 loops=1)\n        Filter: n > 15\n"
+    );
+    assert_eq!(server.query("SELECT n FROM e ORDER BY id"), "10\n21\n31\n", "the UPDATE ran and committed");
+    let analyzed = server.query("EXPLAIN ANALYZE SELECT * FROM e WHERE n < 25");
+    assert!(analyzed.starts_with("Seq Scan on e  (actual rows=2 loops=1)\n"), "{analyzed}");
+    assert!(
+        analyzed.contains("Rows Removed by Filter: 1\n") && analyzed.contains("Execution Time: "),
+        "{analyzed}"
+    );
+    let error = server.query_error("EXPLAIN (FORMAT YAML) SELECT 1");
+    assert!(error.contains("0A000"), "{error}");
 }
 
 #[test]

@@ -32,6 +32,8 @@ pub enum DbError {
     NumericOutOfRange(String),
     #[error("function {0} does not exist")]
     UndefinedFunction(String),
+    #[error("type \"{0}\" does not exist")]
+    UndefinedType(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
     #[error("{0}")]
@@ -97,6 +99,7 @@ impl DbError {
             DbError::Grouping(_) => "42803",
             DbError::NumericOutOfRange(_) => "22003",
             DbError::UndefinedFunction(_) => "42883",
+            DbError::UndefinedType(_) => "42704",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::InvalidRowCount(_) => "2201W",
             DbError::UnknownParameter(_) => "42704",

@@ -130,6 +130,11 @@ fn create_drop_and_truncate_tables() {
     assert_eq!(sqlstate(&mut s, "CREATE TABLE dup (a INT PRIMARY KEY, a INT)"), "42601");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE badkey (a INT, PRIMARY KEY (z))"), "42703");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b JSONB)"), "0A000");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b date)"), "0A000");
+    // A name that is no type at all is PostgreSQL's undefined_object.
+    let e = fails(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b nosuchtype)");
+    assert_eq!((e.sqlstate(), e.to_string()), ("42704", "type \"nosuchtype\" does not exist".to_string()));
+    assert_eq!(sqlstate(&mut s, "SELECT CAST(1 AS nosuchtype)"), "42704");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE withdefault (a INT PRIMARY KEY, b INT DEFAULT 1)"), "0A000");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE (a INT PRIMARY KEY)"), "42601");
 
@@ -684,13 +689,191 @@ fn explain_shows_the_access_path_and_runs_nothing() {
     let described = s.describe_prepared(&explain).unwrap();
     assert_eq!(described.columns.unwrap()[0].name, "QUERY PLAN");
     assert_eq!(s.describe_parameters(&explain), vec![Some(DataType::Int)], "its statement's parameters");
-    assert_eq!(sqlstate(&mut s, "EXPLAIN ANALYZE SELECT * FROM accounts"), "0A000");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN VERBOSE SELECT * FROM accounts"), "0A000");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN (FORMAT JSON) SELECT * FROM accounts"), "0A000");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN (BUFFERS) SELECT * FROM accounts"), "0A000");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN (ANALYZE maybe) SELECT * FROM accounts"), "22023");
+    assert_eq!(sqlstate(&mut s, "EXPLAIN VALUES (1)"), "0A000");
     assert_eq!(sqlstate(&mut s, "EXPLAIN SELECT * FROM nosuch"), "42P01");
+    // The select list is compiled too.
+    assert_eq!(sqlstate(&mut s, "EXPLAIN SELECT nocol FROM accounts WHERE id = 1"), "42703");
     // The statement is compiled as it would run: unknown tables and columns are errors.
     assert_eq!(sqlstate(&mut s, "EXPLAIN INSERT INTO nosuch VALUES (1)"), "42P01");
     assert_eq!(sqlstate(&mut s, "EXPLAIN INSERT INTO accounts (nocol) VALUES (1)"), "42703");
     assert_eq!(sqlstate(&mut s, "EXPLAIN UPDATE accounts SET nocol = 1 WHERE id = 1"), "42703");
     assert_eq!(sqlstate(&mut s, "EXPLAIN DELETE FROM accounts WHERE nocol = 1"), "42703");
+}
+
+/// The lines of an EXPLAIN's result.
+fn plan_lines(s: &mut Session, sql: &str, params: &[Value]) -> Vec<String> {
+    let r = s.execute(sql, params).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    assert_eq!(r.columns()[0].name, "QUERY PLAN");
+    r.rows()
+        .iter()
+        .map(|row| match &row[0] {
+            Value::Text(line) => line.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+/// EXPLAIN shows the steps a SELECT takes above its scan, in the order they run, as
+/// PostgreSQL's plans nest them: an ORDER BY the rows already come in needs no Sort.
+#[test]
+fn explain_shows_the_steps_above_the_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    assert_eq!(
+        plan_lines(
+            &mut s,
+            "EXPLAIN SELECT * FROM accounts WHERE balance > 0 ORDER BY balance DESC LIMIT 2",
+            &[]
+        ),
+        [
+            "Limit",
+            "  ->  Sort",
+            "        Sort Key: balance DESC",
+            "        ->  Seq Scan on accounts",
+            "              Filter: balance > 0",
+        ]
+    );
+    assert_eq!(
+        plan_lines(&mut s, "EXPLAIN SELECT * FROM accounts ORDER BY id LIMIT 1 OFFSET 1", &[]),
+        ["Limit", "  ->  Seq Scan on accounts"],
+        "the scan reads in key order: no sort"
+    );
+    assert_eq!(
+        plan_lines(
+            &mut s,
+            "EXPLAIN SELECT name, count(*) FROM accounts GROUP BY name HAVING count(*) > 1 ORDER BY 2",
+            &[]
+        ),
+        [
+            "Sort",
+            "  Sort Key: 2",
+            "  ->  GroupAggregate",
+            "        Group Key: name",
+            "        Filter: count(*) > 1",
+            "        ->  Seq Scan on accounts",
+        ]
+    );
+    assert_eq!(
+        plan_lines(
+            &mut s,
+            "EXPLAIN SELECT DISTINCT sum(balance) FROM accounts WHERE id BETWEEN 1 AND 2",
+            &[]
+        ),
+        [
+            "Unique",
+            "  ->  Aggregate",
+            "        ->  Index Range Scan using accounts_pkey on accounts",
+            "              Filter: id BETWEEN 1 AND 2",
+        ]
+    );
+    assert_eq!(
+        plan_lines(&mut s, "EXPLAIN SELECT * FROM accounts WHERE id = $1 FOR UPDATE", &[i(1)]),
+        ["LockRows", "  ->  Index Scan using accounts_pkey on accounts  (1 key)", "        Filter: id = $1",]
+    );
+    assert_eq!(
+        plan_lines(&mut s, "EXPLAIN SELECT 1 WHERE 1 = 2", &[]),
+        ["Result", "  One-Time Filter: 1 = 2"]
+    );
+    assert!(!s.in_transaction(), "EXPLAIN of FOR UPDATE locks nothing");
+}
+
+/// EXPLAIN ANALYZE runs its statement, as PostgreSQL does, and shows how many rows each
+/// step handed on: a point lookup reads one row, a LIMIT stops the scan early, a filter
+/// says how many rows it removed; an UPDATE changes its rows in the session's transaction.
+#[test]
+fn explain_analyze_runs_the_statement_and_counts_the_rows_of_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = accounts(&db);
+    let lines = plan_lines(&mut s, "EXPLAIN ANALYZE SELECT * FROM accounts WHERE id = $1", &[i(2)]);
+    assert_eq!(lines[0], "Index Scan using accounts_pkey on accounts  (1 key)  (actual rows=1 loops=1)");
+    assert_eq!(lines[1..3], ["  Filter: id = $1", "  Rows Removed by Filter: 0"]);
+    assert!(lines[3].starts_with("Planning Time: ") && lines[3].ends_with(" ms"), "{lines:?}");
+    assert!(lines[4].starts_with("Execution Time: ") && lines[4].ends_with(" ms"), "{lines:?}");
+    assert_eq!(lines.len(), 5);
+
+    // carol's NULL balance fails the filter; the LIMIT's scan stops after two rows.
+    let lines = plan_lines(
+        &mut s,
+        "EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) SELECT name FROM accounts WHERE balance >= 0 LIMIT 2",
+        &[],
+    );
+    assert_eq!(
+        lines,
+        [
+            "Limit  (actual rows=2 loops=1)",
+            "  ->  Seq Scan on accounts  (actual rows=2 loops=1)",
+            "        Filter: balance >= 0",
+            "        Rows Removed by Filter: 0",
+        ]
+    );
+    let lines = plan_lines(
+        &mut s,
+        "EXPLAIN (ANALYZE true, TIMING off, SUMMARY off) SELECT name, sum(balance) FROM accounts WHERE balance > 100 GROUP BY name HAVING sum(balance) > 300 ORDER BY 2 DESC",
+        &[],
+    );
+    assert_eq!(
+        lines,
+        [
+            "Sort  (actual rows=1 loops=1)",
+            "  Sort Key: 2 DESC",
+            "  ->  GroupAggregate  (actual rows=1 loops=1)",
+            "        Group Key: name",
+            "        Filter: sum(balance) > 300",
+            "        Rows Removed by Filter: 1",
+            "        ->  Seq Scan on accounts  (actual rows=2 loops=1)",
+            "              Filter: balance > 100",
+            "              Rows Removed by Filter: 2",
+        ]
+    );
+    assert!(!s.in_transaction(), "a query opens no transaction");
+    // ANALYZE false is a plain EXPLAIN.
+    assert_eq!(
+        plan_lines(&mut s, "EXPLAIN (ANALYZE false) SELECT * FROM accounts", &[]),
+        ["Seq Scan on accounts"]
+    );
+
+    // An UPDATE runs: its rows change in the session's transaction, which stays open.
+    let lines =
+        plan_lines(&mut s, "EXPLAIN ANALYZE UPDATE accounts SET balance = 0 WHERE balance < 250", &[]);
+    assert_eq!(
+        lines[..3],
+        [
+            "Update on accounts  (actual rows=0 loops=1)",
+            "  ->  Seq Scan on accounts  (actual rows=2 loops=1)",
+            "        Filter: balance < 250",
+        ]
+    );
+    assert!(lines[3].starts_with("Planning Time: ") && lines[4].starts_with("Execution Time: "), "{lines:?}");
+    assert!(s.in_transaction());
+    run(&mut s, "ROLLBACK");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts WHERE balance = 0"), vec![vec![i(0)]]);
+    let lines =
+        plan_lines(&mut s, "EXPLAIN ANALYZE INSERT INTO accounts VALUES (5, 'eve', 5), (6, 'fay', 6)", &[]);
+    assert_eq!(
+        lines[..2],
+        ["Insert on accounts  (actual rows=0 loops=1)", "  ->  Values  (2 rows)  (actual rows=2 loops=1)"]
+    );
+    run(&mut s, "COMMIT");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(6)]]);
+    // A failing statement fails the EXPLAIN, and is rolled back alone.
+    assert_eq!(
+        sqlstate(&mut s, "EXPLAIN ANALYZE INSERT INTO accounts VALUES (7, 'gil', 7), (1, 'dup', 1)"),
+        "23505"
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(6)]]);
+
+    // Described without running: EXPLAIN ANALYZE of an UPDATE is not a query.
+    let prepared = s.prepare("EXPLAIN ANALYZE DELETE FROM accounts").unwrap();
+    assert_eq!(s.describe_prepared(&prepared).unwrap().columns.unwrap()[0].name, "QUERY PLAN");
+    assert!(prepared.returns_rows() && !prepared.is_query());
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM accounts"), vec![vec![i(6)]], "describing ran nothing");
+    assert!(s.prepare("EXPLAIN ANALYZE SELECT * FROM accounts").unwrap().is_query());
 }
 
 /// A prepared UPDATE evaluates its assignments in column order, as PostgreSQL does: the

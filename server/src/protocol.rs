@@ -1494,7 +1494,12 @@ impl SessionState {
         statement: &str,
         statement_offset: usize,
     ) -> Result<(), SqlError> {
-        let first = statement.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+        // Its first word, past comments and the parentheses of `(SELECT ...)`.
+        let tokens = crate::words::tokenize(statement);
+        let first = match tokens.iter().find(|t| !t.is_punct('(')).map(|t| &t.kind) {
+            Some(crate::words::Kind::Word(word)) => word.as_str(),
+            _ => "",
+        };
         if !["SELECT", "INSERT", "UPDATE", "DELETE", "VALUES", "WITH"]
             .contains(&first.to_ascii_uppercase().as_str())
         {

@@ -51,14 +51,28 @@ impl PreparedStatement {
     /// Whether the statement is a query: it returns rows and changes none (a DECLAREd
     /// cursor's must be one).
     pub fn is_query(&self) -> bool {
-        self.returns_rows()
-            && !matches!(
-                self.parsed.as_ref(),
-                Prepared::Sql(sql) if matches!(
-                    sql.as_ref(),
-                    ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_)
-                )
-            )
+        self.returns_rows() && !matches!(self.parsed.as_ref(), Prepared::Sql(sql) if changes_rows(sql))
+    }
+}
+
+/// Whether running `statement` changes rows: DML, or EXPLAIN ANALYZE of DML.
+fn changes_rows(statement: &ast::Statement) -> bool {
+    match statement {
+        ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_) => true,
+        ast::Statement::Explain { statement, analyze, options, .. } => {
+            let analyze = *analyze
+                || options.iter().flatten().any(|o| {
+                    o.name.value.eq_ignore_ascii_case("analyze")
+                        && o.arg.as_ref().is_none_or(|a| {
+                            !matches!(
+                                a.to_string().to_ascii_uppercase().as_str(),
+                                "FALSE" | "OFF" | "0" | "NO"
+                            )
+                        })
+                });
+            analyze && changes_rows(statement)
+        }
+        _ => false,
     }
 }
 
@@ -84,13 +98,18 @@ impl Session {
             Prepared::Sql(sql) => match sql.as_ref() {
                 ast::Statement::Query(query) => {
                     let nulls = vec![Value::Null; parameters.len()];
-                    Some(self.run_query(query, &nulls)?.columns)
+                    // The compiled plan tells the columns when it knows every type;
+                    // otherwise a run with NULL parameters shows the values' types.
+                    match self.plan_query(query, &nulls)? {
+                        Some(plan) if plan.columns().iter().all(|c| c.ty.is_some()) => {
+                            Some(plan.columns().to_vec())
+                        }
+                        _ => Some(self.run_query(query, &nulls)?.columns),
+                    }
                 }
-                // Its one text column (EXPLAIN runs nothing: it can be asked).
-                ast::Statement::Explain { .. } => {
-                    let nulls = vec![Value::Null; parameters.len()];
-                    Some(self.execute_prepared(statement, &nulls)?.columns().to_vec())
-                }
+                // Its one text column; nothing runs (EXPLAIN ANALYZE would run its
+                // statement).
+                ast::Statement::Explain { .. } => Some(vec![crate::sql::explain::plan_column()]),
                 // RETURNING's columns, from the table's schema (the statement does not run).
                 other => self.returning_columns(other, &vec![Value::Null; parameters.len()])?,
             },

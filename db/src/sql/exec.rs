@@ -51,6 +51,7 @@ use crate::database::{Session, SqlText};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
 use crate::sql::access::{count_visit, plan, Access};
+use crate::sql::explain::ExplainOptions;
 use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
 use crate::sql::oracle::{self, Piece, Scope, Special};
 use crate::sql::query::{column_name, fill_types, values_output};
@@ -672,17 +673,22 @@ impl Session {
             }
             S::Truncate(truncate) => self.truncate_statement(truncate),
             S::Explain {
-                analyze: false,
+                analyze,
+                verbose: false,
                 statement,
-                format: None,
-                options: None,
+                format: None | Some(ast::AnalyzeFormatKind::Keyword(ast::AnalyzeFormat::TEXT)),
+                options,
                 query_plan: false,
                 estimate: false,
                 ..
-            } => self.explain(statement, params),
-            S::Explain { .. } => {
-                Err(DbError::Unsupported("this form of EXPLAIN (EXPLAIN without options)".into()))
+            } => {
+                let options = ExplainOptions::parse(*analyze, options.as_deref())?;
+                self.explain(statement, params, options)
             }
+            S::Explain { .. } => Err(DbError::Unsupported(
+                "this form of EXPLAIN (EXPLAIN [ANALYZE] or EXPLAIN (ANALYZE, COSTS, TIMING, SUMMARY, FORMAT TEXT))"
+                    .into(),
+            )),
             S::StartTransaction { statements, .. } if statements.is_empty() => {
                 Ok(QueryResult::command("BEGIN", 0))
             }
@@ -972,7 +978,7 @@ impl Session {
     // DML
     // -----------------------------------------------------------------------------------
 
-    fn insert_statement(
+    pub(crate) fn insert_statement(
         &mut self,
         insert: &ast::Insert,
         params: &[Value],
@@ -1157,7 +1163,7 @@ impl Session {
         Ok(dml_result(count_tag("INSERT 0", inserted), inserted, returning.zip(output)))
     }
 
-    fn update_statement(
+    pub(crate) fn update_statement(
         &mut self,
         update: &ast::Update,
         params: &[Value],
@@ -1257,7 +1263,7 @@ impl Session {
         })
     }
 
-    fn delete_statement(
+    pub(crate) fn delete_statement(
         &mut self,
         delete: &ast::Delete,
         params: &[Value],

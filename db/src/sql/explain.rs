@@ -1,8 +1,17 @@
-//! EXPLAIN: the access path a SELECT, UPDATE or DELETE takes to its rows, told without
-//! running it, in PostgreSQL's layout (one column, `QUERY PLAN`, a line per row), so a
-//! DBA can see that a point or range predicate on the primary key does not scan:
+//! EXPLAIN: the plan a statement runs, in PostgreSQL's layout (one column, `QUERY PLAN`,
+//! a line per row), so a DBA can see that a point or range predicate on the primary key
+//! does not scan, and which steps a query adds above its scan:
 //!
 //! ```text
+//! Limit                                      OFFSET / LIMIT
+//!   ->  LockRows                             FOR UPDATE
+//!         ->  Sort                           ORDER BY, unless the rows come in its order
+//!               Sort Key: <the ORDER BY>
+//!               ->  Unique                   DISTINCT
+//!                     ->  GroupAggregate     GROUP BY (Aggregate: aggregates alone)
+//!                           Group Key: <the GROUP BY>
+//!                           Filter: <the HAVING>
+//!                           ->  <the access path>
 //! Index Scan using t_pkey on t  (1 key)      a point lookup per key
 //! Index Range Scan using t_pkey on t         keys within bounds, in order
 //! Seq Scan on t                              every row
@@ -10,10 +19,20 @@
 //!   Filter: <the WHERE>                      what each row read is checked against
 //! ```
 //!
-//! The path is the one the statement would take: the same planner (`access::plan`) on
-//! the same compiled WHERE, with the bind values given. An UPDATE, DELETE or INSERT is
-//! compiled as it would run (unknown tables and columns are errors); a SELECT's WHERE is,
-//! its select list is not looked at.
+//! A SELECT's plan is the one it runs: the same compiled `SelectPlan` (`query.rs`), with
+//! the bind values given, and the same planner (`access::plan`) on its compiled WHERE. An
+//! UPDATE, DELETE or INSERT is compiled as it would run (unknown tables and columns are
+//! errors).
+//!
+//! `EXPLAIN ANALYZE` (or `EXPLAIN (ANALYZE)`) runs the statement, as PostgreSQL does (an
+//! UPDATE changes its rows, in the session's transaction), and adds to each node the rows
+//! it handed on, `(actual rows=N loops=1)`, the rows a filter removed, and the planning
+//! and execution times. No node is timed on its own: the figures are PostgreSQL's
+//! `TIMING OFF` form. Options: ANALYZE, SUMMARY (the two times), COSTS and TIMING
+//! (accepted and checked; no costs are shown and no node is timed, whatever they say), and
+//! FORMAT TEXT; any other is refused (0A000).
+
+use std::time::Instant;
 
 use sqlparser::ast;
 
@@ -21,91 +40,318 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::sql::access::{plan, Access};
 use crate::sql::exec::{QueryResult, ResultColumn};
-use crate::sql::expr::{Binder, Relation};
+use crate::sql::expr::{Binder, Expr, Relation};
+use crate::sql::query::{SelectCounts, SelectPlan};
 use crate::value::{DataType, Value};
 
-impl Session {
-    /// `EXPLAIN statement`: its plan as rows of text.
-    pub(crate) fn explain(&mut self, statement: &ast::Statement, params: &[Value]) -> DbResult<QueryResult> {
-        let unsupported = || DbError::Unsupported(format!("EXPLAIN of {}", first_words(statement)));
-        let mut lines = Vec::new();
-        match statement {
-            ast::Statement::Query(query) => {
-                let ast::SetExpr::Select(select) = query.body.as_ref() else { return Err(unsupported()) };
-                match self.relation_of(&select.from)? {
-                    Some(relation) => {
-                        self.explain_access(&relation, select.selection.as_ref(), params, 0, &mut lines)?
+/// What an EXPLAIN asks for beyond the plan.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ExplainOptions {
+    /// Run the statement and show what each node handed on.
+    pub analyze: bool,
+    /// With `analyze`: the planning and execution times (on unless SUMMARY OFF).
+    pub summary: Option<bool>,
+}
+
+impl ExplainOptions {
+    /// The options of `EXPLAIN [ANALYZE] [(option [value], ...)]`, checked.
+    pub(crate) fn parse(analyze: bool, options: Option<&[ast::UtilityOption]>) -> DbResult<ExplainOptions> {
+        let mut parsed = ExplainOptions { analyze, summary: None };
+        for option in options.unwrap_or_default() {
+            let name = option.name.value.to_ascii_uppercase();
+            let on = || option_flag(&name, option.arg.as_ref());
+            match name.as_str() {
+                "ANALYZE" => parsed.analyze = on()?,
+                "SUMMARY" => parsed.summary = Some(on()?),
+                // No costs are shown and no node is timed: accepted, checked, and changing
+                // nothing.
+                "COSTS" | "TIMING" => {
+                    on()?;
+                }
+                "FORMAT" => match option.arg.as_ref().map(|a| a.to_string().to_ascii_uppercase()) {
+                    Some(format) if format == "TEXT" => {}
+                    Some(format) => {
+                        return Err(DbError::Unsupported(format!("EXPLAIN in FORMAT {format} (only TEXT)")))
                     }
-                    None => lines.push("Result".to_string()),
+                    None => return Err(syntax(format!("EXPLAIN option {name} requires a value"))),
+                },
+                _ => return Err(DbError::Unsupported(format!("the EXPLAIN option {name}"))),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// A boolean EXPLAIN option's value: none (true), TRUE/FALSE, ON/OFF, 1/0.
+fn option_flag(name: &str, arg: Option<&ast::Expr>) -> DbResult<bool> {
+    let Some(arg) = arg else { return Ok(true) };
+    match arg.to_string().to_ascii_uppercase().trim_matches('\'') {
+        "TRUE" | "ON" | "1" | "YES" => Ok(true),
+        "FALSE" | "OFF" | "0" | "NO" => Ok(false),
+        other => Err(DbError::InvalidParameterValue {
+            parameter: format!("EXPLAIN {name}"),
+            value: other.to_string(),
+            allowed: "TRUE, FALSE, ON, OFF, 1, 0".into(),
+        }),
+    }
+}
+
+fn syntax(message: String) -> DbError {
+    DbError::Syntax { message, position: 0 }
+}
+
+/// One node of a plan, as shown.
+struct Node {
+    text: String,
+    details: Vec<String>,
+    /// With ANALYZE: the rows the node handed on.
+    actual: Option<u64>,
+}
+
+impl Node {
+    fn new(text: impl Into<String>) -> Node {
+        Node { text: text.into(), details: Vec::new(), actual: None }
+    }
+
+    fn detail(mut self, line: impl Into<String>) -> Node {
+        self.details.push(line.into());
+        self
+    }
+}
+
+/// Lays out `nodes`, each the only child of the one before, as PostgreSQL does.
+fn lines_of(nodes: Vec<Node>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (depth, node) in nodes.into_iter().enumerate() {
+        let (node_indent, detail_indent) = match depth {
+            0 => (String::new(), "  ".to_string()),
+            d => (format!("{}->  ", " ".repeat(2 + 6 * (d - 1))), " ".repeat(8 + 6 * (d - 1))),
+        };
+        let actual = node.actual.map_or(String::new(), |rows| format!("  (actual rows={rows} loops=1)"));
+        lines.push(format!("{node_indent}{}{actual}", node.text));
+        for detail in node.details {
+            lines.push(format!("{detail_indent}{detail}"));
+        }
+    }
+    lines
+}
+
+/// The node of the access to `relation` with `filter` (compiled) as the WHERE, `shown` as
+/// written.
+fn access_node(relation: &Relation, filter: Option<&Expr>, shown: Option<String>) -> Node {
+    let name = &relation.name;
+    let text = if crate::views::is_view(name) {
+        format!("Seq Scan on {name}  (a v$ view, built for the statement)")
+    } else {
+        match plan(&relation.schema, filter) {
+            Access::Points(keys) => format!(
+                "Index Scan using {name}_pkey on {name}  ({} key{})",
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" }
+            ),
+            Access::Range { .. } => format!("Index Range Scan using {name}_pkey on {name}"),
+            Access::Full => format!("Seq Scan on {name}"),
+            Access::Empty => "Result  (no row can match)".to_string(),
+        }
+    };
+    let node = Node::new(text);
+    match shown {
+        Some(filter) => node.detail(format!("Filter: {filter}")),
+        None => node,
+    }
+}
+
+/// The clauses of a SELECT as written, for the detail lines.
+struct PlanText {
+    filter: Option<String>,
+    groups: Vec<String>,
+    having: Option<String>,
+    sorts: Vec<String>,
+}
+
+impl PlanText {
+    /// The text of the SELECT `plan_query` compiles from `query`: the same one, through
+    /// the same parentheses.
+    fn of(query: &ast::Query) -> PlanText {
+        let (select, order_by) = match query.body.as_ref() {
+            ast::SetExpr::Select(select) => (Some(select), query.order_by.as_ref()),
+            ast::SetExpr::Query(inner) => return PlanText::of(inner),
+            _ => (None, None),
+        };
+        let groups = match select.map(|s| &s.group_by) {
+            Some(ast::GroupByExpr::Expressions(exprs, _)) => exprs.iter().map(ToString::to_string).collect(),
+            _ => Vec::new(),
+        };
+        let sorts = match order_by.map(|o| &o.kind) {
+            Some(ast::OrderByKind::Expressions(exprs)) => exprs.iter().map(ToString::to_string).collect(),
+            _ => Vec::new(),
+        };
+        PlanText {
+            filter: select.and_then(|s| s.selection.as_ref()).map(ToString::to_string),
+            groups,
+            having: select.and_then(|s| s.having.as_ref()).map(ToString::to_string),
+            sorts,
+        }
+    }
+}
+
+/// The nodes of a SELECT's plan, top first; with `counts` (ANALYZE), what each handed on.
+fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts>) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    let actual = |rows: fn(&SelectCounts) -> u64| counts.map(rows);
+    if plan.limit.is_some() || plan.offset > 0 {
+        nodes.push(Node { actual: actual(|c| c.returned), ..Node::new("Limit") });
+    }
+    if plan.for_update {
+        nodes.push(Node { actual: actual(|c| c.locked), ..Node::new("LockRows") });
+    }
+    if plan.needs_sort {
+        let node = Node::new("Sort").detail(format!("Sort Key: {}", text.sorts.join(", ")));
+        nodes.push(Node { actual: actual(|c| c.sorted), ..node });
+    }
+    if plan.distinct {
+        nodes.push(Node { actual: actual(|c| c.distinct), ..Node::new("Unique") });
+    }
+    if plan.grouped {
+        let mut node = if text.groups.is_empty() {
+            Node::new("Aggregate")
+        } else {
+            Node::new("GroupAggregate").detail(format!("Group Key: {}", text.groups.join(", ")))
+        };
+        if let Some(having) = &text.having {
+            node = node.detail(format!("Filter: {having}"));
+            if let Some(c) = counts {
+                node = node.detail(format!("Rows Removed by Filter: {}", c.groups - c.grouped_out));
+            }
+        }
+        nodes.push(Node { actual: actual(|c| c.grouped_out), ..node });
+    }
+    let mut access = match &plan.relation {
+        Some(relation) => access_node(relation, plan.filter.as_ref(), text.filter.clone()),
+        None => match &text.filter {
+            Some(filter) => Node::new("Result").detail(format!("One-Time Filter: {filter}")),
+            None => Node::new("Result"),
+        },
+    };
+    if let Some(c) = counts {
+        access.actual = Some(c.matched);
+        if text.filter.is_some() {
+            access = access.detail(format!("Rows Removed by Filter: {}", c.read - c.matched));
+        }
+    }
+    nodes.push(access);
+    nodes
+}
+
+/// EXPLAIN's one result column.
+pub(crate) fn plan_column() -> ResultColumn {
+    ResultColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text { max_chars: None }) }
+}
+
+/// The rows a DML statement changed, from its result.
+fn changed_rows(result: &QueryResult) -> u64 {
+    match result {
+        QueryResult::Command { rows_affected, .. } => *rows_affected,
+        QueryResult::Rows { rows, .. } => rows.len() as u64,
+    }
+}
+
+fn milliseconds(since: Instant) -> String {
+    format!("{:.3} ms", since.elapsed().as_secs_f64() * 1e3)
+}
+
+impl Session {
+    /// `EXPLAIN [ANALYZE] statement`: its plan as rows of text.
+    pub(crate) fn explain(
+        &mut self,
+        statement: &ast::Statement,
+        params: &[Value],
+        options: ExplainOptions,
+    ) -> DbResult<QueryResult> {
+        let unsupported = || DbError::Unsupported(format!("EXPLAIN of {}", first_words(statement)));
+        let planning = Instant::now();
+        let mut planning_time = None;
+        let mut execution_time = None;
+        let mut nodes = match statement {
+            ast::Statement::Query(query) => {
+                let plan = self.plan_query(query, params)?.ok_or_else(unsupported)?;
+                let text = PlanText::of(query);
+                if options.analyze {
+                    planning_time = Some(milliseconds(planning));
+                    let mut counts = SelectCounts::default();
+                    let executing = Instant::now();
+                    self.execute_select(&plan, &mut counts)?;
+                    execution_time = Some(milliseconds(executing));
+                    select_nodes(&plan, &text, Some(&counts))
+                } else {
+                    select_nodes(&plan, &text, None)
                 }
             }
             ast::Statement::Update(update) => {
                 // Compiled as it would run: its table, columns and WHERE checked.
                 let compiled = self.compile_update(update, Some(params))?;
-                lines.push(format!("Update on {}", compiled.relation().name));
-                self.explain_access(compiled.relation(), update.selection.as_ref(), params, 1, &mut lines)?;
+                let relation = compiled.relation();
+                vec![
+                    Node::new(format!("Update on {}", relation.name)),
+                    self.access_of(relation, update.selection.as_ref(), params)?,
+                ]
             }
             ast::Statement::Delete(delete) => {
                 let compiled = self.compile_delete(delete, Some(params))?;
-                lines.push(format!("Delete on {}", compiled.relation().name));
-                self.explain_access(compiled.relation(), delete.selection.as_ref(), params, 1, &mut lines)?;
+                let relation = compiled.relation();
+                vec![
+                    Node::new(format!("Delete on {}", relation.name)),
+                    self.access_of(relation, delete.selection.as_ref(), params)?,
+                ]
             }
             ast::Statement::Insert(insert) => {
                 // Its table and target columns checked.
                 self.insert_target(insert)?;
-                lines.push(format!("Insert on {}", insert.table));
                 let source = match insert.source.as_ref().map(|s| s.body.as_ref()) {
                     Some(ast::SetExpr::Values(values)) => format!("Values  ({} rows)", values.rows.len()),
                     _ => "Query".to_string(),
                 };
-                lines.push(format!("  ->  {source}"));
+                vec![Node::new(format!("Insert on {}", insert.table)), Node::new(source)]
             }
             _ => return Err(unsupported()),
+        };
+        if options.analyze && !matches!(statement, ast::Statement::Query(_)) {
+            // The change runs as it would alone, in the session's transaction. Its node
+            // returns no rows (no RETURNING is shown); its input handed on the rows changed.
+            planning_time = Some(milliseconds(planning));
+            let executing = Instant::now();
+            let result = match statement {
+                ast::Statement::Update(update) => self.update_statement(update, params, None)?,
+                ast::Statement::Delete(delete) => self.delete_statement(delete, params, None)?,
+                ast::Statement::Insert(insert) => self.insert_statement(insert, params, None)?,
+                _ => unreachable!("only DML reaches here"),
+            };
+            execution_time = Some(milliseconds(executing));
+            nodes[0].actual = Some(0);
+            nodes[1].actual = Some(changed_rows(&result));
         }
-        let column = ResultColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text { max_chars: None }) };
+        let mut lines = lines_of(nodes);
+        if options.analyze && options.summary != Some(false) {
+            lines.extend(planning_time.map(|t| format!("Planning Time: {t}")));
+            lines.extend(execution_time.map(|t| format!("Execution Time: {t}")));
+        }
         Ok(QueryResult::rows_of_query(
-            vec![column],
+            vec![plan_column()],
             lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
         ))
     }
 
-    /// The lines of the access to `relation` with `selection` as the WHERE, nested under
-    /// `depth` plan nodes.
-    fn explain_access(
+    /// The access node of an UPDATE or DELETE on `relation` with `selection` as the WHERE.
+    fn access_of(
         &self,
         relation: &Relation,
         selection: Option<&ast::Expr>,
         params: &[Value],
-        depth: usize,
-        lines: &mut Vec<String>,
-    ) -> DbResult<()> {
-        let name = &relation.name;
+    ) -> DbResult<Node> {
         let filter = selection
             .map(|e| Binder::new(Some(relation), params).in_session(self).scalar(e, "WHERE"))
             .transpose()?;
-        let node = if crate::views::is_view(name) {
-            format!("Seq Scan on {name}  (a v$ view, built for the statement)")
-        } else {
-            match plan(&relation.schema, filter.as_ref()) {
-                Access::Points(keys) => format!(
-                    "Index Scan using {name}_pkey on {name}  ({} key{})",
-                    keys.len(),
-                    if keys.len() == 1 { "" } else { "s" }
-                ),
-                Access::Range { .. } => format!("Index Range Scan using {name}_pkey on {name}"),
-                Access::Full => format!("Seq Scan on {name}"),
-                Access::Empty => "Result  (no row can match)".to_string(),
-            }
-        };
-        let (node_indent, detail_indent) = match depth {
-            0 => (String::new(), "  ".to_string()),
-            d => (format!("{}->  ", " ".repeat(2 + 6 * (d - 1))), " ".repeat(8 + 6 * (d - 1))),
-        };
-        lines.push(format!("{node_indent}{node}"));
-        if let Some(selection) = selection {
-            lines.push(format!("{detail_indent}Filter: {selection}"));
-        }
-        Ok(())
+        Ok(access_node(relation, filter.as_ref(), selection.map(ToString::to_string)))
     }
 }
 

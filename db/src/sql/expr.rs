@@ -760,7 +760,12 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "number" | "float8" | "float4" => DataType::Float,
                 "int8" | "int4" | "int2" => DataType::Int,
                 "bool" => DataType::Bool,
-                _ => return Err(DbError::Unsupported(format!("the type {ty}"))),
+                // A name PostgreSQL knows but this database does not keep is a feature
+                // not supported; any other is no type at all.
+                "date" | "time" | "timestamp" | "timestamptz" | "timetz" | "interval" | "bytea" | "json"
+                | "jsonb" | "uuid" | "money" | "inet" | "cidr" | "xml" | "oid" | "name" | "bit"
+                | "varbit" => return Err(DbError::Unsupported(format!("the type {ty}"))),
+                _ => return Err(DbError::UndefinedType(name)),
             }
         }
         other => return Err(DbError::Unsupported(format!("the type {other}"))),

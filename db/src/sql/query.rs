@@ -20,7 +20,7 @@ use sqlparser::ast;
 
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
-use crate::sql::access::plan;
+use crate::sql::access::plan as plan_access;
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
     compare, grouping_error, ident_name, object_name, to_num, AggCall, AggFunc, Binder, Expr, Num, Relation,
@@ -45,6 +45,101 @@ struct Sort {
     nulls_first: bool,
 }
 
+/// A SELECT compiled against its table: what `execute_select` runs and EXPLAIN shows, so
+/// the plan shown is the plan run. Its steps, in the order they run: the access path with
+/// the WHERE (`filter`), GROUP BY and aggregates with HAVING (`grouped`), the select list,
+/// DISTINCT, ORDER BY (`needs_sort`: not when the rows already come in that order),
+/// OFFSET and LIMIT; FOR UPDATE locks the rows the WHERE selected.
+pub(crate) struct SelectPlan {
+    pub relation: Option<Relation>,
+    pub filter: Option<Expr>,
+    items: Vec<Expr>,
+    columns: Vec<ResultColumn>,
+    groups: Vec<Expr>,
+    aggs: Vec<AggCall>,
+    having: Option<Expr>,
+    sorts: Vec<Sort>,
+    pub grouped: bool,
+    pub distinct: bool,
+    pub needs_sort: bool,
+    pub for_update: bool,
+    pub limit: Option<usize>,
+    pub offset: usize,
+    /// With no step between the access and the LIMIT that needs every row, the scan stops
+    /// after this many.
+    stop_after: Option<usize>,
+}
+
+impl SelectPlan {
+    /// The result columns, with the types known before running (None where a value's
+    /// type decides).
+    pub(crate) fn columns(&self) -> &[ResultColumn] {
+        &self.columns
+    }
+}
+
+/// How many rows each step of a SELECT handed on, for EXPLAIN ANALYZE.
+#[derive(Default, Debug)]
+pub(crate) struct SelectCounts {
+    /// Rows the access path read.
+    pub read: u64,
+    /// Of those, the rows the WHERE kept.
+    pub matched: u64,
+    /// FOR UPDATE: the rows locked that still matched once locked.
+    pub locked: u64,
+    /// Groups formed (the one row of an aggregate without GROUP BY), before HAVING.
+    pub groups: u64,
+    /// Groups HAVING kept.
+    pub grouped_out: u64,
+    /// Rows after DISTINCT.
+    pub distinct: u64,
+    /// Rows before OFFSET and LIMIT.
+    pub sorted: u64,
+    /// Rows returned.
+    pub returned: u64,
+}
+
+/// A query's LIMIT, OFFSET and FOR UPDATE.
+#[derive(Clone, Copy)]
+pub(crate) struct QueryClauses {
+    limit: Option<usize>,
+    offset: usize,
+    for_update: bool,
+}
+
+impl QueryClauses {
+    /// No LIMIT, OFFSET or FOR UPDATE.
+    fn is_plain(&self) -> bool {
+        self.limit.is_none() && self.offset == 0 && !self.for_update
+    }
+}
+
+/// Checks the clauses around a query's body and evaluates LIMIT, OFFSET and FOR UPDATE.
+fn query_clauses(query: &ast::Query, params: &[Value]) -> DbResult<QueryClauses> {
+    if query.with.is_some() {
+        return Err(DbError::Unsupported("WITH".into()));
+    }
+    if query.fetch.is_some() {
+        return Err(DbError::Unsupported("FETCH FIRST (use LIMIT)".into()));
+    }
+    if query.for_clause.is_some() || query.settings.is_some() || query.format_clause.is_some() {
+        return Err(DbError::Unsupported(format!("the query {query}")));
+    }
+    if !query.pipe_operators.is_empty() {
+        return Err(DbError::Unsupported("the pipe operator".into()));
+    }
+    let (limit, offset) = limits(query, params)?;
+    let mut for_update = false;
+    for lock in &query.locks {
+        if lock.nonblock.is_some() {
+            return Err(DbError::Unsupported("FOR UPDATE NOWAIT or SKIP LOCKED".into()));
+        }
+        // FOR SHARE locks exclusively too: row locks have one mode.
+        for_update = true;
+    }
+    Ok(QueryClauses { limit, offset, for_update })
+}
+
 fn syntax(message: String) -> DbError {
     DbError::Syntax { message, position: 0 }
 }
@@ -52,48 +147,50 @@ fn syntax(message: String) -> DbError {
 impl Session {
     /// Runs a query (SELECT or VALUES), returning its columns and rows.
     pub(crate) fn run_query(&mut self, query: &ast::Query, params: &[Value]) -> DbResult<Output> {
-        if query.with.is_some() {
-            return Err(DbError::Unsupported("WITH".into()));
-        }
-        if query.fetch.is_some() {
-            return Err(DbError::Unsupported("FETCH FIRST (use LIMIT)".into()));
-        }
-        if query.for_clause.is_some() || query.settings.is_some() || query.format_clause.is_some() {
-            return Err(DbError::Unsupported(format!("the query {query}")));
-        }
-        if !query.pipe_operators.is_empty() {
-            return Err(DbError::Unsupported("the pipe operator".into()));
-        }
-        let (limit, offset) = limits(query, params)?;
-        let mut for_update = false;
-        for lock in &query.locks {
-            if lock.nonblock.is_some() {
-                return Err(DbError::Unsupported("FOR UPDATE NOWAIT or SKIP LOCKED".into()));
-            }
-            // FOR SHARE locks exclusively too: row locks have one mode.
-            for_update = true;
-        }
+        let clauses = query_clauses(query, params)?;
         match query.body.as_ref() {
             ast::SetExpr::Select(select) => {
-                self.run_select(select, query.order_by.as_ref(), limit, offset, for_update, params)
+                let plan = self.compile_select(select, query.order_by.as_ref(), clauses, params)?;
+                let rows = self.execute_select(&plan, &mut SelectCounts::default())?;
+                let mut columns = plan.columns;
+                fill_types(&mut columns, &rows);
+                Ok(Output { columns, rows })
             }
             ast::SetExpr::Values(values) => {
-                if query.order_by.is_some() || for_update {
+                if query.order_by.is_some() || clauses.for_update {
                     return Err(DbError::Unsupported("ORDER BY or FOR UPDATE on VALUES".into()));
                 }
                 let mut out = values_output(values, params, self)?;
-                out.rows = out.rows.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).collect();
+                out.rows = out
+                    .rows
+                    .into_iter()
+                    .skip(clauses.offset)
+                    .take(clauses.limit.unwrap_or(usize::MAX))
+                    .collect();
                 Ok(out)
             }
-            ast::SetExpr::Query(inner)
-                if query.order_by.is_none() && limit.is_none() && offset == 0 && !for_update =>
-            {
+            ast::SetExpr::Query(inner) if query.order_by.is_none() && clauses.is_plain() => {
                 self.run_query(inner, params)
             }
             ast::SetExpr::SetOperation { .. } => {
                 Err(DbError::Unsupported("UNION, INTERSECT or EXCEPT".into()))
             }
             other => Err(DbError::Unsupported(format!("the query {other}"))),
+        }
+    }
+
+    /// The plan of a query that is a SELECT (in parentheses or not), as `run_query`
+    /// would run it; None for any other query (VALUES, set operations).
+    pub(crate) fn plan_query(&self, query: &ast::Query, params: &[Value]) -> DbResult<Option<SelectPlan>> {
+        let clauses = query_clauses(query, params)?;
+        match query.body.as_ref() {
+            ast::SetExpr::Select(select) => {
+                self.compile_select(select, query.order_by.as_ref(), clauses, params).map(Some)
+            }
+            ast::SetExpr::Query(inner) if query.order_by.is_none() && clauses.is_plain() => {
+                self.plan_query(inner, params)
+            }
+            _ => Ok(None),
         }
     }
 
@@ -124,15 +221,16 @@ impl Session {
         }
     }
 
-    fn run_select(
-        &mut self,
+    /// Compiles a SELECT against its table: every name resolved, every expression bound
+    /// (with the bind values), the access path's inputs and the steps decided.
+    fn compile_select(
+        &self,
         select: &ast::Select,
         order_by: Option<&ast::OrderBy>,
-        limit: Option<usize>,
-        offset: usize,
-        for_update: bool,
+        clauses: QueryClauses,
         params: &[Value],
-    ) -> DbResult<Output> {
+    ) -> DbResult<SelectPlan> {
+        let QueryClauses { limit, offset, for_update } = clauses;
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
@@ -277,7 +375,7 @@ impl Session {
             input_types.clone()
         };
         let agg_types: Vec<Option<DataType>> = aggs.iter().map(|a| aggregate_type(a, &input_types)).collect();
-        let mut columns: Vec<ResultColumn> = items
+        let columns: Vec<ResultColumn> = items
             .iter()
             .zip(names)
             .map(|(e, name)| ResultColumn { name, ty: e.static_type(&row_types, &agg_types) })
@@ -299,7 +397,49 @@ impl Session {
             Some(limit) if !needs_sort && !distinct && !grouped => Some(offset.saturating_add(limit)),
             _ => None,
         };
+        Ok(SelectPlan {
+            relation,
+            filter,
+            items,
+            columns,
+            groups,
+            aggs,
+            having,
+            sorts,
+            grouped,
+            distinct,
+            needs_sort,
+            for_update,
+            limit,
+            offset,
+            stop_after,
+        })
+    }
 
+    /// Runs a compiled SELECT, counting in `counts` what each step handed on. Returns its
+    /// rows (the plan has their columns).
+    pub(crate) fn execute_select(
+        &mut self,
+        plan: &SelectPlan,
+        counts: &mut SelectCounts,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        let SelectPlan {
+            relation,
+            filter,
+            items,
+            groups,
+            aggs,
+            having,
+            sorts,
+            grouped,
+            distinct,
+            needs_sort,
+            for_update,
+            limit,
+            offset,
+            stop_after,
+            ..
+        } = plan;
         let project = |row: &[Value], agg_values: &[Value]| -> DbResult<(Vec<Value>, Vec<Value>)> {
             let out = items.iter().map(|e| e.eval(row, agg_values)).collect::<DbResult<Vec<_>>>()?;
             let keys = sorts
@@ -315,26 +455,30 @@ impl Session {
 
         let mut results: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
         if !grouped {
-            match &relation {
+            match relation {
                 None => {
+                    counts.read += 1;
                     if matches(&[])? {
+                        counts.matched += 1;
                         results.push(project(&[], &[])?);
                     }
                 }
                 Some(rel) => {
-                    let access = plan(&rel.schema, filter.as_ref());
+                    let access = plan_access(&rel.schema, filter.as_ref());
                     log::trace!("SELECT from {}: {}", rel.name, access.describe());
-                    if for_update {
+                    if *for_update {
                         if crate::views::is_view(&rel.name) {
                             return Err(crate::views::read_only(&rel.name));
                         }
                         let mut candidates = Vec::new();
                         self.visit_rows(&rel.name, &access, &mut |row| {
+                            counts.read += 1;
                             if matches(row)? {
                                 candidates.push(row.clone());
                             }
                             Ok(true)
                         })?;
+                        counts.matched = candidates.len() as u64;
                         for old in candidates {
                             if stop_after.is_some_and(|n| results.len() >= n) {
                                 break;
@@ -345,9 +489,12 @@ impl Session {
                                 results.push(project(&row, &[])?);
                             }
                         }
+                        counts.locked = results.len() as u64;
                     } else {
                         self.visit_rows(&rel.name, &access, &mut |row| {
+                            counts.read += 1;
                             if matches(row)? {
+                                counts.matched += 1;
                                 results.push(project(row, &[])?);
                             }
                             Ok(stop_after.is_none_or(|n| results.len() < n))
@@ -359,21 +506,23 @@ impl Session {
             let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
             let new_accumulators = || aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
             let mut feed = |row: &[Value]| -> DbResult<bool> {
+                counts.read += 1;
                 if matches(row)? {
+                    counts.matched += 1;
                     let key = groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
                     let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
-                    for (acc, call) in accumulators.iter_mut().zip(&aggs) {
+                    for (acc, call) in accumulators.iter_mut().zip(aggs) {
                         acc.feed(call, row)?;
                     }
                 }
                 Ok(true)
             };
-            match &relation {
+            match relation {
                 None => {
                     feed(&[])?;
                 }
                 Some(rel) => {
-                    let access = plan(&rel.schema, filter.as_ref());
+                    let access = plan_access(&rel.schema, filter.as_ref());
                     log::trace!("SELECT from {}: {}", rel.name, access.describe());
                     self.visit_rows(&rel.name, &access, &mut |row| feed(row))?;
                 }
@@ -381,22 +530,25 @@ impl Session {
             if by_group.is_empty() && groups.is_empty() {
                 by_group.insert(Vec::new(), new_accumulators());
             }
+            counts.groups = by_group.len() as u64;
             for (key, accumulators) in by_group {
-                let values: Vec<Value> = accumulators.iter().zip(&aggs).map(|(a, c)| a.finish(c)).collect();
-                if let Some(h) = &having {
+                let values: Vec<Value> = accumulators.iter().zip(aggs).map(|(a, c)| a.finish(c)).collect();
+                if let Some(h) = having {
                     if !h.holds(&key, &values)? {
                         continue;
                     }
                 }
                 results.push(project(&key, &values)?);
             }
+            counts.grouped_out = results.len() as u64;
         }
 
-        if distinct {
+        if *distinct {
             let mut seen = BTreeSet::new();
             results.retain(|(out, _)| seen.insert(out.clone()));
+            counts.distinct = results.len() as u64;
         }
-        if needs_sort {
+        if *needs_sort {
             results.sort_by(|(_, a), (_, b)| {
                 for (s, (x, y)) in sorts.iter().zip(a.iter().zip(b)) {
                     let o = match (x.is_null(), y.is_null()) {
@@ -415,10 +567,11 @@ impl Session {
                 std::cmp::Ordering::Equal
             });
         }
+        counts.sorted = results.len() as u64;
         let rows: Vec<Vec<Value>> =
-            results.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).map(|(out, _)| out).collect();
-        fill_types(&mut columns, &rows);
-        Ok(Output { columns, rows })
+            results.into_iter().skip(*offset).take(limit.unwrap_or(usize::MAX)).map(|(out, _)| out).collect();
+        counts.returned = rows.len() as u64;
+        Ok(rows)
     }
 }
 
