@@ -43,6 +43,17 @@ fn describe_tells_parameters_and_columns_without_side_effects() {
     assert_eq!(s.describe_prepared(&show).unwrap().columns.unwrap().len(), 3);
     let commit = s.prepare("COMMIT").unwrap();
     assert_eq!(s.describe_prepared(&commit).unwrap().columns, None);
+
+    // A query whose plan knows every column's type is compiled, not run: describing a
+    // SELECT ... FOR UPDATE locks no row and opens no transaction.
+    s.execute("INSERT INTO t VALUES (1, 'a', 1.0, true)", &[]).unwrap();
+    s.execute("COMMIT", &[]).unwrap();
+    let lock = s.prepare("SELECT k FROM t FOR UPDATE").unwrap();
+    assert_eq!(s.describe_prepared(&lock).unwrap().columns.unwrap()[0].ty, Some(DataType::Int));
+    assert!(!s.in_transaction(), "describing locked no row");
+    // One whose type a value decides runs with NULL parameters, as before.
+    let untyped = s.prepare("SELECT $1 AS x FROM t").unwrap();
+    assert_eq!(s.describe_prepared(&untyped).unwrap().columns.unwrap()[0].name, "x");
 }
 
 #[test]
