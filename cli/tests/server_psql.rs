@@ -105,6 +105,14 @@ fn psql_prepares_and_executes_statements_with_values() {
     );
     // The EXECUTEs committed (each message is an implicit transaction).
     assert_eq!(server.query("SELECT id, valid FROM c ORDER BY id"), "1|N\n2|Y\n");
+    // v$sql: the statement parsed once, executed twice, one row each time.
+    assert_eq!(
+        server.query(
+            "SELECT executions, parse_calls, rows_processed FROM v$sql \
+             WHERE sql_text = 'INSERT INTO c VALUES ($1, $2, ''N'')'"
+        ),
+        "2|1|2\n"
+    );
     // EXECUTE's values are no statements of the shared pool (they would fill it as
     // literal SQL does); AWR's `EXECUTE snapshot` is still the db's.
     let pool =

@@ -63,6 +63,8 @@ pub(crate) struct CallStart {
 pub(crate) struct CallTime {
     pub db_time_us: u64,
     pub db_cpu_us: u64,
+    /// The call's own elapsed time (no carry), for its statement's `elapsed_time`.
+    pub elapsed_ns: u64,
 }
 
 impl CallClock {
@@ -109,7 +111,7 @@ impl CallClock {
         let cpu = self.cpu_carry_ns + cpu_ns;
         self.time_carry_ns = time % 1000;
         self.cpu_carry_ns = cpu % 1000;
-        CallTime { db_time_us: time / 1000, db_cpu_us: cpu / 1000 }
+        CallTime { db_time_us: time / 1000, db_cpu_us: cpu / 1000, elapsed_ns }
     }
 }
 

@@ -680,6 +680,7 @@ impl Database {
             client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
             call_depth: 0,
+            last_call_ns: 0,
             call_clock: CallClock::new(entry.sid),
             rows_locked: 0,
             entry,
@@ -992,7 +993,10 @@ pub struct Session {
     pub(crate) notices: Vec<crate::error::Notice>,
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
-    call_depth: u32,
+    pub(crate) call_depth: u32,
+    /// The elapsed time of the last outermost user call, in nanoseconds (0 if untimed):
+    /// its statement's share of `v$sql.elapsed_time`.
+    pub(crate) last_call_ns: u64,
     /// Times the outermost calls for the time model (DB time, DB CPU).
     call_clock: CallClock,
     /// Rows locked so far, to look at the cancel flag every `CANCEL_CHECK_ROWS` of them.
@@ -1076,12 +1080,14 @@ impl Session {
             counter.store(counter.load(Relaxed) + n, Relaxed)
         };
         add(&self.entry.user_calls, 1);
-        if let Some(CallTime { db_time_us, db_cpu_us }) = times {
+        self.last_call_ns = 0;
+        if let Some(CallTime { db_time_us, db_cpu_us, elapsed_ns }) = times {
             add(&self.entry.db_time_us, db_time_us);
             // Most short calls are not sampled (see `call_clock`).
             if db_cpu_us > 0 {
                 add(&self.entry.db_cpu_us, db_cpu_us);
             }
+            self.last_call_ns = elapsed_ns;
         }
         result
     }
@@ -1095,6 +1101,10 @@ impl Session {
     /// As `user_call`, showing `sql` as the session's current SQL meanwhile, and counting
     /// the rows the call hands its caller (`rows fetched`, `fetch calls`; see
     /// [`ReturnedRows`]). Nested calls count nothing: their results stay inside.
+    ///
+    /// A call of one prepared statement (`SqlText::Prepared`) is one execution of it, with
+    /// the rows it processed and the call's elapsed time (`v$sql`); a call of SQL text
+    /// counts each statement where it runs (`Session::run_counted`).
     pub(crate) fn user_call_sql<T: ReturnedRows>(
         &mut self,
         sql: SqlText<'_>,
@@ -1104,12 +1114,15 @@ impl Session {
         if outermost {
             match sql {
                 SqlText::Borrowed(sql) => self.entry.set_sql(sql),
-                SqlText::Shared(sql) => self.entry.set_sql_shared(sql),
+                SqlText::Prepared(sql, _) => self.entry.set_sql_shared(sql),
             }
         }
         let result = self.user_call(body);
         if outermost {
             result.returned_rows(&mut |rows| self.fetches.record(rows));
+            if let SqlText::Prepared(_, stats) = sql {
+                stats.record(self.entry.sid, result.processed_rows(), self.last_call_ns);
+            }
         }
         result
     }
@@ -1680,8 +1693,9 @@ impl Drop for Session {
 /// The text of the statement a user call runs, as `v$session` shows it.
 pub(crate) enum SqlText<'a> {
     Borrowed(&'a str),
-    /// A prepared statement's text, kept without a copy.
-    Shared(&'a Arc<str>),
+    /// A prepared statement's text, kept without a copy, and the counters its executions
+    /// add to.
+    Prepared(&'a Arc<str>, &'a crate::sql::cache::StatementStats),
 }
 
 /// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
@@ -1692,12 +1706,23 @@ pub(crate) enum SqlText<'a> {
 pub(crate) trait ReturnedRows {
     /// Calls `fetch` once per fetch call, with its number of rows.
     fn returned_rows(&self, fetch: &mut dyn FnMut(usize));
+
+    /// The rows the call processed, as `v$sql.rows_processed` counts them: a query's rows,
+    /// a DML statement's rows changed.
+    fn processed_rows(&self) -> u64;
 }
 
 impl ReturnedRows for crate::sql::QueryResult {
     fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
         if let crate::sql::QueryResult::Rows { rows, .. } = self {
             fetch(rows.len());
+        }
+    }
+
+    fn processed_rows(&self) -> u64 {
+        match self {
+            crate::sql::QueryResult::Rows { rows, .. } => rows.len() as u64,
+            crate::sql::QueryResult::Command { rows_affected, .. } => *rows_affected,
         }
     }
 }
@@ -1708,6 +1733,10 @@ impl<T: ReturnedRows> ReturnedRows for DbResult<T> {
             result.returned_rows(fetch);
         }
     }
+
+    fn processed_rows(&self) -> u64 {
+        self.as_ref().map_or(0, ReturnedRows::processed_rows)
+    }
 }
 
 impl ReturnedRows for Vec<crate::sql::QueryResult> {
@@ -1716,6 +1745,10 @@ impl ReturnedRows for Vec<crate::sql::QueryResult> {
             result.returned_rows(fetch);
         }
     }
+
+    fn processed_rows(&self) -> u64 {
+        self.iter().map(ReturnedRows::processed_rows).sum()
+    }
 }
 
 /// A batch's results before its error (`execute_batch_until_error`): all were returned.
@@ -1723,11 +1756,19 @@ impl ReturnedRows for (Vec<crate::sql::QueryResult>, Option<DbError>) {
     fn returned_rows(&self, fetch: &mut dyn FnMut(usize)) {
         self.0.returned_rows(fetch);
     }
+
+    fn processed_rows(&self) -> u64 {
+        self.0.processed_rows()
+    }
 }
 
 /// Rows affected (an array insert): no rows returned.
 impl ReturnedRows for u64 {
     fn returned_rows(&self, _fetch: &mut dyn FnMut(usize)) {}
+
+    fn processed_rows(&self) -> u64 {
+        *self
+    }
 }
 
 fn format_key(key: &Key) -> String {

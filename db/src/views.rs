@@ -106,7 +106,15 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
         // The shared pool's statements (Oracle's v$sql): a literal statement shows one
         // parse call each, a bind variable's text one row with many.
         "v$sql" => (
-            vec![text("sql_text"), int("parse_calls"), text("first_load_time"), text("last_active_time")],
+            vec![
+                text("sql_text"),
+                int("executions"),
+                int("parse_calls"),
+                int("rows_processed"),
+                int("elapsed_time"),
+                text("first_load_time"),
+                text("last_active_time"),
+            ],
             vec![0],
         ),
         "v$session_event" => (std::iter::once(int("sid")).chain(event_columns()).collect(), vec![0, 1]),
@@ -466,7 +474,11 @@ impl Session {
                 .map(|s| {
                     Row::from(vec![
                         Value::Text(s.text),
+                        Value::Int(s.totals.executions as i64),
                         Value::Int(s.parse_calls as i64),
+                        Value::Int(s.totals.rows_processed as i64),
+                        // Microseconds, as Oracle's.
+                        Value::Int((s.totals.elapsed_ns / 1000) as i64),
                         Value::Text(crate::awr::clock::format_utc(s.first_load_us)),
                         Value::Text(crate::awr::clock::format_utc(s.last_active_us)),
                     ])

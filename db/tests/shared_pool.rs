@@ -52,6 +52,51 @@ fn bind_variables_are_parsed_once_and_literals_every_time() {
     assert!(rows[0][3] >= rows[0][2], "last active at or after the load");
 }
 
+/// v$sql's executions: the lesson of seed 004 read from one row. A statement prepared
+/// once and run many times shows one parse call per prepare and all its executions, from
+/// every session; an array insert is one execution of many rows; each statement of a
+/// multi-statement call is an execution of its own text.
+#[test]
+fn v_sql_counts_the_executions_rows_and_time_of_each_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let mut other = db.session();
+    s.execute("CREATE TABLE e (id BIGINT PRIMARY KEY, v TEXT)", &[]).unwrap();
+    let insert = "INSERT INTO e VALUES ($1, 'x')";
+    let (mine, theirs) = (s.prepare(insert).unwrap(), other.prepare(insert).unwrap());
+    for i in 0..30i64 {
+        s.execute_prepared(&mine, &[Value::Int(i)]).unwrap();
+        other.execute_prepared(&theirs, &[Value::Int(100 + i)]).unwrap();
+    }
+    let rows: Vec<Vec<Value>> = (200..210i64).map(|i| vec![Value::Int(i)]).collect();
+    assert_eq!(s.execute_many(&mine, &rows).unwrap(), 10);
+    // A failing execution is an execution that processed nothing.
+    assert!(s.execute_prepared(&mine, &[Value::Int(0)]).is_err());
+    s.execute_batch("COMMIT; SELECT v FROM e WHERE id < 5; COMMIT").unwrap();
+    other.execute("COMMIT", &[]).unwrap();
+    let select = s.prepare("SELECT id FROM e WHERE id >= $1").unwrap();
+    let mut cursor = s.query(&select, &[Value::Int(205)]).unwrap();
+    assert_eq!(cursor.fetch(100).len(), 5);
+
+    let sql = "SELECT executions, parse_calls, rows_processed, elapsed_time FROM v$sql WHERE sql_text = $1";
+    let stats = |s: &mut db::Session, text: &str| -> Vec<i64> {
+        let r = s.execute(sql, &[Value::Text(text.into())]).unwrap();
+        assert_eq!(r.rows().len(), 1, "{text}: {:?}", r.rows());
+        r.rows()[0].iter().map(|v| if let Value::Int(n) = v { *n } else { panic!("{v:?}") }).collect()
+    };
+    let inserted = stats(&mut s, insert);
+    assert_eq!(inserted[..3], [30 + 30 + 1 + 1, 2, 30 + 30 + 10], "executions, parse calls, rows");
+    assert!(inserted[3] > 0, "timed: elapsed time adds up");
+    assert_eq!(stats(&mut s, "COMMIT")[..3], [3, 3, 0]);
+    assert_eq!(stats(&mut s, "SELECT v FROM e WHERE id < 5")[..3], [1, 1, 5]);
+    assert_eq!(stats(&mut s, "SELECT id FROM e WHERE id >= $1")[..3], [1, 1, 5]);
+    // Untimed executions are counted, without time.
+    s.execute("ALTER SESSION SET timed_statistics = FALSE", &[]).unwrap();
+    s.execute("SELECT 42", &[]).unwrap();
+    assert_eq!(stats(&mut s, "SELECT 42"), [1, 1, 1, 0]);
+}
+
 #[test]
 fn commits_inside_one_call_wait_once_at_its_end() {
     let dir = tempfile::tempdir().unwrap();

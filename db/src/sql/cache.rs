@@ -14,8 +14,66 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::DbResult;
 
+/// What the executions of one cached statement added up to, as `v$sql` shows them.
+///
+/// Every session running the statement adds to it, and a prepared statement's execution is
+/// the commit path: one counter shared by all would be a cache line bounced between the
+/// CPUs on every execution. So the counters are spread over [`STAT_SLOTS`] lines, a
+/// session adding to the one its sid picks, and read as their sum.
+#[derive(Default)]
+pub struct StatementStats {
+    slots: [StatSlot; STAT_SLOTS],
+}
+
+/// How many cache lines a statement's counters are spread over.
+pub const STAT_SLOTS: usize = 8;
+
+#[derive(Default)]
+#[repr(align(64))]
+struct StatSlot {
+    executions: AtomicU64,
+    rows_processed: AtomicU64,
+    elapsed_ns: AtomicU64,
+}
+
+/// A statement's executions so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatementTotals {
+    pub executions: u64,
+    /// Rows a query returned, or a DML statement changed.
+    pub rows_processed: u64,
+    /// Time in its executions (nanoseconds; 0 for those run with `timed_statistics` off).
+    pub elapsed_ns: u64,
+}
+
+impl StatementStats {
+    /// One execution by session `sid`.
+    #[inline]
+    pub fn record(&self, sid: u64, rows_processed: u64, elapsed_ns: u64) {
+        let slot = &self.slots[sid as usize % STAT_SLOTS];
+        slot.executions.fetch_add(1, Relaxed);
+        if rows_processed > 0 {
+            slot.rows_processed.fetch_add(rows_processed, Relaxed);
+        }
+        if elapsed_ns > 0 {
+            slot.elapsed_ns.fetch_add(elapsed_ns, Relaxed);
+        }
+    }
+
+    pub fn totals(&self) -> StatementTotals {
+        self.slots.iter().fold(StatementTotals::default(), |t, s| StatementTotals {
+            executions: t.executions + s.executions.load(Relaxed),
+            rows_processed: t.rows_processed + s.rows_processed.load(Relaxed),
+            elapsed_ns: t.elapsed_ns + s.elapsed_ns.load(Relaxed),
+        })
+    }
+}
+
 struct Entry<T> {
     value: Arc<T>,
+    /// Its executions; a prepared statement holds it too, and keeps counting into it
+    /// (unseen) once the text is evicted.
+    stats: Arc<StatementStats>,
     last_used: u64,
     /// Lookups of this text while it was cached (its hard parse included).
     parse_calls: u64,
@@ -31,6 +89,7 @@ pub struct CachedStatement {
     pub parse_calls: u64,
     pub first_load_us: u64,
     pub last_active_us: u64,
+    pub totals: StatementTotals,
 }
 
 struct Inner<T> {
@@ -73,12 +132,13 @@ impl<T> StatementCache<T> {
     }
 
     /// The parsed form of `text`: from the cache, or from `parse` (a hard parse), which is
-    /// then cached. Returns it and whether it was a cache hit. Parse errors are not cached.
+    /// then cached. Returns it, the counters its executions add to, and whether it was a
+    /// cache hit. Parse errors are not cached.
     pub fn get_or_parse(
         &self,
         text: &str,
         parse: impl FnOnce(&str) -> DbResult<T>,
-    ) -> DbResult<(Arc<T>, bool)> {
+    ) -> DbResult<(Arc<T>, Arc<StatementStats>, bool)> {
         self.parses.fetch_add(1, Relaxed);
         {
             let mut inner = self.inner.lock().expect("statement cache poisoned");
@@ -88,11 +148,11 @@ impl<T> StatementCache<T> {
                 let old = std::mem::replace(&mut entry.last_used, tick);
                 entry.parse_calls += 1;
                 entry.last_active_us = crate::awr::clock::now_unix_us();
-                let value = entry.value.clone();
+                let (value, stats) = (entry.value.clone(), entry.stats.clone());
                 inner.by_use.remove(&old);
                 inner.by_use.insert(tick, text.to_string());
                 self.hits.fetch_add(1, Relaxed);
-                return Ok((value, true));
+                return Ok((value, stats, true));
             }
         }
         // Parse outside the lock: a slow parse must not hold up other sessions.
@@ -104,16 +164,20 @@ impl<T> StatementCache<T> {
         let now = crate::awr::clock::now_unix_us();
         let mut entry = Entry {
             value: value.clone(),
+            stats: Arc::default(),
             last_used: tick,
             parse_calls: 1,
             first_load_us: now,
             last_active_us: now,
         };
         if let Some(previous) = inner.entries.get(text) {
-            // Another session parsed the same text meanwhile: its lookups still count.
+            // Another session parsed the same text meanwhile: its lookups and executions
+            // still count.
             entry.parse_calls += previous.parse_calls;
             entry.first_load_us = previous.first_load_us;
+            entry.stats = previous.stats.clone();
         }
+        let stats = entry.stats.clone();
         if let Some(previous) = inner.entries.insert(text.to_string(), entry) {
             inner.by_use.remove(&previous.last_used);
         }
@@ -125,7 +189,7 @@ impl<T> StatementCache<T> {
             self.evictions.fetch_add(1, Relaxed);
         }
         debug_assert_eq!(inner.entries.len(), inner.by_use.len());
-        Ok((value, false))
+        Ok((value, stats, false))
     }
 
     /// Every cached statement, the most recently used first.
@@ -142,6 +206,7 @@ impl<T> StatementCache<T> {
                     parse_calls: e.parse_calls,
                     first_load_us: e.first_load_us,
                     last_active_us: e.last_active_us,
+                    totals: e.stats.totals(),
                 }
             })
             .collect()
@@ -168,7 +233,7 @@ mod tests {
         let cache = StatementCache::new(100);
         let mut parsed = 0;
         for _ in 0..10 {
-            let (v, _) = cache
+            let (v, _, _) = cache
                 .get_or_parse("SELECT v FROM t WHERE id = $1", |t| {
                     parsed += 1;
                     Ok(t.len())
@@ -198,13 +263,43 @@ mod tests {
         let cache = StatementCache::new(2);
         cache.get_or_parse("a", |_| Ok(1)).unwrap();
         cache.get_or_parse("b", |_| Ok(2)).unwrap();
-        assert!(cache.get_or_parse("a", |_| Ok(1)).unwrap().1, "a is cached");
+        assert!(cache.get_or_parse("a", |_| Ok(1)).unwrap().2, "a is cached");
         cache.get_or_parse("c", |_| Ok(3)).unwrap(); // evicts b, the least recently used
-        assert!(cache.get_or_parse("a", |_| Ok(1)).unwrap().1);
-        assert!(!cache.get_or_parse("b", |_| Ok(2)).unwrap().1, "b was evicted");
+        assert!(cache.get_or_parse("a", |_| Ok(1)).unwrap().2);
+        assert!(!cache.get_or_parse("b", |_| Ok(2)).unwrap().2, "b was evicted");
         let s = cache.stats();
         assert_eq!(s.entries, 2);
         assert_eq!(s.evictions, 2);
+    }
+
+    /// Executions from many sessions add up, whichever slot each session adds to, and a
+    /// statement parsed again after another session cached it keeps one set of counters.
+    #[test]
+    fn executions_add_up_over_the_sessions() {
+        let cache = StatementCache::new(4);
+        let (_, stats, _) = cache.get_or_parse("q", |_| Ok(1)).unwrap();
+        std::thread::scope(|scope| {
+            for sid in 0..(2 * STAT_SLOTS as u64 + 3) {
+                let stats = &stats;
+                scope.spawn(move || {
+                    for _ in 0..1000 {
+                        stats.record(sid, 2, 10);
+                    }
+                });
+            }
+        });
+        let (_, again, hit) = cache.get_or_parse("q", |_| Ok(1)).unwrap();
+        assert!(hit && Arc::ptr_eq(&stats, &again));
+        again.record(1, 0, 0);
+        let sessions = 2 * STAT_SLOTS as u64 + 3;
+        assert_eq!(
+            cache.statements()[0].totals,
+            StatementTotals {
+                executions: sessions * 1000 + 1,
+                rows_processed: sessions * 2000,
+                elapsed_ns: sessions * 10_000
+            }
+        );
     }
 
     #[test]

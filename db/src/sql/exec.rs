@@ -47,10 +47,12 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
+use crate::database::ReturnedRows;
 use crate::database::{Session, SqlText};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
 use crate::sql::access::{count_visit, plan, Access};
+use crate::sql::cache::StatementStats;
 use crate::sql::explain::ExplainOptions;
 use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
 use crate::sql::oracle::{self, Piece, Scope, Special};
@@ -484,11 +486,22 @@ struct Call {
 impl Session {
     /// Executes one statement with `$1`-style bind values (`params[0]` is `$1`).
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> DbResult<QueryResult> {
-        self.user_call_sql(SqlText::Borrowed(sql), |s| {
-            let prepared = s.prepare_cached(sql)?;
+        // One statement: the call's own elapsed time is the execution's (no more clock
+        // reads than the call's).
+        let mut executed = None;
+        let nested = self.call_depth > 0;
+        let result = self.user_call_sql(SqlText::Borrowed(sql), |s| {
+            let (prepared, stats) = s.prepare_cached(sql)?;
             let defer = s.defer_durability;
-            s.run(&prepared, params, &mut Call { optimize: false, pending: None, defer })
-        })
+            let result = s.run(&prepared, params, &mut Call { optimize: false, pending: None, defer });
+            executed = Some(stats);
+            result
+        });
+        if let Some(stats) = executed {
+            let elapsed_ns = if nested { 0 } else { self.last_call_ns };
+            stats.record(self.entry.sid, result.processed_rows(), elapsed_ns);
+        }
+        result
     }
 
     /// The values of a comma-separated list of constant expressions (`1, 'a', 2 * 3`), as
@@ -520,14 +533,31 @@ impl Session {
 
     /// The parsed statement for `sql`, from the shared statement cache when the same text
     /// was parsed before (a soft parse), else parsed now (a hard parse) and cached.
-    pub(crate) fn prepare_cached(&self, sql: &str) -> DbResult<std::sync::Arc<Prepared>> {
+    /// With the counters its executions add to (`v$sql`).
+    pub(crate) fn prepare_cached(&self, sql: &str) -> DbResult<(Arc<Prepared>, Arc<StatementStats>)> {
         use crate::sessions::SqlStat;
         let parsed = self.db.statements.get_or_parse(sql, prepare);
         self.entry.count_sql(SqlStat::ParseTotal);
         // Only a hard parse can fail: the cache holds parsed statements only.
-        let hit = matches!(parsed, Ok((_, true)));
+        let hit = matches!(parsed, Ok((_, _, true)));
         self.entry.count_sql(if hit { SqlStat::CacheHits } else { SqlStat::ParseHard });
-        parsed.map(|(p, _hit)| p)
+        parsed.map(|(p, stats, _hit)| (p, stats))
+    }
+
+    /// Runs one statement of a call of SQL text as `run` does, counted as one execution of
+    /// its text in `stats`, with its rows and (when timed) its elapsed time.
+    fn run_counted(
+        &mut self,
+        prepared: &Prepared,
+        stats: &StatementStats,
+        params: &[Value],
+        call: &mut Call,
+    ) -> DbResult<QueryResult> {
+        let started = self.timed_statistics().then(redo::clock::Stamp::now);
+        let result = self.run(prepared, params, call);
+        let elapsed_ns = started.map_or(0, |t| t.elapsed().as_nanos() as u64);
+        stats.record(self.entry.sid, result.processed_rows(), elapsed_ns);
+        result
     }
 
     /// Executes a string of statements separated by `;` as one call, returning each
@@ -580,18 +610,22 @@ impl Session {
         for piece in pieces {
             match piece {
                 Piece::Statement(text) => {
-                    let prepared = self.prepare_cached(&text.text).map_err(|e| text.relocate(sql, e))?;
-                    results.push(self.run(&prepared, &[], call).map_err(|e| text.relocate(sql, e))?);
+                    let (prepared, stats) =
+                        self.prepare_cached(&text.text).map_err(|e| text.relocate(sql, e))?;
+                    results.push(
+                        self.run_counted(&prepared, &stats, &[], call).map_err(|e| text.relocate(sql, e))?,
+                    );
                 }
                 Piece::Block { statements, .. } => {
                     let prepared = statements
                         .iter()
                         .map(|t| self.prepare_cached(&t.text).map_err(|e| t.relocate(sql, e)))
                         .collect::<DbResult<Vec<_>>>()?;
-                    let atomic = prepared.iter().all(|p| p.is_dml());
+                    let atomic = prepared.iter().all(|(p, _)| p.is_dml());
                     let run_all = |s: &mut Session, call: &mut Call, results: &mut Vec<QueryResult>| {
-                        for (p, text) in prepared.iter().zip(&statements) {
-                            results.push(s.run(p, &[], call).map_err(|e| text.relocate(sql, e))?);
+                        for ((p, stats), text) in prepared.iter().zip(&statements) {
+                            results
+                                .push(s.run_counted(p, stats, &[], call).map_err(|e| text.relocate(sql, e))?);
                         }
                         Ok(())
                     };

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use crate::database::{FetchCounters, ReturnedRows, Session, SqlText};
 use crate::error::DbResult;
+use crate::sql::cache::StatementStats;
 use crate::sql::exec::{CompiledSlot, Prepared, QueryResult, ResultColumn};
 use crate::value::Value;
 
@@ -25,6 +26,8 @@ use crate::value::Value;
 pub struct PreparedStatement {
     pub(crate) parsed: Arc<Prepared>,
     text: Arc<str>,
+    /// Its text's counters in the statement cache (`v$sql`): each execution adds to them.
+    stats: Arc<StatementStats>,
     /// The compiled form of an UPDATE or DELETE (the statement's execution plan), made at
     /// its first execution and checked against the table's schema at each.
     compiled: Arc<CompiledSlot>,
@@ -85,8 +88,8 @@ impl Cursor {
 impl Session {
     /// Parses `sql` once (a soft parse when the statement cache has it).
     pub fn prepare(&mut self, sql: &str) -> DbResult<PreparedStatement> {
-        let parsed = self.prepare_cached(sql)?;
-        Ok(PreparedStatement { parsed, text: Arc::from(sql), compiled: Arc::default() })
+        let (parsed, stats) = self.prepare_cached(sql)?;
+        Ok(PreparedStatement { parsed, text: Arc::from(sql), stats, compiled: Arc::default() })
     }
 
     /// Executes a prepared statement with bind values: no parse.
@@ -95,7 +98,7 @@ impl Session {
         statement: &PreparedStatement,
         params: &[Value],
     ) -> DbResult<QueryResult> {
-        self.user_call_sql(SqlText::Shared(&statement.text), |s| {
+        self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
             s.run_prepared(&statement.parsed, &statement.compiled, params)
         })
     }
@@ -104,7 +107,7 @@ impl Session {
     /// cursor on its rows. A statement that returns no rows gives an empty cursor.
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
         let fetches = self.fetches.clone();
-        self.user_call_sql(SqlText::Shared(&statement.text), |s| {
+        self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
             let (columns, rows, command) =
                 match s.run_prepared(&statement.parsed, &statement.compiled, params)? {
                     QueryResult::Rows { columns, rows, command } => (columns, rows.into(), command),
@@ -117,7 +120,9 @@ impl Session {
     /// Executes a prepared statement once per row of bind values, as ONE statement: if
     /// any row fails, none of them takes effect (array insert). Returns the rows affected.
     pub fn execute_many(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
-        self.user_call_sql(SqlText::Shared(&statement.text), |s| s.execute_many_call(statement, rows))
+        self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
+            s.execute_many_call(statement, rows)
+        })
     }
 
     fn execute_many_call(&mut self, statement: &PreparedStatement, rows: &[Vec<Value>]) -> DbResult<u64> {
@@ -134,4 +139,9 @@ impl Session {
 /// Opening a cursor returns no rows: its fetches are counted as they happen.
 impl ReturnedRows for Cursor {
     fn returned_rows(&self, _fetch: &mut dyn FnMut(usize)) {}
+
+    /// The rows it holds, which its fetches will return.
+    fn processed_rows(&self) -> u64 {
+        self.rows.len() as u64
+    }
 }
