@@ -7,7 +7,10 @@ use std::fmt::Write;
 use super::clock::format_utc;
 use super::interval::{fmt_ms, EventDelta, Interval, ShareBasis};
 use super::repository::Snapshot;
-use super::text::{bucket_label, count, histogram_span, interval_of, number, optional};
+use super::sample::SQL_TEXT_CHARS;
+use super::text::{
+    bucket_label, count, histogram_span, interval_of, number, optional, sql_line, sql_note, sql_tables,
+};
 use crate::error::DbResult;
 
 const STYLE: &str = "body{font-family:Arial,Helvetica,sans-serif;font-size:10pt;color:#000;margin:1.5em}\
@@ -111,6 +114,7 @@ fn render(i: &Interval, steps: &[Interval]) -> String {
     histograms(&mut out, i);
     over_snapshots(&mut out, steps);
     time_model(&mut out, i);
+    sql_sections(&mut out, i);
     unit_of_work(&mut out, i);
     activity(&mut out, i);
     findings(&mut out, i);
@@ -454,6 +458,20 @@ fn time_model(out: &mut String, i: &Interval) {
             .collect(),
     }
     .write(out);
+}
+
+fn sql_sections(out: &mut String, i: &Interval) {
+    for (title, table) in sql_tables(i, |t| sql_line(t, SQL_TEXT_CHARS)) {
+        h2(out, title);
+        let rows = table.rows.len();
+        if rows > 0 {
+            let numeric: Vec<bool> = table.headings.iter().map(|h| *h != "SQL Text").collect();
+            Table { headings: &table.headings, numeric: &numeric, rows: table.rows }.write(out);
+        }
+        if let Some(text) = sql_note(i, rows) {
+            note(out, &text);
+        }
+    }
 }
 
 fn unit_of_work(out: &mut String, i: &Interval) {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::repository::Snapshot;
-use super::sample::{EventSample, HostInfo, IDLE_CLASS};
+use super::sample::{EventSample, HostInfo, SqlSample, IDLE_CLASS};
 use super::text::count;
 use super::AwrError;
 
@@ -156,6 +156,12 @@ pub struct Interval {
     /// The end snapshot's settings and gauges.
     pub settings: BTreeMap<String, String>,
     pub gauges: BTreeMap<String, u64>,
+    /// What each statement did in the interval (summed over the snapshots after the
+    /// first: each holds what happened since the one before), most elapsed time first;
+    /// empty from [`Interval::between`], which sees two snapshots only.
+    pub sql: Vec<SqlSample>,
+    /// Statements that did something in the interval but were not kept by a snapshot.
+    pub sql_not_kept: u64,
 }
 
 /// `end - begin` of a cumulative counter; an error if it went down (the database was
@@ -250,7 +256,44 @@ impl Interval {
             commit_response,
             settings: e.settings.clone(),
             gauges: e.gauges.clone(),
+            sql: Vec::new(),
+            sql_not_kept: 0,
         })
+    }
+
+    /// The activity from the first snapshot of `range` to its last, which must be every
+    /// stored snapshot between them, of one instance, in id order: [`Interval::between`]
+    /// the two, with the statements' activity of every snapshot after the first.
+    pub fn over(range: &[Snapshot]) -> Result<Interval, AwrError> {
+        let [begin, .., end] = range else {
+            return Err(AwrError::BadCall(format!("a report needs two snapshots, {} given", range.len())));
+        };
+        let mut interval = Interval::between(begin, end)?;
+        let mut by_text: BTreeMap<&str, SqlSample> = BTreeMap::new();
+        for snapshot in &range[1..] {
+            for s in &snapshot.sample.sql {
+                let sum = by_text
+                    .entry(&s.text)
+                    .or_insert_with(|| SqlSample { text: s.text.clone(), ..SqlSample::default() });
+                sum.executions += s.executions;
+                sum.parse_calls += s.parse_calls;
+                sum.rows_processed += s.rows_processed;
+                sum.elapsed_us += s.elapsed_us;
+            }
+            interval.sql_not_kept += snapshot.sample.sql_not_kept;
+        }
+        let mut sql: Vec<SqlSample> = by_text.into_values().collect();
+        sql.sort_by(|a, b| b.elapsed_us.cmp(&a.elapsed_us).then_with(|| b.executions.cmp(&a.executions)));
+        interval.sql = sql;
+        Ok(interval)
+    }
+
+    /// The `n` statements with the most of `key`, those with none of it left out.
+    pub fn top_sql(&self, n: usize, key: impl Fn(&SqlSample) -> u64) -> Vec<&SqlSample> {
+        let mut sql: Vec<&SqlSample> = self.sql.iter().filter(|s| key(s) > 0).collect();
+        sql.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.elapsed_us.cmp(&a.elapsed_us)));
+        sql.truncate(n);
+        sql
     }
 
     /// Wall-clock seconds between the snapshots (0 if the clock went back).
@@ -621,7 +664,44 @@ pub(crate) mod tests {
             time_model: BTreeMap::new(),
             gauges: BTreeMap::new(),
             settings: BTreeMap::from([("log_buffer".to_string(), "16777216".to_string())]),
+            sql: Vec::new(),
+            sql_not_kept: 0,
         }
+    }
+
+    /// A statement's activity in a crafted sample.
+    pub(crate) fn statement(
+        text: &str,
+        executions: u64,
+        parse_calls: u64,
+        rows: u64,
+        elapsed_us: u64,
+    ) -> SqlSample {
+        SqlSample { text: text.into(), executions, parse_calls, rows_processed: rows, elapsed_us }
+    }
+
+    /// Each snapshot holds what its statements did since the one before: a report over
+    /// three snapshots adds the last two, and leaves out the first's (before the range).
+    #[test]
+    fn a_range_adds_the_statements_of_every_snapshot_after_the_first() {
+        let mut first = crafted(0, &[], &[]);
+        first.sql = vec![statement("before", 1_000, 1, 0, 9_000_000)];
+        let mut second = crafted(60, &[], &[]);
+        second.sql = vec![statement("SELECT $1", 10, 1, 10, 500), statement("COMMIT", 4, 4, 0, 100)];
+        let mut third = crafted(120, &[], &[]);
+        third.sql = vec![statement("SELECT $1", 5, 0, 5, 250)];
+        third.sql_not_kept = 3;
+        let range = [snap(1, first), snap(2, second), snap(3, third)];
+        let i = Interval::over(&range).expect("interval");
+        assert_eq!(i.sql, [statement("SELECT $1", 15, 1, 15, 750), statement("COMMIT", 4, 4, 0, 100)]);
+        assert_eq!(i.sql_not_kept, 3);
+        assert_eq!(i.top_sql(1, |s| s.parse_calls), [&statement("COMMIT", 4, 4, 0, 100)]);
+        assert!(
+            i.top_sql(10, |s| s.rows_processed).iter().all(|s| s.text != "COMMIT"),
+            "none of it: left out"
+        );
+        assert!(Interval::between(&range[0], &range[2]).expect("interval").sql.is_empty());
+        assert!(Interval::over(&range[..1]).is_err());
     }
 
     pub(crate) fn snap(id: u64, sample: Sample) -> Snapshot {

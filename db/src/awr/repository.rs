@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::sample::{sample, sample_of, Sample, SAMPLE_FORMAT_VERSION};
+use super::sample::{snapshot_sample, Sample, SAMPLE_FORMAT_VERSION};
 use super::AwrError;
 use crate::database::{Database, DbShared};
 use crate::error::DbResult;
@@ -109,7 +109,7 @@ fn id_of(name: &str) -> Option<u64> {
 
 /// Takes a snapshot of `db` and stores it in the database's directory.
 pub fn take_snapshot(db: &Database) -> DbResult<SnapshotInfo> {
-    take_snapshot_in(&db.log().config().dir, sample(db))
+    take_snapshot_in(&db.log().config().dir, snapshot_sample(db.shared()))
 }
 
 /// Stores `sample` as the next snapshot of the database in `db_dir`.
@@ -382,7 +382,7 @@ impl Drop for SnapshotterHandle {
 /// snapshot is tried at the next interval.
 fn auto_snapshot(db: &DbShared, retention: Duration) {
     let db_dir = &db.log().config().dir;
-    match take_snapshot_in(db_dir, sample_of(db)) {
+    match take_snapshot_in(db_dir, snapshot_sample(db)) {
         Ok(info) => log::debug!("automatic snapshot {} taken", info.id),
         Err(e) => log::error!("automatic snapshot failed: {e}"),
     }
@@ -536,7 +536,7 @@ mod tests {
         let day_us = 24 * 3600 * 1_000_000u64;
         let now = crate::awr::clock::now_unix_us();
         for age_days in [10, 9, 1] {
-            let mut s = sample(&db);
+            let mut s = super::super::sample(&db);
             s.taken_at_unix_us = now - age_days * day_us;
             take_snapshot_in(dir.path(), s).expect("store");
         }

@@ -68,6 +68,31 @@ pub struct Sample {
     /// The settings that explain the figures (log_buffer, sync_method, commit_wait, ...).
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// A snapshot's statements: what each did since the previous snapshot (Oracle's
+    /// `DBA_HIST_SQLSTAT` deltas), at most [`TOP_SQL`], those with the most elapsed time,
+    /// then executions, then parse calls. Empty in a sample that is no snapshot.
+    #[serde(default)]
+    pub sql: Vec<SqlSample>,
+    /// Statements that did something since the previous snapshot and were not kept.
+    #[serde(default)]
+    pub sql_not_kept: u64,
+}
+
+/// How many statements a snapshot keeps.
+pub const TOP_SQL: usize = 100;
+
+/// Characters of a statement's text a snapshot keeps.
+pub const SQL_TEXT_CHARS: usize = 1000;
+
+/// One statement's activity between two snapshots.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqlSample {
+    /// Its text (the first [`SQL_TEXT_CHARS`] characters).
+    pub text: String,
+    pub executions: u64,
+    pub parse_calls: u64,
+    pub rows_processed: u64,
+    pub elapsed_us: u64,
 }
 
 /// One wait event's cumulative figures.
@@ -225,7 +250,36 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
         ]),
         gauges,
         settings,
+        sql: Vec::new(),
+        sql_not_kept: 0,
     }
+}
+
+/// A sample to store as a snapshot: [`sample_of`] with the statements' activity since the
+/// previous snapshot, which it takes (the next snapshot's starts from here).
+pub(crate) fn snapshot_sample(db: &DbShared) -> Sample {
+    let mut sample = sample_of(db);
+    let mut active: Vec<SqlSample> = db
+        .statements
+        .take_activity()
+        .into_iter()
+        .map(|a| SqlSample {
+            text: a.text.chars().take(SQL_TEXT_CHARS).collect(),
+            executions: a.totals.executions,
+            parse_calls: a.parse_calls,
+            rows_processed: a.totals.rows_processed,
+            elapsed_us: a.totals.elapsed_ns / 1000,
+        })
+        .collect();
+    active.sort_by(|a, b| {
+        (b.elapsed_us, b.executions, b.parse_calls)
+            .cmp(&(a.elapsed_us, a.executions, a.parse_calls))
+            .then_with(|| a.text.cmp(&b.text))
+    });
+    sample.sql_not_kept = active.len().saturating_sub(TOP_SQL) as u64;
+    active.truncate(TOP_SQL);
+    sample.sql = active;
+    sample
 }
 
 impl Sample {

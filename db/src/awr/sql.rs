@@ -11,7 +11,7 @@
 //! `EXECUTE prepared_name(...)` keeps its meaning.
 
 use super::repository::{load_range, take_snapshot_in};
-use super::sample::sample_of;
+use super::sample::snapshot_sample;
 use super::{report_html, report_text, AwrError};
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
@@ -121,7 +121,7 @@ impl Session {
         let dir = self.db.log().config().dir.clone();
         let rows = match *call {
             AwrCall::CreateSnapshot => {
-                let sample = sample_of(&self.db);
+                let sample = snapshot_sample(&self.db);
                 let info = take_snapshot_in(&dir, sample)?;
                 vec![vec![Value::Int(info.id as i64)]]
             }
@@ -215,6 +215,25 @@ mod tests {
         assert_eq!(lines[0], "WORKLOAD REPOSITORY report for");
         let commits = lines.iter().find(|l| l.starts_with("user commits ")).expect("user commits line");
         assert!(commits.contains(" 21 "), "20 inserts and the CREATE TABLE: {commits}");
+        // The statements of the interval: the prepared INSERT's 20 executions and rows.
+        let executed = lines
+            .iter()
+            .skip_while(|l| *l != "SQL ordered by Executions")
+            .find(|l| l.ends_with("INSERT INTO t VALUES ($1)"))
+            .expect("the INSERT among the statements by executions");
+        assert!(executed.split_whitespace().take(2).eq(["20", "20"]), "{executed}");
+        // A third snapshot's report from the first adds up both intervals' statements.
+        s.execute("INSERT INTO t VALUES (100)", &[]).expect("insert");
+        s.execute("COMMIT", &[]).expect("commit");
+        assert_eq!(snap_id(s.execute("EXEC snapshot", &[]).expect("snapshot")), Value::Int(3));
+        let report = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 3)", &[]).expect("report");
+        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
+        let commits = lines
+            .iter()
+            .skip_while(|l| *l != "SQL ordered by Executions")
+            .find(|l| l.ends_with(" COMMIT"))
+            .expect("COMMIT among the statements by executions");
+        assert!(commits.trim_start().starts_with("21 "), "20 and 1 commits: {commits}");
         let html = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_HTML(1, 2)", &[]).expect("html");
         assert_eq!(html.rows()[0][0], Value::Text("<!DOCTYPE html>".into()));
         let unknown = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 5)", &[]).unwrap_err();

@@ -15,13 +15,16 @@ const WIDTH: usize = 100;
 const BUCKETS_PER_LINE: usize = 10;
 
 /// The section headings of both report formats, in order.
-pub const REPORT_SECTIONS: [&str; 9] = [
+pub const REPORT_SECTIONS: [&str; 12] = [
     "Load Profile",
     "Top 5 Timed Foreground Events",
     "Background Wait Events",
     "Commit Response Time by Mode",
     "Wait Event Histogram",
     "Time Model Statistics",
+    "SQL ordered by Elapsed Time",
+    "SQL ordered by Executions",
+    "SQL ordered by Parse Calls",
     "Unit of Work (seed 000)",
     "Instance Activity Stats",
     "Findings",
@@ -30,10 +33,7 @@ pub const REPORT_SECTIONS: [&str; 9] = [
 /// The interval a report covers: from the first snapshot of `range` to its last (every
 /// one of the same instance, in id order).
 pub(crate) fn interval_of(range: &[Snapshot]) -> Result<Interval, AwrError> {
-    match range {
-        [begin, .., end] => Interval::between(begin, end),
-        _ => Err(AwrError::BadCall(format!("a report needs two snapshots, {} given", range.len()))),
-    }
+    Interval::over(range)
 }
 
 /// The text report from the first snapshot of `range` to its last.
@@ -126,6 +126,7 @@ fn render(i: &Interval) -> String {
     commit_response(&mut out, i);
     histograms(&mut out, i);
     time_model(&mut out, i);
+    sql_sections(&mut out, i);
     unit_of_work(&mut out, i);
     activity(&mut out, i);
     findings(&mut out, i);
@@ -383,6 +384,136 @@ fn unit_of_work(out: &mut String, i: &Interval) {
     wrap(out, "", &note);
 }
 
+/// Statements listed in each SQL section.
+pub(crate) const SQL_ROWS: usize = 10;
+
+/// Characters of a statement's text a text report shows.
+const SQL_TEXT_SHOWN: usize = 60;
+
+/// A statement's text on one line: whitespace runs made one space, cut at `chars`.
+pub(crate) fn sql_line(text: &str, chars: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > chars {
+        format!("{}...", line.chars().take(chars.saturating_sub(3)).collect::<String>())
+    } else {
+        line
+    }
+}
+
+/// The figures of the three SQL sections, shared by both formats: headings, which columns
+/// are numbers, and rows (the text last). None when no statement did that in the interval.
+pub(crate) fn sql_tables(i: &Interval, text: impl Fn(&str) -> String) -> [(&'static str, SqlTable); 3] {
+    let per_exec_ms =
+        |us: u64, n: u64| if n == 0 { String::new() } else { number(us as f64 / n as f64 / 1e3, 3) };
+    let sql_elapsed: u64 = i.sql.iter().map(|s| s.elapsed_us).sum();
+    let (total_time, time_heading) = match i.db_time_us().filter(|&us| us > 0) {
+        Some(us) => (us, "%DB time"),
+        None => (sql_elapsed, "%SQL time"),
+    };
+    let parses = i.statistic("parse count (total)");
+    let elapsed = SqlTable {
+        headings: vec!["Elapsed (s)", "Executions", "per Exec (ms)", time_heading, "SQL Text"],
+        rows: i
+            .top_sql(SQL_ROWS, |s| s.elapsed_us)
+            .into_iter()
+            .map(|s| {
+                vec![
+                    number(s.elapsed_us as f64 / 1e6, 3),
+                    count(s.executions),
+                    per_exec_ms(s.elapsed_us, s.executions),
+                    optional((total_time > 0).then(|| 100.0 * s.elapsed_us as f64 / total_time as f64), 1),
+                    text(&s.text),
+                ]
+            })
+            .collect(),
+    };
+    let executions = SqlTable {
+        headings: vec!["Executions", "Rows Processed", "Rows per Exec", "per Exec (ms)", "SQL Text"],
+        rows: i
+            .top_sql(SQL_ROWS, |s| s.executions)
+            .into_iter()
+            .map(|s| {
+                vec![
+                    count(s.executions),
+                    count(s.rows_processed),
+                    number(s.rows_processed as f64 / s.executions as f64, 1),
+                    per_exec_ms(s.elapsed_us, s.executions),
+                    text(&s.text),
+                ]
+            })
+            .collect(),
+    };
+    let parse_calls = SqlTable {
+        headings: vec!["Parse Calls", "Executions", "% Total Parses", "SQL Text"],
+        rows: i
+            .top_sql(SQL_ROWS, |s| s.parse_calls)
+            .into_iter()
+            .map(|s| {
+                vec![
+                    count(s.parse_calls),
+                    count(s.executions),
+                    optional((parses > 0).then(|| 100.0 * s.parse_calls as f64 / parses as f64), 1),
+                    text(&s.text),
+                ]
+            })
+            .collect(),
+    };
+    [
+        ("SQL ordered by Elapsed Time", elapsed),
+        ("SQL ordered by Executions", executions),
+        ("SQL ordered by Parse Calls", parse_calls),
+    ]
+}
+
+/// One SQL section's table.
+pub(crate) struct SqlTable {
+    pub headings: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// What a SQL section says under its table (or instead of it).
+pub(crate) fn sql_note(i: &Interval, rows: usize) -> Option<String> {
+    if rows == 0 {
+        return Some(if i.sql.is_empty() {
+            "No statement was captured in this interval (statements are captured by snapshots taken by this release).".to_string()
+        } else {
+            "No statement did this in the interval.".to_string()
+        });
+    }
+    (i.sql_not_kept > 0).then(|| {
+        format!(
+            "{} more statements ran; each snapshot keeps the {} with the most elapsed time.",
+            count(i.sql_not_kept),
+            super::sample::TOP_SQL
+        )
+    })
+}
+
+fn sql_sections(out: &mut String, i: &Interval) {
+    for (title, table) in sql_tables(i, |t| sql_line(t, SQL_TEXT_SHOWN)) {
+        heading(out, title);
+        if !table.rows.is_empty() {
+            let numbers = table.headings.len() - 1;
+            let line: Vec<String> = table.headings[..numbers]
+                .iter()
+                .map(|h| format!("{h:>14}"))
+                .chain(["SQL Text".to_string()])
+                .collect();
+            let _ = writeln!(out, "{}", line.join(" "));
+            let rule: Vec<String> = (0..numbers).map(|_| "-".repeat(14)).chain(["-".repeat(30)]).collect();
+            let _ = writeln!(out, "{}", rule.join(" "));
+            for row in &table.rows {
+                let line: Vec<String> =
+                    row[..numbers].iter().map(|c| format!("{c:>14}")).chain([row[numbers].clone()]).collect();
+                let _ = writeln!(out, "{}", line.join(" "));
+            }
+        }
+        if let Some(note) = sql_note(i, table.rows.len()) {
+            wrap(out, "", &note);
+        }
+    }
+}
+
 fn activity(out: &mut String, i: &Interval) {
     heading(out, "Instance Activity Stats");
     let _ = writeln!(out, "{:<44} {:>16} {:>16} {:>16}", "Statistic", "Total", "per Second", "per Trans");
@@ -483,6 +614,61 @@ mod tests {
             "{text}"
         );
         assert!(text.trim_end().ends_with("End of Report"));
+        // No statement in these crafted samples: the SQL sections say so.
+        assert!(
+            text.contains("SQL ordered by Executions\n~~~~~~~~~~~~~~~~~~~~~~~~~\nNo statement was captured")
+        );
+    }
+
+    /// The three SQL sections rank the interval's statements by their own figure, with
+    /// the per-execution figures and shares a reader compares.
+    #[test]
+    fn the_sql_sections_rank_statements_with_their_figures() {
+        use super::super::interval::tests::statement;
+        let (b, mut e) = sync_and_write(4_000, 1_000);
+        e.sample
+            .statistics
+            .insert("parse count (total)".into(), 1_000 + b.sample.statistic("parse count (total)"));
+        e.sample.sql = vec![
+            statement("UPDATE t SET n = n + 1\n   WHERE id = $1", 10_000, 1, 10_000, 2_000_000),
+            statement("COMMIT", 10_000, 1, 0, 30_000_000),
+            statement(&format!("SELECT * FROM t WHERE id = {}", "9".repeat(80)), 1, 998, 1, 500),
+        ];
+        e.sample.sql_not_kept = 7;
+        let text = report_text(&[b, e]).expect("report");
+        let section = |title: &str| -> Vec<String> {
+            let start = text.find(&format!("\n{title}\n")).unwrap_or_else(|| panic!("{title}:\n{text}"));
+            // Past the title, its underline, the headings and their rule.
+            text[start..].lines().skip(5).take_while(|l| !l.is_empty()).map(str::to_string).collect()
+        };
+        let elapsed = section("SQL ordered by Elapsed Time");
+        assert_eq!(elapsed.len(), 3 + 1, "three statements, the note: {elapsed:?}");
+        let cells = |line: &str| line.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        // 30 s of 32.0005 s of SQL time (DB time is not measured in these samples).
+        assert_eq!(cells(&elapsed[0]), "30.000 10,000 3.000 93.7", "{elapsed:?}");
+        assert!(elapsed[0].ends_with(" COMMIT"), "{elapsed:?}");
+        assert!(elapsed[1].ends_with(" UPDATE t SET n = n + 1 WHERE id = $1"), "one line: {elapsed:?}");
+        assert!(elapsed[2].ends_with("999..."), "cut: {elapsed:?}");
+        assert!(elapsed[3].starts_with("7 more statements ran; each snapshot keeps the 100"), "{elapsed:?}");
+        let executions = section("SQL ordered by Executions");
+        assert_eq!(
+            cells(&executions[0]),
+            "10,000 0 0.0 3.000",
+            "COMMIT first: the most time: {executions:?}"
+        );
+        assert_eq!(cells(&executions[1]), "10,000 10,000 1.0 0.200", "{executions:?}");
+        let parses = section("SQL ordered by Parse Calls");
+        assert_eq!(cells(&parses[0]), "998 1 99.8 SELECT", "the literal statement's parses: {parses:?}");
+        let html = super::super::report_html(&[
+            snap(1, crafted(0, &[], &[])),
+            snap(2, {
+                let mut s = crafted(60, &[], &[]);
+                s.sql = vec![statement("SELECT '<b>'", 3, 3, 3, 30)];
+                s
+            }),
+        ])
+        .expect("html");
+        assert!(html.contains("<td>SELECT &#39;&lt;b&gt;&#39;</td>"), "the text, escaped");
     }
 
     #[test]

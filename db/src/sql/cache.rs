@@ -69,11 +69,23 @@ impl StatementStats {
     }
 }
 
+/// What one statement did between two calls of [`StatementCache::take_activity`] (two
+/// workload repository snapshots).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatementActivity {
+    pub text: String,
+    pub parse_calls: u64,
+    pub totals: StatementTotals,
+}
+
 struct Entry<T> {
     value: Arc<T>,
     /// Its executions; a prepared statement holds it too, and keeps counting into it
     /// (unseen) once the text is evicted.
     stats: Arc<StatementStats>,
+    /// Its counters at the last `take_activity`.
+    taken: StatementTotals,
+    taken_parse_calls: u64,
     last_used: u64,
     /// Lookups of this text while it was cached (its hard parse included).
     parse_calls: u64,
@@ -165,6 +177,8 @@ impl<T> StatementCache<T> {
         let mut entry = Entry {
             value: value.clone(),
             stats: Arc::default(),
+            taken: StatementTotals::default(),
+            taken_parse_calls: 0,
             last_used: tick,
             parse_calls: 1,
             first_load_us: now,
@@ -176,6 +190,8 @@ impl<T> StatementCache<T> {
             entry.parse_calls += previous.parse_calls;
             entry.first_load_us = previous.first_load_us;
             entry.stats = previous.stats.clone();
+            entry.taken = previous.taken;
+            entry.taken_parse_calls = previous.taken_parse_calls;
         }
         let stats = entry.stats.clone();
         if let Some(previous) = inner.entries.insert(text.to_string(), entry) {
@@ -210,6 +226,31 @@ impl<T> StatementCache<T> {
                 }
             })
             .collect()
+    }
+
+    /// What each cached statement did since the last call: those that did anything, with
+    /// the differences of their counters (as Oracle's repository keeps its `*_DELTA`
+    /// columns). Their present counters are the base of the next call. A statement
+    /// evicted in between loses what it did since the last call, as SQL aged out of
+    /// Oracle's shared pool between two snapshots does.
+    pub fn take_activity(&self) -> Vec<StatementActivity> {
+        let mut inner = self.inner.lock().expect("statement cache poisoned");
+        let mut active = Vec::new();
+        for (text, entry) in inner.entries.iter_mut() {
+            let now = entry.stats.totals();
+            let since = StatementTotals {
+                executions: now.executions.saturating_sub(entry.taken.executions),
+                rows_processed: now.rows_processed.saturating_sub(entry.taken.rows_processed),
+                elapsed_ns: now.elapsed_ns.saturating_sub(entry.taken.elapsed_ns),
+            };
+            let parse_calls = entry.parse_calls.saturating_sub(entry.taken_parse_calls);
+            if since != StatementTotals::default() || parse_calls > 0 {
+                active.push(StatementActivity { text: text.clone(), parse_calls, totals: since });
+            }
+            entry.taken = now;
+            entry.taken_parse_calls = entry.parse_calls;
+        }
+        active
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -300,6 +341,42 @@ mod tests {
                 elapsed_ns: sessions * 10_000
             }
         );
+    }
+
+    /// Each call tells what happened since the one before, and only the statements that
+    /// did something.
+    #[test]
+    fn activity_is_taken_as_the_differences_since_the_last_take() {
+        let cache = StatementCache::new(4);
+        let (_, a, _) = cache.get_or_parse("a", |_| Ok(1)).unwrap();
+        let (_, b, _) = cache.get_or_parse("b", |_| Ok(2)).unwrap();
+        a.record(1, 3, 1_000);
+        a.record(2, 1, 500);
+        let mut first = cache.take_activity();
+        first.sort_by(|x, y| x.text.cmp(&y.text));
+        assert_eq!(
+            first,
+            [
+                StatementActivity {
+                    text: "a".into(),
+                    parse_calls: 1,
+                    totals: StatementTotals { executions: 2, rows_processed: 4, elapsed_ns: 1_500 }
+                },
+                StatementActivity { text: "b".into(), parse_calls: 1, totals: StatementTotals::default() },
+            ]
+        );
+        b.record(1, 0, 0);
+        cache.get_or_parse("b", |_| Ok(2)).unwrap();
+        assert_eq!(
+            cache.take_activity(),
+            [StatementActivity {
+                text: "b".into(),
+                parse_calls: 1,
+                totals: StatementTotals { executions: 1, rows_processed: 0, elapsed_ns: 0 }
+            }],
+            "a did nothing since"
+        );
+        assert_eq!(cache.take_activity(), []);
     }
 
     #[test]
