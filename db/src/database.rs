@@ -161,6 +161,9 @@ pub(crate) struct DbShared {
     pub(crate) call_commit_optimization: AtomicBool,
     /// The shared pool: parsed statements by text.
     pub(crate) statements: StatementCache<Prepared>,
+    /// Held while a workload repository snapshot is sampled and written, so two (the
+    /// automatic one and an `EXEC snapshot`) never interleave their statements' activity.
+    pub(crate) snapshot_lock: Mutex<()>,
     pub(crate) sql_counters: SqlCounters,
     /// The open sessions (`v$session`) and the event totals of those closed.
     pub(crate) sessions: SessionRegistry,
@@ -607,6 +610,7 @@ impl Database {
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
             call_commit_optimization: AtomicBool::new(true),
             statements: StatementCache::new(STATEMENT_CACHE_ENTRIES),
+            snapshot_lock: Mutex::new(()),
             sql_counters: SqlCounters::default(),
             sessions: SessionRegistry::default(),
             fetches: FetchRegistry::default(),

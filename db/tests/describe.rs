@@ -51,6 +51,11 @@ fn describe_tells_parameters_and_columns_without_side_effects() {
     let lock = s.prepare("SELECT k FROM t FOR UPDATE").unwrap();
     assert_eq!(s.describe_prepared(&lock).unwrap().columns.unwrap()[0].ty, Some(DataType::Int));
     assert!(!s.in_transaction(), "describing locked no row");
+    // Nor when a column's type is left to its values: a FOR UPDATE query never runs.
+    let untyped_lock = s.prepare("SELECT k, NULL AS n, $1 AS p FROM t FOR UPDATE").unwrap();
+    let columns = s.describe_prepared(&untyped_lock).unwrap().columns.unwrap();
+    assert_eq!((columns[0].ty, columns[1].ty), (Some(DataType::Int), None));
+    assert!(!s.in_transaction(), "describing locked no row");
     // One whose type a value decides runs with NULL parameters, as before.
     let untyped = s.prepare("SELECT $1 AS x FROM t").unwrap();
     assert_eq!(s.describe_prepared(&untyped).unwrap().columns.unwrap()[0].name, "x");

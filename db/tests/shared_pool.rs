@@ -91,6 +91,14 @@ fn v_sql_counts_the_executions_rows_and_time_of_each_statement() {
     assert_eq!(stats(&mut s, "COMMIT")[..3], [3, 3, 0]);
     assert_eq!(stats(&mut s, "SELECT v FROM e WHERE id < 5")[..3], [1, 1, 5]);
     assert_eq!(stats(&mut s, "SELECT id FROM e WHERE id >= $1")[..3], [1, 1, 5]);
+    // Describing is no execution.
+    let show = s.prepare("SHOW PARAMETER commit_wait").unwrap();
+    s.describe_prepared(&show).unwrap();
+    assert_eq!(stats(&mut s, "SHOW PARAMETER commit_wait")[..2], [0, 1]);
+    // An UPDATE opened as a cursor processed the rows it changed.
+    let update = s.prepare("UPDATE e SET v = 'y' WHERE id < $1").unwrap();
+    s.query(&update, &[Value::Int(3)]).unwrap();
+    assert_eq!(stats(&mut s, "UPDATE e SET v = 'y' WHERE id < $1")[..3], [1, 1, 3]);
     // Untimed executions are counted, without time.
     s.execute("ALTER SESSION SET timed_statistics = FALSE", &[]).unwrap();
     s.execute("SELECT 42", &[]).unwrap();

@@ -160,8 +160,12 @@ pub struct Interval {
     /// first: each holds what happened since the one before), most elapsed time first;
     /// empty from [`Interval::between`], which sees two snapshots only.
     pub sql: Vec<SqlSample>,
-    /// Statements that did something in the interval but were not kept by a snapshot.
+    /// Statement activities the snapshots left out (a statement counted once per snapshot
+    /// that left it out).
     pub sql_not_kept: u64,
+    /// Ids between the first and the last snapshot that are not in the range (damaged or
+    /// removed): the statements' activity they held is not counted.
+    pub sql_missing_snapshots: Vec<u64>,
 }
 
 /// `end - begin` of a cumulative counter; an error if it went down (the database was
@@ -258,6 +262,7 @@ impl Interval {
             gauges: e.gauges.clone(),
             sql: Vec::new(),
             sql_not_kept: 0,
+            sql_missing_snapshots: Vec::new(),
         })
     }
 
@@ -270,6 +275,9 @@ impl Interval {
         };
         let mut interval = Interval::between(begin, end)?;
         let mut by_text: BTreeMap<&str, SqlSample> = BTreeMap::new();
+        for pair in range.windows(2) {
+            interval.sql_missing_snapshots.extend(pair[0].id + 1..pair[1].id);
+        }
         for snapshot in &range[1..] {
             for s in &snapshot.sample.sql {
                 let sum = by_text
@@ -701,6 +709,10 @@ pub(crate) mod tests {
             "none of it: left out"
         );
         assert!(Interval::between(&range[0], &range[2]).expect("interval").sql.is_empty());
+        assert!(i.sql_missing_snapshots.is_empty());
+        // A snapshot missing from the range (damaged, skipped) is named.
+        let gap = Interval::over(&[range[0].clone(), snap(4, range[2].sample.clone())]).expect("interval");
+        assert_eq!(gap.sql_missing_snapshots, [2, 3]);
         assert!(Interval::over(&range[..1]).is_err());
     }
 

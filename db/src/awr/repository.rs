@@ -109,7 +109,20 @@ fn id_of(name: &str) -> Option<u64> {
 
 /// Takes a snapshot of `db` and stores it in the database's directory.
 pub fn take_snapshot(db: &Database) -> DbResult<SnapshotInfo> {
-    take_snapshot_in(&db.log().config().dir, snapshot_sample(db.shared()))
+    take_db_snapshot(db.shared())
+}
+
+/// Samples `db` and stores the sample as its next snapshot, one snapshot at a time. The
+/// statements' activity it took goes back if the snapshot is not written, so the next
+/// snapshot reports it.
+pub(crate) fn take_db_snapshot(db: &DbShared) -> DbResult<SnapshotInfo> {
+    let _one_at_a_time = db.snapshot_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (sample, activity) = snapshot_sample(db);
+    let taken = take_snapshot_in(&db.log().config().dir, sample);
+    if taken.is_err() {
+        db.statements.restore_activity(&activity);
+    }
+    taken
 }
 
 /// Stores `sample` as the next snapshot of the database in `db_dir`.
@@ -382,7 +395,7 @@ impl Drop for SnapshotterHandle {
 /// snapshot is tried at the next interval.
 fn auto_snapshot(db: &DbShared, retention: Duration) {
     let db_dir = &db.log().config().dir;
-    match take_snapshot_in(db_dir, snapshot_sample(db)) {
+    match take_db_snapshot(db) {
         Ok(info) => log::debug!("automatic snapshot {} taken", info.id),
         Err(e) => log::error!("automatic snapshot failed: {e}"),
     }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::database::{Database, DbShared};
 use crate::sessions::DbEvent;
+use crate::sql::cache::StatementActivity;
 use crate::views::DbStat;
 
 /// Version of the sample's layout. Readers accept this version and older ones; fields
@@ -256,13 +257,13 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
 }
 
 /// A sample to store as a snapshot: [`sample_of`] with the statements' activity since the
-/// previous snapshot, which it takes (the next snapshot's starts from here).
-pub(crate) fn snapshot_sample(db: &DbShared) -> Sample {
+/// previous snapshot, which it takes (the next snapshot's starts from here), and that
+/// activity as taken, to give back if the snapshot is not written.
+pub(crate) fn snapshot_sample(db: &DbShared) -> (Sample, Vec<StatementActivity>) {
     let mut sample = sample_of(db);
-    let mut active: Vec<SqlSample> = db
-        .statements
-        .take_activity()
-        .into_iter()
+    let activity = db.statements.take_activity();
+    let mut active: Vec<SqlSample> = activity
+        .iter()
         .map(|a| SqlSample {
             text: a.text.chars().take(SQL_TEXT_CHARS).collect(),
             executions: a.totals.executions,
@@ -279,7 +280,7 @@ pub(crate) fn snapshot_sample(db: &DbShared) -> Sample {
     sample.sql_not_kept = active.len().saturating_sub(TOP_SQL) as u64;
     active.truncate(TOP_SQL);
     sample.sql = active;
-    sample
+    (sample, activity)
 }
 
 impl Sample {

@@ -10,8 +10,7 @@
 //! ([`parse_awr_call`] returns None) and goes on to the SQL parser, so PostgreSQL's
 //! `EXECUTE prepared_name(...)` keeps its meaning.
 
-use super::repository::{load_range, take_snapshot_in};
-use super::sample::snapshot_sample;
+use super::repository::{load_range, take_db_snapshot};
 use super::{report_html, report_text, AwrError};
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
@@ -121,8 +120,7 @@ impl Session {
         let dir = self.db.log().config().dir.clone();
         let rows = match *call {
             AwrCall::CreateSnapshot => {
-                let sample = snapshot_sample(&self.db);
-                let info = take_snapshot_in(&dir, sample)?;
+                let info = take_db_snapshot(&self.db)?;
                 vec![vec![Value::Int(info.id as i64)]]
             }
             AwrCall::Report { begin, end, html } => {
@@ -190,6 +188,38 @@ mod tests {
         assert!(error("EXEC DBMS_WORKLOAD_REPOSITORY.DROP_SNAPSHOT_RANGE(1, 2)")
             .contains("DROP_SNAPSHOT_RANGE does not exist"));
         assert!(error("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2").contains("not closed"));
+    }
+
+    /// A snapshot that could not be written takes no statement activity with it: the
+    /// next snapshot reports it.
+    #[test]
+    fn a_snapshot_not_written_leaves_its_statements_to_the_next() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = crate::awr::open_test_database(dir.path());
+        let mut s = db.session();
+        assert_eq!(s.execute("EXEC snapshot", &[]).expect("snapshot").rows()[0][0], Value::Int(1));
+        s.execute("CREATE TABLE t (id INT PRIMARY KEY)", &[]).expect("create");
+        for i in 0..5 {
+            s.execute("INSERT INTO t VALUES ($1)", &[Value::Int(i)]).expect("insert");
+        }
+        s.execute("COMMIT", &[]).expect("commit");
+        // The repository's directory made a file: the snapshot fails.
+        let awr = crate::awr::awr_dir(dir.path());
+        let away = dir.path().join("awr-away");
+        std::fs::rename(&awr, &away).expect("move the repository away");
+        std::fs::write(&awr, b"not a directory").expect("a file in its place");
+        assert!(s.execute("EXEC snapshot", &[]).is_err());
+        std::fs::remove_file(&awr).expect("remove the file");
+        std::fs::rename(&away, &awr).expect("the repository back");
+        assert_eq!(s.execute("EXEC snapshot", &[]).expect("snapshot").rows()[0][0], Value::Int(2));
+        let report = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2)", &[]).expect("report");
+        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
+        let insert = lines
+            .iter()
+            .skip_while(|l| *l != "SQL ordered by Executions")
+            .find(|l| l.ends_with("INSERT INTO t VALUES ($1)"))
+            .expect("the INSERT among the statements by executions");
+        assert!(insert.split_whitespace().take(2).eq(["5", "5"]), "{insert}");
     }
 
     #[test]

@@ -473,20 +473,29 @@ pub(crate) struct SqlTable {
 
 /// What a SQL section says under its table (or instead of it).
 pub(crate) fn sql_note(i: &Interval, rows: usize) -> Option<String> {
+    let mut notes = Vec::new();
     if rows == 0 {
-        return Some(if i.sql.is_empty() {
+        notes.push(if i.sql.is_empty() {
             "No statement was captured in this interval (statements are captured by snapshots taken by this release).".to_string()
         } else {
             "No statement did this in the interval.".to_string()
         });
     }
-    (i.sql_not_kept > 0).then(|| {
-        format!(
-            "{} more statements ran; each snapshot keeps the {} with the most elapsed time.",
+    if i.sql_not_kept > 0 {
+        notes.push(format!(
+            "The snapshots left out {} statement activities (each keeps its {} statements with the most elapsed time).",
             count(i.sql_not_kept),
             super::sample::TOP_SQL
-        )
-    })
+        ));
+    }
+    if !i.sql_missing_snapshots.is_empty() {
+        let ids: Vec<String> = i.sql_missing_snapshots.iter().map(u64::to_string).collect();
+        notes.push(format!(
+            "Snapshots {} are missing (damaged or removed): the statements' activity they held is not counted.",
+            ids.join(", ")
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join(" "))
 }
 
 fn sql_sections(out: &mut String, i: &Interval) {
@@ -642,14 +651,14 @@ mod tests {
             text[start..].lines().skip(5).take_while(|l| !l.is_empty()).map(str::to_string).collect()
         };
         let elapsed = section("SQL ordered by Elapsed Time");
-        assert_eq!(elapsed.len(), 3 + 1, "three statements, the note: {elapsed:?}");
+        assert_eq!(elapsed.len(), 3 + 2, "three statements, the note on two lines: {elapsed:?}");
         let cells = |line: &str| line.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
         // 30 s of 32.0005 s of SQL time (DB time is not measured in these samples).
         assert_eq!(cells(&elapsed[0]), "30.000 10,000 3.000 93.7", "{elapsed:?}");
         assert!(elapsed[0].ends_with(" COMMIT"), "{elapsed:?}");
         assert!(elapsed[1].ends_with(" UPDATE t SET n = n + 1 WHERE id = $1"), "one line: {elapsed:?}");
         assert!(elapsed[2].ends_with("999..."), "cut: {elapsed:?}");
-        assert!(elapsed[3].starts_with("7 more statements ran; each snapshot keeps the 100"), "{elapsed:?}");
+        assert!(elapsed[3].starts_with("The snapshots left out 7 statement activities"), "{elapsed:?}");
         let executions = section("SQL ordered by Executions");
         assert_eq!(
             cells(&executions[0]),

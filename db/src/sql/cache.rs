@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::DbResult;
 
@@ -109,6 +109,10 @@ struct Inner<T> {
     /// last_used tick -> text, for finding the least recently used.
     by_use: BTreeMap<u64, String>,
     tick: u64,
+    /// The counters of evicted statements a prepared statement still held, and their
+    /// base for the next `take_activity`: parsed again, a text counts on where its
+    /// prepared statements do (else their executions would go to counters nobody reads).
+    evicted: HashMap<String, (Weak<StatementStats>, StatementTotals)>,
 }
 
 /// Counters of the statement cache.
@@ -134,7 +138,12 @@ impl<T> StatementCache<T> {
     pub fn new(capacity: usize) -> StatementCache<T> {
         assert!(capacity > 0, "a statement cache holds at least one statement");
         StatementCache {
-            inner: Mutex::new(Inner { entries: HashMap::new(), by_use: BTreeMap::new(), tick: 0 }),
+            inner: Mutex::new(Inner {
+                entries: HashMap::new(),
+                by_use: BTreeMap::new(),
+                tick: 0,
+                evicted: HashMap::new(),
+            }),
             capacity,
             parses: AtomicU64::new(0),
             hard_parses: AtomicU64::new(0),
@@ -192,6 +201,11 @@ impl<T> StatementCache<T> {
             entry.stats = previous.stats.clone();
             entry.taken = previous.taken;
             entry.taken_parse_calls = previous.taken_parse_calls;
+        } else if let Some((held, taken)) = inner.evicted.remove(text) {
+            if let Some(stats) = held.upgrade() {
+                entry.stats = stats;
+                entry.taken = taken;
+            }
         }
         let stats = entry.stats.clone();
         if let Some(previous) = inner.entries.insert(text.to_string(), entry) {
@@ -201,7 +215,13 @@ impl<T> StatementCache<T> {
         while inner.entries.len() > self.capacity {
             let (&oldest, _) = inner.by_use.iter().next().expect("entries and by_use agree");
             let victim = inner.by_use.remove(&oldest).expect("present");
-            inner.entries.remove(&victim);
+            let evicted = inner.entries.remove(&victim).expect("entries and by_use agree");
+            if Arc::strong_count(&evicted.stats) > 1 {
+                inner.evicted.insert(victim, (Arc::downgrade(&evicted.stats), evicted.taken));
+                if inner.evicted.len() > self.capacity {
+                    inner.evicted.retain(|_, (held, _)| held.strong_count() > 0);
+                }
+            }
             self.evictions.fetch_add(1, Relaxed);
         }
         debug_assert_eq!(inner.entries.len(), inner.by_use.len());
@@ -251,6 +271,21 @@ impl<T> StatementCache<T> {
             entry.taken_parse_calls = entry.parse_calls;
         }
         active
+    }
+
+    /// Gives back what [`take_activity`](Self::take_activity) took, when it could not be
+    /// kept (the snapshot was not written): the next take reports it again.
+    pub fn restore_activity(&self, activity: &[StatementActivity]) {
+        let mut inner = self.inner.lock().expect("statement cache poisoned");
+        for a in activity {
+            if let Some(entry) = inner.entries.get_mut(&a.text) {
+                let taken = &mut entry.taken;
+                taken.executions = taken.executions.saturating_sub(a.totals.executions);
+                taken.rows_processed = taken.rows_processed.saturating_sub(a.totals.rows_processed);
+                taken.elapsed_ns = taken.elapsed_ns.saturating_sub(a.totals.elapsed_ns);
+                entry.taken_parse_calls = entry.taken_parse_calls.saturating_sub(a.parse_calls);
+            }
+        }
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -377,6 +412,49 @@ mod tests {
             "a did nothing since"
         );
         assert_eq!(cache.take_activity(), []);
+    }
+
+    /// A prepared statement keeps counting where v$sql looks after its text was evicted
+    /// and parsed again; one nobody holds starts afresh.
+    #[test]
+    fn a_text_parsed_again_after_eviction_counts_on_where_its_prepared_statements_do() {
+        let cache = StatementCache::new(2);
+        let (_, held, _) = cache.get_or_parse("held", |_| Ok(1)).unwrap();
+        cache.get_or_parse("dropped", |_| Ok(2)).unwrap().1.record(0, 0, 0);
+        held.record(0, 1, 0);
+        cache.take_activity();
+        held.record(0, 1, 0);
+        cache.get_or_parse("x", |_| Ok(3)).unwrap();
+        cache.get_or_parse("y", |_| Ok(4)).unwrap(); // both evicted
+        assert!(cache.statements().iter().all(|s| s.text != "held" && s.text != "dropped"));
+        let (_, again, hit) = cache.get_or_parse("held", |_| Ok(1)).unwrap();
+        assert!(!hit && Arc::ptr_eq(&held, &again));
+        again.record(1, 1, 0);
+        let row = |text: &str| cache.statements().into_iter().find(|s| s.text == text).unwrap();
+        assert_eq!(row("held").totals.executions, 3);
+        let (_, fresh, _) = cache.get_or_parse("dropped", |_| Ok(2)).unwrap();
+        assert_eq!(fresh.totals().executions, 0);
+        // Its activity since the last take: the two executions after it, once.
+        let activity = cache.take_activity();
+        let held_activity = activity.iter().find(|a| a.text == "held").unwrap();
+        assert_eq!(held_activity.totals.executions, 2);
+    }
+
+    /// Activity given back (its snapshot was not written) is taken again by the next.
+    #[test]
+    fn activity_given_back_is_taken_again() {
+        let cache = StatementCache::new(4);
+        let (_, a, _) = cache.get_or_parse("a", |_| Ok(1)).unwrap();
+        a.record(0, 2, 10);
+        let taken = cache.take_activity();
+        a.record(0, 1, 5);
+        cache.restore_activity(&taken);
+        let again = cache.take_activity();
+        assert_eq!(again.len(), 1);
+        assert_eq!(
+            (again[0].parse_calls, again[0].totals),
+            (1, StatementTotals { executions: 2, rows_processed: 3, elapsed_ns: 15 })
+        );
     }
 
     #[test]

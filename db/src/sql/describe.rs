@@ -93,23 +93,30 @@ impl Session {
         let parameters = self.describe_parameters(statement);
         let columns = match statement.parsed.as_ref() {
             Prepared::Special(Special::ShowParameter(_) | Special::PgShow(_)) => {
-                Some(self.execute_prepared(statement, &[])?.columns().to_vec())
+                // Run outside a user call: describing is no execution of it (v$sql).
+                Some(self.run_prepared(&statement.parsed, &statement.compiled, &[])?.columns().to_vec())
             }
             Prepared::Sql(sql) => match sql.as_ref() {
                 ast::Statement::Query(query) => {
                     let nulls = vec![Value::Null; parameters.len()];
                     // The compiled plan tells the columns when it knows every type;
-                    // otherwise a run with NULL parameters shows the values' types.
+                    // otherwise a run with NULL parameters shows the values' types. A FOR
+                    // UPDATE query is never run: it would lock rows.
                     match self.plan_query(query, &nulls)? {
-                        Some(plan) if plan.columns().iter().all(|c| c.ty.is_some()) => {
+                        Some(plan) if plan.for_update || plan.columns().iter().all(|c| c.ty.is_some()) => {
                             Some(plan.columns().to_vec())
                         }
                         _ => Some(self.run_query(query, &nulls)?.columns),
                     }
                 }
-                // Its one text column; nothing runs (EXPLAIN ANALYZE would run its
-                // statement).
-                ast::Statement::Explain { .. } => Some(vec![crate::sql::explain::plan_column()]),
+                // Its one text column. The statement is explained, not run (EXPLAIN
+                // ANALYZE would run it), so its errors show here as they will at Execute.
+                ast::Statement::Explain { statement, analyze, options, .. } => {
+                    crate::sql::explain::ExplainOptions::parse(*analyze, options.as_deref())?;
+                    let nulls = vec![Value::Null; parameters.len()];
+                    self.explain(statement, &nulls, crate::sql::explain::ExplainOptions::default())?;
+                    Some(vec![crate::sql::explain::plan_column()])
+                }
                 // RETURNING's columns, from the table's schema (the statement does not run).
                 other => self.returning_columns(other, &vec![Value::Null; parameters.len()])?,
             },

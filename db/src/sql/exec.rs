@@ -379,13 +379,18 @@ impl Prepared {
     /// Whether the statement only reads or changes rows (no transaction control, no DDL,
     /// no settings), so that several can run as one atomic call.
     fn is_dml(&self) -> bool {
-        matches!(
-            self,
-            Prepared::Sql(s) if matches!(
-                s.as_ref(),
-                ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_) | ast::Statement::Query(_)
-            )
-        )
+        fn dml(statement: &ast::Statement) -> bool {
+            match statement {
+                ast::Statement::Insert(_)
+                | ast::Statement::Update(_)
+                | ast::Statement::Delete(_)
+                | ast::Statement::Query(_) => true,
+                // EXPLAIN [ANALYZE] of DML or a query: it reads, or runs, what it explains.
+                ast::Statement::Explain { statement, .. } => dml(statement),
+                _ => false,
+            }
+        }
+        matches!(self, Prepared::Sql(s) if dml(s))
     }
 }
 

@@ -26,8 +26,8 @@
 //!
 //! `EXPLAIN ANALYZE` (or `EXPLAIN (ANALYZE)`) runs the statement, as PostgreSQL does (an
 //! UPDATE changes its rows, in the session's transaction), and adds to each node the rows
-//! it handed on, `(actual rows=N loops=1)`, the rows a filter removed, and the planning
-//! and execution times. No node is timed on its own: the figures are PostgreSQL's
+//! it handed on, `(actual rows=N loops=1)`, the rows a filter removed (when it removed
+//! any), and the planning and execution times. No node is timed on its own: the figures are PostgreSQL's
 //! `TIMING OFF` form. Options: ANALYZE, SUMMARY (the two times), COSTS and TIMING
 //! (accepted and checked; no costs are shown and no node is timed, whatever they say), and
 //! FORMAT TEXT; any other is refused (0A000).
@@ -220,8 +220,8 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
         };
         if let Some(having) = &text.having {
             node = node.detail(format!("Filter: {having}"));
-            if let Some(c) = counts {
-                node = node.detail(format!("Rows Removed by Filter: {}", c.groups - c.grouped_out));
+            if let Some(removed) = counts.map(|c| c.groups - c.grouped_out).filter(|&n| n > 0) {
+                node = node.detail(format!("Rows Removed by Filter: {removed}"));
             }
         }
         nodes.push(Node { actual: actual(|c| c.grouped_out), ..node });
@@ -235,7 +235,8 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
     };
     if let Some(c) = counts {
         access.actual = Some(c.matched);
-        if text.filter.is_some() {
+        // As PostgreSQL's text format: only when a filter on rows read removed some.
+        if plan.relation.is_some() && c.read > c.matched {
             access = access.detail(format!("Rows Removed by Filter: {}", c.read - c.matched));
         }
     }
@@ -327,8 +328,10 @@ impl Session {
                 _ => unreachable!("only DML reaches here"),
             };
             execution_time = Some(milliseconds(executing));
-            nodes[0].actual = Some(0);
-            nodes[1].actual = Some(changed_rows(&result));
+            let changed = changed_rows(&result);
+            // The change node hands on the rows of its RETURNING, none without one.
+            nodes[0].actual = Some(if matches!(result, QueryResult::Rows { .. }) { changed } else { 0 });
+            nodes[1].actual = Some(changed);
         }
         let mut lines = lines_of(nodes);
         if options.analyze && options.summary != Some(false) {

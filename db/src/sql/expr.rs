@@ -695,6 +695,82 @@ pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
         .map_err(|_| DbError::TypeMismatch { expected: "numeric".into(), value: digits.into() })
 }
 
+/// Type names PostgreSQL, Oracle or a common extension knows and this database does not
+/// keep: a feature not supported (0A000), where any other name is no type (42704).
+const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
+    // PostgreSQL's own.
+    "date",
+    "time",
+    "timestamp",
+    "timestamptz",
+    "timetz",
+    "interval",
+    "bytea",
+    "json",
+    "jsonb",
+    "uuid",
+    "money",
+    "inet",
+    "cidr",
+    "macaddr",
+    "macaddr8",
+    "xml",
+    "oid",
+    "name",
+    "bit",
+    "varbit",
+    "bpchar",
+    "nchar",
+    "serial",
+    "serial2",
+    "serial4",
+    "serial8",
+    "smallserial",
+    "bigserial",
+    "tsvector",
+    "tsquery",
+    "point",
+    "line",
+    "lseg",
+    "box",
+    "path",
+    "polygon",
+    "circle",
+    "int4range",
+    "int8range",
+    "numrange",
+    "tsrange",
+    "tstzrange",
+    "daterange",
+    "regclass",
+    "regproc",
+    "regtype",
+    "pg_lsn",
+    "txid_snapshot",
+    "jsonpath",
+    "record",
+    "void",
+    // Oracle's.
+    "raw",
+    "long",
+    "binary_double",
+    "binary_float",
+    "blob",
+    "clob",
+    "nclob",
+    "bfile",
+    "rowid",
+    "urowid",
+    "xmltype",
+    // Common extensions'.
+    "citext",
+    "hstore",
+    "ltree",
+    "geometry",
+    "geography",
+    "vector",
+];
+
 /// The column type a SQL type name stands for.
 pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
     use ast::DataType as T;
@@ -762,9 +838,9 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "bool" => DataType::Bool,
                 // A name PostgreSQL knows but this database does not keep is a feature
                 // not supported; any other is no type at all.
-                "date" | "time" | "timestamp" | "timestamptz" | "timetz" | "interval" | "bytea" | "json"
-                | "jsonb" | "uuid" | "money" | "inet" | "cidr" | "xml" | "oid" | "name" | "bit"
-                | "varbit" => return Err(DbError::Unsupported(format!("the type {ty}"))),
+                name if KNOWN_UNSUPPORTED_TYPES.contains(&name) => {
+                    return Err(DbError::Unsupported(format!("the type {ty}")))
+                }
                 _ => return Err(DbError::UndefinedType(name)),
             }
         }

@@ -30,7 +30,7 @@ pub struct PreparedStatement {
     stats: Arc<StatementStats>,
     /// The compiled form of an UPDATE or DELETE (the statement's execution plan), made at
     /// its first execution and checked against the table's schema at each.
-    compiled: Arc<CompiledSlot>,
+    pub(crate) compiled: Arc<CompiledSlot>,
 }
 
 impl PreparedStatement {
@@ -49,6 +49,9 @@ pub struct Cursor {
     /// The session's fetch statistics (a cursor outliving its session counts into
     /// nothing the views show).
     fetches: Arc<FetchCounters>,
+    /// The rows its statement processed (`v$sql`): the rows it holds, or those a DML
+    /// statement without RETURNING changed.
+    processed: u64,
 }
 
 impl Cursor {
@@ -108,12 +111,17 @@ impl Session {
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
         let fetches = self.fetches.clone();
         self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
-            let (columns, rows, command) =
+            let (columns, rows, command, processed) =
                 match s.run_prepared(&statement.parsed, &statement.compiled, params)? {
-                    QueryResult::Rows { columns, rows, command } => (columns, rows.into(), command),
-                    QueryResult::Command { .. } => (Vec::new(), VecDeque::new(), None),
+                    QueryResult::Rows { columns, rows, command } => {
+                        let n = rows.len() as u64;
+                        (columns, rows.into(), command, n)
+                    }
+                    QueryResult::Command { rows_affected, .. } => {
+                        (Vec::new(), VecDeque::new(), None, rows_affected)
+                    }
                 };
-            Ok(Cursor { columns, rows, command, fetched: 0, fetches })
+            Ok(Cursor { columns, rows, command, fetched: 0, fetches, processed })
         })
     }
 
@@ -140,8 +148,7 @@ impl Session {
 impl ReturnedRows for Cursor {
     fn returned_rows(&self, _fetch: &mut dyn FnMut(usize)) {}
 
-    /// The rows it holds, which its fetches will return.
     fn processed_rows(&self) -> u64 {
-        self.rows.len() as u64
+        self.processed
     }
 }
