@@ -161,8 +161,10 @@ fn psql_prepares_and_executes_statements_with_values() {
             "EXECUTE p (1)",
             "PREPARE q AS /* how many */ SELECT count(*) FROM c",
             "EXECUTE q",
+            "PREPARE r AS /* comments /* nest */ in PostgreSQL */ SELECT 3",
+            "EXECUTE r",
         ]),
-        "PREPARE\nann\nPREPARE\n2\n"
+        "PREPARE\nann\nPREPARE\n2\nPREPARE\n3\n"
     );
 }
 

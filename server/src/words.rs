@@ -62,11 +62,20 @@ pub fn tokenize(sql: &str) -> Vec<Token> {
                 i += 1;
             }
         } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            // Block comments nest, as PostgreSQL's do: `/* a /* b */ c */` is one.
             i += 2;
-            while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                i += 1;
+            let mut depth = 1;
+            while i < bytes.len() && depth > 0 {
+                if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
             }
-            i = (i + 2).min(bytes.len());
         } else if (c == b'E' || c == b'e') && bytes.get(i + 1) == Some(&b'\'') {
             let (value, end) = quoted(sql, i + 1, b'\'', true);
             tokens.push(Token { kind: Kind::Str(value), start });
@@ -154,5 +163,15 @@ mod tests {
         assert!(kinds.contains(&&Kind::Str("".into())));
         assert!(tokens.last().unwrap().is_punct(')'), "the comment is skipped");
         assert_eq!(tokenize("FETCH 10 FROM c")[1].kind, Kind::Number("10".into()));
+    }
+
+    /// Block comments nest, as in PostgreSQL; an unclosed one runs to the end.
+    #[test]
+    fn block_comments_nest() {
+        let tokens = tokenize("/* a /* b */ still c */ SELECT 1");
+        assert!(tokens[0].is("SELECT"), "{tokens:?}");
+        assert_eq!(tokens[0].start, 24);
+        assert_eq!(tokenize("/* a /* b */ c").len(), 0);
+        assert!(tokenize("/**/x")[0].is("x"));
     }
 }
