@@ -6,7 +6,10 @@
 //! (`... WHERE id = 42`, `... = 43`) is a new text each time and pays a hard parse, and
 //! fills the cache with statements used once. The counters show it:
 //! `parse count (total)` (every lookup), `parse count (hard)` (misses that had to parse),
-//! `session cursor cache hits` (lookups served from the cache).
+//! `session cursor cache hits` (lookups served from the cache). Per statement, `v$sql`
+//! shows its parse calls and, from [`StatementStats`], its executions, rows processed and
+//! elapsed time; [`StatementCache::take_activity`] hands the workload repository what
+//! each statement did since the previous snapshot.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -1,7 +1,8 @@
 //! Queries: `SELECT` on zero or one table and `VALUES`.
 //!
 //! A SELECT runs as: access path (see `access`) -> WHERE -> [GROUP BY and aggregates ->
-//! HAVING] -> select list -> DISTINCT -> ORDER BY -> OFFSET/LIMIT. It reads the rows as
+//! HAVING] -> select list -> DISTINCT -> ORDER BY -> OFFSET/LIMIT, compiled first into a
+//! `SelectPlan` (which EXPLAIN shows) and then executed. It reads the rows as
 //! the transaction sees them (its own changes over the committed state, never another
 //! transaction's uncommitted ones). `FOR UPDATE` locks the selected rows, re-reading each
 //! after its lock and checking the WHERE again, like an UPDATE.
