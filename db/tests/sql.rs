@@ -643,17 +643,7 @@ fn explain_shows_the_access_path_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let mut s = accounts(&db);
-    let plan = |s: &mut Session, sql: &str, params: &[Value]| -> Vec<String> {
-        let r = s.execute(sql, params).unwrap();
-        assert_eq!(r.columns()[0].name, "QUERY PLAN");
-        r.rows()
-            .iter()
-            .map(|row| match &row[0] {
-                Value::Text(line) => line.clone(),
-                other => panic!("{other:?}"),
-            })
-            .collect()
-    };
+    let plan = plan_lines;
     assert_eq!(
         plan(&mut s, "EXPLAIN SELECT * FROM accounts WHERE id = 2", &[]),
         ["Index Scan using accounts_pkey on accounts  (1 key)", "  Filter: id = 2"]

@@ -190,6 +190,19 @@ mod tests {
         assert!(error("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2").contains("not closed"));
     }
 
+    /// The line of the statement whose text ends with `text` in the text report from
+    /// snapshot `begin` to `end`, under "SQL ordered by Executions".
+    fn executions_line(s: &mut Session, begin: u64, end: u64, text: &str) -> String {
+        let sql = format!("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT({begin}, {end})");
+        let report = s.execute(&sql, &[]).expect("report");
+        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
+        lines
+            .into_iter()
+            .skip_while(|l| l != "SQL ordered by Executions")
+            .find(|l| l.ends_with(text))
+            .unwrap_or_else(|| panic!("{text} among the statements by executions"))
+    }
+
     /// A snapshot that could not be written takes no statement activity with it: the
     /// next snapshot reports it.
     #[test]
@@ -212,13 +225,7 @@ mod tests {
         std::fs::remove_file(&awr).expect("remove the file");
         std::fs::rename(&away, &awr).expect("the repository back");
         assert_eq!(s.execute("EXEC snapshot", &[]).expect("snapshot").rows()[0][0], Value::Int(2));
-        let report = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 2)", &[]).expect("report");
-        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
-        let insert = lines
-            .iter()
-            .skip_while(|l| *l != "SQL ordered by Executions")
-            .find(|l| l.ends_with("INSERT INTO t VALUES ($1)"))
-            .expect("the INSERT among the statements by executions");
+        let insert = executions_line(&mut s, 1, 2, "INSERT INTO t VALUES ($1)");
         assert!(insert.split_whitespace().take(2).eq(["5", "5"]), "{insert}");
     }
 
@@ -246,23 +253,13 @@ mod tests {
         let commits = lines.iter().find(|l| l.starts_with("user commits ")).expect("user commits line");
         assert!(commits.contains(" 21 "), "20 inserts and the CREATE TABLE: {commits}");
         // The statements of the interval: the prepared INSERT's 20 executions and rows.
-        let executed = lines
-            .iter()
-            .skip_while(|l| *l != "SQL ordered by Executions")
-            .find(|l| l.ends_with("INSERT INTO t VALUES ($1)"))
-            .expect("the INSERT among the statements by executions");
+        let executed = executions_line(&mut s, 1, 2, "INSERT INTO t VALUES ($1)");
         assert!(executed.split_whitespace().take(2).eq(["20", "20"]), "{executed}");
         // A third snapshot's report from the first adds up both intervals' statements.
         s.execute("INSERT INTO t VALUES (100)", &[]).expect("insert");
         s.execute("COMMIT", &[]).expect("commit");
         assert_eq!(snap_id(s.execute("EXEC snapshot", &[]).expect("snapshot")), Value::Int(3));
-        let report = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_TEXT(1, 3)", &[]).expect("report");
-        let lines: Vec<String> = report.rows().iter().map(|r| r[0].to_string()).collect();
-        let commits = lines
-            .iter()
-            .skip_while(|l| *l != "SQL ordered by Executions")
-            .find(|l| l.ends_with(" COMMIT"))
-            .expect("COMMIT among the statements by executions");
+        let commits = executions_line(&mut s, 1, 3, " COMMIT");
         assert!(commits.trim_start().starts_with("21 "), "20 and 1 commits: {commits}");
         let html = s.execute("EXEC DBMS_WORKLOAD_REPOSITORY.AWR_REPORT_HTML(1, 2)", &[]).expect("html");
         assert_eq!(html.rows()[0][0], Value::Text("<!DOCTYPE html>".into()));
