@@ -82,6 +82,10 @@ fn quick_engine_bench_prints_the_table_and_writes_json() {
                 // Every WAIT commit gets a write in the window.
                 let cpw = r["commits_per_write"].as_f64().expect("commits_per_write");
                 assert!(cpw > 0.0, "{r}");
+                // A write wakes only the waiters it made durable: a waiting session is
+                // woken early (by a write short of its commit) far less than once a wait.
+                let early = r["early_wakeups_per_sync"].as_f64().expect("early_wakeups_per_sync");
+                assert!((0.0..0.5).contains(&early), "{r}");
             } else if let Some(cpw) = r["commits_per_write"].as_f64() {
                 assert!(cpw > 0.0, "{r}");
             }

@@ -115,7 +115,12 @@ impl DurableWait {
             self.shown = true;
         }
         match self.sh.wait_durable(self.lsn) {
-            Ok(waited) => self.finish(Ok(()), waited || self.shown || self.asked_for_write),
+            Ok(outcome) => {
+                if outcome.early_wakeups > 0 {
+                    self.stats.add(Stat::RedoSynchEarlyWakeups, outcome.early_wakeups);
+                }
+                self.finish(Ok(()), outcome.waited || self.shown || self.asked_for_write)
+            }
             Err(e) => self.finish(Err(e), false),
         }
     }

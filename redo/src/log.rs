@@ -426,10 +426,12 @@ impl Shared {
         Duration::from_micros(timeout_us.saturating_sub(since))
     }
 
-    /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait.
-    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<bool> {
+    /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait, and how
+    /// often its sleep ended before `lsn` was durable.
+    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<DurableOutcome> {
+        let mut outcome = DurableOutcome { waited: false, early_wakeups: 0 };
         if self.lsn_durable() >= lsn {
-            return Ok(false);
+            return Ok(outcome);
         }
         let reserved = self.buffer.reserved_end();
         if lsn > reserved {
@@ -437,14 +439,19 @@ impl Shared {
                 "{lsn} lies beyond the redo handed out so far ({reserved})"
             )));
         }
+        outcome.waited = true;
         self.requested.fetch_max(lsn.0, SeqCst);
+        let mut slept = false;
         loop {
             // Durability first: a commit already durable when another write fails is
             // still durable, and saying so acknowledges nothing new.
             if self.lsn_durable() >= lsn {
-                return Ok(true);
+                return Ok(outcome);
             }
             self.check_failed()?;
+            if slept {
+                outcome.early_wakeups += 1;
+            }
             match self.writer.try_lock() {
                 Ok(mut w) => {
                     let wrote = w.cycle(self, true)?;
@@ -453,6 +460,7 @@ impl Shared {
                         self.post_lgwr();
                     }
                     if wrote {
+                        slept = false;
                         continue;
                     }
                 }
@@ -460,8 +468,18 @@ impl Shared {
             }
             let ready = || self.lsn_durable() >= lsn || self.is_failed();
             self.waiters.sleep_for(lsn, ready);
+            slept = true;
         }
     }
+}
+
+/// How a wait for durability went (`Shared::wait_durable`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DurableOutcome {
+    /// The redo was not durable when the wait began.
+    pub waited: bool,
+    /// Sleeps that ended before the redo was durable (`redo synch early wakeups`).
+    pub early_wakeups: u64,
 }
 
 /// The redo log. Dropping it shuts it down (making everything copied durable).
@@ -1620,12 +1638,17 @@ impl LogSession {
     fn wait_durable_timed(&self, lsn: Lsn, timed: bool) -> Result<()> {
         let t0 = timed.then(Stamp::now);
         self.stats.begin_wait(WaitEvent::LogFileSync, t0);
-        let waited = self.sh.wait_durable(lsn);
-        let Ok(waited) = waited else {
-            self.stats.cancel_wait();
-            return waited.map(|_| ());
+        let outcome = match self.sh.wait_durable(lsn) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                self.stats.cancel_wait();
+                return Err(e);
+            }
         };
-        if !waited {
+        if outcome.early_wakeups > 0 {
+            self.stats.add(Stat::RedoSynchEarlyWakeups, outcome.early_wakeups);
+        }
+        if !outcome.waited {
             self.stats.cancel_wait();
         } else {
             let elapsed = t0.map(|t| t.elapsed());

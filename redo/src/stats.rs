@@ -107,6 +107,10 @@ pub enum Stat {
     RedoWriteTimeUs,
     RedoSynchWrites,
     RedoSynchTimeUs,
+    /// A session sleeping in `log file sync` woken before its redo was durable: by a
+    /// write that did not reach it, or spuriously. A write wakes only the waiters it made
+    /// durable, so this stays near zero (engine-bench prints it per WAIT commit).
+    RedoSynchEarlyWakeups,
     RedoWritesForeground,
     RedoLogSwitches,
     RedoBufferAllocationRetries,
@@ -123,7 +127,7 @@ pub enum Stat {
     BackgroundElapsedTimeUs,
 }
 
-pub const STAT_COUNT: usize = 24;
+pub const STAT_COUNT: usize = 25;
 
 impl Stat {
     pub const ALL: [Stat; STAT_COUNT] = [
@@ -139,6 +143,7 @@ impl Stat {
         Stat::RedoWriteTimeUs,
         Stat::RedoSynchWrites,
         Stat::RedoSynchTimeUs,
+        Stat::RedoSynchEarlyWakeups,
         Stat::RedoWritesForeground,
         Stat::RedoLogSwitches,
         Stat::RedoBufferAllocationRetries,
@@ -167,6 +172,7 @@ impl Stat {
             Stat::RedoWriteTimeUs => "redo write time (usec)",
             Stat::RedoSynchWrites => "redo synch writes",
             Stat::RedoSynchTimeUs => "redo synch time (usec)",
+            Stat::RedoSynchEarlyWakeups => "redo synch early wakeups",
             Stat::RedoWritesForeground => "redo writes by foreground",
             Stat::RedoLogSwitches => "redo log switches",
             Stat::RedoBufferAllocationRetries => "redo buffer allocation retries",

@@ -56,6 +56,10 @@ pub struct Row {
     pub log_file_parallel_write_avg_us: Option<f64>,
     /// `log file sync` avg / `log file parallel write` avg.
     pub sync_to_write_ratio: Option<f64>,
+    /// `redo synch early wakeups` / `log file sync` waits: how often a waiting session
+    /// was woken by a write that did not make its commit durable (a write wakes only the
+    /// waiters it covers, so this stays near zero). None when no session waited.
+    pub early_wakeups_per_sync: Option<f64>,
     /// Every engine statistic over the window (deltas).
     pub stats: BTreeMap<&'static str, u64>,
     /// Every wait event over the window (deltas).
@@ -105,6 +109,7 @@ impl Row {
             log_file_sync_avg_us: sync_avg,
             log_file_parallel_write_avg_us: write_avg,
             sync_to_write_ratio: sync_avg.zip(write_avg).map(|(s, w)| s / w),
+            early_wakeups_per_sync: div(d.get(Stat::RedoSynchEarlyWakeups), sync.waits),
             stats: Stat::ALL.iter().map(|s| (s.name(), d.get(*s))).collect(),
             events: WaitEvent::ALL
                 .iter()
@@ -391,11 +396,20 @@ pub fn print_sync_methods(rows: &[SyncMethodRow]) {
 fn main_header() -> [String; 2] {
     [
         format!(
-            "{:>7}  {:<16}{:>8} {:>11} {:^17} {:>8} {:>9} {:^20} {:>9}",
-            "", "", "", "commits", "commit latency", "commits", "requests", "avg log file (us)", "sync /"
+            "{:>7}  {:<16}{:>8} {:>11} {:^17} {:>8} {:>9} {:^20} {:>9} {:>9}",
+            "",
+            "",
+            "",
+            "commits",
+            "commit latency",
+            "commits",
+            "requests",
+            "avg log file (us)",
+            "sync /",
+            "early"
         ),
         format!(
-            "{:>7}  {:<16}{:>8} {:>11} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>9}",
+            "{:>7}  {:<16}{:>8} {:>11} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9}",
             "strands",
             "mode",
             "sessions",
@@ -406,14 +420,15 @@ fn main_header() -> [String; 2] {
             "/ write",
             "sync",
             "par.write",
-            "write"
+            "write",
+            "wake/sync"
         ),
     ]
 }
 
 fn row_line(r: &Row) -> String {
     format!(
-        "{:>7}  {:<16}{:>8} {:>11} {:>8.1} {:>8.1} {:>8} {:>9} {:>9} {:>10} {:>9}",
+        "{:>7}  {:<16}{:>8} {:>11} {:>8.1} {:>8.1} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9}",
         r.strands,
         r.mode,
         r.sessions,
@@ -425,6 +440,7 @@ fn row_line(r: &Row) -> String {
         opt(r.log_file_sync_avg_us, 1),
         opt(r.log_file_parallel_write_avg_us, 1),
         opt(r.sync_to_write_ratio, 2),
+        opt(r.early_wakeups_per_sync, 3),
     )
 }
 
