@@ -41,6 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redo::clock::Stamp;
+use redo::storage::{DirLock, DirLockError, FileStorage, Storage};
 use redo::{
     CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, RecoveryReport, RedoLog, RedoSavepoint, Scn,
     TxnId,
@@ -107,40 +108,21 @@ impl DbConfig {
 }
 
 /// The lock file in a database directory (see the module's doc).
-pub const LOCK_FILE: &str = "redodb.lock";
+pub use redo::storage::LOCK_FILE;
 
-/// Takes the exclusive lock on `<dir>/redodb.lock` and writes this process's pid in it.
-/// The lock lasts as long as the returned file is open.
-fn lock_directory(dir: &Path) -> DbResult<std::fs::File> {
-    use std::io::{Read, Seek, Write};
-    let path = dir.join(LOCK_FILE);
-    let failed = |e: std::io::Error| DbError::DirectoryLock { dir: dir.to_path_buf(), source: Arc::new(e) };
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(failed)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            // The holder writes its pid right after locking: it may not be there yet.
-            let mut text = String::new();
-            let holder_pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
-            return Err(DbError::DirectoryInUse { dir: dir.to_path_buf(), holder_pid });
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
-    }
-    // The pid is for people and error messages only: the lock is what excludes.
-    file.set_len(0).map_err(failed)?;
-    file.rewind().map_err(failed)?;
-    writeln!(file, "{}", std::process::id()).map_err(failed)?;
-    Ok(file)
+/// Takes the exclusive lock on the database directory (`<dir>/redodb.lock` on the local
+/// file system, holding this process's pid), for as long as the guard lives.
+fn lock_directory(storage: &dyn Storage, dir: &Path) -> DbResult<DirLock> {
+    storage.lock_dir(dir).map_err(|e| match e {
+        DirLockError::Held { holder_pid } => DbError::DirectoryInUse { dir: dir.to_path_buf(), holder_pid },
+        DirLockError::Io(e) => DbError::DirectoryLock { dir: dir.to_path_buf(), source: Arc::new(e) },
+    })
 }
 
 pub(crate) struct DbShared {
     dir: PathBuf,
+    /// Where every durable file of the database lives (the log has its own handle).
+    pub(crate) storage: Arc<dyn Storage>,
     log: RedoLog,
     /// Images written, oldest first (the last two are kept).
     images: Mutex<Vec<ImageInfo>>,
@@ -171,7 +153,7 @@ pub(crate) struct DbShared {
     pub(crate) fetches: FetchRegistry,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
     /// declared last, so it is released after the log has been dropped.
-    _directory_lock: std::fs::File,
+    _directory_lock: DirLock,
 }
 
 /// What a session has handed its caller: `rows fetched` (rows returned by queries) and
@@ -399,8 +381,7 @@ impl DbShared {
         // Write-ahead rule: the image may hold only durable commits.
         self.log.wait_durable(snap.newest_lsn())?;
         let writing = Instant::now();
-        let image = checkpoint::write_image(&self.dir, self.log.db_id(), &snap)
-            .map_err(|e| DbError::CorruptChange(format!("writing checkpoint image: {e}")))?;
+        let image = checkpoint::write_image(&*self.storage, &self.dir, self.log.db_id(), &snap)?;
         self.sessions.record_background(DbEvent::CheckpointWrite, writing.elapsed());
         let counters = &self.sql_counters;
         counters.physical_writes.fetch_add(checkpoint::data_blocks(image.bytes), Relaxed);
@@ -414,11 +395,21 @@ impl DbShared {
         }
         // Keep the two newest images on disk, whoever wrote the older ones.
         let keep_from = images[0].scn;
-        for (scn, path) in checkpoint::list_images(&self.dir).unwrap_or_default() {
+        let mut removed = false;
+        for (scn, path) in checkpoint::list_images(&*self.storage, &self.dir).unwrap_or_default() {
             if scn < keep_from {
-                if let Err(e) = std::fs::remove_file(&path) {
-                    log::warn!("could not remove old checkpoint image {}: {e}", path.display());
+                match self.storage.remove_file(&path) {
+                    Ok(()) => removed = true,
+                    Err(e) => log::warn!("could not remove old checkpoint image {}: {e}", path.display()),
                 }
+            }
+        }
+        if removed {
+            // Not needed for correctness (an old image left behind is only skipped), but a
+            // removal made durable now is not found again after a crash.
+            let data = checkpoint::data_dir(&self.dir);
+            if let Err(e) = self.storage.sync_dir(&data) {
+                log::warn!("could not sync {}: {e}", data.display());
             }
         }
         Ok(Some(image))
@@ -521,18 +512,31 @@ impl Database {
     ///
     /// Fails with [`DbError::DirectoryInUse`] while another `Database` (in this process or
     /// another) has `dir` open.
-    pub fn open(dir: impl AsRef<Path>, mut config: DbConfig) -> DbResult<Database> {
+    pub fn open(dir: impl AsRef<Path>, config: DbConfig) -> DbResult<Database> {
+        Database::open_with(dir, config, Arc::new(FileStorage))
+    }
+
+    /// As [`Database::open`], with every file (redo log, control file, checkpoint images,
+    /// snapshots) on `storage`: the simulated disk of the tests, or faults injected in
+    /// front of the real one.
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        mut config: DbConfig,
+        storage: Arc<dyn Storage>,
+    ) -> DbResult<Database> {
         let dir = dir.as_ref().to_path_buf();
         config.log.dir = dir.clone();
         let snapshots = config.snapshot_settings();
         if config.log.open_mode == redo::OpenMode::CreateIfMissing {
-            std::fs::create_dir_all(&dir)
+            storage
+                .create_dir_all(&dir)
                 .map_err(|e| DbError::DirectoryLock { dir: dir.clone(), source: Arc::new(e) })?;
         }
         // Before anything is read: recovery must not run beside a live instance. (A missing
         // directory, which must exist here, is refused by the log with its own error.)
-        let directory_lock = if dir.is_dir() { Some(lock_directory(&dir)?) } else { None };
-        let (log, recovered) = RedoLog::open(config.log)?;
+        let directory_lock =
+            if storage.exists(&dir).unwrap_or(false) { Some(lock_directory(&*storage, &dir)?) } else { None };
+        let (log, recovered) = RedoLog::open_with(config.log, storage.clone())?;
         let Some(directory_lock) = directory_lock else {
             return Err(DbError::DirectoryLock {
                 dir,
@@ -540,7 +544,7 @@ impl Database {
             });
         };
         // The newest whole image, then the redo after it.
-        let (image, notes) = checkpoint::newest_valid_image(&dir, log.db_id())?;
+        let (image, notes) = checkpoint::newest_valid_image(&*storage, &dir, log.db_id())?;
         let mut images = Vec::new();
         let mut state = match image {
             Some((state, info)) => {
@@ -600,6 +604,7 @@ impl Database {
         );
         let shared = Arc::new(DbShared {
             dir,
+            storage,
             log,
             images: Mutex::new(images),
             stopping: AtomicBool::new(false),

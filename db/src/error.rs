@@ -59,6 +59,15 @@ pub enum DbError {
     BindParameter { index: usize, problem: String },
     #[error("corrupt change record in the redo log: {0}")]
     CorruptChange(String),
+    /// A file of the database (checkpoint image, snapshot, directory) could not be read or
+    /// written: the environment's failure, not the data's.
+    #[error("{op} {}: {source}", path.display())]
+    Storage {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
     #[error(transparent)]
     Redo(#[from] RedoError),
     /// A snapshot or report of the workload repository (`awr`).
@@ -84,6 +93,10 @@ pub enum DbError {
 }
 
 impl DbError {
+    pub(crate) fn storage(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> DbError {
+        DbError::Storage { op, path: path.into(), source: Arc::new(source) }
+    }
+
     /// The PostgreSQL SQLSTATE for this error.
     pub fn sqlstate(&self) -> &'static str {
         match self {
@@ -112,6 +125,10 @@ impl DbError {
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",
+            DbError::Storage { source, .. } => match source.raw_os_error() {
+                Some(libc::ENOSPC | libc::EDQUOT) => "53100",
+                _ => "58030",
+            },
             DbError::Redo(RedoError::Config(_)) => "22023",
             DbError::Redo(RedoError::StaticParameter { .. }) => "55P02",
             DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",

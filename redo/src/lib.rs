@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 mod durable;
 pub mod error;
+pub mod fault;
 pub mod format;
 mod log;
 pub mod recovery;

@@ -45,8 +45,8 @@ use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
 use crate::stats::{commit_mode_index, Stat, StatsSet, StatsSnapshot, WaitEvent};
 use crate::storage::{
-    control_path, creating_control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage,
-    StorageFile,
+    control_path, creating_control_path, log_file_path, parent_dir, AlignedBuf, FileMode, FileStorage,
+    Storage, StorageFile,
 };
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
 use crate::writer::{lgwr_main, DurableWaiters, MemberWriters, Writer};
@@ -554,15 +554,19 @@ fn remove_interrupted_creation(storage: &dyn Storage, config: &LogConfig) -> Res
         marker.display()
     );
     for m in 0..config.members() {
+        let dir = config.member_dir(m);
         for g in 0..config.log_groups {
-            let path = log_file_path(config.member_dir(m), g, m);
+            let path = log_file_path(dir, g, m);
             if storage.exists(&path).map_err(|e| RedoError::io("stat", &path, e))? {
                 storage.remove_file(&path).map_err(|e| RedoError::io("remove", &path, e))?;
             }
         }
+        storage.sync_dir(dir).map_err(|e| RedoError::io("sync directory", dir, e))?;
     }
-    // The marker last: until it is gone, a crash here is again an interrupted creation.
-    storage.remove_file(&marker).map_err(|e| RedoError::io("remove", &marker, e))
+    // The marker last, once the removals are durable: until it is gone, a crash here is
+    // again an interrupted creation.
+    storage.remove_file(&marker).map_err(|e| RedoError::io("remove", &marker, e))?;
+    storage.sync_dir(&config.dir).map_err(|e| RedoError::io("sync directory", &config.dir, e))
 }
 
 fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
@@ -586,7 +590,8 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
     if let Err(e) = result {
         // Leave nothing half made behind: the next open would have to refuse it.
         for path in created.iter().rev() {
-            if let Err(re) = storage.remove_file(path) {
+            let removed = storage.remove_file(path).and_then(|()| storage.sync_dir(parent_dir(path)));
+            if let Err(re) = removed {
                 log::error!("could not remove {} after a failed creation: {re}", path.display());
             }
         }
@@ -644,7 +649,7 @@ fn create_files(
     // The control file's presence under its own name means the database exists.
     let path = control_path(&config.dir);
     storage.rename(&creating, &path).map_err(|e| RedoError::io("rename", &creating, e))?;
-    Ok(())
+    storage.sync_dir(&config.dir).map_err(|e| RedoError::io("sync directory", &config.dir, e))
 }
 
 fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result<()> {
