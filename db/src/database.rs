@@ -58,7 +58,7 @@ const STATEMENT_CACHE_ENTRIES: usize = 1024;
 /// two): often enough to stop within a millisecond or so, rarely enough to cost nothing.
 pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 use crate::checkpoint::{self, ImageInfo};
-use crate::error::{DbError, DbResult};
+use crate::error::{DbError, DbResult, Termination};
 use crate::locks::{HeldLocks, LockManager, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
@@ -151,6 +151,8 @@ pub(crate) struct DbShared {
     pub(crate) sessions: SessionRegistry,
     /// `rows fetched` and `fetch calls` of each open session, and of those closed.
     pub(crate) fetches: FetchRegistry,
+    /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
+    termination: std::sync::OnceLock<Termination>,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
     /// declared last, so it is released after the log has been dropped.
     _directory_lock: DirLock,
@@ -369,12 +371,58 @@ impl DbShared {
         self.state.read_catalog(read)
     }
 
+    /// Why the instance has stopped serving, if it has: its redo log failed (a write or
+    /// sync no member took), or a committed change did not apply. Fail-stop: from then on
+    /// every call fails with [`DbError::InstanceTerminated`], nothing is read or written,
+    /// no checkpoint is taken, and a restart's recovery decides from the redo what
+    /// survived. Two loads when all is well.
+    pub(crate) fn termination(&self) -> Option<&Termination> {
+        if let Some(t) = self.termination.get() {
+            return Some(t);
+        }
+        let failure = self.log.failure()?;
+        Some(self.terminate(Termination::LogFailed(failure)))
+    }
+
+    /// Stops the instance serving (the first reason stays), with an alert in the log.
+    pub(crate) fn terminate(&self, reason: Termination) -> &Termination {
+        let mut first = false;
+        let kept = self.termination.get_or_init(|| {
+            first = true;
+            reason
+        });
+        if first {
+            log::error!(
+                "ALERT: instance terminated: {kept}. Every session's next call fails; restart the \
+                 database to recover from its redo log"
+            );
+        }
+        kept
+    }
+
+    /// Ok while the instance serves, else the error every call gets.
+    pub(crate) fn check_serving(&self) -> DbResult<()> {
+        match self.termination() {
+            None => Ok(()),
+            Some(t) => Err(DbError::InstanceTerminated(t.clone())),
+        }
+    }
+
     /// Writes a checkpoint image of the committed state and lets the log reuse what the
     /// previous image covers (the two-image rule, see `checkpoint`). Returns the image, or
     /// None if nothing was committed since the last one.
     fn checkpoint(&self) -> DbResult<Option<ImageInfo>> {
+        self.check_serving()?;
         let mut images = self.images.lock().expect("images poisoned");
         let snap = self.snapshot();
+        if self.state.is_broken() {
+            // A half-applied commit may be in the snapshot: it must never become an image.
+            self.check_serving()?;
+            return Err(DbError::InstanceTerminated(Termination::ApplyFailed {
+                scn: snap.scn.next(),
+                detail: "a commit was applied only in part".into(),
+            }));
+        }
         if images.last().is_some_and(|i| i.scn >= snap.scn) {
             return Ok(None);
         }
@@ -432,7 +480,7 @@ impl DbShared {
                 self.sql_counters.checkpoint_elapsed_us.fetch_add(last.elapsed().as_micros() as u64, Relaxed);
                 if let Err(e) = result {
                     log::error!("checkpoint failed: {e}");
-                    if self.log.failure().is_some() {
+                    if self.termination().is_some() {
                         return;
                     }
                 }
@@ -457,7 +505,23 @@ impl DbShared {
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
         }
+        // A panic while applying leaves the state holding part of a commit: the instance
+        // stops serving before anyone can read it or write it as an image (the redo still
+        // holds the commit).
+        struct TerminateOnPanic<'a>(&'a DbShared, Scn);
+        impl Drop for TerminateOnPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.terminate(Termination::ApplyFailed {
+                        scn: self.1,
+                        detail: "the apply panicked".into(),
+                    });
+                }
+            }
+        }
+        let _guard = TerminateOnPanic(self, commit.scn);
         if let Err(e) = self.state.apply(commit.shards, commit.changes, commit.scn, commit.lsn) {
+            self.terminate(Termination::ApplyFailed { scn: commit.scn, detail: e.to_string() });
             panic!("a validated change of commit {} does not apply: {e}", commit.scn);
         }
         self.locks.release_all(commit.txn, commit.held);
@@ -619,6 +683,7 @@ impl Database {
             sql_counters: SqlCounters::default(),
             sessions: SessionRegistry::default(),
             fetches: FetchRegistry::default(),
+            termination: std::sync::OnceLock::new(),
             _directory_lock: directory_lock,
         });
         let ckpt = shared.clone();
@@ -654,6 +719,15 @@ impl Database {
     /// nothing was committed since the last image.
     pub fn checkpoint(&self) -> DbResult<Option<ImageInfo>> {
         self.shared.checkpoint()
+    }
+
+    /// Why the instance stopped serving, once it has (fail-stop): its redo log failed, or
+    /// a committed change could not be applied. Every session's next call then fails with
+    /// [`DbError::InstanceTerminated`]; the database must be dropped and opened again,
+    /// which recovers every commit the redo holds. A server watches this to close its
+    /// connections and exit.
+    pub fn termination(&self) -> Option<Termination> {
+        self.shared.termination().cloned()
     }
 
     /// Parse, cache and execute counters of the SQL layer.
@@ -1069,9 +1143,12 @@ impl Session {
     /// ones: see `call_clock`), for the session and the system. Nested calls count once.
     /// With `timed_statistics` off (as the call starts) the call is counted but not timed:
     /// no clock is read, DB time and DB CPU do not grow.
-    pub(crate) fn user_call<T>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
+    pub(crate) fn user_call<T: CallResult>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
         if self.call_depth > 0 {
             return body(self);
+        }
+        if let Err(e) = self.db.check_serving() {
+            return T::terminated(e);
         }
         self.call_depth = 1;
         // A cancel that came while no call was running is for no statement.
@@ -1098,6 +1175,10 @@ impl Session {
             }
             self.last_call_ns = elapsed_ns;
         }
+        // What the call read may hold commits whose durability the failure made unknown.
+        if let Err(e) = self.db.check_serving() {
+            return T::terminated(e);
+        }
         result
     }
 
@@ -1114,7 +1195,7 @@ impl Session {
     /// A call of one prepared statement (`SqlText::Prepared`) is one execution of it, with
     /// the rows it processed and the call's elapsed time (`v$sql`); a call of SQL text
     /// counts each statement where it runs (`Session::run_counted`).
-    pub(crate) fn user_call_sql<T: ReturnedRows>(
+    pub(crate) fn user_call_sql<T: ReturnedRows + CallResult>(
         &mut self,
         sql: SqlText<'_>,
         body: impl FnOnce(&mut Session) -> T,
@@ -1712,6 +1793,24 @@ pub(crate) enum SqlText<'a> {
 /// API and the simple query protocol hand a whole result over at once. An opened cursor
 /// hands nothing over: its fetches count themselves (`Cursor::fetch`). A new kind of call
 /// result says here what it returns.
+/// What a user call returns, so that a terminated instance can answer every call with
+/// its error (see `DbShared::termination`).
+pub(crate) trait CallResult {
+    fn terminated(error: DbError) -> Self;
+}
+
+impl<T> CallResult for DbResult<T> {
+    fn terminated(error: DbError) -> Self {
+        Err(error)
+    }
+}
+
+impl CallResult for (Vec<crate::sql::QueryResult>, Option<DbError>) {
+    fn terminated(error: DbError) -> Self {
+        (Vec::new(), Some(error))
+    }
+}
+
 pub(crate) trait ReturnedRows {
     /// Calls `fetch` once per fetch call, with its number of rows.
     fn returned_rows(&self, fetch: &mut dyn FnMut(usize));
@@ -1805,6 +1904,49 @@ mod tests {
             .flatten()
             .map(|(k, r)| (int(&k[0]), r.as_ref().map(|r| int(&r[0]))))
             .collect()
+    }
+
+    /// A commit that does not apply (a bug) leaves part of it in the committed state: the
+    /// instance stops serving at once (no session reads it, no image is written of it),
+    /// and a restart recovers the commit whole from the redo.
+    #[test]
+    fn a_commit_that_fails_to_apply_terminates_the_instance_and_recovery_restores_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let db = Arc::new(crate::awr::open_test_database(dir.path()));
+            let mut s = db.session();
+            s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)", &[]).expect("create");
+            s.execute("INSERT INTO t VALUES (1, 1)", &[]).expect("row 1");
+            s.execute("COMMIT", &[]).expect("commit 1");
+            let mut reader = db.session();
+            db.shared.state.fail_next_apply.store(true, SeqCst);
+            let committer = {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    let mut s = db.session();
+                    s.execute("INSERT INTO t VALUES (2, 2)", &[]).expect("row 2");
+                    s.execute("INSERT INTO t VALUES (3, 3)", &[]).expect("row 3");
+                    let _ = s.execute("COMMIT", &[]);
+                })
+            };
+            assert!(committer.join().is_err(), "the session whose apply failed panics (a bug)");
+            assert!(
+                matches!(db.termination(), Some(Termination::ApplyFailed { .. })),
+                "{:?}",
+                db.termination()
+            );
+            let e = reader.execute("SELECT * FROM t", &[]).expect_err("no read after the failure");
+            assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+            assert_eq!(e.sqlstate(), "XX000");
+            let e = db.checkpoint().expect_err("no image of a half-applied state");
+            assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+            assert!(checkpoint::list_images(&FileStorage, dir.path()).unwrap().is_empty());
+        }
+        let db = crate::awr::open_test_database(dir.path());
+        let result = db.session().execute("SELECT id FROM t ORDER BY id", &[]).expect("read");
+        let rows = result.rows();
+        assert_eq!(rows.len(), 3, "the commit that failed to apply is recovered whole: {rows:?}");
+        assert!(db.termination().is_none());
     }
 
     #[test]

@@ -73,6 +73,11 @@ pub enum DbError {
     /// A snapshot or report of the workload repository (`awr`).
     #[error(transparent)]
     Awr(#[from] crate::awr::AwrError),
+    /// The instance stopped serving (fail-stop): its redo log failed, or a committed change
+    /// could not be applied. Nothing more is read or written until it is restarted, which
+    /// runs recovery: the redo decides what survived.
+    #[error("the instance has terminated and must be restarted to recover: {0}")]
+    InstanceTerminated(Termination),
     /// Another process has the database directory open (see `Database::open`).
     #[error(
         "the database directory {} is in use by another process{}: a database is opened by one \
@@ -90,6 +95,20 @@ pub enum DbError {
         #[source]
         source: Arc<std::io::Error>,
     },
+}
+
+/// Why an instance terminated (see [`DbError::InstanceTerminated`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Termination {
+    /// No member of a log group took a write or sync: commits whose durability is unknown
+    /// were already visible, so nothing may be read any more (Oracle terminates the
+    /// instance when LGWR cannot write; PostgreSQL PANICs).
+    #[error("the redo log failed: {0}")]
+    LogFailed(Arc<redo::LogFailure>),
+    /// Commit `scn` is in the log but could not be applied to the committed state, which
+    /// may now hold part of it: a bug. The redo still holds every committed change.
+    #[error("commit {scn} could not be applied to the committed state: {detail}")]
+    ApplyFailed { scn: redo::Scn, detail: String },
 }
 
 impl DbError {
@@ -125,6 +144,8 @@ impl DbError {
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",
+            DbError::InstanceTerminated(Termination::LogFailed(_)) => "58030",
+            DbError::InstanceTerminated(Termination::ApplyFailed { .. }) => "XX000",
             DbError::Storage { source, .. } => match source.raw_os_error() {
                 Some(libc::ENOSPC | libc::EDQUOT) => "53100",
                 _ => "58030",

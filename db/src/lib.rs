@@ -20,6 +20,6 @@ pub mod views;
 pub use change::Change;
 pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
 pub use durability::DurabilityWait;
-pub use error::{DbError, DbResult, Notice, Severity};
+pub use error::{DbError, DbResult, Notice, Severity, Termination};
 pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

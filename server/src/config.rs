@@ -342,6 +342,7 @@ impl Settings {
             client_send_timeout: std::time::Duration::from_millis(client_send_timeout_ms),
             log_level,
             db,
+            faults: Vec::new(),
         })
     }
 }
@@ -367,6 +368,10 @@ pub struct ServerConfig {
     /// Refuse clients that do not ask for TLS.
     pub tls_required: bool,
     pub auth: AuthConfig,
+    /// I/O faults injected in front of the database's files, for tests of whole processes
+    /// (`redodb serve` takes them from the `REDODB_FAULTS` environment variable; never
+    /// from the configuration file). Empty: the real file system as it is.
+    pub faults: Vec<redo::fault::Fault>,
 }
 
 /// A week of minutes, and ten years of days: beyond that a value is a mistake.

@@ -715,6 +715,12 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                         state.handle_messages(&mut batch)
                     })
                     .await?;
+                if let Some(error) = terminated(&context.db) {
+                    // Nothing this call read or did may reach the client: the instance
+                    // stopped serving while it ran.
+                    out.clear();
+                    return send_fatal(stream, error).await;
+                }
                 out.extend_from_slice(&replies);
                 let Some(durability) = durability else { continue };
                 // The commit's `log file sync`, awaited here: this worker serves the
@@ -725,7 +731,8 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                     // so the connection ends, as a crash would end it.
                     log::error!("connection {id}: a commit's durability wait failed: {e}");
                     out.clear();
-                    return send_fatal(stream, SqlError::from(e)).await;
+                    return send_fatal(stream, terminated(&context.db).unwrap_or_else(|| SqlError::from(e)))
+                        .await;
                 }
             }
         }
@@ -755,7 +762,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             return Ok(());
         }
         if *shutdown.borrow() {
-            return send_fatal(stream, shutting_down()).await;
+            return send_fatal(stream, shutting_down(&context.db)).await;
         }
         if input.capacity() - input.len() < 4096 {
             input.reserve(8192);
@@ -771,7 +778,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                     return Ok(());
                 }
             }
-            _ = shutdown.changed() => return send_fatal(stream, shutting_down()).await,
+            _ = shutdown.changed() => return send_fatal(stream, shutting_down(&context.db)).await,
         }
     }
 }
@@ -802,8 +809,16 @@ impl ClientTraffic {
     }
 }
 
-fn shutting_down() -> SqlError {
-    SqlError::new("57P01", "terminating connection due to administrator command")
+/// Why the server is closing the connection: the instance terminated, or an orderly
+/// shutdown.
+fn shutting_down(db: &db::Database) -> SqlError {
+    terminated(db)
+        .unwrap_or_else(|| SqlError::new("57P01", "terminating connection due to administrator command"))
+}
+
+/// The FATAL error every connection gets once the instance has terminated (fail-stop).
+fn terminated(db: &db::Database) -> Option<SqlError> {
+    db.termination().map(|t| SqlError::from(db::DbError::InstanceTerminated(t)))
 }
 
 #[cfg(test)]

@@ -37,7 +37,19 @@ impl Server {
 
     /// As `start`, logging at `level` to `log` (a file, to read what the server said).
     pub fn start_logging(dir: &Path, extra: &[&str], level: &str, log: Stdio) -> Server {
+        Server::start_with_env(dir, extra, level, log, &[])
+    }
+
+    /// As `start_logging`, with the environment variables `env` (`REDODB_FAULTS`, ...).
+    pub fn start_with_env(
+        dir: &Path,
+        extra: &[&str],
+        level: &str,
+        log: Stdio,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_redodb"))
+            .envs(env.iter().copied())
             .args(["serve", "--data"])
             .arg(dir)
             .args([
@@ -178,6 +190,20 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits for the server to exit on its own (at most `limit`); None if it did not.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let child = self.child.as_mut().expect("running");
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// SIGKILL: no shutdown at all.
