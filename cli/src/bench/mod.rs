@@ -323,7 +323,9 @@ fn run_bench(args: Args) -> Result<()> {
         let raw = RawSync {
             method: method.name(),
             p50_us: r.median_us.unwrap_or(0.0),
+            mean_us: r.mean_us.unwrap_or(0.0),
             p99_us: r.p99_us.unwrap_or(0.0),
+            ops_per_sec: r.ops_per_sec.unwrap_or(0.0),
         };
         let base = EngineSetup { log_parallelism: 1, sync_method: method };
 
@@ -368,11 +370,12 @@ fn run_bench(args: Args) -> Result<()> {
             }
             crate::engine_bench::report::print_machine(&facts);
             println!(
-                "  raw sync      4 KiB write+sync with {}: p50 {:.1} us, p99 {:.1} us ({} syncs/s)",
+                "  raw sync      4 KiB write+sync with {}: p50 {:.1} us, mean {:.1} us, p99 {:.1} us ({} writes/s, one writer)",
                 raw.method,
                 raw.p50_us,
+                raw.mean_us,
                 raw.p99_us,
-                thousands(1e6 / raw.p50_us.max(1e-3))
+                thousands(raw.ops_per_sec)
             );
             for t in &targets {
                 println!("  target        {}: {}", t.label, t.target.describe());

@@ -343,12 +343,16 @@ pub struct ScenarioReport {
     pub seconds: f64,
 }
 
-/// The raw disk figure every report carries: 4 KiB write+sync with the run's method.
+/// The raw disk figure every report carries: 4 KiB write+sync with the run's method (the
+/// method its databases use). Its p50 is compared with p50s and its mean with means.
 #[derive(Clone, Debug, Serialize)]
 pub struct RawSync {
     pub method: &'static str,
     pub p50_us: f64,
+    pub mean_us: f64,
     pub p99_us: f64,
+    /// Writes completed per second by the probe's one writer (counted, not 1 / p50).
+    pub ops_per_sec: f64,
 }
 
 /// Everything one target ran.
