@@ -355,6 +355,20 @@ pub struct RawSync {
     pub ops_per_sec: f64,
 }
 
+impl RawSync {
+    /// The raw disk's figures for `method`, if it ran here.
+    pub fn of(raw_disk: &[crate::engine_bench::probe::RawDisk], method: redo::SyncMethod) -> Option<RawSync> {
+        let r = raw_disk.iter().find(|r| r.method == method.name() && r.supported)?;
+        Some(RawSync {
+            method: r.method,
+            p50_us: r.median_us?,
+            mean_us: r.mean_us?,
+            p99_us: r.p99_us?,
+            ops_per_sec: r.ops_per_sec?,
+        })
+    }
+}
+
 /// Everything one target ran.
 #[derive(Debug, Serialize)]
 pub struct TargetReport {

@@ -261,7 +261,9 @@ pub struct Ctx<'a> {
     pub options: &'a Options,
     pub progress: &'a Progress,
     pub cpus: usize,
-    pub raw: &'a RawSync,
+    /// The raw disk under the target's own sync method; None when redodb has no
+    /// equivalent of it (PostgreSQL's fsync or open_sync).
+    pub raw: Option<&'a RawSync>,
     pub base: EngineSetup,
 }
 
@@ -355,7 +357,7 @@ impl Ctx<'_> {
     /// The raw sync's mean as a chart's reference line, for charts of averages (a mean is
     /// drawn against a mean, never against a median).
     pub(super) fn raw_mean_reference(&self) -> Option<(String, f64)> {
-        Some((format!("raw 4 KiB sync mean ({})", self.raw.method), self.raw.mean_us))
+        self.raw.map(|raw| (format!("raw 4 KiB sync mean ({})", raw.method), raw.mean_us))
     }
 }
 
@@ -539,7 +541,8 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
     let mut rep = report(
         Scenario::CommitTime,
         json!({ "sessions": 1, "iterations": iterations, "warmup_iterations": warmup, "value_chars": value_len,
-                "statement": "INSERT INTO bench_ct (id, session, v) VALUES ($1, $2, $3); COMMIT" }),
+                "statement": "INSERT INTO bench_ct (id, session, v) VALUES ($1, $2, $3); COMMIT",
+                "raw_sync": ctx.raw }),
     );
     ctx.progress.scenario(rep.name, Mode::ALL.len() as u64);
     let mut monitor = ctx.fresh(1)?;
@@ -590,14 +593,20 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             count(f.log_file_sync_waits),
             opt(waits_per_commit(f), 2),
             opt(f.log_file_sync_avg_us, 1),
-            opt(f.commit_p50_us.map(|p| p / raw.p50_us), 2),
-            opt(f.commit_avg_us.map(|a| a / raw.mean_us), 2),
+            opt(raw.and_then(|r| Some(f.commit_p50_us? / r.p50_us)), 2),
+            opt(raw.and_then(|r| Some(f.commit_avg_us? / r.mean_us)), 2),
         ]
     });
-    t.note(format!(
-        "raw sync = 4 KiB write+sync with {} (the databases' sync method), p50 {:.1} us, mean {:.1} us, measured in this run; seed 001: ~0.46 ms per sync on its SAN",
-        raw.method, raw.p50_us, raw.mean_us
-    ));
+    t.note(match raw {
+        Some(raw) => format!(
+            "raw sync = 4 KiB write+sync with {} (the target's log sync method), p50 {:.1} us, mean {:.1} us, measured in this run; seed 001: ~0.46 ms per sync on its SAN",
+            raw.method, raw.p50_us, raw.mean_us
+        ),
+        None => format!(
+            "no raw sync to compare with: redodb's probe has no equivalent of how {} syncs its log",
+            ctx.target.label()
+        ),
+    });
     rep.tables.push(t);
     let done = ran(&rep.measurements);
     for m in &done {
@@ -609,12 +618,15 @@ fn commit_time(ctx: &mut Ctx) -> Result<ScenarioReport> {
             }
             _ => format!("{} commits, ", thousands(f.commits as f64)),
         };
-        rep.findings.push(format!(
-            "{}: {waits}commit p50 {p50:.1} us = {:.2}x the raw sync's p50, mean {avg:.1} us = {:.2}x its mean.",
-            f.mode,
-            p50 / raw.p50_us,
-            avg / raw.mean_us
-        ));
+        rep.findings.push(match raw {
+            Some(raw) => format!(
+                "{}: {waits}commit p50 {p50:.1} us = {:.2}x the raw sync's p50, mean {avg:.1} us = {:.2}x its mean.",
+                f.mode,
+                p50 / raw.p50_us,
+                avg / raw.mean_us
+            ),
+            None => format!("{}: {waits}commit p50 {p50:.1} us, mean {avg:.1} us.", f.mode),
+        });
     }
     let modes: Vec<String> = done.iter().map(|m| m.figures.mode.clone()).collect();
     let mut c = chart(

@@ -137,6 +137,13 @@ pub fn closest(method: SyncMethod) -> (WalSyncMethod, bool) {
     }
 }
 
+/// The redodb method that does what PostgreSQL's `wal_sync_method` does at `wal_level`
+/// (whose raw disk figure is the one to compare PostgreSQL's commits with), if any.
+pub fn redodb_equivalent(wal_sync_method: &str, wal_level: &str) -> Option<SyncMethod> {
+    let theirs = WalSyncMethod::parse(wal_sync_method)?.durability(wal_level);
+    SyncMethod::ALL.into_iter().find(|m| Durability::of_redodb(*m) == theirs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +157,20 @@ mod tests {
         assert_eq!(proc_flags_text(o(libc::O_SYNC)), "O_SYNC");
         let direct = WalSyncMethod::OpenDatasync.durability("minimal");
         assert_eq!(direct.flags_text(), proc_flags_text(o(libc::O_DSYNC | libc::O_DIRECT)));
+    }
+
+    #[test]
+    fn postgres_methods_map_to_redodb_methods_by_what_they_do() {
+        assert_eq!(redodb_equivalent("fdatasync", "replica"), Some(SyncMethod::Fdatasync));
+        assert_eq!(redodb_equivalent("open_datasync", "replica"), Some(SyncMethod::Dsync));
+        assert_eq!(redodb_equivalent("open_datasync", "minimal"), Some(SyncMethod::DirectDsync));
+        assert_eq!(redodb_equivalent("fsync", "replica"), None);
+        assert_eq!(redodb_equivalent("open_sync", "minimal"), None);
+        assert_eq!(redodb_equivalent("fsync_writethrough", "replica"), None);
+        for m in SyncMethod::ALL {
+            let (theirs, minimal) = closest(m);
+            let level = if minimal { "minimal" } else { "replica" };
+            assert_eq!(redodb_equivalent(theirs.name(), level), Some(m), "{m:?}");
+        }
     }
 }
