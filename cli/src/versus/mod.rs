@@ -203,7 +203,12 @@ pub fn run(args: Args) -> Result<()> {
          servers alternate cell by cell, and which runs first alternates too"
     );
     println!("  PostgreSQL  {}:{} (fsync on, a throwaway cluster)", pg.host, pg.port);
-    println!("  redodb      {}:{} (redodb serve, default engine settings)", rd.host, rd.port);
+    println!(
+        "  redodb      {}:{} (redodb serve, default engine settings{})",
+        rd.host,
+        rd.port,
+        if args.sync_method.is_some() { " but --sync-method" } else { "" }
+    );
     print_sync(&sync);
     for (i, line) in loss_windows.lines().iter().enumerate() {
         println!("  {:<10}  {line}", if i == 0 { "loss" } else { "" });
