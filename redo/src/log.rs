@@ -1086,6 +1086,7 @@ impl RedoLog {
             strand_hint: (id as usize) % self.sh.buffer.strands(),
             stats,
             txn: None,
+            txn_ids: TxnIdBlock::default(),
             private: Vec::new(),
             private_records: 0,
             commit_wait: None,
@@ -1341,6 +1342,34 @@ struct ActiveTxn {
     id: TxnId,
 }
 
+/// How many transaction ids a session takes from the shared counter at once: a counter
+/// every transaction added to would move its cache line between the CPUs on every commit.
+const TXN_ID_BLOCK: u64 = 1024;
+
+/// A session's block of transaction ids, `[next, end)`, taken `TXN_ID_BLOCK` at a time
+/// from `Shared::next_txn`. Ids only tell one transaction's records from another's: they
+/// are unique, not ordered like the commits. They stay unique across restarts: the
+/// control file's high-water mark is the shared counter, past every block handed out,
+/// and recovery starts the counter above both it and every id in the redo it read.
+#[derive(Default)]
+struct TxnIdBlock {
+    next: u64,
+    end: u64,
+}
+
+impl TxnIdBlock {
+    fn take(&mut self, shared: &AtomicU64) -> TxnId {
+        if self.next == self.end {
+            self.next = shared.fetch_add(TXN_ID_BLOCK, Relaxed);
+            self.end = self.next + TXN_ID_BLOCK;
+        }
+        let id = self.next;
+        self.next += 1;
+        assert!(id != 0 && id < self.end, "transaction id {id} outside its block ending at {}", self.end);
+        TxnId(id)
+    }
+}
+
 /// A session of the redo log: at most one transaction at a time. Not shared between
 /// threads; each thread that commits has its own.
 pub struct LogSession {
@@ -1349,6 +1378,7 @@ pub struct LogSession {
     strand_hint: usize,
     stats: Arc<StatsSet>,
     txn: Option<ActiveTxn>,
+    txn_ids: TxnIdBlock,
     private: Vec<u8>,
     private_records: u64,
     commit_wait: Option<CommitWait>,
@@ -1419,7 +1449,7 @@ impl LogSession {
         match &self.txn {
             Some(t) => t.id,
             None => {
-                let id = TxnId(self.sh.next_txn.fetch_add(1, Relaxed));
+                let id = self.txn_ids.take(&self.sh.next_txn);
                 self.txn = Some(ActiveTxn { id });
                 id
             }

@@ -263,6 +263,42 @@ pub fn run_client(command: &mut Command, limit: Duration) -> Output {
     Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
+/// A client test script's checks, from its last line `N checks run of M: P passed, F
+/// failed`: fails with the client's output unless it succeeded, ran at least one check and
+/// every check it ran passed. Returns (run, defined): a script whose checks silently
+/// stopped running (a filter matching nothing, a loop cut short) passes no test.
+pub fn assert_client_checks_passed(what: &str, output: &Output) -> (u64, u64) {
+    assert_client_passed(what, output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    let parsed = (|| {
+        let (run, rest) = last.split_once(" checks run of ")?;
+        let (defined, rest) = rest.split_once(": ")?;
+        let (passed, rest) = rest.split_once(" passed, ")?;
+        let failed = rest.strip_suffix(" failed")?;
+        let n = |s: &str| s.trim().parse::<u64>().ok();
+        Some((n(run)?, n(defined)?, n(passed)?, n(failed)?))
+    })();
+    let Some((run, defined, passed, failed)) = parsed else {
+        panic!(
+            "{what}: no `N checks run of M: P passed, F failed` summary at the end of:
+{stdout}"
+        );
+    };
+    assert!(
+        run > 0,
+        "{what} ran no checks:
+{stdout}"
+    );
+    assert_eq!(
+        (passed, failed),
+        (run, 0),
+        "{what}: every check it ran passes:
+{stdout}"
+    );
+    (run, defined)
+}
+
 /// Fails with the client's output unless it succeeded.
 pub fn assert_client_passed(what: &str, output: &Output) {
     let stdout = String::from_utf8_lossy(&output.stdout);
