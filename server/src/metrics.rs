@@ -90,7 +90,9 @@ impl Format {
             accept.split(',').any(|part| {
                 let mut params = part.split(';').map(str::trim);
                 let media = params.next().unwrap_or("");
-                let refused = params.any(|p| p.replace(' ', "") == "q=0");
+                let refused = params.any(|p| {
+                    p.strip_prefix("q=").and_then(|q| q.trim().parse::<f64>().ok()).is_some_and(|q| q <= 0.0)
+                });
                 media.eq_ignore_ascii_case("application/openmetrics-text") && !refused
             })
         });
@@ -581,7 +583,7 @@ mod tests {
         assert_eq!(Format::from_accept(Some("*/*")), Format::PrometheusText);
         assert_eq!(Format::from_accept(None), Format::PrometheusText);
         assert_eq!(
-            Format::from_accept(Some("application/openmetrics-text; q=0, text/plain")),
+            Format::from_accept(Some("application/openmetrics-text; q=0.0, text/plain")),
             Format::PrometheusText
         );
     }

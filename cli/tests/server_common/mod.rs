@@ -17,8 +17,9 @@ pub fn require_tool(tool: &str) {
     let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     assert!(
         found.is_ok_and(|s| s.success()),
-        "`{tool}` is needed by the server tests: install the packages postgresql-client-15 \
-         (psql) and postgresql-15 (pgbench): apt-get install postgresql-client-15 postgresql-15"
+        "`{tool}` is needed by the server tests (scripts/test.sh installs them): the Debian \
+         packages postgresql-client-15 (psql), postgresql-15 (pgbench) and prometheus \
+         (prometheus, promtool)"
     );
 }
 
