@@ -73,6 +73,13 @@ pub struct Args {
     /// (PostgreSQL's clientcert=verify-ca); TLS is then required.
     #[arg(long)]
     tls_client_ca: Option<PathBuf>,
+    /// Serve the wait interface for Prometheus at http://ADDRESS:PORT/metrics; 0 lets the
+    /// system choose [default: off].
+    #[arg(long, allow_negative_numbers = true)]
+    metrics_port: Option<i64>,
+    /// Address of the metrics endpoint [default: the --listen address].
+    #[arg(long)]
+    metrics_listen: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -100,6 +107,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tls_key: args.tls_key,
         tls_required: args.tls_required,
         tls_client_ca: args.tls_client_ca,
+        metrics_port: args.metrics_port,
+        metrics_listen: args.metrics_listen,
         auth: None,
     };
     let mut config = file.overridden_by(flags).resolve()?;

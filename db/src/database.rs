@@ -739,6 +739,12 @@ impl Database {
         &self.shared
     }
 
+    /// The instance's counters now, as the `v$` views show them (see `counters`): for
+    /// exporters that read them without SQL.
+    pub fn counters(&self) -> crate::SystemCounters {
+        crate::SystemCounters::of(&self.shared)
+    }
+
     /// The system's time model: user calls, DB time, DB CPU.
     pub fn call_times(&self) -> CallTimes {
         self.shared.call_times()

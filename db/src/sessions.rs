@@ -86,6 +86,14 @@ impl AnyEvent {
             AnyEvent::Db(e) => e.name(),
         }
     }
+
+    /// Oracle's wait class (`v$system_event.wait_class`).
+    pub fn class(self) -> &'static str {
+        match self {
+            AnyEvent::Redo(e) => e.class().name(),
+            AnyEvent::Db(e) => e.class(),
+        }
+    }
 }
 
 fn unix_us() -> u64 {

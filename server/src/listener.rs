@@ -5,7 +5,8 @@
 //! durable first) and stop the log.
 //!
 //! The TLS certificate and key are read before the database is opened: a bad file stops
-//! the start at once, with its name.
+//! the start at once, with its name. The metrics endpoint (`metrics`), when configured, is
+//! bound before the server says it listens, so a port in use stops the start too.
 //!
 //! Fail-stop: when the database's instance terminates (its redo log failed, see
 //! `Database::termination`), the server stops at once without a checkpoint: every
@@ -28,6 +29,7 @@ use tokio::task::JoinSet;
 use crate::auth::AuthMethod;
 use crate::config::ServerConfig;
 use crate::connection::{self, ServerContext};
+use crate::metrics::MetricsEndpoint;
 
 /// How long shutdown waits for the calls in flight, then for the sessions to end.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,6 +42,8 @@ pub enum ServerError {
     Open(DbError),
     #[error("listening on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("serving metrics on {addr} (metrics_port, metrics_listen): {source}")]
+    MetricsBind { addr: SocketAddr, source: std::io::Error },
     #[error("final checkpoint: {0}")]
     Checkpoint(DbError),
     #[error("the instance terminated: {0}")]
@@ -102,6 +106,13 @@ async fn serve(
 ) -> Result<(), ServerError> {
     let addr = SocketAddr::new(config.listen, config.port);
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
+    // Bound before the "listening" line, so that a metrics port in use stops the start.
+    let metrics_listener = match config.metrics {
+        Some(addr) => {
+            Some(TcpListener::bind(addr).await.map_err(|source| ServerError::MetricsBind { addr, source })?)
+        }
+        None => None,
+    };
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     log_security(config);
@@ -111,8 +122,16 @@ async fn serve(
             .with_client_send_timeout(config.client_send_timeout),
     );
     let (shutdown_sender, shutdown) = watch::channel(false);
-    // The line scripts and tests wait for.
     let mut stdout = std::io::stdout().lock();
+    let metrics = match metrics_listener {
+        Some(metrics_listener) => {
+            // Before the "listening" line, so that whoever waits for that one has this too.
+            writeln!(stdout, "redodb metrics on {}", crate::metrics::url(metrics_listener.local_addr()?))?;
+            Some(MetricsEndpoint::start(metrics_listener, context.db.clone()))
+        }
+        None => None,
+    };
+    // The line scripts and tests wait for.
     writeln!(stdout, "redodb listening on {}", listener.local_addr()?)?;
     stdout.flush()?;
     drop(stdout);
@@ -166,6 +185,9 @@ async fn serve(
     }
     log::info!("shutting down: {} connections open", connections.len());
     drop(listener);
+    if let Some(metrics) = metrics {
+        metrics.stop().await;
+    }
     let _ = shutdown_sender.send(true);
     let drained =
         tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;

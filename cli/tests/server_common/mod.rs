@@ -17,8 +17,9 @@ pub fn require_tool(tool: &str) {
     let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     assert!(
         found.is_ok_and(|s| s.success()),
-        "`{tool}` is needed by the server tests: install the packages postgresql-client-15 \
-         (psql) and postgresql-15 (pgbench): apt-get install postgresql-client-15 postgresql-15"
+        "`{tool}` is needed by the server tests (scripts/test.sh installs them): the Debian \
+         packages postgresql-client-15 (psql), postgresql-15 (pgbench) and prometheus \
+         (prometheus, promtool)"
     );
 }
 
@@ -26,6 +27,8 @@ pub struct Server {
     child: Option<Child>,
     pub port: u16,
     pub dir: PathBuf,
+    /// The metrics endpoint's URL, from the server's "metrics" line (None: not served).
+    pub metrics_url: Option<String>,
 }
 
 impl Server {
@@ -78,14 +81,18 @@ impl Server {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut metrics_url = None;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match listening.recv_timeout(left) {
                 Ok(line) => {
+                    if let Some(url) = line.strip_prefix("redodb metrics on ") {
+                        metrics_url = Some(url.to_string());
+                    }
                     if let Some(addr) = line.strip_prefix("redodb listening on ") {
                         let port =
                             addr.rsplit(':').next().unwrap().parse().expect("port in the listening line");
-                        return Server { child: Some(child), port, dir: dir.to_path_buf() };
+                        return Server { child: Some(child), port, dir: dir.to_path_buf(), metrics_url };
                     }
                 }
                 Err(_) => {

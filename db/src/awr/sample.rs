@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use redo::stats::{EventSnapshot, COMMIT_MODES};
-use std::sync::atomic::Ordering::Relaxed;
 
 use redo::{Stat, WaitEvent};
 use serde::{Deserialize, Serialize};
@@ -171,7 +170,6 @@ pub fn sample(db: &Database) -> Sample {
 /// layer's counters and the SCN of the committed state.
 pub(crate) fn sample_of(db: &DbShared) -> Sample {
     let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.applied_scn());
-    let calls = db.call_times();
     let db_events = db.sessions.event_totals();
     let redo = log.stats();
     let status = log.status();
@@ -237,18 +235,9 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
         statistics,
         events,
         commit_response,
-        time_model: BTreeMap::from([
-            ("DB time".to_string(), calls.db_time_us),
-            ("DB CPU".to_string(), calls.db_cpu_us),
-            (
-                "background cpu time".to_string(),
-                redo.get(Stat::BackgroundCpuTimeUs) + db.sql_counters.checkpoint_cpu_us.load(Relaxed),
-            ),
-            (
-                "background elapsed time".to_string(),
-                redo.get(Stat::BackgroundElapsedTimeUs) + db.sql_counters.checkpoint_elapsed_us.load(Relaxed),
-            ),
-        ]),
+        time_model: BTreeMap::from(
+            crate::counters::TimeModel::of(db).entries().map(|(name, us)| (name.to_string(), us)),
+        ),
         gauges,
         settings,
         sql: Vec::new(),
