@@ -59,7 +59,7 @@ const STATEMENT_CACHE_ENTRIES: usize = 1024;
 pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 use crate::checkpoint::{self, ImageInfo};
 use crate::error::{DbError, DbResult, Termination};
-use crate::locks::{HeldLocks, LockManager, RowLock};
+use crate::locks::{HeldLocks, LockManager, OnConflict, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::{DbState, KeyShards, LiveState, Shard, ShardSet};
@@ -590,7 +590,12 @@ impl Database {
     ) -> DbResult<Database> {
         let dir = dir.as_ref().to_path_buf();
         config.log.dir = dir.clone();
-        let snapshots = config.snapshot_settings();
+        let driven = config.log.scheduling == redo::Scheduling::Driven;
+        let mut snapshots = config.snapshot_settings();
+        if driven {
+            // Nobody to take them: the driver takes snapshots (EXEC snapshot) itself.
+            snapshots.interval = Duration::ZERO;
+        }
         if config.log.open_mode == redo::OpenMode::CreateIfMissing {
             storage
                 .create_dir_all(&dir)
@@ -674,7 +679,7 @@ impl Database {
             stopping: AtomicBool::new(false),
             state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
-            locks: LockManager::default(),
+            locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
             call_commit_optimization: AtomicBool::new(true),
@@ -686,16 +691,31 @@ impl Database {
             termination: std::sync::OnceLock::new(),
             _directory_lock: directory_lock,
         });
-        let ckpt = shared.clone();
-        let checkpointer = std::thread::Builder::new()
-            .name("db-checkpoint".into())
-            .spawn(move || ckpt.checkpointer())
-            .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
+        let checkpointer = if driven {
+            // The session that needs a log group freed makes the checkpoint itself. (A weak
+            // reference: the log lives inside the database.)
+            let weak = Arc::downgrade(&shared);
+            shared.log.set_checkpoint_hook(Box::new(move || {
+                if let Some(db) = weak.upgrade() {
+                    if let Err(e) = db.checkpoint() {
+                        log::error!("checkpoint for a log switch failed: {e}");
+                    }
+                }
+            }));
+            None
+        } else {
+            let ckpt = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name("db-checkpoint".into())
+                .spawn(move || ckpt.checkpointer())
+                .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
+            Some(thread)
+        };
         let mut db = Database {
             shared,
             recovery: recovered.report,
             replayed,
-            checkpointer: Some(checkpointer),
+            checkpointer,
             snapshotter: Mutex::new(None),
         };
         let snapshotter = crate::awr::start_auto_snapshots(db.shared.clone(), snapshots)?;
@@ -1794,11 +1814,6 @@ pub(crate) enum SqlText<'a> {
     Prepared(&'a Arc<str>, &'a crate::sql::cache::StatementStats),
 }
 
-/// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
-/// count it: each result with rows is one fetch call of all its rows, since the embedded
-/// API and the simple query protocol hand a whole result over at once. An opened cursor
-/// hands nothing over: its fetches count themselves (`Cursor::fetch`). A new kind of call
-/// result says here what it returns.
 /// What a user call returns, so that a terminated instance can answer every call with
 /// its error (see `DbShared::termination`).
 pub(crate) trait CallResult {
@@ -1817,6 +1832,11 @@ impl CallResult for (Vec<crate::sql::QueryResult>, Option<DbError>) {
     }
 }
 
+/// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
+/// count it: each result with rows is one fetch call of all its rows, since the embedded
+/// API and the simple query protocol hand a whole result over at once. An opened cursor
+/// hands nothing over: its fetches count themselves (`Cursor::fetch`). A new kind of call
+/// result says here what it returns.
 pub(crate) trait ReturnedRows {
     /// Calls `fetch` once per fetch call, with its number of rows.
     fn returned_rows(&self, fetch: &mut dyn FnMut(usize));

@@ -134,6 +134,8 @@ pub struct RowLock {
 struct PaddedShard(Mutex<LockShard>);
 
 pub struct LockManager {
+    /// What a transaction that finds its lock taken does.
+    on_conflict: OnConflict,
     shards: Box<[PaddedShard]>,
     graph: Mutex<WaitGraph>,
     /// Transactions registered in `graph` as waiting: while none is, a release wakes
@@ -141,9 +143,26 @@ pub struct LockManager {
     waiting: AtomicUsize,
 }
 
+/// What a transaction that finds its lock taken does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Waits for the holder (`enq: TX - row lock contention`): a database's sessions.
+    Wait,
+    /// Fails at once with 55P03 (`FOR UPDATE NOWAIT`'s error): a database driven by one
+    /// thread (`Scheduling::Driven`), where the holder could never go on to release it.
+    Fail,
+}
+
 impl Default for LockManager {
     fn default() -> LockManager {
+        LockManager::new(OnConflict::Wait)
+    }
+}
+
+impl LockManager {
+    pub fn new(on_conflict: OnConflict) -> LockManager {
         LockManager {
+            on_conflict,
             shards: (0..SHARDS).map(|_| PaddedShard::default()).collect(),
             graph: Mutex::default(),
             waiting: AtomicUsize::new(0),
@@ -257,6 +276,9 @@ impl LockManager {
     ) -> DbResult<()> {
         if cancel.is_requested() {
             return Err(DbError::Canceled);
+        }
+        if self.on_conflict == OnConflict::Fail {
+            return Err(DbError::LockNotAvailable(what()));
         }
         let mut graph = self.graph();
         if graph.would_deadlock(txn, &blockers) {
