@@ -32,8 +32,9 @@ fn int(s: &mut Session, sql: &str) -> i64 {
 /// The events of background work, which are not in any session's DB time.
 const BACKGROUND: &str = "('log file parallel write', 'checkpoint write')";
 
-/// A session's waits and time model: its non-idle waits (read first, through
-/// `v$session_event` by `observer`), then its DB time and DB CPU.
+/// A session's waits and time model as the views show them to `observer`: its non-idle
+/// waits (`v$session_event`, read first), then its DB time and DB CPU
+/// (`v$sess_time_model`).
 #[derive(Clone, Copy, Debug)]
 struct Times {
     waits_us: i64,
@@ -41,7 +42,7 @@ struct Times {
     db_cpu_us: i64,
 }
 
-fn times_of(observer: &mut Session, sid: u64, target: &Session) -> Times {
+fn times_of(observer: &mut Session, sid: u64) -> Times {
     let waits_us = int(
         observer,
         &format!(
@@ -49,8 +50,15 @@ fn times_of(observer: &mut Session, sid: u64, target: &Session) -> Times {
              AND wait_class <> 'Idle'"
         ),
     );
-    let t = target.call_times();
-    Times { waits_us, db_time_us: t.db_time_us as i64, db_cpu_us: t.db_cpu_us as i64 }
+    let model = |observer: &mut Session, name: &str| {
+        int(
+            observer,
+            &format!("SELECT value FROM v$sess_time_model WHERE sid = {sid} AND stat_name = '{name}'"),
+        )
+    };
+    let db_time_us = model(observer, "DB time");
+    let db_cpu_us = model(observer, "DB CPU");
+    Times { waits_us, db_time_us, db_cpu_us }
 }
 
 /// What happened between two readings of a session, checked against the rule; returns it.
@@ -234,18 +242,18 @@ fn every_kind_of_call_keeps_db_time_above_db_cpu_and_waits() {
         ),
     ];
     for (what, call) in &kinds {
-        let mut before = times_of(&mut observer, sid, &s);
+        let mut before = times_of(&mut observer, sid);
         for round in 0..20 {
             for i in 0..100 {
                 call(&mut s, round * 100 + i);
             }
-            let after = times_of(&mut observer, sid, &s);
+            let after = times_of(&mut observer, sid);
             adds_up(before, after, what);
             before = after;
         }
     }
     let total =
-        adds_up(Times { waits_us: 0, db_time_us: 0, db_cpu_us: 0 }, times_of(&mut observer, sid, &s), "all");
+        adds_up(Times { waits_us: 0, db_time_us: 0, db_cpu_us: 0 }, times_of(&mut observer, sid), "all");
     assert!(total.db_cpu_us > 0 && total.waits_us > 0, "the calls were timed: {total:?}");
     let (db_time, db_cpu, waits) = system_adds_up(&mut observer);
     assert!(db_time > 0 && db_cpu > 0 && waits > 0, "{db_time} {db_cpu} {waits}");
@@ -291,7 +299,7 @@ fn lock_waits_cancelled_or_not_are_inside_their_calls_db_time() {
     ];
     for (what, call) in calls {
         run(&mut holder, "UPDATE t SET n = 9 WHERE k = 1");
-        let before = times_of(&mut observer, sid, &s);
+        let before = times_of(&mut observer, sid);
         let waiting = std::thread::spawn(move || {
             let result = call(&mut s);
             (s, result)
@@ -302,7 +310,7 @@ fn lock_waits_cancelled_or_not_are_inside_their_calls_db_time() {
         s = back;
         result.unwrap_or_else(|e| panic!("{what}: {e}"));
         run(&mut s, "COMMIT");
-        let after = times_of(&mut observer, sid, &s);
+        let after = times_of(&mut observer, sid);
         let d = adds_up(before, after, what);
         assert!(d.waits_us >= 100_000, "{what} waited for the lock: {d:?}");
     }
@@ -312,7 +320,7 @@ fn lock_waits_cancelled_or_not_are_inside_their_calls_db_time() {
     run(&mut s, "INSERT INTO t VALUES (1, 0, 'again')");
     run(&mut s, "COMMIT");
     run(&mut holder, "UPDATE t SET n = 9 WHERE k = 1");
-    let before = times_of(&mut observer, sid, &s);
+    let before = times_of(&mut observer, sid);
     let waited_before = lock_wait_us(&mut observer);
     let cancel = s.cancel_handle();
     let waiting = std::thread::spawn(move || {
@@ -321,13 +329,13 @@ fn lock_waits_cancelled_or_not_are_inside_their_calls_db_time() {
     });
     std::thread::sleep(Duration::from_millis(150));
     cancel.cancel();
-    let (back, result) = waiting.join().unwrap();
-    s = back;
+    let (mut s, result) = waiting.join().unwrap();
     assert!(matches!(result, Err(DbError::Canceled)), "{result:?}");
-    let after = times_of(&mut observer, sid, &s);
+    let after = times_of(&mut observer, sid);
     let d = adds_up(before, after, "a cancelled lock wait");
     assert!(lock_wait_us(&mut observer) - waited_before >= 100_000, "the cancelled wait is counted: {d:?}");
     run(&mut holder, "ROLLBACK");
+    assert_eq!(int(&mut s, "SELECT n FROM t WHERE k = 1"), 0, "the session goes on; the update was undone");
     system_adds_up(&mut observer);
     drop(db);
 }
@@ -344,7 +352,7 @@ fn a_durability_wait_left_to_the_caller_stays_inside_the_commits_call() {
     table(&mut s, 10);
     let sid = s.sid();
     s.set_deferred_durability(true);
-    let before = times_of(&mut observer, sid, &s);
+    let before = times_of(&mut observer, sid);
     run(&mut s, "UPDATE t SET n = 5 WHERE k = 3");
     run(&mut s, "COMMIT");
     let wait = s.take_durability_wait().expect("a WAIT commit leaves its wait");
@@ -355,7 +363,7 @@ fn a_durability_wait_left_to_the_caller_stays_inside_the_commits_call() {
     assert_eq!(active, 1, "the commit's call is open until its durability wait ends");
     std::thread::sleep(Duration::from_millis(50));
     wait.wait().unwrap();
-    let after = times_of(&mut observer, sid, &s);
+    let after = times_of(&mut observer, sid);
     let d = adds_up(before, after, "a deferred durability wait");
     assert!(d.db_time_us >= 50_000, "DB time runs on until the wait ends: {d:?}");
     let idle = int(
