@@ -1305,10 +1305,12 @@ impl Session {
         self.entry.add_net(stat, n);
     }
 
-    /// Marks the session as waiting on `event` from now (for `v$session`), until
-    /// `end_wait`.
-    pub fn begin_wait(&self, event: DbEvent) {
-        self.entry.begin_wait(event, self.timed_statistics().then(Stamp::now));
+    /// Marks the session as waiting on `event` from `at` (for `v$session`, and for an AWR
+    /// snapshot taken meanwhile), until `end_wait`. `at` is a stamp the caller has just
+    /// read to time the wait itself; None when it does not time it (the wait shows as
+    /// lasting 0).
+    pub fn begin_wait(&self, event: DbEvent, at: Option<Stamp>) {
+        self.entry.begin_wait(event, at.filter(|_| self.timed_statistics()));
     }
 
     pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {

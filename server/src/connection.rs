@@ -765,7 +765,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             return Err(e);
         }
         if (wants_reply || terminate) && request_open {
-            let mut reply = ReplySent::default();
+            let mut reply = None;
             if !out.is_empty() {
                 // The other connections with a request ready run first, so that their
                 // replies go out close together: a client polling many connections
@@ -774,25 +774,33 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                 // 103-104k -> 109-110k, IMMEDIATE insert and WAIT unchanged.
                 tokio::task::yield_now().await;
                 let sending = timed.then(Stamp::now);
+                // The round trip is counted before the reply goes: a client that has it
+                // and asks (from another connection) finds it counted. The send shows as
+                // the session's wait meanwhile.
+                let bytes = out.len() as u64;
+                worker.account(|state: &mut SessionState| {
+                    let session = state.session();
+                    session.add_net(NetStat::Roundtrips, 1);
+                    session.add_net(NetStat::BytesSent, bytes);
+                    session.begin_wait(DbEvent::SqlNetMessageToClient, sending);
+                })?;
                 send_within(stream, &out, context.client_send_timeout).await?;
                 let sent = timed.then(Stamp::now);
-                reply = ReplySent {
-                    sending: Some(sending.zip(sent).map_or(Duration::ZERO, |(a, b)| b.since(a))),
-                    bytes: out.len() as u64,
-                    at: sent,
-                };
+                reply = Some((sending.zip(sent).map_or(Duration::ZERO, |(a, b)| b.since(a)), sent));
                 out.clear();
             }
-            let end = reply.at.or_else(|| timed.then(Stamp::now));
+            let end = reply.and_then(|(_, sent)| sent).or_else(|| timed.then(Stamp::now));
             // A COPY FROM STDIN goes on: its data is still to come.
             let ends = terminate || !copying_in;
             worker.account(|state: &mut SessionState| {
                 let session = state.session_mut();
-                reply.record(session);
+                if let Some((sending, _)) = reply {
+                    session.end_wait(DbEvent::SqlNetMessageToClient, Some(sending));
+                }
                 if ends {
                     session.client_call_end(end);
                 } else {
-                    session.begin_wait(DbEvent::SqlNetMoreDataFromClient);
+                    session.begin_wait(DbEvent::SqlNetMoreDataFromClient, end);
                 }
             })?;
             request_open = !ends;
@@ -801,7 +809,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             // The request goes on with messages still to come: the session waits for them
             // inside its call, and shows it (v$session, and an AWR snapshot meanwhile).
             worker.account(|state: &mut SessionState| {
-                state.session().begin_wait(DbEvent::SqlNetMoreDataFromClient)
+                state.session().begin_wait(DbEvent::SqlNetMoreDataFromClient, waiting_since)
             })?;
         }
         if terminate {
@@ -839,29 +847,6 @@ struct ClientTraffic {
 impl ClientTraffic {
     fn record(self, session: &db::Session) {
         session.add_net(NetStat::BytesReceived, self.bytes_received);
-    }
-}
-
-/// A request's reply, once sent (or none): counted on the session before the request's
-/// call ends.
-#[derive(Default)]
-struct ReplySent {
-    /// `SQL*Net message to client`: the time sending took (zero when not timed), if a
-    /// reply was sent.
-    sending: Option<Duration>,
-    bytes: u64,
-    /// When the send ended, if timed.
-    at: Option<Stamp>,
-}
-
-impl ReplySent {
-    /// Counts the reply's wait and traffic inside the request's call.
-    fn record(self, session: &db::Session) {
-        if let Some(sending) = self.sending {
-            session.record_wait(DbEvent::SqlNetMessageToClient, sending);
-            session.add_net(NetStat::Roundtrips, 1);
-            session.add_net(NetStat::BytesSent, self.bytes);
-        }
     }
 }
 
