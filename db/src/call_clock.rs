@@ -109,12 +109,13 @@ pub(crate) struct CallClock {
     pending_cpu_ns: u64,
 }
 
-/// A piece of work in progress.
+/// A piece of work in progress. Times are on the clock's nanosecond scale
+/// (`Stamp::nanos`): each stamp is converted once, and differences need no conversion.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Work {
     /// Its start, and where the CPU it has published so far ends (`fold`).
-    at: Stamp,
-    /// The session's waits (us) at `at`.
+    at_ns: u64,
+    /// The session's waits (us) at `at_ns`.
     waited_us: u64,
     /// The thread's CPU clock at `at` and the work's probability of being measured (in
     /// 1/65536), if it is measured.
@@ -124,8 +125,10 @@ pub(crate) struct Work {
 /// What a piece of work adds to the time model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct WorkTime {
-    /// Its end: the stamp that closes its call when it is the call's only work.
+    /// Its end, and the same on the nanosecond scale: what closes its call when it is
+    /// the call's only work.
     pub end: Stamp,
+    pub end_ns: u64,
     /// Its elapsed time, for its statement's `elapsed_time` (`v$sql`).
     pub elapsed_ns: u64,
     /// What it adds to DB CPU: at most `elapsed_ns` less its waits.
@@ -133,9 +136,10 @@ pub(crate) struct WorkTime {
 }
 
 impl Work {
-    /// When it started (or last published its CPU: `CallClock::fold`).
-    pub fn started(&self) -> Stamp {
-        self.at
+    /// When it started (or last published its CPU: `CallClock::fold`), on the nanosecond
+    /// scale.
+    pub fn started_ns(&self) -> u64 {
+        self.at_ns
     }
 }
 
@@ -148,6 +152,7 @@ impl CallClock {
         }
     }
 
+    #[inline]
     fn next_random(&mut self) -> u64 {
         let mut x = self.rng;
         x ^= x << 13;
@@ -158,27 +163,31 @@ impl CallClock {
     }
 
     /// The probability (in 1/65536) that the next piece of work has its CPU read.
+    #[inline]
     fn probability_q16(&self) -> u64 {
         (self.typical_cpu_ns.saturating_mul(ONE_Q16) / EXACT_CALL_NS).clamp(MIN_PROBABILITY_Q16, ONE_Q16)
     }
 
-    /// Work starts at `at` (a stamp just read), with the session's waits at `waited_us`.
-    /// The CPU clock, when read, is read after `at`.
-    pub fn begin(&mut self, at: Stamp, waited_us: u64) -> Work {
+    /// Work starts at `at_ns` (a stamp just read, on the nanosecond scale), with the
+    /// session's waits at `waited_us`. The CPU clock, when read, is read after the stamp.
+    #[inline]
+    pub fn begin(&mut self, at_ns: u64, waited_us: u64) -> Work {
         let p = self.probability_q16();
         let measured = p >= ONE_Q16 || self.next_random() % ONE_Q16 < p;
-        Work { at, waited_us, cpu: measured.then(|| (thread_cpu_time(), p)) }
+        Work { at_ns, waited_us, cpu: measured.then(|| (thread_cpu_time(), p)) }
     }
 
     /// The work `work` ends now, with the session's waits at `waited_us`; the last AWR
     /// sample was taken at `sampled_ns` (`Stamp::nanos`, 0 for none). The CPU clock, when
     /// read, is read before the stamp that ends the work.
+    #[inline]
     pub fn end(&mut self, work: Work, waited_us: u64, room: Room) -> WorkTime {
         let used =
             work.cpu.map(|(before, p)| (thread_cpu_time().saturating_sub(before).as_nanos() as u64, p));
         let end = Stamp::now();
-        let (elapsed_ns, cpu_ns) = self.account(&work, used, end, waited_us, room);
-        WorkTime { end, elapsed_ns, cpu_ns }
+        let end_ns = end.nanos();
+        let (elapsed_ns, cpu_ns) = self.account(&work, used, end_ns, waited_us, room);
+        WorkTime { end, end_ns, elapsed_ns, cpu_ns }
     }
 
     /// Publishes what long work has used so far: returns the CPU to add now and moves the
@@ -187,24 +196,25 @@ impl CallClock {
     pub fn fold(&mut self, work: &mut Work, waited_us: u64, room: Room) -> u64 {
         let used =
             work.cpu.map(|(before, p)| (thread_cpu_time().saturating_sub(before).as_nanos() as u64, p));
-        let now = Stamp::now();
-        let (_, cpu_ns) = self.account(work, used, now, waited_us, room);
+        let now_ns = Stamp::now().nanos();
+        let (_, cpu_ns) = self.account(work, used, now_ns, waited_us, room);
         // The rest is measured from a CPU reading after `now`, as `begin` does.
-        *work = Work { at: now, waited_us, cpu: Some((thread_cpu_time(), ONE_Q16)) };
+        *work = Work { at_ns: now_ns, waited_us, cpu: Some((thread_cpu_time(), ONE_Q16)) };
         cpu_ns
     }
 
     /// The elapsed time of `work` up to `end`, and the CPU it adds (see the module docs):
     /// `used` is the CPU it used and its probability of being measured, if it was.
+    #[inline]
     fn account(
         &mut self,
         work: &Work,
         used: Option<(u64, u64)>,
-        end: Stamp,
+        end_ns: u64,
         waited_us: u64,
         room: Room,
     ) -> (u64, u64) {
-        let elapsed_ns = end.since(work.at).as_nanos() as u64;
+        let elapsed_ns = end_ns.saturating_sub(work.at_ns);
         let waited_us = waited_us.saturating_sub(work.waited_us);
         let busy_ns = elapsed_ns.saturating_sub(waited_us.saturating_mul(1000));
         if let Some((used_ns, _)) = used {
@@ -213,8 +223,9 @@ impl CallClock {
         // Outside a timed call there is no DB time for CPU to be part of.
         let Some(offset) = room.db_time_offset else { return (elapsed_ns, 0) };
         if let Some((used_ns, p)) = used {
-            let estimate = used_ns.min(busy_ns) as u128 * ONE_Q16 as u128 / p as u128;
-            self.pending_cpu_ns = self.pending_cpu_ns.saturating_add(estimate.min(u64::MAX as u128) as u64);
+            // (Below 2^47 ns, four days, times 2^16: no overflow in 64 bits.)
+            let estimate = used_ns.min(busy_ns).min(1 << 47) * ONE_Q16 / p;
+            self.pending_cpu_ns = self.pending_cpu_ns.saturating_add(estimate);
         }
         // The room is counted on the DB time scale in whole microseconds, as the views show
         // DB time, DB CPU and waits: the microseconds DB time crosses while the work runs,
@@ -222,9 +233,9 @@ impl CallClock {
         // least its CPU and its waits, whatever the rounding. If an AWR sample was taken
         // while the work ran, only the time after the sample counts (the sample holds the
         // DB time up to it; less every wait of the work, which may have ended after it).
-        let from = work.at.nanos().max(room.sampled_ns);
+        let from_ns = work.at_ns.max(room.sampled_ns);
         let db_time_us = |ns: u64| (offset.wrapping_add(ns) & MASK_63) / 1000;
-        let crossed_us = db_time_us(end.nanos()).saturating_sub(db_time_us(from));
+        let crossed_us = db_time_us(end_ns).saturating_sub(db_time_us(from_ns));
         let room_us = crossed_us.saturating_sub(waited_us).min(busy_ns / 1000);
         let cpu_us = (self.pending_cpu_ns / 1000).min(room_us);
         self.pending_cpu_ns -= cpu_us * 1000;
@@ -263,25 +274,29 @@ const MASK_63: u64 = u64::MAX >> 1;
 
 impl TimeModel {
     /// Whether a call is open.
+    #[inline]
     pub fn is_active(&self) -> bool {
         self.open_calls.load(Relaxed) > 0
     }
 
     /// The DB time scale of the open timed call: DB time at a stamp `t` is this plus
     /// `t.nanos()` (mod 2^63). None when no timed call is open. (The writer's own read.)
+    #[inline]
     pub(crate) fn open_offset(&self) -> Option<u64> {
         let word = self.db_time.load(Relaxed);
         (word & OPEN != 0).then_some(word >> 1)
     }
 
-    /// A call opens at `at` (None: not timed). DB time grows from the outermost timed one.
-    pub(crate) fn open(&self, at: Option<Stamp>) {
+    /// A call opens at `at_ns` (`Stamp::nanos`; None: not timed). DB time grows from the
+    /// outermost timed one.
+    #[inline]
+    pub(crate) fn open(&self, at_ns: Option<u64>) {
         let open = self.open_calls.load(Relaxed);
         if open == 0 {
-            if let Some(at) = at {
+            if let Some(at_ns) = at_ns {
                 let db_time = self.db_time.load(Relaxed);
                 debug_assert_eq!(db_time & OPEN, 0, "no call is open");
-                let since = (db_time >> 1).wrapping_sub(at.nanos()) & MASK_63;
+                let since = (db_time >> 1).wrapping_sub(at_ns) & MASK_63;
                 self.db_time.store((since << 1) | OPEN, Release);
             }
         }
@@ -289,14 +304,15 @@ impl TimeModel {
     }
 
     /// A call ends; if it was the outermost and timed, its DB time is counted up to the
-    /// stamp `end` returns (read only then).
-    pub(crate) fn close(&self, end: impl FnOnce() -> Stamp) {
+    /// time `end_ns` returns (`Stamp::nanos`, read only then).
+    #[inline]
+    pub(crate) fn close(&self, end_ns: impl FnOnce() -> u64) {
         let open = self.open_calls.load(Relaxed);
         assert!(open > 0, "a call ends that was not open");
         if open == 1 {
             let db_time = self.db_time.load(Relaxed);
             if db_time & OPEN != 0 {
-                let total = (db_time >> 1).wrapping_add(end().nanos()) & MASK_63;
+                let total = (db_time >> 1).wrapping_add(end_ns()) & MASK_63;
                 self.db_time.store(total << 1, Release);
             }
         }
@@ -307,6 +323,7 @@ impl TimeModel {
     /// timed call (the outermost one was timed as it began): elsewhere there is no DB time
     /// for it to be part of (work timed inside a call that is not, after
     /// `timed_statistics` was turned on in the middle of it).
+    #[inline]
     pub(crate) fn add_cpu(&self, ns: u64) {
         if ns > 0 && self.db_time.load(Relaxed) & OPEN != 0 {
             self.db_cpu_ns.store(self.db_cpu_ns.load(Relaxed) + ns, Release);
@@ -350,7 +367,7 @@ mod tests {
         let (mut time, mut cpu) = (0, 0);
         let cpu_before = thread_cpu_time();
         for _ in 0..20 {
-            let work = clock.begin(Stamp::now(), 0);
+            let work = clock.begin(Stamp::now().nanos(), 0);
             assert!(work.cpu.is_some(), "a session of long calls reads the CPU clock every time");
             spin(Duration::from_micros(300));
             let t = clock.end(work, 0, ROOM);
@@ -375,7 +392,7 @@ mod tests {
         let n = 20_000;
         let cpu_before = thread_cpu_time();
         for _ in 0..n {
-            let work = clock.begin(Stamp::now(), 0);
+            let work = clock.begin(Stamp::now().nanos(), 0);
             measured += work.cpu.is_some() as u64;
             spin(Duration::from_micros(10));
             let t = clock.end(work, 0, ROOM);
@@ -399,7 +416,7 @@ mod tests {
         let mut clock = CallClock::new(5);
         // A measured piece of work that spins 200 us, of which the session records 150 us
         // as a wait (as a wait that spins before it sleeps would): 50 us of CPU at most.
-        let work = clock.begin(Stamp::now(), 1_000);
+        let work = clock.begin(Stamp::now().nanos(), 1_000);
         assert!(work.cpu.is_some());
         spin(Duration::from_micros(200));
         let t = clock.end(work, 1_150, ROOM);
@@ -408,11 +425,11 @@ mod tests {
         assert_eq!(t.cpu_ns % 1000, 0, "DB CPU grows by whole microseconds");
         // Estimated CPU beyond a piece of work's busy time waits for later work.
         clock.pending_cpu_ns = 1_000_000_000;
-        let work = Work { at: Stamp::now(), waited_us: 0, cpu: None };
+        let work = Work { at_ns: Stamp::now().nanos(), waited_us: 0, cpu: None };
         spin(Duration::from_micros(100));
         let t = clock.end(work, 1_000_000, ROOM);
         assert_eq!(t.cpu_ns, 0, "work that waited all its time has no CPU: {t:?}");
-        let work = Work { at: Stamp::now(), waited_us: 0, cpu: None };
+        let work = Work { at_ns: Stamp::now().nanos(), waited_us: 0, cpu: None };
         spin(Duration::from_micros(100));
         let t = clock.end(work, 0, ROOM);
         assert!(
@@ -427,7 +444,7 @@ mod tests {
         let mut clock = CallClock::new(9);
         clock.typical_cpu_ns = 1;
         let mut work = loop {
-            let work = clock.begin(Stamp::now(), 0);
+            let work = clock.begin(Stamp::now().nanos(), 0);
             if work.cpu.is_none() {
                 break work;
             }
@@ -463,7 +480,7 @@ mod tests {
         let model = TimeModel::default();
         assert_eq!(model.read(), (0, 0));
         let start = Stamp::now();
-        model.open(Some(start));
+        model.open(Some(start.nanos()));
         model.open(None);
         assert!(model.is_active());
         spin(Duration::from_millis(2));
@@ -472,7 +489,7 @@ mod tests {
         model.close(|| panic!("a nested call reads no clock"));
         model.add_cpu(500_000);
         let end = Stamp::now();
-        model.close(|| end);
+        model.close(|| end.nanos());
         assert!(!model.is_active());
         let (after, cpu) = model.read();
         assert_eq!(cpu, 500_000);

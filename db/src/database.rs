@@ -47,7 +47,7 @@ use redo::{
     TxnId,
 };
 
-use crate::call_clock::{CallClock, Room, Work};
+use crate::call_clock::{CallClock, Room, Work, WorkTime};
 use crate::change::Change;
 use crate::sql::cache::StatementCache;
 use crate::sql::exec::Prepared;
@@ -1108,17 +1108,17 @@ impl Session {
         if self.server_work {
             let started = timed.then(Stamp::now);
             result = body(self);
-            self.last_call_ns = started.map_or(0, |t| t.elapsed().as_nanos() as u64);
+            self.last_call_ns = started.map_or(0, |t| Stamp::now().nanos_since(t));
         } else {
-            let started = timed.then(Stamp::now);
-            self.entry.time.open(started);
-            if let Some(at) = started {
-                self.begin_work(at);
+            let started_ns = timed.then(|| Stamp::now().nanos());
+            self.entry.time.open(started_ns);
+            if let Some(at_ns) = started_ns {
+                self.begin_work(at_ns);
             }
             result = body(self);
-            let end = started.map(|at| (at, self.end_work()));
-            self.entry.time.close(|| end.map_or_else(Stamp::now, |(_, end)| end));
-            self.last_call_ns = end.map_or(0, |(at, end)| end.since(at).as_nanos() as u64);
+            let end_ns = started_ns.map(|at_ns| (at_ns, self.end_work().end_ns));
+            self.entry.time.close(|| end_ns.map_or_else(|| Stamp::now().nanos(), |(_, end_ns)| end_ns));
+            self.last_call_ns = end_ns.map_or(0, |(at_ns, end_ns)| end_ns.saturating_sub(at_ns));
         }
         self.call_depth = 0;
         // Only the session's own thread writes its counters: a load and a store, no locked
@@ -1129,30 +1129,33 @@ impl Session {
         result
     }
 
-    /// Work starts at `at` (a stamp just read), inside an open timed call.
-    fn begin_work(&mut self, at: Stamp) {
-        debug_assert!(self.work.get().is_none(), "work does not nest");
-        let mut clock = self.call_clock.get();
-        self.work.set(Some(clock.begin(at, self.entry.waited_us())));
-        self.call_clock.set(clock);
+    /// Work starts at `at_ns` (a stamp just read, `Stamp::nanos`), inside an open timed
+    /// call.
+    #[inline]
+    fn begin_work(&mut self, at_ns: u64) {
+        let waited_us = self.entry.waited_us();
+        let work = self.call_clock.get_mut().begin(at_ns, waited_us);
+        let previous = self.work.get_mut().replace(work);
+        debug_assert!(previous.is_none(), "work does not nest");
     }
 
     /// The work in progress ends: its CPU is added to DB CPU. Returns its end (now). A
     /// durability wait its commits left (deferred durability) is timed from here: until
     /// now the session worked, and that time is the work's, not the wait's.
-    fn end_work(&mut self) -> Stamp {
-        let work = self.work.take().expect("work in progress");
-        let mut clock = self.call_clock.get();
-        let time = clock.end(work, self.entry.waited_us(), self.cpu_room());
-        self.call_clock.set(clock);
+    #[inline]
+    fn end_work(&mut self) -> WorkTime {
+        let work = self.work.get_mut().take().expect("work in progress");
+        let (waited_us, room) = (self.entry.waited_us(), self.cpu_room());
+        let time = self.call_clock.get_mut().end(work, waited_us, room);
         self.entry.time.add_cpu(time.cpu_ns);
         if let Some(wait) = self.durability_wait.as_mut() {
             wait.waiting_from(time.end);
         }
-        time.end
+        time
     }
 
     /// Where the CPU of the session's work must fit (see `call_clock`).
+    #[inline]
     fn cpu_room(&self) -> Room {
         Room { db_time_offset: self.entry.time.open_offset(), sampled_ns: self.db.sessions.last_sample_ns() }
     }
@@ -1162,7 +1165,7 @@ impl Session {
     /// runs finds its CPU up to then, beside its DB time (see `call_clock`).
     fn fold_long_work(&self) {
         let Some(mut work) = self.work.get() else { return };
-        if (work.started().elapsed().as_nanos() as u64) < crate::call_clock::FOLD_NS {
+        if Stamp::now().nanos().saturating_sub(work.started_ns()) < crate::call_clock::FOLD_NS {
             return;
         }
         let mut clock = self.call_clock.get();
@@ -1183,7 +1186,7 @@ impl Session {
     pub fn client_call_begin(&mut self, arrived: Option<Stamp>) {
         if !self.client_call_open {
             self.client_call_open = true;
-            self.entry.time.open(arrived);
+            self.entry.time.open(arrived.map(Stamp::nanos));
         }
     }
 
@@ -1194,7 +1197,7 @@ impl Session {
         assert!(self.client_call_open, "a client call ends that was not open");
         assert!(!self.server_work, "the server's work on the request has ended first");
         self.client_call_open = false;
-        self.entry.time.close(|| at.unwrap_or_else(Stamp::now));
+        self.entry.time.close(|| at.unwrap_or_else(Stamp::now).nanos());
     }
 
     /// The server works on the open request on this thread, until `end_server_work`:
@@ -1205,7 +1208,7 @@ impl Session {
         assert!(!self.server_work, "server work does not nest");
         self.server_work = true;
         if self.timed_statistics() {
-            self.begin_work(Stamp::now());
+            self.begin_work(Stamp::now().nanos());
         }
         ServerWork { _private: () }
     }

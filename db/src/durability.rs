@@ -90,7 +90,7 @@ impl DurabilityWait {
     /// session, and that is the one ending (or dropping) this wait.
     fn release_call(&mut self) {
         if std::mem::take(&mut self.holds_call) {
-            self.entry.time.close(Stamp::now);
+            self.entry.time.close(|| Stamp::now().nanos());
         }
     }
 }

@@ -321,6 +321,7 @@ impl SessionEntry {
 
     /// The time of the session's non-idle waits so far (us): the redo log's and the
     /// database layer's.
+    #[inline]
     pub(crate) fn waited_us(&self) -> u64 {
         self.redo.waited_us() + self.waited_us.load(Relaxed)
     }
@@ -490,6 +491,7 @@ impl SessionRegistry {
     }
 
     /// When the last sample began (`Stamp::nanos`), 0 if none has.
+    #[inline]
     pub(crate) fn last_sample_ns(&self) -> u64 {
         self.last_sample_ns.load(Relaxed)
     }

@@ -341,6 +341,7 @@ impl StatsSet {
 
     /// The time of all the waits recorded in this set so far, in microseconds (the same
     /// whole microseconds the events add up).
+    #[inline]
     pub fn waited_us(&self) -> u64 {
         self.waited_us.load(Relaxed)
     }
