@@ -1181,7 +1181,8 @@ impl Session {
     /// `client_call_end`: its DB time runs from `arrived` to the reply sent, and holds the
     /// server's work on it (`begin_server_work`), the user calls that work makes, the
     /// durability wait the server awaits, and the network waits the server records
-    /// meanwhile (`record_wait`): sending the reply, waiting for the rest of the request.
+    /// meanwhile (`begin_wait` / `end_wait`): sending the reply, waiting for the rest of
+    /// the request.
     /// Calling it while the request is open does nothing (its rest has arrived).
     pub fn client_call_begin(&mut self, arrived: Option<Stamp>) {
         if !self.client_call_open {

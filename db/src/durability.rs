@@ -23,6 +23,9 @@ use crate::error::DbResult;
 use crate::sessions::SessionEntry;
 
 /// The durability wait of one or more commits of one session (see the module docs).
+/// Whoever runs the session ends it (awaits, waits for or drops it), never another thread
+/// while the session runs a call: it writes the session's time model, which has one
+/// writer (plain loads and stores, no locked instruction on the commit path).
 #[must_use = "a commit is not acknowledged until its durability wait ends"]
 pub struct DurabilityWait {
     /// None once joined into another wait or ended.
