@@ -20,8 +20,13 @@
 //! as a transaction of its own, as in Oracle, holding the table exclusively.
 //!
 //! Checkpoints: a background thread writes an image of the committed state (see the
-//! `checkpoint` module) when the log asks for one and at an interval; recovery is the
-//! newest whole image plus the redo after it.
+//! `checkpoint` module) when the log asks for one, while the log needs one, and at an
+//! interval; recovery is the newest whole image plus the redo after it. A failed image
+//! is retried with a growing delay, and counted and shown (`checkpointer`).
+//!
+//! Interrupts: a session's cancel flag and `statement_timeout` deadline are its redo
+//! session's `redo::Interrupt`, set at each user call (and each statement of a call):
+//! lock waits, row loops and a commit's wait for its log file end at them with 57014.
 //!
 //! One process at a time: `open` takes an exclusive advisory lock (flock) on
 //! `<dir>/redodb.lock` and writes its pid there; a second open, from this process or
@@ -499,17 +504,17 @@ impl DbShared {
         match note.log {
             FailureLog::Quiet => {}
             FailureLog::New => log::error!(
-                "checkpoint failed: {e}. {waiting} sessions wait in `log file switch (checkpoint \
-                 incomplete)`; retrying in {retry_ms} ms, then less often (see v$checkpoint)"
+                "checkpoint failed: {e}. Sessions waiting in `log file switch (checkpoint incomplete)`: \
+                 {waiting}; retrying in {retry_ms} ms, then less often (see v$checkpoint)"
             ),
             FailureLog::Slower => log::error!(
-                "checkpoint failed again ({} attempts): {e}. {waiting} sessions wait; next attempt in \
+                "checkpoint failed again ({} attempts): {e}. Sessions waiting: {waiting}; next attempt in \
                  {retry_ms} ms",
                 note.attempts
             ),
             FailureLog::Reminder => log::error!(
-                "checkpoint still failing ({} attempts): {e}. {waiting} sessions wait in `log file \
-                 switch (checkpoint incomplete)`; next attempt in {retry_ms} ms",
+                "checkpoint still failing ({} attempts): {e}. Sessions waiting in `log file switch \
+                 (checkpoint incomplete)`: {waiting}; next attempt in {retry_ms} ms",
                 note.attempts
             ),
         }
