@@ -66,8 +66,21 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     let storage: Arc<dyn redo::storage::Storage> = if config.faults.is_empty() {
         Arc::new(redo::storage::FileStorage)
     } else {
-        log::warn!("injecting I/O faults into the database's files: {:?}", config.faults);
-        Arc::new(redo::fault::FaultyStorage::new(config.faults.clone()))
+        let storage = redo::fault::FaultyStorage::new(config.faults.clone());
+        match &config.faults_armed_while {
+            None => {
+                log::warn!("injecting I/O faults into the database's files: {:?}", config.faults);
+                Arc::new(storage)
+            }
+            Some(trigger) => {
+                log::warn!(
+                    "injecting I/O faults into the database's files while {} exists: {:?}",
+                    trigger.display(),
+                    config.faults
+                );
+                Arc::new(storage.armed_while(trigger))
+            }
+        }
     };
     let db = Arc::new(
         Database::open_with(&config.data_dir, config.db.clone(), storage).map_err(ServerError::Open)?,
