@@ -413,6 +413,12 @@ impl DbShared {
     }
 
     /// Stops the instance serving (the first reason stays), with an alert in the log.
+    ///
+    /// The calls in flight are cancelled: a call that waits for something the terminated
+    /// instance will never do would otherwise wait forever. (After a commit fails to
+    /// apply, the watermark of applied commits stays below it and no checkpoint is taken
+    /// again, so a commit waiting in `log file switch (checkpoint incomplete)` could never
+    /// go on.) Each ends, and `user_call` turns its error into the termination's.
     pub(crate) fn terminate(&self, reason: Termination) -> &Termination {
         let mut first = false;
         let kept = self.termination.get_or_init(|| {
@@ -424,6 +430,11 @@ impl DbShared {
                 "ALERT: instance terminated: {kept}. Every session's next call fails; restart the \
                  database to recover from its redo log"
             );
+            // After `termination` is set: a call that clears its flag after this raised
+            // it sees the termination (see `user_call`).
+            for entry in self.sessions.live() {
+                entry.cancel.request();
+            }
         }
         kept
     }
@@ -1327,12 +1338,14 @@ impl Session {
         if self.call_depth > 0 {
             return body(self);
         }
+        // A cancel that came while no call was running is for no statement. Cleared
+        // before the check: a termination's cancel of the calls in flight (`terminate`)
+        // either comes after the clear, or was preceded by the termination seen here.
+        self.entry.cancel.clear();
         if let Err(e) = self.db.check_serving() {
             return T::terminated(e);
         }
         self.call_depth = 1;
-        // A cancel that came while no call was running is for no statement.
-        self.entry.cancel.clear();
         self.start_statement_clock();
         let timed = self.redo.timed_statistics();
         let result;
@@ -2280,6 +2293,100 @@ mod tests {
         let rows = result.rows();
         assert_eq!(rows.len(), 3, "the commit that failed to apply is recovered whole: {rows:?}");
         assert!(db.termination().is_none());
+    }
+
+    /// After a commit fails to apply, the watermark of applied commits stays below it and
+    /// no checkpoint is ever taken again: a commit already waiting for one (`log file
+    /// switch (checkpoint incomplete)`, here because images cannot be written) must not
+    /// wait forever. The termination ends its call with the termination's error, and its
+    /// transaction never happened; a restart recovers every acknowledged commit.
+    #[test]
+    fn a_commit_that_fails_to_apply_ends_the_calls_waiting_for_a_checkpoint_that_can_no_longer_come() {
+        use redo::fault::{Fault, FaultOp, FaultyStorage};
+        const INCOMPLETE: &str = "log file switch (checkpoint incomplete)";
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = FaultyStorage::default();
+        storage.inject(Fault {
+            op: FaultOp::Create,
+            path_contains: "image-".into(),
+            skip: 0,
+            errno: libc::ENOSPC,
+        });
+        let mut log = redo::LogConfig::new(".");
+        log.log_file_size = 64 << 10;
+        log.log_buffer = 64 << 10;
+        log.sync_method = redo::SyncMethod::Fdatasync;
+        let config =
+            DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() };
+        let db = Arc::new(Database::open_with(dir.path(), config.clone(), Arc::new(storage)).expect("open"));
+        let mut s = db.session();
+        s.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, pad TEXT)", &[]).expect("create");
+        let insert = |s: &mut Session, id: i64, pad: usize| {
+            s.execute("INSERT INTO t VALUES ($1, $2)", &[Value::Int(id), Value::Text("x".repeat(pad))])
+                .unwrap_or_else(|e| panic!("insert {id}: {e}"));
+        };
+        // Commit until the log writes into the last group it may use, with less than 20 KB
+        // left in it: room for a small commit, not for one of 24 KB.
+        let left = || {
+            let status = db.shared.log.status();
+            status.activated_end.0.saturating_sub(status.reserved_end.0)
+        };
+        let mut acknowledged = 0;
+        while !db.shared.log.checkpoint_needed() || left() > 20 << 10 {
+            acknowledged += 1;
+            assert!(acknowledged < 500, "the log never filled");
+            insert(&mut s, acknowledged, 2000);
+            s.execute("COMMIT", &[]).expect("commit");
+        }
+        let (done, finished) = std::sync::mpsc::channel();
+        let waiter = {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut w = db.session();
+                for id in 10_000..10_012 {
+                    insert(&mut w, id, 2000);
+                }
+                let _ = done.send(w.execute("COMMIT", &[]).map(|_| ()));
+            })
+        };
+        let waiting = format!("SELECT count(*) FROM v$session WHERE event = '{INCOMPLETE}'");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while s.execute(&waiting, &[]).expect("v$session").rows()[0][0] != Value::Int(1) {
+            assert!(std::time::Instant::now() < deadline, "the large commit never waited for the checkpoint");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // A small commit fits, and fails to apply.
+        db.shared.state.fail_next_apply.store(true, SeqCst);
+        let failing = {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut f = db.session();
+                f.execute("INSERT INTO t VALUES (20000, 'small')", &[]).expect("small row");
+                let _ = f.execute("COMMIT", &[]);
+            })
+        };
+        assert!(failing.join().is_err(), "the session whose apply failed panics (a bug)");
+        let Some(Termination::ApplyFailed { scn, .. }) = db.termination() else {
+            panic!("{:?}", db.termination())
+        };
+        assert!(db.shared.state.applied_scn() < scn, "the watermark stays below the failed commit");
+        // The waiting commit ends, with the termination's error: nothing hangs.
+        let result = finished.recv_timeout(Duration::from_secs(10)).expect("the waiting commit ended");
+        let e = result.expect_err("the waiting commit cannot have happened");
+        assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+        assert_eq!(e.sqlstate(), "XX000");
+        waiter.join().expect("waiter");
+        let e = db.checkpoint().expect_err("no checkpoint of a state with a stuck watermark");
+        assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+        drop(s);
+        drop(db);
+        // Restarted (room for images again): every acknowledged commit and the one that
+        // failed to apply are there, the interrupted one is not.
+        let db = Database::open_with(dir.path(), config, Arc::new(FileStorage)).expect("reopen");
+        let count = |sql: &str| db.session().execute(sql, &[]).expect(sql).rows()[0][0].clone();
+        assert_eq!(count("SELECT count(*) FROM t WHERE id < 10000"), Value::Int(acknowledged));
+        assert_eq!(count("SELECT count(*) FROM t WHERE id = 20000"), Value::Int(1));
+        assert_eq!(count("SELECT count(*) FROM t WHERE id BETWEEN 10000 AND 19999"), Value::Int(0));
     }
 
     #[test]

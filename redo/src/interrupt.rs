@@ -79,7 +79,10 @@ impl Interrupt {
 
     /// Forgets a raise (the layer above starts a new call).
     pub fn clear(&self) {
-        self.raised.store(false, SeqCst);
+        // A swap, not a store: when it clears a raise it reads it, so whatever the raiser
+        // did before raising is visible after the clear (the layer above relies on it:
+        // a raise that follows a shutdown of its own is never lost without a trace).
+        self.raised.swap(false, SeqCst);
     }
 
     /// Whether [`Interrupt::raise`] was called since the last clear.
