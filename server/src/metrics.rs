@@ -219,6 +219,7 @@ pub fn statistic_metric(statistic: Statistic) -> StatisticMetric {
             Stat::RedoWriteTimeUs => micros("redo_write_time"),
             Stat::RedoSynchWrites => count("redo_synch_writes"),
             Stat::RedoSynchTimeUs => micros("redo_synch_time"),
+            Stat::RedoSynchEarlyWakeups => count("redo_synch_early_wakeups"),
             Stat::RedoWritesForeground => count("redo_writes_by_foreground"),
             Stat::RedoLogSwitches => count("redo_log_switches"),
             Stat::RedoBufferAllocationRetries => count("redo_buffer_allocation_retries"),
