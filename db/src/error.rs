@@ -48,6 +48,10 @@ pub enum DbError {
     NoSuchSavepoint(String),
     #[error("deadlock detected: {0}")]
     Deadlock(String),
+    /// A lock another transaction holds, where waiting is not possible (a database driven
+    /// by one thread, see `locks::OnConflict`).
+    #[error("could not obtain lock on {0}: another transaction holds it")]
+    LockNotAvailable(String),
     /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
     #[error("canceling statement due to user request")]
     Canceled,
@@ -139,6 +143,7 @@ impl DbError {
             DbError::StaticParameter(_) => "55P02",
             DbError::NoSuchSavepoint(_) => "3B001",
             DbError::Deadlock(_) => "40P01",
+            DbError::LockNotAvailable(_) => "55P03",
             DbError::Canceled => "57014",
             DbError::Unsupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
@@ -154,6 +159,7 @@ impl DbError {
             DbError::Redo(RedoError::StaticParameter { .. }) => "55P02",
             DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",
             DbError::Redo(RedoError::Shutdown) => "57P01",
+            DbError::Redo(RedoError::CheckpointIncomplete) => "53000",
             DbError::Redo(_) => "58030",
             DbError::Awr(e) => e.sqlstate(),
             // object_in_use, as PostgreSQL answers for a database others are using.

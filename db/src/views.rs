@@ -6,8 +6,13 @@
 //! the SQL layer's counters, parameters, log groups and members). Views are read-only;
 //! changing one is an error naming it.
 //!
-//! `v$mystat` and `v$sess_time_model` show the session that reads them; `v$session`,
-//! `v$sesstat` and `v$session_event` every open session, by SID.
+//! `v$mystat` shows the session that reads it; `v$session`, `v$sesstat`,
+//! `v$session_event` and `v$sess_time_model` every open session, by SID.
+//!
+//! The time model (`v$sys_time_model`, `v$sess_time_model`) keeps Oracle's rule with the
+//! events: DB time >= DB CPU + the non-idle foreground waits, as long as the events are
+//! read before the time model (see `call_clock`): a session's open call counts in its DB
+//! time up to the moment of reading.
 //!
 //! Column names are Oracle's, except that `#` (an operator in PostgreSQL's SQL, which the
 //! clients speak) is spelled `_no`: `statistic_no`, `group_no`, `sequence_no`, `event_no`.
@@ -182,7 +187,8 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             ],
             vec![0],
         ),
-        "v$sys_time_model" | "v$sess_time_model" => (vec![text("stat_name"), int("value")], vec![0]),
+        "v$sys_time_model" => (vec![text("stat_name"), int("value")], vec![0]),
+        "v$sess_time_model" => (vec![int("sid"), text("stat_name"), int("value")], vec![0, 1]),
         "v$log_history" => (
             vec![
                 int("recid"),
@@ -565,10 +571,19 @@ impl Session {
                 .collect(),
             "v$log" => self.db.log_groups(),
             "v$sys_time_model" => time_model(&TimeModel::of(&self.db).entries()),
-            "v$sess_time_model" => {
-                let calls = self.call_times();
-                time_model(&[("DB time", calls.db_time_us), ("DB CPU", calls.db_cpu_us)])
-            }
+            "v$sess_time_model" => self
+                .db
+                .sessions
+                .live()
+                .iter()
+                .flat_map(|e| {
+                    let [_, db_time_us, db_cpu_us] = e.call_counts();
+                    time_model(&[("DB time", db_time_us), ("DB CPU", db_cpu_us)])
+                        .into_iter()
+                        .map(|row| with_sid(e.sid, &row))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
             "v$log_history" => self
                 .db
                 .log()

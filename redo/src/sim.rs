@@ -105,6 +105,8 @@ struct SimState {
     syncs: u64,
     /// Logical time: one tick per mutating operation.
     clock: u64,
+    /// The mutating operations and their outcomes, when recording (`SimStorage::record`).
+    recorded: Option<Vec<String>>,
 }
 
 impl SimState {
@@ -144,6 +146,12 @@ impl SimState {
             Ok(())
         } else {
             Err(io::Error::from(io::ErrorKind::NotFound))
+        }
+    }
+
+    fn note(&mut self, what: impl FnOnce() -> String) {
+        if let Some(recorded) = self.recorded.as_mut() {
+            recorded.push(what());
         }
     }
 
@@ -241,6 +249,17 @@ impl SimStorage {
     /// disk dies in may be partly on it. `crash` then gives what survived.
     pub fn die_after(&self, ops: u64) {
         self.lock().ops_left = Some(ops);
+    }
+
+    /// Starts recording every mutating operation and its outcome (for a failing test's
+    /// trace; see `take_recorded`).
+    pub fn record(&self) {
+        self.lock().recorded.get_or_insert_with(Vec::new);
+    }
+
+    /// The operations recorded since the last call.
+    pub fn take_recorded(&self) -> Vec<String> {
+        self.lock().recorded.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Whether the disk has died or crashed (nothing more reaches it).
@@ -544,7 +563,11 @@ impl StorageFile for SimFileHandle {
                 }
             }
         })?;
-        state.faults.check(FaultOp::Write, &self.path)?;
+        if let Err(e) = state.faults.check(FaultOp::Write, &self.path) {
+            state.note(|| format!("write {} @{offset} +{}: {e}", self.path.display(), data.len()));
+            return Err(e);
+        }
+        state.note(|| format!("write {} @{offset} +{}", self.path.display(), data.len()));
         state.writes += 1;
         let durable_now = self.sync_on_write();
         let growable = self.mode == FileMode::Data;
@@ -569,6 +592,7 @@ impl StorageFile for SimFileHandle {
         let mut state = self.disk.lock();
         state.admit()?;
         if let Err(e) = state.faults.check(FaultOp::Sync, &self.path) {
+            state.note(|| format!("sync {}: {e}", self.path.display()));
             // Linux marks the pages clean after a failed writeback: the data is lost for
             // a crash even though reads still show it.
             if let Some(inode) = state.inodes.get_mut(&self.inode) {
@@ -577,6 +601,7 @@ impl StorageFile for SimFileHandle {
             return Err(e);
         }
         state.syncs += 1;
+        state.note(|| format!("sync {}", self.path.display()));
         let inode = self.inode(&mut state)?;
         for (offset, data) in std::mem::take(&mut inode.pending) {
             apply(&mut inode.durable, offset, &data);
