@@ -64,7 +64,15 @@ fn a_minute_of_soak_with_kills_loses_no_acknowledged_commit() {
     assert!(lives.iter().filter(|l| l["ended_by"] == "kill -9").count() as u64 == kills);
     // Each kill cut off every client's call in flight.
     assert!(u(&report, "/errors/connections_lost_at_kill") >= kills, "{stdout}");
+    // Every commit is accounted for: the restarts recovered the acknowledged ones, less the
+    // NOWAIT ones a kill took, plus the in-doubt ones that had committed.
     assert!(u(&report, "/recovery/commits_recovered") > 0);
+    assert_eq!(
+        u(&report, "/recovery/commits_recovered"),
+        u(&report, "/commits_total") - u(&report, "/recovery/nowait_lost")
+            + u(&report, "/recovery/in_doubt_committed"),
+        "{stdout}"
+    );
 
     // Commits in every mode, and by every way of choosing it.
     for mode in ["wait_immediate", "wait_batch", "nowait_immediate", "nowait_batch"] {

@@ -71,6 +71,9 @@ pub struct Model {
     base_seq: u64,
     /// Commits `base_seq + 1 ..`, in commit order.
     journal: Vec<Commit>,
+    /// Commits folded into the base since the last verification: a recovered state the
+    /// check accepts holds them too.
+    folded: u64,
     view: Rows,
     txn: Option<Txn>,
     next_seq: u64,
@@ -81,7 +84,7 @@ pub struct Model {
 pub struct Verified {
     /// Rows recovered.
     pub rows: usize,
-    /// Commits of the journal the recovered state holds (since the last verification).
+    /// Commits since the last verification the recovered state holds.
     pub commits_recovered: u64,
     /// Acknowledged NOWAIT commits that were not recovered (allowed: a suffix).
     pub nowait_lost: u64,
@@ -190,6 +193,7 @@ impl Model {
         for commit in self.journal.drain(..=last) {
             apply(&mut self.base, &commit.changes);
             self.base_seq = commit.seq;
+            self.folded += 1;
         }
     }
 
@@ -201,14 +205,15 @@ impl Model {
         self.rollback();
         let outcome = self.check(&recovered, exact);
         self.base_seq = match &outcome {
-            Ok(v) => self.seq_after(v.commits_recovered as usize),
+            Ok((_, prefix)) => self.seq_after(*prefix),
             // The newest number handed out: the next commit gets a fresh one either way.
             Err(_) => self.next_seq - 1,
         };
+        self.folded = 0;
         self.base = recovered.clone();
         self.journal.clear();
         self.view = recovered;
-        outcome
+        outcome.map(|(verified, _)| verified)
     }
 
     /// The number of the last commit of the journal's first `j`.
@@ -220,7 +225,8 @@ impl Model {
         }
     }
 
-    fn check(&self, recovered: &Rows, exact: bool) -> Result<Verified, Mismatch> {
+    /// What `recovered` holds, and the length of the journal's prefix it is the state after.
+    fn check(&self, recovered: &Rows, exact: bool) -> Result<(Verified, usize), Mismatch> {
         let acknowledged = |c: &Commit| c.ack != Ack::InDoubt;
         // The prefix must reach the last commit whose acknowledgement promised
         // durability (after a clean shutdown: the last acknowledged one).
@@ -255,13 +261,14 @@ impl Model {
         }
         if let Some(j) = fits {
             let after = &self.journal[j..];
-            return Ok(Verified {
+            let verified = Verified {
                 rows: recovered.len(),
-                commits_recovered: j as u64,
+                commits_recovered: self.folded + j as u64,
                 nowait_lost: after.iter().filter(|c| c.ack == Ack::Committed).count() as u64,
                 in_doubt_committed: self.journal[..j].iter().filter(|c| c.ack == Ack::InDoubt).count() as u64,
                 in_doubt_lost: after.iter().filter(|c| c.ack == Ack::InDoubt).count() as u64,
-            });
+            };
+            return Ok((verified, j));
         }
         Err(self.explain(recovered, floor, nearest.1))
     }
@@ -471,5 +478,6 @@ mod tests {
         let expected = m.view().clone();
         let v = m.verify(expected, true).unwrap();
         assert_eq!(v.nowait_lost, 0);
+        assert_eq!(v.commits_recovered, FOLD_AT as u64 + 10, "folded commits count as recovered");
     }
 }
