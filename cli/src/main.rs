@@ -11,6 +11,7 @@ mod db_crash_workload;
 mod engine_bench;
 mod probe;
 mod serve;
+mod soak;
 mod sql_bench;
 mod versus;
 
@@ -40,6 +41,9 @@ enum Command {
     Serve(serve::Args),
     /// redodb's server against a throwaway PostgreSQL 15, both driven by the same pgbench scripts.
     VersusPostgres(versus::Args),
+    /// A mixed workload over the wire for a given time with kill -9 and restarts: checks that no
+    /// acknowledged commit is lost and reports the server's RSS, open files, threads and sizes.
+    Soak(soak::Args),
     /// Take a workload repository snapshot of a database that is not open elsewhere; prints its id.
     Snapshot(awr_cmd::SnapshotArgs),
     /// AWR-style report between two snapshots (by default the newest two).
@@ -60,6 +64,7 @@ fn main() -> anyhow::Result<()> {
         Command::Probe(args) => probe::run(args),
         Command::Serve(args) => serve::run(args),
         Command::VersusPostgres(args) => versus::run(args),
+        Command::Soak(args) => soak::run(args),
         Command::Snapshot(args) => awr_cmd::run_snapshot(args),
         Command::Report(args) => awr_cmd::run_report(args),
         Command::CrashWorkload(args) => crash_workload::run(args),
