@@ -498,6 +498,15 @@ fn read_control(storage: &dyn Storage, path: &PathBuf) -> Result<(Box<dyn Storag
             .map_err(|e| RedoError::io("read", path, e))?;
         match ControlRecord::decode(&buf) {
             Ok(r) if best.is_none_or(|(b, _)| r.generation > b.generation) => best = Some((r, slot)),
+            // Each update writes the next generation into the other slot: two different
+            // records of one generation were never both written by the engine, and
+            // neither can be preferred.
+            Ok(r) if best.is_some_and(|(b, _)| r.generation == b.generation && r != b) => {
+                return Err(foreign(
+                    path,
+                    format!("both control slots hold generation {}, with different contents", r.generation),
+                ));
+            }
             Ok(_) => {}
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -505,7 +514,13 @@ fn read_control(storage: &dyn Storage, path: &PathBuf) -> Result<(Box<dyn Storag
         }
     }
     match best {
-        Some((r, slot)) => Ok((file, r, slot)),
+        // The newest record with a valid checksum is what the engine last wrote: one that
+        // says something impossible is refused, never passed over for the older slot
+        // (whose checkpoint may need redo that the log has since reused).
+        Some((r, slot)) => match r.check() {
+            Ok(()) => Ok((file, r, slot)),
+            Err(e) => Err(foreign(path, e.to_string())),
+        },
         None => Err(foreign(path, first_error.map(|e| e.to_string()).unwrap_or_default())),
     }
 }
