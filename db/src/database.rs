@@ -509,6 +509,9 @@ impl Drop for Database {
     fn drop(&mut self) {
         self.stop_auto_snapshots();
         self.shared.stopping.store(true, SeqCst);
+        // The checkpointer sleeps in the log's wait for a request: end it now rather
+        // than at its timeout, so a close takes no 50 ms.
+        self.shared.log.wake_checkpoint_waiters();
         if let Some(h) = self.checkpointer.take() {
             let _ = h.join();
         }

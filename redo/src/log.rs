@@ -233,7 +233,7 @@ pub(crate) struct Shared {
     dynamic: DynamicParams,
     control: Mutex<ControlState>,
     checkpoint_scan_from: AtomicU64,
-    checkpoint_request: (Mutex<bool>, Condvar),
+    checkpoint_request: (Mutex<CheckpointSignal>, Condvar),
     next_txn: AtomicU64,
     next_session: AtomicU64,
     /// The most recent log switches, oldest first (`v$log_history`).
@@ -242,6 +242,16 @@ pub(crate) struct Shared {
 
 /// How many log switches `RedoLog::log_history` remembers.
 pub const LOG_HISTORY_KEPT: usize = 1000;
+
+/// The log's requests for a checkpoint, and the wake-ups of the checkpointer waiting for
+/// them.
+#[derive(Default)]
+struct CheckpointSignal {
+    /// A checkpoint is wanted (taken by the next wait).
+    asked: bool,
+    /// Bumped by `wake_checkpoint_waiters`: a wait that began before ends.
+    wakes: u64,
+}
 
 /// One log switch: the writer began writing sequence `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -343,7 +353,7 @@ impl Shared {
 
     pub fn request_checkpoint(&self) {
         let (lock, cv) = &self.checkpoint_request;
-        *lock.lock().expect("checkpoint request poisoned") = true;
+        lock.lock().expect("checkpoint request poisoned").asked = true;
         cv.notify_all();
     }
 
@@ -1050,7 +1060,7 @@ impl RedoLog {
             },
             checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
             control: Mutex::new(ControlState { file: cfile, path: cpath, record: control, slot }),
-            checkpoint_request: (Mutex::new(false), Condvar::new()),
+            checkpoint_request: (Mutex::new(CheckpointSignal::default()), Condvar::new()),
             next_txn: AtomicU64::new(next_txn),
             next_session: AtomicU64::new(1),
             config,
@@ -1185,12 +1195,24 @@ impl RedoLog {
 
     /// Waits up to `timeout` for the log to ask for a checkpoint (at a log switch, or when
     /// sessions wait for a group to be reusable). Returns whether one was asked for.
+    /// Also returns (false) at [`RedoLog::wake_checkpoint_waiters`].
     pub fn wait_checkpoint_request(&self, timeout: Duration) -> bool {
         let (lock, cv) = &self.sh.checkpoint_request;
         let guard = lock.lock().expect("checkpoint request poisoned");
-        let (mut guard, _) =
-            cv.wait_timeout_while(guard, timeout, |asked| !*asked).expect("checkpoint request poisoned");
-        std::mem::replace(&mut *guard, false)
+        let wakes = guard.wakes;
+        let (mut guard, _) = cv
+            .wait_timeout_while(guard, timeout, |signal| !signal.asked && signal.wakes == wakes)
+            .expect("checkpoint request poisoned");
+        std::mem::replace(&mut guard.asked, false)
+    }
+
+    /// Ends every [`RedoLog::wait_checkpoint_request`] in progress now, without a
+    /// request: a checkpointer being stopped looks at its stop flag at once instead of at
+    /// the end of its timeout.
+    pub fn wake_checkpoint_waiters(&self) {
+        let (lock, cv) = &self.sh.checkpoint_request;
+        lock.lock().expect("checkpoint request poisoned").wakes += 1;
+        cv.notify_all();
     }
 
     pub fn set_commit_wait(&self, wait: CommitWait) {
