@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The tests, on any machine: installs what the tests drive that is missing (real clients
-# and tools, never mocks), then runs the workspace's tests. README.md's test command and
-# what `.ci/run` calls after its format and lint checks. Arguments go to `cargo test`
-# (for example `scripts/test.sh -p redodb-redo`).
+# and tools, never mocks), runs the workspace's tests, then runs each fuzz target for 20
+# seconds (scripts/fuzz.sh). README.md's test command and what `.ci/run` calls after its
+# format and lint checks. Arguments go to `cargo test` (for example `scripts/test.sh -p
+# redodb-redo`; FUZZ_SECONDS=0 skips the fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,4 +37,14 @@ export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 python3 -m pip install --quiet -r cli/tests/clients/requirements.txt \
     || python3 -m pip install --quiet --break-system-packages -r cli/tests/clients/requirements.txt
 
-exec cargo test --workspace "$@"
+cargo test --workspace "$@"
+
+# Then every fuzz target for a short while from its seed corpus, in a work directory of
+# its own (so this run does not start from, or add to, a local fuzz/work); any finding
+# fails the run. FUZZ_SECONDS sets the time per target (0 skips fuzzing).
+fuzz_seconds=${FUZZ_SECONDS:-20}
+if [ "$fuzz_seconds" -gt 0 ]; then
+    fuzz_work=$(mktemp -d)
+    trap 'rm -rf "$fuzz_work"' EXIT
+    FUZZ_WORK="$fuzz_work" scripts/fuzz.sh "$fuzz_seconds"
+fi
