@@ -15,7 +15,7 @@ fi
 
 # Debian packages: psql and pgbench (PostgreSQL 15), headless Chromium to render the HTML
 # report, openssl to make the TLS tests' certificate, PgJDBC and a JDK to compile its test
-# program.
+# program, Prometheus (with promtool) to scrape and lint the server's /metrics.
 need=()
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client-15)
 [ -x /usr/lib/postgresql/15/bin/pgbench ] || need+=(postgresql-15)
@@ -23,6 +23,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 [ -f /usr/share/java/postgresql.jar ] || need+=(libpostgresql-jdbc-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
     sudo=()

@@ -73,6 +73,13 @@ pub struct Args {
     /// (PostgreSQL's clientcert=verify-ca); TLS is then required.
     #[arg(long)]
     tls_client_ca: Option<PathBuf>,
+    /// Serve the wait interface for Prometheus at http://ADDRESS:PORT/metrics; 0 lets the
+    /// system choose [default: off].
+    #[arg(long, allow_negative_numbers = true)]
+    metrics_port: Option<i64>,
+    /// Address of the metrics endpoint [default: the --listen address].
+    #[arg(long)]
+    metrics_listen: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -100,13 +107,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tls_key: args.tls_key,
         tls_required: args.tls_required,
         tls_client_ca: args.tls_client_ca,
+        metrics_port: args.metrics_port,
+        metrics_listen: args.metrics_listen,
         auth: None,
     };
-    let config = file.overridden_by(flags).resolve()?;
+    let mut config = file.overridden_by(flags).resolve()?;
+    // Faults for tests of the whole process (a failing sync, a full disk): never from the
+    // configuration file, so no deployment turns them on by accident.
+    if let Ok(spec) = std::env::var(FAULTS_VARIABLE) {
+        config.faults = redo::fault::parse_faults(&spec).context(FAULTS_VARIABLE)?;
+    }
     env_logger::Builder::new()
         .parse_filters(&config.log_level)
         .format_timestamp_millis()
         .target(env_logger::Target::Stderr)
         .init();
-    server::run(config).context("redodb serve")
+    match server::run(config) {
+        Err(server::ServerError::InstanceTerminated(reason)) => {
+            // Fail-stop: a supervisor restarts the server, and recovery decides from the
+            // redo what survived. The exit code tells this apart from a failed start.
+            eprintln!("redodb serve: the instance terminated: {reason}");
+            std::process::exit(EXIT_INSTANCE_TERMINATED);
+        }
+        other => other.context("redodb serve"),
+    }
 }
+
+/// The environment variable with the I/O faults to inject (`redo::fault` spec syntax).
+pub const FAULTS_VARIABLE: &str = "REDODB_FAULTS";
+
+/// The exit code of a server whose instance terminated (its redo log failed).
+pub const EXIT_INSTANCE_TERMINATED: i32 = 3;

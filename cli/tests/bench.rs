@@ -86,14 +86,36 @@ fn check_json(doc: &Value) {
     assert!(doc["redodb_version"].is_string());
     assert!(num(&doc["machine"], "cpus") >= 1.0);
     assert!(doc["machine"]["fs_type"].is_string());
-    assert!(num(&doc["raw_sync"], "p50_us") > 0.0, "the raw sync of the same run");
+    let raw = &doc["raw_sync"];
+    for field in ["p50_us", "mean_us", "p99_us", "ops_per_sec"] {
+        assert!(num(raw, field) > 0.0, "the raw sync of the same run: {field} in {raw}");
+    }
 
     let ct = measurements(doc, "commit-time");
     assert_eq!(ct.len(), 4, "four commit modes");
-    for m in ct {
+    // The ratios to the raw sync divide like by like: the commit's p50 by the raw p50, its
+    // mean by the raw mean, each shown with two decimals.
+    let table =
+        &scenarios(doc).iter().find(|s| s["name"] == "commit-time").expect("commit-time")["tables"][0];
+    let columns: Vec<&str> =
+        table["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let column = |name: &str| {
+        columns.iter().position(|c| *c == name).unwrap_or_else(|| panic!("no {name:?} in {columns:?}"))
+    };
+    let (p50_ratio, mean_ratio) = (column("p50 / raw p50"), column("Avg / raw avg"));
+    let (p50_col, mean_col) = (column("p50 commit us"), column("Avg commit us"));
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{table}");
+    for (m, row) in ct.iter().zip(rows) {
         check_common(m);
         assert_eq!(num(m, "commits"), 300.0, "--quick runs 300 iterations");
-        assert!(num(m, "commit_avg_us") > 0.0);
+        let (p50, mean) = (num(m, "commit_p50_us"), num(m, "commit_avg_us"));
+        assert!(p50 > 0.0 && mean > 0.0, "{}", short(m));
+        let cell = |i: usize| row[i].as_str().unwrap().to_string();
+        assert_eq!(cell(p50_col), format!("{p50:.1}"), "{row}");
+        assert_eq!(cell(mean_col), format!("{mean:.1}"), "{row}");
+        assert_eq!(cell(p50_ratio), format!("{:.2}", p50 / num(raw, "p50_us")), "{row}");
+        assert_eq!(cell(mean_ratio), format!("{:.2}", mean / num(raw, "mean_us")), "{row}");
         if waits(m) {
             assert_eq!(
                 num(m, "log_file_sync_waits"),

@@ -185,6 +185,16 @@ fn with_postgres_compares_embedded_and_postgresql_side_by_side() {
     let pg = &targets[1];
     assert_eq!(pg["flavour"], "postgres");
     assert!(pg["server_version"].as_str().expect("version").starts_with("15."), "{}", short(pg));
+    // Each target's commits are compared with the raw disk under its own sync method:
+    // the embedded database's (the run's), PostgreSQL's default fdatasync.
+    let raw_of = |t: &Value| {
+        let s = t["scenarios"].as_array().unwrap().iter().find(|s| s["name"] == "commit-time").unwrap();
+        s["settings"]["raw_sync"].clone()
+    };
+    assert_eq!(raw_of(&targets[0])["method"], doc["raw_sync"]["method"], "{}", short(&targets[0]));
+    assert_eq!(raw_of(pg)["method"], "fdatasync", "{}", short(pg));
+    let fdatasync = doc["raw_disk"].as_array().unwrap().iter().find(|r| r["method"] == "fdatasync").unwrap();
+    assert_eq!(raw_of(pg)["p50_us"], fdatasync["median_us"]);
     let ms = measurements(pg, "commit-time");
     assert_eq!(ms.len(), 4, "every mode has a row");
     for m in ms {

@@ -8,7 +8,8 @@
 //! a row lock (57014), savepoints (setSavepoint, rollback to one after an error,
 //! autosave=always), generated keys (RETURNING), the `options` connection property,
 //! pg_backend_pid() and a FETCH read with a fetch size. The checks are
-//! `cli/tests/clients/JdbcTest.java`, compiled here.
+//! `cli/tests/clients/JdbcTest.java`, compiled here; it reports how many it ran, and the
+//! test fails unless all of them ran (at least one) and passed.
 
 mod server_common;
 
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use server_common::{assert_client_passed, run_client, Server};
+use server_common::{assert_client_checks_passed, assert_client_passed, run_client, Server};
 
 /// The driver's jar: Debian's package puts it here (`dpkg -L libpostgresql-jdbc-java`).
 const JAR: &str = "/usr/share/java/postgresql.jar";
@@ -53,6 +54,16 @@ fn pgjdbc_runs_prepared_statements_batches_fetch_sizes_transactions_and_cancel_i
         Command::new("java").args(["-cp", &classpath, "JdbcTest", &server.port.to_string()]),
         Duration::from_secs(120),
     );
-    assert_client_passed("JdbcTest", &output);
+    let (run, defined) = assert_client_checks_passed("JdbcTest", &output);
+    // Every check of the program ran: the per-mode checks in each of the 4 query modes.
+    assert_eq!(run, defined, "every check of JdbcTest ran");
+    let modes = ["[extended]", "[extendedForPrepared]", "[extendedCacheEverything]", "[simple]"];
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for mode in modes {
+        assert!(
+            stdout.lines().any(|l| l.starts_with("ok ") && l.contains(mode)),
+            "no check ran in {mode}:\n{stdout}"
+        );
+    }
     assert!(server.terminate().success(), "clean shutdown after the JDBC checks");
 }

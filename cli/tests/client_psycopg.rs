@@ -6,8 +6,10 @@
 //! with psycopg's prepared statements (`_pg3_N`) kept, COPY FROM STDIN / TO STDOUT, the
 //! `v$` views, a cancel, nested transactions (savepoints, with an error inside), RETURNING
 //! (executemany with returning=True), pg_backend_pid(), set_config(), transactional SET
-//! and libpq's `options`. The checks are `cli/tests/clients/psycopg_test.py`; the
-//! packages are pinned in `cli/tests/clients/requirements.txt` (installed by `.ci/run`).
+//! and libpq's `options`. The checks are `cli/tests/clients/psycopg_test.py`, which
+//! reports how many it ran: the test fails unless every one of its `check_*` functions
+//! ran and passed. The packages are pinned in `cli/tests/clients/requirements.txt`
+//! (installed by `scripts/test.sh`).
 
 mod server_common;
 
@@ -15,7 +17,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use server_common::{assert_client_passed, run_client, Server};
+use server_common::{assert_client_checks_passed, run_client, Server};
 
 /// Fails (never skips) when psycopg is missing.
 fn require_psycopg() {
@@ -37,6 +39,11 @@ fn psycopg_runs_parameters_batches_cursors_transactions_errors_copy_and_views() 
         Command::new("python3").arg(&script).args(["--port", &server.port.to_string()]),
         Duration::from_secs(120),
     );
-    assert_client_passed("psycopg_test.py", &output);
+    let (run, defined) = assert_client_checks_passed("psycopg_test.py", &output);
+    // Every check_* function of the script ran, as counted here from its source.
+    let source = std::fs::read_to_string(&script).unwrap();
+    let in_source = source.lines().filter(|l| l.starts_with("def check_")).count() as u64;
+    assert!(in_source > 0, "no check_ functions in {}", script.display());
+    assert_eq!((run, defined), (in_source, in_source), "every check of the script ran");
     assert!(server.terminate().success(), "clean shutdown after the psycopg checks");
 }

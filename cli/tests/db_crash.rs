@@ -135,7 +135,8 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
         let db =
             Database::open(&dir, config()).unwrap_or_else(|e| panic!("iteration {i}: reopen failed: {e}"));
         let rows = all_rows(&db);
-        images_seen = images_seen.max(db::checkpoint::list_images(&dir).unwrap().len());
+        images_seen =
+            images_seen.max(db::checkpoint::list_images(&redo::storage::FileStorage, &dir).unwrap().len());
         // Rows of earlier runs are untouched.
         let old: Rows = rows.iter().filter(|((_, k), _)| *k < base).map(|(a, b)| (*a, b.clone())).collect();
         assert_eq!(old, previous, "iteration {i}: rows of earlier runs changed");

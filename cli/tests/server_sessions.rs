@@ -137,8 +137,8 @@ fn network_statistics_count_each_round_trip_on_its_session() {
     let big = "SELECT repeat('x', 20000)";
     assert_eq!(kinds(&query(&mut stream, big)), "TDCZ");
     let after = my_stats(&mut stream);
-    // A round trip is counted with the session's next call: the two between the reads
-    // are the first read's own and the big SELECT's.
+    // A round trip is counted as its reply goes, after the statements it answers ran:
+    // the two between the reads are the first read's own and the big SELECT's.
     assert_eq!(delta(&before, &after, "SQL*Net roundtrips to/from client"), 2);
     assert!(delta(&before, &after, "bytes sent via SQL*Net to client") > 20000);
     let received = delta(&before, &after, "bytes received via SQL*Net from client");

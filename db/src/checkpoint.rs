@@ -11,8 +11,9 @@
 //!   crc32c u32 over everything before it
 //! ```
 //!
-//! Writing: to `image-...img.tmp`, fsync, rename, fsync the directory; only then is the
-//! image used. The image is built from an immutable snapshot (persistent maps), so commits
+//! Writing (through the database's [`Storage`], like every durable file): to
+//! `image-...img.tmp`, fsync, rename, fsync the directory; only then is the image used. A
+//! write that fails (a full disk) removes its temporary file and is tried again later. The image is built from an immutable snapshot (persistent maps), so commits
 //! go on while it is written.
 //!
 //! The two-image rule: after writing image N, the log is told its checkpoint is image
@@ -25,10 +26,10 @@
 //! order; see `state`). A damaged image is skipped with a warning. Version 1 images (no
 //! ahead list) are still read.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use redo::storage::{read_whole, FileWriter, Storage};
 use redo::{Lsn, Scn};
 
 use crate::change::Change;
@@ -69,10 +70,6 @@ fn image_path(db_dir: &Path, scn: Scn) -> PathBuf {
     data_dir(db_dir).join(format!("image-{:020}.img", scn.0))
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
 /// A writer that checksums what passes through it.
 struct Checksummed<W: Write> {
     inner: W,
@@ -104,21 +101,54 @@ fn put_record(
     out.write_all(scratch)
 }
 
-/// Writes the image of `state` durably and returns where it is.
-pub fn write_image(db_dir: &Path, db_id: u64, state: &DbState) -> io::Result<ImageInfo> {
+/// Writes the image of `state` durably and returns where it is. On failure nothing is
+/// left behind: the temporary file is removed (a crash may leave one, which the next open
+/// removes).
+pub fn write_image(storage: &dyn Storage, db_dir: &Path, db_id: u64, state: &DbState) -> DbResult<ImageInfo> {
     let dir = data_dir(db_dir);
-    fs::create_dir_all(&dir)?;
     let path = image_path(db_dir, state.scn);
     let tmp = path.with_extension("img.tmp");
-    let file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let io = |op: &'static str, at: &Path| {
+        let at = at.to_path_buf();
+        move |e: io::Error| DbError::storage(op, at, e)
+    };
+    storage.create_dir_all(&dir).map_err(io("creating the directory", &dir))?;
+    if storage.exists(&tmp).map_err(io("looking for", &tmp))? {
+        // Left by a write that failed and could not clean up.
+        storage.remove_file(&tmp).map_err(io("removing", &tmp))?;
+    }
+    let file = storage.create(&tmp).map_err(io("creating", &tmp))?;
+    let written = write_image_to(&*file, db_id, state).map_err(io("writing", &tmp)).and_then(|bytes| {
+        file.sync().map_err(io("syncing", &tmp))?;
+        Ok(bytes)
+    });
+    drop(file);
+    let bytes = match written {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            if let Err(re) = storage.remove_file(&tmp) {
+                log::warn!("could not remove the unfinished image {}: {re}", tmp.display());
+            }
+            return Err(e);
+        }
+    };
+    if storage.exists(&path).map_err(io("looking for", &path))? {
+        // An image of this SCN that did not read back at open (a valid one would have
+        // kept this checkpoint from being written).
+        storage.remove_file(&path).map_err(io("removing the damaged image", &path))?;
+    }
+    storage.rename(&tmp, &path).map_err(io("renaming", &tmp))?;
+    storage.sync_dir(&dir).map_err(io("syncing the directory", &dir))?;
+    Ok(ImageInfo { scn: state.scn, lsn: state.lsn, path, bytes })
+}
+
+/// Writes the image's bytes to `file`; returns how many.
+fn write_image_to(file: &dyn redo::storage::StorageFile, db_id: u64, state: &DbState) -> io::Result<u64> {
+    let mut out = BufWriter::with_capacity(1 << 20, FileWriter::new(file));
     let bytes = encode_image(&mut out, db_id, state)?;
     let inner = out.into_inner().map_err(|e| e.into_error())?;
-    inner.sync_all()?;
-    drop(inner);
-    fs::rename(&tmp, &path)?;
-    sync_dir(&dir)?;
-    Ok(ImageInfo { scn: state.scn, lsn: state.lsn, path, bytes })
+    debug_assert_eq!(inner.position(), bytes);
+    Ok(bytes)
 }
 
 /// Writes the image of `state` (the format above, checksum included) to `out` and returns
@@ -178,27 +208,20 @@ impl Bytes<'_> {
     }
 }
 
-/// Reads an image back whole, checking everything (see [`decode_image`]).
-pub fn read_image(path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
-    let in_file =
-        |what: String| DbError::CorruptChange(format!("checkpoint image {}: {what}", path.display()));
-    let mut all = Vec::new();
-    File::open(path).and_then(|mut f| f.read_to_end(&mut all)).map_err(|e| in_file(e.to_string()))?;
-    let state = decode_image(&all, db_id).map_err(|e| match e {
-        DbError::CorruptChange(what) => in_file(what),
-        other => other,
-    })?;
-    let info =
-        ImageInfo { scn: state.scn, lsn: state.lsn, path: path.to_path_buf(), bytes: all.len() as u64 };
-    Ok((state, info))
+/// Reads an image back whole, checking everything.
+pub fn read_image(storage: &dyn Storage, path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
+    let bad = |what: String| DbError::CorruptChange(format!("checkpoint image {}: {what}", path.display()));
+    let all = read_whole(storage, path).map_err(|e| bad(e.to_string()))?;
+    decode_image(&all, path, db_id)
 }
 
-/// Decodes a whole image (the bytes of an image file) of database `db_id`, checking
-/// everything: the checksum, the magic, the version, the database, every record, and that
-/// nothing follows the last table. Never trusts a count or a length before checking it;
-/// bad bytes are a [`DbError::CorruptChange`] saying what was wrong.
-pub fn decode_image(all: &[u8], db_id: u64) -> DbResult<DbState> {
-    let bad = DbError::CorruptChange;
+/// Decodes an image's bytes (read from `path`), checking everything: the checksum, the
+/// magic, the version, the database, every record (each row against its table, no key
+/// twice), and that nothing follows the last table. Never trusts a count or a length
+/// before checking it; bad bytes are a [`DbError::CorruptChange`] naming the file, never a
+/// panic.
+pub fn decode_image(all: &[u8], path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
+    let bad = |what: String| DbError::CorruptChange(format!("checkpoint image {}: {what}", path.display()));
     if all.len() < 8 + 4 + 8 + 8 + 8 + 4 + 4 {
         return Err(bad("too short".into()));
     }
@@ -246,38 +269,49 @@ pub fn decode_image(all: &[u8], db_id: u64) -> DbResult<DbState> {
         let nrows = r.u64()?;
         for _ in 0..nrows {
             let Change::Insert { row, .. } = r.record()? else { return Err(bad("expected a row".into())) };
-            state.load_row(&name, row)?;
+            state.load_row(&name, row).map_err(|e| match e {
+                DbError::CorruptChange(what) => bad(what),
+                other => other,
+            })?;
         }
     }
     if r.at != body.len() {
         return Err(bad("bytes after the last table".into()));
     }
+    let info = ImageInfo { scn, lsn, path: path.to_path_buf(), bytes: all.len() as u64 };
     (state.scn, state.lsn, state.ahead) = (scn, lsn, ahead);
-    Ok(state)
+    Ok((state, info))
 }
 
-/// The images in the data directory, newest first (by SCN in the file name).
-pub fn list_images(db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
+/// The images in the data directory, newest first (by SCN in the file name). Removes the
+/// temporary files of images whose writing a crash interrupted.
+pub fn list_images(storage: &dyn Storage, db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
     let dir = data_dir(db_dir);
     let mut out = Vec::new();
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
+    let names = match storage.list_dir(&dir) {
+        Ok(names) => names,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(e),
     };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().to_string();
+    let mut removed = false;
+    for name in names {
+        let path = dir.join(&name);
         if name.ends_with(".img.tmp") {
             // An image whose writing a crash interrupted: never renamed, never used.
-            let _ = fs::remove_file(entry.path());
+            if let Err(e) = storage.remove_file(&path) {
+                log::warn!("could not remove the unfinished image {}: {e}", path.display());
+            }
+            removed = true;
             continue;
         }
         if let Some(scn) = name.strip_prefix("image-").and_then(|s| s.strip_suffix(".img")) {
             if let Ok(scn) = scn.parse::<u64>() {
-                out.push((Scn(scn), entry.path()));
+                out.push((Scn(scn), path));
             }
         }
+    }
+    if removed {
+        storage.sync_dir(&dir)?;
     }
     out.sort_by_key(|(scn, _)| std::cmp::Reverse(*scn));
     Ok(out)
@@ -287,11 +321,16 @@ pub fn list_images(db_dir: &Path) -> io::Result<Vec<(Scn, PathBuf)>> {
 pub type LoadedImage = (DbState, ImageInfo);
 
 /// The newest image that reads back whole, and notes on the ones skipped.
-pub fn newest_valid_image(db_dir: &Path, db_id: u64) -> DbResult<(Option<LoadedImage>, Vec<String>)> {
+pub fn newest_valid_image(
+    storage: &dyn Storage,
+    db_dir: &Path,
+    db_id: u64,
+) -> DbResult<(Option<LoadedImage>, Vec<String>)> {
     let mut notes = Vec::new();
-    let images = list_images(db_dir).map_err(|e| DbError::CorruptChange(format!("listing images: {e}")))?;
+    let images = list_images(storage, db_dir)
+        .map_err(|e| DbError::storage("listing the images in", data_dir(db_dir), e))?;
     for (_, path) in images {
-        match read_image(&path, db_id) {
+        match read_image(storage, &path, db_id) {
             Ok(found) => return Ok((Some(found), notes)),
             Err(e) => {
                 log::warn!("{e}; trying an older image");
@@ -336,19 +375,20 @@ mod tests {
         state.scn = Scn(u64::MAX);
         let mut bytes = Vec::new();
         encode_image(&mut bytes, 7, &state).unwrap();
-        let e = decode_image(&bytes, 7).unwrap_err();
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
         assert!(e.to_string().contains("commit number scn:18446744073709551615 is out of range"), "{e}");
     }
 
     #[test]
     fn an_image_reads_back_as_it_was_written() {
         let bytes = image_of(&[vec![Value::Int(1), Value::Float(2.5)], vec![Value::Int(2), Value::Null]]);
-        let state = decode_image(&bytes, 7).unwrap();
+        let (state, info) = decode_image(&bytes, Path::new("image"), 7).unwrap();
+        assert_eq!(info.bytes, bytes.len() as u64);
         let mut again = Vec::new();
         encode_image(&mut again, 7, &state).unwrap();
         assert_eq!(again, bytes);
         assert!(
-            matches!(decode_image(&bytes, 8), Err(DbError::CorruptChange(e)) if e.contains("another database"))
+            matches!(decode_image(&bytes, Path::new("image"), 8), Err(DbError::CorruptChange(e)) if e.contains("another database"))
         );
     }
 
@@ -357,10 +397,10 @@ mod tests {
     #[test]
     fn an_image_whose_row_does_not_fit_its_table_is_refused_not_loaded() {
         let bytes = image_of(&[vec![Value::Int(1), Value::Int(16187391)]]);
-        let e = decode_image(&bytes, 7).unwrap_err();
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
         assert!(e.to_string().contains("Int(16187391) in column \"price\" of type DOUBLE PRECISION"), "{e}");
         let bytes = image_of(&[vec![Value::Int(1)]]);
-        let e = decode_image(&bytes, 7).unwrap_err();
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
         assert!(e.to_string().contains("has 1 values for its 2 columns"), "{e}");
     }
 }

@@ -32,6 +32,7 @@
 //! Automatic workload repository snapshots: `open` starts the snapshotter of `awr` when
 //! `DbConfig` asks for one (every 15 minutes by default); dropping the database stops it.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{
     AtomicBool, AtomicU64,
@@ -41,12 +42,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redo::clock::Stamp;
+use redo::storage::{DirLock, DirLockError, FileStorage, Storage};
 use redo::{
     CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, Recovered, RecoveryReport, RedoLog,
     RedoSavepoint, Scn, TxnId,
 };
 
-use crate::call_clock::{CallClock, CallTime};
+use crate::call_clock::{CallClock, Room, Work, WorkTime};
 use crate::change::Change;
 use crate::sql::cache::StatementCache;
 use crate::sql::exec::Prepared;
@@ -56,13 +58,22 @@ const STATEMENT_CACHE_ENTRIES: usize = 1024;
 /// Row loops look at the session's cancel flag once every this many rows (a power of
 /// two): often enough to stop within a millisecond or so, rarely enough to cost nothing.
 pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
+
 use crate::checkpoint::{self, ImageInfo};
-use crate::error::{DbError, DbResult};
-use crate::locks::{HeldLocks, LockManager, RowLock};
+use crate::error::{DbError, DbResult, Termination};
+use crate::locks::{HeldLocks, LockManager, OnConflict, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::{DbState, KeyShards, LiveState, Shard, ShardSet};
 use crate::value::Value;
+
+/// The `enq: TX - row lock contention` wait of a lock request that began at `started`
+/// (None: not timed): its time if it slept, also when it then failed (cancelled, or a
+/// deadlock found on a later look: the wait happened, and lies inside the call). An
+/// untimed wait is counted with no time.
+fn lock_waited(slept: bool, started: Option<Stamp>) -> Option<Duration> {
+    slept.then(|| started.map_or(Duration::ZERO, Stamp::elapsed))
+}
 
 /// Configuration of a database: the redo log's (its directory is set by `open`), the
 /// checkpoint interval and the automatic workload repository snapshots.
@@ -107,40 +118,21 @@ impl DbConfig {
 }
 
 /// The lock file in a database directory (see the module's doc).
-pub const LOCK_FILE: &str = "redodb.lock";
+pub use redo::storage::LOCK_FILE;
 
-/// Takes the exclusive lock on `<dir>/redodb.lock` and writes this process's pid in it.
-/// The lock lasts as long as the returned file is open.
-fn lock_directory(dir: &Path) -> DbResult<std::fs::File> {
-    use std::io::{Read, Seek, Write};
-    let path = dir.join(LOCK_FILE);
-    let failed = |e: std::io::Error| DbError::DirectoryLock { dir: dir.to_path_buf(), source: Arc::new(e) };
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(failed)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            // The holder writes its pid right after locking: it may not be there yet.
-            let mut text = String::new();
-            let holder_pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
-            return Err(DbError::DirectoryInUse { dir: dir.to_path_buf(), holder_pid });
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
-    }
-    // The pid is for people and error messages only: the lock is what excludes.
-    file.set_len(0).map_err(failed)?;
-    file.rewind().map_err(failed)?;
-    writeln!(file, "{}", std::process::id()).map_err(failed)?;
-    Ok(file)
+/// Takes the exclusive lock on the database directory (`<dir>/redodb.lock` on the local
+/// file system, holding this process's pid), for as long as the guard lives.
+fn lock_directory(storage: &dyn Storage, dir: &Path) -> DbResult<DirLock> {
+    storage.lock_dir(dir).map_err(|e| match e {
+        DirLockError::Held { holder_pid } => DbError::DirectoryInUse { dir: dir.to_path_buf(), holder_pid },
+        DirLockError::Io(e) => DbError::DirectoryLock { dir: dir.to_path_buf(), source: Arc::new(e) },
+    })
 }
 
 pub(crate) struct DbShared {
     dir: PathBuf,
+    /// Where every durable file of the database lives (the log has its own handle).
+    pub(crate) storage: Arc<dyn Storage>,
     log: RedoLog,
     /// Images written, oldest first (the last two are kept).
     images: Mutex<Vec<ImageInfo>>,
@@ -169,9 +161,11 @@ pub(crate) struct DbShared {
     pub(crate) sessions: SessionRegistry,
     /// `rows fetched` and `fetch calls` of each open session, and of those closed.
     pub(crate) fetches: FetchRegistry,
+    /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
+    termination: std::sync::OnceLock<Termination>,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
     /// declared last, so it is released after the log has been dropped.
-    _directory_lock: std::fs::File,
+    _directory_lock: DirLock,
 }
 
 /// What a session has handed its caller: `rows fetched` (rows returned by queries) and
@@ -387,20 +381,65 @@ impl DbShared {
         self.state.read_catalog(read)
     }
 
+    /// Why the instance has stopped serving, if it has: its redo log failed (a write or
+    /// sync no member took), or a committed change did not apply. Fail-stop: from then on
+    /// every call fails with [`DbError::InstanceTerminated`], nothing is read or written,
+    /// no checkpoint is taken, and a restart's recovery decides from the redo what
+    /// survived. Two loads when all is well.
+    pub(crate) fn termination(&self) -> Option<&Termination> {
+        if let Some(t) = self.termination.get() {
+            return Some(t);
+        }
+        let failure = self.log.failure()?;
+        Some(self.terminate(Termination::LogFailed(failure)))
+    }
+
+    /// Stops the instance serving (the first reason stays), with an alert in the log.
+    pub(crate) fn terminate(&self, reason: Termination) -> &Termination {
+        let mut first = false;
+        let kept = self.termination.get_or_init(|| {
+            first = true;
+            reason
+        });
+        if first {
+            log::error!(
+                "ALERT: instance terminated: {kept}. Every session's next call fails; restart the \
+                 database to recover from its redo log"
+            );
+        }
+        kept
+    }
+
+    /// Ok while the instance serves, else the error every call gets.
+    pub(crate) fn check_serving(&self) -> DbResult<()> {
+        match self.termination() {
+            None => Ok(()),
+            Some(t) => Err(DbError::InstanceTerminated(t.clone())),
+        }
+    }
+
     /// Writes a checkpoint image of the committed state and lets the log reuse what the
     /// previous image covers (the two-image rule, see `checkpoint`). Returns the image, or
     /// None if nothing was committed since the last one.
     fn checkpoint(&self) -> DbResult<Option<ImageInfo>> {
+        self.check_serving()?;
         let mut images = self.images.lock().expect("images poisoned");
         let snap = self.snapshot();
+        if self.state.is_broken() {
+            // A half-applied commit may be in the snapshot: it must never become an image.
+            self.check_serving()?;
+            return Err(DbError::InstanceTerminated(Termination::ApplyFailed {
+                scn: snap.scn.next(),
+                detail: "a commit was applied only in part".into(),
+            }));
+        }
         if images.last().is_some_and(|i| i.scn >= snap.scn) {
             return Ok(None);
         }
         // Write-ahead rule: the image may hold only durable commits.
         self.log.wait_durable(snap.newest_lsn())?;
         let writing = Instant::now();
-        let image = checkpoint::write_image(&self.dir, self.log.db_id(), &snap)
-            .map_err(|e| DbError::CorruptChange(format!("writing checkpoint image: {e}")))?;
+        let image = checkpoint::write_image(&*self.storage, &self.dir, self.log.db_id(), &snap)?;
         self.sessions.record_background(DbEvent::CheckpointWrite, writing.elapsed());
         let counters = &self.sql_counters;
         counters.physical_writes.fetch_add(checkpoint::data_blocks(image.bytes), Relaxed);
@@ -414,11 +453,21 @@ impl DbShared {
         }
         // Keep the two newest images on disk, whoever wrote the older ones.
         let keep_from = images[0].scn;
-        for (scn, path) in checkpoint::list_images(&self.dir).unwrap_or_default() {
+        let mut removed = false;
+        for (scn, path) in checkpoint::list_images(&*self.storage, &self.dir).unwrap_or_default() {
             if scn < keep_from {
-                if let Err(e) = std::fs::remove_file(&path) {
-                    log::warn!("could not remove old checkpoint image {}: {e}", path.display());
+                match self.storage.remove_file(&path) {
+                    Ok(()) => removed = true,
+                    Err(e) => log::warn!("could not remove old checkpoint image {}: {e}", path.display()),
                 }
+            }
+        }
+        if removed {
+            // Not needed for correctness (an old image left behind is only skipped), but a
+            // removal made durable now is not found again after a crash.
+            let data = checkpoint::data_dir(&self.dir);
+            if let Err(e) = self.storage.sync_dir(&data) {
+                log::warn!("could not sync {}: {e}", data.display());
             }
         }
         Ok(Some(image))
@@ -441,7 +490,7 @@ impl DbShared {
                 self.sql_counters.checkpoint_elapsed_us.fetch_add(last.elapsed().as_micros() as u64, Relaxed);
                 if let Err(e) = result {
                     log::error!("checkpoint failed: {e}");
-                    if self.log.failure().is_some() {
+                    if self.termination().is_some() {
                         return;
                     }
                 }
@@ -466,7 +515,23 @@ impl DbShared {
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
         }
+        // A panic while applying leaves the state holding part of a commit: the instance
+        // stops serving before anyone can read it or write it as an image (the redo still
+        // holds the commit).
+        struct TerminateOnPanic<'a>(&'a DbShared, Scn);
+        impl Drop for TerminateOnPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.terminate(Termination::ApplyFailed {
+                        scn: self.1,
+                        detail: "the apply panicked".into(),
+                    });
+                }
+            }
+        }
+        let _guard = TerminateOnPanic(self, commit.scn);
         if let Err(e) = self.state.apply(commit.shards, commit.changes, commit.scn, commit.lsn) {
+            self.terminate(Termination::ApplyFailed { scn: commit.scn, detail: e.to_string() });
             panic!("a validated change of commit {} does not apply: {e}", commit.scn);
         }
         self.locks.release_all(commit.txn, commit.held);
@@ -524,18 +589,36 @@ impl Database {
     ///
     /// Fails with [`DbError::DirectoryInUse`] while another `Database` (in this process or
     /// another) has `dir` open.
-    pub fn open(dir: impl AsRef<Path>, mut config: DbConfig) -> DbResult<Database> {
+    pub fn open(dir: impl AsRef<Path>, config: DbConfig) -> DbResult<Database> {
+        Database::open_with(dir, config, Arc::new(FileStorage))
+    }
+
+    /// As [`Database::open`], with every file (redo log, control file, checkpoint images,
+    /// snapshots) on `storage`: the simulated disk of the tests, or faults injected in
+    /// front of the real one.
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        mut config: DbConfig,
+        storage: Arc<dyn Storage>,
+    ) -> DbResult<Database> {
         let dir = dir.as_ref().to_path_buf();
         config.log.dir = dir.clone();
-        let snapshots = config.snapshot_settings();
+        let driven = config.log.scheduling == redo::Scheduling::Driven;
+        let mut snapshots = config.snapshot_settings();
+        if driven {
+            // Nobody to take them: the driver takes snapshots (EXEC snapshot) itself.
+            snapshots.interval = Duration::ZERO;
+        }
         if config.log.open_mode == redo::OpenMode::CreateIfMissing {
-            std::fs::create_dir_all(&dir)
+            storage
+                .create_dir_all(&dir)
                 .map_err(|e| DbError::DirectoryLock { dir: dir.clone(), source: Arc::new(e) })?;
         }
         // Before anything is read: recovery must not run beside a live instance. (A missing
         // directory, which must exist here, is refused by the log with its own error.)
-        let directory_lock = if dir.is_dir() { Some(lock_directory(&dir)?) } else { None };
-        let (log, recovered) = RedoLog::open(config.log)?;
+        let directory_lock =
+            if storage.exists(&dir).unwrap_or(false) { Some(lock_directory(&*storage, &dir)?) } else { None };
+        let (log, recovered) = RedoLog::open_with(config.log, storage.clone())?;
         let Some(directory_lock) = directory_lock else {
             return Err(DbError::DirectoryLock {
                 dir,
@@ -543,7 +626,7 @@ impl Database {
             });
         };
         // The newest whole image, then the redo after it.
-        let (image, notes) = checkpoint::newest_valid_image(&dir, log.db_id())?;
+        let (image, notes) = checkpoint::newest_valid_image(&*storage, &dir, log.db_id())?;
         let mut images = Vec::new();
         let mut state = match image {
             Some((state, info)) => {
@@ -569,12 +652,13 @@ impl Database {
         );
         let shared = Arc::new(DbShared {
             dir,
+            storage,
             log,
             images: Mutex::new(images),
             stopping: AtomicBool::new(false),
             state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
-            locks: LockManager::default(),
+            locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
             call_commit_optimization: AtomicBool::new(true),
@@ -583,18 +667,34 @@ impl Database {
             sql_counters: SqlCounters::default(),
             sessions: SessionRegistry::default(),
             fetches: FetchRegistry::default(),
+            termination: std::sync::OnceLock::new(),
             _directory_lock: directory_lock,
         });
-        let ckpt = shared.clone();
-        let checkpointer = std::thread::Builder::new()
-            .name("db-checkpoint".into())
-            .spawn(move || ckpt.checkpointer())
-            .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
+        let checkpointer = if driven {
+            // The session that needs a log group freed makes the checkpoint itself. (A weak
+            // reference: the log lives inside the database.)
+            let weak = Arc::downgrade(&shared);
+            shared.log.set_checkpoint_hook(Box::new(move || {
+                if let Some(db) = weak.upgrade() {
+                    if let Err(e) = db.checkpoint() {
+                        log::error!("checkpoint for a log switch failed: {e}");
+                    }
+                }
+            }));
+            None
+        } else {
+            let ckpt = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name("db-checkpoint".into())
+                .spawn(move || ckpt.checkpointer())
+                .map_err(|e| DbError::CorruptChange(format!("spawning the checkpointer: {e}")))?;
+            Some(thread)
+        };
         let mut db = Database {
             shared,
             recovery: recovered.report,
             replayed,
-            checkpointer: Some(checkpointer),
+            checkpointer,
             snapshotter: Mutex::new(None),
         };
         let snapshotter = crate::awr::start_auto_snapshots(db.shared.clone(), snapshots)?;
@@ -620,6 +720,15 @@ impl Database {
         self.shared.checkpoint()
     }
 
+    /// Why the instance stopped serving, once it has (fail-stop): its redo log failed, or
+    /// a committed change could not be applied. Every session's next call then fails with
+    /// [`DbError::InstanceTerminated`]; the database must be dropped and opened again,
+    /// which recovers every commit the redo holds. A server watches this to close its
+    /// connections and exit.
+    pub fn termination(&self) -> Option<Termination> {
+        self.shared.termination().cloned()
+    }
+
     /// Parse, cache and execute counters of the SQL layer.
     pub fn sql_stats(&self) -> SqlStats {
         self.shared.sql_stats_now()
@@ -627,6 +736,12 @@ impl Database {
 
     pub(crate) fn shared(&self) -> &DbShared {
         &self.shared
+    }
+
+    /// The instance's counters now, as the `v$` views show them (see `counters`): for
+    /// exporters that read them without SQL.
+    pub fn counters(&self) -> crate::SystemCounters {
+        crate::SystemCounters::of(&self.shared)
     }
 
     /// The system's time model: user calls, DB time, DB CPU.
@@ -654,7 +769,10 @@ impl Database {
             notices: Vec::new(),
             call_depth: 0,
             last_call_ns: 0,
-            call_clock: CallClock::new(entry.sid),
+            call_clock: Cell::new(CallClock::new(entry.sid)),
+            work: Cell::new(None),
+            server_work: false,
+            client_call_open: false,
             rows_locked: 0,
             entry,
             fetches,
@@ -1014,8 +1132,17 @@ pub struct Session {
     /// The elapsed time of the last outermost user call, in nanoseconds (0 if untimed):
     /// its statement's share of `v$sql.elapsed_time`.
     pub(crate) last_call_ns: u64,
-    /// Times the outermost calls for the time model (DB time, DB CPU).
-    call_clock: CallClock,
+    /// Measures the CPU of the session's work for the time model (`call_clock`). In a
+    /// `Cell`, as is `work`: long work publishes its CPU from its row loops, which hold
+    /// the session shared (`fold_long_work`).
+    call_clock: Cell<CallClock>,
+    /// The work in progress, when timed: an embedded call's, or the wire server's.
+    work: Cell<Option<Work>>,
+    /// The wire server's work on a request is in progress (`begin_server_work`): the
+    /// user calls it makes time only themselves, for `v$sql`.
+    server_work: bool,
+    /// A wire client's request is open (`client_call_begin`).
+    client_call_open: bool,
     /// Rows locked so far, to look at the cancel flag every `CANCEL_CHECK_ROWS` of them.
     rows_locked: u32,
     /// What the wait interface shows of this session (SID, status, SQL, waits, times).
@@ -1029,6 +1156,14 @@ pub struct Session {
     pub(crate) defer_durability: bool,
     /// The wait of the commits made since the caller last took it.
     durability_wait: Option<crate::durability::DurabilityWait>,
+}
+
+/// The wire server's work on a request, begun with `Session::begin_server_work`: hand
+/// it back to `end_server_work` before the server awaits anything.
+#[must_use = "server work ends with Session::end_server_work"]
+#[derive(Debug)]
+pub struct ServerWork {
+    _private: (),
 }
 
 /// The time model of a session or of the system: Oracle's `DB time` (elapsed time inside
@@ -1072,41 +1207,147 @@ impl Session {
         &mut self.redo
     }
 
-    /// Runs `body` as one user call: its elapsed time is added to `DB time` and its thread
-    /// CPU time to `DB CPU` (exactly for long calls, estimated from a sample of short
-    /// ones: see `call_clock`), for the session and the system. Nested calls count once.
-    /// With `timed_statistics` off (as the call starts) the call is counted but not timed:
-    /// no clock is read, DB time and DB CPU do not grow.
-    pub(crate) fn user_call<T>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
+    /// Runs `body` as one user call, counted in `user calls`. Outside a wire request
+    /// (`client_call_begin`), it is a call of its own in the time model: its elapsed time is
+    /// added to `DB time` and the CPU of its work to `DB CPU` (measured for long work,
+    /// estimated from a sample for short work, never more than its time not waiting: see
+    /// `call_clock`). Inside the server's work on a request, the request holds that time
+    /// and CPU, and the call times only itself for its statement (`last_call_ns`). Nested
+    /// calls count once. With `timed_statistics` off (as the call starts) the call is
+    /// counted but not timed: no clock is read, DB time and DB CPU do not grow.
+    pub(crate) fn user_call<T: CallResult>(&mut self, body: impl FnOnce(&mut Session) -> T) -> T {
         if self.call_depth > 0 {
             return body(self);
+        }
+        if let Err(e) = self.db.check_serving() {
+            return T::terminated(e);
         }
         self.call_depth = 1;
         // A cancel that came while no call was running is for no statement.
         self.entry.cancel.clear();
-        self.entry.set_active(true);
-        let started = self.redo.timed_statistics().then(|| self.call_clock.start());
-        let result = body(self);
-        let times = started.map(|s| self.call_clock.finish(s));
+        let timed = self.redo.timed_statistics();
+        let result;
+        if self.server_work {
+            let started = timed.then(Stamp::now);
+            result = body(self);
+            self.last_call_ns = started.map_or(0, |t| Stamp::now().nanos_since(t));
+        } else {
+            let started_ns = timed.then(|| Stamp::now().nanos());
+            self.entry.time.open(started_ns);
+            if let Some(at_ns) = started_ns {
+                self.begin_work(at_ns);
+            }
+            result = body(self);
+            let end_ns = started_ns.map(|at_ns| (at_ns, self.end_work().end_ns));
+            self.entry.time.close(|| end_ns.map_or_else(|| Stamp::now().nanos(), |(_, end_ns)| end_ns));
+            self.last_call_ns = end_ns.map_or(0, |(at_ns, end_ns)| end_ns.saturating_sub(at_ns));
+        }
         self.call_depth = 0;
-        self.entry.set_active(false);
         // Only the session's own thread writes its counters: a load and a store, no locked
         // instruction. The system's figures are the sum over the sessions
         // (`SessionRegistry::call_totals`), not counters every call would share.
-        let add = |counter: &std::sync::atomic::AtomicU64, n: u64| {
-            counter.store(counter.load(Relaxed) + n, Relaxed)
-        };
-        add(&self.entry.user_calls, 1);
-        self.last_call_ns = 0;
-        if let Some(CallTime { db_time_us, db_cpu_us, elapsed_ns }) = times {
-            add(&self.entry.db_time_us, db_time_us);
-            // Most short calls are not sampled (see `call_clock`).
-            if db_cpu_us > 0 {
-                add(&self.entry.db_cpu_us, db_cpu_us);
-            }
-            self.last_call_ns = elapsed_ns;
+        let calls = &self.entry.user_calls;
+        calls.store(calls.load(Relaxed) + 1, Relaxed);
+        // What the call read may hold commits whose durability the failure made unknown.
+        if let Err(e) = self.db.check_serving() {
+            return T::terminated(e);
         }
         result
+    }
+
+    /// Work starts at `at_ns` (a stamp just read, `Stamp::nanos`), inside an open timed
+    /// call.
+    #[inline]
+    fn begin_work(&mut self, at_ns: u64) {
+        let waited_us = self.entry.waited_us();
+        let work = self.call_clock.get_mut().begin(at_ns, waited_us);
+        let previous = self.work.get_mut().replace(work);
+        debug_assert!(previous.is_none(), "work does not nest");
+    }
+
+    /// The work in progress ends: its CPU is added to DB CPU. Returns its end (now). A
+    /// durability wait its commits left (deferred durability) is timed from here: until
+    /// now the session worked, and that time is the work's, not the wait's.
+    #[inline]
+    fn end_work(&mut self) -> WorkTime {
+        let work = self.work.get_mut().take().expect("work in progress");
+        let (waited_us, room) = (self.entry.waited_us(), self.cpu_room());
+        let time = self.call_clock.get_mut().end(work, waited_us, room);
+        self.entry.time.add_cpu(time.cpu_ns);
+        if let Some(wait) = self.durability_wait.as_mut() {
+            wait.waiting_from(time.end);
+        }
+        time
+    }
+
+    /// Where the CPU of the session's work must fit (see `call_clock`).
+    #[inline]
+    fn cpu_room(&self) -> Room {
+        Room { db_time_offset: self.entry.time.open_offset(), sampled_ns: self.db.sessions.last_sample_ns() }
+    }
+
+    /// Long work publishes the CPU it has used so far, every `call_clock::FOLD_NS`: its
+    /// row loops call this (through `check_cancel`), so that a snapshot taken while it
+    /// runs finds its CPU up to then, beside its DB time (see `call_clock`).
+    fn fold_long_work(&self) {
+        let Some(mut work) = self.work.get() else { return };
+        if Stamp::now().nanos().saturating_sub(work.started_ns()) < crate::call_clock::FOLD_NS {
+            return;
+        }
+        let mut clock = self.call_clock.get();
+        let cpu_ns = clock.fold(&mut work, self.entry.waited_us(), self.cpu_room());
+        self.call_clock.set(clock);
+        self.work.set(Some(work));
+        self.entry.time.add_cpu(cpu_ns);
+    }
+
+    /// A wire client's request: the messages that arrived at `arrived` (the end of the
+    /// wait for them, on the wait interface's clock; None when the session does not time
+    /// its calls) are taken up. The request is one call in the time model until
+    /// `client_call_end`: its DB time runs from `arrived` to the reply sent, and holds the
+    /// server's work on it (`begin_server_work`), the user calls that work makes, the
+    /// durability wait the server awaits, and the network waits the server records
+    /// meanwhile (`begin_wait` / `end_wait`): sending the reply, waiting for the rest of
+    /// the request.
+    /// Calling it while the request is open does nothing (its rest has arrived).
+    pub fn client_call_begin(&mut self, arrived: Option<Stamp>) {
+        if !self.client_call_open {
+            self.client_call_open = true;
+            self.entry.time.open(arrived.map(Stamp::nanos));
+        }
+    }
+
+    /// The request's reply has been sent (or there was none to send), at `at`: its call
+    /// ends. None when the session does not time its calls (a clock is read if the call
+    /// was timed as it began).
+    pub fn client_call_end(&mut self, at: Option<Stamp>) {
+        assert!(self.client_call_open, "a client call ends that was not open");
+        assert!(!self.server_work, "the server's work on the request has ended first");
+        self.client_call_open = false;
+        self.entry.time.close(|| at.unwrap_or_else(Stamp::now).nanos());
+    }
+
+    /// The server works on the open request on this thread, until `end_server_work`:
+    /// the CPU of the work is measured (a sample of it, see `call_clock`) and added to DB
+    /// CPU, as an embedded call's is. The returned token ends it.
+    pub fn begin_server_work(&mut self) -> ServerWork {
+        assert!(self.client_call_open, "server work is done for an open client call");
+        assert!(!self.server_work, "server work does not nest");
+        self.server_work = true;
+        if self.timed_statistics() {
+            self.begin_work(Stamp::now().nanos());
+        }
+        ServerWork { _private: () }
+    }
+
+    /// The server's work on the request stops (it awaits something, or it is done).
+    pub fn end_server_work(&mut self, work: ServerWork) {
+        let ServerWork { _private: () } = work;
+        assert!(self.server_work, "server work in progress");
+        if self.work.get().is_some() {
+            self.end_work();
+        }
+        self.server_work = false;
     }
 
     /// Whether this session times its waits and calls (`timed_statistics`: the session's
@@ -1122,7 +1363,7 @@ impl Session {
     /// A call of one prepared statement (`SqlText::Prepared`) is one execution of it, with
     /// the rows it processed and the call's elapsed time (`v$sql`); a call of SQL text
     /// counts each statement where it runs (`Session::run_counted`).
-    pub(crate) fn user_call_sql<T: ReturnedRows>(
+    pub(crate) fn user_call_sql<T: ReturnedRows + CallResult>(
         &mut self,
         sql: SqlText<'_>,
         body: impl FnOnce(&mut Session) -> T,
@@ -1144,13 +1385,10 @@ impl Session {
         result
     }
 
-    /// This session's time model so far.
+    /// This session's time model so far (its open call counted up to now).
     pub fn call_times(&self) -> CallTimes {
-        CallTimes {
-            user_calls: self.entry.user_calls.load(Relaxed),
-            db_time_us: self.entry.db_time_us.load(Relaxed),
-            db_cpu_us: self.entry.db_cpu_us.load(Relaxed),
-        }
+        let [user_calls, db_time_us, db_cpu_us] = self.entry.call_counts();
+        CallTimes { user_calls, db_time_us, db_cpu_us }
     }
 
     /// The session's identifier in the `v$` views (`v$session.sid`).
@@ -1170,8 +1408,10 @@ impl Session {
     /// lock waits look at the flag themselves.
     #[inline]
     pub(crate) fn check_cancel(&self) -> DbResult<()> {
-        // The same rhythm tells a server's worker that this call is a long one.
+        // The same rhythm tells a server's worker that this call is a long one, and lets
+        // long work publish its CPU.
         redo::blocking::lengthy();
+        self.fold_long_work();
         if self.entry.cancel.is_requested() {
             return Err(DbError::Canceled);
         }
@@ -1195,10 +1435,12 @@ impl Session {
         self.entry.add_net(stat, n);
     }
 
-    /// Marks the session as waiting on `event` from now (for `v$session`), until
-    /// `end_wait`.
-    pub fn begin_wait(&self, event: DbEvent) {
-        self.entry.begin_wait(event, self.timed_statistics().then(Stamp::now));
+    /// Marks the session as waiting on `event` from `at` (for `v$session`, and for an AWR
+    /// snapshot taken meanwhile), until `end_wait`. `at` is a stamp the caller has just
+    /// read to time the wait itself; None when it does not time it (the wait shows as
+    /// lasting 0).
+    pub fn begin_wait(&self, event: DbEvent, at: Option<Stamp>) {
+        self.entry.begin_wait(event, at.filter(|_| self.timed_statistics()));
     }
 
     pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>) {
@@ -1323,11 +1565,14 @@ impl Session {
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
-        entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
-        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel);
-        entry.end_wait(DbEvent::RowLockContention, lock.as_ref().ok().and_then(|l| l.waited), timed);
-        let RowLock { waited, acquired } = lock?;
+        let started = timed.then(Stamp::now);
+        entry.begin_wait(DbEvent::RowLockContention, started);
+        let mut slept = false;
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept);
+        let waited = lock_waited(slept, started);
+        entry.end_wait(DbEvent::RowLockContention, waited, timed);
         db.sql_counters.record_row_lock_wait(waited, timed);
+        let RowLock { acquired, .. } = lock?;
         if let Some((row, since)) = known {
             if since.still_current(db, txn) {
                 return Ok(LockedRow { schema_current: true, row: row.clone(), acquired });
@@ -1384,10 +1629,13 @@ impl Session {
         Ok(())
     }
 
-    /// Inserts one row (values in column order).
+    /// Inserts one row (values in column order). One user call (as the row calls below
+    /// are: they may wait for a row lock, and a wait belongs to a call's DB time).
     pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
-        let schema = self.schema_of(table)?;
-        self.insert_with_schema(table, &schema, Row::from(row)).map(|_| ())
+        self.user_call(|s| {
+            let schema = s.schema_of(table)?;
+            s.insert_with_schema(table, &schema, Row::from(row)).map(|_| ())
+        })
     }
 
     /// As `insert`, with the table's schema already looked up (by a compiled INSERT).
@@ -1429,6 +1677,10 @@ impl Session {
 
     /// Replaces the row with primary key `key` by `row`. Returns whether the row existed.
     pub fn update(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
+        self.user_call(|s| s.update_call(table, key, row))
+    }
+
+    fn update_call(&mut self, table: &str, key: &Key, row: Vec<crate::Value>) -> DbResult<bool> {
         self.statement(|s| {
             let existing = s.lock_and_read(table, key, None, None)?.row;
             let schema = s.schema_of(table)?;
@@ -1472,6 +1724,10 @@ impl Session {
 
     /// Deletes the row with primary key `key`. Returns whether it existed.
     pub fn delete(&mut self, table: &str, key: &Key) -> DbResult<bool> {
+        self.user_call(|s| s.delete_call(table, key))
+    }
+
+    fn delete_call(&mut self, table: &str, key: &Key) -> DbResult<bool> {
         self.statement(|s| {
             let existing = s.lock_and_read(table, key, None, None)?.row;
             if existing.is_none() {
@@ -1490,7 +1746,7 @@ impl Session {
     /// Locks the row with primary key `key` and returns it as this transaction sees it
     /// (SELECT ... FOR UPDATE): a read-modify-write under the lock loses no update.
     pub fn select_for_update(&mut self, table: &str, key: &Key) -> DbResult<Option<Row>> {
-        self.statement(|s| s.lock_and_read(table, key, None, None).map(|locked| locked.row))
+        self.user_call(|s| s.statement(|s| s.lock_and_read(table, key, None, None).map(|locked| locked.row)))
     }
 
     /// As `select_for_update`, for a row read as `read` at `point` (UPDATE's and DELETE's
@@ -1547,8 +1803,18 @@ impl Session {
         Ok(rows.into_values().collect())
     }
 
-    /// Runs a DDL change as its own transaction, after committing the open one.
+    /// Runs a DDL change as its own transaction, after committing the open one: one user
+    /// call (it may wait for the table's lock).
     fn ddl(
+        &mut self,
+        table: &str,
+        check: impl FnOnce(&Shard) -> DbResult<()>,
+        change: Change,
+    ) -> DbResult<()> {
+        self.user_call(|s| s.ddl_call(table, check, change))
+    }
+
+    fn ddl_call(
         &mut self,
         table: &str,
         check: impl FnOnce(&Shard) -> DbResult<()>,
@@ -1566,11 +1832,14 @@ impl Session {
             let entry = s.entry.clone();
             let timed = s.redo.timed_statistics();
             let txn = s.txn();
-            entry.begin_wait(DbEvent::RowLockContention, timed.then(Stamp::now));
-            let waited = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel);
-            entry.end_wait(DbEvent::RowLockContention, waited.as_ref().ok().copied().flatten(), timed);
-            let waited = waited?;
+            let started = timed.then(Stamp::now);
+            entry.begin_wait(DbEvent::RowLockContention, started);
+            let mut slept = false;
+            let lock = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel, &mut slept);
+            let waited = lock_waited(slept, started);
+            entry.end_wait(DbEvent::RowLockContention, waited, timed);
             db.sql_counters.record_row_lock_wait(waited, timed);
+            lock?;
             db.read_catalog(check)?;
             let mut bytes = Vec::new();
             change.encode(&mut bytes);
@@ -1626,6 +1895,11 @@ impl Session {
         self.defer_durability = on;
     }
 
+    /// Whether a commit left a durability wait for the caller to take.
+    pub fn has_durability_wait(&self) -> bool {
+        self.durability_wait.is_some()
+    }
+
     /// The wait for the durability of the commits made since the last take, in
     /// deferred-durability mode; None if none of them has to wait.
     pub fn take_durability_wait(&mut self) -> Option<crate::durability::DurabilityWait> {
@@ -1634,7 +1908,7 @@ impl Session {
 
     /// Keeps `wait` for the caller to take, joined with any it has not taken yet.
     pub(crate) fn defer_wait(&mut self, wait: redo::DurableWait) {
-        let wait = crate::durability::DurabilityWait::new(wait, self.entry.clone(), self.timed_statistics());
+        let wait = crate::durability::DurabilityWait::new(wait, self.entry.clone());
         self.durability_wait = Some(match self.durability_wait.take() {
             Some(earlier) => earlier.join(wait),
             None => wait,
@@ -1713,6 +1987,24 @@ pub(crate) enum SqlText<'a> {
     /// A prepared statement's text, kept without a copy, and the counters its executions
     /// add to.
     Prepared(&'a Arc<str>, &'a crate::sql::cache::StatementStats),
+}
+
+/// What a user call returns, so that a terminated instance can answer every call with
+/// its error (see `DbShared::termination`).
+pub(crate) trait CallResult {
+    fn terminated(error: DbError) -> Self;
+}
+
+impl<T> CallResult for DbResult<T> {
+    fn terminated(error: DbError) -> Self {
+        Err(error)
+    }
+}
+
+impl CallResult for (Vec<crate::sql::QueryResult>, Option<DbError>) {
+    fn terminated(error: DbError) -> Self {
+        (Vec::new(), Some(error))
+    }
 }
 
 /// What a SQL call (`Session::user_call_sql`) hands its caller, as the fetch statistics
@@ -1813,6 +2105,49 @@ mod tests {
             .flatten()
             .map(|(k, r)| (int(&k[0]), r.as_ref().map(|r| int(&r[0]))))
             .collect()
+    }
+
+    /// A commit that does not apply (a bug) leaves part of it in the committed state: the
+    /// instance stops serving at once (no session reads it, no image is written of it),
+    /// and a restart recovers the commit whole from the redo.
+    #[test]
+    fn a_commit_that_fails_to_apply_terminates_the_instance_and_recovery_restores_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let db = Arc::new(crate::awr::open_test_database(dir.path()));
+            let mut s = db.session();
+            s.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)", &[]).expect("create");
+            s.execute("INSERT INTO t VALUES (1, 1)", &[]).expect("row 1");
+            s.execute("COMMIT", &[]).expect("commit 1");
+            let mut reader = db.session();
+            db.shared.state.fail_next_apply.store(true, SeqCst);
+            let committer = {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    let mut s = db.session();
+                    s.execute("INSERT INTO t VALUES (2, 2)", &[]).expect("row 2");
+                    s.execute("INSERT INTO t VALUES (3, 3)", &[]).expect("row 3");
+                    let _ = s.execute("COMMIT", &[]);
+                })
+            };
+            assert!(committer.join().is_err(), "the session whose apply failed panics (a bug)");
+            assert!(
+                matches!(db.termination(), Some(Termination::ApplyFailed { .. })),
+                "{:?}",
+                db.termination()
+            );
+            let e = reader.execute("SELECT * FROM t", &[]).expect_err("no read after the failure");
+            assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+            assert_eq!(e.sqlstate(), "XX000");
+            let e = db.checkpoint().expect_err("no image of a half-applied state");
+            assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+            assert!(checkpoint::list_images(&FileStorage, dir.path()).unwrap().is_empty());
+        }
+        let db = crate::awr::open_test_database(dir.path());
+        let result = db.session().execute("SELECT id FROM t ORDER BY id", &[]).expect("read");
+        let rows = result.rows();
+        assert_eq!(rows.len(), 3, "the commit that failed to apply is recovered whole: {rows:?}");
+        assert!(db.termination().is_none());
     }
 
     #[test]

@@ -6,38 +6,54 @@
 //! the commit is in the log buffer, its changes are visible and its locks released, and
 //! the wait is kept on the session (`Session::take_durability_wait`). The caller must end
 //! it (await it, or `wait`) before it tells anyone the commit happened. The wait belongs
-//! to the call that committed: its time is added to the session's `DB time`, as the
-//! synchronous wait's is, and the session shows as ACTIVE while it lasts.
+//! to the call that committed: it keeps that call open in the session's time model until
+//! it ends (a nested call, see `call_clock`), so the session's `DB time` runs on through
+//! the `log file sync` it records, as it does through the synchronous wait, and the
+//! session shows as ACTIVE meanwhile. (The wire server's request is open around it
+//! anyway.)
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+
+use redo::clock::Stamp;
 
 use crate::error::DbResult;
 use crate::sessions::SessionEntry;
 
 /// The durability wait of one or more commits of one session (see the module docs).
+/// Whoever runs the session ends it (awaits, waits for or drops it), never another thread
+/// while the session runs a call: it writes the session's time model, which has one
+/// writer (plain loads and stores, no locked instruction on the commit path).
 #[must_use = "a commit is not acknowledged until its durability wait ends"]
 pub struct DurabilityWait {
     /// None once joined into another wait or ended.
     redo: Option<redo::DurableWait>,
     entry: Arc<SessionEntry>,
-    /// When the wait could begin, if the session times its calls.
-    since: Option<Instant>,
-    /// Whether the session is marked ACTIVE for the wait.
-    shown_active: bool,
+    /// Whether this wait still holds its call open in the session's time model.
+    holds_call: bool,
 }
 
 impl DurabilityWait {
-    pub(crate) fn new(redo: redo::DurableWait, entry: Arc<SessionEntry>, timed: bool) -> DurabilityWait {
-        DurabilityWait { redo: Some(redo), entry, since: timed.then(Instant::now), shown_active: false }
+    /// The wait of a commit made inside a call (which is open now): the wait holds it
+    /// open until the wait ends. No clock is read (the call's start is the DB time's).
+    pub(crate) fn new(redo: redo::DurableWait, entry: Arc<SessionEntry>) -> DurabilityWait {
+        assert!(entry.time.is_active(), "a commit's durability wait is made inside its call");
+        entry.time.open(None);
+        DurabilityWait { redo: Some(redo), entry, holds_call: true }
     }
 
     fn redo(&self) -> &redo::DurableWait {
         self.redo.as_ref().expect("a durability wait is used only until it ends")
+    }
+
+    /// The session stops working and starts waiting at `at` (the end of the call's work):
+    /// `log file sync` is timed from then, so that it never overlaps the work's time.
+    pub(crate) fn waiting_from(&mut self, at: Stamp) {
+        if let Some(redo) = self.redo.as_mut() {
+            redo.waiting_from(at);
+        }
     }
 
     /// The log position that must be durable.
@@ -55,11 +71,8 @@ impl DurabilityWait {
     pub(crate) fn join(mut self, mut other: DurabilityWait) -> DurabilityWait {
         let (mine, theirs) = (self.redo.take(), other.redo.take());
         self.redo = Some(mine.expect("not ended").join(theirs.expect("not ended")));
-        self.since = match (self.since, other.since) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.shown_active |= std::mem::take(&mut other.shown_active);
+        // One wait holds the call open from here (this one does still).
+        other.release_call();
         self
     }
 
@@ -72,14 +85,15 @@ impl DurabilityWait {
     }
 
     fn ended(&mut self) {
-        if let Some(since) = self.since.take() {
-            // The session's counters are written only by whoever runs the session, and
-            // that is the one ending this wait.
-            let t = &self.entry.db_time_us;
-            t.store(t.load(Relaxed) + since.elapsed().as_micros() as u64, Relaxed);
-        }
-        if std::mem::take(&mut self.shown_active) {
-            self.entry.set_active(false);
+        self.release_call();
+    }
+
+    /// Lets go of the call this wait holds open: if it is the last open one, the call's
+    /// DB time ends now. The session's time model is written only by whoever runs the
+    /// session, and that is the one ending (or dropping) this wait.
+    fn release_call(&mut self) {
+        if std::mem::take(&mut self.holds_call) {
+            self.entry.time.close(|| Stamp::now().nanos());
         }
     }
 }
@@ -96,22 +110,14 @@ impl Future for DurabilityWait {
                 this.ended();
                 Poll::Ready(outcome.map_err(Into::into))
             }
-            Poll::Pending => {
-                if !this.shown_active {
-                    this.entry.set_active(true);
-                    this.shown_active = true;
-                }
-                Poll::Pending
-            }
+            Poll::Pending => Poll::Pending,
         }
     }
 }
 
 impl Drop for DurabilityWait {
     fn drop(&mut self) {
-        if self.shown_active {
-            self.entry.set_active(false);
-        }
+        self.release_call();
     }
 }
 

@@ -48,6 +48,10 @@ pub enum DbError {
     NoSuchSavepoint(String),
     #[error("deadlock detected: {0}")]
     Deadlock(String),
+    /// A lock another transaction holds, where waiting is not possible (a database driven
+    /// by one thread, see `locks::OnConflict`).
+    #[error("could not obtain lock on {0}: another transaction holds it")]
+    LockNotAvailable(String),
     /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
     #[error("canceling statement due to user request")]
     Canceled,
@@ -59,11 +63,25 @@ pub enum DbError {
     BindParameter { index: usize, problem: String },
     #[error("corrupt change record in the redo log: {0}")]
     CorruptChange(String),
+    /// A file of the database (checkpoint image, snapshot, directory) could not be read or
+    /// written: the environment's failure, not the data's.
+    #[error("{op} {}: {source}", path.display())]
+    Storage {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
     #[error(transparent)]
     Redo(#[from] RedoError),
     /// A snapshot or report of the workload repository (`awr`).
     #[error(transparent)]
     Awr(#[from] crate::awr::AwrError),
+    /// The instance stopped serving (fail-stop): its redo log failed, or a committed change
+    /// could not be applied. Nothing more is read or written until it is restarted, which
+    /// runs recovery: the redo decides what survived.
+    #[error("the instance has terminated and must be restarted to recover: {0}")]
+    InstanceTerminated(Termination),
     /// Another process has the database directory open (see `Database::open`).
     #[error(
         "the database directory {} is in use by another process{}: a database is opened by one \
@@ -83,7 +101,25 @@ pub enum DbError {
     },
 }
 
+/// Why an instance terminated (see [`DbError::InstanceTerminated`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Termination {
+    /// No member of a log group took a write or sync: commits whose durability is unknown
+    /// were already visible, so nothing may be read any more (Oracle terminates the
+    /// instance when LGWR cannot write; PostgreSQL PANICs).
+    #[error("the redo log failed: {0}")]
+    LogFailed(Arc<redo::LogFailure>),
+    /// Commit `scn` is in the log but could not be applied to the committed state, which
+    /// may now hold part of it: a bug. The redo still holds every committed change.
+    #[error("commit {scn} could not be applied to the committed state: {detail}")]
+    ApplyFailed { scn: redo::Scn, detail: String },
+}
+
 impl DbError {
+    pub(crate) fn storage(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> DbError {
+        DbError::Storage { op, path: path.into(), source: Arc::new(source) }
+    }
+
     /// The PostgreSQL SQLSTATE for this error.
     pub fn sqlstate(&self) -> &'static str {
         match self {
@@ -107,15 +143,23 @@ impl DbError {
             DbError::StaticParameter(_) => "55P02",
             DbError::NoSuchSavepoint(_) => "3B001",
             DbError::Deadlock(_) => "40P01",
+            DbError::LockNotAvailable(_) => "55P03",
             DbError::Canceled => "57014",
             DbError::Unsupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",
+            DbError::InstanceTerminated(Termination::LogFailed(_)) => "58030",
+            DbError::InstanceTerminated(Termination::ApplyFailed { .. }) => "XX000",
+            DbError::Storage { source, .. } => match source.raw_os_error() {
+                Some(libc::ENOSPC | libc::EDQUOT) => "53100",
+                _ => "58030",
+            },
             DbError::Redo(RedoError::Config(_)) => "22023",
             DbError::Redo(RedoError::StaticParameter { .. }) => "55P02",
             DbError::Redo(RedoError::TooLarge(_) | RedoError::TransactionTooLarge { .. }) => "54000",
             DbError::Redo(RedoError::Shutdown) => "57P01",
+            DbError::Redo(RedoError::CheckpointIncomplete) => "53000",
             DbError::Redo(_) => "58030",
             DbError::Awr(e) => e.sqlstate(),
             // object_in_use, as PostgreSQL answers for a database others are using.

@@ -5,6 +5,7 @@ pub mod awr;
 mod call_clock;
 pub mod change;
 pub mod checkpoint;
+pub mod counters;
 pub mod database;
 pub mod durability;
 pub mod error;
@@ -18,8 +19,9 @@ pub mod value;
 pub mod views;
 
 pub use change::Change;
+pub use counters::SystemCounters;
 pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
 pub use durability::DurabilityWait;
-pub use error::{DbError, DbResult, Notice, Severity};
+pub use error::{DbError, DbResult, Notice, Severity, Termination};
 pub use schema::{Column, Key, Row, TableSchema};
 pub use value::{DataType, Value};

@@ -134,6 +134,8 @@ pub struct RowLock {
 struct PaddedShard(Mutex<LockShard>);
 
 pub struct LockManager {
+    /// What a transaction that finds its lock taken does.
+    on_conflict: OnConflict,
     shards: Box<[PaddedShard]>,
     graph: Mutex<WaitGraph>,
     /// Transactions registered in `graph` as waiting: while none is, a release wakes
@@ -141,9 +143,26 @@ pub struct LockManager {
     waiting: AtomicUsize,
 }
 
+/// What a transaction that finds its lock taken does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Waits for the holder (`enq: TX - row lock contention`): a database's sessions.
+    Wait,
+    /// Fails at once with 55P03 (`FOR UPDATE NOWAIT`'s error): a database driven by one
+    /// thread (`Scheduling::Driven`), where the holder could never go on to release it.
+    Fail,
+}
+
 impl Default for LockManager {
     fn default() -> LockManager {
+        LockManager::new(OnConflict::Wait)
+    }
+}
+
+impl LockManager {
+    pub fn new(on_conflict: OnConflict) -> LockManager {
         LockManager {
+            on_conflict,
             shards: (0..SHARDS).map(|_| PaddedShard::default()).collect(),
             graph: Mutex::default(),
             waiting: AtomicUsize::new(0),
@@ -165,7 +184,9 @@ impl LockManager {
     }
 
     /// Locks one row for `txn`, waiting while another transaction holds it or holds the
-    /// table exclusively (until `cancel` is raised).
+    /// table exclusively (until `cancel` is raised). Sets `slept` if it waited, whether
+    /// it then got the lock or failed (cancelled, or a deadlock found on a later look):
+    /// the wait happened either way, and the session counts it.
     pub fn lock_row(
         &self,
         txn: TxnId,
@@ -173,6 +194,7 @@ impl LockManager {
         table: &str,
         key: &Key,
         cancel: &CancelFlag,
+        slept: &mut bool,
     ) -> DbResult<RowLock> {
         let index = shard_of(key);
         let mut waited_since: Option<Instant> = None;
@@ -202,17 +224,19 @@ impl LockManager {
             self.wait(st, txn, blockers, &mut waited_since, cancel, || {
                 format!("row {key:?} of \"{table}\"")
             })?;
+            *slept = true;
         }
     }
 
     /// Locks a table exclusively for DDL, waiting for every other transaction with row
-    /// locks on it (until `cancel` is raised).
+    /// locks on it (until `cancel` is raised). Sets `slept` as `lock_row` does.
     pub fn lock_table(
         &self,
         txn: TxnId,
         held: &mut HeldLocks,
         table: &str,
         cancel: &CancelFlag,
+        slept: &mut bool,
     ) -> DbResult<LockWait> {
         let mut waited_since: Option<Instant> = None;
         loop {
@@ -240,6 +264,7 @@ impl LockManager {
                 return Ok(waited_since.map(|t| t.elapsed()));
             }
             self.wait(all, txn, blockers, &mut waited_since, cancel, || format!("table \"{table}\""))?;
+            *slept = true;
         }
     }
 
@@ -257,6 +282,9 @@ impl LockManager {
     ) -> DbResult<()> {
         if cancel.is_requested() {
             return Err(DbError::Canceled);
+        }
+        if self.on_conflict == OnConflict::Fail {
+            return Err(DbError::LockNotAvailable(what()));
         }
         let mut graph = self.graph();
         if graph.would_deadlock(txn, &blockers) {
@@ -376,11 +404,14 @@ mod tests {
     fn a_second_locker_waits_until_the_first_releases() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        assert_eq!(locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap().waited, None);
+        assert_eq!(
+            locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap().waited,
+            None
+        );
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
-            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap().waited;
+            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
             l2.release_all(TxnId(2), &mut b);
             waited
         });
@@ -394,24 +425,26 @@ mod tests {
     fn a_cancelled_waiter_stops_waiting_at_once_and_holds_nothing() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
         let cancel = Arc::new(CancelFlag::default());
         let (l2, c2) = (locks.clone(), cancel.clone());
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
             let started = Instant::now();
-            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2);
-            (result, b.is_empty(), started.elapsed())
+            let mut slept = false;
+            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2, &mut slept);
+            (result, b.is_empty(), started.elapsed(), slept)
         });
         std::thread::sleep(Duration::from_millis(50));
         cancel.request();
-        let (result, holds_nothing, waited) = waiter.join().unwrap();
+        let (result, holds_nothing, waited, slept) = waiter.join().unwrap();
         assert!(matches!(result, Err(DbError::Canceled)), "{result:?}");
+        assert!(slept, "a cancelled wait still says it waited (the session counts it)");
         assert!(holds_nothing);
         assert!(waited >= Duration::from_millis(40), "it waited first: {waited:?}");
         // The holder goes on; the row is free once it releases.
         locks.release_all(TxnId(1), &mut a);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 
@@ -419,17 +452,17 @@ mod tests {
     fn a_cycle_of_waits_is_a_deadlock_for_the_transaction_closing_it() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
-        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false).unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL);
+            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false);
             l2.release_all(TxnId(1), &mut a);
             r
         });
         // Let transaction 1 start waiting for row 2.
         std::thread::sleep(Duration::from_millis(50));
-        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL).unwrap_err();
+        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false).unwrap_err();
         assert!(matches!(e, DbError::Deadlock(_)), "{e}");
         assert_eq!(e.sqlstate(), "40P01");
         locks.release_all(TxnId(2), &mut b);
@@ -465,7 +498,7 @@ mod tests {
                         let mut held = HeldLocks::default();
                         if t == 8 {
                             if round % 20 == 0 {
-                                locks.lock_table(txn, &mut held, "t", &NO_CANCEL).unwrap();
+                                locks.lock_table(txn, &mut held, "t", &NO_CANCEL, &mut false).unwrap();
                                 assert!(
                                     owned.iter().all(|o| !o.load(SeqCst)),
                                     "a row locked under a table lock"
@@ -483,7 +516,8 @@ mod tests {
                             if mine.contains(&k) {
                                 continue;
                             }
-                            match locks.lock_row(txn, &mut held, "t", &key(k as i64), &NO_CANCEL) {
+                            match locks.lock_row(txn, &mut held, "t", &key(k as i64), &NO_CANCEL, &mut false)
+                            {
                                 Ok(lock) => {
                                     waits.fetch_add(lock.waited.is_some() as u64, SeqCst);
                                     assert!(!table_owned.load(SeqCst), "a row locked under a table lock");
@@ -510,7 +544,7 @@ mod tests {
         assert!(waits.load(SeqCst) > 0, "the lockers met");
         let mut held = HeldLocks::default();
         assert_eq!(
-            locks.lock_table(TxnId(u64::MAX), &mut held, "t", &NO_CANCEL).unwrap(),
+            locks.lock_table(TxnId(u64::MAX), &mut held, "t", &NO_CANCEL, &mut false).unwrap(),
             None,
             "all released"
         );
@@ -520,11 +554,11 @@ mod tests {
     fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
         let l2 = locks.clone();
         let ddl = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
-            let waited = l2.lock_table(TxnId(9), &mut d, "t", &NO_CANCEL).unwrap();
+            let waited = l2.lock_table(TxnId(9), &mut d, "t", &NO_CANCEL, &mut false).unwrap();
             (waited, d)
         });
         std::thread::sleep(Duration::from_millis(50));
@@ -534,7 +568,7 @@ mod tests {
         // While the table is locked, another transaction's row lock would wait; a
         // transaction in a cycle with it is refused at once.
         locks.release_all(TxnId(9), &mut d);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 }

@@ -5,10 +5,18 @@
 //!
 //! The events measured above the redo log: `enq: TX - row lock contention`
 //! (Application), and, for the wire server, `SQL*Net message from client` (Idle: the
-//! session waits for its client's next call) and `SQL*Net message to client` (Network:
-//! sending a reply); and `checkpoint write` (System I/O: writing a checkpoint image),
-//! counted as background work. Each entry counts its own; a closed session's counts move
-//! to the registry's retired totals so system figures never go backwards.
+//! session waits for its client's next call), `SQL*Net message to client` (Network:
+//! sending a reply) and `SQL*Net more data from client` (Network: waiting for the rest of
+//! a request that came in parts); and `checkpoint write` (System I/O: writing a
+//! checkpoint image), counted as background work. Each entry counts its own; a closed
+//! session's counts move to the registry's retired totals so system figures never go
+//! backwards.
+//!
+//! Each entry also holds its session's time model ([`TimeModel`]: DB time, DB CPU, and
+//! whether a call is open, which is what ACTIVE means), and the time of its non-idle
+//! waits so far (`waited_us`, with the redo log's `StatsSet::waited_us`), which bounds
+//! the CPU a piece of work may add (see `call_clock`). Readers read an entry's waits
+//! before its time model (see `call_clock`).
 //!
 //! Cancel: each entry holds its session's [`CancelFlag`]; a [`CancelHandle`] (from
 //! `Session::cancel_handle`, usable from any thread) raises it and wakes the session if it
@@ -29,23 +37,30 @@ use redo::clock::Stamp;
 use redo::stats::{pack_current_wait, unpack_current_wait, EventCounters, EventSnapshot, StatsSet};
 use redo::WaitEvent;
 
+pub use crate::call_clock::TimeModel;
+
 /// Wait events the database layer (and the server above it) measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DbEvent {
     RowLockContention,
     SqlNetMessageFromClient,
     SqlNetMessageToClient,
+    /// Waiting for the rest of a request the client sent in parts (a pipeline before its
+    /// Sync, a COPY's data before its end): inside the call, unlike `SQL*Net message from
+    /// client`.
+    SqlNetMoreDataFromClient,
     /// Writing a checkpoint image (the data files), temp file to rename, syncs included.
     CheckpointWrite,
 }
 
-pub const DB_EVENT_COUNT: usize = 4;
+pub const DB_EVENT_COUNT: usize = 5;
 
 impl DbEvent {
     pub const ALL: [DbEvent; DB_EVENT_COUNT] = [
         DbEvent::RowLockContention,
         DbEvent::SqlNetMessageFromClient,
         DbEvent::SqlNetMessageToClient,
+        DbEvent::SqlNetMoreDataFromClient,
         DbEvent::CheckpointWrite,
     ];
 
@@ -54,6 +69,7 @@ impl DbEvent {
             DbEvent::RowLockContention => "enq: TX - row lock contention",
             DbEvent::SqlNetMessageFromClient => "SQL*Net message from client",
             DbEvent::SqlNetMessageToClient => "SQL*Net message to client",
+            DbEvent::SqlNetMoreDataFromClient => "SQL*Net more data from client",
             DbEvent::CheckpointWrite => "checkpoint write",
         }
     }
@@ -62,9 +78,14 @@ impl DbEvent {
         match self {
             DbEvent::RowLockContention => "Application",
             DbEvent::SqlNetMessageFromClient => "Idle",
-            DbEvent::SqlNetMessageToClient => "Network",
+            DbEvent::SqlNetMessageToClient | DbEvent::SqlNetMoreDataFromClient => "Network",
             DbEvent::CheckpointWrite => "System I/O",
         }
+    }
+
+    /// Whether the event is idle (waiting for work, not in a call): not in DB time.
+    pub fn is_idle(self) -> bool {
+        self == DbEvent::SqlNetMessageFromClient
     }
 
     fn index(self) -> usize {
@@ -86,6 +107,14 @@ impl AnyEvent {
             AnyEvent::Db(e) => e.name(),
         }
     }
+
+    /// Oracle's wait class (`v$system_event.wait_class`).
+    pub fn class(self) -> &'static str {
+        match self {
+            AnyEvent::Redo(e) => e.class().name(),
+            AnyEvent::Db(e) => e.class(),
+        }
+    }
 }
 
 fn unix_us() -> u64 {
@@ -98,8 +127,6 @@ pub struct SessionEntry {
     pub sid: u64,
     pub logon_unix_us: u64,
     client: Mutex<ClientInfo>,
-    /// Inside a user call (ACTIVE) or waiting for the client's next one (INACTIVE).
-    in_call: AtomicBool,
     /// The SQL of the current call, or of the last one.
     sql: Mutex<Arc<str>>,
     /// The session's redo statistics and waits (the redo log's own counters).
@@ -108,9 +135,11 @@ pub struct SessionEntry {
     /// A database-layer wait in progress: 0, or packed by `redo::stats::pack_current_wait`
     /// (the event's index + 1 in the low 8 bits, its start above, 0 when not timed).
     current_wait: AtomicU64,
+    /// The time of the non-idle waits recorded in `events` (us; see the module docs).
+    waited_us: AtomicU64,
     pub user_calls: AtomicU64,
-    pub db_time_us: AtomicU64,
-    pub db_cpu_us: AtomicU64,
+    /// DB time and DB CPU, and whether a call is open (ACTIVE).
+    pub time: TimeModel,
     /// Client traffic, counted by the server (see [`NetStat`]).
     net: [AtomicU64; NET_STAT_COUNT],
     /// The session's own parses and executions (see [`SqlStat`]); the system's executions
@@ -248,12 +277,9 @@ impl SessionEntry {
         *self.client.lock().expect("client info poisoned") = info;
     }
 
+    /// In a call (ACTIVE), or waiting for the client's next one (INACTIVE).
     pub fn is_active(&self) -> bool {
-        self.in_call.load(Relaxed)
-    }
-
-    pub(crate) fn set_active(&self, active: bool) {
-        self.in_call.store(active, Relaxed);
+        self.time.is_active()
     }
 
     pub fn sql(&self) -> Arc<str> {
@@ -287,14 +313,25 @@ impl SessionEntry {
     pub fn end_wait(&self, event: DbEvent, waited: Option<Duration>, timed: bool) {
         self.current_wait.store(0, Relaxed);
         if let Some(d) = waited {
-            self.events[event.index()].record(timed.then_some(d));
+            self.record_wait(event, timed.then_some(d));
         }
     }
 
     /// Counts a wait measured by the caller (the server's client round trips); `None`:
-    /// not timed.
+    /// not timed. Only the session's own thread records its waits (one writer).
     pub fn record_wait(&self, event: DbEvent, waited: Option<Duration>) {
-        self.events[event.index()].record(waited);
+        let us = waited.map(|d| d.as_micros() as u64);
+        self.events[event.index()].record_us(us);
+        if let (Some(us), false) = (us, event.is_idle()) {
+            self.waited_us.store(self.waited_us.load(Relaxed) + us, Relaxed);
+        }
+    }
+
+    /// The time of the session's non-idle waits so far (us): the redo log's and the
+    /// database layer's.
+    #[inline]
+    pub(crate) fn waited_us(&self) -> u64 {
+        self.redo.waited_us() + self.waited_us.load(Relaxed)
     }
 
     /// The wait in progress, if any, and how long it has lasted: the database layer's,
@@ -328,9 +365,11 @@ impl SessionEntry {
         std::array::from_fn(|i| self.sql_stats[i].load(Relaxed))
     }
 
-    /// User calls, DB time and DB CPU (microseconds).
-    fn call_counts(&self) -> [u64; 3] {
-        [self.user_calls.load(Relaxed), self.db_time_us.load(Relaxed), self.db_cpu_us.load(Relaxed)]
+    /// User calls, DB time and DB CPU (microseconds), an open call counted up to now.
+    pub(crate) fn call_counts(&self) -> [u64; 3] {
+        let user_calls = self.user_calls.load(Relaxed);
+        let (db_time_ns, db_cpu_ns) = self.time.read();
+        [user_calls, db_time_ns / 1000, db_cpu_ns / 1000]
     }
 
     pub fn sql_stat(&self, stat: SqlStat) -> u64 {
@@ -348,6 +387,9 @@ pub struct SessionRegistry {
     inner: Mutex<Registry>,
     /// Waits of background work (checkpoints).
     background: [EventCounters; DB_EVENT_COUNT],
+    /// When the last AWR sample began reading the counters (`Stamp::nanos`; 0: none yet):
+    /// work running across it holds back the CPU it used before (see `call_clock`).
+    last_sample_ns: AtomicU64,
 }
 
 #[derive(Default)]
@@ -381,14 +423,13 @@ impl SessionRegistry {
                 program: std::env::args().next().unwrap_or_default(),
                 machine: String::new(),
             }),
-            in_call: AtomicBool::new(false),
             sql: Mutex::new(Arc::from("")),
             redo,
             events: Default::default(),
             current_wait: AtomicU64::new(0),
+            waited_us: AtomicU64::new(0),
             user_calls: AtomicU64::new(0),
-            db_time_us: AtomicU64::new(0),
-            db_cpu_us: AtomicU64::new(0),
+            time: TimeModel::default(),
             net: Default::default(),
             sql_stats: Default::default(),
             cancel: CancelFlag::default(),
@@ -450,6 +491,30 @@ impl SessionRegistry {
     /// Counts a wait of background work.
     pub(crate) fn record_background(&self, event: DbEvent, waited: Duration) {
         self.background[event.index()].record(Some(waited));
+    }
+
+    /// A sample of the counters begins now (see `last_sample_ns`).
+    pub(crate) fn sampling(&self) {
+        self.last_sample_ns.store(Stamp::now().nanos(), SeqCst);
+    }
+
+    /// When the last sample began (`Stamp::nanos`), 0 if none has.
+    #[inline]
+    pub(crate) fn last_sample_ns(&self) -> u64 {
+        self.last_sample_ns.load(Relaxed)
+    }
+
+    /// The waits in progress in the open sessions, by event name: how long each has lasted
+    /// so far (us), summed. A sample keeps them beside the events' totals, which count a
+    /// wait only once it ends (see `call_clock`).
+    pub fn waits_in_progress(&self) -> BTreeMap<&'static str, u64> {
+        let mut waits = BTreeMap::new();
+        for entry in self.live() {
+            if let Some((event, lasted)) = entry.current_wait() {
+                *waits.entry(event.name()).or_insert(0) += lasted.as_micros() as u64;
+            }
+        }
+        waits
     }
 
     /// System totals of the database-layer events: background work, closed sessions and

@@ -26,7 +26,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::{Bound, RangeBounds};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use imbl::OrdMap;
@@ -419,6 +419,12 @@ struct PaddedShard(RwLock<Shard>, AtomicU64);
 pub struct LiveState {
     shards: Box<[PaddedShard]>,
     watermark: Mutex<Watermark>,
+    /// An apply failed half way: the rows may hold part of a commit the watermark does not
+    /// count, so the state must never be written as an image (see `apply`).
+    broken: AtomicBool,
+    /// Makes the next apply fail half way (tests of fail-stop).
+    #[cfg(test)]
+    pub(crate) fail_next_apply: AtomicBool,
 }
 
 /// Read locks on the shards of some keys (`LiveState::read_keys`).
@@ -454,7 +460,16 @@ impl LiveState {
         LiveState {
             shards: shards.into_iter().map(|s| PaddedShard(RwLock::new(s), AtomicU64::new(0))).collect(),
             watermark: Mutex::new(Watermark { scn, lsn, ahead }),
+            broken: AtomicBool::new(false),
+            #[cfg(test)]
+            fail_next_apply: AtomicBool::new(false),
         }
+    }
+
+    /// Whether an apply failed half way (see `apply`). Read after `snapshot`, it says
+    /// whether that snapshot may hold part of a commit.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(SeqCst)
     }
 
     fn read(&self, index: usize) -> RwLockReadGuard<'_, Shard> {
@@ -513,8 +528,20 @@ impl LiveState {
         let mut locked = LockedShards(
             shards.iter().map(|i| (i, self.shards[i].0.write().expect("shard poisoned"))).collect(),
         );
+        #[cfg(test)]
+        if self.fail_next_apply.swap(false, SeqCst) && !changes.is_empty() {
+            // Half applied, as a bug would leave it.
+            apply_change(&mut locked, &changes[0])?;
+            self.broken.store(true, SeqCst);
+            return Err(crate::error::DbError::CorruptChange("a test failed this apply".into()));
+        }
         for change in changes {
-            apply_change(&mut locked, change)?;
+            if let Err(e) = apply_change(&mut locked, change) {
+                // Marked under the shard locks: a snapshot taken after this apply sees the
+                // mark, so no image is ever written of a half-applied commit.
+                self.broken.store(true, SeqCst);
+                return Err(e);
+            }
         }
         for (index, _) in &locked.0 {
             self.shards[*index].1.fetch_add(1, SeqCst);

@@ -6,8 +6,13 @@
 //! the SQL layer's counters, parameters, log groups and members). Views are read-only;
 //! changing one is an error naming it.
 //!
-//! `v$mystat` and `v$sess_time_model` show the session that reads them; `v$session`,
-//! `v$sesstat` and `v$session_event` every open session, by SID.
+//! `v$mystat` shows the session that reads it; `v$session`, `v$sesstat`,
+//! `v$session_event` and `v$sess_time_model` every open session, by SID.
+//!
+//! The time model (`v$sys_time_model`, `v$sess_time_model`) keeps Oracle's rule with the
+//! events: DB time >= DB CPU + the non-idle foreground waits, as long as the events are
+//! read before the time model (see `call_clock`): a session's open call counts in its DB
+//! time up to the moment of reading.
 //!
 //! Column names are Oracle's, except that `#` (an operator in PostgreSQL's SQL, which the
 //! clients speak) is spelled `_no`: `statistic_no`, `group_no`, `sequence_no`, `event_no`.
@@ -23,10 +28,11 @@ use imbl::OrdMap;
 use redo::stats::{histogram_bucket_limit_us, EventSnapshot, COMMIT_MODES, HISTOGRAM_BUCKETS};
 use redo::{Stat, StatsSnapshot, WaitEvent};
 
+use crate::counters::{system_events, CommitDurability, TimeModel};
 use crate::database::{DbShared, Session};
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, Key, Row, TableSchema};
-use crate::sessions::{DbEvent, NetStat, SessionEntry, SqlStat, DB_EVENT_COUNT};
+use crate::sessions::{AnyEvent, DbEvent, NetStat, SessionEntry, SqlStat, DB_EVENT_COUNT};
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
@@ -181,7 +187,8 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             ],
             vec![0],
         ),
-        "v$sys_time_model" | "v$sess_time_model" => (vec![text("stat_name"), int("value")], vec![0]),
+        "v$sys_time_model" => (vec![text("stat_name"), int("value")], vec![0]),
+        "v$sess_time_model" => (vec![int("sid"), text("stat_name"), int("value")], vec![0, 1]),
         "v$log_history" => (
             vec![
                 int("recid"),
@@ -389,9 +396,9 @@ pub fn millisecond_bucket(micro_bucket: usize) -> u64 {
 
 /// The rows of `v$event_histogram` from the microsecond histograms of the events in
 /// `events` (numbered in that order): each event's non-empty millisecond buckets.
-fn millisecond_histogram<'a>(events: impl Iterator<Item = (&'a str, &'a str, EventSnapshot)>) -> Vec<Row> {
+fn millisecond_histogram(events: Vec<(AnyEvent, EventSnapshot)>) -> Vec<Row> {
     let mut rows = Vec::new();
-    for (event_no, (name, class, e)) in events.enumerate() {
+    for (event_no, (event, e)) in events.into_iter().enumerate() {
         let mut buckets = std::collections::BTreeMap::<u64, u64>::new();
         for (micro, &count) in e.histogram.iter().enumerate().take(HISTOGRAM_BUCKETS) {
             if count > 0 {
@@ -401,27 +408,34 @@ fn millisecond_histogram<'a>(events: impl Iterator<Item = (&'a str, &'a str, Eve
         for (milli, count) in buckets {
             rows.push(Row::from(vec![
                 Value::Int(event_no as i64),
-                Value::Text(name.into()),
+                Value::Text(event.name().into()),
                 Value::Int(milli as i64),
                 Value::Int(count as i64),
-                Value::Text(class.into()),
+                Value::Text(event.class().into()),
             ]));
         }
     }
     rows
 }
 
-/// One row per wait event: (event, class, waits, time, average, max), the redo log's
-/// events then the database layer's.
-fn events(redo: &StatsSnapshot, db: &[EventSnapshot; DB_EVENT_COUNT]) -> Vec<Vec<Value>> {
-    let redo_events = WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *redo.event(e)));
-    let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db[e as usize]));
-    redo_events
-        .chain(db_events)
-        .map(|(name, class, e)| {
+/// A session's wait events, the redo log's then the database layer's.
+fn session_events(
+    redo: &StatsSnapshot,
+    db: &[EventSnapshot; DB_EVENT_COUNT],
+) -> Vec<(AnyEvent, EventSnapshot)> {
+    let redo_events = WaitEvent::ALL.iter().map(|&e| (AnyEvent::Redo(e), *redo.event(e)));
+    let db_events = DbEvent::ALL.iter().map(|&e| (AnyEvent::Db(e), db[e as usize]));
+    redo_events.chain(db_events).collect()
+}
+
+/// One row per wait event: (event, class, waits, time, average, max).
+fn events(events: Vec<(AnyEvent, EventSnapshot)>) -> Vec<Vec<Value>> {
+    events
+        .into_iter()
+        .map(|(event, e)| {
             vec![
-                Value::Text(name.into()),
-                Value::Text(class.into()),
+                Value::Text(event.name().into()),
+                Value::Text(event.class().into()),
                 Value::Int(e.waits as i64),
                 Value::Int(e.time_us as i64),
                 Value::Float(e.avg_us()),
@@ -489,10 +503,7 @@ impl Session {
             "v$sesstat" => {
                 self.db.sessions.live().iter().flat_map(|e| session_statistics(&self.db, e)).collect()
             }
-            "v$system_event" => events(&self.db.log().stats(), &self.db.sessions.event_totals())
-                .into_iter()
-                .map(Row::from)
-                .collect(),
+            "v$system_event" => events(system_events(&self.db)).into_iter().map(Row::from).collect(),
             "v$session_event" => self
                 .db
                 .sessions
@@ -500,7 +511,9 @@ impl Session {
                 .iter()
                 .flat_map(|e| {
                     let sid = e.sid;
-                    events(&e.redo.snapshot(), &e.events()).into_iter().map(move |row| with_sid(sid, &row))
+                    events(session_events(&e.redo.snapshot(), &e.events()))
+                        .into_iter()
+                        .map(move |row| with_sid(sid, &row))
                 })
                 .collect(),
             "v$session" => self
@@ -524,29 +537,17 @@ impl Session {
                     ])
                 })
                 .collect(),
-            "v$event_histogram" => {
-                let stats = self.db.log().stats();
-                let db_totals = self.db.sessions.event_totals();
-                let redo_events =
-                    WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *stats.event(e)));
-                let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db_totals[e as usize]));
-                millisecond_histogram(redo_events.chain(db_events))
-            }
+            "v$event_histogram" => millisecond_histogram(system_events(&self.db)),
             "v$event_histogram_micro" => {
-                let stats = self.db.log().stats();
-                let db_totals = self.db.sessions.event_totals();
-                let redo_events =
-                    WaitEvent::ALL.iter().map(|&e| (e.name(), e.class().name(), *stats.event(e)));
-                let db_events = DbEvent::ALL.iter().map(|&e| (e.name(), e.class(), db_totals[e as usize]));
                 let mut rows = Vec::new();
-                for (name, class, e) in redo_events.chain(db_events) {
+                for (event, e) in system_events(&self.db) {
                     for (bucket, &count) in e.histogram.iter().enumerate().take(HISTOGRAM_BUCKETS) {
                         if count > 0 {
                             rows.push(Row::from(vec![
-                                Value::Text(name.into()),
+                                Value::Text(event.name().into()),
                                 Value::Int(histogram_bucket_limit_us(bucket) as i64),
                                 Value::Int(count as i64),
-                                Value::Text(class.into()),
+                                Value::Text(event.class().into()),
                             ]));
                         }
                     }
@@ -569,25 +570,20 @@ impl Session {
                 })
                 .collect(),
             "v$log" => self.db.log_groups(),
-            "v$sys_time_model" => {
-                let calls = self.db.call_times();
-                let redo = self.db.log().stats();
-                let counters = &self.db.sql_counters;
-                let background_cpu =
-                    redo.get(Stat::BackgroundCpuTimeUs) + counters.checkpoint_cpu_us.load(Relaxed);
-                let background_elapsed =
-                    redo.get(Stat::BackgroundElapsedTimeUs) + counters.checkpoint_elapsed_us.load(Relaxed);
-                time_model(&[
-                    ("DB time", calls.db_time_us),
-                    ("DB CPU", calls.db_cpu_us),
-                    ("background cpu time", background_cpu),
-                    ("background elapsed time", background_elapsed),
-                ])
-            }
-            "v$sess_time_model" => {
-                let calls = self.call_times();
-                time_model(&[("DB time", calls.db_time_us), ("DB CPU", calls.db_cpu_us)])
-            }
+            "v$sys_time_model" => time_model(&TimeModel::of(&self.db).entries()),
+            "v$sess_time_model" => self
+                .db
+                .sessions
+                .live()
+                .iter()
+                .flat_map(|e| {
+                    let [_, db_time_us, db_cpu_us] = e.call_counts();
+                    time_model(&[("DB time", db_time_us), ("DB CPU", db_cpu_us)])
+                        .into_iter()
+                        .map(|row| with_sid(e.sid, &row))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
             "v$log_history" => self
                 .db
                 .log()
@@ -606,17 +602,15 @@ impl Session {
                 })
                 .collect(),
             "v$commit_durability" => {
-                let log = self.db.log();
-                let backlog = log.commit_backlog();
-                let status = log.status();
+                let d = CommitDurability::of(&self.db);
                 vec![Row::from(vec![
-                    Value::Int(backlog.commits as i64),
-                    Value::Int(backlog.bytes as i64),
-                    backlog.oldest.map_or(Value::Null, |age| Value::Int(age.as_micros() as i64)),
-                    Value::Int(status.durable_commit.0 .0 as i64),
-                    Value::Int(self.db.applied_scn().0.max(status.durable_commit.0 .0) as i64),
-                    Value::Int(status.durable.0 as i64),
-                    Value::Int(status.reserved_end.0 as i64),
+                    Value::Int(d.commits_not_durable as i64),
+                    Value::Int(d.bytes_not_durable as i64),
+                    d.oldest_age.map_or(Value::Null, |age| Value::Int(age.as_micros() as i64)),
+                    Value::Int(d.durable_scn.0 as i64),
+                    Value::Int(d.last_scn.0 as i64),
+                    Value::Int(d.durable_lsn.0 as i64),
+                    Value::Int(d.reserved_lsn.0 as i64),
                 ])]
             }
             "v$commit_response" => {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use db::checkpoint::list_images;
 use db::{Column, DataType, Database, DbConfig, TableSchema, Value};
+use redo::storage::FileStorage;
 use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, Stat, SyncMethod};
 
 const WAIT: CommitOptions =
@@ -85,7 +86,7 @@ fn the_log_reuses_its_groups_while_the_checkpointer_writes_images() {
         db.session().create_table(items()).unwrap();
         insert_range(&db, 0..3000, 400);
         assert!(db.log().stats().get(Stat::RedoLogSwitches) > 10);
-        assert!(!list_images(dir.path()).unwrap().is_empty());
+        assert!(!list_images(&FileStorage, dir.path()).unwrap().is_empty());
     }
     let db = open(dir.path(), 64 << 10);
     assert_eq!(ids(&db).len(), 3000);
@@ -164,7 +165,7 @@ fn an_image_holding_commits_applied_ahead_of_its_scn_recovers_each_commit_once()
     let db_id = db.log().db_id();
     let final_scn = db.snapshot().scn;
     drop(db);
-    db::checkpoint::write_image(dir.path(), db_id, &image_state).unwrap();
+    db::checkpoint::write_image(&FileStorage, dir.path(), db_id, &image_state).unwrap();
 
     let db = open(dir.path(), 1 << 20);
     assert_eq!(ids(&db), vec![1, 2, 3, 4, 5]);

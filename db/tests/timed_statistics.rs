@@ -156,7 +156,9 @@ fn a_session_can_turn_timing_off_for_itself_only() {
     );
     assert_eq!(text(&mut timed, "SELECT value FROM v$parameter WHERE name = 'timed_statistics'"), "TRUE");
 
-    let my_time = |s: &mut Session| int(s, "SELECT value FROM v$sess_time_model WHERE stat_name = 'DB time'");
+    let my_time = |s: &mut Session| {
+        int(s, "SELECT value FROM v$sess_time_model WHERE stat_name = 'DB time' AND sid = pg_backend_pid()")
+    };
     let my_syncs = |s: &mut Session, sid: u64| {
         let row = run(
             s,

@@ -277,7 +277,10 @@ fn the_time_model_counts_user_calls_db_time_and_background_work() {
         wait_for_background += 1;
     }
 
-    let mine = rows(&mut s, "SELECT stat_name, value FROM v$sess_time_model ORDER BY stat_name");
+    let mine = rows(
+        &mut s,
+        "SELECT stat_name, value FROM v$sess_time_model WHERE sid = pg_backend_pid() ORDER BY stat_name",
+    );
     let value = |rows: &[Vec<Value>], name: &str| -> i64 {
         match rows.iter().find(|r| r[0] == Value::Text(name.into())).map(|r| &r[1]) {
             Some(Value::Int(v)) => *v,

@@ -8,6 +8,8 @@
 //! column, of the column's type, NOT NULL honoured, no text over its length, filed under
 //! its own key), and encoding the state and decoding it again gives the same bytes.
 
+use std::path::Path;
+
 use db::checkpoint::{decode_image, encode_image};
 use db::state::DbState;
 
@@ -21,11 +23,18 @@ pub fn with_checksum(data: &[u8]) -> Vec<u8> {
     bytes
 }
 
+/// The path the harness says its images were read from (only error messages show it).
+const PATH: &str = "image-fuzz.img";
+
 pub fn run(data: &[u8]) {
-    let Ok(state) = decode_image(&with_checksum(data), DB_ID) else { return };
+    let bytes = with_checksum(data);
+    let Ok((state, info)) = decode_image(&bytes, Path::new(PATH), DB_ID) else { return };
+    assert_eq!(info.bytes, bytes.len() as u64, "the image's size is its bytes'");
+    assert_eq!((info.scn, info.lsn), (state.scn, state.lsn), "the image's SCN and position are its state's");
     check_rows(&state);
     let first = encode(&state);
-    let again = decode_image(&first, DB_ID).expect("an image this build wrote reads back");
+    let (again, _) =
+        decode_image(&first, Path::new(PATH), DB_ID).expect("an image this build wrote reads back");
     assert!(encode(&again) == first, "an image read back encodes as it was written");
 }
 

@@ -96,6 +96,12 @@ fn calibration() -> &'static Calibration {
     CALIBRATION.get_or_init(calibrate)
 }
 
+/// Nanoseconds in `ticks` of the clock.
+#[inline]
+fn ticks_to_ns(ticks: u64) -> u64 {
+    ((ticks as u128 * calibration().ns_per_tick_q32 as u128) >> 32) as u64
+}
+
 /// Calibrates the clock now, so that no commit pays for it.
 pub fn init() {
     calibration();
@@ -121,9 +127,14 @@ impl Stamp {
     /// Time from `earlier` to this stamp (zero if `earlier` is later).
     #[inline]
     pub fn since(self, earlier: Stamp) -> Duration {
-        let ticks = self.0.saturating_sub(earlier.0);
-        let ns = (ticks as u128 * calibration().ns_per_tick_q32 as u128) >> 32;
-        Duration::from_nanos(ns as u64)
+        Duration::from_nanos(self.nanos_since(earlier))
+    }
+
+    /// As `since`, in nanoseconds, with no `Duration` on the way (whose construction
+    /// divides by 10^9: the time model converts a few stamps per call).
+    #[inline]
+    pub fn nanos_since(self, earlier: Stamp) -> u64 {
+        ticks_to_ns(self.0.saturating_sub(earlier.0))
     }
 
     /// Time since this stamp.
@@ -144,6 +155,34 @@ impl Stamp {
     /// stamp" (an untimed wait).
     pub fn micros(self) -> u64 {
         self.since(Stamp(calibration().epoch)).as_micros() as u64 + 1
+    }
+
+    /// Nanoseconds since the clock's epoch: a point in time as one number, for a counter
+    /// that grows with the clock while a call is open (the time model's DB time). The
+    /// time between two stamps is never less than the sum of the times of stamps taken
+    /// between them (each conversion rounds down, so `b.nanos() - a.nanos()` is at least
+    /// `b.since(a)`), so a wait measured inside a call never outlasts the call.
+    #[inline]
+    pub fn nanos(self) -> u64 {
+        self.nanos_since(Stamp(calibration().epoch))
+    }
+
+    /// Now, read only after every earlier load of this thread has completed: for a reader
+    /// that has just loaded counters and must not stamp a moment before the one they
+    /// show (`rdtsc` alone may run ahead of earlier loads; `lfence` first keeps it in
+    /// order, as Intel's manual prescribes). `Instant`'s clock is read in order already.
+    pub fn now_ordered() -> Stamp {
+        let c = calibration();
+        if c.tsc {
+            #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+            // SAFETY: lfence has no preconditions on x86-64.
+            unsafe {
+                core::arch::x86_64::_mm_lfence();
+            }
+            Stamp(read_tsc())
+        } else {
+            Stamp(c.epoch_instant.elapsed().as_nanos() as u64)
+        }
     }
 }
 
@@ -169,6 +208,25 @@ mod tests {
         assert!(s1.micros() > s0.micros() && s0.micros() > 0);
         let us = s0.elapsed_us();
         assert!(us >= 19_000 && us as u128 >= s1.since(s0).as_micros(), "{us} us");
+        let ordered = Stamp::now_ordered();
+        assert!(ordered >= s1 && ordered.nanos() >= s1.nanos());
+    }
+
+    #[test]
+    fn a_span_in_nanoseconds_covers_the_spans_measured_inside_it() {
+        init();
+        let outer = Stamp::now();
+        let mut inner = Duration::ZERO;
+        for _ in 0..1000 {
+            let (a, b) = (Stamp::now(), Stamp::now());
+            inner += b.since(a);
+        }
+        let end = Stamp::now();
+        assert!(
+            end.nanos() - outer.nanos() >= inner.as_nanos() as u64,
+            "{:?} vs {inner:?}",
+            end.since(outer)
+        );
     }
 
     #[test]

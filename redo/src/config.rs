@@ -131,6 +131,24 @@ pub struct LogConfig {
     /// times and the log writer's time model are timed. Counts are kept either way (see
     /// `stats`).
     pub timed_statistics: bool,
+    /// Who does the log's background work (static).
+    pub scheduling: Scheduling,
+}
+
+/// Who does the log's background work: writing, opening the next log group, mirrored
+/// members' writes, and (in the database) checkpoints and snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Background threads (LGWR, one writer per mirrored member), woken when there is
+    /// work: what a database runs with.
+    Background,
+    /// No background thread: the caller drives. `RedoLog::run_writer` does LGWR's work;
+    /// a session that must wait for work nobody else will do does it itself (the write
+    /// its WAIT commit needs, ring space, opening the next group, and the checkpoint the
+    /// next group needs, through `RedoLog::set_checkpoint_hook`); mirrored members are
+    /// written one after the other. One thread then gives one schedule: the deterministic
+    /// simulation runs the database so, and a seed replays exactly.
+    Driven,
 }
 
 pub const DEFAULT_SYNC_METHOD: SyncMethod = SyncMethod::DirectDsync;
@@ -153,6 +171,7 @@ impl LogConfig {
             batch_flush_bytes: 1 << 20,
             batch_flush_timeout_ms: 3000,
             timed_statistics: true,
+            scheduling: Scheduling::Background,
         }
     }
 

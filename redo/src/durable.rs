@@ -77,6 +77,15 @@ impl DurableWait {
         }
     }
 
+    /// The session waits from `at` on (it had other work to finish after the commit that
+    /// made this wait): `log file sync` is timed from then, not from the commit, so the
+    /// wait and the work never count the same time twice. Untimed waits stay untimed.
+    pub fn waiting_from(&mut self, at: Stamp) {
+        if let Some(since) = self.since.as_mut() {
+            *since = at.max(*since);
+        }
+    }
+
     /// The LSN this wait needs durable.
     pub fn lsn(&self) -> Lsn {
         self.lsn
@@ -115,7 +124,12 @@ impl DurableWait {
             self.shown = true;
         }
         match self.sh.wait_durable(self.lsn) {
-            Ok(waited) => self.finish(Ok(()), waited || self.shown || self.asked_for_write),
+            Ok(outcome) => {
+                if outcome.early_wakeups > 0 {
+                    self.stats.add(Stat::RedoSynchEarlyWakeups, outcome.early_wakeups);
+                }
+                self.finish(Ok(()), outcome.waited || self.shown || self.asked_for_write)
+            }
             Err(e) => self.finish(Err(e), false),
         }
     }

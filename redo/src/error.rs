@@ -50,6 +50,14 @@ pub enum RedoError {
 
     #[error("the redo log is shut down")]
     Shutdown,
+
+    /// Under `Scheduling::Driven`: the next log group still holds redo the last
+    /// checkpoint needs, and the checkpoint hook could not free it (its image could not
+    /// be written, for instance). The commit did not happen.
+    #[error(
+        "the next log group still holds redo the last checkpoint needs, and no checkpoint could free it"
+    )]
+    CheckpointIncomplete,
 }
 
 /// What made the log fail: the first failed write or sync, kept for every later error.

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 mod durable;
 pub mod error;
+pub mod fault;
 pub mod format;
 mod log;
 pub mod recovery;
@@ -22,12 +23,12 @@ pub mod types;
 mod writer;
 
 pub use buffer::CommitBacklog;
-pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, SyncMethod};
+pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, Scheduling, SyncMethod};
 pub use durable::DurableWait;
 pub use error::{LogFailure, RedoError, Result};
 pub use log::{
-    CommitOptions, CommitReceipt, LogSession, LogStatus, LogSwitch, MemberInfo, MemberState, Recovered,
-    RedoLog, RedoSavepoint,
+    CheckpointHook, CommitOptions, CommitReceipt, LogSession, LogStatus, LogSwitch, MemberInfo, MemberState,
+    Recovered, RedoLog, RedoSavepoint,
 };
 pub use recovery::{RecoveredTxn, RecoveryReport, StopReason};
 pub use stats::{Stat, StatsSnapshot, WaitClass, WaitEvent};

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::buffer::{CommitBacklog, LogBuffer};
 use crate::clock::Stamp;
-use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode};
+use crate::config::{CommitLogging, CommitWait, LogConfig, OpenMode, Scheduling};
 use crate::durable::DurableWait;
 use crate::error::{LogFailure, RedoError, Result};
 use crate::format::{
@@ -41,12 +41,12 @@ use crate::format::{
     BLOCK_BYTES, COMMIT_PAYLOAD_BYTES, CONTROL_SLOT_BYTES, RECORD_HEADER_BYTES, RECORD_PAYLOAD_MAX,
     WRITE_MAX_BYTES,
 };
-use crate::recovery::{recover, RecoveredTxn, RecoveryReport};
+use crate::recovery::{recover, BlockSources, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
 use crate::stats::{commit_mode_index, Stat, StatsSet, StatsSnapshot, WaitEvent};
 use crate::storage::{
-    control_path, creating_control_path, log_file_path, AlignedBuf, FileMode, FileStorage, Storage,
-    StorageFile,
+    control_path, creating_control_path, log_file_path, parent_dir, AlignedBuf, FileMode, FileStorage,
+    Storage, StorageFile,
 };
 use crate::types::{LogSeq, Lsn, Scn, TxnId};
 use crate::writer::{lgwr_main, DurableWaiters, MemberWriters, Writer};
@@ -234,6 +234,9 @@ pub(crate) struct Shared {
     control: Mutex<ControlState>,
     checkpoint_scan_from: AtomicU64,
     checkpoint_request: (Mutex<CheckpointSignal>, Condvar),
+    /// Under `Scheduling::Driven`, what makes a checkpoint when the next log group still
+    /// holds redo the last one needs (`RedoLog::set_checkpoint_hook`).
+    checkpoint_hook: OnceLock<CheckpointHook>,
     next_txn: AtomicU64,
     next_session: AtomicU64,
     /// The most recent log switches, oldest first (`v$log_history`).
@@ -382,9 +385,72 @@ impl Shared {
         end.0 <= self.activated_end.load(SeqCst)
     }
 
+    /// Whether the caller drives the log's background work (`Scheduling::Driven`).
+    pub(crate) fn driven(&self) -> bool {
+        self.config.scheduling == Scheduling::Driven
+    }
+
+    /// LGWR's work, on the calling thread: opens the next log group if it is wanted and
+    /// free, and writes everything complete. Returns whether it wrote.
+    pub(crate) fn run_writer(&self) -> Result<bool> {
+        let mut w = self.writer.lock().expect("writer poisoned");
+        if let Some(seq) = self.activation_wanted() {
+            if seq.0 == w.activated.0 + 1 {
+                w.activate(self, seq)?;
+            }
+        }
+        w.cycle(self, false)
+    }
+
+    /// Asks the log writer to write: wakes LGWR, or under `Scheduling::Driven` (where a
+    /// waiter would wait for nobody) writes on this thread.
+    fn post_or_write(&self) {
+        if self.driven() {
+            // A failed write latches the log, which the waiter sees.
+            let _ = self.run_writer();
+        } else {
+            self.post_lgwr();
+        }
+    }
+
+    /// `wait_for_file` under `Scheduling::Driven`: opens the next group on this thread,
+    /// first making the checkpoint it needs through the hook. False if the log failed, is
+    /// shutting down, or no checkpoint could free the group.
+    fn switch_driven(&self, end: Lsn) -> bool {
+        let mut checkpoints = 0;
+        loop {
+            if self.file_ready(end) {
+                return true;
+            }
+            if self.is_failed() || self.shutdown.load(SeqCst) {
+                return false;
+            }
+            if let Some(seq) = self.activation_wanted() {
+                let mut w = self.writer.lock().expect("writer poisoned");
+                if seq.0 == w.activated.0 + 1 && w.activate(self, seq).is_err() {
+                    return false;
+                }
+                continue;
+            }
+            // The next group holds redo the last checkpoint needs. The database tells the
+            // log the checkpoint of the image before the newest (see its checkpoint
+            // images), so freeing a group may take two.
+            let Some(hook) = self.checkpoint_hook.get() else { return false };
+            if checkpoints == 3 {
+                log::error!("no checkpoint freed the next log group for a unit ending at {end}");
+                return false;
+            }
+            checkpoints += 1;
+            hook();
+        }
+    }
+
     /// A session's unit ends past the open log files: wait for the switch (timed if
     /// `timed`). Returns false if the log failed or is shutting down instead.
     fn wait_for_file(&self, end: Lsn, stats: &StatsSet, timed: bool) -> bool {
+        if self.driven() {
+            return self.switch_driven(end);
+        }
         let needed = self.geometry.seq_of(Lsn(end.0 - 1));
         let event = if self.group_reusable(needed) {
             WaitEvent::LogFileSwitchCompletion
@@ -436,10 +502,12 @@ impl Shared {
         Duration::from_micros(timeout_us.saturating_sub(since))
     }
 
-    /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait.
-    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<bool> {
+    /// Blocks until the durable LSN reaches `lsn`. Returns whether it had to wait, and how
+    /// often its sleep ended before `lsn` was durable.
+    pub(crate) fn wait_durable(&self, lsn: Lsn) -> Result<DurableOutcome> {
+        let mut outcome = DurableOutcome { waited: false, early_wakeups: 0 };
         if self.lsn_durable() >= lsn {
-            return Ok(false);
+            return Ok(outcome);
         }
         let reserved = self.buffer.reserved_end();
         if lsn > reserved {
@@ -447,14 +515,19 @@ impl Shared {
                 "{lsn} lies beyond the redo handed out so far ({reserved})"
             )));
         }
+        outcome.waited = true;
         self.requested.fetch_max(lsn.0, SeqCst);
+        let mut slept = false;
         loop {
             // Durability first: a commit already durable when another write fails is
             // still durable, and saying so acknowledges nothing new.
             if self.lsn_durable() >= lsn {
-                return Ok(true);
+                return Ok(outcome);
             }
             self.check_failed()?;
+            if slept {
+                outcome.early_wakeups += 1;
+            }
             match self.writer.try_lock() {
                 Ok(mut w) => {
                     let wrote = w.cycle(self, true)?;
@@ -463,6 +536,7 @@ impl Shared {
                         self.post_lgwr();
                     }
                     if wrote {
+                        slept = false;
                         continue;
                     }
                 }
@@ -470,8 +544,18 @@ impl Shared {
             }
             let ready = || self.lsn_durable() >= lsn || self.is_failed();
             self.waiters.sleep_for(lsn, ready);
+            slept = true;
         }
     }
+}
+
+/// How a wait for durability went (`Shared::wait_durable`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DurableOutcome {
+    /// The redo was not durable when the wait began.
+    pub waited: bool,
+    /// Sleeps that ended before the redo was durable (`redo synch early wakeups`).
+    pub early_wakeups: u64,
 }
 
 /// The redo log. Dropping it shuts it down (making everything copied durable).
@@ -561,15 +645,19 @@ fn remove_interrupted_creation(storage: &dyn Storage, config: &LogConfig) -> Res
         marker.display()
     );
     for m in 0..config.members() {
+        let dir = config.member_dir(m);
         for g in 0..config.log_groups {
-            let path = log_file_path(config.member_dir(m), g, m);
+            let path = log_file_path(dir, g, m);
             if storage.exists(&path).map_err(|e| RedoError::io("stat", &path, e))? {
                 storage.remove_file(&path).map_err(|e| RedoError::io("remove", &path, e))?;
             }
         }
+        storage.sync_dir(dir).map_err(|e| RedoError::io("sync directory", dir, e))?;
     }
-    // The marker last: until it is gone, a crash here is again an interrupted creation.
-    storage.remove_file(&marker).map_err(|e| RedoError::io("remove", &marker, e))
+    // The marker last, once the removals are durable: until it is gone, a crash here is
+    // again an interrupted creation.
+    storage.remove_file(&marker).map_err(|e| RedoError::io("remove", &marker, e))?;
+    storage.sync_dir(&config.dir).map_err(|e| RedoError::io("sync directory", &config.dir, e))
 }
 
 fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
@@ -593,7 +681,8 @@ fn create_database(storage: &dyn Storage, config: &LogConfig) -> Result<()> {
     if let Err(e) = result {
         // Leave nothing half made behind: the next open would have to refuse it.
         for path in created.iter().rev() {
-            if let Err(re) = storage.remove_file(path) {
+            let removed = storage.remove_file(path).and_then(|()| storage.sync_dir(parent_dir(path)));
+            if let Err(re) = removed {
                 log::error!("could not remove {} after a failed creation: {re}", path.display());
             }
         }
@@ -651,7 +740,7 @@ fn create_files(
     // The control file's presence under its own name means the database exists.
     let path = control_path(&config.dir);
     storage.rename(&creating, &path).map_err(|e| RedoError::io("rename", &creating, e))?;
-    Ok(())
+    storage.sync_dir(&config.dir).map_err(|e| RedoError::io("sync directory", &config.dir, e))
 }
 
 fn check_static(parameter: &'static str, current: u64, requested: u64) -> Result<()> {
@@ -699,6 +788,21 @@ impl MemberRepair<'_> {
         Some(buf)
     }
 
+    /// The recovered content of one block: the copy of the member that served its latest
+    /// record, with the parts of its records that other members served laid over it (a
+    /// copy that holds the latest record may lack an earlier one, torn by its last write).
+    fn assemble_block(&self, group: u32, offset: u64, sources: &BlockSources) -> Option<Vec<u8>> {
+        let base = sources.latest();
+        let mut block = self.read_block(group, base, offset)?;
+        for &(from, to, m) in &sources.segments {
+            if m != base {
+                let other = self.read_block(group, m, offset)?;
+                block[from as usize..to as usize].copy_from_slice(&other[from as usize..to as usize]);
+            }
+        }
+        Some(block)
+    }
+
     fn header_seq(&self, group: u32, member: u32) -> Option<LogSeq> {
         let head = self.read_block(group, member, 0)?;
         LogFileHeader::decode(&head).ok().filter(|h| h.db_id != 0).map(|h| h.seq)
@@ -726,16 +830,17 @@ impl MemberRepair<'_> {
     /// never synced (after a failed fdatasync Linux keeps them readable in the page cache
     /// yet never writes them): rewriting and syncing makes what was recovered durable
     /// before anything new is acknowledged on top of it.
-    fn rewrite_recovered_range(&mut self, sources: &std::collections::BTreeMap<Lsn, u32>) {
+    fn rewrite_recovered_range(&mut self, sources: &std::collections::BTreeMap<Lsn, BlockSources>) {
         let members = self.config.members();
         let mut run = AlignedBuf::zeroed(WRITE_MAX_BYTES as usize);
         let mut headers_done = std::collections::BTreeSet::new();
         let mut differing = vec![0u64; members as usize];
         let mut blocks = sources.iter().peekable();
-        while let Some((&first, &src)) = blocks.next() {
+        while let Some((&first, first_sources)) = blocks.next() {
             let seq = self.geometry.seq_of(first);
             let group = self.geometry.group_of(seq);
             if headers_done.insert(seq) {
+                let src = first_sources.latest();
                 if let Some(Ok(h)) = self.read_block(group, src, 0).map(|b| LogFileHeader::decode(&b)) {
                     for m in 0..members {
                         if self.in_service(group, m) {
@@ -748,10 +853,10 @@ impl MemberRepair<'_> {
             // Gather a run of consecutive blocks of the same file, up to WRITE_MAX_BYTES.
             let mut len = 0usize;
             let mut next = first;
-            let mut block_src = src;
+            let mut block_sources = first_sources;
             loop {
                 let offset = self.geometry.file_offset(next);
-                match self.read_block(group, block_src, offset) {
+                match self.assemble_block(group, offset, block_sources) {
                     Some(bytes) => {
                         run.as_mut_slice()[len..len + BLOCK_BYTES as usize].copy_from_slice(&bytes)
                     }
@@ -760,8 +865,8 @@ impl MemberRepair<'_> {
                 len += BLOCK_BYTES as usize;
                 next = Lsn(next.0 + BLOCK_BYTES);
                 match blocks.peek() {
-                    Some((&b, &m)) if b == next && self.geometry.seq_of(b) == seq && len < run.len() => {
-                        block_src = m;
+                    Some((&b, s)) if b == next && self.geometry.seq_of(b) == seq && len < run.len() => {
+                        block_sources = s;
                         blocks.next();
                     }
                     _ => break,
@@ -1013,8 +1118,10 @@ impl RedoLog {
             log::warn!("redo log: {n}");
         }
 
-        let member_writers =
-            MemberWriters::new(members).map_err(|e| RedoError::io("spawn member writers", &config.dir, e))?;
+        // Driven: no member writer threads; the mirrors are written one after the other.
+        let writer_threads = if config.scheduling == Scheduling::Driven { 1 } else { members };
+        let member_writers = MemberWriters::new(writer_threads)
+            .map_err(|e| RedoError::io("spawn member writers", &config.dir, e))?;
         let next_scn = outcome.report.last_scn.next();
         let buffer = LogBuffer::new(
             config.log_buffer,
@@ -1061,18 +1168,24 @@ impl RedoLog {
             checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
             control: Mutex::new(ControlState { file: cfile, path: cpath, record: control, slot }),
             checkpoint_request: (Mutex::new(CheckpointSignal::default()), Condvar::new()),
+            checkpoint_hook: OnceLock::new(),
             next_txn: AtomicU64::new(next_txn),
             next_session: AtomicU64::new(1),
             config,
         });
-        let lgwr_sh = sh.clone();
-        let handle = thread::Builder::new()
-            .name("redo-lgwr".into())
-            .spawn(move || lgwr_main(lgwr_sh))
-            .map_err(|e| RedoError::io("spawn log writer", "redo-lgwr", e))?;
-        let _ = sh.lgwr.set(handle.thread().clone());
-        sh.post_lgwr();
-        let log = RedoLog { sh, lgwr: Mutex::new(Some(handle)) };
+        let lgwr = if sh.driven() {
+            None
+        } else {
+            let lgwr_sh = sh.clone();
+            let handle = thread::Builder::new()
+                .name("redo-lgwr".into())
+                .spawn(move || lgwr_main(lgwr_sh))
+                .map_err(|e| RedoError::io("spawn log writer", "redo-lgwr", e))?;
+            let _ = sh.lgwr.set(handle.thread().clone());
+            sh.post_lgwr();
+            Some(handle)
+        };
+        let log = RedoLog { sh, lgwr: Mutex::new(lgwr) };
         log::info!("redo log opened: {}", outcome.report);
         Ok((log, Recovered { transactions: outcome.transactions, report: outcome.report }))
     }
@@ -1088,6 +1201,7 @@ impl RedoLog {
             strand_hint: (id as usize) % self.sh.buffer.strands(),
             stats,
             txn: None,
+            txn_ids: TxnIdBlock::default(),
             private: Vec::new(),
             private_records: 0,
             commit_wait: None,
@@ -1341,9 +1455,30 @@ impl RedoLog {
         if let Some(h) = handle {
             let _ = h.join();
         }
+        if self.sh.driven() {
+            // What LGWR does before it stops: everything copied becomes durable.
+            while !self.sh.is_failed() && self.sh.run_writer().unwrap_or(false) {}
+        }
         self.sh.check_failed()
     }
+
+    /// LGWR's work on the calling thread, for a log under `Scheduling::Driven`: opens the
+    /// next log group if it is wanted and free, and writes everything complete. Returns
+    /// whether it wrote. (Under `Scheduling::Background` it is a foreground write.)
+    pub fn run_writer(&self) -> Result<bool> {
+        self.sh.run_writer()
+    }
+
+    /// Under `Scheduling::Driven`, what a session runs when the next log group still holds
+    /// redo the last checkpoint needs (the database's checkpoint: with nobody else to make
+    /// it, the session would wait forever). Set once; later calls are ignored.
+    pub fn set_checkpoint_hook(&self, hook: CheckpointHook) {
+        let _ = self.sh.checkpoint_hook.set(hook);
+    }
 }
+
+/// A checkpoint made on demand (`RedoLog::set_checkpoint_hook`).
+pub type CheckpointHook = Box<dyn Fn() + Send + Sync>;
 
 impl Drop for RedoLog {
     fn drop(&mut self) {
@@ -1355,6 +1490,34 @@ struct ActiveTxn {
     id: TxnId,
 }
 
+/// How many transaction ids a session takes from the shared counter at once: a counter
+/// every transaction added to would move its cache line between the CPUs on every commit.
+const TXN_ID_BLOCK: u64 = 1024;
+
+/// A session's block of transaction ids, `[next, end)`, taken `TXN_ID_BLOCK` at a time
+/// from `Shared::next_txn`. Ids only tell one transaction's records from another's: they
+/// are unique, not ordered like the commits. They stay unique across restarts: the
+/// control file's high-water mark is the shared counter, past every block handed out,
+/// and recovery starts the counter above both it and every id in the redo it read.
+#[derive(Default)]
+struct TxnIdBlock {
+    next: u64,
+    end: u64,
+}
+
+impl TxnIdBlock {
+    fn take(&mut self, shared: &AtomicU64) -> TxnId {
+        if self.next == self.end {
+            self.next = shared.fetch_add(TXN_ID_BLOCK, Relaxed);
+            self.end = self.next + TXN_ID_BLOCK;
+        }
+        let id = self.next;
+        self.next += 1;
+        assert!(id != 0 && id < self.end, "transaction id {id} outside its block ending at {}", self.end);
+        TxnId(id)
+    }
+}
+
 /// A session of the redo log: at most one transaction at a time. Not shared between
 /// threads; each thread that commits has its own.
 pub struct LogSession {
@@ -1363,6 +1526,7 @@ pub struct LogSession {
     strand_hint: usize,
     stats: Arc<StatsSet>,
     txn: Option<ActiveTxn>,
+    txn_ids: TxnIdBlock,
     private: Vec<u8>,
     private_records: u64,
     commit_wait: Option<CommitWait>,
@@ -1433,7 +1597,7 @@ impl LogSession {
         match &self.txn {
             Some(t) => t.id,
             None => {
-                let id = TxnId(self.sh.next_txn.fetch_add(1, Relaxed));
+                let id = self.txn_ids.take(&self.sh.next_txn);
                 self.txn = Some(ActiveTxn { id });
                 id
             }
@@ -1552,13 +1716,16 @@ impl LogSession {
             self.private.clear();
             self.private_records = 0;
             sh.check_failed()?;
+            if sh.driven() && !sh.shutdown.load(SeqCst) {
+                return Err(RedoError::CheckpointIncomplete);
+            }
             return Err(RedoError::Shutdown);
         };
         let scn = r.scn.expect("commit reservations carry an SCN");
         let start = r.start;
         let end = r.end;
         let commit_record = encode_commit_record(txn_id, scn, unix_us());
-        let post = || sh.post_lgwr();
+        let post = || sh.post_or_write();
         let gave_up = || sh.is_failed();
         if !sh.buffer.copy(&mut r, &self.private, &stats, timed, &post, &gave_up)
             || !sh.buffer.copy(&mut r, &commit_record, &stats, timed, &post, &gave_up)
@@ -1657,12 +1824,17 @@ impl LogSession {
     fn wait_durable_timed(&self, lsn: Lsn, timed: bool) -> Result<()> {
         let t0 = timed.then(Stamp::now);
         self.stats.begin_wait(WaitEvent::LogFileSync, t0);
-        let waited = self.sh.wait_durable(lsn);
-        let Ok(waited) = waited else {
-            self.stats.cancel_wait();
-            return waited.map(|_| ());
+        let outcome = match self.sh.wait_durable(lsn) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                self.stats.cancel_wait();
+                return Err(e);
+            }
         };
-        if !waited {
+        if outcome.early_wakeups > 0 {
+            self.stats.add(Stat::RedoSynchEarlyWakeups, outcome.early_wakeups);
+        }
+        if !outcome.waited {
             self.stats.cancel_wait();
         } else {
             let elapsed = t0.map(|t| t.elapsed());

@@ -117,15 +117,51 @@ impl std::fmt::Display for RecoveryReport {
     }
 }
 
+/// Where the recovered bytes of one block came from: each record's part of the block, as
+/// (start, end) offsets in the block and the member that served it, in stream order.
+/// Usually one member served them all; after member failures and torn writes, records of
+/// one block can come from different members, and none of the copies holds them all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockSources {
+    pub segments: Vec<(u32, u32, u32)>,
+}
+
+impl BlockSources {
+    /// Notes that `member` served the block's bytes `[from, to)`.
+    fn add(&mut self, from: u32, to: u32, member: u32) {
+        match self.segments.last_mut() {
+            Some((_, end, m)) if *m == member && *end == from => *end = to,
+            _ => self.segments.push((from, to, member)),
+        }
+    }
+
+    /// The member that served the block's latest record: its copy holds the block header
+    /// and, unless another member served an earlier record, everything before.
+    pub fn latest(&self) -> u32 {
+        self.segments.last().expect("a block with a source has a segment").2
+    }
+}
+
+/// Notes that `member` served the stream bytes `[from, to)`.
+fn note_source(sources: &mut BTreeMap<Lsn, BlockSources>, from: Lsn, to: Lsn, member: u32) {
+    let mut block = block_floor(from);
+    while block < to {
+        let start = from.max(block).0 - block.0;
+        let end = to.min(Lsn(block.0 + BLOCK_BYTES)).0 - block.0;
+        sources.entry(block).or_default().add(start as u32, end as u32, member);
+        block = Lsn(block.0 + BLOCK_BYTES);
+    }
+}
+
 pub(crate) struct RecoveryOutcome {
     pub transactions: Vec<RecoveredTxn>,
     pub report: RecoveryReport,
     /// Bytes `[block_floor(end), end)` of the chosen member: the partial last block.
     pub tail: Vec<u8>,
     pub max_txn: TxnId,
-    /// For each block of the scanned range, the member whose copy holds the recovered
-    /// records (members are repaired from these after recovery).
-    pub block_sources: BTreeMap<Lsn, u32>,
+    /// For each block of the scanned range, where its recovered records came from
+    /// (members are repaired from these after recovery).
+    pub block_sources: BTreeMap<Lsn, BlockSources>,
 }
 
 /// Reads the stream of one member, block by block, checking every block it enters.
@@ -229,6 +265,15 @@ impl<'a> MemberStream<'a> {
         Ok(())
     }
 
+    /// Appends the record bytes of the stream positions `[from, to)`, which lie in one
+    /// block (its header skipped if `from` is the block's start).
+    fn read_span(&mut self, from: Lsn, to: Lsn, out: &mut Vec<u8>) -> std::result::Result<(), StreamStop> {
+        debug_assert_eq!(block_floor(from), block_floor(Lsn(to.0 - 1)), "a span within one block");
+        let header = if from.0.is_multiple_of(BLOCK_BYTES) { BLOCK_HEADER_BYTES } else { 0 };
+        self.pos = from;
+        self.read((to.0 - from.0 - header) as usize, out)
+    }
+
     /// Bytes `[block_floor(end), end)`.
     fn tail_bytes(&mut self, end: Lsn) -> std::result::Result<Vec<u8>, StreamStop> {
         let floor = block_floor(end);
@@ -242,10 +287,26 @@ impl<'a> MemberStream<'a> {
 
     /// Evidence that the log continued past `end`: a valid block of the same use beyond
     /// any possible torn write, or valid redo in the next log file.
-    fn log_continues_after(&mut self, end: Lsn) -> std::result::Result<Option<Lsn>, StreamStop> {
+    ///
+    /// Only the last write can be torn (a write starts once the one before it is
+    /// synced), and no write spans two files. When the record at `end` runs on into the
+    /// next file (`straddles`), its part there was the last write, torn: blocks of it in
+    /// the next file are that write's remains, not evidence, so the evidence must lie
+    /// beyond what that write could cover (or in the file after).
+    fn log_continues_after(
+        &mut self,
+        end: Lsn,
+        straddles: bool,
+    ) -> std::result::Result<Option<Lsn>, StreamStop> {
         let seq = self.geometry.seq_of(end);
+        let (seq, beyond) = if straddles {
+            let next = LogSeq(seq.0 + 1);
+            (next, Lsn(self.geometry.start_of(next).0 + WRITE_MAX_BYTES))
+        } else {
+            (seq, Lsn(block_floor(end).0 + WRITE_MAX_BYTES))
+        };
         if self.file_in_use(seq)? {
-            let mut block = Lsn(block_floor(end).0 + WRITE_MAX_BYTES);
+            let mut block = beyond;
             let file_end = self.geometry.end_of(seq);
             while block < file_end {
                 match self.enter_block(block) {
@@ -264,6 +325,23 @@ impl<'a> MemberStream<'a> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether the record at `end`, as this member's copy of its header says, runs on
+    /// past the end of `end`'s log file. False if the header does not read.
+    fn record_straddles_file_end(&mut self, end: Lsn) -> bool {
+        let mut header = Vec::with_capacity(RECORD_HEADER_BYTES);
+        self.pos = end;
+        if self.read(RECORD_HEADER_BYTES, &mut header).is_err() {
+            return false;
+        }
+        match decode_record_header(&header) {
+            Ok(HeaderScan::Record(h)) => {
+                let record_end = stream_span(end, RECORD_HEADER_BYTES + h.payload_len as usize);
+                record_end > self.geometry.end_of(self.geometry.seq_of(end))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -287,6 +365,111 @@ fn read_record(
     verify_record(header, payload)
         .map_err(|e| StreamStop::Reason(StopReason::TornRecord { detail: e.to_string() }))?;
     Ok((h, s.pos))
+}
+
+/// A record read from several members: its header, its end, and each block's member.
+type MixedRecord = (RecordHeader, Lsn, Vec<(Lsn, u32)>);
+
+/// How many ways to take a record's blocks from different members a mixed read tries.
+const MIXED_READ_TRIES: usize = 64;
+
+/// The stream length (block headers included) that `n` record bytes starting at `at` take.
+fn stream_span(at: Lsn, n: usize) -> Lsn {
+    let mut pos = at.0;
+    let mut left = n as u64;
+    loop {
+        if pos.is_multiple_of(BLOCK_BYTES) {
+            pos += BLOCK_HEADER_BYTES;
+        }
+        let room = BLOCK_BYTES - pos % BLOCK_BYTES;
+        if left <= room {
+            return Lsn(pos + left);
+        }
+        left -= room;
+        pos += room;
+    }
+}
+
+/// Reads the record at `at` taking each block from a member whose copy of it belongs to
+/// this use of its file, for a record no single member holds whole: after a member was
+/// taken out of service and another later, a record that spans two log files (or a
+/// stretch of blocks) can have its first part only on one member and its second only on
+/// another, and both parts were durable. The record's checksum decides which combination
+/// of copies is right (a copy can have a valid block header and torn contents); at most
+/// [`MIXED_READ_TRIES`] combinations are tried. Returns the record and the member of each
+/// block it spans.
+fn read_record_mixed(
+    streams: &mut [MemberStream<'_>],
+    usable: &[u32],
+    at: Lsn,
+    header: &mut Vec<u8>,
+    payload: &mut Vec<u8>,
+) -> Option<MixedRecord> {
+    // The members whose copy of the block at `b` is of this use, in preference order.
+    fn candidates_of(streams: &mut [MemberStream<'_>], usable: &[u32], b: Lsn) -> Vec<u32> {
+        usable.iter().copied().filter(|&m| streams[m as usize].enter_block(b).is_ok()).collect()
+    }
+    // The header: the first valid copy of each block it touches.
+    let header_end = stream_span(at, RECORD_HEADER_BYTES);
+    let mut bytes = Vec::with_capacity(RECORD_HEADER_BYTES);
+    let mut block = block_floor(at);
+    while block < header_end {
+        let from = at.max(block);
+        let to = header_end.min(Lsn(block.0 + BLOCK_BYTES));
+        let &m = candidates_of(streams, usable, block).first()?;
+        streams[m as usize].read_span(from, to, &mut bytes).ok()?;
+        block = Lsn(block.0 + BLOCK_BYTES);
+    }
+    let h = match decode_record_header(&bytes) {
+        Ok(HeaderScan::Record(h)) => h,
+        _ => return None,
+    };
+    let end = stream_span(at, RECORD_HEADER_BYTES + h.payload_len as usize);
+    let blocks: Vec<Lsn> = (block_floor(at).0..end.0).step_by(BLOCK_BYTES as usize).map(Lsn).collect();
+    let choices: Vec<Vec<u32>> = blocks.iter().map(|&b| candidates_of(streams, usable, b)).collect();
+    if choices.iter().any(|c| c.is_empty()) {
+        return None;
+    }
+    // Every combination, the first member of each block first, in an odometer's order.
+    let mut pick = vec![0usize; blocks.len()];
+    for _ in 0..MIXED_READ_TRIES {
+        let mut record = Vec::with_capacity(RECORD_HEADER_BYTES + h.payload_len as usize);
+        let mut read_all = true;
+        for (i, &b) in blocks.iter().enumerate() {
+            let (from, to) = (at.max(b), end.min(Lsn(b.0 + BLOCK_BYTES)));
+            let m = choices[i][pick[i]];
+            if streams[m as usize].read_span(from, to, &mut record).is_err() {
+                read_all = false;
+                break;
+            }
+        }
+        if read_all && record.len() == RECORD_HEADER_BYTES + h.payload_len as usize {
+            let (head, body) = record.split_at(RECORD_HEADER_BYTES);
+            if verify_record(head, body).is_ok() {
+                header.clear();
+                header.extend_from_slice(head);
+                payload.clear();
+                payload.extend_from_slice(body);
+                let sources =
+                    blocks.iter().zip(&pick).enumerate().map(|(i, (&b, &p))| (b, choices[i][p])).collect();
+                return Some((h, end, sources));
+            }
+        }
+        // The next combination; none left: the record is not there whole.
+        let mut i = blocks.len();
+        loop {
+            if i == 0 {
+                return None;
+            }
+            i -= 1;
+            pick[i] += 1;
+            if pick[i] < choices[i].len() {
+                break;
+            }
+            pick[i] = 0;
+        }
+    }
+    None
 }
 
 /// Scans the stream from the checkpoint, reading each record from whichever member holds
@@ -321,7 +504,7 @@ pub(crate) fn recover(
     let mut max_txn = TxnId(0);
     let mut header = Vec::with_capacity(RECORD_HEADER_BYTES);
     let mut payload = Vec::new();
-    let mut block_sources: BTreeMap<Lsn, u32> = BTreeMap::new();
+    let mut block_sources: BTreeMap<Lsn, BlockSources> = BTreeMap::new();
     let mut bridged: Vec<u64> = vec![0; members as usize];
     // Records a member could not supply but another could: (count, first LSN).
     let mut lacking: Vec<(u64, Option<Lsn>)> = vec![(0, None); members as usize];
@@ -355,6 +538,35 @@ pub(crate) fn recover(
                 l.1.get_or_insert(pos);
             }
         }
+        let mut mixed = false;
+        let served = match served {
+            Some(served) => Some(served),
+            // No member holds the record whole: its blocks may still all be there, on
+            // different members (see `read_record_mixed`).
+            None if members > 1 => {
+                let usable: Vec<u32> = (0..members)
+                    .map(|k| (preferred + k) % members)
+                    .filter(|&m| unusable[m as usize].is_none())
+                    .collect();
+                match read_record_mixed(&mut streams, &usable, pos, &mut header, &mut payload) {
+                    Some((h, end, sources)) => {
+                        for &(block, m) in &sources {
+                            note_source(
+                                &mut block_sources,
+                                pos.max(block),
+                                end.min(Lsn(block.0 + BLOCK_BYTES)),
+                                m,
+                            );
+                        }
+                        mixed = true;
+                        let last = sources.last().expect("a record spans a block").1;
+                        Some((last, h, end))
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
         let Some((m, h, end)) = served else {
             match first_stop {
                 Some(r) => break r,
@@ -368,10 +580,8 @@ pub(crate) fn recover(
             bridged[m as usize] += 1;
             preferred = m;
         }
-        let mut block = block_floor(pos);
-        while block < end {
-            block_sources.insert(block, m);
-            block = Lsn(block.0 + BLOCK_BYTES);
+        if !mixed {
+            note_source(&mut block_sources, pos, end, m);
         }
         max_txn = max_txn.max(h.txn);
         match h.kind {
@@ -406,11 +616,14 @@ pub(crate) fn recover(
         pos = end;
     };
     let end = pos;
+    let straddles = (0..members)
+        .filter(|&m| unusable[m as usize].is_none())
+        .any(|m| streams[m as usize].record_straddles_file_end(end));
     for m in 0..members {
         if unusable[m as usize].is_some() {
             continue;
         }
-        match streams[m as usize].log_continues_after(end) {
+        match streams[m as usize].log_continues_after(end, straddles) {
             Ok(Some(valid_at)) => {
                 return Err(RedoError::Corruption {
                     lsn: end,
@@ -433,7 +646,7 @@ pub(crate) fn recover(
         Vec::new()
     } else {
         let candidates: Vec<u32> = match block_sources.get(&block_floor(end)) {
-            Some(&m) => vec![m],
+            Some(sources) => vec![sources.latest()],
             None => (0..members).map(|k| (preferred + k) % members).collect(),
         };
         let mut tail = None;

@@ -107,6 +107,10 @@ pub enum Stat {
     RedoWriteTimeUs,
     RedoSynchWrites,
     RedoSynchTimeUs,
+    /// A session sleeping in `log file sync` woken before its redo was durable: by a
+    /// write that did not reach it, or spuriously. A write wakes only the waiters it made
+    /// durable, so this stays near zero (engine-bench prints it per WAIT commit).
+    RedoSynchEarlyWakeups,
     RedoWritesForeground,
     RedoLogSwitches,
     RedoBufferAllocationRetries,
@@ -123,7 +127,7 @@ pub enum Stat {
     BackgroundElapsedTimeUs,
 }
 
-pub const STAT_COUNT: usize = 24;
+pub const STAT_COUNT: usize = 25;
 
 impl Stat {
     pub const ALL: [Stat; STAT_COUNT] = [
@@ -139,6 +143,7 @@ impl Stat {
         Stat::RedoWriteTimeUs,
         Stat::RedoSynchWrites,
         Stat::RedoSynchTimeUs,
+        Stat::RedoSynchEarlyWakeups,
         Stat::RedoWritesForeground,
         Stat::RedoLogSwitches,
         Stat::RedoBufferAllocationRetries,
@@ -167,6 +172,7 @@ impl Stat {
             Stat::RedoWriteTimeUs => "redo write time (usec)",
             Stat::RedoSynchWrites => "redo synch writes",
             Stat::RedoSynchTimeUs => "redo synch time (usec)",
+            Stat::RedoSynchEarlyWakeups => "redo synch early wakeups",
             Stat::RedoWritesForeground => "redo writes by foreground",
             Stat::RedoLogSwitches => "redo log switches",
             Stat::RedoBufferAllocationRetries => "redo buffer allocation retries",
@@ -235,6 +241,11 @@ impl EventCounters {
 
     /// As `record`, the time in microseconds (the commit path's form: no `Duration`).
     pub fn record_us(&self, elapsed_us: Option<u64>) {
+        // A reader that sees this wait and then, after an acquire fence, reads the time
+        // model sees the call it happened in as open at least (see `db`'s call_clock):
+        // everything the writer did before, opening the call included, is ordered before
+        // these stores. (A compiler barrier only on x86-64.)
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         let bump = |counter: &AtomicU64, by: u64| counter.store(counter.load(Relaxed) + by, Relaxed);
         bump(&self.waits, 1);
         let Some(us) = elapsed_us else { return };
@@ -282,6 +293,10 @@ pub struct StatsSet {
     /// The wait in progress, for `v$session`: 0 when none, else packed by
     /// [`pack_current_wait`].
     current_wait: AtomicU64,
+    /// The time of every wait recorded here (us): a session's time not spent waiting
+    /// inside a call is its call time less the growth of this (the time model bounds the
+    /// call's CPU estimate with it).
+    waited_us: AtomicU64,
 }
 
 /// The packed form of a wait in progress (`current_wait` of [`StatsSet`] and of the
@@ -322,7 +337,19 @@ impl StatsSet {
     /// Counts a wait on `event` that lasted `elapsed` (None: not timed).
     pub fn record_wait(&self, event: WaitEvent, elapsed: Option<Duration>) {
         self.current_wait.store(0, Relaxed);
-        self.events[event.index()].record(elapsed);
+        let us = elapsed.map(|e| e.as_micros() as u64);
+        self.events[event.index()].record_us(us);
+        if let Some(us) = us {
+            // One writer (see `EventCounters`): a load and a store.
+            self.waited_us.store(self.waited_us.load(Relaxed) + us, Relaxed);
+        }
+    }
+
+    /// The time of all the waits recorded in this set so far, in microseconds (the same
+    /// whole microseconds the events add up).
+    #[inline]
+    pub fn waited_us(&self) -> u64 {
+        self.waited_us.load(Relaxed)
     }
 
     /// Ends a wait begun with `begin_wait` that turned out not to be one.

@@ -1,14 +1,23 @@
-//! The I/O boundary of the redo log: a [`Storage`] that creates and opens files, and the
-//! [`StorageFile`] operations the log needs (positioned vectored write, data sync,
-//! positioned read). [`FileStorage`] is the real implementation on the local file system;
-//! [`crate::sim::SimStorage`] is the simulated faulty disk used by tests.
+//! The I/O boundary of the database: a [`Storage`] that creates, opens, names and lists
+//! files, and the [`StorageFile`] operations on them (positioned vectored write, data
+//! sync, positioned read). Every durable file goes through it: the redo log and the
+//! control file here, the checkpoint images and the workload repository's snapshots in the
+//! database layer. [`FileStorage`] is the real implementation on the local file system;
+//! [`crate::sim::SimStorage`] is the simulated faulty disk of the tests, and
+//! [`FaultyStorage`] injects faults into the real one (for tests of whole processes).
 //!
-//! Contract: `write_at` is ONE write request (one `pwritev`) whatever the number of
-//! buffers, so the log writer can count requests per write truthfully. `sync` returns only
-//! once every byte written before it is durable; under `O_DSYNC` that already holds after
-//! each write and `sync` does nothing. An error from `sync` means the data may be lost
-//! even if a later sync succeeds (the kernel may drop the dirty pages): callers must never
-//! retry and carry on.
+//! Contract, as real file systems behave:
+//! - `write_at` is ONE write request (one `pwritev`) whatever the number of buffers, so
+//!   the log writer can count requests per write truthfully.
+//! - `sync` returns only once every byte written to the file before it is durable; under
+//!   `O_DSYNC` that already holds after each write and `sync` does nothing. An error from
+//!   `sync` means the data may be lost even if a later sync succeeds (the kernel may drop
+//!   the dirty pages): callers must never retry and carry on.
+//! - A name created, renamed or removed ([`Storage::create`], [`Storage::rename`],
+//!   [`Storage::remove_file`]) is durable only once its directory has been synced
+//!   ([`Storage::sync_dir`]); until then a power loss may keep the old name, the new one,
+//!   or (for a rename) either. [`Storage::create_zeroed`] and [`Storage::create_dir_all`]
+//!   are durable when they return.
 
 use std::alloc::{self, Layout};
 use std::fs::{self, File, OpenOptions};
@@ -17,6 +26,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::time::SystemTime;
 
 use crate::config::SyncMethod;
 use crate::format::BLOCK_BYTES;
@@ -26,25 +36,56 @@ use crate::format::BLOCK_BYTES;
 pub enum FileMode {
     /// Reads only (recovery), through the page cache.
     Read,
-    /// Log file writes with the given sync method.
+    /// Log file writes with the given sync method. Log files are preallocated: a write
+    /// never grows one.
     Log(SyncMethod),
-    /// The control file: small writes followed by `sync`.
+    /// The control file: small writes followed by `sync`, never growing it.
     Control,
+    /// A data file (checkpoint image, snapshot): written from the start, growing as it is
+    /// written, then synced.
+    Data,
 }
 
+/// Why the exclusive lock on a database directory was not taken.
+#[derive(Debug)]
+pub enum DirLockError {
+    /// Another holder (process or, in this process, another open database) has it.
+    Held {
+        holder_pid: Option<u32>,
+    },
+    Io(io::Error),
+}
+
+/// A held directory lock: released when dropped.
+pub type DirLock = Box<dyn Send + Sync>;
+
 pub trait Storage: Send + Sync + 'static {
+    /// Creates `dir` and its missing parents, durably.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     fn exists(&self, path: &Path) -> io::Result<bool>;
     /// Creates `path` (which must not exist) holding `len` zero bytes that are really
     /// written, not a sparse hole, so later syncs of data need no metadata update; syncs the
     /// file and its directory.
     fn create_zeroed(&self, path: &Path, len: u64) -> io::Result<()>;
+    /// Creates an empty file at `path` (which must not exist), open as [`FileMode::Data`].
+    /// Its name is durable once its directory is synced.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn StorageFile>>;
     fn open(&self, path: &Path, mode: FileMode) -> io::Result<Box<dyn StorageFile>>;
-    /// Removes a file (used only to undo a database creation that failed half way).
+    /// Removes a file's name (durable once its directory is synced).
     fn remove_file(&self, path: &Path) -> io::Result<()>;
-    /// Renames `from` to `to` (replacing nothing: `to` must not exist) atomically, and
-    /// makes the rename durable (syncs the directory).
+    /// Renames `from` to `to` in the same directory, atomically and replacing nothing (`to`
+    /// must not exist: AlreadyExists). Durable once the directory is synced.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Makes the names created, renamed and removed in `dir` so far durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// The names of the entries of `dir` (files and directories), in no particular order.
+    /// NotFound if `dir` does not exist.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// When `path` was last modified.
+    fn modified(&self, path: &Path) -> io::Result<SystemTime>;
+    /// Takes the exclusive lock on the directory `dir` (which exists), held until the
+    /// returned guard is dropped: one open database per directory.
+    fn lock_dir(&self, dir: &Path) -> Result<DirLock, DirLockError>;
 }
 
 pub trait StorageFile: Send + Sync {
@@ -54,6 +95,53 @@ pub trait StorageFile: Send + Sync {
     /// Writes all of `bufs`, back to back, at `offset`, as one request.
     fn write_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()>;
     fn sync(&self) -> io::Result<()>;
+}
+
+/// Reads the whole of a file.
+pub fn read_whole(storage: &dyn Storage, path: &Path) -> io::Result<Vec<u8>> {
+    let file = storage.open(path, FileMode::Read)?;
+    let len = usize::try_from(file.size()?).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    let mut bytes = vec![0u8; len];
+    file.read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
+}
+
+/// An [`io::Write`] appending to a [`StorageFile`] from offset 0, in requests of the
+/// caller's buffer size (wrap it in a `BufWriter`).
+pub struct FileWriter<'a> {
+    file: &'a dyn StorageFile,
+    offset: u64,
+}
+
+impl<'a> FileWriter<'a> {
+    pub fn new(file: &'a dyn StorageFile) -> FileWriter<'a> {
+        FileWriter { file, offset: 0 }
+    }
+
+    /// Bytes written so far.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl io::Write for FileWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write_at(&[buf], self.offset)?;
+        self.offset += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The parent directory of a file path (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// The local file system.
@@ -69,9 +157,27 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The lock file in a database directory: `flock`ed while a database is open, holding the
+/// holder's pid for people and error messages (the lock is what excludes).
+pub const LOCK_FILE: &str = "redodb.lock";
+
 impl Storage for FileStorage {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        fs::create_dir_all(dir)
+        // Each directory created is made durable in its parent, top down.
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            if d.as_os_str().is_empty() || d.try_exists()? {
+                break;
+            }
+            missing.push(d);
+            at = d.parent();
+        }
+        fs::create_dir_all(dir)?;
+        for d in missing.iter().rev() {
+            sync_dir(parent_dir(d))?;
+        }
+        Ok(())
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
@@ -95,7 +201,12 @@ impl Storage for FileStorage {
             let _ = fs::remove_file(path);
             return Err(e);
         }
-        sync_dir(path.parent().unwrap_or(Path::new(".")))
+        sync_dir(parent_dir(path))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        Ok(Box::new(RealFile { file, sync_on_write: false }))
     }
 
     fn open(&self, path: &Path, mode: FileMode) -> io::Result<Box<dyn StorageFile>> {
@@ -104,7 +215,7 @@ impl Storage for FileStorage {
         let mut sync_on_write = false;
         match mode {
             FileMode::Read => {}
-            FileMode::Control | FileMode::Log(SyncMethod::Fdatasync) => {
+            FileMode::Control | FileMode::Data | FileMode::Log(SyncMethod::Fdatasync) => {
                 options.write(true);
             }
             FileMode::Log(SyncMethod::Dsync) => {
@@ -121,16 +232,81 @@ impl Storage for FileStorage {
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        fs::remove_file(path)?;
-        sync_dir(path.parent().unwrap_or(Path::new(".")))
+        fs::remove_file(path)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        };
+        let (cfrom, cto) = (c(from)?, c(to)?);
+        // SAFETY: both are valid NUL-terminated paths for the duration of the call.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                cfrom.as_ptr(),
+                libc::AT_FDCWD,
+                cto.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINVAL) && err.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(err);
+        }
+        // A file system without RENAME_NOREPLACE: the directory lock keeps other
+        // processes of this database out, so a check then a rename is enough.
         if to.try_exists()? {
             return Err(io::Error::from(io::ErrorKind::AlreadyExists));
         }
-        fs::rename(from, to)?;
-        sync_dir(to.parent().unwrap_or(Path::new(".")))
+        fs::rename(from, to)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        sync_dir(dir)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn modified(&self, path: &Path) -> io::Result<SystemTime> {
+        fs::metadata(path)?.modified()
+    }
+
+    fn lock_dir(&self, dir: &Path) -> Result<DirLock, DirLockError> {
+        use std::io::{Read, Seek, Write};
+        let path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(DirLockError::Io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                // The holder writes its pid right after locking: it may not be there yet.
+                let mut text = String::new();
+                let holder_pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+                return Err(DirLockError::Held { holder_pid });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(DirLockError::Io(e)),
+        }
+        file.set_len(0).map_err(DirLockError::Io)?;
+        file.rewind().map_err(DirLockError::Io)?;
+        writeln!(file, "{}", std::process::id()).map_err(DirLockError::Io)?;
+        Ok(Box::new(file))
     }
 }
 

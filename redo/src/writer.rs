@@ -121,14 +121,41 @@ impl DurableWaiters {
 
     /// Sleeps until the write that should cover `lsn` completes (or spuriously).
     pub fn sleep_for(&self, lsn: Lsn, ready: impl Fn() -> bool) {
-        let bucket = {
-            let s = self.state.lock().expect("waiters poisoned");
-            match s.in_flight {
-                Some((end, b)) if lsn <= end => b,
-                _ => s.next,
-            }
+        self.choose(lsn).sleep(ready);
+    }
+
+    /// Picks the event count of the write that should cover `lsn` (the write in flight if
+    /// it reaches `lsn`, else the next one) and reads its value, both under the lock.
+    ///
+    /// The value must be read under the lock, not when the waiter goes to sleep: a write
+    /// that starts on the chosen count after the lock is released may end short of `lsn`
+    /// (an earlier unit was still being copied); read after it, the count would let the
+    /// waiter sleep on through the following write, which covers it but bumps the other
+    /// count, and if nothing is written after that the waiter sleeps forever. Read under
+    /// the lock, any write that begins on the chosen count after the choice changes it, so
+    /// the sleep returns at once and the waiter chooses again.
+    fn choose(&self, lsn: Lsn) -> SleepTicket<'_> {
+        let s = self.state.lock().expect("waiters poisoned");
+        let bucket = match s.in_flight {
+            Some((end, b)) if lsn <= end => b,
+            _ => s.next,
         };
-        self.buckets[bucket].wait_once(ready);
+        let signal = &self.buckets[bucket];
+        SleepTicket { signal, key: signal.key() }
+    }
+}
+
+/// A waiter's choice of event count and the count's value then, taken under the waiters'
+/// lock (see `DurableWaiters::choose`).
+struct SleepTicket<'a> {
+    signal: &'a Signal,
+    key: u32,
+}
+
+impl SleepTicket<'_> {
+    /// Sleeps unless the count moved since the choice (or `ready` holds).
+    fn sleep(self, ready: impl Fn() -> bool) {
+        self.signal.wait_once_from(self.key, ready);
     }
 }
 
@@ -541,5 +568,63 @@ pub(crate) fn lgwr_main(sh: Arc<Shared>) {
 impl From<LogFailure> for RedoError {
     fn from(f: LogFailure) -> RedoError {
         RedoError::LogFailed(Arc::new(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+    use std::time::Duration;
+
+    /// The sequence issue 19 suspected: a waiter chooses its event count, then, before it
+    /// sleeps, a write that stops short of its LSN (an earlier unit still being copied)
+    /// starts and ends on that count, and the write that does cover it uses the other one.
+    /// Nothing else is written afterwards. The waiter must not sleep through it.
+    #[test]
+    fn a_waiter_is_not_lost_when_a_short_write_ends_between_its_choice_and_its_sleep() {
+        let waiters = Arc::new(DurableWaiters::default());
+        let durable = Arc::new(AtomicU64::new(0));
+        let lsn = Lsn(8192);
+        let ticket_ready = {
+            let (waiters, durable) = (waiters.clone(), durable.clone());
+            let (chosen_tx, chosen_rx) = mpsc::channel();
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let (done_tx, done_rx) = mpsc::channel();
+            thread::spawn(move || {
+                let ready = || durable.load(SeqCst) >= lsn.0 || durable.load(SeqCst) == u64::MAX;
+                let ticket = waiters.choose(lsn);
+                chosen_tx.send(()).expect("test alive");
+                go_rx.recv().expect("test alive");
+                // The first sleep is on the count chosen before the writes ran; later
+                // rounds choose again, as `Shared::wait_durable` does.
+                ticket.sleep(ready);
+                while !ready() {
+                    waiters.sleep_for(lsn, ready);
+                }
+                done_tx.send(()).expect("test alive");
+            });
+            (chosen_rx, go_tx, done_rx)
+        };
+        let (chosen, go, done) = ticket_ready;
+        chosen.recv().expect("waiter alive");
+        // A write that stops short of the waiter's LSN starts and ends on its count...
+        let short = waiters.begin_write(Lsn(4096));
+        durable.store(4096, SeqCst);
+        waiters.end_write(short, Lsn(4096));
+        // ...then the waiter goes to sleep, and the write that covers it runs on the other.
+        go.send(()).expect("waiter alive");
+        thread::sleep(Duration::from_millis(20));
+        let covering = waiters.begin_write(lsn);
+        assert_ne!(covering, short, "consecutive writes use the two counts in turn");
+        durable.store(lsn.0, SeqCst);
+        waiters.end_write(covering, lsn);
+        let woke = done.recv_timeout(Duration::from_secs(5)).is_ok();
+        if !woke {
+            // Free the thread before failing.
+            durable.store(u64::MAX, SeqCst);
+            waiters.wake_all();
+        }
+        assert!(woke, "the waiter slept through the write that made its LSN durable");
     }
 }

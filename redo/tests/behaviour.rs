@@ -881,6 +881,48 @@ fn commits_after_a_reopen_continue_the_scn_and_transaction_sequences() {
 }
 
 #[test]
+fn transaction_ids_stay_unique_across_sessions_checkpoints_and_restarts() {
+    // Sessions take their ids from the shared counter in blocks: ids are unique but not
+    // ordered like the commits, and the highest one handed out may lie in redo a
+    // checkpoint has put out of recovery's reach. The control file's high-water mark
+    // keeps every id handed out before a restart from being handed out again.
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path());
+    let mut seen = HashSet::new();
+    let mut before_restart = Vec::new();
+    {
+        let (log, _) = open(&c);
+        let mut a = log.session();
+        let mut b = log.session();
+        for i in 0..5u64 {
+            for s in [&mut a, &mut b] {
+                let id = commit_small(s, 41, i, WAIT).receipt.txn;
+                assert!(seen.insert(id), "transaction id {id:?} handed out twice");
+                before_restart.push(id);
+            }
+        }
+        // The checkpoint covers every commit so far, b's (the higher ids) included; a
+        // then commits on, so the redo recovery reads holds a's ids only.
+        let (scn, lsn) = log.durable_commit();
+        log.checkpoint(scn, lsn).unwrap();
+        for i in 5..8u64 {
+            let id = commit_small(&mut a, 41, i, WAIT).receipt.txn;
+            assert!(seen.insert(id), "transaction id {id:?} handed out twice");
+            before_restart.push(id);
+        }
+    }
+    let highest = *before_restart.iter().max().unwrap();
+    let (log, rec) = open(&c);
+    assert!(rec.transactions.iter().all(|t| t.txn < highest), "the highest id is behind the checkpoint");
+    for s in 0..3 {
+        let mut session = log.session();
+        let id = commit_small(&mut session, 42, s, WAIT).receipt.txn;
+        assert!(id > highest, "after the restart, id {id:?} is above every id before it ({highest:?})");
+        assert!(seen.insert(id), "transaction id {id:?} handed out twice");
+    }
+}
+
+#[test]
 fn an_oversized_change_is_refused_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let c = config(dir.path());

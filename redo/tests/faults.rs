@@ -940,6 +940,100 @@ fn a_flipped_bit_in_the_last_record_is_a_torn_tail() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Records that span two log files (found by the deterministic simulation of the database)
+
+/// Driven scheduling (no LGWR: `run_writer` writes), 2 groups of 64 KiB files, so that a
+/// unit soon spans the end of a file.
+fn driven_small(c: LogConfig) -> LogConfig {
+    let mut c = c;
+    c.scheduling = Scheduling::Driven;
+    c.log_groups = 2;
+    c.log_file_size = 64 * KIB;
+    c.log_buffer = 64 * KIB;
+    c
+}
+
+/// NOWAIT commits of 3 KiB until the last one's unit runs from the file being filled into
+/// the next; returns them. Nothing is written yet past what the log wrote on its own.
+fn commit_until_a_unit_straddles(log: &RedoLog, s: &mut LogSession, tag: u64) -> Vec<Committed> {
+    // Each file holds this many bytes of the stream (the file header is not in it).
+    let data = log.config().log_file_size - 4096;
+    let mut out = Vec::new();
+    for i in 0..100 {
+        let before = log.reserved_end();
+        out.push(try_commit(s, vec![payload(tag, i, 3000)], NOWAIT).unwrap());
+        let after = log.reserved_end();
+        if before.0 / data != after.0 / data && !after.0.is_multiple_of(data) {
+            return out;
+        }
+    }
+    panic!("no unit spanned two files");
+}
+
+#[test]
+fn a_power_cut_in_the_first_write_of_a_log_file_is_a_torn_tail_when_the_last_record_straddles_into_it() {
+    // The last record runs from one log file into the next; its part in the first file is
+    // written and synced, and the power fails during the write of its part in the next
+    // file, leaving any of that write's sectors. That is a torn tail, not corruption:
+    // recovery ends before the record, whatever survived of the write.
+    let c = driven_small(sim_config());
+    for crash_seed in 0..40 {
+        let disk = SimStorage::new();
+        let (log, _) = open_ok(&disk, &c);
+        let mut s = log.session();
+        let mut committed = commit_until_a_unit_straddles(&log, &mut s, 80);
+        let straddling = committed.pop().expect("a straddling commit");
+        // The first file's part, synced.
+        assert!(log.run_writer().unwrap());
+        assert!(log.durable_lsn() < straddling.receipt.lsn);
+        // The next file's part: the disk dies in that write.
+        disk.die_after(0);
+        assert!(log.run_writer().is_err());
+        let survivor = disk.crash(crash_seed);
+        drop(s);
+        drop(log);
+        let (_log, rec) = open_on(&survivor, &c)
+            .unwrap_or_else(|e| panic!("crash seed {crash_seed}: a torn write taken for corruption: {e}"));
+        // The write may also have survived whole: then the record is there.
+        if rec.transactions.len() > committed.len() {
+            committed.push(straddling);
+        }
+        assert_recovered_exactly(&rec, &committed);
+    }
+}
+
+#[test]
+fn a_record_whose_parts_are_durable_on_different_members_is_recovered() {
+    // Two members. The mirror fails during one log file (taken out of service, so the file
+    // is complete only on the first member), gets another chance when the next file is
+    // opened, and then the first member fails in the next file: a WAIT commit whose unit
+    // spans the two files is durable, its first part on one member and its second on the
+    // other. Recovery must put it together, not call it corruption.
+    let c = driven_small(mirrored_config());
+    let disk = SimStorage::new();
+    let (log, _) = open_ok(&disk, &c);
+    let mut s = log.session();
+    // The mirror's first log file fails its syncs from now on.
+    disk.inject(fault(FaultOp::Sync, "/db2/redo01_2", 0, libc::EIO));
+    let mut committed = commit_until_a_unit_straddles(&log, &mut s, 81);
+    let straddling = committed.pop().expect("a straddling commit");
+    // Writes the first file's part: the mirror is taken out of service.
+    assert!(log.run_writer().unwrap());
+    assert_eq!(log.members().iter().filter(|m| m.state == MemberState::WriteFailed).count(), 1);
+    // The first member's second file fails; the mirror's takes the write.
+    disk.clear_faults();
+    disk.inject(fault(FaultOp::Sync, "/db/redo02_1", 0, libc::EIO));
+    log.wait_durable(straddling.receipt.lsn).expect("the mirror made the second part durable");
+    committed.push(straddling);
+    let survivor = disk.crash(0);
+    drop(s);
+    drop(log);
+    let (_log, rec) =
+        open_on(&survivor, &c).unwrap_or_else(|e| panic!("a durable commit taken for corruption: {e}"));
+    assert_recovered_exactly(&rec, &committed);
+}
+
+// ---------------------------------------------------------------------------------------
 // Direct I/O alignment
 
 #[test]

@@ -25,6 +25,9 @@
 //! tls_required = false        # true: a client that does not ask for TLS is refused (28000)
 //! tls_client_ca = "ca.crt"    # PEM CA certificates: clients must present a certificate
 //!                             # they signed (TLS is then required: plain clients are refused)
+//! metrics_port = 9187         # serve the wait interface at http://ADDR:PORT/metrics
+//!                             # (Prometheus); 0: the system chooses [default: off]
+//! metrics_listen = "0.0.0.0"  # address of the metrics endpoint [default: listen's]
 //!
 //! [auth]                      # see the `auth` module
 //! method = "scram-sha-256"    # trust, md5 or scram-sha-256 (the default with users);
@@ -36,7 +39,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -145,6 +148,10 @@ pub struct Settings {
     pub tls_key: Option<PathBuf>,
     pub tls_required: Option<bool>,
     pub tls_client_ca: Option<PathBuf>,
+    /// Signed, so that a negative or too large value is refused by name with the range
+    /// allowed rather than by the TOML parser's type error.
+    pub metrics_port: Option<i64>,
+    pub metrics_listen: Option<String>,
     /// Only from the file: passwords do not belong on a command line.
     pub auth: Option<AuthSettings>,
 }
@@ -200,6 +207,8 @@ impl Settings {
             tls_key: over.tls_key.or(self.tls_key),
             tls_required: over.tls_required.or(self.tls_required),
             tls_client_ca: over.tls_client_ca.or(self.tls_client_ca),
+            metrics_port: over.metrics_port.or(self.metrics_port),
+            metrics_listen: over.metrics_listen.or(self.metrics_listen),
             auth: over.auth.or(self.auth),
         }
     }
@@ -327,6 +336,8 @@ impl Settings {
                 allowed: "true only with tls_cert and tls_key".into(),
             });
         }
+        let port = self.port.unwrap_or(DEFAULT_PORT);
+        let metrics = metrics_address(self.metrics_port, self.metrics_listen, listen, port)?;
         let auth_settings = self.auth.unwrap_or_default();
         let auth = AuthConfig::new(auth_settings.method.as_deref(), &auth_settings.users)
             .map_err(ConfigError::Auth)?;
@@ -336,12 +347,14 @@ impl Settings {
             auth,
             data_dir,
             listen,
-            port: self.port.unwrap_or(DEFAULT_PORT),
+            port,
+            metrics,
             max_connections,
             worker_threads,
             client_send_timeout: std::time::Duration::from_millis(client_send_timeout_ms),
             log_level,
             db,
+            faults: Vec::new(),
         })
     }
 }
@@ -353,6 +366,9 @@ pub struct ServerConfig {
     pub listen: IpAddr,
     /// 0 lets the system choose (the "listening" line tells which).
     pub port: u16,
+    /// Where `/metrics` is served (`server::metrics`); None: not served (the default).
+    /// Port 0 lets the system choose (the "metrics" line tells which).
+    pub metrics: Option<SocketAddr>,
     pub max_connections: usize,
     /// Threads of the runtime that serves the connections (`server::worker`).
     pub worker_threads: usize,
@@ -367,6 +383,50 @@ pub struct ServerConfig {
     /// Refuse clients that do not ask for TLS.
     pub tls_required: bool,
     pub auth: AuthConfig,
+    /// I/O faults injected in front of the database's files, for tests of whole processes
+    /// (`redodb serve` takes them from the `REDODB_FAULTS` environment variable; never
+    /// from the configuration file). Empty: the real file system as it is.
+    pub faults: Vec<redo::fault::Fault>,
+}
+
+/// The metrics endpoint's address from `metrics_port` and `metrics_listen` (which defaults
+/// to the server's `listen` address): None unless a port is set. The port may not be the
+/// wire port on an address that overlaps the server's (the second bind would fail later,
+/// with a less helpful message).
+fn metrics_address(
+    port_setting: Option<i64>,
+    listen_setting: Option<String>,
+    listen: IpAddr,
+    wire_port: u16,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    let Some(port) = port_setting else {
+        return match listen_setting {
+            Some(_) => Err(ConfigError::Missing("metrics_port (metrics_listen is set)")),
+            None => Ok(None),
+        };
+    };
+    let port = u16::try_from(port).map_err(|_| ConfigError::Invalid {
+        parameter: "metrics_port",
+        value: port.to_string(),
+        allowed: "0 (the system chooses) to 65535".into(),
+    })?;
+    let address = match listen_setting {
+        Some(text) => text.parse::<IpAddr>().map_err(|_| ConfigError::Invalid {
+            parameter: "metrics_listen",
+            value: text.clone(),
+            allowed: "an IP address such as 127.0.0.1, 0.0.0.0 or ::1".into(),
+        })?,
+        None => listen,
+    };
+    let overlaps = address == listen || address.is_unspecified() || listen.is_unspecified();
+    if port != 0 && port == wire_port && overlaps {
+        return Err(ConfigError::Invalid {
+            parameter: "metrics_port",
+            value: port.to_string(),
+            allowed: format!("a port other than the server's own (port = {wire_port}) on {address}"),
+        });
+    }
+    Ok(Some(SocketAddr::new(address, port)))
 }
 
 /// A week of minutes, and ten years of days: beyond that a value is a mistake.
@@ -398,6 +458,35 @@ mod tests {
         assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
         assert_eq!(c.max_connections, DEFAULT_MAX_CONNECTIONS);
         assert_eq!(c.db.log.dir, PathBuf::from("/tmp/redodb-test"));
+        assert_eq!(c.metrics, None, "no metrics endpoint unless a port is set");
+    }
+
+    #[test]
+    fn the_metrics_endpoint_takes_its_port_and_address_from_the_settings() {
+        let file: Settings = toml::from_str("metrics_port = 9187").unwrap();
+        let c = file.overridden_by(with_data()).resolve().unwrap();
+        assert_eq!(c.metrics, Some("127.0.0.1:9187".parse().unwrap()), "listen's address by default");
+        let file: Settings = toml::from_str("listen = \"0.0.0.0\"\nmetrics_port = 0").unwrap();
+        let c = file.overridden_by(with_data()).resolve().unwrap();
+        assert_eq!(c.metrics, Some("0.0.0.0:0".parse().unwrap()));
+        let file: Settings = toml::from_str("metrics_port = 5433\nmetrics_listen = \"::1\"").unwrap();
+        let c = file.overridden_by(with_data()).resolve().unwrap();
+        assert_eq!(c.metrics, Some("[::1]:5433".parse().unwrap()), "the wire port on another address");
+    }
+
+    #[test]
+    fn a_bad_metrics_setting_is_refused_with_what_is_allowed() {
+        let message = |s: Settings| s.resolve().unwrap_err().to_string();
+        let too_large = message(Settings { metrics_port: Some(70_000), ..with_data() });
+        assert!(too_large.contains("metrics_port") && too_large.contains("0 (the system chooses) to 65535"));
+        assert!(message(Settings { metrics_port: Some(-1), ..with_data() }).contains("metrics_port"));
+        let same = message(Settings { metrics_port: Some(5433), ..with_data() });
+        assert!(same.contains("metrics_port") && same.contains("port = 5433"), "{same}");
+        let without_port = message(Settings { metrics_listen: Some("0.0.0.0".into()), ..with_data() });
+        assert!(without_port.contains("metrics_port (metrics_listen is set)"), "{without_port}");
+        let bad_address =
+            Settings { metrics_port: Some(9187), metrics_listen: Some("localhost".into()), ..with_data() };
+        assert!(message(bad_address).contains("metrics_listen"));
     }
 
     #[test]

@@ -33,15 +33,16 @@ use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use db::sessions::CancelHandle;
+use db::sessions::{CancelHandle, DbEvent, NetStat};
 use db::Database;
 use pgwire::error::PgWireError;
 use pgwire::messages::response::{ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, NegotiateProtocolVersion, SecretKey};
 use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
+use redo::clock::Stamp;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -634,10 +635,11 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
         .call(move |state: &mut SessionState| {
             state.apply_startup_options(&options)?;
             let session = state.session();
-            Ok::<_, SqlError>((session.sid(), session.cancel_handle(), state.reported_settings()))
+            let timed = session.timed_statistics();
+            Ok::<_, SqlError>((session.sid(), session.cancel_handle(), state.reported_settings(), timed))
         })
         .await?;
-    let (sid, handle, reported) = match started {
+    let (sid, handle, reported, mut timed) = match started {
         Ok(started) => started,
         Err(error) => {
             log::warn!("connection {id}: startup options of user {user:?} refused: {}", error.message);
@@ -675,11 +677,19 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     send_within(stream, &out, context.client_send_timeout).await?;
     out.clear();
 
-    // The session's client traffic, counted here and handed to the session with the next
-    // call: time waiting for the client since the last reply (`SQL*Net message from
-    // client`, idle), time sending (`SQL*Net message to client`), round trips and bytes.
+    // The time model of a request (see `db`'s call_clock): a client call opens when the
+    // server takes up messages that arrived (`SQL*Net message from client`, idle, ends
+    // there) and closes once the reply is sent (`SQL*Net message to client`, inside it);
+    // a request that needs more messages before its reply (a pipeline before its Sync, a
+    // COPY FROM STDIN's data after its CopyInResponse, up to its end) stays open, and the
+    // wait for them is `SQL*Net more data from client`.
+    // Its DB time holds the server's work, the durability waits awaited here and these
+    // network waits. Stamps are read only while the session times its calls (`timed`, as
+    // of its last call: `timed_statistics`).
     let mut traffic = ClientTraffic::default();
-    let mut idle_since = Instant::now();
+    let mut waiting_since = timed.then(Stamp::now);
+    let mut request_open = false;
+    let mut copying_in = false;
     let mut input = BytesMut::with_capacity(8192);
     loop {
         let mut batch = std::collections::VecDeque::new();
@@ -711,21 +721,43 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                 }
             }
         }
-        if !batch.is_empty() {
-            if traffic.waiting_for_client {
-                traffic.from_client = Some(idle_since.elapsed());
-                traffic.waiting_for_client = false;
-            }
+        let batch_taken = !batch.is_empty();
+        if batch_taken {
+            let arrived = timed.then(Stamp::now);
+            // The wait that just ended: for the next request, or for the rest of this one.
+            let event = if request_open {
+                DbEvent::SqlNetMoreDataFromClient
+            } else {
+                DbEvent::SqlNetMessageFromClient
+            };
+            let waited = waiting_since.zip(arrived).map_or(Duration::ZERO, |(since, now)| now.since(since));
             let mut account = Some(std::mem::take(&mut traffic));
             while !batch.is_empty() {
-                let (replies, durability) = worker
+                let (replies, durability, timed_now, copying) = worker
                     .call(|state: &mut SessionState| {
                         if let Some(account) = account.take() {
-                            account.record(state.session());
+                            let session = state.session_mut();
+                            session.client_call_begin(arrived);
+                            match event {
+                                // Shown as the session's wait since the request paused.
+                                DbEvent::SqlNetMoreDataFromClient => session.end_wait(event, Some(waited)),
+                                _ => session.record_wait(event, waited),
+                            }
+                            account.record(session);
                         }
-                        state.handle_messages(&mut batch)
+                        let (replies, durability) = state.handle_messages(&mut batch);
+                        (replies, durability, state.session().timed_statistics(), state.copying_in())
                     })
                     .await?;
+                if let Some(error) = terminated(&context.db) {
+                    // Nothing this call read or did may reach the client: the instance
+                    // stopped serving while it ran.
+                    out.clear();
+                    return send_fatal(stream, error).await;
+                }
+                timed = timed_now;
+                copying_in = copying;
+                request_open = true;
                 out.extend_from_slice(&replies);
                 let Some(durability) = durability else { continue };
                 // The commit's `log file sync`, awaited here: this worker serves the
@@ -736,9 +768,13 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                     // so the connection ends, as a crash would end it.
                     log::error!("connection {id}: a commit's durability wait failed: {e}");
                     out.clear();
-                    return send_fatal(stream, SqlError::from(e)).await;
+                    return send_fatal(stream, terminated(&context.db).unwrap_or_else(|| SqlError::from(e)))
+                        .await;
                 }
             }
+            // Until more messages arrive: the rest of the request, unless its reply goes
+            // now (then the wait starts once it is sent).
+            waiting_since = timed.then(Stamp::now);
         }
         if let Some(e) = fatal {
             let sqlstate = if matches!(e, ConnectionError::TooLarge(_)) { "54000" } else { "08P01" };
@@ -746,27 +782,59 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             send_within(stream, &out, FATAL_SEND_TIMEOUT).await?;
             return Err(e);
         }
-        if (wants_reply || terminate) && !out.is_empty() {
-            // The other connections with a request ready run first, so that their
-            // replies go out close together: a client polling many connections (pgbench's
-            // threads) then wakes once for several. pgbench, 32 clients on 2 CPUs, NOWAIT:
-            // BATCH 100-106k -> 113-115k transactions/s, update 103-104k -> 109-110k,
-            // IMMEDIATE insert and WAIT unchanged.
-            tokio::task::yield_now().await;
-            let sending = Instant::now();
-            send_within(stream, &out, context.client_send_timeout).await?;
-            traffic.to_client = Some(sending.elapsed());
-            traffic.bytes_sent += out.len() as u64;
-            traffic.roundtrips += 1;
-            traffic.waiting_for_client = true;
-            idle_since = Instant::now();
-            out.clear();
+        if (wants_reply || terminate) && request_open {
+            let mut reply = None;
+            if !out.is_empty() {
+                // The other connections with a request ready run first, so that their
+                // replies go out close together: a client polling many connections
+                // (pgbench's threads) then wakes once for several. pgbench, 32 clients on
+                // 2 CPUs, NOWAIT: BATCH 100-106k -> 113-115k transactions/s, update
+                // 103-104k -> 109-110k, IMMEDIATE insert and WAIT unchanged.
+                tokio::task::yield_now().await;
+                let sending = timed.then(Stamp::now);
+                // The round trip is counted before the reply goes: a client that has it
+                // and asks (from another connection) finds it counted. The send shows as
+                // the session's wait meanwhile.
+                let bytes = out.len() as u64;
+                worker.account(|state: &mut SessionState| {
+                    let session = state.session();
+                    session.add_net(NetStat::Roundtrips, 1);
+                    session.add_net(NetStat::BytesSent, bytes);
+                    session.begin_wait(DbEvent::SqlNetMessageToClient, sending);
+                })?;
+                send_within(stream, &out, context.client_send_timeout).await?;
+                let sent = timed.then(Stamp::now);
+                reply = Some((sending.zip(sent).map_or(Duration::ZERO, |(a, b)| b.since(a)), sent));
+                out.clear();
+            }
+            let end = reply.and_then(|(_, sent)| sent).or_else(|| timed.then(Stamp::now));
+            // A COPY FROM STDIN goes on: its data is still to come.
+            let ends = terminate || !copying_in;
+            worker.account(|state: &mut SessionState| {
+                let session = state.session_mut();
+                if let Some((sending, _)) = reply {
+                    session.end_wait(DbEvent::SqlNetMessageToClient, Some(sending));
+                }
+                if ends {
+                    session.client_call_end(end);
+                } else {
+                    session.begin_wait(DbEvent::SqlNetMoreDataFromClient, end);
+                }
+            })?;
+            request_open = !ends;
+            waiting_since = end;
+        } else if request_open && batch_taken {
+            // The request goes on with messages still to come: the session waits for them
+            // inside its call, and shows it (v$session, and an AWR snapshot meanwhile).
+            worker.account(|state: &mut SessionState| {
+                state.session().begin_wait(DbEvent::SqlNetMoreDataFromClient, waiting_since)
+            })?;
         }
         if terminate {
             return Ok(());
         }
         if *shutdown.borrow() {
-            return send_fatal(stream, shutting_down()).await;
+            return send_fatal(stream, shutting_down(&context.db)).await;
         }
         if input.capacity() - input.len() < 4096 {
             input.reserve(8192);
@@ -782,39 +850,34 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                     return Ok(());
                 }
             }
-            _ = shutdown.changed() => return send_fatal(stream, shutting_down()).await,
+            _ = shutdown.changed() => return send_fatal(stream, shutting_down(&context.db)).await,
         }
     }
 }
 
-/// Client traffic not yet counted on the session.
+/// Client traffic not yet counted on the session: the bytes read since the last request
+/// began, counted as the next one begins.
 #[derive(Default)]
 struct ClientTraffic {
-    waiting_for_client: bool,
-    from_client: Option<std::time::Duration>,
-    to_client: Option<std::time::Duration>,
-    roundtrips: u64,
-    bytes_sent: u64,
     bytes_received: u64,
 }
 
 impl ClientTraffic {
     fn record(self, session: &db::Session) {
-        use db::sessions::{DbEvent, NetStat};
-        if let Some(waited) = self.from_client {
-            session.record_wait(DbEvent::SqlNetMessageFromClient, waited);
-        }
-        if let Some(sent) = self.to_client {
-            session.record_wait(DbEvent::SqlNetMessageToClient, sent);
-        }
-        session.add_net(NetStat::Roundtrips, self.roundtrips);
-        session.add_net(NetStat::BytesSent, self.bytes_sent);
         session.add_net(NetStat::BytesReceived, self.bytes_received);
     }
 }
 
-fn shutting_down() -> SqlError {
-    SqlError::new("57P01", "terminating connection due to administrator command")
+/// Why the server is closing the connection: the instance terminated, or an orderly
+/// shutdown.
+fn shutting_down(db: &db::Database) -> SqlError {
+    terminated(db)
+        .unwrap_or_else(|| SqlError::new("57P01", "terminating connection due to administrator command"))
+}
+
+/// The FATAL error every connection gets once the instance has terminated (fail-stop).
+fn terminated(db: &db::Database) -> Option<SqlError> {
+    db.termination().map(|t| SqlError::from(db::DbError::InstanceTerminated(t)))
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@
 //!   `settings_txn`: what a transaction's SETs changed, put back when it ends;
 //! - `cursors`, `copy`, `catalog`: DECLARE/FETCH/CLOSE, COPY FROM STDIN / TO STDOUT, and
 //!   the pg_catalog queries of psql's `\d` (`words`: their small lexer);
-//! - `types`: type OIDs, text and binary values.
+//! - `types`: type OIDs, text and binary values;
+//! - `metrics`: `/metrics` over HTTP for Prometheus (`metrics_port`, off by default), from
+//!   the database's counter snapshot (`db::SystemCounters`).
 
 pub mod auth;
 pub mod catalog;
@@ -24,6 +26,7 @@ pub mod connection;
 pub mod copy;
 pub mod cursors;
 pub mod listener;
+pub mod metrics;
 pub mod protocol;
 pub mod settings_txn;
 pub mod tls;

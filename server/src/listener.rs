@@ -5,7 +5,15 @@
 //! durable first) and stop the log.
 //!
 //! The TLS certificate and key are read before the database is opened: a bad file stops
-//! the start at once, with its name.
+//! the start at once, with its name. The metrics endpoint (`metrics`), when configured, is
+//! bound before the server says it listens, so a port in use stops the start too.
+//!
+//! Fail-stop: when the database's instance terminates (its redo log failed, see
+//! `Database::termination`), the server stops at once without a checkpoint: every
+//! connection gets a FATAL error naming the failure (the answer of any call in flight is
+//! dropped), and `run` returns [`ServerError::InstanceTerminated`] so that the process
+//! exits non-zero and its supervisor restarts it; the restart's recovery decides from the
+//! redo what survived.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -21,6 +29,7 @@ use tokio::task::JoinSet;
 use crate::auth::AuthMethod;
 use crate::config::ServerConfig;
 use crate::connection::{self, ServerContext};
+use crate::metrics::MetricsEndpoint;
 
 /// How long shutdown waits for the calls in flight, then for the sessions to end.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -33,8 +42,12 @@ pub enum ServerError {
     Open(DbError),
     #[error("listening on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("serving metrics on {addr} (metrics_port, metrics_listen): {source}")]
+    MetricsBind { addr: SocketAddr, source: std::io::Error },
     #[error("final checkpoint: {0}")]
     Checkpoint(DbError),
+    #[error("the instance terminated: {0}")]
+    InstanceTerminated(db::Termination),
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
     #[error(transparent)]
@@ -46,7 +59,15 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     let tls = config.tls.as_ref().map(crate::tls::load).transpose()?;
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|source| ServerError::DataDir { path: config.data_dir.clone(), source })?;
-    let db = Arc::new(Database::open(&config.data_dir, config.db.clone()).map_err(ServerError::Open)?);
+    let storage: Arc<dyn redo::storage::Storage> = if config.faults.is_empty() {
+        Arc::new(redo::storage::FileStorage)
+    } else {
+        log::warn!("injecting I/O faults into the database's files: {:?}", config.faults);
+        Arc::new(redo::fault::FaultyStorage::new(config.faults.clone()))
+    };
+    let db = Arc::new(
+        Database::open_with(&config.data_dir, config.db.clone(), storage).map_err(ServerError::Open)?,
+    );
     let report = db.recovery_report();
     log::info!(
         "database {} open: recovered to commit {}, {} commits replayed after the checkpoint image",
@@ -66,6 +87,11 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     // Automatic AWR snapshots (started by the open) end before the final checkpoint.
     db.stop_auto_snapshots();
     served?;
+    if let Some(reason) = db.termination() {
+        // Terminated while shutting down: no checkpoint of a state that may hold commits
+        // whose durability is unknown.
+        return Err(ServerError::InstanceTerminated(reason));
+    }
     // Every commit durable, then an image, so that the next start replays nothing.
     db.checkpoint().map_err(ServerError::Checkpoint)?;
     db.log().shutdown().map_err(|e| ServerError::Checkpoint(e.into()))?;
@@ -80,6 +106,13 @@ async fn serve(
 ) -> Result<(), ServerError> {
     let addr = SocketAddr::new(config.listen, config.port);
     let listener = TcpListener::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?;
+    // Bound before the "listening" line, so that a metrics port in use stops the start.
+    let metrics_listener = match config.metrics {
+        Some(addr) => {
+            Some(TcpListener::bind(addr).await.map_err(|source| ServerError::MetricsBind { addr, source })?)
+        }
+        None => None,
+    };
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     log_security(config);
@@ -89,13 +122,24 @@ async fn serve(
             .with_client_send_timeout(config.client_send_timeout),
     );
     let (shutdown_sender, shutdown) = watch::channel(false);
-    // The line scripts and tests wait for.
     let mut stdout = std::io::stdout().lock();
+    let metrics = match metrics_listener {
+        Some(metrics_listener) => {
+            // Before the "listening" line, so that whoever waits for that one has this too.
+            writeln!(stdout, "redodb metrics on {}", crate::metrics::url(metrics_listener.local_addr()?))?;
+            Some(MetricsEndpoint::start(metrics_listener, context.db.clone()))
+        }
+        None => None,
+    };
+    // The line scripts and tests wait for.
     writeln!(stdout, "redodb listening on {}", listener.local_addr()?)?;
     stdout.flush()?;
     drop(stdout);
 
     let mut connections = JoinSet::new();
+    // How often the instance is checked for termination (two atomic loads).
+    let mut watch_instance = tokio::time::interval(Duration::from_millis(20));
+    let mut terminated = None;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -116,10 +160,34 @@ async fn serve(
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = watch_instance.tick() => {
+                terminated = context.db.termination();
+                if terminated.is_some() {
+                    break;
+                }
+            }
         }
+    }
+    if let Some(reason) = terminated {
+        log::error!(
+            "stopping the server without a checkpoint: {} connections get a FATAL error",
+            connections.len()
+        );
+        drop(listener);
+        let _ = shutdown_sender.send(true);
+        // The connections send their FATAL error and end; none waits for a client long.
+        let closed =
+            tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} });
+        if closed.await.is_err() {
+            connections.abort_all();
+        }
+        return Err(ServerError::InstanceTerminated(reason));
     }
     log::info!("shutting down: {} connections open", connections.len());
     drop(listener);
+    if let Some(metrics) = metrics {
+        metrics.stop().await;
+    }
     let _ = shutdown_sender.send(true);
     let drained =
         tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;

@@ -563,20 +563,37 @@ impl SessionState {
         }
     }
 
-    /// Handles a batch of client messages in order; returns the encoded replies.
+    /// Whether a COPY FROM STDIN is taking the client's data: its request goes on after
+    /// CopyInResponse is sent, until the data's end.
+    pub fn copying_in(&self) -> bool {
+        self.copy_in.is_some()
+    }
+
+    /// The session, to open and close its client calls (`Session::client_call_begin`).
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// Handles a batch of client messages in order; returns the encoded replies. It is
+    /// the server's work on the client's open request (`Session::begin_server_work`):
+    /// its CPU is the session's `DB CPU`, whatever the messages are (Parse, Bind and
+    /// Describe as well as Execute, a COPY's data, a failed or cancelled statement).
     pub fn handle_messages(
         &mut self,
         messages: &mut std::collections::VecDeque<PgWireFrontendMessage>,
     ) -> (BytesMut, Option<db::DurabilityWait>) {
+        let work = self.session.begin_server_work();
         while let Some(message) = messages.pop_front() {
             self.handle_message(message);
             // A commit that must wait for durability left its wait: the connection awaits
             // it before the next message runs and before anything is sent.
-            if let Some(wait) = self.session.take_durability_wait() {
-                return (self.out.take(), Some(wait));
+            if self.session.has_durability_wait() {
+                break;
             }
         }
-        (self.out.take(), None)
+        // The work ends first: the wait is timed from its end.
+        self.session.end_server_work(work);
+        (self.out.take(), self.session.take_durability_wait())
     }
 
     fn handle_message(&mut self, message: PgWireFrontendMessage) {

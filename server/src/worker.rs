@@ -110,6 +110,23 @@ impl<S: 'static> SessionWorker<S> {
     }
 }
 
+impl<S: 'static> SessionWorker<S> {
+    /// Runs `note`, a few stores of bookkeeping (the time model, the network statistics),
+    /// on the session: as `call` does, but without the blocking hook and the long-call
+    /// timer (it neither sleeps nor runs long), which would cost a clock read.
+    pub fn account<R>(&mut self, note: impl FnOnce(&mut S) -> R) -> Result<R, WorkerGone> {
+        let state = self.state.as_mut().ok_or(WorkerGone)?;
+        match catch_unwind(AssertUnwindSafe(|| note(state))) {
+            Ok(r) => Ok(r),
+            Err(_) => {
+                log::error!("a call panicked: its session is dropped (rolled back)");
+                self.state = None;
+                Err(WorkerGone)
+            }
+        }
+    }
+}
+
 /// The blocking hook of a call (see `redo::blocking`).
 const HOOK: redo::blocking::BlockingHook =
     redo::blocking::BlockingHook { sleep: block_in_place, lengthy: long_call };

@@ -102,8 +102,11 @@ pub fn page(
         (
             "raw sync (this run)".into(),
             format!(
-                "4 KiB write+sync with {}: p50 {:.1} us, p99 {:.1} us",
-                report.raw_sync.method, report.raw_sync.p50_us, report.raw_sync.p99_us
+                "4 KiB write+sync with {}: p50 {:.1} us, mean {:.1} us, p99 {:.1} us",
+                report.raw_sync.method,
+                report.raw_sync.p50_us,
+                report.raw_sync.mean_us,
+                report.raw_sync.p99_us
             ),
         ),
         (

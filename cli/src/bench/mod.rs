@@ -316,15 +316,7 @@ fn run_bench(args: Args) -> Result<()> {
             None if supported(DEFAULT_SYNC_METHOD) => DEFAULT_SYNC_METHOD,
             None => SyncMethod::Fdatasync,
         };
-        let r = raw_disk
-            .iter()
-            .find(|r| r.method == method.name())
-            .context("no raw figure for the sync method")?;
-        let raw = RawSync {
-            method: method.name(),
-            p50_us: r.median_us.unwrap_or(0.0),
-            p99_us: r.p99_us.unwrap_or(0.0),
-        };
+        let raw = RawSync::of(&raw_disk, method).context("no raw figure for the sync method")?;
         let base = EngineSetup { log_parallelism: 1, sync_method: method };
 
         let mut targets: Vec<RunTarget> = Vec::new();
@@ -368,11 +360,12 @@ fn run_bench(args: Args) -> Result<()> {
             }
             crate::engine_bench::report::print_machine(&facts);
             println!(
-                "  raw sync      4 KiB write+sync with {}: p50 {:.1} us, p99 {:.1} us ({} syncs/s)",
+                "  raw sync      4 KiB write+sync with {}: p50 {:.1} us, mean {:.1} us, p99 {:.1} us ({} writes/s, one writer)",
                 raw.method,
                 raw.p50_us,
+                raw.mean_us,
                 raw.p99_us,
-                thousands(1e6 / raw.p50_us.max(1e-3))
+                thousands(raw.ops_per_sec)
             );
             for t in &targets {
                 println!("  target        {}: {}", t.label, t.target.describe());
@@ -384,7 +377,7 @@ fn run_bench(args: Args) -> Result<()> {
         let mut comparisons: Vec<Comparison> = Vec::new();
         for s in &scenarios {
             for (i, t) in targets.iter_mut().enumerate() {
-                let report = run_one(t, *s, &dir, &options, &progress, cpus, &raw, base)
+                let report = run_one(t, *s, &dir, &options, &progress, cpus, &raw_disk, base)
                     .with_context(|| format!("on {}", t.label))?;
                 if labels.len() == 1 {
                     progress.suspend(|| print_report(&report, None));
@@ -480,7 +473,7 @@ fn run_one(
     options: &Options,
     progress: &progress::Progress,
     cpus: usize,
-    raw: &RawSync,
+    raw_disk: &[probe::RawDisk],
     base: EngineSetup,
 ) -> Result<ScenarioReport> {
     let on_own_server = s.needs_wire() && t.target.flavour() == Flavour::Embedded;
@@ -504,7 +497,10 @@ fn run_one(
         ),
         _ => (&mut *t.target, None),
     };
-    let mut ctx = Ctx { target, options, progress, cpus, raw, base };
+    // The target's commits are compared with the raw disk under its own sync method
+    // (PostgreSQL's wal_sync_method mapped to redodb's), never another's.
+    let raw = target.raw_sync_method().and_then(|m| RawSync::of(raw_disk, m));
+    let mut ctx = Ctx { target, options, progress, cpus, raw: raw.as_ref(), base };
     let mut report = scenarios::run(&mut ctx, s)?;
     report.ran_on = ran_on;
     for m in &mut report.measurements {

@@ -343,12 +343,30 @@ pub struct ScenarioReport {
     pub seconds: f64,
 }
 
-/// The raw disk figure every report carries: 4 KiB write+sync with the run's method.
+/// The raw disk figure every report carries: 4 KiB write+sync with the run's method (the
+/// method its databases use). Its p50 is compared with p50s and its mean with means.
 #[derive(Clone, Debug, Serialize)]
 pub struct RawSync {
     pub method: &'static str,
     pub p50_us: f64,
+    pub mean_us: f64,
     pub p99_us: f64,
+    /// Writes completed per second by the probe's one writer (counted, not 1 / p50).
+    pub ops_per_sec: f64,
+}
+
+impl RawSync {
+    /// The raw disk's figures for `method`, if it ran here.
+    pub fn of(raw_disk: &[crate::engine_bench::probe::RawDisk], method: redo::SyncMethod) -> Option<RawSync> {
+        let r = raw_disk.iter().find(|r| r.method == method.name() && r.supported)?;
+        Some(RawSync {
+            method: r.method,
+            p50_us: r.median_us?,
+            mean_us: r.mean_us?,
+            p99_us: r.p99_us?,
+            ops_per_sec: r.ops_per_sec?,
+        })
+    }
 }
 
 /// Everything one target ran.

@@ -99,6 +99,9 @@ pub trait Target: Send + Sync {
     fn settle(&self) -> Result<()>;
     /// log_parallelism of the database (PostgreSQL's single WAL stream counts as 1).
     fn log_parallelism(&self) -> u32;
+    /// The redodb sync method whose raw disk figure matches how this target syncs its
+    /// log (PostgreSQL's `wal_sync_method` mapped by what it does), None when none does.
+    fn raw_sync_method(&self) -> Option<SyncMethod>;
     /// The wire-protocol target behind this one, for what only a network client has
     /// (portal fetches, round trips).
     fn as_wire(&self) -> Option<&super::wire::WireTarget> {
@@ -163,6 +166,10 @@ impl Target for Embedded {
 
     fn not_applicable(&self, _mode: Mode, _setup: EngineSetup) -> Option<String> {
         None
+    }
+
+    fn raw_sync_method(&self) -> Option<SyncMethod> {
+        Some(self.setup.sync_method)
     }
 
     fn describe(&self) -> String {

@@ -31,7 +31,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::target::{Connection, EngineSetup, Flavour, Reply, Stmt, Target};
 use crate::engine_bench::workload::Mode;
-use redo::CommitLogging;
+use redo::{CommitLogging, SyncMethod};
 
 /// The application_name of every bench connection: the PostgreSQL statistics sampler
 /// waits for the other connections of that name to end before it reads (see `vstats`).
@@ -54,6 +54,8 @@ pub struct WireTarget {
     /// The server's log sync method: redodb's log_sync_method, PostgreSQL's
     /// wal_sync_method.
     sync_method: String,
+    /// PostgreSQL's wal_level (with open_datasync, `minimal` adds O_DIRECT).
+    wal_level: Option<String>,
     /// The tables a reset drops: every table the scenarios create.
     tables: &'static [&'static str],
 }
@@ -99,6 +101,10 @@ impl WireTarget {
                 (version.unwrap_or_else(|_| "redodb".into()), Some(strands), method)
             }
         };
+        let wal_level = match flavour {
+            Flavour::Postgres => Some(conn.first_text("SHOW wal_level")?),
+            _ => None,
+        };
         Ok(WireTarget {
             url: url.to_string(),
             config,
@@ -106,6 +112,7 @@ impl WireTarget {
             server_version,
             server_strands,
             sync_method,
+            wal_level,
             tables,
         })
     }
@@ -151,6 +158,13 @@ impl Target for WireTarget {
 
     fn server_version(&self) -> Option<String> {
         Some(self.server_version.clone())
+    }
+
+    fn raw_sync_method(&self) -> Option<SyncMethod> {
+        match &self.wal_level {
+            Some(level) => crate::common::sync_method::redodb_equivalent(&self.sync_method, level),
+            None => SyncMethod::parse(&self.sync_method),
+        }
     }
 
     fn url(&self) -> Option<String> {

@@ -1,12 +1,14 @@
 //! What the benchmarks and the disk probe share: the machine's facts, the directory a run
 //! works in, percentiles and number formatting. `engine-bench`, `sql-bench`, `bench` and
 //! `probe` all use these, so their figures are read and printed the same way. Beside
-//! them: throwaway PostgreSQL-protocol servers to compare against ([`postgres`]) and
-//! Ctrl-C as an orderly stop ([`interrupt`]).
+//! them: throwaway PostgreSQL-protocol servers to compare against ([`postgres`]), their
+//! log sync methods beside redodb's ([`sync_method`]) and Ctrl-C as an orderly stop
+//! ([`interrupt`]).
 
 pub(crate) mod interrupt;
 pub(crate) mod machine;
 pub(crate) mod postgres;
+pub(crate) mod sync_method;
 
 use std::path::{Path, PathBuf};
 

@@ -266,6 +266,24 @@ impl PostgresCluster {
         self.process.dir.join("postgres.log")
     }
 
+    /// The postmaster's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.child.as_ref().map(Child::id)
+    }
+
+    /// The open flags (`/proc/PID/fdinfo`'s octal `flags`) of a WAL segment held open by
+    /// one of the cluster's processes: the WAL writer keeps the segment it last wrote
+    /// open, so after any commit there is one. None when no process has one open, or
+    /// `/proc` cannot be read.
+    pub fn wal_open_flags(&self) -> Option<u64> {
+        let postmaster = self.pid()?;
+        let children = std::fs::read_dir("/proc").ok()?.filter_map(|e| {
+            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            (parent_pid(pid)? == postmaster).then_some(pid)
+        });
+        children.into_iter().find_map(wal_fd_flags)
+    }
+
     /// Stops the server (SIGINT, what `pg_ctl stop -m fast` sends: open transactions
     /// rolled back, a shutdown checkpoint; SIGQUIT and SIGKILL if it lingers) and removes
     /// the directory, reporting what went wrong.
@@ -456,6 +474,32 @@ impl Drop for Throwaway {
     }
 }
 
+/// The parent of process `pid` (the field after the state in `/proc/PID/stat`; the
+/// command name before it is in parentheses and may hold spaces).
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after_name) = stat.rsplit_once(')')?;
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The open flags of a WAL segment (`pg_wal/` and a 24-hex-digit name) among the open
+/// files of process `pid`.
+fn wal_fd_flags(pid: u32) -> Option<u64> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    fds.filter_map(Result::ok).find_map(|fd| {
+        let target = std::fs::read_link(fd.path()).ok()?;
+        let name = target.file_name()?.to_str()?;
+        let in_pg_wal = target.parent().and_then(Path::file_name).is_some_and(|d| d == "pg_wal");
+        if !(in_pg_wal && name.len() == 24 && name.bytes().all(|b| b.is_ascii_hexdigit())) {
+            return None;
+        }
+        let info =
+            std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_str()?)).ok()?;
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?;
+        u64::from_str_radix(flags.trim(), 8).ok()
+    })
+}
+
 fn libpq_env(host: &str, port: u16, user: &str, dbname: &str) -> Vec<(String, String)> {
     [
         ("PGHOST", host.to_string()),
@@ -540,7 +584,7 @@ fn log_tail(path: &Path) -> String {
 
 /// Connects to `url`, runs one simple query and returns the first column of its first
 /// row: the readiness check of both servers.
-fn query_once(url: &str, sql: &str) -> Result<String> {
+pub(crate) fn query_once(url: &str, sql: &str) -> Result<String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

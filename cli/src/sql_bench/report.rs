@@ -58,7 +58,9 @@ pub struct Report {
     pub machine: MachineFacts,
     pub settings: Settings,
     pub raw_disk: Vec<RawDisk>,
-    /// The machine limit: median of one 4 KiB pwrite + fdatasync.
+    /// Median of one 4 KiB pwrite + fdatasync, for reference: no ratio uses it (they are
+    /// SQL over engine), and the databases here sync with `settings.sync_method`, whose
+    /// raw row is in `raw_disk`.
     pub raw_fdatasync_median_us: f64,
     /// The raw engine at 32 sessions before the SQL loops, and again after them on the
     /// same files: the ratios' baseline is the mean of the two.

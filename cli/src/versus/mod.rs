@@ -2,17 +2,21 @@
 //! the same run, both driven by the same pgbench scripts (`pgbench`): insert-commit and
 //! update-commit on 30,000 rows, `-M prepared`, 1, 8 and 32 clients, PostgreSQL with
 //! `synchronous_commit` on and off against redodb WAIT and NOWAIT (NOWAIT both with
-//! IMMEDIATE logging, the issue's target, and with BATCH, like for like: PostgreSQL's
-//! `off` leaves the WAL sync to its WAL writer as BATCH leaves it to redodb's).
+//! IMMEDIATE logging, the issue's target, and with BATCH: both asynchronous commits
+//! leave the log write to a background writer, with different loss windows, see [`sync`]).
 //!
 //! It starts both servers itself: a throwaway PostgreSQL 15 cluster from the Debian
 //! package and `redodb serve` from this binary, each in a temporary directory on a spare
-//! port, stopped at the end. Runs alternate between the servers cell by cell, so a drift
-//! of the machine (a busy neighbour, the disk's mood) touches both sides of a ratio alike.
-//! The targets (redodb >= 2x PostgreSQL's TPS at 32 clients WAIT vs on, >= 1.5x NOWAIT vs
-//! off) are printed with a verdict, never asserted.
+//! port, stopped at the end. Runs alternate between the servers cell by cell, and which
+//! server runs first alternates too, so neither always runs on a disk the other has just
+//! worked (a drift of the machine, a busy neighbour, the disk's mood, touches both sides
+//! of a ratio alike). The header states both servers' sync settings as they run, and
+//! whether they are the same method; `--postgres-sync-method same` runs PostgreSQL with
+//! the method closest to redodb's. The targets (redodb >= 2x PostgreSQL's TPS at 32
+//! clients WAIT vs on, >= 1.5x NOWAIT vs off) are printed with a verdict, never asserted.
 
 mod pgbench;
+mod sync;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,9 +25,11 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::common::machine::{self, MachineFacts};
-use crate::common::postgres::{PostgresCluster, RedodbServer};
+use crate::common::postgres::{PostgresCluster, PostgresOptions, RedodbServer};
 use crate::common::{bench_dir, thousands};
 use pgbench::{Endpoint, Flavour, Pairing, RunFigures, Tools, Workload};
+use redo::SyncMethod;
+use sync::{LossWindows, PostgresSyncChoice, SyncSettings};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -46,6 +52,21 @@ pub struct Args {
     /// Write the figures as JSON to this file
     #[arg(long)]
     json: Option<PathBuf>,
+    /// redodb's sync method: fdatasync, o_dsync or o_direct [default: the server's]
+    #[arg(long, value_parser = sync_method_parser())]
+    sync_method: Option<SyncMethod>,
+    /// PostgreSQL's wal_sync_method: `default` (PostgreSQL's own, fdatasync on Linux),
+    /// `same` (the one closest to redodb's sync method; for o_direct, open_datasync with
+    /// wal_level=minimal, with which PostgreSQL 15 opens WAL with O_DIRECT), or fdatasync,
+    /// fsync, open_datasync, open_sync
+    #[arg(long, default_value = "default", value_parser = PostgresSyncChoice::parse)]
+    postgres_sync_method: PostgresSyncChoice,
+}
+
+fn sync_method_parser() -> impl clap::builder::TypedValueParser<Value = SyncMethod> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(SyncMethod::ALL.map(|m| m.name()))
+        .map(|name| SyncMethod::parse(&name).expect("a possible value"))
 }
 
 /// One cell of the table: a workload, a client count, a commit mode, both servers.
@@ -57,6 +78,8 @@ pub struct Cell {
     pub pairing: Pairing,
     /// WAIT vs synchronous_commit=on (else NOWAIT vs off).
     pub wait: bool,
+    /// The server that ran first in this cell (it alternates from cell to cell).
+    pub first: Flavour,
     pub postgres: RunFigures,
     pub redodb: RunFigures,
     /// redodb TPS / PostgreSQL TPS.
@@ -79,6 +102,10 @@ struct Report {
     redodb_version: &'static str,
     seconds_per_run: u32,
     query_mode: &'static str,
+    /// Both servers' sync settings as they ran, and whether they are the same method.
+    sync: SyncSettings,
+    /// What each server's asynchronous commit can lose in a crash.
+    loss_windows: LossWindows,
     cells: Vec<Cell>,
     verdicts: Vec<Verdict>,
     total_seconds: f64,
@@ -123,8 +150,23 @@ pub fn run(args: Args) -> Result<()> {
     let (dir, _temp) = bench_dir(args.data.as_deref(), "redodb-versus-")?;
     let facts = machine::facts(&dir);
 
-    let postgres = PostgresCluster::start(&dir.join("postgres")).context("starting PostgreSQL 15")?;
-    let redodb = RedodbServer::start(&dir.join("redodb")).context("starting redodb serve")?;
+    // redodb's method first: PostgreSQL's "same" follows it.
+    let redodb_args: Vec<String> = match args.sync_method {
+        Some(m) => vec!["--sync-method".into(), m.name().into()],
+        None => Vec::new(),
+    };
+    let redodb =
+        RedodbServer::start_with(&dir.join("redodb"), &redodb_args).context("starting redodb serve")?;
+    let redodb_method = match args.sync_method {
+        Some(m) => m,
+        None => redodb_sync_method(&redodb)?,
+    };
+    let pg_options = PostgresOptions {
+        extra_settings: args.postgres_sync_method.settings(redodb_method),
+        ..PostgresOptions::default()
+    };
+    let postgres =
+        PostgresCluster::start_with(&dir.join("postgres"), &pg_options).context("starting PostgreSQL 15")?;
     let pg = Endpoint {
         flavour: Flavour::Postgres,
         host: postgres.host().to_string(),
@@ -140,6 +182,17 @@ pub fn run(args: Args) -> Result<()> {
         dbname: redodb.dbname().to_string(),
     };
     let postgres_version = tools.psql(&pg, "SHOW server_version", None)?;
+    for e in [&pg, &rd] {
+        tools.create_tables(e)?;
+    }
+    let sync = SyncSettings::new(
+        redodb_method,
+        args.postgres_sync_method,
+        &tools.psql(&pg, "SHOW wal_sync_method", None)?,
+        &tools.psql(&pg, "SHOW wal_level", None)?,
+        postgres_wal_flags(&tools, &pg, &postgres)?,
+    );
+    let loss_windows = loss_windows(&tools, &pg, &rd)?;
     println!("redodb {} versus PostgreSQL {postgres_version}", env!("CARGO_PKG_VERSION"));
     println!(
         "  machine     {} CPUs ({}), {} on {}, data in {}",
@@ -147,14 +200,20 @@ pub fn run(args: Args) -> Result<()> {
     );
     println!(
         "  runs        pgbench -M prepared, {seconds} s each, one statement per transaction (autocommit); \
-         servers alternate cell by cell"
+         servers alternate cell by cell, and which runs first alternates too"
     );
     println!("  PostgreSQL  {}:{} (fsync on, a throwaway cluster)", pg.host, pg.port);
-    println!("  redodb      {}:{} (redodb serve, default engine settings)", rd.host, rd.port);
-    println!();
-    for e in [&pg, &rd] {
-        tools.create_tables(e)?;
+    println!(
+        "  redodb      {}:{} (redodb serve, default engine settings{})",
+        rd.host,
+        rd.port,
+        if args.sync_method.is_some() { " but --sync-method" } else { "" }
+    );
+    print_sync(&sync);
+    for (i, line) in loss_windows.lines().iter().enumerate() {
+        println!("  {:<10}  {line}", if i == 0 { "loss" } else { "" });
     }
+    println!();
 
     let scratch = dir.join("scripts");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
@@ -162,8 +221,17 @@ pub fn run(args: Args) -> Result<()> {
     for &workload in &workloads {
         for pairing in Pairing::ALL {
             for &c in &clients {
-                let postgres = tools.run(&pg, workload, pairing, c, seconds, &scratch)?;
-                let redodb = tools.run(&rd, workload, pairing, c, seconds, &scratch)?;
+                // Whoever runs second runs on a disk the first has just worked (its
+                // write-back, a PostgreSQL checkpoint's tail): each server goes first in
+                // every other cell.
+                let first = if cells.len() % 2 == 0 { Flavour::Postgres } else { Flavour::Redodb };
+                let (postgres, redodb) = if first == Flavour::Postgres {
+                    let p = tools.run(&pg, workload, pairing, c, seconds, &scratch)?;
+                    (p, tools.run(&rd, workload, pairing, c, seconds, &scratch)?)
+                } else {
+                    let r = tools.run(&rd, workload, pairing, c, seconds, &scratch)?;
+                    (tools.run(&pg, workload, pairing, c, seconds, &scratch)?, r)
+                };
                 let ratio = if postgres.tps > 0.0 { redodb.tps / postgres.tps } else { 0.0 };
                 eprintln!(
                     "{} {c} clients {}: PostgreSQL {} tps, redodb {} tps ({ratio:.2}x)",
@@ -173,7 +241,7 @@ pub fn run(args: Args) -> Result<()> {
                     thousands(redodb.tps)
                 );
                 let wait = pairing == Pairing::Wait;
-                cells.push(Cell { workload, clients: c, pairing, wait, postgres, redodb, ratio });
+                cells.push(Cell { workload, clients: c, pairing, wait, first, postgres, redodb, ratio });
             }
         }
     }
@@ -193,6 +261,8 @@ pub fn run(args: Args) -> Result<()> {
         redodb_version: env!("CARGO_PKG_VERSION"),
         seconds_per_run: seconds,
         query_mode: "prepared",
+        sync,
+        loss_windows,
         cells,
         verdicts,
         total_seconds: started.elapsed().as_secs_f64(),
@@ -204,6 +274,86 @@ pub fn run(args: Args) -> Result<()> {
     }
     println!("total time {:.1} s", report.total_seconds);
     Ok(())
+}
+
+/// The sync method redodb's server runs with (its `log_sync_method` parameter).
+fn redodb_sync_method(server: &RedodbServer) -> Result<SyncMethod> {
+    let name = crate::common::postgres::query_once(
+        &server.url(),
+        "SELECT value FROM v$parameter WHERE name = 'log_sync_method'",
+    )?;
+    SyncMethod::parse(&name).with_context(|| format!("redodb reports an unknown log_sync_method {name:?}"))
+}
+
+/// The flags PostgreSQL's WAL segment is open with, as `/proc` shows them. A process keeps
+/// the segment it last wrote open; a CHECKPOINT makes the checkpointer write (and so open)
+/// the current one, with the flags the sync method asks for. None if none is seen within
+/// a few seconds.
+fn postgres_wal_flags(tools: &Tools, pg: &Endpoint, cluster: &PostgresCluster) -> Result<Option<String>> {
+    tools.psql(pg, "CHECKPOINT", None)?;
+    for _ in 0..30 {
+        if let Some(flags) = cluster.wal_open_flags() {
+            return Ok(Some(sync::proc_flags_text(flags)));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(None)
+}
+
+/// Both servers' background writers' settings, as they run.
+fn loss_windows(tools: &Tools, pg: &Endpoint, rd: &Endpoint) -> Result<LossWindows> {
+    let text = tools.psql(
+        rd,
+        "SELECT name, value FROM v$parameter WHERE name IN \
+         ('log_buffer', 'batch_flush_buffer_divisor', 'batch_flush_bytes', 'batch_flush_timeout_ms')",
+        None,
+    )?;
+    let value = |name: &str| -> Result<u64> {
+        text.lines()
+            .filter_map(|l| l.split_once('|'))
+            .find(|(n, _)| n.trim() == name)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .with_context(|| format!("no {name} in redodb's v$parameter: {text:?}"))
+    };
+    let divisor = value("batch_flush_buffer_divisor")?.max(1);
+    let trigger = (value("log_buffer")? / divisor).min(value("batch_flush_bytes")?);
+    // pg_settings gives the delay in its unit (ms), whatever the text form.
+    let delay = tools.psql(
+        pg,
+        "SELECT setting FROM pg_settings WHERE name = 'wal_writer_delay' AND unit = 'ms'",
+        None,
+    )?;
+    let delay_ms: u64 =
+        delay.trim().parse().with_context(|| format!("PostgreSQL's wal_writer_delay in ms: {delay:?}"))?;
+    Ok(LossWindows {
+        redodb_batch_flush_trigger_bytes: trigger,
+        redodb_batch_flush_timeout_ms: value("batch_flush_timeout_ms")?,
+        postgres_wal_writer_delay_ms: delay_ms,
+        postgres_wal_writer_flush_after: tools.psql(pg, "SHOW wal_writer_flush_after", None)?,
+        postgres_max_loss_ms: 3 * delay_ms,
+    })
+}
+
+fn print_sync(s: &SyncSettings) {
+    println!("  redodb log  sync_method={}: {}", s.redodb_sync_method, s.redodb_does);
+    let observed = match (&s.postgres_wal_open_flags, s.postgres_expected_flags()) {
+        (Some(seen), Some(expected)) if *seen == expected => {
+            format!("; /proc shows its WAL open with flags {seen}")
+        }
+        (Some(seen), _) => format!("; /proc shows its WAL open with flags {seen}, NOT what its settings say"),
+        (None, _) => "; no WAL file of it was open in /proc to check".into(),
+    };
+    println!(
+        "  PG WAL      wal_sync_method={}, wal_level={} ({}): {}{observed}",
+        s.postgres_wal_sync_method,
+        s.postgres_wal_level,
+        match s.postgres_choice.as_str() {
+            "default" => "PostgreSQL's default".to_string(),
+            choice => format!("--postgres-sync-method {choice}"),
+        },
+        s.postgres_does
+    );
+    println!("  sync        {}", s.note);
 }
 
 fn print_table(cells: &[Cell]) {
@@ -242,7 +392,14 @@ fn print_table(cells: &[Cell]) {
             c.ratio
         );
     }
-    println!("  ratio = redodb tps / PostgreSQL tps; c/sync = commits per WAL sync (pg_stat_wal.wal_sync) or per redo write");
+    println!("  ratio = redodb tps / PostgreSQL tps");
+    println!(
+        "  c/sync = commits per log sync: PostgreSQL's pg_stat_wal.wal_sync (wal_write with an open_* method), \
+         redodb's redo writes"
+    );
+    println!(
+        "  NOWAIT BATCH and sync_commit=off risk different windows of commits (the \"loss\" lines above)"
+    );
     println!();
 }
 

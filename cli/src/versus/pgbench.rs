@@ -55,9 +55,12 @@ pub enum Pairing {
     /// the log writer at once, which writes and syncs for every post (thousands of
     /// syncs a second), while PostgreSQL leaves the sync to its WAL writer.
     NowaitImmediate,
-    /// NOWAIT/BATCH against `off`: like for like, both leave the log write to a background
-    /// writer's triggers (redodb: buffer 1/3 full, 1 MiB, 3 s; PostgreSQL's WAL writer:
-    /// 200 ms or 1 MB between syncs).
+    /// NOWAIT/BATCH against `off`: both leave the log write to a background writer's
+    /// triggers (redodb: a third of the log buffer or `batch_flush_bytes` unwritten, or
+    /// `batch_flush_timeout_ms`, 3 s, since the last write; PostgreSQL's WAL writer: every
+    /// `wal_writer_delay`, 200 ms, or `wal_writer_flush_after`, 1 MB). Not the same loss
+    /// window: a crash can take back up to 3 s of redodb's acknowledged commits, at most
+    /// 3 x `wal_writer_delay` = 600 ms of PostgreSQL's (`sync::LossWindows`).
     NowaitBatch,
 }
 
@@ -146,7 +149,8 @@ pub struct RunFigures {
     pub latency_avg_ms: f64,
     pub transactions: u64,
     /// Commits the server counted during the run, and the log syncs it made for them
-    /// (redodb: `redo writes`; PostgreSQL: `pg_stat_wal.wal_sync`), when it can say.
+    /// (redodb: `redo writes`; PostgreSQL: `pg_stat_wal.wal_sync`, or `wal_write` with an
+    /// open_* `wal_sync_method`), when it can say.
     pub server_commits: Option<u64>,
     pub server_syncs: Option<u64>,
 }
@@ -257,9 +261,13 @@ impl Tools {
             Flavour::Redodb => {
                 "SELECT name, value FROM v$sysstat WHERE name IN ('user commits', 'redo writes')"
             }
+            // pg_stat_wal counts no sync for the open_* methods (each WAL write is its own
+            // sync, O_DSYNC or O_SYNC): their writes are their syncs.
             Flavour::Postgres => {
                 "SELECT 'user commits', sum(xact_commit) FROM pg_stat_database \
-                 UNION ALL SELECT 'redo writes', wal_sync FROM pg_stat_wal"
+                 UNION ALL SELECT 'redo writes', \
+                 CASE WHEN current_setting('wal_sync_method') LIKE 'open%' THEN wal_write ELSE wal_sync END \
+                 FROM pg_stat_wal"
             }
         };
         let text = self.psql(e, sql, None)?;

@@ -3,8 +3,9 @@
 // Compiled and run by cli/tests/client_jdbc.rs as `java JdbcTest PORT` against a fresh
 // server. The checks that concern the protocol run once per preferQueryMode (extended,
 // extendedForPrepared, extendedCacheEverything and simple), each on its own tables;
-// every check runs even after one fails, failures print with their stack traces, and the
-// exit status is 1 if any failed. socketTimeout bounds every call: a server that never
+// every check runs even after one fails, failures print with their stack traces, the last
+// line says how many checks ran and passed, and the exit status is 1 if any failed or none
+// ran. socketTimeout bounds every call: a server that never
 // answers fails the check instead of hanging the test.
 
 import java.math.BigDecimal;
@@ -749,10 +750,12 @@ public class JdbcTest {
 
         int passed = 0;
         int failed = 0;
+        int run = 0;
         for (int i = 0; i < checks.size(); i++) {
             if (!names.get(i).contains(only)) {
                 continue;
             }
+            run++;
             long start = System.nanoTime();
             try {
                 checks.get(i).run();
@@ -765,7 +768,8 @@ public class JdbcTest {
             }
             System.out.flush();
         }
-        System.out.println(passed + " passed, " + failed + " failed");
-        System.exit(failed == 0 ? 0 : 1);
+        // The last line, read by the test: a run of no checks is a failure, not a pass.
+        System.out.println(run + " checks run of " + checks.size() + ": " + passed + " passed, " + failed + " failed");
+        System.exit(failed == 0 && run > 0 ? 0 : 1);
     }
 }

@@ -4,7 +4,8 @@
 Run by cli/tests/client_psycopg.rs as `python3 psycopg_test.py --port N` against a
 fresh server. Each check is a function named check_*, run on its own connections and
 its own tables; every check runs even after one fails, the failures are printed with
-their tracebacks, and the exit status is 1 if any failed. A check that hangs is cut by
+their tracebacks, the last line says how many checks ran and passed, and the exit status
+is 1 if any failed or none ran. A check that hangs is cut by
 the connections' statement timeout on the client side (psycopg's own timeouts).
 """
 
@@ -716,7 +717,8 @@ def main():
     args = parser.parse_args()
     PORT = args.port
     print(f"psycopg {psycopg.__version__} ({pq.__impl__}, libpq {pq.version()})", flush=True)
-    checks = [(n, f) for n, f in globals().items() if n.startswith("check_") and callable(f)]
+    defined = [(n, f) for n, f in globals().items() if n.startswith("check_") and callable(f)]
+    checks = defined
     if args.checks:
         checks = [(n, f) for n, f in checks if any(c in n for c in args.checks)]
     failed = 0
@@ -728,8 +730,9 @@ def main():
         except Exception:
             failed += 1
             print(f"FAILED {name}\n{traceback.format_exc()}", flush=True)
-    print(f"{len(checks) - failed} passed, {failed} failed", flush=True)
-    sys.exit(1 if failed else 0)
+    # The last line, read by the test: a run of no checks is a failure, not a pass.
+    print(f"{len(checks)} checks run of {len(defined)}: {len(checks) - failed} passed, {failed} failed", flush=True)
+    sys.exit(1 if failed or not checks else 0)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ pub fn require_tool(tool: &str) {
     let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     assert!(
         found.is_ok_and(|s| s.success()),
-        "`{tool}` is needed by the server tests: install the packages postgresql-client-15 \
-         (psql) and postgresql-15 (pgbench): apt-get install postgresql-client-15 postgresql-15"
+        "`{tool}` is needed by the server tests (scripts/test.sh installs them): the Debian \
+         packages postgresql-client-15 (psql), postgresql-15 (pgbench) and prometheus \
+         (prometheus, promtool)"
     );
 }
 
@@ -26,6 +27,8 @@ pub struct Server {
     child: Option<Child>,
     pub port: u16,
     pub dir: PathBuf,
+    /// The metrics endpoint's URL, from the server's "metrics" line (None: not served).
+    pub metrics_url: Option<String>,
 }
 
 impl Server {
@@ -37,7 +40,19 @@ impl Server {
 
     /// As `start`, logging at `level` to `log` (a file, to read what the server said).
     pub fn start_logging(dir: &Path, extra: &[&str], level: &str, log: Stdio) -> Server {
+        Server::start_with_env(dir, extra, level, log, &[])
+    }
+
+    /// As `start_logging`, with the environment variables `env` (`REDODB_FAULTS`, ...).
+    pub fn start_with_env(
+        dir: &Path,
+        extra: &[&str],
+        level: &str,
+        log: Stdio,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_redodb"))
+            .envs(env.iter().copied())
             .args(["serve", "--data"])
             .arg(dir)
             .args([
@@ -66,14 +81,18 @@ impl Server {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut metrics_url = None;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match listening.recv_timeout(left) {
                 Ok(line) => {
+                    if let Some(url) = line.strip_prefix("redodb metrics on ") {
+                        metrics_url = Some(url.to_string());
+                    }
                     if let Some(addr) = line.strip_prefix("redodb listening on ") {
                         let port =
                             addr.rsplit(':').next().unwrap().parse().expect("port in the listening line");
-                        return Server { child: Some(child), port, dir: dir.to_path_buf() };
+                        return Server { child: Some(child), port, dir: dir.to_path_buf(), metrics_url };
                     }
                 }
                 Err(_) => {
@@ -180,6 +199,20 @@ impl Server {
         }
     }
 
+    /// Waits for the server to exit on its own (at most `limit`); None if it did not.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let child = self.child.as_mut().expect("running");
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// SIGKILL: no shutdown at all.
     pub fn kill9(mut self) {
         let mut child = self.child.take().unwrap();
@@ -235,6 +268,42 @@ pub fn run_client(command: &mut Command, limit: Duration) -> Output {
         std::thread::sleep(Duration::from_millis(50));
     };
     Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+}
+
+/// A client test script's checks, from its last line `N checks run of M: P passed, F
+/// failed`: fails with the client's output unless it succeeded, ran at least one check and
+/// every check it ran passed. Returns (run, defined): a script whose checks silently
+/// stopped running (a filter matching nothing, a loop cut short) passes no test.
+pub fn assert_client_checks_passed(what: &str, output: &Output) -> (u64, u64) {
+    assert_client_passed(what, output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    let parsed = (|| {
+        let (run, rest) = last.split_once(" checks run of ")?;
+        let (defined, rest) = rest.split_once(": ")?;
+        let (passed, rest) = rest.split_once(" passed, ")?;
+        let failed = rest.strip_suffix(" failed")?;
+        let n = |s: &str| s.trim().parse::<u64>().ok();
+        Some((n(run)?, n(defined)?, n(passed)?, n(failed)?))
+    })();
+    let Some((run, defined, passed, failed)) = parsed else {
+        panic!(
+            "{what}: no `N checks run of M: P passed, F failed` summary at the end of:
+{stdout}"
+        );
+    };
+    assert!(
+        run > 0,
+        "{what} ran no checks:
+{stdout}"
+    );
+    assert_eq!(
+        (passed, failed),
+        (run, 0),
+        "{what}: every check it ran passes:
+{stdout}"
+    );
+    (run, defined)
 }
 
 /// Fails with the client's output unless it succeeded.

@@ -613,6 +613,7 @@ mod tests {
             time_us: 60,
             max_us: None,
             histogram,
+            in_progress_us: 0,
         };
         e.sample.events.insert("<script>alert('x')</script> & co".into(), odd);
         let html = report_html(&[b, e]).expect("report");

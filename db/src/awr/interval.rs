@@ -192,11 +192,16 @@ fn event_delta(
         let before = begin.histogram.get(i).copied().unwrap_or(0);
         histogram.push(delta(&format!("the waits of \"{name}\" in bucket {i}"), before, count, ids)?);
     }
+    let ended_us = delta(&format!("the time of \"{name}\""), begin.time_us, end.time_us, ids)?;
     Ok(EventDelta {
         wait_class: end.wait_class.clone(),
         background: end.background,
         waits: delta(&format!("the waits of \"{name}\""), begin.waits, end.waits, ids)?,
-        time_us: delta(&format!("the time of \"{name}\""), begin.time_us, end.time_us, ids)?,
+        // The waits in progress at the begin ended here (their time so far belongs to the
+        // interval before), those in progress at the end count their time so far. (A wait
+        // in progress at the begin that then ended unrecorded, a failed one, takes nothing
+        // below zero.)
+        time_us: (ended_us + end.in_progress_us).saturating_sub(begin.in_progress_us),
         histogram,
     })
 }
@@ -358,7 +363,7 @@ impl Interval {
         let mut events: Vec<(&str, &EventDelta)> = self
             .events
             .iter()
-            .filter(|(_, e)| e.background == background && !e.is_idle() && e.waits > 0)
+            .filter(|(_, e)| e.background == background && !e.is_idle() && (e.waits > 0 || e.time_us > 0))
             .map(|(name, e)| (name.as_str(), e))
             .collect();
         events.sort_by(|a, b| b.1.time_us.cmp(&a.1.time_us).then(a.0.cmp(b.0)));
@@ -647,6 +652,7 @@ pub(crate) mod tests {
                     time_us,
                     max_us: None,
                     histogram,
+                    in_progress_us: 0,
                 };
                 (name.to_string(), e)
             })

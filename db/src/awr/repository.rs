@@ -2,10 +2,12 @@
 //!
 //! A file is `{"snap_id":N,"crc32c":C,"sample":{...}}`, the checksum over the sample's
 //! bytes exactly as written, so a torn or bit-flipped file is told from a whole one. It is
-//! written to a temporary file, synced, then hard-linked to its final name (which fails if
-//! the name exists, so two writers racing for an id never overwrite each other: the loser
-//! takes the next id), and the directory is synced: a snapshot that was reported taken
-//! survives a crash, and a crash never leaves a half-written `snap-<id>.json`.
+//! written (through the database's [`Storage`], like every durable file) to a temporary
+//! file, synced, then renamed to its final name without replacing (which fails if the name
+//! exists, so two writers racing for an id never overwrite each other: the loser takes the
+//! next id), and the directory is synced: a snapshot that was reported taken survives a
+//! crash, and a crash never leaves a half-written `snap-<id>.json`. The functions taking a
+//! directory path read and write the local file system; the database uses its own storage.
 //!
 //! Ids increase: the next is one past the highest id among the files, damaged ones
 //! included; retention never removes the newest snapshot, so an id is never reused.
@@ -17,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use redo::storage::{read_whole, FileStorage, Storage};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -118,34 +121,34 @@ pub fn take_snapshot(db: &Database) -> DbResult<SnapshotInfo> {
 pub(crate) fn take_db_snapshot(db: &DbShared) -> DbResult<SnapshotInfo> {
     let _one_at_a_time = db.snapshot_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let (sample, activity) = snapshot_sample(db);
-    let taken = take_snapshot_in(&db.log().config().dir, sample);
+    let taken = store_snapshot(&*db.storage, &db.log().config().dir, sample);
     if taken.is_err() {
         db.statements.restore_activity(&activity);
     }
     taken
 }
 
-/// Stores `sample` as the next snapshot of the database in `db_dir`.
+/// Stores `sample` as the next snapshot of the database in `db_dir` (on the local file
+/// system).
 pub fn take_snapshot_in(db_dir: &Path, sample: Sample) -> DbResult<SnapshotInfo> {
+    store_snapshot(&FileStorage, db_dir, sample)
+}
+
+/// Stores `sample` as the next snapshot of the database in `db_dir`, on `storage`.
+pub(crate) fn store_snapshot(storage: &dyn Storage, db_dir: &Path, sample: Sample) -> DbResult<SnapshotInfo> {
     let dir = awr_dir(db_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| AwrError::io("creating the snapshot directory", &dir, e))?;
+    storage.create_dir_all(&dir).map_err(|e| AwrError::io("creating the snapshot directory", &dir, e))?;
     let sample_json =
         serde_json::to_string(&sample).map_err(|e| AwrError::Serialize { id: 0, message: e.to_string() })?;
     let crc = crc32c::crc32c(sample_json.as_bytes());
-    let mut id = highest_id(&dir)? + 1;
+    let mut id = highest_id(storage, &dir)? + 1;
     loop {
         let body = format!("{{\"snap_id\":{id},\"crc32c\":{crc},\"sample\":{sample_json}}}\n");
-        let temporary = write_temporary(&dir, id, body.as_bytes())?;
+        let temporary = write_temporary(storage, &dir, id, body.as_bytes())?;
         let path = snapshot_path(&dir, id);
-        let linked = std::fs::hard_link(&temporary, &path);
-        // The temporary name goes whatever happened: the final name holds the data now,
-        // or another writer took this id and we try the next one.
-        if let Err(e) = std::fs::remove_file(&temporary) {
-            log::warn!("could not remove temporary snapshot file {}: {e}", temporary.display());
-        }
-        match linked {
+        match storage.rename(&temporary, &path) {
             Ok(()) => {
-                sync_dir(&dir)?;
+                sync_dir(storage, &dir)?;
                 return Ok(SnapshotInfo {
                     id,
                     taken_at_unix_us: sample.taken_at_unix_us,
@@ -154,40 +157,49 @@ pub fn take_snapshot_in(db_dir: &Path, sample: Sample) -> DbResult<SnapshotInfo>
                     path,
                 });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => id += 1,
-            Err(e) => return Err(AwrError::io("naming the snapshot file", path, e).into()),
+            Err(e) => {
+                // The temporary name goes: another writer took this id (try the next), or
+                // the rename failed.
+                if let Err(re) = storage.remove_file(&temporary) {
+                    log::warn!("could not remove temporary snapshot file {}: {re}", temporary.display());
+                }
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(AwrError::io("naming the snapshot file", path, e).into());
+                }
+                id += 1;
+            }
         }
     }
 }
 
 /// Highest id among the snapshot files in `dir`, readable or not (0 if none).
-fn highest_id(dir: &Path) -> DbResult<u64> {
-    let entries = std::fs::read_dir(dir).map_err(|e| AwrError::io("listing", dir, e))?;
-    let mut highest = 0;
-    for entry in entries {
-        let entry = entry.map_err(|e| AwrError::io("listing", dir, e))?;
-        if let Some(id) = entry.file_name().to_str().and_then(id_of) {
-            highest = highest.max(id);
-        }
-    }
-    Ok(highest)
+fn highest_id(storage: &dyn Storage, dir: &Path) -> DbResult<u64> {
+    let names = storage.list_dir(dir).map_err(|e| AwrError::io("listing", dir, e))?;
+    Ok(names.iter().filter_map(|n| id_of(n)).max().unwrap_or(0))
 }
 
-fn write_temporary(dir: &Path, id: u64, bytes: &[u8]) -> DbResult<PathBuf> {
-    use std::io::Write;
+fn write_temporary(storage: &dyn Storage, dir: &Path, id: u64, bytes: &[u8]) -> DbResult<PathBuf> {
     // Unique per process and call, so concurrent writers never share a temporary file.
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = format!("snap-{id}.json.tmp.{}.{}", std::process::id(), COUNTER.fetch_add(1, Relaxed));
     let path = dir.join(name);
-    let mut file = std::fs::File::create(&path).map_err(|e| AwrError::io("creating", &path, e))?;
-    file.write_all(bytes).map_err(|e| AwrError::io("writing", &path, e))?;
-    file.sync_all().map_err(|e| AwrError::io("syncing", &path, e))?;
+    let file = storage.create(&path).map_err(|e| AwrError::io("creating", &path, e))?;
+    let written = file
+        .write_at(&[bytes], 0)
+        .map_err(|e| AwrError::io("writing", &path, e))
+        .and_then(|()| file.sync().map_err(|e| AwrError::io("syncing", &path, e)));
+    drop(file);
+    if let Err(e) = written {
+        if let Err(re) = storage.remove_file(&path) {
+            log::warn!("could not remove temporary snapshot file {}: {re}", path.display());
+        }
+        return Err(e.into());
+    }
     Ok(path)
 }
 
-fn sync_dir(dir: &Path) -> DbResult<()> {
-    let handle = std::fs::File::open(dir).map_err(|e| AwrError::io("opening the directory", dir, e))?;
-    handle.sync_all().map_err(|e| AwrError::io("syncing the directory", dir, e))?;
+fn sync_dir(storage: &dyn Storage, dir: &Path) -> DbResult<()> {
+    storage.sync_dir(dir).map_err(|e| AwrError::io("syncing the directory", dir, e))?;
     Ok(())
 }
 
@@ -200,12 +212,10 @@ struct Envelope<'a> {
 }
 
 /// Reads and checks the snapshot file `path`, which its name says holds snapshot `id`.
-fn read_snapshot(path: &Path, id: u64) -> Result<Snapshot, AwrError> {
+fn read_snapshot(storage: &dyn Storage, path: &Path, id: u64) -> Result<Snapshot, AwrError> {
     let damaged = |reason: String| AwrError::DamagedSnapshot { id, path: path.to_path_buf(), reason };
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => damaged("it is not UTF-8 text".to_string()),
-        _ => AwrError::io("reading", path, e),
-    })?;
+    let bytes = read_whole(storage, path).map_err(|e| AwrError::io("reading", path, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| damaged("it is not UTF-8 text".to_string()))?;
     let envelope: Envelope =
         serde_json::from_str(&text).map_err(|e| damaged(format!("it is not a whole snapshot ({e})")))?;
     if envelope.snap_id != id {
@@ -234,18 +244,22 @@ fn read_snapshot(path: &Path, id: u64) -> Result<Snapshot, AwrError> {
 /// with a warning (in the log and in `damaged`); an I/O error other than reading one
 /// file is an error.
 pub fn list_snapshots(db_dir: &Path) -> DbResult<SnapshotList> {
+    list_snapshots_on(&FileStorage, db_dir)
+}
+
+/// As [`list_snapshots`], on `storage`.
+pub(crate) fn list_snapshots_on(storage: &dyn Storage, db_dir: &Path) -> DbResult<SnapshotList> {
     let dir = awr_dir(db_dir);
     let mut list = SnapshotList::default();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
+    let names = match storage.list_dir(&dir) {
+        Ok(names) => names,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(list),
         Err(e) => return Err(AwrError::io("listing", &dir, e).into()),
     };
-    for entry in entries {
-        let entry = entry.map_err(|e| AwrError::io("listing", &dir, e))?;
-        let Some(id) = entry.file_name().to_str().and_then(id_of) else { continue };
-        let path = entry.path();
-        match read_snapshot(&path, id) {
+    for name in names {
+        let Some(id) = id_of(&name) else { continue };
+        let path = dir.join(&name);
+        match read_snapshot(storage, &path, id) {
             Ok(snapshot) => list.snapshots.push(SnapshotInfo {
                 id,
                 taken_at_unix_us: snapshot.sample.taken_at_unix_us,
@@ -272,14 +286,24 @@ pub fn load_snapshot(db_dir: &Path, id: u64) -> DbResult<Snapshot> {
         let list = list_snapshots(db_dir)?;
         return Err(AwrError::UnknownSnapshot { id, dir: awr_dir(db_dir), available: list.ids() }.into());
     }
-    Ok(read_snapshot(&path, id)?)
+    Ok(read_snapshot(&FileStorage, &path, id)?)
 }
 
 /// The snapshots from `begin` to `end` (both included; damaged ones between them are
 /// skipped), in id order, for a report. Without `end`, the newest snapshot; without
 /// `begin`, the one before `end`.
 pub fn load_range(db_dir: &Path, begin: Option<u64>, end: Option<u64>) -> DbResult<Vec<Snapshot>> {
-    let list = list_snapshots(db_dir)?;
+    load_range_on(&FileStorage, db_dir, begin, end)
+}
+
+/// As [`load_range`], on `storage`.
+pub(crate) fn load_range_on(
+    storage: &dyn Storage,
+    db_dir: &Path,
+    begin: Option<u64>,
+    end: Option<u64>,
+) -> DbResult<Vec<Snapshot>> {
+    let list = list_snapshots_on(storage, db_dir)?;
     let unknown = |id: u64| AwrError::UnknownSnapshot { id, dir: awr_dir(db_dir), available: list.ids() };
     let known = |id: u64| list.snapshots.iter().any(|s| s.id == id);
     if list.snapshots.len() < 2 {
@@ -311,7 +335,7 @@ pub fn load_range(db_dir: &Path, begin: Option<u64>, end: Option<u64>) -> DbResu
     list.snapshots
         .iter()
         .filter(|s| (begin..=end).contains(&s.id))
-        .map(|s| Ok(read_snapshot(&s.path, s.id)?))
+        .map(|s| Ok(read_snapshot(storage, &s.path, s.id)?))
         .collect()
 }
 
@@ -319,16 +343,26 @@ pub fn load_range(db_dir: &Path, begin: Option<u64>, end: Option<u64>) -> DbResu
 /// their file's modification time), except the newest, and stale temporary files.
 /// Returns the ids removed. A zero retention keeps everything.
 pub fn purge_snapshots(db_dir: &Path, retention: Duration, now_unix_us: u64) -> DbResult<Vec<u64>> {
+    purge_snapshots_on(&FileStorage, db_dir, retention, now_unix_us)
+}
+
+/// As [`purge_snapshots`], on `storage`.
+pub(crate) fn purge_snapshots_on(
+    storage: &dyn Storage,
+    db_dir: &Path,
+    retention: Duration,
+    now_unix_us: u64,
+) -> DbResult<Vec<u64>> {
     let mut removed = Vec::new();
     if retention.is_zero() {
         return Ok(removed);
     }
     let dir = awr_dir(db_dir);
-    let list = list_snapshots(db_dir)?;
+    let list = list_snapshots_on(storage, db_dir)?;
     let newest = list.snapshots.iter().map(|s| s.id).chain(list.damaged.iter().map(|d| d.id)).max();
     let cutoff = now_unix_us.saturating_sub(retention.as_micros() as u64);
     let modified_us = |path: &Path| -> Option<u64> {
-        let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+        let modified = storage.modified(path).ok()?;
         Some(modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_micros() as u64)
     };
     let old = list
@@ -340,27 +374,24 @@ pub fn purge_snapshots(db_dir: &Path, retention: Duration, now_unix_us: u64) -> 
         if Some(id) == newest || taken.is_none_or(|t| t >= cutoff) {
             continue;
         }
-        std::fs::remove_file(&path).map_err(|e| AwrError::io("removing the old snapshot", &path, e))?;
+        storage.remove_file(&path).map_err(|e| AwrError::io("removing the old snapshot", &path, e))?;
         removed.push(id);
     }
     // Temporary files are left only by a crash between their creation and their rename.
-    if let Ok(entries) = std::fs::read_dir(&dir) {
+    if let Ok(names) = storage.list_dir(&dir) {
         let stale_before = now_unix_us.saturating_sub(STALE_TEMPORARY.as_micros() as u64);
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let is_temporary = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with("snap-") && n.contains(".json.tmp."));
+        for name in names {
+            let path = dir.join(&name);
+            let is_temporary = name.starts_with("snap-") && name.contains(".json.tmp.");
             if is_temporary && modified_us(&path).is_some_and(|m| m < stale_before) {
-                if let Err(e) = std::fs::remove_file(&path) {
+                if let Err(e) = storage.remove_file(&path) {
                     log::warn!("could not remove stale temporary snapshot file {}: {e}", path.display());
                 }
             }
         }
     }
     if !removed.is_empty() {
-        sync_dir(&dir)?;
+        sync_dir(storage, &dir)?;
     }
     removed.sort_unstable();
     Ok(removed)
@@ -399,7 +430,7 @@ fn auto_snapshot(db: &DbShared, retention: Duration) {
         Ok(info) => log::debug!("automatic snapshot {} taken", info.id),
         Err(e) => log::error!("automatic snapshot failed: {e}"),
     }
-    if let Err(e) = purge_snapshots(db_dir, retention, super::clock::now_unix_us()) {
+    if let Err(e) = purge_snapshots_on(&*db.storage, db_dir, retention, super::clock::now_unix_us()) {
         log::error!("removing old snapshots failed: {e}");
     }
 }

@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use redo::stats::{EventSnapshot, COMMIT_MODES};
-use std::sync::atomic::Ordering::Relaxed;
 
 use redo::{Stat, WaitEvent};
 use serde::{Deserialize, Serialize};
@@ -110,6 +109,12 @@ pub struct EventSample {
     /// Waits per power-of-two microsecond bucket: bucket 0 counts waits under 1 us,
     /// bucket `i` waits in `[2^(i-1), 2^i)` us. Empty when the event keeps no histogram.
     pub histogram: Vec<u64>,
+    /// The time so far of the waits in progress as the sample was taken (us), which
+    /// `time_us` counts only once they end: an interval takes its begin's off and adds its
+    /// end's, so a wait running across a snapshot is split between the intervals as its
+    /// DB time is (see `call_clock`).
+    #[serde(default)]
+    pub in_progress_us: u64,
 }
 
 impl EventSample {
@@ -121,6 +126,7 @@ impl EventSample {
             time_us: e.time_us,
             max_us: Some(e.max_us),
             histogram: e.histogram.to_vec(),
+            in_progress_us: 0,
         }
     }
 }
@@ -171,9 +177,14 @@ pub fn sample(db: &Database) -> Sample {
 /// layer's counters and the SCN of the committed state.
 pub(crate) fn sample_of(db: &DbShared) -> Sample {
     let (log, sql, applied_scn) = (db.log(), db.sql_stats_now(), db.applied_scn());
-    let calls = db.call_times();
-    let db_events = db.sessions.event_totals();
+    // The waits first (those ended, then those in progress), then the time model: the DB
+    // time read then covers every wait read (see `call_clock`), so a sample never holds
+    // more wait than DB time.
+    db.sessions.sampling();
     let redo = log.stats();
+    let db_events = db.sessions.event_totals();
+    let in_progress = db.sessions.waits_in_progress();
+    let time_model = crate::counters::TimeModel::of(db);
     let status = log.status();
     let backlog = log.commit_backlog();
 
@@ -197,6 +208,12 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
         let background = event == DbEvent::CheckpointWrite;
         let e = EventSample::from_snapshot(&db_events[event as usize], event.class(), background);
         events.insert(event.name().to_string(), e);
+    }
+
+    for (name, us) in in_progress {
+        if let Some(e) = events.get_mut(name) {
+            e.in_progress_us = us;
+        }
     }
 
     let commit_response = COMMIT_MODES
@@ -237,18 +254,7 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
         statistics,
         events,
         commit_response,
-        time_model: BTreeMap::from([
-            ("DB time".to_string(), calls.db_time_us),
-            ("DB CPU".to_string(), calls.db_cpu_us),
-            (
-                "background cpu time".to_string(),
-                redo.get(Stat::BackgroundCpuTimeUs) + db.sql_counters.checkpoint_cpu_us.load(Relaxed),
-            ),
-            (
-                "background elapsed time".to_string(),
-                redo.get(Stat::BackgroundElapsedTimeUs) + db.sql_counters.checkpoint_elapsed_us.load(Relaxed),
-            ),
-        ]),
+        time_model: BTreeMap::from(time_model.entries().map(|(name, us)| (name.to_string(), us))),
         gauges,
         settings,
         sql: Vec::new(),

@@ -10,7 +10,7 @@
 //! ([`parse_awr_call`] returns None) and goes on to the SQL parser, so PostgreSQL's
 //! `EXECUTE prepared_name(...)` keeps its meaning.
 
-use super::repository::{load_range, take_db_snapshot};
+use super::repository::{load_range_on, take_db_snapshot};
 use super::{report_html, report_text, AwrError};
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
@@ -124,7 +124,7 @@ impl Session {
                 vec![vec![Value::Int(info.id as i64)]]
             }
             AwrCall::Report { begin, end, html } => {
-                let range = load_range(&dir, Some(begin), Some(end))?;
+                let range = load_range_on(&*self.db.storage, &dir, Some(begin), Some(end))?;
                 let report = if html { report_html(&range)? } else { report_text(&range)? };
                 report.lines().map(|line| vec![Value::Text(line.to_string())]).collect()
             }

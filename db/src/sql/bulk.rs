@@ -46,6 +46,12 @@ pub struct BulkRowError {
     pub error: DbError,
 }
 
+impl crate::database::CallResult for Result<(), BulkRowError> {
+    fn terminated(error: DbError) -> Self {
+        Err(BulkRowError { index: 0, error })
+    }
+}
+
 impl Session {
     /// Starts loading rows into `table` (opening a transaction if none is open).
     pub fn begin_bulk_load(&mut self, table: &str) -> DbResult<BulkLoad> {

@@ -11,6 +11,12 @@
 //! `rows fetched` (a wire portal's Execute with a row limit is one such fetch); opening
 //! the cursor counts nothing. `execute_prepared` returns a whole result at once, one fetch
 //! call (counted by `Session::user_call_sql`).
+//!
+//! The time model: `prepare`, `execute_prepared`, `query` and `execute_many` are user calls
+//! (DB time, DB CPU). `Cursor::fetch` is not: the query's call produced the rows, and the
+//! cursor hands them over from memory without the session, as Oracle's client hands over
+//! the rows it prefetched without a call. (A wire client's fetch, an Execute of a portal
+//! or a FETCH from a SQL cursor, is part of its request's call.)
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -89,10 +95,13 @@ impl Cursor {
 }
 
 impl Session {
-    /// Parses `sql` once (a soft parse when the statement cache has it).
+    /// Parses `sql` once (a soft parse when the statement cache has it): one user call (a
+    /// parse call), its time in DB time.
     pub fn prepare(&mut self, sql: &str) -> DbResult<PreparedStatement> {
-        let (parsed, stats) = self.prepare_cached(sql)?;
-        Ok(PreparedStatement { parsed, text: Arc::from(sql), stats, compiled: Arc::default() })
+        self.user_call(|s| {
+            let (parsed, stats) = s.prepare_cached(sql)?;
+            Ok(PreparedStatement { parsed, text: Arc::from(sql), stats, compiled: Arc::default() })
+        })
     }
 
     /// Executes a prepared statement with bind values: no parse.
