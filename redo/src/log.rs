@@ -982,6 +982,39 @@ impl MemberRepair<'_> {
         }
         Ok(())
     }
+
+    /// Zeroes the start of log file `next` (as far as one write reaches) on every member
+    /// whose header says it holds `next`: a record the log ends before was torn there, and
+    /// the log now goes on in the file before. Its remains would otherwise read as valid
+    /// redo after the end of the file before, which the next recovery calls damage. The
+    /// file is not in use beyond them (that write was its first).
+    fn zero_torn_start(&mut self, next: LogSeq) -> Result<()> {
+        let group = self.geometry.group_of(next);
+        let start = self.geometry.start_of(next);
+        let len = (self.geometry.end_of(next).0 - start.0).min(WRITE_MAX_BYTES) as usize;
+        let zeros = AlignedBuf::zeroed(len);
+        let (mut holders, mut zeroed) = (0, 0);
+        for m in 0..self.config.members() {
+            if !self.in_service(group, m) || self.header_seq(group, m) != Some(next) {
+                continue;
+            }
+            holders += 1;
+            let f = self.write[group as usize][m as usize].as_ref().expect("in service");
+            match f.write_at(&[zeros.as_slice()], self.geometry.file_offset(start)).and_then(|_| f.sync()) {
+                Ok(()) => zeroed += 1,
+                Err(e) => self.fail(group, m, "zeroing a torn write's remains", e),
+            }
+        }
+        if holders > 0 && zeroed == 0 {
+            let path = log_file_path(self.config.member_dir(0), group, 0);
+            return Err(RedoError::io(
+                "write",
+                path,
+                std::io::Error::other("no member of the next log group is writable"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl RedoLog {
@@ -1109,6 +1142,9 @@ impl RedoLog {
         // member, so that a later recovery cannot mistake it for redo.
         if end_file_in_use {
             repair.zero_after_end(end, &outcome.tail)?;
+            if outcome.torn_into_next {
+                repair.zero_torn_start(LogSeq(seq_end.0 + 1))?;
+            }
         }
         drop(repair);
         drop(read_files);
