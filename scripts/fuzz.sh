@@ -71,11 +71,12 @@ case "${FUZZ_SANITIZER:-none}" in
 esac
 echo "building the fuzz targets"
 # --target: the flags apply to the targets' code only, not to build scripts and
-# procedural macros (as cargo-fuzz does it). The profile (opt-levels) is fuzz/Cargo.toml's.
+# procedural macros (as cargo-fuzz does it). The profile (opt-levels, debug info) is
+# fuzz/Cargo.toml's.
 RUSTC_WRAPPER="$PWD/fuzz/rustc-wrapper" FUZZ_REPO="$PWD" FUZZ_INSTRUMENT="${instrument[*]}" \
     RUSTFLAGS="${rustflags[*]}" \
     cargo build --manifest-path fuzz/Cargo.toml --release --bins --target "$host" \
-    --target-dir "$target_dir" --config 'profile.release.debug="line-tables-only"'
+    --target-dir "$target_dir"
 bin_dir=$target_dir/$host/release
 
 # Per target: the longest input, and the dictionary. -timeout is far above what a
