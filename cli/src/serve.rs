@@ -117,6 +117,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Ok(spec) = std::env::var(FAULTS_VARIABLE) {
         config.faults = redo::fault::parse_faults(&spec).context(FAULTS_VARIABLE)?;
     }
+    if let Some(trigger) = std::env::var_os(FAULTS_WHILE_VARIABLE).filter(|t| !t.is_empty()) {
+        if config.faults.is_empty() {
+            anyhow::bail!("{FAULTS_WHILE_VARIABLE} is set but {FAULTS_VARIABLE} names no fault to arm");
+        }
+        config.faults_armed_while = Some(trigger.into());
+    }
     env_logger::Builder::new()
         .parse_filters(&config.log_level)
         .format_timestamp_millis()
@@ -135,6 +141,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The environment variable with the I/O faults to inject (`redo::fault` spec syntax).
 pub const FAULTS_VARIABLE: &str = "REDODB_FAULTS";
+
+/// The environment variable naming a file: while it exists the faults apply, once it is
+/// removed they are lifted (a full disk that gets its space back).
+pub const FAULTS_WHILE_VARIABLE: &str = "REDODB_FAULTS_WHILE";
 
 /// The exit code of a server whose instance terminated (its redo log failed).
 pub const EXIT_INSTANCE_TERMINATED: i32 = 3;

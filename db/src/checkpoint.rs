@@ -13,8 +13,9 @@
 //!
 //! Writing (through the database's [`Storage`], like every durable file): to
 //! `image-...img.tmp`, fsync, rename, fsync the directory; only then is the image used. A
-//! write that fails (a full disk) removes its temporary file and is tried again later. The image is built from an immutable snapshot (persistent maps), so commits
-//! go on while it is written.
+//! write that fails (a full disk) removes its temporary file and is tried again later
+//! (with a growing delay: see `checkpointer`). The image is built from an immutable
+//! snapshot (persistent maps), so commits go on while it is written.
 //!
 //! The two-image rule: after writing image N, the log is told its checkpoint is image
 //! N-1, not N. If image N turns out damaged (checksum), image N-1 plus the redo after it

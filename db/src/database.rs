@@ -20,8 +20,13 @@
 //! as a transaction of its own, as in Oracle, holding the table exclusively.
 //!
 //! Checkpoints: a background thread writes an image of the committed state (see the
-//! `checkpoint` module) when the log asks for one and at an interval; recovery is the
-//! newest whole image plus the redo after it.
+//! `checkpoint` module) when the log asks for one, while the log needs one, and at an
+//! interval; recovery is the newest whole image plus the redo after it. A failed image
+//! is retried with a growing delay, and counted and shown (`checkpointer`).
+//!
+//! Interrupts: a session's cancel flag and `statement_timeout` deadline are its redo
+//! session's `redo::Interrupt`, set at each user call (and each statement of a call):
+//! lock waits, row loops and a commit's wait for its log file end at them with 57014.
 //!
 //! One process at a time: `open` takes an exclusive advisory lock (flock) on
 //! `<dir>/redodb.lock` and writes its pid there; a second open, from this process or
@@ -60,6 +65,7 @@ const STATEMENT_CACHE_ENTRIES: usize = 1024;
 pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 
 use crate::checkpoint::{self, ImageInfo};
+use crate::checkpointer::{CheckpointHealth, FailureLog, RetryPolicy};
 use crate::error::{DbError, DbResult, Termination};
 use crate::locks::{HeldLocks, LockManager, OnConflict, RowLock};
 use crate::schema::{Key, Row, TableSchema};
@@ -92,6 +98,12 @@ pub struct DbConfig {
     /// A finer interval than whole minutes, for tests and short experiments: when set, it
     /// replaces `snapshot_interval_minutes` (zero turns snapshots off).
     pub snapshot_interval_override: Option<Duration>,
+    /// The delays between failed checkpoint attempts (100 ms doubling up to 5 s by
+    /// default; see `checkpointer`).
+    pub checkpoint_retry: RetryPolicy,
+    /// The system's `statement_timeout` in milliseconds (0: none), which sessions follow
+    /// unless they set their own.
+    pub statement_timeout_ms: u64,
 }
 
 impl Default for DbConfig {
@@ -102,6 +114,8 @@ impl Default for DbConfig {
             snapshot_interval_minutes: crate::awr::DEFAULT_INTERVAL.as_secs() / 60,
             snapshot_retention_days: crate::awr::DEFAULT_RETENTION.as_secs() / 86_400,
             snapshot_interval_override: None,
+            checkpoint_retry: RetryPolicy::default(),
+            statement_timeout_ms: 0,
         }
     }
 }
@@ -151,6 +165,10 @@ pub(crate) struct DbShared {
     /// System-level dynamic parameters of the database layer (see `params`).
     pub(crate) checkpoint_interval_ms: std::sync::atomic::AtomicU64,
     pub(crate) call_commit_optimization: AtomicBool,
+    /// The system's `statement_timeout` in milliseconds (0: none).
+    pub(crate) statement_timeout_ms: AtomicU64,
+    /// Checkpoint attempts, failures and their retry delay (`v$checkpoint`).
+    pub(crate) checkpoints: CheckpointHealth,
     /// The shared pool: parsed statements by text.
     pub(crate) statements: StatementCache<Prepared>,
     /// Held while a workload repository snapshot is sampled and written, so two (the
@@ -395,6 +413,12 @@ impl DbShared {
     }
 
     /// Stops the instance serving (the first reason stays), with an alert in the log.
+    ///
+    /// The calls in flight are cancelled: a call that waits for something the terminated
+    /// instance will never do would otherwise wait forever. (After a commit fails to
+    /// apply, the watermark of applied commits stays below it and no checkpoint is taken
+    /// again, so a commit waiting in `log file switch (checkpoint incomplete)` could never
+    /// go on.) Each ends, and `user_call` turns its error into the termination's.
     pub(crate) fn terminate(&self, reason: Termination) -> &Termination {
         let mut first = false;
         let kept = self.termination.get_or_init(|| {
@@ -406,6 +430,11 @@ impl DbShared {
                 "ALERT: instance terminated: {kept}. Every session's next call fails; restart the \
                  database to recover from its redo log"
             );
+            // After `termination` is set: a call that clears its flag after this raised
+            // it sees the termination (see `user_call`).
+            for entry in self.sessions.live() {
+                entry.cancel.request();
+            }
         }
         kept
     }
@@ -433,14 +462,105 @@ impl DbShared {
                 detail: "a commit was applied only in part".into(),
             }));
         }
-        if images.last().is_some_and(|i| i.scn >= snap.scn) {
-            return Ok(None);
+        let written = match images.last().cloned() {
+            Some(newest) if newest.scn >= snap.scn => {
+                // Nothing new to write. Usually that is all; but see `checkpoint_to_newest`.
+                if !self.log.checkpoint_needed() || self.log.last_checkpoint().2 >= newest.scn {
+                    return Ok(None);
+                }
+                self.checkpoints.begin();
+                self.checkpoint_to_newest(&newest).map(|()| (newest, false))
+            }
+            _ => {
+                self.checkpoints.begin();
+                self.write_checkpoint(&mut images, &snap).map(|image| (image, true))
+            }
+        };
+        drop(images);
+        match written {
+            Ok((image, new)) => {
+                if let Some(recovery) = self.checkpoints.succeeded(image.scn) {
+                    log::warn!(
+                        "checkpoint completed (image at {}) after {} failed attempts over {:.1} s; the log \
+                         can reuse its groups again",
+                        image.scn,
+                        recovery.failed_attempts,
+                        recovery.failing_for.as_secs_f64()
+                    );
+                }
+                Ok(new.then_some(image))
+            }
+            Err(e) => {
+                self.checkpoint_failed(&e);
+                Err(e)
+            }
         }
+    }
+
+    /// The log waits for a checkpoint past the image before the newest (the two-image
+    /// rule's checkpoint), yet nothing was committed since the newest image: with the log
+    /// full no commit can come to make a newer one (after images could not be written for
+    /// a while, the last good image before the failures may not cover a whole log file).
+    /// So the newest image, read back whole, becomes the log's checkpoint by itself, as
+    /// PostgreSQL since version 11 keeps only its latest checkpoint. The previous image
+    /// stays on disk until the next image replaces it, and the next checkpoints are back
+    /// to two images.
+    fn checkpoint_to_newest(&self, newest: &ImageInfo) -> DbResult<()> {
+        checkpoint::read_image(&*self.storage, &newest.path, self.log.db_id())?;
+        self.log.checkpoint(newest.scn, newest.lsn)?;
+        log::warn!(
+            "the log waited for a checkpoint and nothing was committed since the newest image ({}): \
+             that image, read back whole, is the log's checkpoint",
+            newest.path.display()
+        );
+        Ok(())
+    }
+
+    /// Records a failed checkpoint and says so in the log, unless it said so already at
+    /// this retry delay (see `checkpointer`).
+    fn checkpoint_failed(&self, e: &DbError) {
+        let note = self.checkpoints.failed(e);
+        let waiting = self.sessions_waiting_for_checkpoint();
+        let retry_ms = note.retry_in.as_millis();
+        match note.log {
+            FailureLog::Quiet => {}
+            FailureLog::New => log::error!(
+                "checkpoint failed: {e}. Sessions waiting in `log file switch (checkpoint incomplete)`: \
+                 {waiting}; retrying in {retry_ms} ms, then less often (see v$checkpoint)"
+            ),
+            FailureLog::Slower => log::error!(
+                "checkpoint failed again ({} attempts): {e}. Sessions waiting: {waiting}; next attempt in \
+                 {retry_ms} ms",
+                note.attempts
+            ),
+            FailureLog::Reminder => log::error!(
+                "checkpoint still failing ({} attempts): {e}. Sessions waiting in `log file switch \
+                 (checkpoint incomplete)`: {waiting}; next attempt in {retry_ms} ms",
+                note.attempts
+            ),
+        }
+    }
+
+    /// How many sessions wait now for a checkpoint to free a log group.
+    pub(crate) fn sessions_waiting_for_checkpoint(&self) -> usize {
+        let incomplete = crate::sessions::AnyEvent::Redo(redo::WaitEvent::LogFileSwitchCheckpointIncomplete);
+        self.sessions
+            .live()
+            .iter()
+            .filter(|e| e.current_wait().is_some_and(|(event, _)| event == incomplete))
+            .count()
+    }
+
+    /// Writes the image of `snap` (holding `images`, the list of images written), tells
+    /// the log, and removes the images no longer needed.
+    fn write_checkpoint(&self, images: &mut Vec<ImageInfo>, snap: &DbState) -> DbResult<ImageInfo> {
         // Write-ahead rule: the image may hold only durable commits.
         self.log.wait_durable(snap.newest_lsn())?;
         let writing = Instant::now();
-        let image = checkpoint::write_image(&*self.storage, &self.dir, self.log.db_id(), &snap)?;
+        let image = checkpoint::write_image(&*self.storage, &self.dir, self.log.db_id(), snap);
+        // A failed write took time too: it is part of the event.
         self.sessions.record_background(DbEvent::CheckpointWrite, writing.elapsed());
+        let image = image?;
         let counters = &self.sql_counters;
         counters.physical_writes.fetch_add(checkpoint::data_blocks(image.bytes), Relaxed);
         counters.physical_write_bytes.fetch_add(image.bytes, Relaxed);
@@ -470,30 +590,37 @@ impl DbShared {
                 log::warn!("could not sync {}: {e}", data.display());
             }
         }
-        Ok(Some(image))
+        Ok(image)
     }
 
     /// The background checkpointer: writes an image when the log asks for one and at the
-    /// configured interval.
+    /// configured interval; a failed attempt is tried again once its retry delay has
+    /// passed (see `checkpointer`), whatever asked for it.
     fn checkpointer(self: Arc<DbShared>) {
         let mut last = std::time::Instant::now();
+        // Asked for (by the log, or by a failed attempt) and not yet done.
+        let mut wanted = false;
         while !self.stopping.load(SeqCst) {
-            let asked = self.log.wait_checkpoint_request(Duration::from_millis(50));
+            wanted |= self.log.wait_checkpoint_request(Duration::from_millis(50));
+            // Sessions that wait for a group asked once, when they began to wait; an
+            // image that did not free it (see `checkpoint_to_newest`) must not end that.
+            wanted |= self.log.checkpoint_needed();
             let interval = Duration::from_millis(self.checkpoint_interval_ms.load(SeqCst));
             let due = !interval.is_zero() && last.elapsed() >= interval;
-            if asked || due {
-                last = std::time::Instant::now();
-                let cpu_before = redo::stats::thread_cpu_time();
-                let result = self.checkpoint();
-                let cpu = redo::stats::thread_cpu_time().saturating_sub(cpu_before);
-                self.sql_counters.checkpoint_cpu_us.fetch_add(cpu.as_micros() as u64, Relaxed);
-                self.sql_counters.checkpoint_elapsed_us.fetch_add(last.elapsed().as_micros() as u64, Relaxed);
-                if let Err(e) = result {
-                    log::error!("checkpoint failed: {e}");
-                    if self.termination().is_some() {
-                        return;
-                    }
-                }
+            if !(wanted || due) || !self.checkpoints.attempt_allowed(std::time::Instant::now()) {
+                continue;
+            }
+            last = std::time::Instant::now();
+            let cpu_before = redo::stats::thread_cpu_time();
+            let result = self.checkpoint();
+            let cpu = redo::stats::thread_cpu_time().saturating_sub(cpu_before);
+            self.sql_counters.checkpoint_cpu_us.fetch_add(cpu.as_micros() as u64, Relaxed);
+            self.sql_counters.checkpoint_elapsed_us.fetch_add(last.elapsed().as_micros() as u64, Relaxed);
+            match result {
+                Ok(_) => wanted = false,
+                // Logged where it was recorded (`checkpoint_failed`).
+                Err(_) if self.termination().is_some() => return,
+                Err(_) => wanted = true,
             }
         }
     }
@@ -662,6 +789,8 @@ impl Database {
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
             call_commit_optimization: AtomicBool::new(true),
+            statement_timeout_ms: AtomicU64::new(config.statement_timeout_ms),
+            checkpoints: CheckpointHealth::new(config.checkpoint_retry),
             statements: StatementCache::new(STATEMENT_CACHE_ENTRIES),
             snapshot_lock: Mutex::new(()),
             sql_counters: SqlCounters::default(),
@@ -756,7 +885,7 @@ impl Database {
 
     pub fn session(&self) -> Session {
         let redo = self.shared.log.session();
-        let entry = self.shared.sessions.open(redo.stats_handle());
+        let entry = self.shared.sessions.open(redo.stats_handle(), redo.interrupt().clone());
         let fetches = self.shared.fetches.open(entry.sid);
         Session {
             db: self.shared.clone(),
@@ -779,6 +908,7 @@ impl Database {
             encoded: Vec::new(),
             defer_durability: false,
             durability_wait: None,
+            statement_timeout_ms: None,
         }
     }
 
@@ -1156,6 +1286,8 @@ pub struct Session {
     pub(crate) defer_durability: bool,
     /// The wait of the commits made since the caller last took it.
     durability_wait: Option<crate::durability::DurabilityWait>,
+    /// Session-level `statement_timeout` in milliseconds, 0 for none (None: the system's).
+    pub(crate) statement_timeout_ms: Option<u64>,
 }
 
 /// The wire server's work on a request, begun with `Session::begin_server_work`: hand
@@ -1219,12 +1351,15 @@ impl Session {
         if self.call_depth > 0 {
             return body(self);
         }
+        // A cancel that came while no call was running is for no statement. Cleared
+        // before the check: a termination's cancel of the calls in flight (`terminate`)
+        // either comes after the clear, or was preceded by the termination seen here.
+        self.entry.cancel.clear();
         if let Err(e) = self.db.check_serving() {
             return T::terminated(e);
         }
         self.call_depth = 1;
-        // A cancel that came while no call was running is for no statement.
-        self.entry.cancel.clear();
+        self.start_statement_clock();
         let timed = self.redo.timed_statistics();
         let result;
         if self.server_work {
@@ -1403,19 +1538,32 @@ impl Session {
         CancelHandle::new(self.entry.clone())
     }
 
-    /// Fails with `DbError::Canceled` if this call was cancelled. Row loops call it every
-    /// `CANCEL_CHECK_ROWS` rows (and so tell `redo::blocking::lengthy` the call is long);
-    /// lock waits look at the flag themselves.
+    /// Fails with `DbError::Canceled` if this call was cancelled, or with
+    /// `DbError::StatementTimeout` once the statement has run for `statement_timeout`. Row
+    /// loops call it every `CANCEL_CHECK_ROWS` rows (and so tell `redo::blocking::lengthy`
+    /// the call is long); lock waits and the redo log's wait for a log file look at the
+    /// flag themselves.
     #[inline]
     pub(crate) fn check_cancel(&self) -> DbResult<()> {
         // The same rhythm tells a server's worker that this call is a long one, and lets
         // long work publish its CPU.
         redo::blocking::lengthy();
         self.fold_long_work();
-        if self.entry.cancel.is_requested() {
-            return Err(DbError::Canceled);
-        }
-        Ok(())
+        self.entry.cancel.check()
+    }
+
+    /// This session's `statement_timeout` in milliseconds (0: none): its own, else the
+    /// system's.
+    pub fn statement_timeout_ms(&self) -> u64 {
+        self.statement_timeout_ms.unwrap_or_else(|| self.db.statement_timeout_ms.load(Relaxed))
+    }
+
+    /// Starts the statement's `statement_timeout` from now: at each user call, and at each
+    /// statement of a call of several (PostgreSQL's rule since version 13). No clock is
+    /// read when there is no timeout.
+    pub(crate) fn start_statement_clock(&self) {
+        let ms = self.statement_timeout_ms();
+        self.entry.cancel.set_deadline((ms > 0).then(|| Instant::now() + Duration::from_millis(ms)));
     }
 
     /// Who the client is, for `v$session` (the server sets it from the startup message).
@@ -1849,8 +1997,10 @@ impl Session {
             txn.changes.push(change);
             Ok(())
         });
-        match result {
-            Ok(()) => self.commit(CommitOptions::DEFAULT).map(|_| ()),
+        // DDL is a transaction of its own: if its commit fails (an interrupted wait for a
+        // log file leaves the transaction open), it is undone whole.
+        match result.and_then(|()| self.commit(CommitOptions::DEFAULT)) {
+            Ok(_) => Ok(()),
             Err(e) => {
                 self.rollback();
                 Err(e)
@@ -1947,8 +2097,16 @@ impl Session {
         } else {
             self.redo.commit_then(options, apply).map(|receipt| (receipt, None))
         };
-        // If the commit failed before its record reached the buffer, the locks are still
-        // ours (the hook did not run): the transaction is gone either way.
+        if let Err(e @ redo::RedoError::Interrupted(_)) = result {
+            // Cancelled or timed out while waiting for a log file, before anything reached
+            // the log buffer: the redo session kept the transaction, so does this one
+            // (locks, changes, savepoints), to be committed again or rolled back.
+            debug_assert!(self.redo.transaction().is_some(), "an interrupted commit keeps its redo");
+            self.txn = Some(txn);
+            return Err(e.into());
+        }
+        // If the commit failed otherwise before its record reached the buffer, the locks
+        // are still ours (the hook did not run): the transaction is gone either way.
         db.locks.release_all(txn.id, &mut txn.held);
         self.spare_txn = Some(txn.recycle());
         let (receipt, wait) = result?;
@@ -2148,6 +2306,100 @@ mod tests {
         let rows = result.rows();
         assert_eq!(rows.len(), 3, "the commit that failed to apply is recovered whole: {rows:?}");
         assert!(db.termination().is_none());
+    }
+
+    /// After a commit fails to apply, the watermark of applied commits stays below it and
+    /// no checkpoint is ever taken again: a commit already waiting for one (`log file
+    /// switch (checkpoint incomplete)`, here because images cannot be written) must not
+    /// wait forever. The termination ends its call with the termination's error, and its
+    /// transaction never happened; a restart recovers every acknowledged commit.
+    #[test]
+    fn a_commit_that_fails_to_apply_ends_the_calls_waiting_for_a_checkpoint_that_can_no_longer_come() {
+        use redo::fault::{Fault, FaultOp, FaultyStorage};
+        const INCOMPLETE: &str = "log file switch (checkpoint incomplete)";
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = FaultyStorage::default();
+        storage.inject(Fault {
+            op: FaultOp::Create,
+            path_contains: "image-".into(),
+            skip: 0,
+            errno: libc::ENOSPC,
+        });
+        let mut log = redo::LogConfig::new(".");
+        log.log_file_size = 64 << 10;
+        log.log_buffer = 64 << 10;
+        log.sync_method = redo::SyncMethod::Fdatasync;
+        let config =
+            DbConfig { log, checkpoint_interval_ms: 0, snapshot_interval_minutes: 0, ..DbConfig::default() };
+        let db = Arc::new(Database::open_with(dir.path(), config.clone(), Arc::new(storage)).expect("open"));
+        let mut s = db.session();
+        s.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, pad TEXT)", &[]).expect("create");
+        let insert = |s: &mut Session, id: i64, pad: usize| {
+            s.execute("INSERT INTO t VALUES ($1, $2)", &[Value::Int(id), Value::Text("x".repeat(pad))])
+                .unwrap_or_else(|e| panic!("insert {id}: {e}"));
+        };
+        // Commit until the log writes into the last group it may use, with less than 20 KB
+        // left in it: room for a small commit, not for one of 24 KB.
+        let left = || {
+            let status = db.shared.log.status();
+            status.activated_end.0.saturating_sub(status.reserved_end.0)
+        };
+        let mut acknowledged = 0;
+        while !db.shared.log.checkpoint_needed() || left() > 20 << 10 {
+            acknowledged += 1;
+            assert!(acknowledged < 500, "the log never filled");
+            insert(&mut s, acknowledged, 2000);
+            s.execute("COMMIT", &[]).expect("commit");
+        }
+        let (done, finished) = std::sync::mpsc::channel();
+        let waiter = {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut w = db.session();
+                for id in 10_000..10_012 {
+                    insert(&mut w, id, 2000);
+                }
+                let _ = done.send(w.execute("COMMIT", &[]).map(|_| ()));
+            })
+        };
+        let waiting = format!("SELECT count(*) FROM v$session WHERE event = '{INCOMPLETE}'");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while s.execute(&waiting, &[]).expect("v$session").rows()[0][0] != Value::Int(1) {
+            assert!(std::time::Instant::now() < deadline, "the large commit never waited for the checkpoint");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // A small commit fits, and fails to apply.
+        db.shared.state.fail_next_apply.store(true, SeqCst);
+        let failing = {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut f = db.session();
+                f.execute("INSERT INTO t VALUES (20000, 'small')", &[]).expect("small row");
+                let _ = f.execute("COMMIT", &[]);
+            })
+        };
+        assert!(failing.join().is_err(), "the session whose apply failed panics (a bug)");
+        let Some(Termination::ApplyFailed { scn, .. }) = db.termination() else {
+            panic!("{:?}", db.termination())
+        };
+        assert!(db.shared.state.applied_scn() < scn, "the watermark stays below the failed commit");
+        // The waiting commit ends, with the termination's error: nothing hangs.
+        let result = finished.recv_timeout(Duration::from_secs(10)).expect("the waiting commit ended");
+        let e = result.expect_err("the waiting commit cannot have happened");
+        assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+        assert_eq!(e.sqlstate(), "XX000");
+        waiter.join().expect("waiter");
+        let e = db.checkpoint().expect_err("no checkpoint of a state with a stuck watermark");
+        assert!(matches!(e, DbError::InstanceTerminated(_)), "{e}");
+        drop(s);
+        drop(db);
+        // Restarted (room for images again): every acknowledged commit and the one that
+        // failed to apply are there, the interrupted one is not.
+        let db = Database::open_with(dir.path(), config, Arc::new(FileStorage)).expect("reopen");
+        let count = |sql: &str| db.session().execute(sql, &[]).expect(sql).rows()[0][0].clone();
+        assert_eq!(count("SELECT count(*) FROM t WHERE id < 10000"), Value::Int(acknowledged));
+        assert_eq!(count("SELECT count(*) FROM t WHERE id = 20000"), Value::Int(1));
+        assert_eq!(count("SELECT count(*) FROM t WHERE id BETWEEN 10000 AND 19999"), Value::Int(0));
     }
 
     #[test]

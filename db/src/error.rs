@@ -55,6 +55,9 @@ pub enum DbError {
     /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
     #[error("canceling statement due to user request")]
     Canceled,
+    /// The statement ran or waited longer than the session's `statement_timeout`.
+    #[error("canceling statement due to statement timeout")]
+    StatementTimeout,
     #[error("{0} is not supported")]
     Unsupported(String),
     #[error("\"{0}\" is a read-only view of the database's state: it cannot be changed")]
@@ -72,8 +75,10 @@ pub enum DbError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// An error of the redo log (its interruptions become [`DbError::Canceled`] and
+    /// [`DbError::StatementTimeout`], see the `From` impl).
     #[error(transparent)]
-    Redo(#[from] RedoError),
+    Redo(RedoError),
     /// A snapshot or report of the workload repository (`awr`).
     #[error(transparent)]
     Awr(#[from] crate::awr::AwrError),
@@ -144,7 +149,7 @@ impl DbError {
             DbError::NoSuchSavepoint(_) => "3B001",
             DbError::Deadlock(_) => "40P01",
             DbError::LockNotAvailable(_) => "55P03",
-            DbError::Canceled => "57014",
+            DbError::Canceled | DbError::StatementTimeout => "57014",
             DbError::Unsupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
@@ -166,6 +171,24 @@ impl DbError {
             DbError::DirectoryInUse { .. } => "55006",
             DbError::DirectoryLock { .. } => "58030",
         }
+    }
+}
+
+impl From<RedoError> for DbError {
+    /// The log's interruptions are the session's own cancel or statement timeout (the
+    /// session raised its interrupt, or set its deadline: see `sessions::CancelFlag`).
+    fn from(e: RedoError) -> DbError {
+        match e {
+            RedoError::Interrupted(redo::InterruptCause::Cancelled) => DbError::Canceled,
+            RedoError::Interrupted(redo::InterruptCause::DeadlinePassed) => DbError::StatementTimeout,
+            other => DbError::Redo(other),
+        }
+    }
+}
+
+impl From<redo::InterruptCause> for DbError {
+    fn from(cause: redo::InterruptCause) -> DbError {
+        RedoError::Interrupted(cause).into()
     }
 }
 

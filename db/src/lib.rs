@@ -5,6 +5,7 @@ pub mod awr;
 mod call_clock;
 pub mod change;
 pub mod checkpoint;
+pub mod checkpointer;
 pub mod counters;
 pub mod database;
 pub mod durability;

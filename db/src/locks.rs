@@ -11,7 +11,8 @@
 //!   victim; the others go on).
 //!
 //! A wait ends early, with `DbError::Canceled`, when the waiter's session is cancelled
-//! (its `CancelFlag` wakes it); the waiter then holds nothing it did not hold before.
+//! (its `CancelFlag` wakes it), or with `DbError::StatementTimeout` at the statement's
+//! deadline (its sleeps end there); the waiter then holds nothing it did not hold before.
 //!
 //! The row locks are partitioned like the committed state (`state::shard_of` of the key),
 //! each shard under its own mutex, so the commit path's lock and release take only the
@@ -280,9 +281,7 @@ impl LockManager {
         cancel: &CancelFlag,
         what: impl Fn() -> String,
     ) -> DbResult<()> {
-        if cancel.is_requested() {
-            return Err(DbError::Canceled);
-        }
+        cancel.check()?;
         if self.on_conflict == OnConflict::Fail {
             return Err(DbError::LockNotAvailable(what()));
         }
@@ -446,6 +445,27 @@ mod tests {
         locks.release_all(TxnId(1), &mut a);
         locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
         locks.release_all(TxnId(3), &mut a);
+    }
+
+    #[test]
+    fn a_waiter_past_its_statement_deadline_stops_with_a_timeout_and_holds_nothing() {
+        let locks = LockManager::default();
+        let mut a = HeldLocks::default();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        let cancel = CancelFlag::default();
+        let started = Instant::now();
+        cancel.set_deadline(Some(started + Duration::from_millis(20)));
+        let mut b = HeldLocks::default();
+        let mut slept = false;
+        let result = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &cancel, &mut slept);
+        let waited = started.elapsed();
+        assert!(matches!(result, Err(DbError::StatementTimeout)), "{result:?}");
+        assert!(slept, "a timed-out wait still says it waited (the session counts it)");
+        assert!(b.is_empty());
+        assert!(waited >= Duration::from_millis(20), "it waited for its deadline: {waited:?}");
+        // The deadline ended the sleep, not the recheck interval after it.
+        assert!(waited < LOCK_RECHECK, "{waited:?}");
+        locks.release_all(TxnId(1), &mut a);
     }
 
     #[test]

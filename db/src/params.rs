@@ -138,6 +138,12 @@ pub const PARAMETERS: &[ParamDef] = &[
         description: "fdatasync, o_dsync or o_direct",
     },
     ParamDef {
+        name: "statement_timeout",
+        ty: ParamType::Integer,
+        mutability: SessionAndSystem,
+        description: "milliseconds a statement may run or wait before it is cancelled (57014); 0: no limit",
+    },
+    ParamDef {
         name: "timed_statistics",
         ty: ParamType::Boolean,
         mutability: SessionAndSystem,
@@ -169,14 +175,16 @@ pub enum SessionParameter {
     CommitLogging,
     CallCommitOptimization,
     TimedStatistics,
+    StatementTimeout,
 }
 
 impl SessionParameter {
-    pub const ALL: [SessionParameter; 4] = [
+    pub const ALL: [SessionParameter; 5] = [
         SessionParameter::CommitWait,
         SessionParameter::CommitLogging,
         SessionParameter::CallCommitOptimization,
         SessionParameter::TimedStatistics,
+        SessionParameter::StatementTimeout,
     ];
 
     /// The session parameters that `SET name` changes: `synchronous_commit` is
@@ -190,6 +198,7 @@ impl SessionParameter {
             "commit_write" => &[CommitWait, CommitLogging],
             "call_commit_optimization" => &[CallCommitOptimization],
             "timed_statistics" => &[TimedStatistics],
+            "statement_timeout" => &[StatementTimeout],
             _ => &[],
         }
     }
@@ -204,6 +213,8 @@ pub struct SessionParameters {
     pub commit_logging: Option<CommitLogging>,
     pub call_commit_optimization: Option<bool>,
     pub timed_statistics: Option<bool>,
+    /// `statement_timeout` in milliseconds (0: none).
+    pub statement_timeout_ms: Option<u64>,
 }
 
 impl SessionParameters {
@@ -216,6 +227,7 @@ impl SessionParameters {
                 self.call_commit_optimization = other.call_commit_optimization
             }
             SessionParameter::TimedStatistics => self.timed_statistics = other.timed_statistics,
+            SessionParameter::StatementTimeout => self.statement_timeout_ms = other.statement_timeout_ms,
         }
         self
     }
@@ -251,6 +263,51 @@ fn parse_bool(parameter: &str, value: &str) -> DbResult<bool> {
         "true" | "on" | "yes" | "1" => Ok(true),
         "false" | "off" | "no" | "0" => Ok(false),
         _ => Err(invalid(parameter, value, "TRUE or FALSE")),
+    }
+}
+
+/// The longest `statement_timeout` PostgreSQL takes (its `int` settings' limit).
+const TIMEOUT_MAX_MS: u64 = i32::MAX as u64;
+
+/// A time in PostgreSQL's form for a setting in milliseconds (`statement_timeout`): a
+/// number, in milliseconds, or with a unit (`us`, `ms`, `s`, `min`, `h`, `d`; case
+/// matters, as in PostgreSQL), fractions rounded to the nearest millisecond. 0 is off.
+pub fn parse_timeout_ms(parameter: &str, value: &str) -> DbResult<u64> {
+    const UNITS: [(&str, f64); 6] =
+        [("us", 0.001), ("ms", 1.0), ("s", 1e3), ("min", 60e3), ("h", 3_600e3), ("d", 86_400e3)];
+    let bad = || {
+        invalid(
+            parameter,
+            value,
+            "a number of milliseconds from 0 (off) to 2147483647, or with a unit: us, ms, s, min, h, d",
+        )
+    };
+    let text = value.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = (&text[..split], text[split..].trim());
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let scale = if unit.is_empty() {
+        1.0
+    } else {
+        UNITS.iter().find(|(name, _)| *name == unit).map(|(_, scale)| *scale).ok_or_else(bad)?
+    };
+    let ms = (number * scale).round();
+    if !(0.0..=TIMEOUT_MAX_MS as f64).contains(&ms) {
+        return Err(bad());
+    }
+    Ok(ms as u64)
+}
+
+/// A setting in milliseconds as PostgreSQL's SHOW prints it: in the largest unit that
+/// holds it whole (`5s`, `1500ms`, `1min`), 0 without one.
+pub fn format_timeout_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    let units = [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000)];
+    match units.iter().find(|(_, size)| ms.is_multiple_of(*size)) {
+        Some((unit, size)) => format!("{}{unit}", ms / size),
+        None => format!("{ms}ms"),
     }
 }
 
@@ -305,6 +362,7 @@ impl Session {
             "log_parallelism" => config.log_parallelism.to_string(),
             "log_sync_method" => config.sync_method.name().into(),
             "timed_statistics" => if self.redo.timed_statistics() { "TRUE" } else { "FALSE" }.into(),
+            "statement_timeout" => self.statement_timeout_ms().to_string(),
             other => unreachable!("parameter {other} has a definition but no value"),
         })
     }
@@ -416,6 +474,13 @@ impl Session {
                     Scope::System => log.set_timed_statistics(on.unwrap_or(true)),
                 }
             }
+            "statement_timeout" => {
+                let ms = if default { None } else { Some(parse_timeout_ms(&name, &text)?) };
+                match scope {
+                    Scope::Session => self.statement_timeout_ms = ms,
+                    Scope::System => self.db.statement_timeout_ms.store(ms.unwrap_or(0), SeqCst),
+                }
+            }
             "checkpoint_interval_ms" => {
                 let ms = if default { 60_000 } else { parse_u64(&name, &text, 0, 86_400_000)? };
                 self.db.checkpoint_interval_ms.store(ms, SeqCst);
@@ -449,6 +514,7 @@ impl Session {
             commit_logging,
             call_commit_optimization: self.call_commit_optimization,
             timed_statistics: self.redo.timed_statistics_setting(),
+            statement_timeout_ms: self.statement_timeout_ms,
         }
     }
 
@@ -458,6 +524,7 @@ impl Session {
         self.redo.set_commit_logging(parameters.commit_logging);
         self.call_commit_optimization = parameters.call_commit_optimization;
         self.redo.set_timed_statistics(parameters.timed_statistics);
+        self.statement_timeout_ms = parameters.statement_timeout_ms;
     }
 
     /// PostgreSQL's `SET name = value` on the database's parameters: `synchronous_commit`,
@@ -493,6 +560,7 @@ impl Session {
         }
         match name.as_str() {
             "synchronous_commit" => Ok(self.synchronous_commit().to_string()),
+            "statement_timeout" => Ok(format_timeout_ms(self.statement_timeout_ms())),
             "server_version" => Ok(SERVER_VERSION.to_string()),
             "server_version_num" => Ok(SERVER_VERSION_NUM.to_string()),
             _ => self.parameter_value(&name),
@@ -535,5 +603,39 @@ impl Session {
         } else {
             "on"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_read_as_postgresql_reads_them() {
+        let ms = |v: &str| parse_timeout_ms("statement_timeout", v);
+        assert_eq!(ms("0").unwrap(), 0);
+        assert_eq!(ms("250").unwrap(), 250);
+        assert_eq!(ms(" 5s ").unwrap(), 5_000);
+        assert_eq!(ms("1.5s").unwrap(), 1_500);
+        assert_eq!(ms("2 min").unwrap(), 120_000);
+        assert_eq!(ms("1h").unwrap(), 3_600_000);
+        assert_eq!(ms("1d").unwrap(), 86_400_000);
+        assert_eq!(ms("1500us").unwrap(), 2);
+        assert_eq!(ms("2147483647").unwrap(), 2_147_483_647);
+        for bad in ["", "-1", "5 seconds", "5S", "abc", "2147483648", "25d", "1..5s"] {
+            let e = ms(bad).expect_err(bad);
+            assert_eq!(e.sqlstate(), "22023", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn timeouts_show_in_the_largest_whole_unit() {
+        assert_eq!(format_timeout_ms(0), "0");
+        assert_eq!(format_timeout_ms(250), "250ms");
+        assert_eq!(format_timeout_ms(1_500), "1500ms");
+        assert_eq!(format_timeout_ms(5_000), "5s");
+        assert_eq!(format_timeout_ms(120_000), "2min");
+        assert_eq!(format_timeout_ms(7_200_000), "2h");
+        assert_eq!(format_timeout_ms(86_400_000), "1d");
     }
 }

@@ -20,18 +20,21 @@
 //!
 //! Cancel: each entry holds its session's [`CancelFlag`]; a [`CancelHandle`] (from
 //! `Session::cancel_handle`, usable from any thread) raises it and wakes the session if it
-//! is waiting for a lock. The session clears the flag when a user call starts, so a cancel
-//! that arrives between calls cancels nothing, and looks at it in its lock waits and
-//! every `CANCEL_CHECK_ROWS` rows of its row loops.
+//! is waiting for a lock or for a log switch. The session clears the flag when a user call
+//! starts, so a cancel that arrives between calls cancels nothing, and looks at it in its
+//! lock waits and every `CANCEL_CHECK_ROWS` rows of its row loops; the redo log looks at
+//! it in a commit's wait for a log file (the flag is the session's `redo::Interrupt`).
+//! The same flag carries the statement's deadline (`statement_timeout`), which ends the
+//! same waits and loops with `DbError::StatementTimeout`.
 //!
 //! [`Session`]: crate::Session
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redo::clock::Stamp;
 use redo::stats::{pack_current_wait, unpack_current_wait, EventCounters, EventSnapshot, StatsSet};
@@ -150,26 +153,47 @@ pub struct SessionEntry {
     pub(crate) cancel: CancelFlag,
 }
 
-/// A request to interrupt a session's current statement, and the thread to wake if that
-/// statement is asleep in a lock wait.
-#[derive(Default)]
+/// A request to interrupt a session's current statement, the statement's deadline
+/// (`statement_timeout`), and the thread to wake if that statement is asleep in a lock
+/// wait. The flag and the deadline are the session's `redo::Interrupt`, so the redo
+/// log's interruptible waits (a commit's wait for a log file) see them too, and a
+/// request wakes the session there as well.
 pub struct CancelFlag {
-    requested: AtomicBool,
+    interrupt: Arc<redo::Interrupt>,
     /// The session's thread while it sleeps in a lock wait.
     sleeper: Mutex<Option<Thread>>,
 }
 
+/// A flag of its own, tied to no redo session (its request wakes only lock waits).
+impl Default for CancelFlag {
+    fn default() -> CancelFlag {
+        CancelFlag::new(Arc::new(redo::Interrupt::default()))
+    }
+}
+
 impl CancelFlag {
-    /// Whether a cancel was requested since the current call started. One relaxed load:
-    /// cheap enough for row loops (which still look only every `CANCEL_CHECK_ROWS` rows).
-    #[inline]
-    pub fn is_requested(&self) -> bool {
-        self.requested.load(Relaxed)
+    pub(crate) fn new(interrupt: Arc<redo::Interrupt>) -> CancelFlag {
+        CancelFlag { interrupt, sleeper: Mutex::new(None) }
     }
 
-    /// Raises the flag and wakes the session if it sleeps in a lock wait.
+    /// Whether a cancel was requested since the current call started. One load: cheap
+    /// enough for row loops (which still look only every `CANCEL_CHECK_ROWS` rows).
+    #[inline]
+    pub fn is_requested(&self) -> bool {
+        self.interrupt.is_raised()
+    }
+
+    /// Ok while the statement may go on: neither cancelled nor past its deadline (a
+    /// clock read only while a deadline is set).
+    #[inline]
+    pub fn check(&self) -> Result<(), crate::error::DbError> {
+        self.interrupt.check().map_err(crate::error::DbError::from)
+    }
+
+    /// Raises the flag and wakes the session if it sleeps in a lock wait or in the redo
+    /// log's wait for a log file.
     pub fn request(&self) {
-        self.requested.store(true, SeqCst);
+        self.interrupt.raise();
         let sleeper = self.sleeper.lock().expect("cancel sleeper poisoned").clone();
         if let Some(thread) = sleeper {
             thread.unpark();
@@ -178,20 +202,30 @@ impl CancelFlag {
 
     /// Forgets a request: a new call starts.
     pub(crate) fn clear(&self) {
-        self.requested.store(false, Relaxed);
+        self.interrupt.clear();
     }
 
-    /// Sleeps for at most `timeout` on the calling thread (a lock wait), or not at all if a
-    /// cancel was requested: a request raised before the sleeper is registered is seen by
-    /// the check after it; one raised after finds the sleeper and unparks it (the token
-    /// makes the park return at once). Returns whether a cancel was requested.
-    pub(crate) fn sleep(&self, timeout: Duration) -> bool {
+    /// Sets the current statement's deadline (None: no statement timeout).
+    #[inline]
+    pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
+        self.interrupt.set_deadline(deadline);
+    }
+
+    /// Sleeps for at most `timeout` on the calling thread (a lock wait), and not past the
+    /// statement's deadline, or not at all if a cancel was requested: a request raised
+    /// before the sleeper is registered is seen by the check after it; one raised after
+    /// finds the sleeper and unparks it (the token makes the park return at once). The
+    /// caller then looks at `check`.
+    pub(crate) fn sleep(&self, timeout: Duration) {
+        let timeout = match self.interrupt.deadline() {
+            Some(deadline) => timeout.min(deadline.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
         *self.sleeper.lock().expect("cancel sleeper poisoned") = Some(std::thread::current());
-        if !self.requested.load(SeqCst) {
+        if !self.interrupt.is_raised() && !timeout.is_zero() {
             redo::blocking::region(|| std::thread::park_timeout(timeout));
         }
         *self.sleeper.lock().expect("cancel sleeper poisoned") = None;
-        self.requested.load(SeqCst)
     }
 }
 
@@ -208,8 +242,10 @@ impl CancelHandle {
     }
 
     /// Interrupts the statement the session is running or waiting in: it fails with
-    /// `DbError::Canceled` (57014) and is rolled back alone. A commit already in the log
-    /// is not interrupted, and a cancel when no call is running does nothing.
+    /// `DbError::Canceled` (57014) and is rolled back alone. A commit waiting for a log
+    /// switch (before its record is in the log buffer) fails and leaves its transaction
+    /// open; a commit already in the log is not interrupted; and a cancel when no call is
+    /// running does nothing.
     pub fn cancel(&self) {
         self.entry.cancel.request();
     }
@@ -411,8 +447,8 @@ fn add<const N: usize>(totals: &mut [u64; N], more: [u64; N]) {
 }
 
 impl SessionRegistry {
-    /// Registers a new session with its redo statistics.
-    pub(crate) fn open(&self, redo: Arc<StatsSet>) -> Arc<SessionEntry> {
+    /// Registers a new session with its redo statistics and interrupt.
+    pub(crate) fn open(&self, redo: Arc<StatsSet>, interrupt: Arc<redo::Interrupt>) -> Arc<SessionEntry> {
         let mut r = self.inner.lock().expect("session registry poisoned");
         r.next_sid += 1;
         let entry = Arc::new(SessionEntry {
@@ -432,7 +468,7 @@ impl SessionRegistry {
             time: TimeModel::default(),
             net: Default::default(),
             sql_stats: Default::default(),
-            cancel: CancelFlag::default(),
+            cancel: CancelFlag::new(interrupt),
         });
         r.live.insert(entry.sid, entry.clone());
         entry

@@ -36,7 +36,8 @@ use crate::sessions::{AnyEvent, DbEvent, NetStat, SessionEntry, SqlStat, DB_EVEN
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
-pub const VIEWS: [&str; 20] = [
+pub const VIEWS: [&str; 21] = [
+    "v$checkpoint",
     "v$commit_durability",
     "v$commit_response",
     "v$commit_response_histogram_micro",
@@ -69,6 +70,10 @@ fn int(name: &str) -> Column {
 
 fn float(name: &str) -> Column {
     Column { name: name.into(), ty: DataType::Float, nullable: false }
+}
+
+fn nullable_int(name: &str) -> Column {
+    Column { name: name.into(), ty: DataType::Int, nullable: true }
 }
 
 fn text(name: &str) -> Column {
@@ -105,6 +110,9 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
                 Column { name: "seconds_in_wait".into(), ty: DataType::Float, nullable: true },
                 text("sql_text"),
                 int("logon_time_us"),
+                text("wait_class"),
+                // Beyond Oracle's P1..P3: what the wait is waiting for, in words.
+                text("wait_detail"),
             ],
             vec![0],
         ),
@@ -204,6 +212,27 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             vec![int("group_no"), int("member_no"), text("status"), text("type"), text("member")],
             vec![0, 1],
         ),
+        // Beyond Oracle: how checkpoints are going (see `checkpointer`).
+        "v$checkpoint" => (
+            vec![
+                text("status"),
+                int("checkpoints_started"),
+                int("checkpoints_completed"),
+                int("checkpoints_failed"),
+                int("consecutive_failures"),
+                nullable_int("failing_since_us"),
+                text("last_error"),
+                text("last_error_sqlstate"),
+                nullable_int("last_error_time_us"),
+                int("retry_delay_ms"),
+                nullable_int("next_retry_time_us"),
+                nullable_int("last_completed_time_us"),
+                nullable_int("last_image_scn"),
+                int("log_checkpoint_scn"),
+                int("sessions_waiting"),
+            ],
+            vec![0],
+        ),
         "v$database" => (
             vec![
                 text("dbid"),
@@ -259,9 +288,14 @@ pub enum DbStat {
     /// `checkpoint::DATA_BLOCK_BYTES`.
     PhysicalWrites,
     PhysicalWriteBytes,
+    /// Attempts to write a checkpoint image (by the checkpointer or on request), those
+    /// that wrote one, and those that failed (see `checkpointer`).
+    CheckpointsStarted,
+    CheckpointsCompleted,
+    CheckpointsFailed,
 }
 
-pub const DB_STAT_COUNT: usize = 13;
+pub const DB_STAT_COUNT: usize = 16;
 
 impl DbStat {
     pub const ALL: [DbStat; DB_STAT_COUNT] = [
@@ -278,6 +312,9 @@ impl DbStat {
         DbStat::FetchCalls,
         DbStat::PhysicalWrites,
         DbStat::PhysicalWriteBytes,
+        DbStat::CheckpointsStarted,
+        DbStat::CheckpointsCompleted,
+        DbStat::CheckpointsFailed,
     ];
 
     pub fn name(self) -> &'static str {
@@ -295,13 +332,20 @@ impl DbStat {
             DbStat::FetchCalls => "fetch calls",
             DbStat::PhysicalWrites => "physical writes",
             DbStat::PhysicalWriteBytes => "physical write bytes",
+            DbStat::CheckpointsStarted => "checkpoints started",
+            DbStat::CheckpointsCompleted => "checkpoints completed",
+            DbStat::CheckpointsFailed => "checkpoints failed",
         }
     }
 
     /// Oracle's class of the statistic (v$statname.class, by name).
     pub fn class(self) -> &'static str {
         match self {
-            DbStat::PhysicalWrites | DbStat::PhysicalWriteBytes => "Cache",
+            DbStat::PhysicalWrites
+            | DbStat::PhysicalWriteBytes
+            | DbStat::CheckpointsStarted
+            | DbStat::CheckpointsCompleted
+            | DbStat::CheckpointsFailed => "Cache",
             _ => "SQL",
         }
     }
@@ -312,6 +356,7 @@ impl DbStat {
         let sql = db.sql_stats_now();
         let net = db.sessions.net_totals();
         let counters = &db.sql_counters;
+        let [started, completed, failed] = db.checkpoints.counts();
         DbStat::ALL.map(|stat| match stat {
             DbStat::ParseCountTotal => sql.parse_count_total,
             DbStat::ParseCountHard => sql.parse_count_hard,
@@ -326,6 +371,9 @@ impl DbStat {
             DbStat::FetchCalls => sql.fetch_calls,
             DbStat::PhysicalWrites => counters.physical_writes.load(Relaxed),
             DbStat::PhysicalWriteBytes => counters.physical_write_bytes.load(Relaxed),
+            DbStat::CheckpointsStarted => started,
+            DbStat::CheckpointsCompleted => completed,
+            DbStat::CheckpointsFailed => failed,
         })
     }
 
@@ -445,6 +493,50 @@ fn events(events: Vec<(AnyEvent, EventSnapshot)>) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// What a session's wait in progress waits for, in words (`v$session.wait_detail`), for
+/// the waits whose cause lies elsewhere than the session: a log switch, and above all a
+/// checkpoint that cannot be written.
+fn wait_detail(db: &DbShared, event: AnyEvent) -> Option<String> {
+    let AnyEvent::Redo(event) = event else { return None };
+    let config = db.log().config();
+    let geometry = redo::format::Geometry::new(config.log_file_size, config.log_groups);
+    // The sequence the waiting sessions need: the one after the last opened.
+    let seq = redo::LogSeq(db.log().status().activated_seq.0 + 1);
+    let group = geometry.group_of(seq) + 1;
+    match event {
+        WaitEvent::LogFileSwitchCompletion => {
+            Some(format!("the log writer is opening log group {group} for sequence {}", seq.0))
+        }
+        WaitEvent::LogFileSwitchCheckpointIncomplete => {
+            let needs = format!(
+                "log group {group} (for sequence {}) still holds redo that recovery needs until a checkpoint",
+                seq.0
+            );
+            let c = db.checkpoints.status();
+            Some(match (&c.last_error, c.consecutive_failures) {
+                (Some(error), failures) if failures > 0 => {
+                    let since = c.failing_since_us.map_or(String::new(), |us| {
+                        format!(" since {} UTC", crate::awr::clock::format_utc(us))
+                    });
+                    let retry = c.next_retry_us.map_or(String::new(), |at| {
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_micros() as u64);
+                        format!("; next attempt in {} ms", at.saturating_sub(now) / 1000)
+                    });
+                    format!(
+                        "checkpoint failed ({failures} attempts{since}): {} [SQLSTATE {}]{retry}; {needs}",
+                        error.message, error.sqlstate
+                    )
+                }
+                _ if c.writing => format!("checkpoint in progress; {needs}"),
+                _ => format!("checkpoint requested; {needs}"),
+            })
+        }
+        _ => None,
+    }
+}
+
 /// `row` with the session's SID in front.
 fn with_sid(sid: u64, row: &[Value]) -> Row {
     let mut out = Vec::with_capacity(row.len() + 1);
@@ -534,6 +626,9 @@ impl Session {
                         wait.map_or(Value::Null, |(_, lasted)| Value::Float(lasted.as_secs_f64())),
                         Value::Text(e.sql().to_string()),
                         Value::Int(e.logon_unix_us as i64),
+                        wait.map_or(Value::Null, |(event, _)| event.class().into()),
+                        wait.and_then(|(event, _)| wait_detail(&self.db, event))
+                            .map_or(Value::Null, Value::Text),
                     ])
                 })
                 .collect(),
@@ -660,6 +755,34 @@ impl Session {
                     ])
                 })
                 .collect(),
+            "v$checkpoint" => {
+                let c = self.db.checkpoints.status();
+                let opt = |v: Option<u64>| v.map_or(Value::Null, |v| Value::Int(v as i64));
+                let status = if c.writing {
+                    "WRITING"
+                } else if c.consecutive_failures > 0 {
+                    "FAILED"
+                } else {
+                    "IDLE"
+                };
+                vec![Row::from(vec![
+                    status.into(),
+                    Value::Int(c.started as i64),
+                    Value::Int(c.completed as i64),
+                    Value::Int(c.failed as i64),
+                    Value::Int(c.consecutive_failures as i64),
+                    opt(c.failing_since_us),
+                    c.last_error.as_ref().map_or(Value::Null, |e| Value::Text(e.message.clone())),
+                    c.last_error.as_ref().map_or(Value::Null, |e| e.sqlstate.into()),
+                    opt(c.last_error.as_ref().map(|e| e.at_us)),
+                    Value::Int(c.retry_delay.as_millis() as i64),
+                    opt(c.next_retry_us),
+                    opt(c.last_completed_us),
+                    opt(c.last_image_scn.map(|s| s.0)),
+                    Value::Int(self.db.log().last_checkpoint().2 .0 as i64),
+                    Value::Int(self.db.sessions_waiting_for_checkpoint() as i64),
+                ])]
+            }
             "v$database" => {
                 let log = self.db.log();
                 let status = log.status();

@@ -107,3 +107,52 @@ fn a_cancel_ends_a_row_lock_wait() {
     let row = waiter.execute("SELECT v FROM t WHERE k = 7", &[]).unwrap();
     assert_eq!(row.rows()[0][0], Value::Text("held".into()));
 }
+
+#[test]
+fn statement_timeout_ends_a_row_lock_wait_and_a_long_scan_with_57014_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open(dir.path());
+    let mut holder = db.session();
+    table(&mut holder);
+    holder.execute("BEGIN", &[]).unwrap();
+    holder.execute("UPDATE t SET v = 'held' WHERE k = 7", &[]).unwrap();
+
+    let mut waiter = db.session();
+    waiter.execute("SET statement_timeout = '150ms'", &[]).unwrap();
+    let started = Instant::now();
+    let error = waiter.execute("UPDATE t SET v = 'waiter' WHERE k = 7", &[]).unwrap_err();
+    let waited = started.elapsed();
+    assert!(matches!(error, DbError::StatementTimeout), "{error:?}");
+    assert_eq!(error.sqlstate(), "57014");
+    assert_eq!(error.to_string(), "canceling statement due to statement timeout");
+    assert!(waited >= Duration::from_millis(150) && waited < Duration::from_secs(5), "{waited:?}");
+    // A statement within its time runs; the timed-out one changed nothing.
+    let row = waiter.execute("SELECT v FROM t WHERE k = 7", &[]).unwrap();
+    assert_eq!(row.rows()[0][0], Value::Text("abcdefghij".into()));
+    // A long scan is stopped too (its row loop looks at the deadline).
+    let started = Instant::now();
+    let error = waiter.execute("SELECT count(*) FROM t WHERE length(repeat(v, 20000)) > 0", &[]).unwrap_err();
+    assert!(matches!(error, DbError::StatementTimeout), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    holder.execute("COMMIT", &[]).unwrap();
+
+    // Oracle's spelling and views, and the system's value for sessions without their own.
+    let shown = waiter.execute("SHOW PARAMETER statement_timeout", &[]).unwrap();
+    assert_eq!(shown.rows()[0][2], Value::Text("150".into()));
+    holder.execute("ALTER SYSTEM SET statement_timeout = 100", &[]).unwrap();
+    let mut fresh = db.session();
+    let value = fresh.execute("SELECT value FROM v$parameter WHERE name = 'statement_timeout'", &[]).unwrap();
+    assert_eq!(value.rows()[0][0], Value::Text("100".into()));
+    let error = fresh.execute("SELECT count(*) FROM t WHERE length(repeat(v, 20000)) > 0", &[]).unwrap_err();
+    assert!(matches!(error, DbError::StatementTimeout), "{error:?}");
+    assert_eq!(fresh.current_setting("statement_timeout").unwrap(), "100ms");
+    waiter.execute("ALTER SESSION SET statement_timeout = 0", &[]).unwrap();
+    assert_eq!(waiter.current_setting("statement_timeout").unwrap(), "0", "the session's own 0 wins");
+    holder.execute("ALTER SYSTEM SET statement_timeout = DEFAULT", &[]).unwrap();
+    assert_eq!(fresh.current_setting("statement_timeout").unwrap(), "0");
+
+    for bad in ["-5", "5 parsecs", "1e3", "3000000000"] {
+        let error = waiter.execute(&format!("SET statement_timeout = '{bad}'"), &[]).unwrap_err();
+        assert_eq!(error.sqlstate(), "22023", "{bad}: {error}");
+    }
+}

@@ -750,6 +750,9 @@ fn a_seed_replays_exactly() {
     }
 }
 
+/// A long run prints how far it got every this many seeds.
+const PROGRESS_EVERY: u64 = 5_000;
+
 /// How long one seed may run before the simulation is declared hung.
 const SEED_LIMIT: Duration = Duration::from_secs(60);
 
@@ -759,6 +762,9 @@ fn seeded_power_cuts_of_the_whole_database_recover_a_prefix_holding_every_acknow
     let _ = log::set_logger(&TraceLogger);
     log::set_max_level(log::LevelFilter::Warn);
     let next = AtomicU64::new(seeds.start);
+    // Seeds finished, for a progress line every PROGRESS_EVERY: a long run stopped early
+    // still says how far it got with no failure.
+    let finished = AtomicU64::new(0);
     let failures: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
     let current: Vec<Mutex<Option<(u64, Instant)>>> = (0..workers).map(|_| Mutex::new(None)).collect();
@@ -784,7 +790,7 @@ fn seeded_power_cuts_of_the_whole_database_recover_a_prefix_holding_every_acknow
         });
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (next, failures, current) = (&next, &failures, &current);
+                let (next, failures, current, finished) = (&next, &failures, &current, &finished);
                 let end = seeds.end;
                 scope.spawn(move || loop {
                     let seed = next.fetch_add(1, SeqCst);
@@ -819,6 +825,14 @@ fn seeded_power_cuts_of_the_whole_database_recover_a_prefix_holding_every_acknow
                             trace[tail..].join("\n  ")
                         );
                         failures.lock().unwrap().push((seed, failure));
+                    }
+                    let count = finished.fetch_add(1, SeqCst) + 1;
+                    if count % PROGRESS_EVERY == 0 {
+                        eprintln!(
+                            "{count} seeds finished in {:.1} s, {} failed",
+                            started.elapsed().as_secs_f64(),
+                            failures.lock().unwrap().len()
+                        );
                     }
                 })
             })

@@ -172,7 +172,13 @@ impl LogBuffer {
     /// for the backlog's age, if timed). `file_ready(end)` says whether the
     /// log files for a unit ending at `end` are open for writing; while it says no, the
     /// reservation is retried after `wait_for_file(end)` returns true. If it returns false
-    /// (the log failed or is shutting down) no reservation is made.
+    /// (the log failed or is shutting down, or the caller was interrupted) no reservation
+    /// is made.
+    ///
+    /// The strand latch is let go during `wait_for_file`: a wait for a log switch can be
+    /// long (a checkpoint that cannot be written), and a session queued on the latch
+    /// behind it would sleep where it cannot be seen (no wait event) or interrupted. So
+    /// every session that needs the next file waits in `wait_for_file` itself.
     pub fn reserve(
         &self,
         hint: usize,
@@ -183,30 +189,16 @@ impl LogBuffer {
         mut wait_for_file: impl FnMut(Lsn) -> bool,
     ) -> Option<Reservation<'_>> {
         let reserved_at = called_at.filter(|_| commit);
-        let n = self.strands.len();
-        let mut taken = None;
-        for i in 0..n {
-            let s = (hint + i) % n;
-            if let Ok(g) = self.strands[s].latch.try_lock() {
-                taken = Some((s, g));
-                break;
-            }
-        }
-        let (strand, latch) = match taken {
-            Some(t) => t,
-            None => {
-                let s = hint % n;
-                (s, self.strands[s].latch.lock().expect("strand latch poisoned"))
-            }
-        };
         loop {
+            let (strand, latch) = self.take_strand(hint);
             let mut a = self.alloc.lock().expect("allocation poisoned");
             let start = a.next_lsn;
             let end = stream_advance(start, len);
             if !file_ready(end) {
                 drop(a);
+                // Nothing is reserved on this strand (its position is IDLE): let it go.
+                drop(latch);
                 if !wait_for_file(end) {
-                    self.strands[strand].copied_upto.store(IDLE, Release);
                     return None;
                 }
                 continue;
@@ -226,6 +218,19 @@ impl LogBuffer {
             drop(a);
             return Some(Reservation { _latch: latch, strand, start, end, scn, pos: start });
         }
+    }
+
+    /// A strand latch: the first free one from `hint`, else `hint`'s (waiting for it).
+    fn take_strand(&self, hint: usize) -> (usize, MutexGuard<'_, ()>) {
+        let n = self.strands.len();
+        for i in 0..n {
+            let s = (hint + i) % n;
+            if let Ok(g) = self.strands[s].latch.try_lock() {
+                return (s, g);
+            }
+        }
+        let s = hint % n;
+        (s, self.strands[s].latch.lock().expect("strand latch poisoned"))
     }
 
     /// Copies `bytes` as the next part of the reserved unit, inserting block headers.

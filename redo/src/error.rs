@@ -5,13 +5,16 @@
 //! ([`RedoError::Io`], [`RedoError::LogFailed`]) and bad files ([`RedoError::Foreign`],
 //! [`RedoError::Corruption`]). Once a write or sync of the log fails the log is latched as
 //! failed: every later commit gets [`RedoError::LogFailed`] and nothing is acknowledged
-//! until the database is reopened, which runs recovery.
+//! until the database is reopened, which runs recovery. Apart from those,
+//! [`RedoError::Interrupted`]: the session's own interrupt (a cancel or a deadline, see
+//! `interrupt`) ended a wait that nothing depended on yet.
 
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::ConfigError;
+use crate::interrupt::InterruptCause;
 use crate::types::Lsn;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -50,6 +53,11 @@ pub enum RedoError {
 
     #[error("the redo log is shut down")]
     Shutdown,
+
+    /// The session's interrupt ended its wait before its commit reached the log buffer
+    /// (see `interrupt`): the transaction is still open.
+    #[error("{0}")]
+    Interrupted(InterruptCause),
 
     /// Under `Scheduling::Driven`: the next log group still holds redo the last
     /// checkpoint needs, and the checkpoint hook could not free it (its image could not

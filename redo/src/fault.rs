@@ -5,6 +5,11 @@
 //! `op:path_contains:skip:errno` (for example `sync:redo01:3:EIO`: the fourth sync of a
 //! file whose path contains `redo01`, and every later one, fails with EIO); several are
 //! separated by commas ([`parse_faults`]).
+//!
+//! A fault that ends: [`FaultyStorage::armed_while`] makes the faults apply only while a
+//! given file exists (`redodb serve` takes it from `REDODB_FAULTS_WHILE`), so a test of a
+//! whole process can fill the disk for a while and then give the space back by removing
+//! one file, without reaching into the process.
 
 use std::io;
 use std::path::Path;
@@ -134,6 +139,8 @@ impl FaultSet {
 #[derive(Clone, Default)]
 pub struct FaultyStorage {
     faults: Arc<Mutex<FaultSet>>,
+    /// When set, the faults apply only while this file exists (see the module docs).
+    armed_while: Option<Arc<std::path::PathBuf>>,
 }
 
 impl FaultyStorage {
@@ -145,6 +152,14 @@ impl FaultyStorage {
         storage
     }
 
+    /// The faults apply only while `trigger` exists; while it does not, operations pass
+    /// and are not counted against the faults' `skip`. The file's presence is looked at on
+    /// every operation a fault could hit (a `stat`: these are tests, not production).
+    pub fn armed_while(mut self, trigger: impl Into<std::path::PathBuf>) -> FaultyStorage {
+        self.armed_while = Some(Arc::new(trigger.into()));
+        self
+    }
+
     pub fn inject(&self, fault: Fault) {
         self.faults.lock().expect("faults poisoned").inject(fault);
     }
@@ -154,6 +169,14 @@ impl FaultyStorage {
     }
 
     fn check(&self, op: FaultOp, path: &Path) -> io::Result<()> {
+        if let Some(trigger) = &self.armed_while {
+            // The trigger is a file of the test's, on the real file system; an error
+            // other than "not found" (a permission) keeps the faults armed.
+            if matches!(std::fs::symlink_metadata(trigger.as_path()), Err(e) if e.kind() == io::ErrorKind::NotFound)
+            {
+                return Ok(());
+            }
+        }
         self.faults.lock().expect("faults poisoned").check(op, path)
     }
 }
@@ -266,5 +289,25 @@ mod tests {
         assert_eq!(f.sync().unwrap_err().raw_os_error(), Some(libc::ENOSPC));
         storage.clear_faults();
         f.sync().unwrap();
+    }
+
+    #[test]
+    fn faults_armed_while_a_file_exists_apply_only_then_and_count_only_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let trigger = dir.path().join("disk-full");
+        let storage =
+            FaultyStorage::new(parse_faults("create:image-:1:ENOSPC").unwrap()).armed_while(&trigger);
+        let image = |n: u32| dir.path().join(format!("image-{n}"));
+        // Unarmed: every create passes, and none counts against the skip.
+        storage.create(&image(1)).unwrap();
+        storage.create(&image(2)).unwrap();
+        std::fs::write(&trigger, b"").unwrap();
+        storage.create(&image(3)).unwrap();
+        assert_eq!(storage.create(&image(4)).err().and_then(|e| e.raw_os_error()), Some(libc::ENOSPC));
+        assert_eq!(storage.create(&image(5)).err().and_then(|e| e.raw_os_error()), Some(libc::ENOSPC));
+        // Other files are not hit.
+        storage.create(&dir.path().join("redo01.log")).unwrap();
+        std::fs::remove_file(&trigger).unwrap();
+        storage.create(&image(6)).unwrap();
     }
 }

@@ -13,6 +13,7 @@ mod durable;
 pub mod error;
 pub mod fault;
 pub mod format;
+pub mod interrupt;
 mod log;
 pub mod recovery;
 mod signal;
@@ -26,6 +27,7 @@ pub use buffer::CommitBacklog;
 pub use config::{CommitLogging, CommitWait, ConfigError, LogConfig, OpenMode, Scheduling, SyncMethod};
 pub use durable::DurableWait;
 pub use error::{LogFailure, RedoError, Result};
+pub use interrupt::{Interrupt, InterruptCause};
 pub use log::{
     CheckpointHook, CommitOptions, CommitReceipt, LogSession, LogStatus, LogSwitch, MemberInfo, MemberState,
     Recovered, RedoLog, RedoSavepoint,

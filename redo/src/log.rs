@@ -41,6 +41,7 @@ use crate::format::{
     BLOCK_BYTES, COMMIT_PAYLOAD_BYTES, CONTROL_SLOT_BYTES, RECORD_HEADER_BYTES, RECORD_PAYLOAD_MAX,
     WRITE_MAX_BYTES,
 };
+use crate::interrupt::Interrupt;
 use crate::recovery::{recover, BlockSources, RecoveredTxn, RecoveryReport};
 use crate::signal::Signal;
 use crate::stats::{commit_mode_index, Stat, StatsSet, StatsSnapshot, WaitEvent};
@@ -446,8 +447,11 @@ impl Shared {
     }
 
     /// A session's unit ends past the open log files: wait for the switch (timed if
-    /// `timed`). Returns false if the log failed or is shutting down instead.
-    fn wait_for_file(&self, end: Lsn, stats: &StatsSet, timed: bool) -> bool {
+    /// `timed`). Returns false if the log failed or is shutting down instead, or if
+    /// `interrupt` ended the wait (nothing is reserved yet, so the caller can give up).
+    /// Under `Scheduling::Driven` nobody else would switch: the caller does
+    /// (`switch_driven`), and never waits.
+    fn wait_for_file(&self, end: Lsn, stats: &StatsSet, timed: bool, interrupt: &Interrupt) -> bool {
         if self.driven() {
             return self.switch_driven(end);
         }
@@ -461,10 +465,15 @@ impl Shared {
         stats.add(Stat::RedoLogSpaceRequests, 1);
         let t0 = timed.then(Stamp::now);
         stats.begin_wait(event, t0);
-        let ready = || self.file_ready(end) || self.is_failed() || self.shutdown.load(SeqCst);
+        let ready = || {
+            self.file_ready(end)
+                || self.is_failed()
+                || self.shutdown.load(SeqCst)
+                || interrupt.check().is_err()
+        };
         while !ready() {
             self.post_lgwr();
-            self.switch_signal.wait_once(ready);
+            self.switch_signal.wait_once_until(ready, interrupt.deadline());
         }
         stats.record_wait(event, t0.map(|t| t.elapsed()));
         self.file_ready(end)
@@ -1243,6 +1252,7 @@ impl RedoLog {
             commit_wait: None,
             commit_logging: None,
             timed_statistics: None,
+            interrupt: Arc::new(Interrupt::new(Arc::downgrade(&self.sh))),
         }
     }
 
@@ -1335,6 +1345,15 @@ impl RedoLog {
         self.sh.post_lgwr();
         self.sh.switch_signal.notify_all();
         Ok(())
+    }
+
+    /// Whether the log waits for a checkpoint: the group its next file needs still holds
+    /// redo the last checkpoint needs, and the files open for writing are the last ones
+    /// (sessions wait in `log file switch (checkpoint incomplete)` once they are full).
+    pub fn checkpoint_needed(&self) -> bool {
+        let activated = self.sh.activated_seq.load(SeqCst);
+        let filling = self.sh.geometry.seq_of(self.sh.buffer.reserved_end()).0;
+        filling >= activated && !self.sh.group_reusable(LogSeq(activated + 1))
     }
 
     /// The last checkpoint recorded: (scan_from, lsn, scn).
@@ -1568,11 +1587,19 @@ pub struct LogSession {
     commit_wait: Option<CommitWait>,
     commit_logging: Option<CommitLogging>,
     timed_statistics: Option<bool>,
+    /// Ends this session's interruptible waits early (see `interrupt`).
+    interrupt: Arc<Interrupt>,
 }
 
 impl LogSession {
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The session's interrupt, for the layer above to cancel its wait for a log file or
+    /// give it a deadline (see `interrupt`).
+    pub fn interrupt(&self) -> &Arc<Interrupt> {
+        &self.interrupt
     }
 
     /// The open transaction, if any.
@@ -1745,9 +1772,16 @@ impl LogSession {
             true,
             called_at,
             |end| sh.file_ready(end),
-            |end| sh.wait_for_file(end, &stats, timed),
+            |end| sh.wait_for_file(end, &stats, timed, &self.interrupt),
         );
         let Some(mut r) = r else {
+            if !sh.is_failed() {
+                if let Err(cause) = self.interrupt.check() {
+                    // Nothing reached the buffer: the transaction stays whole, to be
+                    // committed again or rolled back.
+                    return Err(RedoError::Interrupted(cause));
+                }
+            }
             self.txn = None;
             self.private.clear();
             self.private_records = 0;

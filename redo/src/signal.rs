@@ -11,6 +11,7 @@
 //! announced itself. All of it is SeqCst so the two orders interlock.
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 #[derive(Default)]
 pub struct Signal {
@@ -42,11 +43,63 @@ impl Signal {
         self.sleepers.fetch_sub(1, SeqCst);
     }
 
+    /// As [`Signal::wait_once`], sleeping at most until `deadline` (None: no limit). For a
+    /// wait that must end at a deadline of its own (a statement timeout) even if nobody
+    /// notifies.
+    pub fn wait_once_until(&self, ready: impl Fn() -> bool, deadline: Option<Instant>) {
+        let Some(deadline) = deadline else { return self.wait_once(ready) };
+        let key = self.key();
+        self.sleepers.fetch_add(1, SeqCst);
+        if !ready() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                crate::blocking::region(|| wait_with_timeout(&self.seq, key, left));
+            }
+        }
+        self.sleepers.fetch_sub(1, SeqCst);
+    }
+
     pub fn notify_all(&self) {
         self.seq.fetch_add(1, SeqCst);
         if self.sleepers.load(SeqCst) > 0 {
             atomic_wait::wake_all(&self.seq);
         }
+    }
+}
+
+/// Sleeps while `word` holds `expected`, at most `timeout` (or spuriously less): the
+/// futex wait atomic-wait makes, with a timeout. atomic-wait's wakes are private futex
+/// wakes on the same word, so they end this sleep too.
+#[cfg(target_os = "linux")]
+fn wait_with_timeout(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT only reads the word, which `word` keeps alive for the call, and
+    // the timeout, a valid relative timespec on this stack frame.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word as *const AtomicU32,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Elsewhere atomic-wait has no timed wait: nap in short slices, looking at the word
+/// between them.
+#[cfg(not(target_os = "linux"))]
+fn wait_with_timeout(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let until = Instant::now() + timeout;
+    while word.load(SeqCst) == expected {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(1)));
     }
 }
 
@@ -71,5 +124,35 @@ mod tests {
             sig.notify_all();
             t.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_wait_with_a_deadline_ends_at_it_without_a_notify() {
+        let sig = Signal::default();
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(30);
+        while Instant::now() < deadline {
+            sig.wait_once_until(|| false, Some(deadline));
+        }
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(30), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "the sleep overran its deadline: {waited:?}");
+    }
+
+    #[test]
+    fn a_notify_ends_a_wait_with_a_far_deadline() {
+        let sig = Arc::new(Signal::default());
+        let flag = Arc::new(AtomicBool::new(false));
+        let (s2, f2) = (sig.clone(), flag.clone());
+        let far = Instant::now() + Duration::from_secs(3600);
+        let t = std::thread::spawn(move || {
+            while !f2.load(SeqCst) {
+                s2.wait_once_until(|| f2.load(SeqCst), Some(far));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(10));
+        flag.store(true, SeqCst);
+        sig.notify_all();
+        t.join().unwrap();
     }
 }

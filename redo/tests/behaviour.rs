@@ -1166,6 +1166,93 @@ fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_take
 }
 
 #[test]
+fn commits_waiting_for_a_checkpoint_end_at_their_interrupt_or_deadline_and_keep_their_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = small_files_config(dir.path());
+    // One strand: the waiting sessions must not queue on its latch behind the first.
+    c.log_parallelism = 1;
+    let (log, _) = open(&c);
+    let log = Arc::new(log);
+    let progress = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let committer = {
+        let (log, progress, stop) = (log.clone(), progress.clone(), stop.clone());
+        thread::spawn(move || {
+            let mut s = log.session();
+            let mut i = 0u64;
+            while !stop.load(SeqCst) {
+                s.log_change(&payload(60, i, 2000))?;
+                s.commit(WAIT)?;
+                i += 1;
+                progress.store(i, SeqCst);
+            }
+            Ok::<u64, RedoError>(i)
+        })
+    };
+    assert!(wait_for_stall(&progress), "commits never stalled without a checkpoint");
+
+    // Two more sessions commit: one to be cancelled, one with a deadline 300 ms away.
+    let waiter = |tag: u64, deadline: Option<Duration>| {
+        let log = log.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handle = thread::spawn(move || {
+            let mut s = log.session();
+            tx.send((s.interrupt().clone(), s.stats_handle())).unwrap();
+            s.log_change(&payload(tag, 0, 2000)).unwrap();
+            s.interrupt().set_deadline(deadline.map(|d| std::time::Instant::now() + d));
+            let started = std::time::Instant::now();
+            let result = s.commit(WAIT);
+            (s, result, started.elapsed())
+        });
+        let (interrupt, stats) = rx.recv().unwrap();
+        (handle, interrupt, stats)
+    };
+    let (cancelled, interrupt, cancelled_stats) = waiter(61, None);
+    let (timed, _, timed_stats) = waiter(62, Some(Duration::from_millis(300)));
+    let waiting = |stats: &Arc<redo::stats::StatsSet>| {
+        stats.current_wait().is_some_and(|(event, _)| event == WaitEvent::LogFileSwitchCheckpointIncomplete)
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || waiting(&cancelled_stats)),
+        "the second session does not wait in checkpoint incomplete"
+    );
+    interrupt.raise();
+    let (mut cancelled, result, _) = cancelled.join().unwrap();
+    assert!(matches!(result, Err(RedoError::Interrupted(InterruptCause::Cancelled))), "{result:?}");
+    assert!(cancelled.transaction().is_some(), "the interrupted commit keeps its transaction");
+    let (mut timed, result, waited) = timed.join().unwrap();
+    assert!(matches!(result, Err(RedoError::Interrupted(InterruptCause::DeadlinePassed))), "{result:?}");
+    assert!(timed.transaction().is_some());
+    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "{waited:?}");
+    assert_eq!(timed_stats.current_wait(), None);
+    // Both waits were waits of the event, counted.
+    assert_eq!(cancelled.stats().event(WaitEvent::LogFileSwitchCheckpointIncomplete).waits, 1);
+    assert_eq!(timed.stats().event(WaitEvent::LogFileSwitchCheckpointIncomplete).waits, 1);
+
+    // A checkpoint frees the group: everyone goes on, the interrupted commits as they were.
+    let (scn, lsn) = log.durable_commit();
+    log.checkpoint(scn, lsn).unwrap();
+    cancelled.interrupt().clear();
+    timed.interrupt().set_deadline(None);
+    let first = cancelled.commit(WAIT).expect("the cancelled transaction commits later");
+    let second = timed.commit(WAIT).expect("so does the timed-out one");
+    stop.store(true, SeqCst);
+    let done =
+        with_deadline(Duration::from_secs(5), "stopping the committer", move || committer.join().unwrap());
+    assert!(done.is_ok(), "{done:?}");
+    drop((cancelled, timed));
+    drop(log);
+
+    let rec = recover(&c);
+    for (receipt, tag) in [(first, 61), (second, 62)] {
+        let found: Vec<_> = rec.transactions.iter().filter(|t| t.txn == receipt.txn).collect();
+        assert_eq!(found.len(), 1, "commit {} recovered once", receipt.scn);
+        assert_eq!(found[0].changes, vec![payload(tag, 0, 2000)]);
+    }
+    assert_dense_from(&rec.transactions, rec.transactions[0].scn.0);
+}
+
+#[test]
 fn transactions_of_almost_half_a_log_file_commit_across_log_switches() {
     let dir = tempfile::tempdir().unwrap();
     let c = small_files_config(dir.path());

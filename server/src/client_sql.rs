@@ -45,7 +45,6 @@ const CLIENT_SETTINGS: &[(&str, &str, &str, bool, bool)] = &[
     ("intervalstyle", "IntervalStyle", "postgres", true, true),
     ("extra_float_digits", "extra_float_digits", "1", true, false),
     ("search_path", "search_path", "\"$user\", public", true, false),
-    ("statement_timeout", "statement_timeout", "0", true, false),
     ("lock_timeout", "lock_timeout", "0", true, false),
     ("idle_in_transaction_session_timeout", "idle_in_transaction_session_timeout", "0", true, false),
     ("client_min_messages", "client_min_messages", "notice", true, false),

@@ -355,6 +355,7 @@ impl Settings {
             log_level,
             db,
             faults: Vec::new(),
+            faults_armed_while: None,
         })
     }
 }
@@ -387,6 +388,9 @@ pub struct ServerConfig {
     /// (`redodb serve` takes them from the `REDODB_FAULTS` environment variable; never
     /// from the configuration file). Empty: the real file system as it is.
     pub faults: Vec<redo::fault::Fault>,
+    /// When set, `faults` apply only while this file exists (`REDODB_FAULTS_WHILE`): a
+    /// test gives the space of a "full disk" back by removing it.
+    pub faults_armed_while: Option<PathBuf>,
 }
 
 /// The metrics endpoint's address from `metrics_port` and `metrics_listen` (which defaults

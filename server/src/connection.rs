@@ -144,6 +144,18 @@ impl ServerContext {
         log::info!("cancel request for connection {pid} (sid {})", handle.sid());
         handle.cancel();
     }
+
+    /// Cancels the call of every connection (shutdown, once the calls in flight had their
+    /// time): each fails with 57014, a commit still waiting for a log file among them
+    /// (`log file switch (checkpoint incomplete)` while images cannot be written).
+    /// Returns how many connections there were.
+    pub fn cancel_all_calls(&self) -> usize {
+        let keys = self.cancel_keys();
+        for target in keys.values() {
+            target.handle.cancel();
+        }
+        keys.len()
+    }
 }
 
 /// Forgets a connection's cancel key when the connection ends.

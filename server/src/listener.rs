@@ -1,8 +1,10 @@
 //! The server's life: open the database (recovery runs before anyone can connect),
 //! listen, serve connections until SIGTERM or SIGINT, then shut down: stop accepting,
-//! let the calls in flight finish (for at most [`DRAIN_TIMEOUT`]), drop every session
-//! (rolling back open transactions), take a checkpoint (which makes every commit
-//! durable first) and stop the log.
+//! let the calls in flight finish (for at most [`DRAIN_TIMEOUT`], then cancel those
+//! still running), drop every session (rolling back open transactions), take a
+//! checkpoint (which makes every commit durable first) and stop the log. A final
+//! checkpoint that cannot be written (a full disk) ends the process with its error; the
+//! redo holds every commit, and the next start recovers them.
 //!
 //! The TLS certificate and key are read before the database is opened: a bad file stops
 //! the start at once, with its name. The metrics endpoint (`metrics`), when configured, is
@@ -33,6 +35,8 @@ use crate::metrics::MetricsEndpoint;
 
 /// How long shutdown waits for the calls in flight, then for the sessions to end.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long shutdown waits for the calls it cancelled after `DRAIN_TIMEOUT`.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -62,8 +66,21 @@ pub fn run(config: ServerConfig) -> Result<(), ServerError> {
     let storage: Arc<dyn redo::storage::Storage> = if config.faults.is_empty() {
         Arc::new(redo::storage::FileStorage)
     } else {
-        log::warn!("injecting I/O faults into the database's files: {:?}", config.faults);
-        Arc::new(redo::fault::FaultyStorage::new(config.faults.clone()))
+        let storage = redo::fault::FaultyStorage::new(config.faults.clone());
+        match &config.faults_armed_while {
+            None => {
+                log::warn!("injecting I/O faults into the database's files: {:?}", config.faults);
+                Arc::new(storage)
+            }
+            Some(trigger) => {
+                log::warn!(
+                    "injecting I/O faults into the database's files while {} exists: {:?}",
+                    trigger.display(),
+                    config.faults
+                );
+                Arc::new(storage.armed_while(trigger))
+            }
+        }
     };
     let db = Arc::new(
         Database::open_with(&config.data_dir, config.db.clone(), storage).map_err(ServerError::Open)?,
@@ -192,9 +209,18 @@ async fn serve(
     let drained =
         tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;
     if drained.is_err() {
-        log::warn!("calls still running after {DRAIN_TIMEOUT:?}: closing their connections");
-        connections.abort_all();
-        while connections.join_next().await.is_some() {}
+        // A call can be stuck for good (a commit waiting for a checkpoint that cannot be
+        // written): cancel the calls, which ends such waits, then close what is left.
+        let open = context.cancel_all_calls();
+        log::warn!("calls still running after {DRAIN_TIMEOUT:?}: cancelled the calls of {open} connections");
+        let cancelled =
+            tokio::time::timeout(CANCEL_GRACE, async { while connections.join_next().await.is_some() {} })
+                .await;
+        if cancelled.is_err() {
+            log::warn!("calls still running {CANCEL_GRACE:?} after their cancel: closing their connections");
+            connections.abort_all();
+            while connections.join_next().await.is_some() {}
+        }
     }
     // Each session is dropped, rolling back, when its connection's task ends.
     let live = context.live_sessions.clone();

@@ -248,6 +248,9 @@ pub fn statistic_metric(statistic: Statistic) -> StatisticMetric {
             DbStat::FetchCalls => count("fetch_calls"),
             DbStat::PhysicalWrites => count("physical_writes"),
             DbStat::PhysicalWriteBytes => bytes("physical_write"),
+            DbStat::CheckpointsStarted => count("checkpoints_started"),
+            DbStat::CheckpointsCompleted => count("checkpoints_completed"),
+            DbStat::CheckpointsFailed => count("checkpoints_failed"),
         },
     }
 }

@@ -157,11 +157,25 @@ impl From<SettingError> for SqlError {
     }
 }
 
+/// When a statement's CommandComplete is reported, relative to its implicit
+/// transaction's commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Completion {
+    /// The simple query protocol: after the commit, as PostgreSQL does (a failed commit
+    /// takes back the last statement's completion).
+    AfterCommit,
+    /// The extended protocol: at Execute, before the commit at Sync (as PostgreSQL).
+    AtExecute,
+}
+
 /// The replies to one batch of client messages, encoded.
 #[derive(Default)]
 pub struct Reply {
     buf: BytesMut,
     scratch: Vec<u8>,
+    /// Where the last CommandComplete starts and ends in `buf`, so that it can be taken
+    /// back while it is the last message (see `take_back_last_complete`).
+    last_complete: Option<(usize, usize)>,
 }
 
 impl Reply {
@@ -175,7 +189,23 @@ impl Reply {
     }
 
     pub fn take(&mut self) -> BytesMut {
+        self.last_complete = None;
         self.buf.split()
+    }
+
+    /// Removes the last CommandComplete if nothing came after it and it was not sent yet:
+    /// a simple query's implicit commit that fails reports its error instead of the last
+    /// statement's completion, as PostgreSQL does (it commits before it reports the last
+    /// command complete, so a client reads a completion or an error, not one then the
+    /// other). Returns whether it was removed.
+    fn take_back_last_complete(&mut self) -> bool {
+        match self.last_complete.take() {
+            Some((start, end)) if self.buf.len() == end => {
+                self.buf.truncate(start);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn error(&mut self, error: &SqlError) {
@@ -197,7 +227,9 @@ impl Reply {
     }
 
     fn complete(&mut self, tag: impl Into<Tag>) {
+        let start = self.buf.len();
         self.message(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag.into().into_owned())));
+        self.last_complete = Some((start, self.buf.len()));
     }
 
     pub fn parameter_status(&mut self, name: &str, value: String) {
@@ -806,8 +838,9 @@ impl SessionState {
     }
 
     /// Ends an implicit transaction: commits what it changed. Returns whether it
-    /// committed (or had nothing to commit).
-    fn autocommit(&mut self) -> bool {
+    /// committed (or had nothing to commit). A failed commit of a simple query
+    /// (`Completion::AfterCommit`) takes back the last statement's CommandComplete.
+    fn autocommit(&mut self, completion: Completion) -> bool {
         if self.in_block || self.failed {
             return !self.failed;
         }
@@ -815,6 +848,9 @@ impl SessionState {
             let committed = match self.session.commit(CommitOptions::DEFAULT) {
                 Ok(_) => true,
                 Err(e) => {
+                    if completion == Completion::AfterCommit {
+                        self.out.take_back_last_complete();
+                    }
                     self.out.error(&e.into());
                     self.session.rollback();
                     false
@@ -870,7 +906,7 @@ impl SessionState {
     fn end_query(&mut self) {
         self.implicit_block = false;
         if !self.in_block {
-            let committed = self.autocommit();
+            let committed = self.autocommit(Completion::AfterCommit);
             self.close_portals(committed, true);
         }
         self.ready();
@@ -1419,7 +1455,7 @@ impl SessionState {
     fn sync(&mut self) {
         self.discard_until_sync = false;
         if !self.in_block && !self.failed {
-            let committed = self.autocommit();
+            let committed = self.autocommit(Completion::AtExecute);
             // Portals live until the end of their transaction (held cursors beyond it).
             self.close_portals(committed, false);
         }

@@ -526,8 +526,9 @@ fn findings(out: &mut String, i: &Interval) {
     if findings.is_empty() {
         note(
             out,
-            "No findings: none of the checked signatures (log file sync dominating, log file sync far above log \
-             file parallel write, log buffer space, hard parses, few rows per fetch) is present.",
+            "No findings: none of the checked signatures (checkpoints failed or incomplete, log file sync \
+             dominating, log file sync far above log file parallel write, log buffer space, hard parses, few \
+             rows per fetch) is present.",
         );
         return;
     }

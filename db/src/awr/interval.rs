@@ -118,6 +118,7 @@ pub struct UnitOfWork {
 /// What a finding is about (so callers and tests can tell findings apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FindingKind {
+    CheckpointIncomplete,
     LogFileSyncDominates,
     SyncFarAboveWrite,
     LogBufferSpace,
@@ -490,6 +491,43 @@ impl Interval {
         let write = self.event("log file parallel write").filter(|e| e.waits > 0);
         let (basis, basis_us) = self.share_basis();
 
+        // First: while the log cannot reuse a group, no commit goes on at all.
+        let incomplete = self.event("log file switch (checkpoint incomplete)").filter(|e| e.waits > 0);
+        let failed = self.statistic("checkpoints failed");
+        if incomplete.is_some() || failed > 0 {
+            let waits = incomplete.map_or("no waits for log file switch (checkpoint incomplete)".to_string(), |e| {
+                let share = self.share_pct(e.time_us).map_or("n/a".to_string(), |p| format!("{p:.1}%"));
+                format!(
+                    "{} waits for log file switch (checkpoint incomplete), {} s in all (avg {} ms, {share} of {})",
+                    count(e.waits),
+                    fmt_seconds(e.time_us),
+                    fmt_ms(e.avg_ms()),
+                    basis.words()
+                )
+            });
+            let advice = if failed > 0 {
+                "Checkpoint images could not be written (v$checkpoint.last_error and the log say why: a full \
+                 file system, an I/O error): the log cannot reuse a group until one is, and commits that \
+                 need the next group wait. Give the data directory room; the checkpointer retries with a \
+                 growing delay (at most 5 s) and everyone goes on once an image is written. Waiting sessions \
+                 show the error in v$session.wait_detail; a cancel or statement_timeout ends their wait"
+            } else {
+                "The log filled before a checkpoint freed its oldest group: make log files larger or more \
+                 numerous (log_file_size, log_groups), or checkpoints more frequent (checkpoint_interval_ms)"
+            };
+            findings.push(Finding {
+                kind: FindingKind::CheckpointIncomplete,
+                title: if failed > 0 { "checkpoints failed" } else { "checkpoint incomplete" },
+                evidence: format!(
+                    "{} of {} checkpoints failed ({} completed); {waits}",
+                    count(failed),
+                    count(self.statistic("checkpoints started")),
+                    count(self.statistic("checkpoints completed")),
+                ),
+                advice: advice.to_string(),
+            });
+        }
+
         if let (Some(sync), true) = (sync, basis_us > 0) {
             let share = sync.time_us as f64 / basis_us as f64;
             if share >= LOG_FILE_SYNC_DOMINANT_SHARE {
@@ -751,6 +789,42 @@ pub(crate) mod tests {
     fn kinds(i: &Interval) -> Vec<FindingKind> {
         i.findings().iter().map(|f| f.kind).collect()
     }
+
+    #[test]
+    fn failed_checkpoints_and_the_waits_for_them_are_the_first_finding() {
+        let stats = |failed, started, completed| {
+            [
+                ("checkpoints failed", failed),
+                ("checkpoints started", started),
+                ("checkpoints completed", completed),
+            ]
+        };
+        let begin = crafted(0, &stats(0, 2, 2), &[(INCOMPLETE, "Configuration", 0, 0, false)]);
+        let end = crafted(100, &stats(9, 12, 3), &[(INCOMPLETE, "Configuration", 3, 30_000_000, false)]);
+        let i = Interval::between(&snap(1, begin.clone()), &snap(2, end)).expect("interval");
+        let findings = i.findings();
+        let first = &findings[0];
+        assert_eq!((first.kind, first.title), (FindingKind::CheckpointIncomplete, "checkpoints failed"));
+        assert!(
+            first.evidence.starts_with("9 of 10 checkpoints failed (1 completed); 3 waits"),
+            "{}",
+            first.evidence
+        );
+        assert!(first.advice.contains("v$checkpoint.last_error"), "{}", first.advice);
+        // Waits without failures: the log is too small for the load.
+        let end = crafted(100, &stats(0, 3, 3), &[(INCOMPLETE, "Configuration", 2, 1_000, false)]);
+        let i = Interval::between(&snap(1, begin.clone()), &snap(2, end)).expect("interval");
+        let finding =
+            i.findings().into_iter().find(|f| f.kind == FindingKind::CheckpointIncomplete).expect("one");
+        assert_eq!(finding.title, "checkpoint incomplete");
+        assert!(finding.advice.contains("log_file_size"), "{}", finding.advice);
+        // Neither: no finding.
+        let end = crafted(100, &stats(0, 3, 3), &[(INCOMPLETE, "Configuration", 0, 0, false)]);
+        let i = Interval::between(&snap(1, begin), &snap(2, end)).expect("interval");
+        assert!(!kinds(&i).contains(&FindingKind::CheckpointIncomplete));
+    }
+
+    const INCOMPLETE: &str = "log file switch (checkpoint incomplete)";
 
     #[test]
     fn sync_four_times_the_write_is_a_finding_with_its_figures() {

@@ -543,10 +543,13 @@ fn findings(out: &mut String, i: &Interval) {
     heading(out, "Findings");
     let findings = i.findings();
     if findings.is_empty() {
-        out.push_str("No findings: none of the checked signatures (log file sync dominating, log file sync far above\n");
         out.push_str(
-            "log file parallel write, log buffer space, hard parses, few rows per fetch) is present.\n",
+            "No findings: none of the checked signatures (checkpoints failed or incomplete, log file sync\n",
         );
+        out.push_str(
+            "dominating, log file sync far above log file parallel write, log buffer space, hard parses, few\n",
+        );
+        out.push_str("rows per fetch) is present.\n");
         return;
     }
     for (n, f) in findings.iter().enumerate() {

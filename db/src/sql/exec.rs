@@ -558,6 +558,8 @@ impl Session {
         params: &[Value],
         call: &mut Call,
     ) -> DbResult<QueryResult> {
+        // Each statement of a call has its own statement_timeout (PostgreSQL's rule).
+        self.start_statement_clock();
         let started = self.timed_statistics().then(redo::clock::Stamp::now);
         let result = self.run(prepared, params, call);
         let elapsed_ns = started.map_or(0, |t| t.elapsed().as_nanos() as u64);
@@ -794,7 +796,7 @@ impl Session {
                     ));
                 }
                 // A session's settings change all together or not at all.
-                let saved = (self.redo.commit_settings(), self.call_commit_optimization);
+                let saved = self.session_parameters();
                 for (name, value) in &assignments {
                     let outcome = self.set_parameter(scope, name, value);
                     if let Ok(Some(warning)) = &outcome {
@@ -802,9 +804,7 @@ impl Session {
                     }
                     if let Err(e) = outcome {
                         if scope == Scope::Session {
-                            self.redo.set_commit_wait(saved.0 .0);
-                            self.redo.set_commit_logging(saved.0 .1);
-                            self.call_commit_optimization = saved.1;
+                            self.restore_session_parameters(saved);
                         }
                         return Err(e);
                     }
@@ -839,6 +839,7 @@ impl Session {
                 self.redo.set_commit_wait(None);
                 self.redo.set_commit_logging(None);
                 self.call_commit_optimization = None;
+                self.statement_timeout_ms = None;
                 Ok(QueryResult::command("RESET", 0))
             }
             Special::PgShow(name) => {
