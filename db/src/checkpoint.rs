@@ -145,8 +145,17 @@ pub fn write_image(storage: &dyn Storage, db_dir: &Path, db_id: u64, state: &DbS
 
 /// Writes the image's bytes to `file`; returns how many.
 fn write_image_to(file: &dyn redo::storage::StorageFile, db_id: u64, state: &DbState) -> io::Result<u64> {
-    let mut w =
-        Checksummed { inner: BufWriter::with_capacity(1 << 20, FileWriter::new(file)), crc: 0, bytes: 0 };
+    let mut out = BufWriter::with_capacity(1 << 20, FileWriter::new(file));
+    let bytes = encode_image(&mut out, db_id, state)?;
+    let inner = out.into_inner().map_err(|e| e.into_error())?;
+    debug_assert_eq!(inner.position(), bytes);
+    Ok(bytes)
+}
+
+/// Writes the image of `state` (the format above, checksum included) to `out` and returns
+/// its length in bytes. [`decode_image`] reads it back.
+pub fn encode_image(out: &mut impl Write, db_id: u64, state: &DbState) -> io::Result<u64> {
+    let mut w = Checksummed { inner: out, crc: 0, bytes: 0 };
     w.write_all(&MAGIC)?;
     w.write_all(&VERSION.to_le_bytes())?;
     w.write_all(&db_id.to_le_bytes())?;
@@ -170,9 +179,7 @@ fn write_image_to(file: &dyn redo::storage::StorageFile, db_id: u64, state: &DbS
     }
     let crc = w.crc;
     let bytes = w.bytes + 4;
-    let mut inner = w.inner.into_inner().map_err(|e| e.into_error())?;
-    inner.write_all(&crc.to_le_bytes())?;
-    debug_assert_eq!(inner.position(), bytes);
+    w.inner.write_all(&crc.to_le_bytes())?;
     Ok(bytes)
 }
 
@@ -209,8 +216,11 @@ pub fn read_image(storage: &dyn Storage, path: &Path, db_id: u64) -> DbResult<(D
     decode_image(&all, path, db_id)
 }
 
-/// Decodes an image's bytes (read from `path`), checking everything: bad bytes are an
-/// error naming the file, never a panic.
+/// Decodes an image's bytes (read from `path`), checking everything: the checksum, the
+/// magic, the version, the database, every record (each row against its table, no key
+/// twice), and that nothing follows the last table. Never trusts a count or a length
+/// before checking it; bad bytes are a [`DbError::CorruptChange`] naming the file, never a
+/// panic.
 pub fn decode_image(all: &[u8], path: &Path, db_id: u64) -> DbResult<(DbState, ImageInfo)> {
     let bad = |what: String| DbError::CorruptChange(format!("checkpoint image {}: {what}", path.display()));
     if all.len() < 8 + 4 + 8 + 8 + 8 + 4 + 4 {
@@ -238,7 +248,10 @@ pub fn decode_image(all: &[u8], path: &Path, db_id: u64) -> DbResult<(DbState, I
     if version >= 2 {
         let n = r.u32()?;
         // Strictly increasing, all beyond scn + 1 (which would be part of the watermark).
-        let mut floor = scn.next();
+        let mut floor = match scn.0.checked_add(1) {
+            Some(next) => Scn(next),
+            None => return Err(bad(format!("commit number {scn} is out of range"))),
+        };
         for _ in 0..n {
             let (ahead_scn, ahead_lsn) = (Scn(r.u64()?), Lsn(r.u64()?));
             if ahead_scn <= floor {
@@ -257,7 +270,10 @@ pub fn decode_image(all: &[u8], path: &Path, db_id: u64) -> DbResult<(DbState, I
         let nrows = r.u64()?;
         for _ in 0..nrows {
             let Change::Insert { row, .. } = r.record()? else { return Err(bad("expected a row".into())) };
-            state.load_row(&name, row)?;
+            state.load_row(&name, row).map_err(|e| match e {
+                DbError::CorruptChange(what) => bad(what),
+                other => other,
+            })?;
         }
     }
     if r.at != body.len() {
@@ -324,4 +340,68 @@ pub fn newest_valid_image(
         }
     }
     Ok((None, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Column, Row, TableSchema};
+    use crate::value::{DataType, Value};
+
+    fn prices() -> TableSchema {
+        let columns = vec![
+            Column { name: "id".into(), ty: DataType::Int, nullable: false },
+            Column { name: "price".into(), ty: DataType::Float, nullable: true },
+        ];
+        TableSchema::new("prices", columns, vec![0]).unwrap()
+    }
+
+    fn image_of(rows: &[Vec<Value>]) -> Vec<u8> {
+        let mut state = DbState::default();
+        state.apply(&Change::CreateTable(prices())).unwrap();
+        for row in rows {
+            // `apply` trusts its rows (the commit path checked them): a wrong one gets in.
+            state.apply(&Change::Insert { table: "prices".into(), row: Row::from(row.clone()) }).unwrap();
+        }
+        let mut out = Vec::new();
+        encode_image(&mut out, 7, &state).unwrap();
+        out
+    }
+
+    /// Found by the `checkpoint_image` fuzz target: an image at the largest commit
+    /// number overflowed computing the next one (a panic in a debug build).
+    #[test]
+    fn an_image_at_the_largest_commit_number_is_refused() {
+        let mut state = DbState::default();
+        state.scn = Scn(u64::MAX);
+        let mut bytes = Vec::new();
+        encode_image(&mut bytes, 7, &state).unwrap();
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
+        assert!(e.to_string().contains("commit number scn:18446744073709551615 is out of range"), "{e}");
+    }
+
+    #[test]
+    fn an_image_reads_back_as_it_was_written() {
+        let bytes = image_of(&[vec![Value::Int(1), Value::Float(2.5)], vec![Value::Int(2), Value::Null]]);
+        let (state, info) = decode_image(&bytes, Path::new("image"), 7).unwrap();
+        assert_eq!(info.bytes, bytes.len() as u64);
+        let mut again = Vec::new();
+        encode_image(&mut again, 7, &state).unwrap();
+        assert_eq!(again, bytes);
+        assert!(
+            matches!(decode_image(&bytes, Path::new("image"), 8), Err(DbError::CorruptChange(e)) if e.contains("another database"))
+        );
+    }
+
+    /// Found by the `checkpoint_image` fuzz target: an image whose row holds a BIGINT in
+    /// a DOUBLE PRECISION column was loaded as it was.
+    #[test]
+    fn an_image_whose_row_does_not_fit_its_table_is_refused_not_loaded() {
+        let bytes = image_of(&[vec![Value::Int(1), Value::Int(16187391)]]);
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
+        assert!(e.to_string().contains("Int(16187391) in column \"price\" of type DOUBLE PRECISION"), "{e}");
+        let bytes = image_of(&[vec![Value::Int(1)]]);
+        let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
+        assert!(e.to_string().contains("has 1 values for its 2 columns"), "{e}");
+    }
 }

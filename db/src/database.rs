@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 use redo::clock::Stamp;
 use redo::storage::{DirLock, DirLockError, FileStorage, Storage};
 use redo::{
-    CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, RecoveryReport, RedoLog, RedoSavepoint, Scn,
-    TxnId,
+    CommitOptions, CommitReceipt, LogConfig, LogSession, Lsn, Recovered, RecoveryReport, RedoLog,
+    RedoSavepoint, Scn, TxnId,
 };
 
 use crate::call_clock::{CallClock, Room, Work, WorkTime};
@@ -701,6 +701,9 @@ impl Drop for Database {
     fn drop(&mut self) {
         self.stop_auto_snapshots();
         self.shared.stopping.store(true, SeqCst);
+        // The checkpointer sleeps in the log's wait for a request: end it now rather
+        // than at its timeout, so a close takes no 50 ms.
+        self.shared.log.wake_checkpoint_waiters();
         if let Some(h) = self.checkpointer.take() {
             let _ = h.join();
         }
@@ -767,41 +770,7 @@ impl Database {
                 notes.join("; ")
             )));
         }
-        let mut replayed = 0u64;
-        let image_scn = state.scn;
-        let image_ahead = std::mem::take(&mut state.ahead);
-        if let Some(&(newest, _)) = image_ahead.last() {
-            if newest > recovered.report.last_scn {
-                return Err(DbError::CorruptChange(format!(
-                    "the checkpoint image holds commit {newest} but the redo log ends at {}",
-                    recovered.report.last_scn
-                )));
-            }
-        }
-        let in_image = |scn: Scn| image_ahead.binary_search_by_key(&scn, |&(s, _)| s).is_ok();
-        for txn in recovered.transactions.iter().filter(|t| t.scn > image_scn) {
-            if in_image(txn.scn) {
-                // Applied ahead of the image's watermark: already in the image.
-                state.scn = txn.scn;
-                state.lsn = txn.commit_lsn;
-                continue;
-            }
-            for bytes in &txn.changes {
-                let change = Change::decode(bytes)?;
-                state.apply(&change).map_err(|e| {
-                    DbError::CorruptChange(format!("commit {} does not apply on recovery: {e}", txn.scn))
-                })?;
-            }
-            state.scn = txn.scn;
-            state.lsn = txn.commit_lsn;
-            replayed += 1;
-        }
-        if state.scn < recovered.report.last_scn {
-            return Err(DbError::CorruptChange(format!(
-                "recovery ends at {} but the state reached only {}",
-                recovered.report.last_scn, state.scn
-            )));
-        }
+        let replayed = replay(&mut state, &recovered)?;
         log::info!(
             "database {} opened at {} ({} commits replayed after the image)",
             dir.display(),
@@ -957,6 +926,50 @@ impl Database {
     pub fn log(&self) -> &RedoLog {
         &self.shared.log
     }
+}
+
+/// Rolls `state` (an image read back, or the empty state) forward with the redo recovery
+/// found: every commit after the image's SCN except those the image lists as applied ahead
+/// of it. Returns the commits replayed. Redo that does not decode or does not apply to the
+/// state (a row of the wrong shape, a missing table, a duplicate key) is a
+/// [`DbError::CorruptChange`] naming the commit: the database does not open on it.
+pub fn replay(state: &mut DbState, recovered: &Recovered) -> DbResult<u64> {
+    let mut replayed = 0u64;
+    let image_scn = state.scn;
+    let image_ahead = std::mem::take(&mut state.ahead);
+    if let Some(&(newest, _)) = image_ahead.last() {
+        if newest > recovered.report.last_scn {
+            return Err(DbError::CorruptChange(format!(
+                "the checkpoint image holds commit {newest} but the redo log ends at {}",
+                recovered.report.last_scn
+            )));
+        }
+    }
+    let in_image = |scn: Scn| image_ahead.binary_search_by_key(&scn, |&(s, _)| s).is_ok();
+    for txn in recovered.transactions.iter().filter(|t| t.scn > image_scn) {
+        if in_image(txn.scn) {
+            // Applied ahead of the image's watermark: already in the image.
+            state.scn = txn.scn;
+            state.lsn = txn.commit_lsn;
+            continue;
+        }
+        for bytes in &txn.changes {
+            let change = Change::decode(bytes)?;
+            state.apply_recovered(&change).map_err(|e| {
+                DbError::CorruptChange(format!("commit {} does not apply on recovery: {e}", txn.scn))
+            })?;
+        }
+        state.scn = txn.scn;
+        state.lsn = txn.commit_lsn;
+        replayed += 1;
+    }
+    if state.scn < recovered.report.last_scn {
+        return Err(DbError::CorruptChange(format!(
+            "recovery ends at {} but the state reached only {}",
+            recovered.report.last_scn, state.scn
+        )));
+    }
+    Ok(replayed)
 }
 
 /// When rows were read: the applies so far (`LiveState::applies`) and this transaction's own changes

@@ -249,6 +249,45 @@ impl TableSchema {
     }
 }
 
+impl TableSchema {
+    /// Checks a row read back from disk (a checkpoint image, redo being replayed): one
+    /// value per column, each of its column's type as it is (no conversion: what was
+    /// stored had been converted), NULL only where allowed, no text over its length. Bytes
+    /// from disk are never trusted to hold what the table can take: a row that does not
+    /// fit is [`DbError::CorruptChange`], saying how.
+    pub fn check_stored_row(&self, row: &[Value]) -> DbResult<()> {
+        let corrupt =
+            |what: String| DbError::CorruptChange(format!("a row of table \"{}\" {what}", self.name));
+        if row.len() != self.columns.len() {
+            return Err(corrupt(format!("has {} values for its {} columns", row.len(), self.columns.len())));
+        }
+        for (value, column) in row.iter().zip(&self.columns) {
+            if value.is_null() {
+                if !column.nullable {
+                    return Err(corrupt(format!("has NULL in NOT NULL column \"{}\"", column.name)));
+                }
+            } else if !value.has_type(column.ty) {
+                return Err(corrupt(format!(
+                    "has {value:?} in column \"{}\" of type {}",
+                    column.name,
+                    column.ty.name()
+                )));
+            } else if let (Value::Text(text), DataType::Text { max_chars: Some(max) }) = (value, column.ty) {
+                // No more characters than bytes: most texts need no count.
+                let chars = if text.len() > max as usize { text.chars().count() } else { 0 };
+                if chars > max as usize {
+                    return Err(corrupt(format!(
+                        "has a text of {chars} characters in column \"{}\" of type {}",
+                        column.name,
+                        column.ty.name()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Whether `value` is already a valid value of type `ty` (not NULL: whether a NULL fits
 /// depends on the column): of that type, and a text no longer than its limit (a text has
 /// no more characters than bytes, so most need no count).

@@ -65,6 +65,10 @@ pub const COMMIT_PAYLOAD_BYTES: usize = 16;
 pub const WRITE_MAX_BYTES: u64 = 1 << 20;
 /// Version of the file formats below; files of any other version are refused.
 pub const FORMAT_VERSION: u32 = 1;
+/// Stream positions, commit numbers and transaction ids read from disk are below this (4
+/// EiB of redo, 4.6e18 commits): far beyond any real log, and far enough from `u64::MAX`
+/// that no arithmetic on them can overflow. A larger one is damage, never used.
+pub const NUMBER_LIMIT: u64 = 1 << 62;
 
 const LOG_MAGIC: [u8; 8] = *b"REDOLOG\0";
 const CONTROL_MAGIC: [u8; 8] = *b"REDOCTL\0";
@@ -84,10 +88,14 @@ pub enum FormatError {
     RecordLength(u32),
     #[error("record header reserved bytes are not zero")]
     RecordReserved,
+    #[error("record transaction id {0} is beyond the limit of {NUMBER_LIMIT}")]
+    RecordTxn(u64),
     #[error("{what} is truncated")]
     Truncated { what: &'static str },
     #[error("commit record payload has {0} bytes, expected {COMMIT_PAYLOAD_BYTES}")]
     CommitPayload(usize),
+    #[error("{what} is inconsistent: {detail}")]
+    Inconsistent { what: &'static str, detail: String },
 }
 
 fn le_u32(bytes: &[u8], at: usize) -> u32 {
@@ -252,6 +260,7 @@ fn record_crc(header_tail: &[u8], payload: &[u8]) -> u32 {
 /// Appends one encoded record to `out`.
 pub fn encode_record(out: &mut Vec<u8>, kind: RecordKind, txn: TxnId, payload: &[u8]) {
     assert!(payload.len() <= RECORD_PAYLOAD_MAX, "record payload {} too large", payload.len());
+    assert!(txn.0 < NUMBER_LIMIT, "transaction id {txn} beyond what recovery reads");
     let mut header = [0u8; RECORD_HEADER_BYTES];
     header[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
     header[8] = kind as u8;
@@ -272,6 +281,7 @@ pub fn encode_commit_record(
     scn: Scn,
     time_unix_us: u64,
 ) -> [u8; RECORD_HEADER_BYTES + COMMIT_PAYLOAD_BYTES] {
+    assert!(txn.0 < NUMBER_LIMIT, "transaction id {txn} beyond what recovery reads");
     let mut out = [0u8; RECORD_HEADER_BYTES + COMMIT_PAYLOAD_BYTES];
     out[4..8].copy_from_slice(&(COMMIT_PAYLOAD_BYTES as u32).to_le_bytes());
     out[8] = RecordKind::Commit as u8;
@@ -300,12 +310,11 @@ pub fn decode_record_header(bytes: &[u8]) -> Result<HeaderScan, FormatError> {
     if payload_len as usize > RECORD_PAYLOAD_MAX {
         return Err(FormatError::RecordLength(payload_len));
     }
-    Ok(HeaderScan::Record(RecordHeader {
-        crc: le_u32(bytes, 0),
-        payload_len,
-        kind,
-        txn: TxnId(le_u64(bytes, 12)),
-    }))
+    let txn = le_u64(bytes, 12);
+    if txn >= NUMBER_LIMIT {
+        return Err(FormatError::RecordTxn(txn));
+    }
+    Ok(HeaderScan::Record(RecordHeader { crc: le_u32(bytes, 0), payload_len, kind, txn: TxnId(txn) }))
 }
 
 /// Verifies a record's checksum given its header bytes and payload.
@@ -493,6 +502,55 @@ impl ControlRecord {
         out
     }
 
+    /// Checks what a record says, beyond its checksum: a record the engine wrote always
+    /// passes; one that does not says a value the engine could never have written (a
+    /// geometry no log has, a checkpoint position inside a block header or past the end
+    /// of anything, a scan start before the checkpoint's end, a number at the end of its
+    /// range), which the engine must not use.
+    pub fn check(&self) -> Result<(), FormatError> {
+        let inconsistent = |detail: String| Err(FormatError::Inconsistent { what: "control file", detail });
+        if !self.log_file_size.is_multiple_of(BLOCK_BYTES) || self.log_file_size < 4 * BLOCK_BYTES {
+            return inconsistent(format!(
+                "log file size {} is not a multiple of {BLOCK_BYTES} of at least 4 blocks",
+                self.log_file_size
+            ));
+        }
+        if self.groups < 2 || self.members < 1 {
+            return inconsistent(format!("{} groups of {} members", self.groups, self.members));
+        }
+        for (name, value) in [
+            ("checkpoint scan start", self.checkpoint_scan_from.0),
+            ("checkpoint position", self.checkpoint_lsn.0),
+            ("checkpoint SCN", self.checkpoint_scn.0),
+            ("transaction id high-water mark", self.txn_id_hwm.0),
+        ] {
+            if value >= NUMBER_LIMIT {
+                return inconsistent(format!("{name} {value} is beyond the limit of {NUMBER_LIMIT}"));
+            }
+        }
+        for (name, lsn) in [
+            ("checkpoint scan start", self.checkpoint_scan_from),
+            ("checkpoint position", self.checkpoint_lsn),
+        ] {
+            let in_block = lsn.0 % BLOCK_BYTES;
+            if in_block != 0 && in_block < BLOCK_HEADER_BYTES {
+                return inconsistent(format!("{name} {lsn} lies inside a block header"));
+            }
+        }
+        // The scan starts at the end of the checkpoint's unit, or later (a checkpoint never
+        // moves the scan start back).
+        if self.checkpoint_scan_from < self.checkpoint_lsn {
+            return inconsistent(format!(
+                "checkpoint scan start {} is before the checkpoint position {}",
+                self.checkpoint_scan_from, self.checkpoint_lsn
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes a control slot: its magic, version and checksum. What the record says is
+    /// checked apart ([`ControlRecord::check`]): a slot that fails here may be a torn
+    /// update, whose other slot serves; the record chosen must then also pass the check.
     pub fn decode(bytes: &[u8]) -> Result<ControlRecord, FormatError> {
         let what = "control file";
         if bytes.len() < CONTROL_USED {
@@ -606,8 +664,59 @@ mod tests {
         assert!(matches!(ControlRecord::decode(&cb), Err(FormatError::Checksum { .. })));
     }
 
+    /// Found by the `redo_log` fuzz target: a record (checksum valid) of transaction
+    /// 2^64 - 2 was recovered, and the next transaction id overflowed at open.
+    #[test]
+    fn a_record_of_a_transaction_id_beyond_the_limit_does_not_decode() {
+        let mut rec = encode_commit_record(TxnId(NUMBER_LIMIT - 1), Scn(1), 2).to_vec();
+        assert!(decode_records(&rec).1.is_none());
+        rec[12..20].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+        let crc = crc32c::crc32c(&rec[4..]);
+        rec[0..4].copy_from_slice(&crc.to_le_bytes());
+        let (records, err) = decode_records(&rec);
+        assert!(records.is_empty());
+        assert_eq!(err, Some(FormatError::RecordTxn(u64::MAX - 1)));
+    }
+
+    #[test]
+    fn control_records_that_say_the_impossible_fail_their_check() {
+        let good = ControlRecord {
+            generation: 3,
+            db_id: 1,
+            log_file_size: 65536,
+            groups: 3,
+            members: 1,
+            checkpoint_scan_from: Lsn(BLOCK_BYTES + 40),
+            checkpoint_lsn: Lsn(BLOCK_BYTES + 40),
+            checkpoint_scn: Scn(4),
+            created_unix_ms: 5,
+            txn_id_hwm: TxnId(6),
+        };
+        good.check().unwrap();
+        ControlRecord { checkpoint_scan_from: Lsn(2 * BLOCK_BYTES), ..good }.check().unwrap();
+        let bad = [
+            (ControlRecord { checkpoint_scan_from: Lsn(u64::MAX - 0xffff), ..good }, "beyond the limit"),
+            (ControlRecord { checkpoint_lsn: Lsn(BLOCK_BYTES + 15), ..good }, "inside a block header"),
+            (
+                ControlRecord { checkpoint_scan_from: Lsn(BLOCK_BYTES), ..good },
+                "before the checkpoint position",
+            ),
+            (ControlRecord { checkpoint_scn: Scn(u64::MAX), ..good }, "checkpoint SCN"),
+            (ControlRecord { txn_id_hwm: TxnId(NUMBER_LIMIT), ..good }, "high-water mark"),
+            (ControlRecord { groups: 1, ..good }, "1 groups"),
+            (ControlRecord { members: 0, ..good }, "0 members"),
+            (ControlRecord { log_file_size: 65536 + 100, ..good }, "log file size"),
+        ];
+        for (record, needle) in bad {
+            let e = record.check().unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+            // The checksum is no defence: the record decodes, and only the check fails.
+            assert_eq!(ControlRecord::decode(&record.encode()).unwrap(), record);
+        }
+    }
+
     fn arb_record() -> impl Strategy<Value = (u8, u64, Vec<u8>)> {
-        (1u8..=2, any::<u64>(), proptest::collection::vec(any::<u8>(), 0..300))
+        (1u8..=2, 0..NUMBER_LIMIT, proptest::collection::vec(any::<u8>(), 0..300))
     }
 
     proptest! {

@@ -234,7 +234,7 @@ pub(crate) struct Shared {
     dynamic: DynamicParams,
     control: Mutex<ControlState>,
     checkpoint_scan_from: AtomicU64,
-    checkpoint_request: (Mutex<bool>, Condvar),
+    checkpoint_request: (Mutex<CheckpointSignal>, Condvar),
     /// Under `Scheduling::Driven`, what makes a checkpoint when the next log group still
     /// holds redo the last one needs (`RedoLog::set_checkpoint_hook`).
     checkpoint_hook: OnceLock<CheckpointHook>,
@@ -246,6 +246,16 @@ pub(crate) struct Shared {
 
 /// How many log switches `RedoLog::log_history` remembers.
 pub const LOG_HISTORY_KEPT: usize = 1000;
+
+/// The log's requests for a checkpoint, and the wake-ups of the checkpointer waiting for
+/// them.
+#[derive(Default)]
+struct CheckpointSignal {
+    /// A checkpoint is wanted (taken by the next wait).
+    asked: bool,
+    /// Bumped by `wake_checkpoint_waiters`: a wait that began before ends.
+    wakes: u64,
+}
 
 /// One log switch: the writer began writing sequence `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,7 +357,7 @@ impl Shared {
 
     pub fn request_checkpoint(&self) {
         let (lock, cv) = &self.checkpoint_request;
-        *lock.lock().expect("checkpoint request poisoned") = true;
+        lock.lock().expect("checkpoint request poisoned").asked = true;
         cv.notify_all();
     }
 
@@ -591,6 +601,15 @@ fn read_control(storage: &dyn Storage, path: &PathBuf) -> Result<(Box<dyn Storag
             .map_err(|e| RedoError::io("read", path, e))?;
         match ControlRecord::decode(&buf) {
             Ok(r) if best.is_none_or(|(b, _)| r.generation > b.generation) => best = Some((r, slot)),
+            // Each update writes the next generation into the other slot: two different
+            // records of one generation were never both written by the engine, and
+            // neither can be preferred.
+            Ok(r) if best.is_some_and(|(b, _)| r.generation == b.generation && r != b) => {
+                return Err(foreign(
+                    path,
+                    format!("both control slots hold generation {}, with different contents", r.generation),
+                ));
+            }
             Ok(_) => {}
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -598,7 +617,13 @@ fn read_control(storage: &dyn Storage, path: &PathBuf) -> Result<(Box<dyn Storag
         }
     }
     match best {
-        Some((r, slot)) => Ok((file, r, slot)),
+        // The newest record with a valid checksum is what the engine last wrote: one that
+        // says something impossible is refused, never passed over for the older slot
+        // (whose checkpoint may need redo that the log has since reused).
+        Some((r, slot)) => match r.check() {
+            Ok(()) => Ok((file, r, slot)),
+            Err(e) => Err(foreign(path, e.to_string())),
+        },
         None => Err(foreign(path, first_error.map(|e| e.to_string()).unwrap_or_default())),
     }
 }
@@ -966,6 +991,39 @@ impl MemberRepair<'_> {
         }
         Ok(())
     }
+
+    /// Zeroes the start of log file `next` (as far as one write reaches) on every member
+    /// whose header says it holds `next`: a record the log ends before was torn there, and
+    /// the log now goes on in the file before. Its remains would otherwise read as valid
+    /// redo after the end of the file before, which the next recovery calls damage. The
+    /// file is not in use beyond them (that write was its first).
+    fn zero_torn_start(&mut self, next: LogSeq) -> Result<()> {
+        let group = self.geometry.group_of(next);
+        let start = self.geometry.start_of(next);
+        let len = (self.geometry.end_of(next).0 - start.0).min(WRITE_MAX_BYTES) as usize;
+        let zeros = AlignedBuf::zeroed(len);
+        let (mut holders, mut zeroed) = (0, 0);
+        for m in 0..self.config.members() {
+            if !self.in_service(group, m) || self.header_seq(group, m) != Some(next) {
+                continue;
+            }
+            holders += 1;
+            let f = self.write[group as usize][m as usize].as_ref().expect("in service");
+            match f.write_at(&[zeros.as_slice()], self.geometry.file_offset(start)).and_then(|_| f.sync()) {
+                Ok(()) => zeroed += 1,
+                Err(e) => self.fail(group, m, "zeroing a torn write's remains", e),
+            }
+        }
+        if holders > 0 && zeroed == 0 {
+            let path = log_file_path(self.config.member_dir(0), group, 0);
+            return Err(RedoError::io(
+                "write",
+                path,
+                std::io::Error::other("no member of the next log group is writable"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl RedoLog {
@@ -1093,6 +1151,9 @@ impl RedoLog {
         // member, so that a later recovery cannot mistake it for redo.
         if end_file_in_use {
             repair.zero_after_end(end, &outcome.tail)?;
+            if outcome.torn_into_next {
+                repair.zero_torn_start(LogSeq(seq_end.0 + 1))?;
+            }
         }
         drop(repair);
         drop(read_files);
@@ -1151,7 +1212,7 @@ impl RedoLog {
             },
             checkpoint_scan_from: AtomicU64::new(control.checkpoint_scan_from.0),
             control: Mutex::new(ControlState { file: cfile, path: cpath, record: control, slot }),
-            checkpoint_request: (Mutex::new(false), Condvar::new()),
+            checkpoint_request: (Mutex::new(CheckpointSignal::default()), Condvar::new()),
             checkpoint_hook: OnceLock::new(),
             next_txn: AtomicU64::new(next_txn),
             next_session: AtomicU64::new(1),
@@ -1303,12 +1364,24 @@ impl RedoLog {
 
     /// Waits up to `timeout` for the log to ask for a checkpoint (at a log switch, or when
     /// sessions wait for a group to be reusable). Returns whether one was asked for.
+    /// Also returns (false) at [`RedoLog::wake_checkpoint_waiters`].
     pub fn wait_checkpoint_request(&self, timeout: Duration) -> bool {
         let (lock, cv) = &self.sh.checkpoint_request;
         let guard = lock.lock().expect("checkpoint request poisoned");
-        let (mut guard, _) =
-            cv.wait_timeout_while(guard, timeout, |asked| !*asked).expect("checkpoint request poisoned");
-        std::mem::replace(&mut *guard, false)
+        let wakes = guard.wakes;
+        let (mut guard, _) = cv
+            .wait_timeout_while(guard, timeout, |signal| !signal.asked && signal.wakes == wakes)
+            .expect("checkpoint request poisoned");
+        std::mem::replace(&mut guard.asked, false)
+    }
+
+    /// Ends every [`RedoLog::wait_checkpoint_request`] in progress now, without a
+    /// request: a checkpointer being stopped looks at its stop flag at once instead of at
+    /// the end of its timeout.
+    pub fn wake_checkpoint_waiters(&self) {
+        let (lock, cv) = &self.sh.checkpoint_request;
+        lock.lock().expect("checkpoint request poisoned").wakes += 1;
+        cv.notify_all();
     }
 
     pub fn set_commit_wait(&self, wait: CommitWait) {

@@ -162,6 +162,11 @@ pub(crate) struct RecoveryOutcome {
     /// For each block of the scanned range, where its recovered records came from
     /// (members are repaired from these after recovery).
     pub block_sources: BTreeMap<Lsn, BlockSources>,
+    /// The record at the end runs on into the next log file: it was torn there, and what
+    /// its write left at the start of that file must be zeroed before the log goes on in
+    /// this one (the next recovery, finding the log ending inside this file, would take it
+    /// for valid redo after the end).
+    pub torn_into_next: bool,
 }
 
 /// Reads the stream of one member, block by block, checking every block it enters.
@@ -711,5 +716,5 @@ pub(crate) fn recover(
         member_notes: notes,
         elapsed: t0.elapsed(),
     };
-    Ok(RecoveryOutcome { transactions, report, tail, max_txn, block_sources })
+    Ok(RecoveryOutcome { transactions, report, tail, max_txn, block_sources, torn_into_next: straddles })
 }

@@ -1675,6 +1675,55 @@ fn a_garbage_control_file_is_refused_as_foreign() {
     }
 }
 
+/// Found by the `control_file` fuzz target: a control record with a valid checksum whose
+/// checkpoint lay 64 KiB short of 2^64 was used, and the log buffer's arithmetic
+/// overflowed at the first commit. A record that says the impossible is refused at open,
+/// and the older slot is not used instead (its checkpoint may need reused redo).
+#[test]
+fn a_control_record_naming_an_impossible_checkpoint_is_refused_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path());
+    {
+        let (log, _) = open(&c);
+        commit_small(&mut log.session(), 105, 0, WAIT);
+    }
+    let ctl = control_path(dir.path());
+    let bytes = fs::read(&ctl).unwrap();
+    let slot = BLOCK_BYTES as usize;
+    let record = redo::format::ControlRecord::decode(&bytes[..slot]).unwrap();
+    let cases = [
+        (
+            "checkpoint scan start 18446744073709486080 is beyond the limit",
+            Lsn(u64::MAX - 0xffff),
+            record.checkpoint_lsn,
+        ),
+        ("lies inside a block header", Lsn(BLOCK_BYTES + 3), Lsn(BLOCK_BYTES + 3)),
+        ("is before the checkpoint position", Lsn(0), Lsn(BLOCK_BYTES + 100)),
+    ];
+    for (needle, scan_from, lsn) in cases {
+        let newer = redo::format::ControlRecord {
+            generation: record.generation + 1,
+            checkpoint_scan_from: scan_from,
+            checkpoint_lsn: lsn,
+            ..record
+        };
+        let mut file = bytes.clone();
+        file[slot..].copy_from_slice(&newer.encode());
+        fs::write(&ctl, &file).unwrap();
+        assert_foreign(open_err(&c), &ctl, needle);
+    }
+    // Found by the `control_file` fuzz target: two different records of one generation
+    // (which the engine never writes) opened with the first slot's.
+    let twin = redo::format::ControlRecord { checkpoint_scn: Scn(0), ..record };
+    let mut file = bytes.clone();
+    file[slot..].copy_from_slice(&redo::format::ControlRecord { checkpoint_scn: Scn(1), ..twin }.encode());
+    file[..slot].copy_from_slice(&twin.encode());
+    fs::write(&ctl, &file).unwrap();
+    assert_foreign(open_err(&c), &ctl, "both control slots hold generation");
+    fs::write(&ctl, &bytes).unwrap();
+    assert_eq!(recover(&c).transactions.len(), 1, "the database opens again with its own control file");
+}
+
 #[test]
 fn another_databases_control_file_is_refused_as_foreign() {
     let root = tempfile::tempdir().unwrap();

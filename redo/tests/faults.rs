@@ -1002,6 +1002,57 @@ fn a_power_cut_in_the_first_write_of_a_log_file_is_a_torn_tail_when_the_last_rec
     }
 }
 
+/// Found by the `redo_log` fuzz target: after the recovery above, the log went on in the
+/// first file, and the blocks the torn write had left at the start of the next file were
+/// still there; the next open, even after a clean shutdown, took them for valid redo
+/// after the end ("the damage is inside the log") and refused to open.
+#[test]
+fn what_a_torn_write_left_in_the_next_log_file_is_never_taken_for_redo_once_the_log_goes_on() {
+    let c = driven_small(sim_config());
+    let mut left_remains = 0;
+    // The disk dies in the write of the next file's part, in its sync, or after them.
+    for (ops, crash_seed) in (0..3).flat_map(|ops| (0..20).map(move |seed| (ops, seed))) {
+        let disk = SimStorage::new();
+        let (log, _) = open_ok(&disk, &c);
+        let mut s = log.session();
+        // 3 KiB commits until the next would reach the end of the file, then one that runs
+        // about 2 KiB into the next file (several sectors of its first block).
+        let data = c.log_file_size - 4096;
+        let mut committed = Vec::new();
+        while data - log.reserved_end().0 % data > 3200 {
+            committed
+                .push(try_commit(&mut s, vec![payload(83, committed.len() as u64, 3000)], NOWAIT).unwrap());
+        }
+        let rest = (data - log.reserved_end().0 % data) as usize;
+        let straddling = try_commit(&mut s, vec![payload(83, 999, rest + 2000)], NOWAIT).unwrap();
+        assert_eq!(log.reserved_end().0 / data, 1, "the last commit runs into the next file");
+        assert!(log.run_writer().unwrap());
+        disk.die_after(ops);
+        while log.run_writer().unwrap_or(false) {}
+        let survivor = disk.crash(crash_seed);
+        drop(s);
+        drop(log);
+        let (log, rec) = open_ok(&survivor, &c);
+        if rec.transactions.len() > committed.len() {
+            committed.push(straddling);
+        } else {
+            left_remains += 1;
+        }
+        // A small commit, made durable: the log now ends inside the first file again.
+        let mut s = log.session();
+        committed.push(try_commit(&mut s, vec![payload(84, crash_seed, 100)], NOWAIT).unwrap());
+        while log.run_writer().unwrap() {}
+        assert!(log.durable_lsn() >= committed.last().unwrap().receipt.lsn);
+        drop(s);
+        drop(log);
+        let (_log, rec) = open_on(&survivor, &c).unwrap_or_else(|e| {
+            panic!("death after {ops}, crash seed {crash_seed}: remains taken for redo: {e}")
+        });
+        assert_recovered_exactly(&rec, &committed);
+    }
+    assert!(left_remains > 0, "some crash left the straddling record torn");
+}
+
 #[test]
 fn a_record_whose_parts_are_durable_on_different_members_is_recovered() {
     // Two members. The mirror fails during one log file (taken out of service, so the file

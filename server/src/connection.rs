@@ -482,12 +482,23 @@ fn quietly_catching_panics<T>(decode: impl FnOnce() -> T) -> Result<T, ()> {
 /// Serves one connection to its end: the startup packets (TLS negotiation, a cancel
 /// request), then the session, in plain text or over TLS.
 pub async fn serve(
-    mut stream: TcpStream,
+    stream: TcpStream,
     context: Arc<ServerContext>,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), ConnectionError> {
     stream.set_nodelay(true)?;
     let peer = stream.peer_addr().ok();
+    serve_stream(stream, peer, context, shutdown).await
+}
+
+/// As [`serve`], on any byte stream from a client at `peer` (which authentication
+/// looks at): the fuzz targets drive connections through in-memory pipes with it.
+pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin + Send>(
+    mut stream: S,
+    peer: Option<SocketAddr>,
+    context: Arc<ServerContext>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), ConnectionError> {
     let deadline = tokio::time::Instant::now() + AUTHENTICATION_TIMEOUT;
     loop {
         let packet = timeout_at(deadline, read_packet(&mut stream))

@@ -1,0 +1,3 @@
+#![no_main]
+// See redodb_fuzz::image for the input's layout and what is checked.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| redodb_fuzz::image::run(data));
