@@ -12,39 +12,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use server_common::protocol::{self, query};
-use server_common::{require_tool, Server};
+use server_common::{piped_psql, require_tool, wait_for_session, Server};
 
 const CANCELED: &str = "canceling statement due to user request";
 
-/// psql as `user`, reading its commands from a pipe (its output is read at its end).
-fn piped_psql(server: &Server, user: &str) -> (Child, ChildStdin) {
-    let mut child = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", user, "-d", "redodb", "-X", "-At"])
-        .args(["-v", "ON_ERROR_STOP=1"])
-        .env("PGCONNECT_TIMEOUT", "10")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start psql");
-    let stdin = child.stdin.take().unwrap();
-    (child, stdin)
-}
-
-/// Polls `v$session` until the session of `user` shows `condition` (a SQL predicate).
-fn wait_for_session(server: &Server, user: &str, condition: &str) {
-    let sql = format!("SELECT count(*) FROM v$session WHERE username = '{user}' AND {condition}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server.query(&sql) != "1\n" {
-        assert!(
-            Instant::now() < deadline,
-            "no session of {user} with {condition}: {}",
-            server.query("SELECT username, status, event, sql_text FROM v$session")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
+/// Ctrl-C to psql: SIGINT, which makes it send a CancelRequest.
 fn interrupt(child: &Child) {
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
@@ -73,7 +45,7 @@ fn table_with_one_row(server: &Server) {
 
 /// Session A (`holder`) updates row 1 in an open transaction and keeps it locked.
 fn hold_row_lock(server: &Server) -> (Child, ChildStdin) {
-    let (holder, mut stdin) = piped_psql(server, "holder");
+    let (holder, mut stdin) = piped_psql(server, "holder", &[]);
     writeln!(stdin, "BEGIN;\nUPDATE acct SET v = 200 WHERE k = 1;").unwrap();
     stdin.flush().unwrap();
     wait_for_session(server, "holder", "status = 'INACTIVE' AND sql_text LIKE 'UPDATE%'");

@@ -16,41 +16,11 @@ use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server_common::{require_tool, Server};
+use server_common::{piped_psql, require_tool, wait_for_session, Server};
 
 const INCOMPLETE: &str = "log file switch (checkpoint incomplete)";
 /// Each row is half a megabyte: a few commits fill a 4 MiB log file.
 const ROW: &str = "repeat('x', 500000)";
-
-/// psql as `user`, reading its commands from a pipe; verbose errors (with the SQLSTATE).
-fn piped_psql(server: &Server, user: &str, env: &[(&str, &str)]) -> (Child, ChildStdin) {
-    let mut child = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", user, "-d", "redodb", "-X", "-At"])
-        .args(["-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose"])
-        .env("PGCONNECT_TIMEOUT", "10")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start psql");
-    let stdin = child.stdin.take().unwrap();
-    (child, stdin)
-}
-
-/// Polls `v$session` until `user`'s session shows `condition` (a SQL predicate).
-fn wait_for_session(server: &Server, user: &str, condition: &str) {
-    let sql = format!("SELECT count(*) FROM v$session WHERE username = '{user}' AND {condition}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while server.query(&sql) != "1\n" {
-        assert!(
-            Instant::now() < deadline,
-            "no session of {user} with {condition}: {}",
-            server.query("SELECT username, status, event, wait_detail FROM v$session")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// Waits for `child` to exit (at most `limit`); returns its stdout and stderr.
 fn finish(mut child: Child, limit: Duration) -> (String, String) {

@@ -1113,12 +1113,12 @@ fn log_switches_cycle_through_the_groups_while_a_checkpointer_runs() {
     assert_eq!(rec.report.last_scn, last_scn);
 }
 
-#[test]
-fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_taken() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = small_files_config(dir.path());
-    let (log, _) = open(&c);
-    let log = Arc::new(log);
+/// A thread committing 2,000-byte changes of `tag` with WAIT until `stop` is set; `progress`
+/// counts its commits. Returns (progress, stop, the thread).
+fn spawn_committer(
+    log: &Arc<RedoLog>,
+    tag: u64,
+) -> (Arc<AtomicU64>, Arc<AtomicBool>, thread::JoinHandle<Result<u64, RedoError>>) {
     let progress = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let committer = {
@@ -1127,7 +1127,7 @@ fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_take
             let mut s = log.session();
             let mut i = 0u64;
             while !stop.load(SeqCst) {
-                s.log_change(&payload(52, i, 2000))?;
+                s.log_change(&payload(tag, i, 2000))?;
                 s.commit(WAIT)?;
                 i += 1;
                 progress.store(i, SeqCst);
@@ -1135,6 +1135,16 @@ fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_take
             Ok::<u64, RedoError>(i)
         })
     };
+    (progress, stop, committer)
+}
+
+#[test]
+fn without_a_checkpoint_commits_wait_for_checkpoint_incomplete_until_one_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = small_files_config(dir.path());
+    let (log, _) = open(&c);
+    let log = Arc::new(log);
+    let (progress, stop, committer) = spawn_committer(&log, 52);
     // It stalls: no progress for 300 ms.
     assert!(wait_for_stall(&progress), "commits never stalled without a checkpoint");
     let data = c.log_file_size - BLOCK_BYTES;
@@ -1173,22 +1183,7 @@ fn commits_waiting_for_a_checkpoint_end_at_their_interrupt_or_deadline_and_keep_
     c.log_parallelism = 1;
     let (log, _) = open(&c);
     let log = Arc::new(log);
-    let progress = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let committer = {
-        let (log, progress, stop) = (log.clone(), progress.clone(), stop.clone());
-        thread::spawn(move || {
-            let mut s = log.session();
-            let mut i = 0u64;
-            while !stop.load(SeqCst) {
-                s.log_change(&payload(60, i, 2000))?;
-                s.commit(WAIT)?;
-                i += 1;
-                progress.store(i, SeqCst);
-            }
-            Ok::<u64, RedoError>(i)
-        })
-    };
+    let (progress, stop, committer) = spawn_committer(&log, 60);
     assert!(wait_for_stall(&progress), "commits never stalled without a checkpoint");
 
     // Two more sessions commit: one to be cancelled, one with a deadline 300 ms away.

@@ -8,7 +8,7 @@ pub mod protocol;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -317,4 +317,35 @@ pub fn assert_client_passed(what: &str, output: &Output) {
     );
     // The clients' own summary line, for `cargo test -- --nocapture`.
     println!("{what}: {}", stdout.lines().last().unwrap_or(""));
+}
+
+/// psql as `user` on `server`, reading its commands from a pipe (verbose errors, so the
+/// SQLSTATE shows), with `env` added to its environment.
+pub fn piped_psql(server: &Server, user: &str, env: &[(&str, &str)]) -> (Child, ChildStdin) {
+    let mut child = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", user, "-d", "redodb", "-X", "-At"])
+        .args(["-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose"])
+        .env("PGCONNECT_TIMEOUT", "10")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start psql");
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// Polls `v$session` until `user`'s session shows `condition` (a SQL predicate).
+pub fn wait_for_session(server: &Server, user: &str, condition: &str) {
+    let sql = format!("SELECT count(*) FROM v$session WHERE username = '{user}' AND {condition}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.query(&sql) != "1\n" {
+        assert!(
+            Instant::now() < deadline,
+            "no session of {user} with {condition}: {}",
+            server.query("SELECT username, status, event, wait_detail, sql_text FROM v$session")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
