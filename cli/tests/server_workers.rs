@@ -139,3 +139,71 @@ fn a_long_query_on_the_only_worker_leaves_the_other_connections_served() {
         started.elapsed()
     );
 }
+
+/// The server's thread count, from /proc.
+fn threads_of(server: &Server) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", server.pid())).expect("/proc of the server").count()
+}
+
+#[test]
+fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sleeps_go_on() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "2"]);
+    server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
+    server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
+    let before = threads_of(&server);
+    // A burst: 16 sessions asleep on one row lock at once, each on a thread of its own.
+    let sleepers = 16;
+    let mut holder = server.connect();
+    assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
+    assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 1")), "UPDATE 1");
+    let waiting: Vec<_> = (0..sleepers)
+        .map(|_| {
+            let mut stream = server.connect();
+            thread::spawn(move || outcome(&query(&mut stream, "UPDATE t SET v = v + 1 WHERE id = 1")))
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.query("SELECT count(*) FROM v$session WHERE event = 'enq: TX - row lock contention'").trim()
+        != sleepers.to_string()
+    {
+        assert!(Instant::now() < deadline, "the burst never slept at once");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let in_burst = threads_of(&server);
+    assert!(
+        in_burst >= before + sleepers,
+        "{before} threads before, {in_burst} in the burst of {sleepers} sleepers"
+    );
+    assert_eq!(outcome(&query(&mut holder, "COMMIT")), "COMMIT");
+    for w in waiting {
+        assert_eq!(w.join().unwrap(), "UPDATE 1");
+    }
+    // Then a trickle: a short lock wait every 300 ms for 6 s. Each wakes an idle thread
+    // of the pool; with threads kept 10 s after their last use, the trickle would keep
+    // the whole burst's pool alive for as long as it lasts.
+    let (mut holder, mut waiter) = (server.connect(), server.connect());
+    let trickle_started = Instant::now();
+    while trickle_started.elapsed() < Duration::from_secs(6) {
+        assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
+        assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 2")), "UPDATE 1");
+        let sleeper = thread::spawn(move || {
+            let replies = query(&mut waiter, "UPDATE t SET v = v + 1 WHERE id = 2");
+            (outcome(&replies), waiter)
+        });
+        thread::sleep(Duration::from_millis(50));
+        assert_eq!(outcome(&query(&mut holder, "COMMIT")), "COMMIT");
+        let (updated, stream) = sleeper.join().unwrap();
+        assert_eq!(updated, "UPDATE 1");
+        waiter = stream;
+        thread::sleep(Duration::from_millis(250));
+    }
+    let after = threads_of(&server);
+    assert!(
+        after <= before + 3,
+        "{before} threads before the burst, {in_burst} in it, {after} after 6 s of a trickle of lock waits"
+    );
+    let expected = 1 + sleepers as i64;
+    assert_eq!(server.query("SELECT v FROM t WHERE id = 1").trim(), expected.to_string());
+}
