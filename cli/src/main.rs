@@ -57,6 +57,7 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
+    alloc::configure();
     match Cli::parse().command {
         Command::Bench(args) => bench::run(args),
         Command::EngineBench(args) => engine_bench::run(args),

@@ -26,6 +26,7 @@ static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
 use redo::LogConfig;
 
 fn main() {
+    alloc::configure();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let work = args.first().map(String::as_str).unwrap_or("update").to_string();
     let sessions: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(32);
