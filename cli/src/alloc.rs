@@ -25,23 +25,36 @@ pub struct MiMalloc;
 /// some options).
 const PURGE_DELAY: ffi::mi_option_t = 15;
 
-/// Settles mimalloc's options before the process gets going; called first in `main`.
+/// Settles the allocator's behaviour before the process gets going; called first in `main`.
 ///
-/// Memory freed back to mimalloc's arena is returned to the OS at once, not a second
-/// later (mimalloc's default, `MIMALLOC_PURGE_DELAY=1000`). With the delay, the server's
-/// RSS held whatever the last second's calls had freed: it rose and fell with the
-/// throughput, and one server life settled 10-40% above another under the same workload
-/// (`redodb soak`, 7 minutes, 4 lives of 100 s: 75-84 MiB with the delay, 65-68 MiB
-/// without). Returning a whole free span costs one `madvise`; the allocations of the
-/// commit path reuse the pages each thread keeps and never reach the arena. An explicit
-/// `MIMALLOC_PURGE_DELAY` (or its old name `MIMALLOC_RESET_DELAY`) in the environment
-/// still wins.
+/// The server's RSS should be what it holds, not what its allocator and the kernel keep
+/// around it (`redodb soak` judges its growth). Two defaults got in the way, each measured
+/// with the soak (debug build, 6 clients, kill -9 every ~600 s):
+/// - mimalloc holds freed spans for a second before it returns them
+///   (`MIMALLOC_PURGE_DELAY=1000`), so RSS followed the throughput: one life's level rose
+///   from 87 to 118 MiB when the machine got less busy, and in side-by-side runs life
+///   medians were 75-84 MiB against 65-68 MiB when purged at once. Returning a free span
+///   is one `madvise`; the commit path's allocations reuse the pages each thread keeps
+///   and never reach the arena (engine-bench NOWAIT unchanged).
+/// - mimalloc asks for transparent huge pages on its arena (`MADV_HUGEPAGE`), and
+///   khugepaged slowly folds the arena's 4 KiB pages into 2 MiB ones, used or not: after
+///   11 minutes of a flat 70-74 MiB, RSS climbed to 93 MiB with 30 MiB of it in
+///   `AnonHugePages`. The `no_thp` build feature drops the `madvise`, and the process
+///   opts out of THP altogether (`PR_SET_THP_DISABLE`, kept across exec) for machines
+///   whose THP mode is `always`.
+///
+/// An explicit `MIMALLOC_PURGE_DELAY` (or its old name `MIMALLOC_RESET_DELAY`), or
+/// `MIMALLOC_ALLOW_THP`, in the environment still wins.
 pub fn configure() {
-    let set_by_user =
-        ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().any(|v| std::env::var_os(v).is_some());
-    if !set_by_user {
+    let set_by_user = |names: &[&str]| names.iter().any(|v| std::env::var_os(v).is_some());
+    if !set_by_user(&["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"]) {
         // SAFETY: sets an option by its index; mimalloc reads options with atomics.
         unsafe { ffi::mi_option_set(PURGE_DELAY, 0) };
+    }
+    if !set_by_user(&["MIMALLOC_ALLOW_THP"]) {
+        // SAFETY: prctl with integer arguments only. A kernel without it refuses, and
+        // then huge pages stay as they were: nothing to do about that but carry on.
+        let _ = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
     }
 }
 
@@ -87,7 +100,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn configure_purges_at_once_unless_the_environment_says_otherwise() {
+    fn configure_purges_at_once_and_turns_huge_pages_off_unless_the_environment_says_otherwise() {
         // The index is mimalloc's purge delay: its default is 1000 ms, unlike its neighbours'.
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none()
             && std::env::var_os("MIMALLOC_RESET_DELAY").is_none()
@@ -95,6 +108,14 @@ mod tests {
             assert_eq!(unsafe { ffi::mi_option_get(PURGE_DELAY) }, 1000, "mimalloc's default purge delay");
             configure();
             assert_eq!(unsafe { ffi::mi_option_get(PURGE_DELAY) }, 0);
+        }
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+            configure();
+            assert_eq!(
+                unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) },
+                1,
+                "THP off for the process"
+            );
         }
     }
 
