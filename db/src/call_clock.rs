@@ -63,14 +63,21 @@
 //! so DB time >= DB CPU + waits in every reading.
 //!
 //! Between two readings (two AWR snapshots) it holds too, for calls that run across
-//! them: the DB time of a call open at a sample is counted up to the sample, so the
+//! them: the DB time of a call open at a reading is counted up to the reading, so the
 //! interval after it gets only the rest. Its waits and its CPU must follow: a wait in
 //! progress at a sample is sampled with its time so far (`EventSample::in_progress_us`,
-//! which the next interval takes off), and work running at a sample adds to DB CPU at most
-//! its time after the sample, less its waits (the session compares its work's start with
-//! the last sample's time, `SessionRegistry::last_sample_ns`); what it used before stays
-//! pending. Long work publishes its CPU every [`FOLD_NS`] (`Session::fold_long_work`),
-//! so that little is left to hold back.
+//! which the next interval takes off), and work running at a reading adds to DB CPU at
+//! most the DB time after the reading, less its waits: each reader leaves the DB time it
+//! reported in the session's [`TimeModel`] (its *read floor*), and the work's room starts
+//! there; what it used before stays pending. A reader and the session's publishing of
+//! CPU exclude each other without a lock: the reader marks its read in the CPU word, and
+//! the session publishes with a compare-and-swap that fails when a read began (or ended)
+//! since it loaded the floor; it then takes the new floor, or, with a read in progress,
+//! leaves its CPU pending for its next piece of work. (A flag checked before a plain
+//! store is not enough: a sample taken between the check and the store found the CPU
+//! missing, and the next interval then got CPU from before the sample; seen once in CI,
+//! 9 us over in a 250 ms interval.) Long work publishes its CPU every [`FOLD_NS`]
+//! (`Session::fold_long_work`), so that little is left to hold back.
 //! DB time read from an open call may run a little ahead of the time the call then
 //! records at its end (the reader's clock read falls between the writer's last stamp and
 //! its store); each session keeps the highest DB time read so far and never reports less,
@@ -79,7 +86,7 @@
 //! Never shared: each `Session` owns its [`CallClock`]; its [`TimeModel`] is in its
 //! registry entry.
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64};
 use std::time::Duration;
 
@@ -177,34 +184,36 @@ impl CallClock {
         Work { at_ns, waited_us, cpu: measured.then(|| (thread_cpu_time(), p)) }
     }
 
-    /// The work `work` ends now, with the session's waits at `waited_us`; the last AWR
-    /// sample was taken at `sampled_ns` (`Stamp::nanos`, 0 for none). The CPU clock, when
+    /// The work `work` ends now, with the session's waits at `waited_us`: its CPU is
+    /// published to `model` (as much as fits, see the module docs). The CPU clock, when
     /// read, is read before the stamp that ends the work.
     #[inline]
-    pub fn end(&mut self, work: Work, waited_us: u64, room: Room) -> WorkTime {
+    pub fn end(&mut self, work: Work, waited_us: u64, model: &TimeModel) -> WorkTime {
         let used =
             work.cpu.map(|(before, p)| (thread_cpu_time().saturating_sub(before).as_nanos() as u64, p));
         let end = Stamp::now();
         let end_ns = end.nanos();
-        let (elapsed_ns, cpu_ns) = self.account(&work, used, end_ns, waited_us, room);
+        let (elapsed_ns, cpu_ns) = self.account(&work, used, end_ns, waited_us, model);
         WorkTime { end, end_ns, elapsed_ns, cpu_ns }
     }
 
-    /// Publishes what long work has used so far: returns the CPU to add now and moves the
-    /// work's start to now (the part before is accounted), measuring it from here on if it
-    /// was not (so its CPU from now is exact: a long piece of work is worth two reads).
-    pub fn fold(&mut self, work: &mut Work, waited_us: u64, room: Room) -> u64 {
+    /// Publishes what long work has used so far: returns the CPU it added now and moves
+    /// the work's start to now (the part before is accounted), measuring it from here on
+    /// if it was not (so its CPU from now is exact: a long piece of work is worth two
+    /// reads).
+    pub fn fold(&mut self, work: &mut Work, waited_us: u64, model: &TimeModel) -> u64 {
         let used =
             work.cpu.map(|(before, p)| (thread_cpu_time().saturating_sub(before).as_nanos() as u64, p));
         let now_ns = Stamp::now().nanos();
-        let (_, cpu_ns) = self.account(work, used, now_ns, waited_us, room);
+        let (_, cpu_ns) = self.account(work, used, now_ns, waited_us, model);
         // The rest is measured from a CPU reading after `now`, as `begin` does.
         *work = Work { at_ns: now_ns, waited_us, cpu: Some((thread_cpu_time(), ONE_Q16)) };
         cpu_ns
     }
 
-    /// The elapsed time of `work` up to `end`, and the CPU it adds (see the module docs):
-    /// `used` is the CPU it used and its probability of being measured, if it was.
+    /// The elapsed time of `work` up to `end`, and the CPU it published to `model` (see
+    /// the module docs): `used` is the CPU it used and its probability of being measured,
+    /// if it was.
     #[inline]
     fn account(
         &mut self,
@@ -212,7 +221,7 @@ impl CallClock {
         used: Option<(u64, u64)>,
         end_ns: u64,
         waited_us: u64,
-        room: Room,
+        model: &TimeModel,
     ) -> (u64, u64) {
         let elapsed_ns = end_ns.saturating_sub(work.at_ns);
         let waited_us = waited_us.saturating_sub(work.waited_us);
@@ -221,7 +230,7 @@ impl CallClock {
             self.typical_cpu_ns = self.typical_cpu_ns - self.typical_cpu_ns / 8 + used_ns / 8;
         }
         // Outside a timed call there is no DB time for CPU to be part of.
-        let Some(offset) = room.db_time_offset else { return (elapsed_ns, 0) };
+        let Some(offset) = model.open_offset() else { return (elapsed_ns, 0) };
         if let Some((used_ns, p)) = used {
             // (Below 2^47 ns, four days, times 2^16: no overflow in 64 bits.)
             let estimate = used_ns.min(busy_ns).min(1 << 47) * ONE_Q16 / p;
@@ -230,27 +239,20 @@ impl CallClock {
         // The room is counted on the DB time scale in whole microseconds, as the views show
         // DB time, DB CPU and waits: the microseconds DB time crosses while the work runs,
         // less those of its waits. Any two readings around the work then differ by at
-        // least its CPU and its waits, whatever the rounding. If an AWR sample was taken
-        // while the work ran, only the time after the sample counts (the sample holds the
-        // DB time up to it; less every wait of the work, which may have ended after it).
-        let from_ns = work.at_ns.max(room.sampled_ns);
+        // least its CPU and its waits, whatever the rounding. If a reader read the time
+        // model while the work ran, only the time after the DB time it reported counts (it
+        // holds the DB time up to there; less every wait of the work, which may have ended
+        // after it).
         let db_time_us = |ns: u64| (offset.wrapping_add(ns) & MASK_63) / 1000;
-        let crossed_us = db_time_us(end_ns).saturating_sub(db_time_us(from_ns));
-        let room_us = crossed_us.saturating_sub(waited_us).min(busy_ns / 1000);
-        let cpu_us = (self.pending_cpu_ns / 1000).min(room_us);
+        let (start_us, end_us) = (db_time_us(work.at_ns), db_time_us(end_ns));
+        let pending_us = self.pending_cpu_ns / 1000;
+        let cpu_us = model.publish_cpu(|read_floor_us| {
+            let crossed_us = end_us.saturating_sub(start_us.max(read_floor_us));
+            crossed_us.saturating_sub(waited_us).min(busy_ns / 1000).min(pending_us)
+        });
         self.pending_cpu_ns -= cpu_us * 1000;
         (elapsed_ns, cpu_us * 1000)
     }
-}
-
-/// Where a piece of work's CPU must fit (see `CallClock::account`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Room {
-    /// The DB time scale of the open timed call (`TimeModel::open_offset`); None when no
-    /// timed call is open: then the work adds no CPU.
-    pub db_time_offset: Option<u64>,
-    /// When the last AWR sample was taken (`Stamp::nanos`), 0 for none.
-    pub sampled_ns: u64,
 }
 
 /// A session's published time model: its DB time and DB CPU, and whether it is in a call.
@@ -264,9 +266,36 @@ pub struct TimeModel {
     /// the DB time before the call less the call's start on the clock's nanosecond scale
     /// (wrapping, 63 bits), and DB time now is the rest plus now.
     db_time: AtomicU64,
-    db_cpu_ns: AtomicU64,
-    /// The highest DB time (ns) a reader has returned (written by readers only).
+    /// DB CPU (us) and the readers' marks, one word (see [`CpuWord`]): the session
+    /// publishes CPU into it only while no read is in progress and none began or ended
+    /// since it loaded the read floor.
+    db_cpu: AtomicU64,
+    /// The highest DB time (ns) a reader has returned, the read floor (written by readers
+    /// only).
     db_time_read_ns: AtomicU64,
+}
+
+/// The layout of `TimeModel::db_cpu`: DB CPU in microseconds above bit 16 (2^48 us, eight
+/// years of CPU), the generation of reads (bumped as each read ends, wrapping in its 8
+/// bits) and, in the low 8 bits, the reads in progress.
+struct CpuWord;
+
+impl CpuWord {
+    const READERS: u64 = 0xFF;
+    const GENERATION: u64 = 0xFF00;
+    const GENERATION_ONE: u64 = 0x100;
+    const CPU_SHIFT: u32 = 16;
+
+    fn cpu_us(word: u64) -> u64 {
+        word >> Self::CPU_SHIFT
+    }
+
+    /// `word` after a read ended: one reader fewer, the next generation.
+    fn read_ended(word: u64) -> u64 {
+        debug_assert!(word & Self::READERS > 0, "a read ends that did not begin");
+        let generation = word.wrapping_add(Self::GENERATION_ONE) & Self::GENERATION;
+        ((word & !Self::GENERATION) | generation) - 1
+    }
 }
 
 const OPEN: u64 = 1;
@@ -319,14 +348,37 @@ impl TimeModel {
         self.open_calls.store(open - 1, Relaxed);
     }
 
-    /// Adds the CPU of work that has ended (or folded) inside an open call. Only inside a
-    /// timed call (the outermost one was timed as it began): elsewhere there is no DB time
-    /// for it to be part of (work timed inside a call that is not, after
-    /// `timed_statistics` was turned on in the middle of it).
+    /// Adds CPU of work that has ended (or folded) inside an open timed call: `fits` says
+    /// how many microseconds fit above a read floor (the DB time, in us, that readers
+    /// have reported so far). Returns the microseconds added: 0 while a read is in
+    /// progress (the work's CPU then waits for later work). Only the session's thread
+    /// calls it. Outside a timed call (work timed inside a call that is not, after
+    /// `timed_statistics` was turned on in the middle of it) nothing is added: there is
+    /// no DB time for it to be part of.
     #[inline]
-    pub(crate) fn add_cpu(&self, ns: u64) {
-        if ns > 0 && self.db_time.load(Relaxed) & OPEN != 0 {
-            self.db_cpu_ns.store(self.db_cpu_ns.load(Relaxed) + ns, Release);
+    pub(crate) fn publish_cpu(&self, fits: impl Fn(u64) -> u64) -> u64 {
+        if self.db_time.load(Relaxed) & OPEN == 0 {
+            return 0;
+        }
+        let mut word = self.db_cpu.load(Acquire);
+        loop {
+            if word & CpuWord::READERS != 0 {
+                return 0;
+            }
+            // Loaded after the word: a read that ended before the word was loaded left
+            // its floor before its end (Release), so it is seen here.
+            let floor_us = self.db_time_read_ns.load(Acquire) / 1000;
+            let us = fits(floor_us);
+            if us == 0 {
+                return 0;
+            }
+            debug_assert!(CpuWord::cpu_us(word) + us < 1 << 48, "DB CPU overflows its word");
+            let published = word + (us << CpuWord::CPU_SHIFT);
+            match self.db_cpu.compare_exchange_weak(word, published, AcqRel, Acquire) {
+                Ok(_) => return us,
+                // A read began or ended (or the CAS failed spuriously): again, with its floor.
+                Err(now) => word = now,
+            }
         }
     }
 
@@ -335,15 +387,36 @@ impl TimeModel {
     pub fn read(&self) -> (u64, u64) {
         // The waits the caller read before must not be read after the time model.
         fence(Acquire);
-        let cpu = self.db_cpu_ns.load(Acquire);
-        let word = self.db_time.load(Acquire);
-        let db_time = if word & OPEN != 0 {
-            (word >> 1).wrapping_add(Stamp::now_ordered().nanos()) & MASK_63
+        // The read begins: the session publishes no CPU until it ends, so none is added
+        // between the CPU read here and the floor left below.
+        let word = self
+            .db_cpu
+            .fetch_update(AcqRel, Acquire, |w| (w & CpuWord::READERS != CpuWord::READERS).then_some(w + 1))
+            .unwrap_or_else(|_| self.wait_for_a_reader_slot());
+        let cpu = CpuWord::cpu_us(word) * 1000;
+        let db_time_word = self.db_time.load(Acquire);
+        let db_time = if db_time_word & OPEN != 0 {
+            (db_time_word >> 1).wrapping_add(Stamp::now_ordered().nanos()) & MASK_63
         } else {
-            word >> 1
+            db_time_word >> 1
         };
-        let reported = self.db_time_read_ns.fetch_max(db_time, Relaxed).max(db_time);
+        let reported = self.db_time_read_ns.fetch_max(db_time, Release).max(db_time);
+        self.db_cpu.fetch_update(AcqRel, Acquire, |w| Some(CpuWord::read_ended(w))).expect("always updates");
         (reported, cpu)
+    }
+
+    /// 255 reads of this session are in progress: the read begins when one of them ends.
+    #[cold]
+    fn wait_for_a_reader_slot(&self) -> u64 {
+        loop {
+            std::thread::yield_now();
+            let w = self.db_cpu.load(Acquire);
+            if w & CpuWord::READERS != CpuWord::READERS
+                && self.db_cpu.compare_exchange(w, w + 1, AcqRel, Acquire).is_ok()
+            {
+                return w;
+            }
+        }
     }
 }
 
@@ -351,8 +424,13 @@ impl TimeModel {
 mod tests {
     use super::*;
 
-    /// Work inside a timed call that opened at the clock's epoch, no sample taken.
-    const ROOM: Room = Room { db_time_offset: Some(0), sampled_ns: 0 };
+    /// The time model of a session in a timed call that opened at the clock's epoch,
+    /// never read.
+    fn in_a_call() -> TimeModel {
+        let model = TimeModel::default();
+        model.open(Some(0));
+        model
+    }
 
     fn spin(d: Duration) {
         let t = std::time::Instant::now();
@@ -364,13 +442,14 @@ mod tests {
     #[test]
     fn long_work_is_measured_exactly_and_never_over_its_time() {
         let mut clock = CallClock::new(1);
+        let model = in_a_call();
         let (mut time, mut cpu) = (0, 0);
         let cpu_before = thread_cpu_time();
         for _ in 0..20 {
             let work = clock.begin(Stamp::now().nanos(), 0);
             assert!(work.cpu.is_some(), "a session of long calls reads the CPU clock every time");
             spin(Duration::from_micros(300));
-            let t = clock.end(work, 0, ROOM);
+            let t = clock.end(work, 0, &model);
             assert!(t.elapsed_ns >= 299_000, "{t:?}");
             assert!(t.cpu_ns <= t.elapsed_ns, "{t:?}");
             (time, cpu) = (time + t.elapsed_ns, cpu + t.cpu_ns);
@@ -388,6 +467,7 @@ mod tests {
     #[test]
     fn short_work_is_sampled_and_the_estimate_adds_up() {
         let mut clock = CallClock::new(7);
+        let model = in_a_call();
         let (mut time, mut cpu, mut measured) = (0u64, 0u64, 0u64);
         let n = 20_000;
         let cpu_before = thread_cpu_time();
@@ -395,7 +475,7 @@ mod tests {
             let work = clock.begin(Stamp::now().nanos(), 0);
             measured += work.cpu.is_some() as u64;
             spin(Duration::from_micros(10));
-            let t = clock.end(work, 0, ROOM);
+            let t = clock.end(work, 0, &model);
             assert!(t.cpu_ns <= t.elapsed_ns, "no piece of work adds more CPU than its time: {t:?}");
             time += t.elapsed_ns;
             cpu += t.cpu_ns;
@@ -414,12 +494,13 @@ mod tests {
     #[test]
     fn waits_inside_work_are_not_cpu() {
         let mut clock = CallClock::new(5);
+        let model = in_a_call();
         // A measured piece of work that spins 200 us, of which the session records 150 us
         // as a wait (as a wait that spins before it sleeps would): 50 us of CPU at most.
         let work = clock.begin(Stamp::now().nanos(), 1_000);
         assert!(work.cpu.is_some());
         spin(Duration::from_micros(200));
-        let t = clock.end(work, 1_150, ROOM);
+        let t = clock.end(work, 1_150, &model);
         assert!(t.cpu_ns <= t.elapsed_ns - 150_000, "{t:?}");
         assert!(clock.pending_cpu_ns < 1000, "exact measurements leave less than a microsecond pending");
         assert_eq!(t.cpu_ns % 1000, 0, "DB CPU grows by whole microseconds");
@@ -427,11 +508,11 @@ mod tests {
         clock.pending_cpu_ns = 1_000_000_000;
         let work = Work { at_ns: Stamp::now().nanos(), waited_us: 0, cpu: None };
         spin(Duration::from_micros(100));
-        let t = clock.end(work, 1_000_000, ROOM);
+        let t = clock.end(work, 1_000_000, &model);
         assert_eq!(t.cpu_ns, 0, "work that waited all its time has no CPU: {t:?}");
         let work = Work { at_ns: Stamp::now().nanos(), waited_us: 0, cpu: None };
         spin(Duration::from_micros(100));
-        let t = clock.end(work, 0, ROOM);
+        let t = clock.end(work, 0, &model);
         assert!(
             t.cpu_ns <= t.elapsed_ns && t.cpu_ns + 2_000 >= t.elapsed_ns,
             "pending CPU fills the busy time: {t:?}"
@@ -442,23 +523,24 @@ mod tests {
     #[test]
     fn folding_long_work_publishes_its_cpu_as_it_goes() {
         let mut clock = CallClock::new(9);
+        let model = in_a_call();
         clock.typical_cpu_ns = 1;
         let mut work = loop {
             let work = clock.begin(Stamp::now().nanos(), 0);
             if work.cpu.is_none() {
                 break work;
             }
-            clock.end(work, 0, ROOM);
+            clock.end(work, 0, &model);
         };
         clock.pending_cpu_ns = 0;
         let started = Stamp::now();
         spin(Duration::from_millis(2));
-        let first = clock.fold(&mut work, 0, ROOM);
+        let first = clock.fold(&mut work, 0, &model);
         assert_eq!(first, 0, "not measured, nothing pending: nothing to publish yet");
         assert!(work.cpu.is_some(), "measured from the first fold on");
         spin(Duration::from_millis(2));
-        let second = clock.fold(&mut work, 0, ROOM);
-        let rest = clock.end(work, 0, ROOM).cpu_ns;
+        let second = clock.fold(&mut work, 0, &model);
+        let rest = clock.end(work, 0, &model).cpu_ns;
         let elapsed = started.elapsed().as_nanos() as u64;
         assert!(second > 0, "the measured part's CPU is published at the fold: {second}");
         assert!(second + rest <= elapsed, "{second} + {rest} vs {elapsed}");
@@ -487,7 +569,7 @@ mod tests {
         let (during, _) = model.read();
         assert!(during >= 2_000_000, "an open call counts up to now: {during}");
         model.close(|| panic!("a nested call reads no clock"));
-        model.add_cpu(500_000);
+        assert_eq!(model.publish_cpu(|_| 500), 500);
         let end = Stamp::now();
         model.close(|| end.nanos());
         assert!(!model.is_active());
@@ -500,5 +582,60 @@ mod tests {
         model.open(None);
         model.close(|| panic!("an untimed call reads no clock"));
         assert_eq!(model.read().0, after);
+    }
+
+    #[test]
+    fn cpu_waits_while_a_read_is_in_progress_and_then_fits_above_what_it_reported() {
+        redo::clock::init();
+        let model = TimeModel::default();
+        let start = Stamp::now();
+        model.open(Some(start.nanos()));
+        spin(Duration::from_millis(1));
+        // A read in progress (as another thread's would be, between its marks).
+        model.db_cpu.fetch_add(1, AcqRel);
+        assert_eq!(model.publish_cpu(|_| 100), 0, "no CPU is published under a read");
+        model.db_cpu.fetch_update(AcqRel, Acquire, |w| Some(CpuWord::read_ended(w))).unwrap();
+        assert_eq!(model.publish_cpu(|_| 100), 100);
+        // A finished read leaves the DB time it reported as the floor the next CPU
+        // must fit above.
+        let (reported, cpu) = model.read();
+        assert_eq!(cpu, 100_000);
+        let seen = std::cell::Cell::new(0);
+        model.publish_cpu(|floor_us| {
+            seen.set(floor_us);
+            0
+        });
+        assert_eq!(seen.get(), reported / 1000);
+        assert_eq!(model.db_cpu.load(Relaxed) & CpuWord::READERS, 0, "no read is left in progress");
+    }
+
+    #[test]
+    fn reads_and_publishing_from_two_threads_never_show_cpu_above_db_time_between_reads() {
+        redo::clock::init();
+        let model = std::sync::Arc::new(TimeModel::default());
+        let start = Stamp::now();
+        model.open(Some(start.nanos()));
+        let writer = {
+            let model = model.clone();
+            std::thread::spawn(move || {
+                let mut clock = CallClock::new(11);
+                let deadline = std::time::Instant::now() + Duration::from_millis(300);
+                while std::time::Instant::now() < deadline {
+                    let mut work = clock.begin(Stamp::now().nanos(), 0);
+                    spin(Duration::from_micros(50));
+                    clock.fold(&mut work, 0, &model);
+                    spin(Duration::from_micros(50));
+                    clock.end(work, 0, &model);
+                }
+            })
+        };
+        let mut last = model.read();
+        while !writer.is_finished() {
+            let now = model.read();
+            let (db_time_us, cpu_us) = (now.0 / 1000 - last.0 / 1000, now.1 / 1000 - last.1 / 1000);
+            assert!(cpu_us <= db_time_us, "between two reads: DB CPU {cpu_us} us > DB time {db_time_us} us");
+            last = now;
+        }
+        writer.join().unwrap();
     }
 }

@@ -53,7 +53,7 @@ use redo::{
     RedoSavepoint, Scn, TxnId,
 };
 
-use crate::call_clock::{CallClock, Room, Work, WorkTime};
+use crate::call_clock::{CallClock, Work, WorkTime};
 use crate::change::Change;
 use crate::sql::cache::StatementCache;
 use crate::sql::exec::Prepared;
@@ -1407,19 +1407,11 @@ impl Session {
     #[inline]
     fn end_work(&mut self) -> WorkTime {
         let work = self.work.get_mut().take().expect("work in progress");
-        let (waited_us, room) = (self.entry.waited_us(), self.cpu_room());
-        let time = self.call_clock.get_mut().end(work, waited_us, room);
-        self.entry.time.add_cpu(time.cpu_ns);
+        let time = self.call_clock.get_mut().end(work, self.entry.waited_us(), &self.entry.time);
         if let Some(wait) = self.durability_wait.as_mut() {
             wait.waiting_from(time.end);
         }
         time
-    }
-
-    /// Where the CPU of the session's work must fit (see `call_clock`).
-    #[inline]
-    fn cpu_room(&self) -> Room {
-        Room { db_time_offset: self.entry.time.open_offset(), sampled_ns: self.db.sessions.last_sample_ns() }
     }
 
     /// Long work publishes the CPU it has used so far, every `call_clock::FOLD_NS`: its
@@ -1431,10 +1423,9 @@ impl Session {
             return;
         }
         let mut clock = self.call_clock.get();
-        let cpu_ns = clock.fold(&mut work, self.entry.waited_us(), self.cpu_room());
+        clock.fold(&mut work, self.entry.waited_us(), &self.entry.time);
         self.call_clock.set(clock);
         self.work.set(Some(work));
-        self.entry.time.add_cpu(cpu_ns);
     }
 
     /// A wire client's request: the messages that arrived at `arrived` (the end of the

@@ -30,7 +30,6 @@
 //! [`Session`]: crate::Session
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
@@ -423,9 +422,6 @@ pub struct SessionRegistry {
     inner: Mutex<Registry>,
     /// Waits of background work (checkpoints).
     background: [EventCounters; DB_EVENT_COUNT],
-    /// When the last AWR sample began reading the counters (`Stamp::nanos`; 0: none yet):
-    /// work running across it holds back the CPU it used before (see `call_clock`).
-    last_sample_ns: AtomicU64,
 }
 
 #[derive(Default)]
@@ -527,17 +523,6 @@ impl SessionRegistry {
     /// Counts a wait of background work.
     pub(crate) fn record_background(&self, event: DbEvent, waited: Duration) {
         self.background[event.index()].record(Some(waited));
-    }
-
-    /// A sample of the counters begins now (see `last_sample_ns`).
-    pub(crate) fn sampling(&self) {
-        self.last_sample_ns.store(Stamp::now().nanos(), SeqCst);
-    }
-
-    /// When the last sample began (`Stamp::nanos`), 0 if none has.
-    #[inline]
-    pub(crate) fn last_sample_ns(&self) -> u64 {
-        self.last_sample_ns.load(Relaxed)
     }
 
     /// The waits in progress in the open sessions, by event name: how long each has lasted

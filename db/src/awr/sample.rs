@@ -180,7 +180,6 @@ pub(crate) fn sample_of(db: &DbShared) -> Sample {
     // The waits first (those ended, then those in progress), then the time model: the DB
     // time read then covers every wait read (see `call_clock`), so a sample never holds
     // more wait than DB time.
-    db.sessions.sampling();
     let redo = log.stats();
     let db_events = db.sessions.event_totals();
     let in_progress = db.sessions.waits_in_progress();
