@@ -13,6 +13,7 @@ mod probe;
 mod serve;
 mod soak;
 mod sql_bench;
+mod sqllogictest;
 mod versus;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,8 @@ enum Command {
     /// A mixed workload over the wire for a given time with kill -9 and restarts: checks that no
     /// acknowledged commit is lost and reports the server's RSS, open files, threads and sizes.
     Soak(soak::Args),
+    /// Run sqllogictest scripts (SQLite's corpus) against redodb serve, PostgreSQL or a running server.
+    Sqllogictest(sqllogictest::Args),
     /// Take a workload repository snapshot of a database that is not open elsewhere; prints its id.
     Snapshot(awr_cmd::SnapshotArgs),
     /// AWR-style report between two snapshots (by default the newest two).
@@ -66,6 +69,7 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args),
         Command::VersusPostgres(args) => versus::run(args),
         Command::Soak(args) => soak::run(args),
+        Command::Sqllogictest(args) => sqllogictest::run(args),
         Command::Snapshot(args) => awr_cmd::run_snapshot(args),
         Command::Report(args) => awr_cmd::run_report(args),
         Command::CrashWorkload(args) => crash_workload::run(args),
