@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// Records of each file that pass today (raise these as the SQL layer grows).
 const PASSING: [(&str, usize); 5] =
-    [("select1", 0), ("select2", 0), ("select3", 0), ("select4", 0), ("select5", 704)];
+    [("select1", 1031), ("select2", 1031), ("select3", 3351), ("select4", 3841), ("select5", 1436)];
 
 fn corpus(name: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -9,6 +9,7 @@
 //!   4 insert       : str table, values row
 //!   5 update       : str table, values key, values new_row
 //!   6 delete       : str table, values key
+//!   7 create table : str schema as JSON (a schema tag 1 cannot hold: a hidden row id)
 //! str      := u32 LE byte length, UTF-8 bytes
 //! values   := u32 LE count, value*
 //! value    := 0 (NULL) | 1 i64 LE | 2 f64 LE bits | 3 str | 4 u8 (bool)
@@ -93,6 +94,10 @@ impl Change {
 
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
+            Change::CreateTable(schema) if schema.rowid => {
+                out.push(7);
+                put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
+            }
             Change::CreateTable(schema) => {
                 out.push(1);
                 put_str(out, &schema.name);
@@ -166,6 +171,12 @@ impl Change {
                 Change::CreateTable(
                     TableSchema::new(&name, columns, key).map_err(|e| corrupt(format!("schema: {e}")))?,
                 )
+            }
+            7 => {
+                let json = r.str()?;
+                let schema: TableSchema =
+                    serde_json::from_str(&json).map_err(|e| corrupt(format!("schema JSON: {e}")))?;
+                Change::CreateTable(schema.validated().map_err(|e| corrupt(format!("schema: {e}")))?)
             }
             2 => Change::DropTable { table: r.str()? },
             3 => Change::Truncate { table: r.str()? },

@@ -159,6 +159,10 @@ pub(crate) struct DbShared {
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
+    /// The next row id of each table without a primary key that has had an insert since
+    /// the open: the first insert starts it above the highest committed one (every row id
+    /// given out since then, committed or not, came from here, so none is given twice).
+    rowids: Mutex<std::collections::HashMap<String, i64>>,
 
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
@@ -368,6 +372,27 @@ impl DbShared {
 
     pub(crate) fn snapshot(&self) -> Arc<DbState> {
         Arc::new(self.state.snapshot())
+    }
+
+    /// A new row id for a row of `table` (a table without a primary key).
+    pub(crate) fn next_rowid(&self, table: &str) -> DbResult<i64> {
+        let mut rowids = self.rowids.lock().expect("row ids poisoned");
+        let next = match rowids.get_mut(table) {
+            Some(next) => next,
+            None => {
+                let snapshot = self.state.snapshot();
+                let highest = match snapshot.table(table)?.rows.max_key().map(|k| k.as_slice()) {
+                    Some([Value::Int(id)]) => *id,
+                    _ => 0,
+                };
+                rowids.entry(table.to_string()).or_insert(highest + 1)
+            }
+        };
+        let id = *next;
+        *next = id
+            .checked_add(1)
+            .ok_or_else(|| DbError::Unsupported(format!("more rows in \"{table}\" than row ids")))?;
+        Ok(id)
     }
 
     /// Runs `read` on the shard of `key` under its read lock, without taking a snapshot:
@@ -785,6 +810,7 @@ impl Database {
             stopping: AtomicBool::new(false),
             state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
+            rowids: Mutex::default(),
             locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -1774,6 +1800,11 @@ impl Session {
     pub fn insert(&mut self, table: &str, row: Vec<crate::Value>) -> DbResult<()> {
         self.user_call(|s| {
             let schema = s.schema_of(table)?;
+            let mut row = row;
+            if schema.rowid && row.len() == schema.visible_columns().len() {
+                // The values of the columns a user sees: the row id is the table's to give.
+                row.push(crate::Value::Null);
+            }
             s.insert_with_schema(table, &schema, Row::from(row)).map(|_| ())
         })
     }
@@ -1790,7 +1821,13 @@ impl Session {
         mut row: Row,
     ) -> DbResult<Row> {
         self.statement(move |s| {
-            schema.check_row(Arc::get_mut(&mut row).expect("a row being built is not shared yet"))?;
+            let values = Arc::get_mut(&mut row).expect("a row being built is not shared yet");
+            if let Some(rowid) = schema.rowid_index() {
+                if let Some(slot) = values.get_mut(rowid) {
+                    *slot = crate::Value::Int(s.db.next_rowid(table)?);
+                }
+            }
+            schema.check_row(values)?;
             let key = schema.key_of(&row);
             let LockedRow { schema_current: current, row: existing, .. } =
                 s.lock_and_read(table, &key, Some(schema), None)?;

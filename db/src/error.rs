@@ -16,6 +16,12 @@ pub enum DbError {
     TableExists(String),
     #[error("column \"{0}\" does not exist")]
     UnknownColumn(String),
+    #[error("column reference \"{0}\" is ambiguous")]
+    AmbiguousColumn(String),
+    #[error("table name \"{0}\" specified more than once")]
+    DuplicateAlias(String),
+    #[error("more than one row returned by a subquery used as an expression")]
+    CardinalityViolation,
     #[error("duplicate key value violates unique constraint \"{table}_pkey\": key ({key}) already exists")]
     DuplicateKey { table: String, key: String },
     #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
@@ -132,6 +138,9 @@ impl DbError {
             DbError::UnknownTable(_) => "42P01",
             DbError::TableExists(_) => "42P07",
             DbError::UnknownColumn(_) => "42703",
+            DbError::AmbiguousColumn(_) => "42702",
+            DbError::DuplicateAlias(_) => "42712",
+            DbError::CardinalityViolation => "21000",
             DbError::DuplicateKey { .. } => "23505",
             DbError::NotNull { .. } => "23502",
             DbError::TypeMismatch { .. } => "22P02",

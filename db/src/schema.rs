@@ -1,4 +1,7 @@
-//! Table schemas: columns, types, NOT NULL, and the primary key every table has.
+//! Table schemas: columns, types, NOT NULL, and the primary key every table has: its own,
+//! or for a table declared without one a hidden row id (Oracle's ROWID, PostgreSQL's
+//! ctid): a last column `rowid`, BIGINT, given a new number by every insert, left out of
+//! `SELECT *`, of `INSERT` without a column list and of the catalog, and readable by name.
 //!
 //! `TableSchema::check_row` is where every row is validated and coerced before it enters
 //! a table (type mismatch, NOT NULL, value too long), so the table layer can assume rows
@@ -154,20 +157,26 @@ impl std::borrow::Borrow<[Value]> for Key {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Column {
     pub name: String,
     pub ty: DataType,
     pub nullable: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TableSchema {
     pub name: String,
     pub columns: Vec<Column>,
     /// Indexes into `columns` of the primary key, in key order. Never empty.
     pub primary_key: Vec<usize>,
+    /// Declared without a primary key: the last column is the hidden row id, the key.
+    #[serde(default)]
+    pub rowid: bool,
 }
+
+/// The name of the hidden row id column of a table without a primary key.
+pub const ROWID: &str = "rowid";
 
 impl TableSchema {
     /// Builds a schema, checking that names are unique and the key is valid. Key columns
@@ -185,7 +194,14 @@ impl TableSchema {
             }
         }
         if primary_key.is_empty() {
-            return Err(DbError::Unsupported(format!("table \"{name}\" without a primary key")));
+            if columns.iter().any(|c| c.name == ROWID) {
+                return Err(DbError::Unsupported(format!(
+                    "a column named \"{ROWID}\" in table \"{name}\" without a primary key (the name of its hidden row id)"
+                )));
+            }
+            columns.push(Column { name: ROWID.into(), ty: DataType::Int, nullable: false });
+            let key = vec![columns.len() - 1];
+            return Ok(TableSchema { name: name.to_string(), columns, primary_key: key, rowid: true });
         }
         for (i, &k) in primary_key.iter().enumerate() {
             if k >= columns.len() || primary_key[..i].contains(&k) {
@@ -196,7 +212,32 @@ impl TableSchema {
             }
             columns[k].nullable = false;
         }
-        Ok(TableSchema { name: name.to_string(), columns, primary_key })
+        Ok(TableSchema { name: name.to_string(), columns, primary_key, rowid: false })
+    }
+
+    /// Checks a schema read back from disk as `new` checks a declared one.
+    pub fn validated(self) -> DbResult<TableSchema> {
+        if !self.rowid {
+            return TableSchema::new(&self.name, self.columns, self.primary_key);
+        }
+        let mut columns = self.columns;
+        let rowid = columns.pop();
+        let expected = Column { name: ROWID.into(), ty: DataType::Int, nullable: false };
+        if rowid.as_ref() != Some(&expected) || self.primary_key != [columns.len()] {
+            return Err(DbError::Unsupported(format!("a malformed row id in table \"{}\"", self.name)));
+        }
+        TableSchema::new(&self.name, columns, Vec::new())
+    }
+
+    /// The columns a user sees (`SELECT *`, INSERT without a column list, the catalog):
+    /// all but the hidden row id.
+    pub fn visible_columns(&self) -> &[Column] {
+        &self.columns[..self.columns.len() - self.rowid as usize]
+    }
+
+    /// The hidden row id's column, for a table without a primary key.
+    pub fn rowid_index(&self) -> Option<usize> {
+        self.rowid.then(|| self.columns.len() - 1)
     }
 
     pub fn column_index(&self, name: &str) -> DbResult<usize> {
@@ -438,10 +479,18 @@ mod tests {
     }
 
     #[test]
-    fn schemas_need_a_valid_primary_key() {
+    fn schemas_need_a_valid_primary_key_or_get_a_hidden_row_id() {
         let cols = accounts().columns;
-        assert!(TableSchema::new("t", cols.clone(), vec![]).is_err());
         assert!(TableSchema::new("t", cols.clone(), vec![3]).is_err());
-        assert!(TableSchema::new("t", cols, vec![0, 0]).is_err());
+        assert!(TableSchema::new("t", cols.clone(), vec![0, 0]).is_err());
+        let keyless = TableSchema::new("t", cols.clone(), vec![]).unwrap();
+        assert!(keyless.rowid);
+        assert_eq!(keyless.rowid_index(), Some(cols.len()));
+        assert_eq!(keyless.primary_key, [cols.len()]);
+        assert_eq!(keyless.visible_columns(), &cols[..]);
+        assert_eq!(keyless.clone().validated().unwrap(), keyless);
+        let mut forged = keyless.clone();
+        forged.columns[cols.len()].nullable = true;
+        assert!(forged.validated().is_err(), "a row id as a file may not hold it");
     }
 }

@@ -353,6 +353,11 @@ impl<'a> ShardedRows<'a> {
         self.parts.iter().map(|p| p.len()).sum()
     }
 
+    /// The highest key.
+    pub fn max_key(&self) -> Option<&'a Key> {
+        self.parts.iter().filter_map(|p| p.get_max().map(|(k, _)| k)).max()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.parts.iter().all(|p| p.is_empty())
     }

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// A column type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DataType {
     /// BIGINT, INTEGER, INT, SMALLINT: 64-bit signed.
     Int,

@@ -123,9 +123,7 @@ fn create_drop_and_truncate_tables() {
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].message, "relation \"kinds\" already exists, skipping");
     assert_eq!((notices[0].severity, notices[0].sqlstate), (db::Severity::Notice, "42P07"));
-    let e = fails(&mut s, "CREATE TABLE nokey (a INT, b TEXT)");
-    assert_eq!(e.sqlstate(), "0A000");
-    assert!(e.to_string().contains("primary key"), "{e}");
+    // (A table without a primary key gets a hidden row id: `relational.rs`.)
     assert_eq!(sqlstate(&mut s, "CREATE TABLE two (a INT PRIMARY KEY, b INT PRIMARY KEY)"), "42601");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE dup (a INT PRIMARY KEY, a INT)"), "42601");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE badkey (a INT, PRIMARY KEY (z))"), "42703");
@@ -1057,10 +1055,7 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
     assert_eq!(rows(&mut s, "SELECT balance FROM accounts WHERE id = 6"), vec![vec![i(7)]]);
 
     for unsupported in [
-        "SELECT * FROM accounts a, accounts b",
-        "SELECT * FROM accounts JOIN accounts b ON accounts.id = b.id",
-        "SELECT id FROM accounts WHERE id IN (SELECT id FROM accounts)",
-        "SELECT 1 UNION SELECT 2",
+        "SELECT * FROM (SELECT 1) AS x",
         "WITH x AS (SELECT 1) SELECT * FROM x",
         "CREATE INDEX i ON accounts (name)",
         "ROLLBACK AND CHAIN",
@@ -1073,10 +1068,8 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
     }
     // Each message is a sentence: what, then "is not supported".
     for (sql, message) in [
-        ("SELECT * FROM accounts a, accounts b", "a join (one table per statement) is not supported"),
-        ("SELECT id FROM accounts WHERE id IN (SELECT id FROM accounts)", "a subquery is not supported"),
+        ("SELECT * FROM (SELECT 1) AS x", "a subquery in FROM is not supported"),
         ("SELECT row_number() OVER () FROM accounts", "a window function is not supported"),
-        ("SELECT 1 UNION SELECT 2", "UNION, INTERSECT or EXCEPT is not supported"),
     ] {
         assert_eq!(fails(&mut s, sql).to_string(), message, "{sql}");
     }

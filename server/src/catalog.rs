@@ -387,7 +387,10 @@ impl CatalogQuery {
                     if self.relkinds.contains(&'r') && matches(&self.name_pattern, &t.name) {
                         relations.push(Relation::Table(t));
                     }
-                    if self.relkinds.contains(&'i') && matches(&self.name_pattern, &primary_key_name(t)) {
+                    if self.relkinds.contains(&'i')
+                        && !t.rowid
+                        && matches(&self.name_pattern, &primary_key_name(t))
+                    {
                         relations.push(Relation::Index(t));
                     }
                 }
@@ -407,14 +410,14 @@ impl CatalogQuery {
                 .collect(),
             Family::TableInfo => by_oid().map(|_| vec![self.row(table_info_value)]).unwrap_or_default(),
             Family::Columns => match by_oid() {
-                Some(t) => {
-                    (0..t.columns.len()).map(|i| self.row(|item, _| column_value(t, i, item))).collect()
-                }
+                Some(t) => (0..t.visible_columns().len())
+                    .map(|i| self.row(|item, _| column_value(t, i, item)))
+                    .collect(),
                 None => Vec::new(),
             },
             Family::Indexes => match by_oid() {
-                Some(t) => vec![self.row(|item, _| index_value(t, item))],
-                None => Vec::new(),
+                Some(t) if !t.rowid => vec![self.row(|item, _| index_value(t, item))],
+                _ => Vec::new(),
             },
             Family::Databases if matches(&self.name_pattern, asker.database) => {
                 vec![self.row(|_, name| database_value(name, asker))]

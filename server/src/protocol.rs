@@ -1282,7 +1282,7 @@ impl SessionState {
         }
         let schema = self.session.schema_of(name)?;
         let names: Vec<String> = if columns.is_empty() {
-            schema.columns.iter().map(|c| c.name.clone()).collect()
+            schema.visible_columns().iter().map(|c| c.name.clone()).collect()
         } else {
             columns.clone()
         };

@@ -142,7 +142,7 @@ impl Session {
                 let ast::TableObject::TableName(table) = &insert.table else { return };
                 let Some(schema) = self.table_schema(table) else { return };
                 let targets: Vec<Option<DataType>> = if insert.columns.is_empty() {
-                    schema.columns.iter().map(|c| Some(c.ty)).collect()
+                    schema.visible_columns().iter().map(|c| Some(c.ty)).collect()
                 } else {
                     insert
                         .columns

@@ -54,7 +54,9 @@ use crate::schema::{Column, Key, Row, TableSchema};
 use crate::sql::access::{count_visit, plan, Access};
 use crate::sql::cache::StatementStats;
 use crate::sql::explain::ExplainOptions;
-use crate::sql::expr::{float_to_int, ident_name, object_name, sql_type, Binder, Expr, Relation, Template};
+use crate::sql::expr::{
+    float_to_int, ident_name, object_name, sql_type, truth, Binder, Expr, Relation, Template,
+};
 use crate::sql::oracle::{self, Piece, Scope, Special};
 use crate::sql::query::{column_name, fill_types, values_output};
 use crate::value::{DataType, Value};
@@ -240,7 +242,7 @@ impl Returning {
                         };
                         relation.check_qualifier(&object_name(q)?)?;
                     }
-                    for (i, column) in relation.schema.columns.iter().enumerate() {
+                    for (i, column) in relation.schema.visible_columns().iter().enumerate() {
                         push(column.name.clone(), Expr::Column(i));
                     }
                 }
@@ -944,12 +946,8 @@ impl Session {
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             }
         }
-        let Some(primary_key) = primary_key else {
-            return Err(DbError::Unsupported(format!(
-                "a table without a primary key (redodb stores every table by its primary key: add \
-                 PRIMARY KEY (...) to \"{name}\")"
-            )));
-        };
+        // Without one, the table is keyed by a hidden row id (see `schema`).
+        let primary_key = primary_key.unwrap_or_default();
         let exists = |s: &mut Session| {
             // PostgreSQL's: a NOTICE with the duplicate-table SQLSTATE.
             s.notices.push(crate::error::Notice {
@@ -1112,7 +1110,7 @@ impl Session {
         }
         let schema = self.schema_of(&table)?;
         let targets: Vec<usize> = if insert.columns.is_empty() {
-            (0..schema.columns.len()).collect()
+            (0..schema.visible_columns().len()).collect()
         } else {
             let mut targets = Vec::new();
             for c in &insert.columns {
@@ -1215,7 +1213,20 @@ impl Session {
             unreachable!("an UPDATE's slot holds an UPDATE")
         };
         let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
-        let (sets, picked) = compiled.with_params(params)?;
+        let (mut sets, picked) = compiled.with_params(params)?;
+        let picked = self.resolve_picked(picked)?;
+        for (_, assigned) in sets.iter_mut() {
+            let expr = match assigned {
+                Assigned::Expr(e) if e.has_subquery() => *e,
+                Assigned::Owned(e) if e.has_subquery() => &**e,
+                _ => continue,
+            };
+            let resolved = self.resolve_subqueries(expr, None)?;
+            if resolved.has_subquery() {
+                return Err(DbError::Unsupported("a correlated subquery in UPDATE's SET".into()));
+            }
+            *assigned = Assigned::Owned(Box::new(resolved));
+        }
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
         let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
@@ -1316,6 +1327,7 @@ impl Session {
         };
         let relation = &compiled.relation;
         let (_, picked) = compiled.with_params(params)?;
+        let picked = self.resolve_picked(picked)?;
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
         let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
@@ -1399,6 +1411,17 @@ impl Session {
     /// its table's schema is the one it was compiled against, else compiled now (as a
     /// template kept in the slot for the next executions; with the values directly for
     /// a statement run once, or when a template cannot be compiled).
+    /// The rows UPDATE or DELETE picks with the WHERE's uncorrelated subqueries run (its
+    /// correlated ones run for each row, in `for_each_locked_row`).
+    fn resolve_picked<'a>(&self, picked: Picked<'a>) -> DbResult<Picked<'a>> {
+        Ok(match picked {
+            Picked::Filter(Some(filter)) if filter.has_subquery() => {
+                Picked::Filter(Some(Cow::Owned(self.resolve_subqueries(&filter, None)?)))
+            }
+            other => other,
+        })
+    }
+
     fn compiled(
         &self,
         slot: Option<&CompiledSlot>,
@@ -1453,7 +1476,17 @@ impl Session {
             Picked::Key(_) => (None, None),
             Picked::Filter(filter) => (filter.as_deref(), Some(plan(&relation.schema, filter.as_deref()))),
         };
-        let matches = |row: &[Value]| filter.map_or(Ok(true), |f| f.holds(row, &[]));
+        // A correlated subquery left in the WHERE runs for each row, with it bound.
+        let correlated = filter.is_some_and(Expr::has_subquery);
+        let matches = |s: &Session, row: &[Value]| -> DbResult<bool> {
+            match filter {
+                None => Ok(true),
+                Some(f) if correlated => {
+                    Ok(truth(&s.resolve_subqueries(f, Some(row))?.eval(row, &[])?)? == Some(true))
+                }
+                Some(f) => f.holds(row, &[]),
+            }
+        };
         let points: Option<&[Key]> = match (picked, &planned) {
             (Picked::Key(key), _) => Some(std::slice::from_ref(key)),
             (_, Some(Access::Points(keys))) => Some(keys),
@@ -1468,7 +1501,7 @@ impl Session {
                     let matching = match row {
                         Some(row) => {
                             count_visit();
-                            match matches(&row) {
+                            match matches(self, &row) {
                                 Ok(matched) => matched.then_some(row),
                                 Err(e) => {
                                     if acquired {
@@ -1499,7 +1532,7 @@ impl Session {
         };
         log::trace!("UPDATE/DELETE on {}: {}", relation.name, access.describe());
         self.visit_rows(&relation.name, &access, &mut |row| {
-            if matches(row)? {
+            if matches(self, row)? {
                 candidates.push(row.clone());
             }
             Ok(true)
@@ -1510,7 +1543,7 @@ impl Session {
             let Some(current) = self.select_for_update_read_at(&relation.name, &key, &old, point)? else {
                 continue;
             };
-            if !Arc::ptr_eq(&current, &old) && !matches(&current)? {
+            if !Arc::ptr_eq(&current, &old) && !matches(self, &current)? {
                 continue;
             }
             if change(self, &key, &current)? {

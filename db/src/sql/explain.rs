@@ -227,6 +227,19 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
         nodes.push(Node { actual: actual(|c| c.grouped_out), ..node });
     }
     let mut access = match &plan.relation {
+        // Several relations: the join tree, its first line the node, the others (its
+        // inputs, indented) details.
+        None if plan.joins.is_some() => {
+            let lines = plan.joins.as_ref().expect("joins").explain();
+            let mut node = Node::new(lines[0].trim_start_matches("-> ").to_string());
+            for line in &lines[1..] {
+                node = node.detail(line.clone());
+            }
+            match &text.filter {
+                Some(filter) => node.detail(format!("Filter: {filter}")),
+                None => node,
+            }
+        }
         Some(relation) => access_node(relation, plan.filter.as_ref(), text.filter.clone()),
         None => match &text.filter {
             Some(filter) => Node::new("Result").detail(format!("One-Time Filter: {filter}")),

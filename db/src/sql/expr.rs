@@ -184,6 +184,60 @@ pub(crate) enum Expr {
         whens: Vec<(Expr, Expr)>,
         otherwise: Option<Box<Expr>>,
     },
+    /// A column of the row of an enclosing query (a correlated subquery's reference):
+    /// `depth` 0 is the query the subquery is in, 1 the one around that, and so on.
+    /// Replaced by the outer row's value before the subquery runs for it.
+    Outer {
+        depth: usize,
+        index: usize,
+    },
+    /// A subquery; replaced by its result (a literal, a list) before the expression is
+    /// evaluated, once for an uncorrelated one, for every outer row for a correlated one
+    /// (see `query::Subqueries`).
+    Subquery(Box<Subquery>),
+    /// `lhs op ANY/ALL (values)`, a quantified comparison with its subquery's values.
+    Quantified {
+        lhs: Box<Expr>,
+        op: BinOp,
+        all: bool,
+        values: Vec<Value>,
+    },
+}
+
+/// A subquery in an expression: what it is asked, and its plan.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Subquery {
+    pub kind: SubqueryKind,
+    pub plan: SubPlan,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum SubqueryKind {
+    /// `(SELECT ...)`: its one value, NULL without a row, an error with more.
+    Scalar,
+    /// `[NOT] EXISTS (SELECT ...)`.
+    Exists { negated: bool },
+    /// `lhs [NOT] IN (SELECT ...)`.
+    In { lhs: Box<Expr>, negated: bool },
+    /// `lhs op ANY|SOME|ALL (SELECT ...)`.
+    Quantified { lhs: Box<Expr>, op: BinOp, all: bool },
+}
+
+/// A subquery's compiled plan, shared by the copies of its expression. Two are equal
+/// only when they are the same plan.
+#[derive(Clone)]
+pub(crate) struct SubPlan(pub std::sync::Arc<crate::sql::query::QueryPlan>);
+
+impl std::fmt::Debug for SubPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(subquery)")
+    }
+}
+
+impl PartialEq for SubPlan {
+    fn eq(&self, other: &SubPlan) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -200,11 +254,16 @@ pub(crate) struct Relation {
 
 impl Relation {
     /// Whether `qualifier` names this relation (once aliased, only the alias does).
-    fn answers_to(&self, qualifier: &str) -> bool {
+    pub(crate) fn answers_to(&self, qualifier: &str) -> bool {
         match &self.alias {
             Some(alias) => alias == qualifier,
             None => self.name == qualifier,
         }
+    }
+
+    /// The name a query refers to it by: its alias, or its name.
+    pub(crate) fn reference_name(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.name)
     }
 
     /// Checks the qualifier of `qualifier.*` or `qualifier.column`.
@@ -214,6 +273,127 @@ impl Relation {
         } else {
             Err(DbError::UnknownTable(qualifier.to_string()))
         }
+    }
+}
+
+/// The relations a query's FROM clause brings into scope, their columns side by side in
+/// one row: each relation's columns start at its offset. One relation (the common case)
+/// sits at offset 0, so its rows are the rows the storage holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    pub entries: Vec<ScopeEntry>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeEntry {
+    pub relation: Relation,
+    pub offset: usize,
+    /// Column names merged by `JOIN ... USING` / `NATURAL JOIN` on this relation's side:
+    /// an unqualified reference to one of them is not ambiguous (it means this one).
+    pub merged: Vec<String>,
+    /// Column names merged into another relation's by `USING` / `NATURAL`: left out of
+    /// `SELECT *` and of unqualified references.
+    pub merged_away: Vec<String>,
+}
+
+impl Scope {
+    /// The scope of one relation, or of none (`SELECT 1`).
+    pub(crate) fn of(relation: Option<&Relation>) -> Scope {
+        let mut scope = Scope::default();
+        if let Some(relation) = relation {
+            scope.push(relation.clone());
+        }
+        scope
+    }
+
+    /// Adds a relation after those in scope; returns its offset.
+    pub(crate) fn push(&mut self, relation: Relation) -> usize {
+        let offset = self.width();
+        self.entries.push(ScopeEntry { relation, offset, merged: Vec::new(), merged_away: Vec::new() });
+        offset
+    }
+
+    /// How many columns a row of the scope has.
+    pub(crate) fn width(&self) -> usize {
+        self.entries.last().map_or(0, |e| e.offset + e.relation.schema.columns.len())
+    }
+
+    /// The one relation in scope, if there is exactly one.
+    pub(crate) fn single(&self) -> Option<&Relation> {
+        match self.entries.as_slice() {
+            [one] => Some(&one.relation),
+            _ => None,
+        }
+    }
+
+    /// The entries `qualifier` names (at most one: aliases are unique in a FROM clause).
+    pub(crate) fn entry_named(&self, qualifier: &str) -> Option<&ScopeEntry> {
+        self.entries.iter().find(|e| e.relation.answers_to(qualifier))
+    }
+
+    /// The row position of `qualifier.column` or of an unqualified `column`: Ok(None)
+    /// when nothing in scope has it (an outer query may), an error when it is ambiguous
+    /// or the qualifier names something else.
+    pub(crate) fn resolve(&self, qualifier: Option<&str>, column: &str) -> DbResult<Option<usize>> {
+        if let Some(q) = qualifier {
+            let Some(entry) = self.entry_named(q) else { return Ok(None) };
+            return match entry.relation.schema.column_index(column) {
+                Ok(i) => Ok(Some(entry.offset + i)),
+                Err(e) => Err(e),
+            };
+        }
+        let mut found = None;
+        for entry in &self.entries {
+            if entry.merged_away.iter().any(|m| m == column) {
+                continue;
+            }
+            if let Ok(i) = entry.relation.schema.column_index(column) {
+                if entry.merged.iter().any(|m| m == column) {
+                    return Ok(Some(entry.offset + i));
+                }
+                if found.is_some() {
+                    return Err(DbError::AmbiguousColumn(column.to_string()));
+                }
+                found = Some(entry.offset + i);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The columns `SELECT *` (qualifier None) or `q.*` expands to: (name, row position).
+    pub(crate) fn star(&self, qualifier: Option<&str>) -> DbResult<Vec<(String, usize)>> {
+        let entries: Vec<&ScopeEntry> = match qualifier {
+            Some(q) => vec![self.entry_named(q).ok_or_else(|| DbError::UnknownTable(q.to_string()))?],
+            None => self.entries.iter().collect(),
+        };
+        // Columns merged by USING come first, once each (PostgreSQL's order), then the
+        // others.
+        let mut merged = Vec::new();
+        let mut out = Vec::new();
+        for entry in entries {
+            for (i, column) in entry.relation.schema.visible_columns().iter().enumerate() {
+                if qualifier.is_none() && entry.merged_away.contains(&column.name) {
+                    continue;
+                }
+                if qualifier.is_none() && entry.merged.contains(&column.name) {
+                    merged.push((column.name.clone(), entry.offset + i));
+                } else {
+                    out.push((column.name.clone(), entry.offset + i));
+                }
+            }
+        }
+        merged.extend(out);
+        Ok(merged)
+    }
+
+    /// The column types of a row of the scope, by position.
+    pub(crate) fn types(&self) -> Vec<Option<DataType>> {
+        self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty))).collect()
+    }
+
+    /// The column names of a row of the scope, by position.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| c.name.clone())).collect()
     }
 }
 
@@ -256,7 +436,10 @@ pub(crate) fn object_name(name: &ast::ObjectName) -> DbResult<String> {
 /// Compiles AST expressions against a relation (or none: `SELECT 1`, `VALUES`), binding
 /// `$n` to `params`, and collects the aggregate calls it meets when they are allowed.
 pub(crate) struct Binder<'a> {
-    relation: Option<&'a Relation>,
+    scope: Scope,
+    /// The scopes of the queries this one is a subquery of, innermost first: a name not
+    /// in `scope` is looked up there, as a reference to the outer row (`Expr::Outer`).
+    outer: Vec<Scope>,
     /// The session running the statement, for the functions that read it
     /// (`pg_backend_pid()`, `current_setting()`); None where there is none to ask.
     session: Option<&'a Session>,
@@ -271,7 +454,8 @@ pub(crate) struct Binder<'a> {
 impl<'a> Binder<'a> {
     pub(crate) fn new(relation: Option<&'a Relation>, params: &'a [Value]) -> Binder<'a> {
         Binder {
-            relation,
+            scope: Scope::of(relation),
+            outer: Vec::new(),
             session: None,
             params: Some(params),
             no_aggs_in: Some("this context"),
@@ -285,7 +469,8 @@ impl<'a> Binder<'a> {
     /// execution (no name resolution or parse-tree walk per execution).
     pub(crate) fn template(relation: Option<&'a Relation>) -> Binder<'a> {
         Binder {
-            relation,
+            scope: Scope::of(relation),
+            outer: Vec::new(),
             session: None,
             params: None,
             no_aggs_in: Some("this context"),
@@ -300,6 +485,17 @@ impl<'a> Binder<'a> {
             Some(params) => Binder::new(relation, params),
             None => Binder::template(relation),
         }
+    }
+
+    /// A binder over the relations of `scope`, inside queries whose scopes are `outer`
+    /// (innermost first), binding `$n` to `params`.
+    pub(crate) fn over(scope: Scope, outer: Vec<Scope>, params: &'a [Value]) -> Binder<'a> {
+        Binder { scope, outer, ..Binder::new(None, params) }
+    }
+
+    /// The scopes a subquery of this query sees, innermost first.
+    pub(crate) fn scopes_for_subquery(&self) -> Vec<Scope> {
+        std::iter::once(self.scope.clone()).chain(self.outer.iter().cloned()).collect()
     }
 
     /// This binder, answering the session functions for `session`.
@@ -416,25 +612,55 @@ impl<'a> Binder<'a> {
                 }
                 Expr::Func(Func::Substr, args)
             }
-            E::InSubquery { .. } | E::Subquery(_) | E::Exists { .. } => {
-                return Err(DbError::Unsupported("a subquery".into()))
+            E::Subquery(query) => self.subquery(query, SubqueryKind::Scalar)?,
+            E::Exists { subquery, negated } => {
+                self.subquery(subquery, SubqueryKind::Exists { negated: *negated })?
+            }
+            E::InSubquery { expr, subquery, negated } => {
+                let lhs = self.compile_box(expr)?;
+                self.subquery(subquery, SubqueryKind::In { lhs, negated: *negated })?
+            }
+            E::AnyOp { left, compare_op, right, .. } | E::AllOp { left, compare_op, right } => {
+                let all = matches!(expr, E::AllOp { .. });
+                let E::Subquery(query) = right.as_ref() else {
+                    return Err(DbError::Unsupported(format!("ANY/ALL over {right} (a subquery only)")));
+                };
+                let op = binary_operator(compare_op)?;
+                if !op.is_comparison() {
+                    return Err(DbError::Unsupported(format!("ANY/ALL with the operator {compare_op}")));
+                }
+                let lhs = self.compile_box(left)?;
+                self.subquery(query, SubqueryKind::Quantified { lhs, op, all })?
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
     }
 
+    /// A subquery of the expression being compiled, planned inside this binder's scopes.
+    fn subquery(&mut self, query: &ast::Query, kind: SubqueryKind) -> DbResult<Expr> {
+        let (Some(session), Some(params)) = (self.session, self.params) else {
+            return Err(DbError::Unsupported(
+                "a subquery here (only in queries, and in UPDATE and DELETE)".into(),
+            ));
+        };
+        session.plan_subquery(query, params, self.scopes_for_subquery(), kind)
+    }
+
     fn column(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
         let name = ident_name(column);
-        let Some(relation) = self.relation else {
-            return Err(match qualifier {
-                Some(q) => DbError::UnknownTable(ident_name(q)),
-                None => DbError::UnknownColumn(name),
-            });
-        };
-        if let Some(q) = qualifier {
-            relation.check_qualifier(&ident_name(q))?;
+        let qualifier = qualifier.map(ident_name);
+        if let Some(i) = self.scope.resolve(qualifier.as_deref(), &name)? {
+            return Ok(Expr::Column(i));
         }
-        relation.schema.column_index(&name).map(Expr::Column)
+        for (depth, scope) in self.outer.iter().enumerate() {
+            if let Some(index) = scope.resolve(qualifier.as_deref(), &name)? {
+                return Ok(Expr::Outer { depth, index });
+            }
+        }
+        Err(match qualifier {
+            Some(q) if self.scope.entry_named(&q).is_none() => DbError::UnknownTable(q),
+            _ => DbError::UnknownColumn(name),
+        })
     }
 
     fn literal(&self, value: &ast::Value) -> DbResult<Value> {
@@ -854,13 +1080,29 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
 
 impl Expr {
     /// Rebuilds the expression with `f` applied to each direct child.
-    fn map_children(self, f: &mut impl FnMut(Expr) -> DbResult<Expr>) -> DbResult<Expr> {
+    pub(crate) fn map_children(self, f: &mut impl FnMut(Expr) -> DbResult<Expr>) -> DbResult<Expr> {
         #[allow(clippy::boxed_local)]
         fn boxed(f: &mut impl FnMut(Expr) -> DbResult<Expr>, e: Box<Expr>) -> DbResult<Box<Expr>> {
             f(*e).map(Box::new)
         }
         Ok(match self {
-            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_)) => e,
+            e @ (Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) | Expr::Outer { .. }) => {
+                e
+            }
+            Expr::Subquery(sub) => {
+                let Subquery { kind, plan } = *sub;
+                let kind = match kind {
+                    SubqueryKind::In { lhs, negated } => SubqueryKind::In { lhs: boxed(f, lhs)?, negated },
+                    SubqueryKind::Quantified { lhs, op, all } => {
+                        SubqueryKind::Quantified { lhs: boxed(f, lhs)?, op, all }
+                    }
+                    other => other,
+                };
+                Expr::Subquery(Box::new(Subquery { kind, plan }))
+            }
+            Expr::Quantified { lhs, op, all, values } => {
+                Expr::Quantified { lhs: boxed(f, lhs)?, op, all, values }
+            }
             Expr::Neg(e) => Expr::Neg(boxed(f, e)?),
             Expr::Not(e) => Expr::Not(boxed(f, e)?),
             Expr::Binary(op, a, b) => Expr::Binary(op, boxed(f, a)?, boxed(f, b)?),
@@ -897,7 +1139,12 @@ impl Expr {
 
     fn for_each_child(&self, f: &mut impl FnMut(&Expr)) {
         match self {
-            Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) => {}
+            Expr::Literal(_) | Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) | Expr::Outer { .. } => {}
+            Expr::Subquery(sub) => match &sub.kind {
+                SubqueryKind::In { lhs, .. } | SubqueryKind::Quantified { lhs, .. } => f(lhs),
+                SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+            },
+            Expr::Quantified { lhs, .. } => f(lhs),
             Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => {
                 f(e)
             }
@@ -937,13 +1184,78 @@ impl Expr {
     /// Whether the expression reads nothing of a row and is the same on every evaluation.
     fn is_constant(&self) -> bool {
         match self {
-            Expr::Column(_) | Expr::Agg(_) | Expr::Param(_) | Expr::Func(Func::Random, _) => false,
+            Expr::Column(_)
+            | Expr::Agg(_)
+            | Expr::Param(_)
+            | Expr::Func(Func::Random, _)
+            | Expr::Outer { .. }
+            | Expr::Subquery(_) => false,
             Expr::Literal(_) => true,
             other => {
                 let mut constant = true;
                 other.for_each_child(&mut |c| constant &= c.is_constant());
                 constant
             }
+        }
+    }
+
+    /// The row positions the expression reads (not those of its subqueries' own rows).
+    pub(crate) fn columns(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Column(i) => out.push(*i),
+            other => other.for_each_child(&mut |c| c.columns(out)),
+        }
+    }
+
+    /// The expression with each `Column(i)` read from `f(i)` instead.
+    pub(crate) fn map_columns(self, f: &mut impl FnMut(usize) -> usize) -> Expr {
+        match self {
+            Expr::Column(i) => Expr::Column(f(i)),
+            other => other.map_children(&mut |c| Ok(c.map_columns(f))).expect("infallible"),
+        }
+    }
+
+    /// Whether a subquery is part of the expression.
+    pub(crate) fn has_subquery(&self) -> bool {
+        match self {
+            Expr::Subquery(_) => true,
+            other => {
+                let mut found = false;
+                other.for_each_child(&mut |c| found |= c.has_subquery());
+                found
+            }
+        }
+    }
+
+    /// Whether the expression reads an outer query's row at subquery depth `depth`
+    /// (looking into its own subqueries, one level deeper each).
+    pub(crate) fn reads_outer(&self, depth: usize) -> bool {
+        match self {
+            Expr::Outer { depth: d, .. } => *d == depth,
+            Expr::Subquery(sub) => {
+                let mut found = sub.plan.0.reads_outer(depth + 1);
+                self.for_each_child(&mut |c| found |= c.reads_outer(depth));
+                found
+            }
+            other => {
+                let mut found = false;
+                other.for_each_child(&mut |c| found |= c.reads_outer(depth));
+                found
+            }
+        }
+    }
+
+    /// The expression with the outer references at `depth` replaced by the values of
+    /// `row` (and so in its subqueries, one level deeper each).
+    pub(crate) fn bind_outer(&self, depth: usize, row: &[Value]) -> Expr {
+        match self {
+            Expr::Outer { depth: d, index } if *d == depth => Expr::Literal(row[*index].clone()),
+            Expr::Subquery(sub) => {
+                let plan = SubPlan(std::sync::Arc::new(sub.plan.0.bind_outer(depth + 1, row)));
+                let inner = Expr::Subquery(Box::new(Subquery { kind: sub.kind.clone(), plan }));
+                inner.map_children(&mut |c| Ok(c.bind_outer(depth, row))).expect("infallible")
+            }
+            other => other.clone().map_children(&mut |c| Ok(c.bind_outer(depth, row))).expect("infallible"),
         }
     }
 
@@ -987,7 +1299,11 @@ impl Expr {
     fn folds_with_params(&self) -> bool {
         fn constant_given_params(e: &Expr) -> bool {
             match e {
-                Expr::Column(_) | Expr::Agg(_) | Expr::Func(Func::Random, _) => false,
+                Expr::Column(_)
+                | Expr::Agg(_)
+                | Expr::Func(Func::Random, _)
+                | Expr::Outer { .. }
+                | Expr::Subquery(_) => false,
                 Expr::Literal(_) | Expr::Param(_) => true,
                 other => {
                     let mut constant = true;
@@ -1099,7 +1415,12 @@ impl Expr {
             Expr::Literal(v) => v.data_type(),
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
-            Expr::Param(_) => None,
+            Expr::Param(_) | Expr::Outer { .. } => None,
+            Expr::Subquery(sub) => match sub.kind {
+                SubqueryKind::Scalar => sub.plan.0.columns().first().and_then(|c| c.ty),
+                _ => Some(DataType::Bool),
+            },
+            Expr::Quantified { .. } => Some(DataType::Bool),
             Expr::Neg(e) => e.static_type(columns, aggs),
             Expr::Binary(op, a, b) => match op {
                 BinOp::Concat => text,
@@ -1158,6 +1479,30 @@ impl Expr {
             Expr::Agg(i) => aggs[*i].clone(),
             Expr::Param(index) => {
                 return Err(DbError::BindParameter { index: *index, problem: "not bound to a value".into() })
+            }
+            Expr::Outer { .. } | Expr::Subquery(_) => {
+                unreachable!("subqueries and outer references are replaced before evaluation: {self:?}")
+            }
+            Expr::Quantified { lhs, op, all, values } => {
+                // Over no values: ANY is false and ALL true, whatever the left side.
+                if values.is_empty() {
+                    return Ok(Value::Bool(*all));
+                }
+                let v = lhs.eval(row, aggs)?;
+                let mut unknown = false;
+                for item in values {
+                    match truth(&binary(*op, v.clone(), item.clone())?)? {
+                        Some(true) if !*all => return Ok(Value::Bool(true)),
+                        Some(false) if *all => return Ok(Value::Bool(false)),
+                        None => unknown = true,
+                        Some(_) => {}
+                    }
+                }
+                if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(*all)
+                }
             }
             Expr::Neg(e) => match e.eval(row, aggs)? {
                 Value::Null => Value::Null,

@@ -18,6 +18,7 @@ pub mod describe;
 pub mod exec;
 pub(crate) mod explain;
 pub mod expr;
+pub(crate) mod join;
 pub mod oracle;
 pub mod prepared;
 pub mod query;

@@ -1,18 +1,26 @@
-//! Queries: `SELECT` on zero or one table and `VALUES`.
+//! Queries: `SELECT`, `VALUES`, and set operations of them (`UNION [ALL]`, `INTERSECT
+//! [ALL]`, `EXCEPT [ALL]`), compiled into a [`QueryPlan`] and then run.
 //!
-//! A SELECT runs as: access path (see `access`) -> WHERE -> [GROUP BY and aggregates ->
-//! HAVING] -> select list -> DISTINCT -> ORDER BY -> OFFSET/LIMIT, compiled first into a
+//! A SELECT runs as: rows in (no table; one table's access path, see `access`; or the
+//! joins of several, see `join`) -> WHERE -> [GROUP BY and aggregates -> HAVING] ->
+//! select list -> DISTINCT -> ORDER BY -> OFFSET/LIMIT, compiled first into a
 //! `SelectPlan` (which EXPLAIN shows) and then executed. It reads the rows as
 //! the transaction sees them (its own changes over the committed state, never another
 //! transaction's uncommitted ones). `FOR UPDATE` locks the selected rows, re-reading each
 //! after its lock and checking the WHERE again, like an UPDATE.
 //!
+//! Subqueries in expressions (scalar, `[NOT] EXISTS`, `[NOT] IN`, `op ANY/ALL`) are
+//! compiled with the query, their references to the enclosing queries' rows as
+//! `Expr::Outer`. When the query runs, an uncorrelated one is run once and replaced by its
+//! result; a correlated one is run for each row it is evaluated on, with that row's values
+//! bound into its plan (so a correlated equality on a key becomes a point lookup).
+//!
 //! When the rows come in the order asked for (no ORDER BY, or ORDER BY a prefix of the
 //! primary key, ascending) and there is no grouping or DISTINCT, the scan stops as soon as
 //! OFFSET + LIMIT rows are found.
 //!
-//! Not supported (0A000): joins and several tables in FROM, subqueries, WITH, set
-//! operations (UNION ...), window functions, DISTINCT ON, GROUPING SETS.
+//! Not supported (0A000): WITH, window functions, DISTINCT ON, GROUPING SETS, subqueries
+//! in FROM, a correlated subquery in a grouped query.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -24,8 +32,10 @@ use crate::error::{DbError, DbResult};
 use crate::sql::access::plan as plan_access;
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
-    compare, grouping_error, ident_name, object_name, to_num, AggCall, AggFunc, Binder, Expr, Num, Relation,
+    compare, grouping_error, ident_name, to_num, AggCall, AggFunc, Binder, Expr, Num, Relation, Scope,
+    SubPlan, Subquery, SubqueryKind,
 };
+use crate::sql::join::JoinPlan;
 use crate::value::{DataType, Value};
 
 /// The rows a query produced.
@@ -34,12 +44,14 @@ pub(crate) struct Output {
     pub rows: Vec<Vec<Value>>,
 }
 
+#[derive(Clone)]
 enum SortKey {
     /// The i-th output column.
     Output(usize),
     Expr(Expr),
 }
 
+#[derive(Clone)]
 struct Sort {
     key: SortKey,
     desc: bool,
@@ -51,8 +63,12 @@ struct Sort {
 /// the WHERE (`filter`), GROUP BY and aggregates with HAVING (`grouped`), the select list,
 /// DISTINCT, ORDER BY (`needs_sort`: not when the rows already come in that order),
 /// OFFSET and LIMIT; FOR UPDATE locks the rows the WHERE selected.
+#[derive(Clone)]
 pub(crate) struct SelectPlan {
+    /// The one table of the FROM clause (None: none, or several: `joins`).
     pub relation: Option<Relation>,
+    /// The FROM clause of several relations, planned.
+    pub joins: Option<JoinPlan>,
     pub filter: Option<Expr>,
     items: Vec<Expr>,
     columns: Vec<ResultColumn>,
@@ -145,54 +161,518 @@ fn syntax(message: String) -> DbError {
     DbError::Syntax { message, position: 0 }
 }
 
-impl Session {
-    /// Runs a query (SELECT or VALUES), returning its columns and rows.
-    pub(crate) fn run_query(&mut self, query: &ast::Query, params: &[Value]) -> DbResult<Output> {
-        let clauses = query_clauses(query, params)?;
-        match query.body.as_ref() {
-            ast::SetExpr::Select(select) => {
-                let plan = self.compile_select(select, query.order_by.as_ref(), clauses, params)?;
-                let rows = self.execute_select(&plan, &mut SelectCounts::default())?;
-                let mut columns = plan.columns;
-                fill_types(&mut columns, &rows);
-                Ok(Output { columns, rows })
-            }
-            ast::SetExpr::Values(values) => {
-                if query.order_by.is_some() || clauses.for_update {
-                    return Err(DbError::Unsupported("ORDER BY or FOR UPDATE on VALUES".into()));
+/// A compiled query.
+#[derive(Clone)]
+pub(crate) enum QueryPlan {
+    Select(Box<SelectPlan>),
+    /// A set operation of two queries, then its ORDER BY, OFFSET and LIMIT.
+    SetOp(Box<SetOpPlan>),
+    /// VALUES rows, then its ORDER BY, OFFSET and LIMIT.
+    Values(Box<ValuesPlan>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Clone)]
+pub(crate) struct SetOpPlan {
+    pub op: SetOp,
+    pub all: bool,
+    pub left: QueryPlan,
+    pub right: QueryPlan,
+    columns: Vec<ResultColumn>,
+    order: OutputOrder,
+}
+
+#[derive(Clone)]
+pub(crate) struct ValuesPlan {
+    rows: Vec<Vec<Expr>>,
+    columns: Vec<ResultColumn>,
+    order: OutputOrder,
+}
+
+/// ORDER BY output columns, OFFSET and LIMIT, applied to a result.
+#[derive(Clone, Default)]
+struct OutputOrder {
+    /// (output column, descending, NULLs first)
+    sorts: Vec<(usize, bool, bool)>,
+    limit: Option<usize>,
+    offset: usize,
+}
+
+impl OutputOrder {
+    fn apply(&self, mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+        if !self.sorts.is_empty() {
+            rows.sort_by(|a, b| {
+                for &(i, desc, nulls_first) in &self.sorts {
+                    let o = order_values(&a[i], &b[i], desc, nulls_first);
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
                 }
-                let mut out = values_output(values, params, self)?;
-                out.rows = out
-                    .rows
-                    .into_iter()
-                    .skip(clauses.offset)
-                    .take(clauses.limit.unwrap_or(usize::MAX))
-                    .collect();
-                Ok(out)
-            }
-            ast::SetExpr::Query(inner) if query.order_by.is_none() && clauses.is_plain() => {
-                self.run_query(inner, params)
-            }
-            ast::SetExpr::SetOperation { .. } => {
-                Err(DbError::Unsupported("UNION, INTERSECT or EXCEPT".into()))
-            }
-            other => Err(DbError::Unsupported(format!("the query {other}"))),
+                std::cmp::Ordering::Equal
+            });
         }
+        rows.into_iter().skip(self.offset).take(self.limit.unwrap_or(usize::MAX)).collect()
+    }
+}
+
+/// Two values in an ORDER BY's order.
+fn order_values(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Equal,
+        (true, false) if nulls_first => Less,
+        (true, false) => Greater,
+        (false, true) if nulls_first => Greater,
+        (false, true) => Less,
+        (false, false) => {
+            let o = compare(x, y).ok().flatten().unwrap_or_else(|| x.cmp(y));
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+    }
+}
+
+impl QueryPlan {
+    pub(crate) fn columns(&self) -> &[ResultColumn] {
+        match self {
+            QueryPlan::Select(p) => &p.columns,
+            QueryPlan::SetOp(p) => &p.columns,
+            QueryPlan::Values(p) => &p.columns,
+        }
+    }
+
+    /// Every expression of the plan (not those of its subqueries' plans).
+    fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            QueryPlan::Select(p) => p.for_each_expr(f),
+            QueryPlan::SetOp(p) => {
+                p.left.for_each_expr(f);
+                p.right.for_each_expr(f);
+            }
+            QueryPlan::Values(p) => p.rows.iter().flatten().for_each(f),
+        }
+    }
+
+    /// The plan with every expression replaced by `f` of it.
+    fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<QueryPlan> {
+        Ok(match self {
+            QueryPlan::Select(p) => QueryPlan::Select(Box::new(p.map_exprs(f)?)),
+            QueryPlan::SetOp(p) => QueryPlan::SetOp(Box::new(SetOpPlan {
+                left: p.left.map_exprs(f)?,
+                right: p.right.map_exprs(f)?,
+                ..(**p).clone()
+            })),
+            QueryPlan::Values(p) => QueryPlan::Values(Box::new(ValuesPlan {
+                rows: p.rows.iter().map(|r| r.iter().map(&mut *f).collect()).collect::<DbResult<_>>()?,
+                ..(**p).clone()
+            })),
+        })
+    }
+
+    /// Whether the plan reads the row of the query `depth` levels out (see `Expr::Outer`).
+    pub(crate) fn reads_outer(&self, depth: usize) -> bool {
+        let mut found = false;
+        self.for_each_expr(&mut |e| found |= e.reads_outer(depth));
+        found
+    }
+
+    /// The plan with the outer row `depth` levels out bound to `row`.
+    pub(crate) fn bind_outer(&self, depth: usize, row: &[Value]) -> QueryPlan {
+        self.map_exprs(&mut |e| Ok(e.bind_outer(depth, row))).expect("binding never fails")
+    }
+}
+
+impl SelectPlan {
+    fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.filter.iter().for_each(&mut *f);
+        self.items.iter().for_each(&mut *f);
+        self.groups.iter().for_each(&mut *f);
+        self.aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut *f);
+        self.having.iter().for_each(&mut *f);
+        for s in &self.sorts {
+            if let SortKey::Expr(e) = &s.key {
+                f(e);
+            }
+        }
+        if let Some(joins) = &self.joins {
+            joins.for_each_expr(f);
+        }
+    }
+
+    fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<SelectPlan> {
+        let mut plan = self.clone();
+        plan.filter = self.filter.as_ref().map(&mut *f).transpose()?;
+        plan.items = self.items.iter().map(&mut *f).collect::<DbResult<_>>()?;
+        plan.groups = self.groups.iter().map(&mut *f).collect::<DbResult<_>>()?;
+        for agg in &mut plan.aggs {
+            agg.arg = agg.arg.as_ref().map(&mut *f).transpose()?;
+        }
+        plan.having = self.having.as_ref().map(&mut *f).transpose()?;
+        for s in &mut plan.sorts {
+            if let SortKey::Expr(e) = &s.key {
+                s.key = SortKey::Expr(f(e)?);
+            }
+        }
+        if let Some(joins) = &self.joins {
+            plan.joins = Some(joins.map_exprs(f)?);
+        }
+        Ok(plan)
+    }
+
+    fn has_subquery(&self) -> bool {
+        let mut found = false;
+        self.for_each_expr(&mut |e| found |= e.has_subquery());
+        found
+    }
+}
+
+impl Session {
+    /// Runs a query (SELECT, VALUES, set operations), returning its columns and rows.
+    pub(crate) fn run_query(&mut self, query: &ast::Query, params: &[Value]) -> DbResult<Output> {
+        let plan = self.plan_query_in(query, params, &[])?;
+        let rows = match &plan {
+            QueryPlan::Select(select) => self.execute_select(select, &mut SelectCounts::default())?,
+            other => self.run_plan(other)?,
+        };
+        let mut columns = plan.columns().to_vec();
+        fill_types(&mut columns, &rows);
+        Ok(Output { columns, rows })
     }
 
     /// The plan of a query that is a SELECT (in parentheses or not), as `run_query`
     /// would run it; None for any other query (VALUES, set operations).
     pub(crate) fn plan_query(&self, query: &ast::Query, params: &[Value]) -> DbResult<Option<SelectPlan>> {
-        let clauses = query_clauses(query, params)?;
-        match query.body.as_ref() {
-            ast::SetExpr::Select(select) => {
-                self.compile_select(select, query.order_by.as_ref(), clauses, params).map(Some)
-            }
-            ast::SetExpr::Query(inner) if query.order_by.is_none() && clauses.is_plain() => {
-                self.plan_query(inner, params)
-            }
+        match self.plan_query_in(query, params, &[])? {
+            QueryPlan::Select(select) => Ok(Some(*select)),
             _ => Ok(None),
         }
+    }
+
+    /// Compiles a query inside the queries whose scopes are `outer` (innermost first; none
+    /// for a statement's own query).
+    pub(crate) fn plan_query_in(
+        &self,
+        query: &ast::Query,
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<QueryPlan> {
+        let clauses = query_clauses(query, params)?;
+        match query.body.as_ref() {
+            ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
+                select,
+                query.order_by.as_ref(),
+                clauses,
+                params,
+                outer,
+            )?))),
+            ast::SetExpr::Query(inner) if query.order_by.is_none() && clauses.is_plain() => {
+                self.plan_query_in(inner, params, outer)
+            }
+            body => {
+                if clauses.for_update {
+                    return Err(DbError::Unsupported(
+                        "FOR UPDATE with UNION, INTERSECT, EXCEPT or VALUES".into(),
+                    ));
+                }
+                let mut plan = self.plan_set_expr(body, params, outer)?;
+                let order = OutputOrder {
+                    sorts: output_sorts(query.order_by.as_ref(), plan.columns())?,
+                    limit: clauses.limit,
+                    offset: clauses.offset,
+                };
+                match &mut plan {
+                    QueryPlan::SetOp(p) => p.order = order,
+                    QueryPlan::Values(p) => p.order = order,
+                    QueryPlan::Select(_) => {
+                        // A parenthesized query with its own ORDER BY or LIMIT, ordered or
+                        // limited again: as a set operation of one.
+                        let columns = plan.columns().to_vec();
+                        return Ok(QueryPlan::SetOp(Box::new(SetOpPlan {
+                            op: SetOp::Union,
+                            all: true,
+                            right: QueryPlan::Values(Box::new(ValuesPlan {
+                                rows: Vec::new(),
+                                columns: columns.clone(),
+                                order: OutputOrder::default(),
+                            })),
+                            left: plan,
+                            columns,
+                            order,
+                        })));
+                    }
+                }
+                Ok(plan)
+            }
+        }
+    }
+
+    /// A query body: a SELECT (without ORDER BY), VALUES, a set operation, or a query in
+    /// parentheses.
+    fn plan_set_expr(&self, body: &ast::SetExpr, params: &[Value], outer: &[Scope]) -> DbResult<QueryPlan> {
+        match body {
+            ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
+                select,
+                None,
+                QueryClauses { limit: None, offset: 0, for_update: false },
+                params,
+                outer,
+            )?))),
+            ast::SetExpr::Query(inner) => self.plan_query_in(inner, params, outer),
+            ast::SetExpr::Values(values) => {
+                let mut binder = Binder::over(Scope::default(), outer.to_vec(), params).in_session(self);
+                let mut rows: Vec<Vec<Expr>> = Vec::with_capacity(values.rows.len());
+                for row in &values.rows {
+                    let row = row
+                        .content
+                        .iter()
+                        .map(|e| binder.scalar(e, "VALUES"))
+                        .collect::<DbResult<Vec<_>>>()?;
+                    if rows.first().is_some_and(|first| first.len() != row.len()) {
+                        return Err(syntax("VALUES lists must all be the same length".into()));
+                    }
+                    rows.push(row);
+                }
+                let width = rows.first().map_or(0, Vec::len);
+                let columns = (0..width)
+                    .map(|i| ResultColumn {
+                        name: format!("column{}", i + 1),
+                        ty: rows.iter().find_map(|r| r[i].static_type(&[], &[])),
+                    })
+                    .collect();
+                Ok(QueryPlan::Values(Box::new(ValuesPlan { rows, columns, order: OutputOrder::default() })))
+            }
+            ast::SetExpr::SetOperation { op, set_quantifier, left, right } => {
+                let op = match op {
+                    ast::SetOperator::Union => SetOp::Union,
+                    ast::SetOperator::Intersect => SetOp::Intersect,
+                    ast::SetOperator::Except | ast::SetOperator::Minus => SetOp::Except,
+                };
+                let all = match set_quantifier {
+                    ast::SetQuantifier::All => true,
+                    ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                    other => return Err(DbError::Unsupported(format!("{op:?} {other}"))),
+                };
+                let left = self.plan_set_expr(left, params, outer)?;
+                let right = self.plan_set_expr(right, params, outer)?;
+                if left.columns().len() != right.columns().len() {
+                    let name = match op {
+                        SetOp::Union => "UNION",
+                        SetOp::Intersect => "INTERSECT",
+                        SetOp::Except => "EXCEPT",
+                    };
+                    return Err(syntax(format!("each {name} query must have the same number of columns")));
+                }
+                let columns = left
+                    .columns()
+                    .iter()
+                    .zip(right.columns())
+                    .map(|(l, r)| ResultColumn {
+                        name: l.name.clone(),
+                        ty: match (l.ty, r.ty) {
+                            (Some(DataType::Int), Some(DataType::Float)) => Some(DataType::Float),
+                            (Some(a), _) => Some(a),
+                            (None, b) => b,
+                        },
+                    })
+                    .collect();
+                Ok(QueryPlan::SetOp(Box::new(SetOpPlan {
+                    op,
+                    all,
+                    left,
+                    right,
+                    columns,
+                    order: OutputOrder::default(),
+                })))
+            }
+            other => Err(DbError::Unsupported(format!("the query {other}"))),
+        }
+    }
+
+    /// Runs a plan that locks nothing (any query but a SELECT ... FOR UPDATE).
+    pub(crate) fn run_plan(&self, plan: &QueryPlan) -> DbResult<Vec<Vec<Value>>> {
+        match plan {
+            QueryPlan::Select(select) => {
+                if select.for_update {
+                    return Err(DbError::Unsupported("FOR UPDATE in a subquery".into()));
+                }
+                self.read_select(select, &mut SelectCounts::default())
+            }
+            QueryPlan::Values(values) => {
+                let resolved;
+                let values = if values.rows.iter().flatten().any(Expr::has_subquery) {
+                    resolved = QueryPlan::Values(values.clone())
+                        .map_exprs(&mut |e| self.resolve_subqueries(e, None))?;
+                    match &resolved {
+                        QueryPlan::Values(v) => v,
+                        _ => unreachable!(),
+                    }
+                } else {
+                    values
+                };
+                let rows = values
+                    .rows
+                    .iter()
+                    .map(|row| row.iter().map(|e| e.eval(&[], &[])).collect::<DbResult<Vec<_>>>())
+                    .collect::<DbResult<Vec<_>>>()?;
+                Ok(values.order.apply(rows))
+            }
+            QueryPlan::SetOp(set) => {
+                let mut left = self.run_plan(&set.left)?;
+                let mut right = self.run_plan(&set.right)?;
+                // Numbers of both kinds in one column: all as floats (PostgreSQL gives
+                // the column one type).
+                for (i, c) in set.columns.iter().enumerate() {
+                    if c.ty == Some(DataType::Float) {
+                        for row in left.iter_mut().chain(right.iter_mut()) {
+                            if let Value::Int(n) = row[i] {
+                                row[i] = Value::Float(n as f64);
+                            }
+                        }
+                    }
+                }
+                let rows = match (set.op, set.all) {
+                    (SetOp::Union, true) => {
+                        left.extend(right);
+                        left
+                    }
+                    (SetOp::Union, false) => {
+                        let mut seen = BTreeSet::new();
+                        left.into_iter().chain(right).filter(|r| seen.insert(r.clone())).collect()
+                    }
+                    (SetOp::Intersect, all) => {
+                        let mut counts: BTreeMap<Vec<Value>, usize> = BTreeMap::new();
+                        for r in right {
+                            *counts.entry(r).or_default() += 1;
+                        }
+                        let mut out = Vec::new();
+                        for r in left {
+                            if let Some(n) = counts.get_mut(&r) {
+                                if *n > 0 {
+                                    *n = if all { *n - 1 } else { 0 };
+                                    out.push(r);
+                                }
+                            }
+                        }
+                        out
+                    }
+                    (SetOp::Except, all) => {
+                        let mut counts: BTreeMap<Vec<Value>, usize> = BTreeMap::new();
+                        for r in right {
+                            *counts.entry(r).or_default() += 1;
+                        }
+                        let mut seen = BTreeSet::new();
+                        let mut out = Vec::new();
+                        for r in left {
+                            match counts.get_mut(&r) {
+                                Some(n) if *n > 0 => {
+                                    if all {
+                                        *n -= 1;
+                                    }
+                                }
+                                _ => {
+                                    if all || seen.insert(r.clone()) {
+                                        out.push(r);
+                                    }
+                                }
+                            }
+                        }
+                        out
+                    }
+                };
+                Ok(set.order.apply(rows))
+            }
+        }
+    }
+
+    /// `e` with its subqueries replaced by their results: with `row`, every subquery,
+    /// correlated ones run with `row` as their outer row; without, only the uncorrelated
+    /// ones (the correlated stay for each row).
+    pub(crate) fn resolve_subqueries(&self, e: &Expr, row: Option<&[Value]>) -> DbResult<Expr> {
+        match e {
+            Expr::Subquery(sub) => {
+                let correlated = sub.plan.0.reads_outer(0);
+                if correlated && row.is_none() {
+                    let lhs_resolved = e.clone().map_children(&mut |c| self.resolve_subqueries(&c, None))?;
+                    return Ok(lhs_resolved);
+                }
+                let bound;
+                let plan = match (correlated, row) {
+                    (true, Some(row)) => {
+                        bound = sub.plan.0.bind_outer(0, row);
+                        &bound
+                    }
+                    _ => &*sub.plan.0,
+                };
+                let rows = self.run_plan(plan)?;
+                let single_column = || -> DbResult<Vec<Value>> {
+                    if plan.columns().len() != 1 {
+                        return Err(syntax("subquery has too many columns".into()));
+                    }
+                    Ok(rows.iter().map(|r| r[0].clone()).collect())
+                };
+                Ok(match &sub.kind {
+                    SubqueryKind::Scalar => {
+                        let mut values = single_column()?;
+                        if values.len() > 1 {
+                            return Err(DbError::CardinalityViolation);
+                        }
+                        Expr::Literal(values.pop().unwrap_or(Value::Null))
+                    }
+                    SubqueryKind::Exists { negated } => {
+                        Expr::Literal(Value::Bool(rows.is_empty() == *negated))
+                    }
+                    SubqueryKind::In { lhs, negated } => {
+                        let lhs = Box::new(self.resolve_subqueries(lhs, row)?);
+                        let any = Expr::Quantified {
+                            lhs,
+                            op: crate::sql::expr::BinOp::Eq,
+                            all: false,
+                            values: single_column()?,
+                        };
+                        if *negated {
+                            Expr::Not(Box::new(any))
+                        } else {
+                            any
+                        }
+                    }
+                    SubqueryKind::Quantified { lhs, op, all } => Expr::Quantified {
+                        lhs: Box::new(self.resolve_subqueries(lhs, row)?),
+                        op: *op,
+                        all: *all,
+                        values: single_column()?,
+                    },
+                })
+            }
+            other if other.has_subquery() => {
+                other.clone().map_children(&mut |c| self.resolve_subqueries(&c, row))
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// Compiles a subquery of an expression compiled by a binder whose scopes (its own,
+    /// then its outer ones) are `scopes`.
+    pub(crate) fn plan_subquery(
+        &self,
+        query: &ast::Query,
+        params: &[Value],
+        scopes: Vec<Scope>,
+        kind: SubqueryKind,
+    ) -> DbResult<Expr> {
+        let plan = self.plan_query_in(query, params, &scopes)?;
+        if !matches!(kind, SubqueryKind::Exists { .. }) && plan.columns().len() != 1 {
+            return Err(syntax("subquery must return only one column".into()));
+        }
+        Ok(Expr::Subquery(Box::new(Subquery { kind, plan: SubPlan(Arc::new(plan)) })))
     }
 
     /// The table of a FROM clause (none for `SELECT 1`), or of UPDATE or DELETE.
@@ -201,24 +681,12 @@ impl Session {
             [] => Ok(None),
             [ast::TableWithJoins { relation, joins }] if joins.is_empty() => match relation {
                 ast::TableFactor::Table { name, alias, args: None, .. } => {
-                    let name = object_name(name)?;
-                    let schema = match crate::views::schema(&name) {
-                        Some(view) => view,
-                        None => {
-                            self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?
-                        }
-                    };
-                    let alias = match alias {
-                        None => None,
-                        Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
-                        Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
-                    };
-                    Ok(Some(Relation { name, alias, schema }))
+                    self.relation_named(name, alias.as_ref()).map(Some)
                 }
                 ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("a subquery in FROM".into())),
                 other => Err(DbError::Unsupported(format!("FROM {other}"))),
             },
-            _ => Err(DbError::Unsupported("a join (one table per statement)".into())),
+            _ => Err(DbError::Unsupported("a join in UPDATE or DELETE".into())),
         }
     }
 
@@ -230,6 +698,7 @@ impl Session {
         order_by: Option<&ast::OrderBy>,
         clauses: QueryClauses,
         params: &[Value],
+        outer: &[Scope],
     ) -> DbResult<SelectPlan> {
         let QueryClauses { limit, offset, for_update } = clauses;
         let distinct = match &select.distinct {
@@ -251,28 +720,31 @@ impl Session {
         {
             return Err(DbError::Unsupported(format!("the query {select}")));
         }
-        let relation = self.relation_of(&select.from)?;
-        let input_names: Vec<String> = relation
-            .as_ref()
-            .map_or(Vec::new(), |r| r.schema.columns.iter().map(|c| c.name.clone()).collect());
-        let input_types: Vec<Option<DataType>> =
-            relation.as_ref().map_or(Vec::new(), |r| r.schema.columns.iter().map(|c| Some(c.ty)).collect());
-        let mut binder = Binder::new(relation.as_ref(), params).in_session(self);
+        let (scope, written) = self.scope_of_from(&select.from)?;
+        let several = scope.entries.len() > 1;
+        let relation = if several { None } else { scope.single().cloned() };
+        let input_names = scope.names();
+        let input_types = scope.types();
+        let mut binder = Binder::over(scope.clone(), outer.to_vec(), params).in_session(self);
         let filter = select.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        let (joins, filter) = if several {
+            let plan = self.plan_joins(scope.clone(), written, filter, &mut binder)?;
+            let residual = plan.residual.clone();
+            (Some(plan), residual)
+        } else {
+            (None, filter)
+        };
 
         // The select list.
         let mut items = Vec::new();
         let mut names = Vec::new();
         let expand = |qualifier: Option<String>, items: &mut Vec<Expr>, names: &mut Vec<String>| {
-            let relation = relation
-                .as_ref()
-                .ok_or_else(|| syntax("SELECT * with no tables specified is not valid".into()))?;
-            if let Some(q) = qualifier {
-                relation.check_qualifier(&q)?;
+            if scope.entries.is_empty() {
+                return Err(syntax("SELECT * with no tables specified is not valid".into()));
             }
-            for (i, name) in input_names.iter().enumerate() {
+            for (name, i) in scope.star(qualifier.as_deref())? {
                 items.push(Expr::Column(i));
-                names.push(name.clone());
+                names.push(name);
             }
             Ok::<(), DbError>(())
         };
@@ -290,7 +762,7 @@ impl Session {
                 ast::SelectItem::QualifiedWildcard(
                     ast::SelectItemQualifiedWildcardKind::ObjectName(q),
                     _,
-                ) => expand(Some(object_name(q)?), &mut items, &mut names)?,
+                ) => expand(Some(crate::sql::expr::object_name(q)?), &mut items, &mut names)?,
                 other => return Err(DbError::Unsupported(format!("the select item {other}"))),
             }
         }
@@ -302,7 +774,7 @@ impl Session {
         };
         let mut groups = Vec::new();
         for g in group_asts {
-            let e = match output_reference(g, &names, relation.as_ref())? {
+            let e = match output_reference(g, &names, &scope)? {
                 Some(i) => items[i].clone(),
                 None => binder.scalar(g, "GROUP BY")?,
             };
@@ -333,7 +805,7 @@ impl Session {
                         return Err(DbError::Unsupported("ORDER BY ... USING".into()))
                     }
                 };
-                let key = match output_reference(&o.expr, &names, relation.as_ref())? {
+                let key = match output_reference(&o.expr, &names, &scope)? {
                     Some(i) => SortKey::Output(i),
                     None => SortKey::Expr(binder.with_aggregates(&o.expr)?),
                 };
@@ -365,7 +837,7 @@ impl Session {
         };
         if for_update && (grouped || distinct || relation.is_none()) {
             return Err(DbError::Unsupported(
-                "FOR UPDATE with GROUP BY, aggregates, DISTINCT or no table".into(),
+                "FOR UPDATE with GROUP BY, aggregates, DISTINCT, a join or no table".into(),
             ));
         }
 
@@ -400,6 +872,7 @@ impl Session {
         };
         Ok(SelectPlan {
             relation,
+            joins,
             filter,
             items,
             columns,
@@ -424,156 +897,253 @@ impl Session {
         plan: &SelectPlan,
         counts: &mut SelectCounts,
     ) -> DbResult<Vec<Vec<Value>>> {
-        let SelectPlan {
-            relation,
-            filter,
-            items,
-            groups,
-            aggs,
-            having,
-            sorts,
-            grouped,
-            distinct,
-            needs_sort,
-            for_update,
-            limit,
-            offset,
-            stop_after,
-            ..
-        } = plan;
-        let project = |row: &[Value], agg_values: &[Value]| -> DbResult<(Vec<Value>, Vec<Value>)> {
-            let out = items.iter().map(|e| e.eval(row, agg_values)).collect::<DbResult<Vec<_>>>()?;
-            let keys = sorts
-                .iter()
-                .map(|s| match &s.key {
-                    SortKey::Output(i) => Ok(out[*i].clone()),
-                    SortKey::Expr(e) => e.eval(row, agg_values),
-                })
-                .collect::<DbResult<Vec<_>>>()?;
-            Ok((out, keys))
+        if !plan.for_update {
+            return self.read_select(plan, counts);
+        }
+        // FOR UPDATE: one table, no grouping or DISTINCT (checked when compiled).
+        let resolved;
+        let plan = if plan.has_subquery() {
+            resolved = self.resolve_uncorrelated(plan)?;
+            if resolved.has_subquery() {
+                return Err(DbError::Unsupported("a correlated subquery with FOR UPDATE".into()));
+            }
+            &resolved
+        } else {
+            plan
         };
-        let matches = |row: &[Value]| filter.as_ref().map_or(Ok(true), |f| f.holds(row, &[]));
+        let rel = plan.relation.as_ref().expect("FOR UPDATE reads one table");
+        if crate::views::is_view(&rel.name) {
+            return Err(crate::views::read_only(&rel.name));
+        }
+        let matches = |row: &[Value]| plan.filter.as_ref().map_or(Ok(true), |f| f.holds(row, &[]));
+        let access = plan_access(&rel.schema, plan.filter.as_ref());
+        log::trace!("SELECT from {} FOR UPDATE: {}", rel.name, access.describe());
+        let mut candidates = Vec::new();
+        self.visit_rows(&rel.name, &access, &mut |row| {
+            counts.read += 1;
+            if matches(row)? {
+                candidates.push(row.clone());
+            }
+            Ok(true)
+        })?;
+        counts.matched = candidates.len() as u64;
+        let mut results = Vec::new();
+        for old in candidates {
+            if plan.stop_after.is_some_and(|n| results.len() >= n) {
+                break;
+            }
+            let key = rel.schema.key_of(&old);
+            let Some(row) = self.select_for_update(&rel.name, &key)? else { continue };
+            if Arc::ptr_eq(&row, &old) || matches(&row)? {
+                results.push(project(plan, &row, &[], &|e, r, a| e.eval(r, a))?);
+            }
+        }
+        counts.locked = results.len() as u64;
+        Ok(finish(plan, results, counts))
+    }
+
+    /// The plan with its uncorrelated subqueries run and replaced by their results.
+    fn resolve_uncorrelated(&self, plan: &SelectPlan) -> DbResult<SelectPlan> {
+        plan.map_exprs(&mut |e| {
+            if e.has_subquery() {
+                self.resolve_subqueries(e, None)
+            } else {
+                Ok(e.clone())
+            }
+        })
+    }
+
+    /// Runs a compiled SELECT that locks nothing.
+    pub(crate) fn read_select(
+        &self,
+        plan: &SelectPlan,
+        counts: &mut SelectCounts,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        let resolved;
+        let plan = if plan.has_subquery() {
+            resolved = self.resolve_uncorrelated(plan)?;
+            &resolved
+        } else {
+            plan
+        };
+        // What is left are correlated subqueries: run for each row they meet.
+        let correlated = plan.has_subquery();
+        if correlated && plan.grouped {
+            return Err(DbError::Unsupported(
+                "a correlated subquery in a query with GROUP BY or aggregates".into(),
+            ));
+        }
+        let eval = |e: &Expr, row: &[Value], aggs: &[Value]| -> DbResult<Value> {
+            if correlated && e.has_subquery() {
+                self.resolve_subqueries(e, Some(row))?.eval(row, aggs)
+            } else {
+                e.eval(row, aggs)
+            }
+        };
+        let holds = |e: &Expr, row: &[Value]| -> DbResult<bool> {
+            Ok(crate::sql::expr::truth(&eval(e, row, &[])?)? == Some(true))
+        };
+        let matches = |row: &[Value]| plan.filter.as_ref().map_or(Ok(true), |f| holds(f, row));
 
         let mut results: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-        if !grouped {
-            match relation {
-                None => {
-                    counts.read += 1;
-                    if matches(&[])? {
-                        counts.matched += 1;
-                        results.push(project(&[], &[])?);
-                    }
-                }
-                Some(rel) => {
-                    let access = plan_access(&rel.schema, filter.as_ref());
-                    log::trace!("SELECT from {}: {}", rel.name, access.describe());
-                    if *for_update {
-                        if crate::views::is_view(&rel.name) {
-                            return Err(crate::views::read_only(&rel.name));
-                        }
-                        let mut candidates = Vec::new();
-                        self.visit_rows(&rel.name, &access, &mut |row| {
-                            counts.read += 1;
-                            if matches(row)? {
-                                candidates.push(row.clone());
-                            }
-                            Ok(true)
-                        })?;
-                        counts.matched = candidates.len() as u64;
-                        for old in candidates {
-                            if stop_after.is_some_and(|n| results.len() >= n) {
-                                break;
-                            }
-                            let key = rel.schema.key_of(&old);
-                            let Some(row) = self.select_for_update(&rel.name, &key)? else { continue };
-                            if Arc::ptr_eq(&row, &old) || matches(&row)? {
-                                results.push(project(&row, &[])?);
-                            }
-                        }
-                        counts.locked = results.len() as u64;
-                    } else {
-                        self.visit_rows(&rel.name, &access, &mut |row| {
-                            counts.read += 1;
-                            if matches(row)? {
-                                counts.matched += 1;
-                                results.push(project(row, &[])?);
-                            }
-                            Ok(stop_after.is_none_or(|n| results.len() < n))
-                        })?;
-                    }
-                }
-            }
-        } else {
-            let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
-            let new_accumulators = || aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
-            let mut feed = |row: &[Value]| -> DbResult<bool> {
+        if !plan.grouped {
+            let mut take = |row: &[Value], counts: &mut SelectCounts| -> DbResult<bool> {
                 counts.read += 1;
                 if matches(row)? {
                     counts.matched += 1;
-                    let key = groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+                    results.push(project(plan, row, &[], &eval)?);
+                }
+                Ok(plan.stop_after.is_none_or(|n| results.len() < n))
+            };
+            self.visit_input(plan, &mut |row| take(row, counts))?;
+        } else {
+            let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
+            let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+            self.visit_input(plan, &mut |row| {
+                counts.read += 1;
+                if matches(row)? {
+                    counts.matched += 1;
+                    let key = plan.groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
                     let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
-                    for (acc, call) in accumulators.iter_mut().zip(aggs) {
+                    for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
                         acc.feed(call, row)?;
                     }
                 }
                 Ok(true)
-            };
-            match relation {
-                None => {
-                    feed(&[])?;
-                }
-                Some(rel) => {
-                    let access = plan_access(&rel.schema, filter.as_ref());
-                    log::trace!("SELECT from {}: {}", rel.name, access.describe());
-                    self.visit_rows(&rel.name, &access, &mut |row| feed(row))?;
-                }
-            }
-            if by_group.is_empty() && groups.is_empty() {
+            })?;
+            if by_group.is_empty() && plan.groups.is_empty() {
                 by_group.insert(Vec::new(), new_accumulators());
             }
             counts.groups = by_group.len() as u64;
             for (key, accumulators) in by_group {
-                let values: Vec<Value> = accumulators.iter().zip(aggs).map(|(a, c)| a.finish(c)).collect();
-                if let Some(h) = having {
+                let values: Vec<Value> =
+                    accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect();
+                if let Some(h) = &plan.having {
                     if !h.holds(&key, &values)? {
                         continue;
                     }
                 }
-                results.push(project(&key, &values)?);
+                results.push(project(plan, &key, &values, &eval)?);
             }
             counts.grouped_out = results.len() as u64;
         }
-
-        if *distinct {
-            let mut seen = BTreeSet::new();
-            results.retain(|(out, _)| seen.insert(out.clone()));
-            counts.distinct = results.len() as u64;
-        }
-        if *needs_sort {
-            results.sort_by(|(_, a), (_, b)| {
-                for (s, (x, y)) in sorts.iter().zip(a.iter().zip(b)) {
-                    let o = match (x.is_null(), y.is_null()) {
-                        (true, true) => std::cmp::Ordering::Equal,
-                        (true, false) if s.nulls_first => std::cmp::Ordering::Less,
-                        (true, false) => std::cmp::Ordering::Greater,
-                        (false, true) if s.nulls_first => std::cmp::Ordering::Greater,
-                        (false, true) => std::cmp::Ordering::Less,
-                        (false, false) if s.desc => y.cmp(x),
-                        (false, false) => x.cmp(y),
-                    };
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            });
-        }
-        counts.sorted = results.len() as u64;
-        let rows: Vec<Vec<Value>> =
-            results.into_iter().skip(*offset).take(limit.unwrap_or(usize::MAX)).map(|(out, _)| out).collect();
-        counts.returned = rows.len() as u64;
-        Ok(rows)
+        Ok(finish(plan, results, counts))
     }
+
+    /// Hands each input row of the plan's FROM clause to `visit` until it returns false:
+    /// one empty row without a FROM clause, the table's rows by the access path its WHERE
+    /// chooses, or the joined rows of several relations.
+    fn visit_input(
+        &self,
+        plan: &SelectPlan,
+        visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
+    ) -> DbResult<()> {
+        if let Some(joins) = &plan.joins {
+            let rows = self.run_joins(joins, &|f, row| f.holds(row, &[]))?;
+            for row in &rows {
+                if !visit(row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        match &plan.relation {
+            None => {
+                visit(&[])?;
+            }
+            Some(rel) => {
+                let access = plan_access(&rel.schema, plan.filter.as_ref());
+                log::trace!("SELECT from {}: {}", rel.name, access.describe());
+                self.visit_rows(&rel.name, &access, &mut |row| visit(row))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Evaluates an expression on a row and aggregate values (resolving what subqueries are
+/// left in it).
+type EvalFn<'a> = dyn Fn(&Expr, &[Value], &[Value]) -> DbResult<Value> + 'a;
+
+/// The select list and the ORDER BY keys of one row (a group's key and aggregate values,
+/// in a grouped query).
+fn project(
+    plan: &SelectPlan,
+    row: &[Value],
+    agg_values: &[Value],
+    eval: &EvalFn,
+) -> DbResult<(Vec<Value>, Vec<Value>)> {
+    let out = plan.items.iter().map(|e| eval(e, row, agg_values)).collect::<DbResult<Vec<_>>>()?;
+    let keys = plan
+        .sorts
+        .iter()
+        .map(|s| match &s.key {
+            SortKey::Output(i) => Ok(out[*i].clone()),
+            SortKey::Expr(e) => eval(e, row, agg_values),
+        })
+        .collect::<DbResult<Vec<_>>>()?;
+    Ok((out, keys))
+}
+
+/// DISTINCT, ORDER BY, OFFSET and LIMIT on the projected rows.
+fn finish(
+    plan: &SelectPlan,
+    mut results: Vec<(Vec<Value>, Vec<Value>)>,
+    counts: &mut SelectCounts,
+) -> Vec<Vec<Value>> {
+    if plan.distinct {
+        let mut seen = BTreeSet::new();
+        results.retain(|(out, _)| seen.insert(out.clone()));
+        counts.distinct = results.len() as u64;
+    }
+    if plan.needs_sort {
+        results.sort_by(|(_, a), (_, b)| {
+            for (s, (x, y)) in plan.sorts.iter().zip(a.iter().zip(b)) {
+                let o = order_values(x, y, s.desc, s.nulls_first);
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+    }
+    counts.sorted = results.len() as u64;
+    let rows: Vec<Vec<Value>> = results
+        .into_iter()
+        .skip(plan.offset)
+        .take(plan.limit.unwrap_or(usize::MAX))
+        .map(|(out, _)| out)
+        .collect();
+    counts.returned = rows.len() as u64;
+    rows
+}
+
+/// ORDER BY of a set operation or VALUES: output columns, by position or name.
+fn output_sorts(
+    order_by: Option<&ast::OrderBy>,
+    columns: &[ResultColumn],
+) -> DbResult<Vec<(usize, bool, bool)>> {
+    let Some(order_by) = order_by else { return Ok(Vec::new()) };
+    let ast::OrderByKind::Expressions(exprs) = &order_by.kind else {
+        return Err(DbError::Unsupported("ORDER BY ALL".into()));
+    };
+    let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    exprs
+        .iter()
+        .map(|o| {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let i = match output_reference(&o.expr, &names, &Scope::default())? {
+                Some(i) => i,
+                None => {
+                    return Err(DbError::Unsupported(format!(
+                        "ORDER BY {} on a UNION, INTERSECT, EXCEPT or VALUES (only result column names or positions)",
+                        o.expr
+                    )))
+                }
+            };
+            Ok((i, desc, o.options.nulls_first.unwrap_or(desc)))
+        })
+        .collect()
 }
 
 /// Column types not known statically: the type of the first non-null value.
@@ -643,7 +1213,7 @@ fn limits(query: &ast::Query, params: &[Value]) -> DbResult<(Option<usize>, usiz
 /// a name that is an output column's (for ORDER BY) and not an input column (GROUP BY
 /// prefers input columns, ORDER BY output ones; both checked the PostgreSQL way for
 /// plain names).
-fn output_reference(e: &ast::Expr, names: &[String], relation: Option<&Relation>) -> DbResult<Option<usize>> {
+fn output_reference(e: &ast::Expr, names: &[String], scope: &Scope) -> DbResult<Option<usize>> {
     match e {
         ast::Expr::Value(ast::ValueWithSpan { value: ast::Value::Number(n, _), .. }) => {
             match n.parse::<usize>() {
@@ -654,7 +1224,7 @@ fn output_reference(e: &ast::Expr, names: &[String], relation: Option<&Relation>
         ast::Expr::Identifier(ident) => {
             let name = ident_name(ident);
             let Some(i) = names.iter().position(|n| *n == name) else { return Ok(None) };
-            let is_input = relation.is_some_and(|r| r.schema.column_index(&name).is_ok());
+            let is_input = matches!(scope.resolve(None, &name), Ok(Some(_)) | Err(_));
             // An output name that is also an input column: the input column (the same
             // thing unless the name was given to another expression as an alias).
             Ok(if is_input { None } else { Some(i) })

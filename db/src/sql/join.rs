@@ -1,0 +1,752 @@
+//! Joins: a FROM clause of several relations (comma-separated, `[INNER|LEFT|RIGHT|FULL]
+//! JOIN ... ON/USING`, `NATURAL JOIN`, `CROSS JOIN`) planned into a tree of scans and
+//! joins, and run.
+//!
+//! Rows: every relation in the FROM clause has its columns at an offset of one wide row
+//! (`Scope`), so expressions compile once against the whole clause, and a partial row
+//! (the relations joined so far) is a wide row with the other relations' columns NULL.
+//!
+//! Planning:
+//! - The WHERE clause is split into its conjuncts. One that reads a single relation is
+//!   pushed down into that relation's scan, where it also chooses the access path (point
+//!   lookups, key ranges: `access`). One that reads several is applied at the first join
+//!   where they are all present; `a = b` across the two sides of a join makes it a hash
+//!   join (build on the new relation's rows, probe with the rows so far).
+//! - Join order, for inner joins (and comma joins): greedy by estimated rows. Start with
+//!   the relation with the fewest, then add, of those joined to the set by an equality,
+//!   the one with the fewest; a cross product only when nothing is joined. A relation's
+//!   estimate is its row count, divided when conjuncts were pushed into its scan (to 1 for
+//!   a point lookup). Outer joins keep the order written, and WHERE conjuncts are then
+//!   applied after the whole FROM clause (a conjunct pushed below an outer join would
+//!   change its result).
+
+use std::collections::HashMap;
+
+use sqlparser::ast;
+
+use crate::database::Session;
+use crate::error::{DbError, DbResult};
+use crate::sql::access::{plan as plan_access, Access};
+use crate::sql::expr::{ident_name, BinOp, Expr, Relation, Scope};
+use crate::value::Value;
+
+/// How two inputs are joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JoinKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+/// A planned FROM clause of several relations.
+#[derive(Clone, Debug)]
+pub(crate) struct JoinPlan {
+    pub scope: Scope,
+    pub root: Node,
+    /// WHERE conjuncts applied to the joined rows (all of the WHERE when an outer join
+    /// keeps it from being pushed down).
+    pub residual: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    /// The rows of scope entry `entry`, with `filter` (in the relation's own column
+    /// numbering) choosing the access path and applied to each row.
+    Scan { entry: usize, filter: Option<Expr>, access: Access, estimate: f64 },
+    Join {
+        kind: JoinKind,
+        left: Box<Node>,
+        right: Box<Node>,
+        /// `left_key[i] = right_key[i]`: a hash join on these (wide-row expressions).
+        equi: Vec<(Expr, Expr)>,
+        /// Applied to each joined pair (the ON condition's other parts, or the WHERE
+        /// conjuncts that became complete here).
+        condition: Option<Expr>,
+    },
+}
+
+impl JoinPlan {
+    /// Every expression of the plan.
+    pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.root.for_each_expr(f);
+        self.residual.iter().for_each(f);
+    }
+
+    /// The plan with every expression replaced by `f` of it (a scan's access path chosen
+    /// again: an outer row's values bound into its filter may make it a lookup).
+    pub(crate) fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<JoinPlan> {
+        Ok(JoinPlan {
+            scope: self.scope.clone(),
+            root: self.root.map_exprs(&self.scope, f)?,
+            residual: self.residual.as_ref().map(&mut *f).transpose()?,
+        })
+    }
+
+    /// EXPLAIN's lines for the joins.
+    pub(crate) fn explain(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.root.explain(&self.scope, 0, &mut out);
+        out
+    }
+}
+
+impl Node {
+    fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Node::Scan { filter, .. } => filter.iter().for_each(f),
+            Node::Join { left, right, equi, condition, .. } => {
+                left.for_each_expr(f);
+                right.for_each_expr(f);
+                for (a, b) in equi {
+                    f(a);
+                    f(b);
+                }
+                condition.iter().for_each(f);
+            }
+        }
+    }
+
+    fn map_exprs(&self, scope: &Scope, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<Node> {
+        Ok(match self {
+            Node::Scan { entry, filter, estimate, .. } => {
+                let filter = filter.as_ref().map(&mut *f).transpose()?;
+                let access = plan_access(&scope.entries[*entry].relation.schema, filter.as_ref());
+                Node::Scan { entry: *entry, filter, access, estimate: *estimate }
+            }
+            Node::Join { kind, left, right, equi, condition } => Node::Join {
+                kind: *kind,
+                left: Box::new(left.map_exprs(scope, f)?),
+                right: Box::new(right.map_exprs(scope, f)?),
+                equi: equi.iter().map(|(a, b)| Ok((f(a)?, f(b)?))).collect::<DbResult<_>>()?,
+                condition: condition.as_ref().map(&mut *f).transpose()?,
+            },
+        })
+    }
+
+    /// The scope entries under this node.
+    fn entries(&self, out: &mut Vec<usize>) {
+        match self {
+            Node::Scan { entry, .. } => out.push(*entry),
+            Node::Join { left, right, .. } => {
+                left.entries(out);
+                right.entries(out);
+            }
+        }
+    }
+
+    /// EXPLAIN's lines for the node, indented by `depth`.
+    pub(crate) fn explain(&self, scope: &Scope, depth: usize, out: &mut Vec<String>) {
+        let pad = "  ".repeat(depth);
+        match self {
+            Node::Scan { entry, access, filter, .. } => {
+                let relation = &scope.entries[*entry].relation;
+                let what = match access {
+                    Access::Points(_) => "Index Scan using",
+                    Access::Range { .. } => "Index Range Scan using",
+                    Access::Empty => "Result (no rows) for",
+                    Access::Full => "Seq Scan on",
+                };
+                let name = match access {
+                    Access::Points(_) | Access::Range { .. } => {
+                        format!("{}_pkey on {}", relation.name, relation.name)
+                    }
+                    _ => relation.name.clone(),
+                };
+                let alias = match &relation.alias {
+                    Some(a) if *a != relation.name => format!(" {a}"),
+                    _ => String::new(),
+                };
+                out.push(format!(
+                    "{pad}-> {what} {name}{alias}{}",
+                    if filter.is_some() { " (filtered)" } else { "" }
+                ));
+            }
+            Node::Join { kind, left, right, equi, condition } => {
+                let method = if equi.is_empty() { "Nested Loop" } else { "Hash Join" };
+                let kind = match kind {
+                    JoinKind::Inner => "",
+                    JoinKind::Left => " Left",
+                    JoinKind::Right => " Right",
+                    JoinKind::Full => " Full",
+                };
+                let cond = if condition.is_some() { " (filtered)" } else { "" };
+                out.push(format!("{pad}-> {method}{kind}{cond}"));
+                left.explain(scope, depth + 1, out);
+                right.explain(scope, depth + 1, out);
+            }
+        }
+    }
+}
+
+/// One item of a FROM clause as written: a relation, or a join of two items.
+enum Written {
+    Relation(usize),
+    Join {
+        kind: JoinKind,
+        left: Box<Written>,
+        right: Box<Written>,
+        on: Option<Box<ast::Expr>>,
+        using: Vec<String>,
+    },
+}
+
+impl Session {
+    /// The scope of a FROM clause: its relations in the order written, and the clause as
+    /// written (None for a single relation without joins: the caller's simple path).
+    pub(crate) fn scope_of_from(&self, from: &[ast::TableWithJoins]) -> DbResult<(Scope, Vec<WrittenItem>)> {
+        let mut scope = Scope::default();
+        let mut items = Vec::new();
+        for item in from {
+            let mut written = self.add_factor(&mut scope, &item.relation)?;
+            for join in &item.joins {
+                let right = self.add_factor(&mut scope, &join.relation)?;
+                use ast::JoinOperator as J;
+                let (kind, constraint) = match &join.join_operator {
+                    J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
+                    J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                    J::Right(c) | J::RightOuter(c) => (JoinKind::Right, Some(c)),
+                    J::FullOuter(c) => (JoinKind::Full, Some(c)),
+                    J::CrossJoin(_) => (JoinKind::Inner, None),
+                    other => return Err(DbError::Unsupported(format!("the join {other:?}"))),
+                };
+                let (on, using) = match constraint {
+                    None | Some(ast::JoinConstraint::None) => (None, Vec::new()),
+                    Some(ast::JoinConstraint::On(e)) => (Some(Box::new(e.clone())), Vec::new()),
+                    Some(ast::JoinConstraint::Using(columns)) => {
+                        let names = columns
+                            .iter()
+                            .map(crate::sql::expr::object_name)
+                            .collect::<DbResult<Vec<_>>>()?;
+                        (None, names)
+                    }
+                    Some(ast::JoinConstraint::Natural) => {
+                        let mut left_entries = Vec::new();
+                        written.entries(&mut left_entries);
+                        let right_relation = match &right {
+                            Written::Relation(e) => &scope.entries[*e].relation,
+                            Written::Join { .. } => unreachable!("a join's right side is one relation"),
+                        };
+                        let names = right_relation
+                            .schema
+                            .visible_columns()
+                            .iter()
+                            .map(|c| c.name.clone())
+                            .filter(|n| {
+                                left_entries
+                                    .iter()
+                                    .any(|&e| scope.entries[e].relation.schema.column_index(n).is_ok())
+                            })
+                            .collect();
+                        (None, names)
+                    }
+                };
+                if !using.is_empty() {
+                    let mut left_entries = Vec::new();
+                    written.entries(&mut left_entries);
+                    let Written::Relation(right_entry) = right else { unreachable!() };
+                    for name in &using {
+                        let on_left: Vec<usize> = left_entries
+                            .iter()
+                            .copied()
+                            .filter(|&e| scope.entries[e].relation.schema.column_index(name).is_ok())
+                            .collect();
+                        if on_left.len() != 1
+                            || scope.entries[right_entry].relation.schema.column_index(name).is_err()
+                        {
+                            return Err(DbError::UnknownColumn(name.clone()));
+                        }
+                        let (keep, away) = if kind == JoinKind::Right {
+                            (right_entry, on_left[0])
+                        } else {
+                            (on_left[0], right_entry)
+                        };
+                        scope.entries[keep].merged.push(name.clone());
+                        scope.entries[away].merged_away.push(name.clone());
+                    }
+                }
+                written = Written::Join { kind, left: Box::new(written), right: Box::new(right), on, using };
+            }
+            items.push(WrittenItem(written));
+        }
+        for (i, e) in scope.entries.iter().enumerate() {
+            let name = e.relation.reference_name();
+            if scope.entries[..i].iter().any(|o| o.relation.reference_name() == name) {
+                return Err(DbError::DuplicateAlias(name.to_string()));
+            }
+        }
+        Ok((scope, items))
+    }
+
+    fn add_factor(&self, scope: &mut Scope, factor: &ast::TableFactor) -> DbResult<Written> {
+        match factor {
+            ast::TableFactor::Table { name, alias, args: None, .. } => {
+                let relation = self.relation_named(name, alias.as_ref())?;
+                scope.push(relation);
+                Ok(Written::Relation(scope.entries.len() - 1))
+            }
+            ast::TableFactor::NestedJoin { .. } => Err(DbError::Unsupported("a parenthesized join".into())),
+            ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("a subquery in FROM".into())),
+            other => Err(DbError::Unsupported(format!("FROM {other}"))),
+        }
+    }
+
+    /// The table (or view of the database's state) `name`, as FROM names it.
+    pub(crate) fn relation_named(
+        &self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+    ) -> DbResult<Relation> {
+        let name = crate::sql::expr::object_name(name)?;
+        let schema = match crate::views::schema(&name) {
+            Some(view) => view,
+            None => self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?,
+        };
+        let alias = match alias {
+            None => None,
+            Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
+            Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
+        };
+        Ok(Relation { name, alias, schema })
+    }
+
+    /// Plans the joins of a FROM clause (`items` as `from_clause` returned them) with the
+    /// WHERE clause `filter` (compiled against `scope`).
+    pub(crate) fn plan_joins(
+        &self,
+        scope: Scope,
+        items: Vec<WrittenItem>,
+        filter: Option<Expr>,
+        binder: &mut crate::sql::expr::Binder,
+    ) -> DbResult<JoinPlan> {
+        let mut conjuncts = Vec::new();
+        if let Some(f) = filter {
+            split_and(f, &mut conjuncts);
+        }
+        let has_outer = items.iter().any(|i| i.0.has_outer());
+        // Inner joins: every ON condition is a WHERE conjunct like any other.
+        let mut leaves: Vec<Node> = Vec::new();
+        let mut written_nodes: Vec<Node> = Vec::new();
+        if !has_outer {
+            for item in &items {
+                item.0.collect_inner(&scope, binder, &mut conjuncts)?;
+            }
+            let mut pushed: Vec<Vec<Expr>> = vec![Vec::new(); scope.entries.len()];
+            let mut rest = Vec::new();
+            for c in conjuncts {
+                match single_entry(&scope, &c) {
+                    Some(e) if !c.has_subquery() => pushed[e].push(shift(&c, scope.entries[e].offset)),
+                    _ => rest.push(c),
+                }
+            }
+            for (entry, filters) in pushed.into_iter().enumerate() {
+                leaves.push(self.scan_node(&scope, entry, filters)?);
+            }
+            let root = order_inner(&scope, leaves, &mut rest);
+            let residual = and_all(rest);
+            return Ok(JoinPlan { scope, root, residual });
+        }
+        for item in &items {
+            written_nodes.push(self.written_node(&scope, &item.0, binder)?);
+        }
+        let mut nodes = written_nodes.into_iter();
+        let mut root = nodes.next().expect("a FROM clause of several relations");
+        for next in nodes {
+            root = Node::Join {
+                kind: JoinKind::Inner,
+                left: Box::new(root),
+                right: Box::new(next),
+                equi: Vec::new(),
+                condition: None,
+            };
+        }
+        Ok(JoinPlan { scope, root, residual: and_all(conjuncts) })
+    }
+
+    fn scan_node(&self, scope: &Scope, entry: usize, filters: Vec<Expr>) -> DbResult<Node> {
+        let relation = &scope.entries[entry].relation;
+        let filter = and_all(filters);
+        let access = plan_access(&relation.schema, filter.as_ref());
+        let rows = if crate::views::is_view(&relation.name) {
+            100.0
+        } else {
+            self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&relation.name)?.rows.len()))? as f64
+        };
+        let estimate = match &access {
+            Access::Empty => 0.0,
+            Access::Points(keys) => keys.len() as f64,
+            Access::Range { .. } => (rows / 4.0).max(1.0),
+            Access::Full if filter.is_some() => (rows / 3.0).max(1.0),
+            Access::Full => rows.max(1.0),
+        };
+        Ok(Node::Scan { entry, filter, access, estimate })
+    }
+
+    /// A FROM item with outer joins, in the order written.
+    fn written_node(
+        &self,
+        scope: &Scope,
+        written: &Written,
+        binder: &mut crate::sql::expr::Binder,
+    ) -> DbResult<Node> {
+        match written {
+            Written::Relation(entry) => self.scan_node(scope, *entry, Vec::new()),
+            Written::Join { kind, left, right, on, using } => {
+                let left_node = self.written_node(scope, left, binder)?;
+                let right_node = self.written_node(scope, right, binder)?;
+                let mut conjuncts = Vec::new();
+                if let Some(on) = on {
+                    split_and(binder.scalar(on, "JOIN/ON")?, &mut conjuncts);
+                }
+                conjuncts.extend(using_conditions(scope, left, right, using)?);
+                let (mut l, mut r) = (Vec::new(), Vec::new());
+                left_node.entries(&mut l);
+                right_node.entries(&mut r);
+                let (equi, rest) = split_equi(scope, conjuncts, &l, &r);
+                Ok(Node::Join {
+                    kind: *kind,
+                    left: Box::new(left_node),
+                    right: Box::new(right_node),
+                    equi,
+                    condition: and_all(rest),
+                })
+            }
+        }
+    }
+
+    /// Runs a join plan: the joined wide rows, before the residual filter (which the
+    /// caller applies with the rest of the query).
+    pub(crate) fn run_joins(
+        &self,
+        plan: &JoinPlan,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        self.run_node(&plan.scope, &plan.root, row_filter)
+    }
+
+    fn run_node(
+        &self,
+        scope: &Scope,
+        node: &Node,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        match node {
+            Node::Scan { entry, filter, access, .. } => {
+                let e = &scope.entries[*entry];
+                let width = scope.width();
+                let mut out = Vec::new();
+                self.visit_rows(&e.relation.name, access, &mut |row| {
+                    if let Some(f) = filter {
+                        if !row_filter(f, row)? {
+                            return Ok(true);
+                        }
+                    }
+                    let mut wide = vec![Value::Null; width];
+                    wide[e.offset..e.offset + row.len()].clone_from_slice(row);
+                    out.push(wide);
+                    Ok(true)
+                })?;
+                Ok(out)
+            }
+            Node::Join { kind, left, right, equi, condition } => {
+                let left_rows = self.run_node(scope, left, row_filter)?;
+                let right_rows = self.run_node(scope, right, row_filter)?;
+                let (mut l, mut r) = (Vec::new(), Vec::new());
+                left.entries(&mut l);
+                right.entries(&mut r);
+                let right_slots: Vec<(usize, usize)> = r.iter().map(|&e| slot(scope, e)).collect();
+                let combine = |a: &[Value], b: &[Value]| {
+                    let mut row = a.to_vec();
+                    for &(from, to) in &right_slots {
+                        row[from..to].clone_from_slice(&b[from..to]);
+                    }
+                    row
+                };
+                let passes = |row: &[Value]| condition.as_ref().map_or(Ok(true), |c| row_filter(c, row));
+                let mut out = Vec::new();
+                let mut right_matched = vec![false; right_rows.len()];
+                // Candidates of each left row: by hash on the equality keys, or all.
+                let table: Option<HashMap<Vec<HashKey>, Vec<usize>>> = if equi.is_empty() {
+                    None
+                } else {
+                    let mut table: HashMap<Vec<HashKey>, Vec<usize>> = HashMap::new();
+                    for (i, row) in right_rows.iter().enumerate() {
+                        if let Some(key) = hash_key(equi.iter().map(|(_, rk)| rk), row)? {
+                            table.entry(key).or_default().push(i);
+                        }
+                    }
+                    Some(table)
+                };
+                let all: Vec<usize> = (0..right_rows.len()).collect();
+                for a in &left_rows {
+                    let candidates: &[usize] = match &table {
+                        None => &all,
+                        Some(table) => match hash_key(equi.iter().map(|(lk, _)| lk), a)? {
+                            Some(key) => table.get(&key).map_or(&[], Vec::as_slice),
+                            None => &[],
+                        },
+                    };
+                    let mut matched = false;
+                    for &i in candidates {
+                        let row = combine(a, &right_rows[i]);
+                        if passes(&row)? {
+                            matched = true;
+                            right_matched[i] = true;
+                            out.push(row);
+                        }
+                    }
+                    if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                        out.push(a.clone());
+                    }
+                }
+                if matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    let width = scope.width();
+                    for (i, b) in right_rows.iter().enumerate() {
+                        if !right_matched[i] {
+                            let mut row = vec![Value::Null; width];
+                            for &(from, to) in &right_slots {
+                                row[from..to].clone_from_slice(&b[from..to]);
+                            }
+                            out.push(row);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// A FROM item as written (a relation, or joins of them).
+pub(crate) struct WrittenItem(Written);
+
+impl Written {
+    fn entries(&self, out: &mut Vec<usize>) {
+        match self {
+            Written::Relation(e) => out.push(*e),
+            Written::Join { left, right, .. } => {
+                left.entries(out);
+                right.entries(out);
+            }
+        }
+    }
+
+    fn has_outer(&self) -> bool {
+        match self {
+            Written::Relation(_) => false,
+            Written::Join { kind, left, right, .. } => {
+                *kind != JoinKind::Inner || left.has_outer() || right.has_outer()
+            }
+        }
+    }
+
+    /// The ON and USING conditions of inner joins, as conjuncts.
+    fn collect_inner(
+        &self,
+        scope: &Scope,
+        binder: &mut crate::sql::expr::Binder,
+        out: &mut Vec<Expr>,
+    ) -> DbResult<()> {
+        if let Written::Join { left, right, on, using, .. } = self {
+            left.collect_inner(scope, binder, out)?;
+            right.collect_inner(scope, binder, out)?;
+            if let Some(on) = on {
+                split_and(binder.scalar(on, "JOIN/ON")?, out);
+            }
+            out.extend(using_conditions(scope, left, right, using)?);
+        }
+        Ok(())
+    }
+}
+
+/// `left.c = right.c` for each column `c` of a USING list.
+fn using_conditions(scope: &Scope, left: &Written, right: &Written, using: &[String]) -> DbResult<Vec<Expr>> {
+    let (mut l, mut r) = (Vec::new(), Vec::new());
+    left.entries(&mut l);
+    right.entries(&mut r);
+    let position = |entries: &[usize], name: &str| {
+        entries.iter().find_map(|&e| {
+            let entry = &scope.entries[e];
+            entry.relation.schema.column_index(name).ok().map(|i| entry.offset + i)
+        })
+    };
+    using
+        .iter()
+        .map(|name| match (position(&l, name), position(&r, name)) {
+            (Some(a), Some(b)) => {
+                Ok(Expr::Binary(BinOp::Eq, Box::new(Expr::Column(a)), Box::new(Expr::Column(b))))
+            }
+            _ => Err(DbError::UnknownColumn(name.clone())),
+        })
+        .collect()
+}
+
+/// The slice of a wide row that scope entry `e` occupies.
+fn slot(scope: &Scope, e: usize) -> (usize, usize) {
+    let entry = &scope.entries[e];
+    (entry.offset, entry.offset + entry.relation.schema.columns.len())
+}
+
+/// A value as a hash key: numbers that compare equal hash equal (an integral float as
+/// the integer).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum HashKey {
+    Int(i64),
+    Float(u64),
+    Text(String),
+    Bool(bool),
+}
+
+/// The hash key of `exprs` on `row`; None if a value is NULL (which equals nothing).
+fn hash_key<'e>(exprs: impl Iterator<Item = &'e Expr>, row: &[Value]) -> DbResult<Option<Vec<HashKey>>> {
+    let mut key = Vec::new();
+    for e in exprs {
+        key.push(match e.eval(row, &[])? {
+            Value::Null => return Ok(None),
+            Value::Int(i) => HashKey::Int(i),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => HashKey::Int(f as i64),
+            Value::Float(f) => HashKey::Float(f.to_bits()),
+            Value::Text(t) => HashKey::Text(t.to_string()),
+            Value::Bool(b) => HashKey::Bool(b),
+        });
+    }
+    Ok(Some(key))
+}
+
+fn split_and(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary(BinOp::And, a, b) => {
+            split_and(*a, out);
+            split_and(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
+    conjuncts.into_iter().reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)))
+}
+
+/// The scope entries an expression reads.
+fn entries_of(scope: &Scope, e: &Expr) -> Vec<usize> {
+    let mut columns = Vec::new();
+    e.columns(&mut columns);
+    let mut entries: Vec<usize> = columns
+        .into_iter()
+        .map(|c| scope.entries.iter().rposition(|en| en.offset <= c).expect("a column of the scope"))
+        .collect();
+    entries.sort_unstable();
+    entries.dedup();
+    entries
+}
+
+/// The one scope entry an expression reads, if it reads exactly one.
+fn single_entry(scope: &Scope, e: &Expr) -> Option<usize> {
+    match entries_of(scope, e).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// `e` with its columns moved down by `offset` (from the wide row to a relation's own).
+fn shift(e: &Expr, offset: usize) -> Expr {
+    e.clone().map_columns(&mut |c| c - offset)
+}
+
+/// Splits conjuncts into equalities between the `left` and `right` entries (as
+/// (left side, right side)) and the rest.
+fn split_equi(
+    scope: &Scope,
+    conjuncts: Vec<Expr>,
+    left: &[usize],
+    right: &[usize],
+) -> (Vec<(Expr, Expr)>, Vec<Expr>) {
+    let within = |e: &Expr, set: &[usize]| {
+        let entries = entries_of(scope, e);
+        !entries.is_empty() && entries.iter().all(|x| set.contains(x)) && !e.has_subquery()
+    };
+    let mut equi = Vec::new();
+    let mut rest = Vec::new();
+    for c in conjuncts {
+        if let Expr::Binary(BinOp::Eq, a, b) = &c {
+            if within(a, left) && within(b, right) {
+                equi.push((*a.clone(), *b.clone()));
+                continue;
+            }
+            if within(b, left) && within(a, right) {
+                equi.push((*b.clone(), *a.clone()));
+                continue;
+            }
+        }
+        rest.push(c);
+    }
+    (equi, rest)
+}
+
+/// Orders inner joins greedily (see the module docs), placing each conjunct of `rest` at
+/// the first join where every relation it reads is present; what is left in `rest`
+/// reads no relation or holds a subquery (the caller applies it to the joined rows).
+fn order_inner(scope: &Scope, leaves: Vec<Node>, rest: &mut Vec<Expr>) -> Node {
+    let estimate = |n: &Node| match n {
+        Node::Scan { estimate, .. } => *estimate,
+        Node::Join { .. } => f64::MAX,
+    };
+    let mut remaining: Vec<Option<Node>> = leaves.into_iter().map(Some).collect();
+    let first = (0..remaining.len())
+        .min_by(|&a, &b| {
+            estimate(remaining[a].as_ref().unwrap()).total_cmp(&estimate(remaining[b].as_ref().unwrap()))
+        })
+        .expect("several relations");
+    let mut joined = vec![first];
+    let mut root = remaining[first].take().expect("present");
+    while joined.len() < remaining.len() {
+        let connected = |e: usize| {
+            rest.iter().any(|c| {
+                let entries = entries_of(scope, c);
+                matches!(c, Expr::Binary(BinOp::Eq, ..))
+                    && entries.contains(&e)
+                    && entries.iter().all(|x| *x == e || joined.contains(x))
+                    && entries.len() > 1
+            })
+        };
+        let candidates: Vec<usize> = (0..remaining.len()).filter(|&e| remaining[e].is_some()).collect();
+        let pool: Vec<usize> = match candidates.iter().copied().filter(|&e| connected(e)).collect::<Vec<_>>()
+        {
+            c if c.is_empty() => candidates,
+            c => c,
+        };
+        let next = pool
+            .into_iter()
+            .min_by(|&a, &b| {
+                estimate(remaining[a].as_ref().unwrap()).total_cmp(&estimate(remaining[b].as_ref().unwrap()))
+            })
+            .expect("a relation remains");
+        let right = remaining[next].take().expect("present");
+        // The conjuncts complete once `next` joins.
+        let mut now = Vec::new();
+        let mut later = Vec::new();
+        for c in rest.drain(..) {
+            let entries = entries_of(scope, &c);
+            if !entries.is_empty()
+                && entries.contains(&next)
+                && entries.iter().all(|x| *x == next || joined.contains(x))
+                && !c.has_subquery()
+            {
+                now.push(c);
+            } else {
+                later.push(c);
+            }
+        }
+        *rest = later;
+        let (equi, others) = split_equi(scope, now, &joined, &[next]);
+        root = Node::Join {
+            kind: JoinKind::Inner,
+            left: Box::new(root),
+            right: Box::new(right),
+            equi,
+            condition: and_all(others),
+        };
+        joined.push(next);
+    }
+    root
+}

@@ -1,0 +1,306 @@
+//! Relational SQL through `Session::execute` (issue 20): tables without a primary key,
+//! subqueries, joins and set operations, each as a user writes them, with its errors and
+//! its survival of a reopen where it stores anything.
+
+use db::sql::QueryResult;
+use db::{Database, DbConfig, DbError, Session, Value};
+use redo::{LogConfig, SyncMethod};
+
+fn config() -> DbConfig {
+    let mut log = LogConfig::new(".");
+    log.log_file_size = 1 << 20;
+    log.log_buffer = 256 << 10;
+    log.sync_method = SyncMethod::Fdatasync;
+    DbConfig { log, ..DbConfig::default() }
+}
+
+fn open(dir: &std::path::Path) -> Database {
+    Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+fn run(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    run(s, sql).rows().to_vec()
+}
+
+fn fails(s: &mut Session, sql: &str) -> DbError {
+    match s.execute(sql, &[]) {
+        Ok(r) => panic!("{sql} succeeded: {r:?}"),
+        Err(e) => e,
+    }
+}
+
+fn i(v: i64) -> Value {
+    Value::Int(v)
+}
+
+fn t(v: &str) -> Value {
+    Value::Text(v.into())
+}
+
+const NULL: Value = Value::Null;
+
+#[test]
+fn a_table_without_a_primary_key_keeps_duplicates_under_a_hidden_row_id_across_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE log (a INTEGER, b TEXT)");
+        run(&mut s, "INSERT INTO log VALUES (1, 'x'), (1, 'x'), (NULL, NULL)");
+        run(&mut s, "INSERT INTO log (b) VALUES ('y')");
+        // The row id is not a column a user sees, but it can be read by name.
+        let all = run(&mut s, "SELECT * FROM log ORDER BY b, a");
+        assert_eq!(all.columns().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            all.rows(),
+            [vec![i(1), t("x")], vec![i(1), t("x")], vec![NULL, t("y")], vec![NULL, NULL]]
+        );
+        assert_eq!(rows(&mut s, "SELECT rowid FROM log ORDER BY rowid"), [[i(1)], [i(2)], [i(3)], [i(4)]]);
+        assert!(matches!(fails(&mut s, "INSERT INTO log VALUES (1, 'x', 9)"), DbError::Syntax { .. }));
+        run(&mut s, "DELETE FROM log WHERE rowid = 2");
+        run(&mut s, "UPDATE log SET a = 7 WHERE b = 'y'");
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "INSERT INTO log VALUES (5, 'after the image')");
+        run(&mut s, "COMMIT");
+        // Uncommitted at the close: rolled back.
+        run(&mut s, "INSERT INTO log VALUES (6, 'rolled back')");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        rows(&mut s, "SELECT rowid, a, b FROM log ORDER BY rowid"),
+        [
+            vec![i(1), i(1), t("x")],
+            vec![i(3), NULL, NULL],
+            vec![i(4), i(7), t("y")],
+            vec![i(5), i(5), t("after the image")]
+        ]
+    );
+    // New rows get row ids above every committed one.
+    run(&mut s, "INSERT INTO log VALUES (8, 'new')");
+    assert_eq!(rows(&mut s, "SELECT rowid FROM log WHERE a = 8"), [[i(6)]]);
+    // A table may not name a column as its hidden row id.
+    assert_eq!(fails(&mut s, "CREATE TABLE bad (rowid INTEGER)").sqlstate(), "0A000");
+}
+
+/// Two small tables: departments and employees (one without a department, one
+/// department without employees).
+fn company(db: &Database) -> Session {
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE dept (id INT PRIMARY KEY, name TEXT)");
+    run(&mut s, "CREATE TABLE emp (id INT PRIMARY KEY, name TEXT, dept_id INT, salary INT)");
+    run(&mut s, "INSERT INTO dept VALUES (1, 'eng'), (2, 'ops'), (3, 'empty')");
+    run(
+        &mut s,
+        "INSERT INTO emp VALUES (10, 'ann', 1, 100), (11, 'bob', 1, 80), (12, 'cid', 2, 90), (13, 'dan', NULL, 70)",
+    );
+    run(&mut s, "COMMIT");
+    s
+}
+
+#[test]
+fn joins_inner_outer_cross_using_natural_and_self() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    let inner = [vec![t("ann"), t("eng")], vec![t("bob"), t("eng")], vec![t("cid"), t("ops")]];
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e JOIN dept d ON e.dept_id = d.id ORDER BY 1"),
+        inner
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e, dept d WHERE d.id = e.dept_id ORDER BY e.name"),
+        inner
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id ORDER BY 1"),
+        [vec![t("ann"), t("eng")], vec![t("bob"), t("eng")], vec![t("cid"), t("ops")], vec![t("dan"), NULL]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT d.name, count(e.id) FROM dept d LEFT JOIN emp e ON e.dept_id = d.id GROUP BY d.name ORDER BY 1"),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT e.name, d.name FROM emp e RIGHT JOIN dept d ON e.dept_id = d.id WHERE e.id IS NULL"
+        ),
+        [vec![NULL, t("empty")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e FULL JOIN dept d ON e.dept_id = d.id WHERE e.id IS NULL OR d.id IS NULL ORDER BY 1"),
+        [vec![t("dan"), NULL], vec![NULL, t("empty")]]
+    );
+    // An ON condition on the inner side of a LEFT JOIN keeps the outer rows.
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id AND d.name = 'ops' ORDER BY 1"),
+        [vec![t("ann"), NULL], vec![t("bob"), NULL], vec![t("cid"), t("ops")], vec![t("dan"), NULL]]
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM emp CROSS JOIN dept"), [[i(12)]]);
+    run(&mut s, "CREATE TABLE dept2 (dept_id INT PRIMARY KEY, city TEXT)");
+    run(&mut s, "INSERT INTO dept2 VALUES (1, 'oslo'), (2, 'rome')");
+    run(&mut s, "COMMIT");
+    let using = run(&mut s, "SELECT * FROM emp JOIN dept2 USING (dept_id) ORDER BY id");
+    assert_eq!(
+        using.columns().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["dept_id", "id", "name", "salary", "city"],
+        "a USING column appears once, first"
+    );
+    assert_eq!(using.rows().len(), 3);
+    assert_eq!(
+        rows(&mut s, "SELECT dept_id, city FROM emp NATURAL JOIN dept2 WHERE name = 'cid'"),
+        [vec![i(2), t("rome")]]
+    );
+    // A self join: who earns more than a colleague of the same department.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT a.name, b.name FROM emp a JOIN emp b ON a.dept_id = b.dept_id AND a.salary > b.salary"
+        ),
+        [vec![t("ann"), t("bob")]]
+    );
+    // Errors: an ambiguous column, a repeated alias, an unknown qualifier.
+    assert_eq!(fails(&mut s, "SELECT id FROM emp, dept").sqlstate(), "42702");
+    assert_eq!(fails(&mut s, "SELECT 1 FROM emp e, dept e").sqlstate(), "42712");
+    assert_eq!(fails(&mut s, "SELECT x.id FROM emp, dept").sqlstate(), "42P01");
+    // EXPLAIN shows the joins that run: an equality join is a hash join.
+    let plan: Vec<String> =
+        rows(&mut s, "EXPLAIN SELECT e.name FROM emp e JOIN dept d ON e.dept_id = d.id WHERE d.id = 1")
+            .into_iter()
+            .map(|r| r[0].to_string())
+            .collect();
+    assert!(plan.iter().any(|l| l.contains("Hash Join")), "{plan:#?}");
+    assert!(
+        plan.iter().any(|l| l.contains("Index Scan using dept_pkey on dept d")),
+        "the key predicate is pushed down: {plan:#?}"
+    );
+}
+
+#[test]
+fn eight_tables_joined_by_equalities_run_as_a_chain_not_a_cross_product() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    for n in 1..=8 {
+        run(&mut s, &format!("CREATE TABLE t{n} (a{n} INT, b{n} INT)"));
+        let values: Vec<String> = (1..=30).map(|v| format!("({v}, {})", 31 - v)).collect();
+        run(&mut s, &format!("INSERT INTO t{n} VALUES {}", values.join(", ")));
+    }
+    run(&mut s, "COMMIT");
+    let before = db::sql::rows_visited();
+    let started = std::time::Instant::now();
+    let sql = "SELECT count(*) FROM t1, t2, t3, t4, t5, t6, t7, t8 \
+               WHERE a1 = b2 AND a2 = b3 AND a3 = b4 AND a4 = b5 AND a5 = b6 AND a6 = b7 AND a7 = b8 AND a8 < 4";
+    assert_eq!(rows(&mut s, sql), [[i(3)]]);
+    // 30^8 rows as a cross product; each table read once here.
+    assert!(db::sql::rows_visited() - before <= 8 * 30, "{} rows read", db::sql::rows_visited() - before);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn subqueries_scalar_exists_in_any_all_correlated_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp WHERE salary > (SELECT avg(salary) FROM emp) ORDER BY 1"),
+        [[t("ann"),], [t("cid")]]
+    );
+    // Correlated: the top earner of each department.
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp e WHERE salary = (SELECT max(salary) FROM emp x WHERE x.dept_id = e.dept_id) ORDER BY 1"),
+        [[t("ann")], [t("cid")]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name, (SELECT count(*) FROM emp e WHERE e.dept_id = d.id) FROM dept d ORDER BY 1"
+        ),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp WHERE dept_id = d.id)"),
+        [[t("empty")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM dept WHERE id IN (SELECT dept_id FROM emp) ORDER BY 1"),
+        [[t("eng")], [t("ops")]]
+    );
+    // NOT IN over a list holding NULL is never true (PostgreSQL's semantics).
+    assert!(rows(&mut s, "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM emp)").is_empty());
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM emp WHERE dept_id IS NOT NULL)"
+        ),
+        [[t("empty")]]
+    );
+    // Over no rows: IN is false and NOT IN true, even for NULL.
+    assert_eq!(rows(&mut s, "SELECT NULL IN (SELECT id FROM dept WHERE id > 9), NULL NOT IN (SELECT id FROM dept WHERE id > 9)"), [[Value::Bool(false), Value::Bool(true)]]);
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp WHERE salary >= ALL (SELECT salary FROM emp)"),
+        [[t("ann")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM emp WHERE salary < ANY (SELECT salary FROM emp)"),
+        [[i(3)]]
+    );
+    assert_eq!(rows(&mut s, "SELECT (SELECT name FROM dept WHERE id = 9)"), [[NULL]]);
+    assert_eq!(fails(&mut s, "SELECT (SELECT id FROM dept)").sqlstate(), "21000");
+    assert_eq!(fails(&mut s, "SELECT 1 WHERE 1 IN (SELECT id, name FROM dept)").sqlstate(), "42601");
+    // A subquery in UPDATE and DELETE.
+    run(
+        &mut s,
+        "UPDATE emp SET salary = salary + 1 WHERE dept_id IN (SELECT id FROM dept WHERE name = 'ops')",
+    );
+    assert_eq!(rows(&mut s, "SELECT salary FROM emp WHERE name = 'cid'"), [[i(91)]]);
+    run(&mut s, "DELETE FROM emp WHERE NOT EXISTS (SELECT 1 FROM dept WHERE dept.id = emp.dept_id)");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM emp"), [[i(3)]]);
+}
+
+#[test]
+fn union_intersect_except_with_and_without_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    let ids = |s: &mut Session, sql: &str| -> Vec<i64> {
+        rows(s, sql)
+            .into_iter()
+            .map(|r| match r[0] {
+                Value::Int(v) => v,
+                ref o => panic!("{o:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        ids(&mut s, "SELECT dept_id FROM emp WHERE dept_id IS NOT NULL UNION SELECT id FROM dept ORDER BY 1"),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT dept_id FROM emp WHERE dept_id IS NOT NULL UNION ALL SELECT id FROM dept ORDER BY 1"
+        ),
+        [1, 1, 1, 2, 2, 3]
+    );
+    assert_eq!(ids(&mut s, "SELECT id FROM dept INTERSECT SELECT dept_id FROM emp ORDER BY 1"), [1, 2]);
+    assert_eq!(
+        ids(&mut s, "SELECT dept_id FROM emp INTERSECT ALL SELECT 1 UNION ALL SELECT 1 ORDER BY 1"),
+        [1, 1]
+    );
+    assert_eq!(ids(&mut s, "SELECT id FROM dept EXCEPT SELECT dept_id FROM emp"), [3]);
+    assert_eq!(ids(&mut s, "SELECT dept_id FROM emp WHERE dept_id = 1 EXCEPT ALL SELECT 1"), [1]);
+    assert_eq!(ids(&mut s, "SELECT 3 UNION SELECT 1 UNION SELECT 2 ORDER BY 1 DESC LIMIT 2"), [3, 2]);
+    assert_eq!(
+        rows(&mut s, "VALUES (2, 'b'), (1, 'a') ORDER BY 1"),
+        [vec![i(1), t("a")], vec![i(2), t("b")]]
+    );
+    assert_eq!(fails(&mut s, "SELECT 1 UNION SELECT 1, 2").sqlstate(), "42601");
+    // A set operation as a subquery.
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM dept WHERE id IN (SELECT 1 UNION SELECT 3)"), [[i(2)]]);
+}
