@@ -923,6 +923,7 @@ impl Database {
             call_commit_optimization: None,
             client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
+            ctes: Default::default(),
             call_depth: 0,
             last_call_ns: 0,
             call_clock: Cell::new(CallClock::new(entry.sid)),
@@ -1283,6 +1284,9 @@ pub struct Session {
     pub(crate) client_settings: std::collections::BTreeMap<String, String>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
     pub(crate) notices: Vec<crate::error::Notice>,
+    /// The WITH queries in scope of the query being compiled, innermost last (see
+    /// `query::plan_query_in`): a FROM name is looked up here before the catalog.
+    pub(crate) ctes: std::cell::RefCell<Vec<(String, Arc<crate::sql::query::QueryPlan>)>>,
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     pub(crate) call_depth: u32,

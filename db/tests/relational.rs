@@ -304,3 +304,36 @@ fn union_intersect_except_with_and_without_all() {
     // A set operation as a subquery.
     assert_eq!(rows(&mut s, "SELECT count(*) FROM dept WHERE id IN (SELECT 1 UNION SELECT 3)"), [[i(2)]]);
 }
+
+#[test]
+fn subqueries_in_from_and_with_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    assert_eq!(
+        rows(&mut s, "SELECT d, n FROM (SELECT dept_id, count(*) FROM emp GROUP BY dept_id) AS c (d, n) WHERE d IS NOT NULL ORDER BY d"),
+        [vec![i(1), i(2)], vec![i(2), i(1)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT dept.name, c.total FROM dept JOIN (SELECT dept_id, sum(salary) AS total FROM emp GROUP BY dept_id) c ON c.dept_id = dept.id ORDER BY 1"),
+        [vec![t("eng"), i(180)], vec![t("ops"), i(90)]]
+    );
+    assert_eq!(
+        rows(&mut s, "WITH rich AS (SELECT * FROM emp WHERE salary >= 90), names (n) AS (SELECT name FROM rich) SELECT n FROM names ORDER BY n"),
+        [[t("ann")], [t("cid")]]
+    );
+    // A WITH query referenced twice, and inside a subquery.
+    assert_eq!(
+        rows(&mut s, "WITH d AS (SELECT id FROM dept WHERE id < 3) SELECT count(*) FROM d a, d b WHERE a.id <= b.id AND EXISTS (SELECT 1 FROM d WHERE d.id = a.id)"),
+        [[i(3)]]
+    );
+    // A correlated subquery reading an outer row from inside its own FROM subquery.
+    assert_eq!(
+        rows(&mut s, "SELECT name, (SELECT count(*) FROM (SELECT * FROM emp WHERE emp.dept_id = d.id) x) FROM dept d ORDER BY 1"),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    // The WITH query's name leaves scope with its query.
+    assert_eq!(fails(&mut s, "SELECT (WITH x AS (SELECT 1) SELECT 2), * FROM x").sqlstate(), "42P01");
+    assert_eq!(fails(&mut s, "SELECT * FROM (SELECT 1)").sqlstate(), "42601");
+    assert_eq!(fails(&mut s, "WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r").sqlstate(), "0A000");
+}

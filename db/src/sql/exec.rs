@@ -346,7 +346,12 @@ pub(crate) struct InsertTarget {
 impl InsertTarget {
     /// The table as RETURNING's expressions see it.
     fn relation(&self) -> Relation {
-        Relation { name: self.table.clone(), alias: self.alias.clone(), schema: self.schema.clone() }
+        Relation {
+            name: self.table.clone(),
+            alias: self.alias.clone(),
+            schema: self.schema.clone(),
+            derived: None,
+        }
     }
 
     /// Compiles INSERT's RETURNING list, if it has one (a template without `params`).

@@ -250,6 +250,9 @@ pub(crate) struct Relation {
     pub name: String,
     pub alias: Option<String>,
     pub schema: std::sync::Arc<TableSchema>,
+    /// A subquery in FROM or a WITH query: its plan gives the rows (`schema` describes
+    /// them); None for a table.
+    pub derived: Option<std::sync::Arc<crate::sql::query::QueryPlan>>,
 }
 
 impl Relation {
@@ -2084,7 +2087,8 @@ mod tests {
             vec![0],
         )
         .unwrap();
-        let relation = Relation { name: "t".into(), alias: None, schema: std::sync::Arc::new(schema) };
+        let relation =
+            Relation { name: "t".into(), alias: None, schema: std::sync::Arc::new(schema), derived: None };
         let row = [Value::Int(3), Value::Int(10), Value::Text("abc".into())];
         let params = [Value::Int(3), Value::Text("x".into()), Value::Int(0)];
         let cases = [

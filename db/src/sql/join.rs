@@ -27,8 +27,11 @@ use sqlparser::ast;
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::sql::access::{plan as plan_access, Access};
+use std::sync::Arc;
+
+use crate::schema::{Column, TableSchema};
 use crate::sql::expr::{ident_name, BinOp, Expr, Relation, Scope};
-use crate::value::Value;
+use crate::value::{DataType, Value};
 
 /// How two inputs are joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,13 +197,18 @@ enum Written {
 impl Session {
     /// The scope of a FROM clause: its relations in the order written, and the clause as
     /// written (None for a single relation without joins: the caller's simple path).
-    pub(crate) fn scope_of_from(&self, from: &[ast::TableWithJoins]) -> DbResult<(Scope, Vec<WrittenItem>)> {
+    pub(crate) fn scope_of_from(
+        &self,
+        from: &[ast::TableWithJoins],
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<(Scope, Vec<WrittenItem>)> {
         let mut scope = Scope::default();
         let mut items = Vec::new();
         for item in from {
-            let mut written = self.add_factor(&mut scope, &item.relation)?;
+            let mut written = self.add_factor(&mut scope, &item.relation, params, outer)?;
             for join in &item.joins {
-                let right = self.add_factor(&mut scope, &join.relation)?;
+                let right = self.add_factor(&mut scope, &join.relation, params, outer)?;
                 use ast::JoinOperator as J;
                 let (kind, constraint) = match &join.join_operator {
                     J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
@@ -278,17 +286,39 @@ impl Session {
         Ok((scope, items))
     }
 
-    fn add_factor(&self, scope: &mut Scope, factor: &ast::TableFactor) -> DbResult<Written> {
-        match factor {
+    fn add_factor(
+        &self,
+        scope: &mut Scope,
+        factor: &ast::TableFactor,
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<Written> {
+        let relation = match factor {
             ast::TableFactor::Table { name, alias, args: None, .. } => {
-                let relation = self.relation_named(name, alias.as_ref())?;
-                scope.push(relation);
-                Ok(Written::Relation(scope.entries.len() - 1))
+                self.relation_named(name, alias.as_ref())?
             }
-            ast::TableFactor::NestedJoin { .. } => Err(DbError::Unsupported("a parenthesized join".into())),
-            ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("a subquery in FROM".into())),
-            other => Err(DbError::Unsupported(format!("FROM {other}"))),
-        }
+            ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
+                let Some(alias) = alias else {
+                    return Err(DbError::Syntax {
+                        message: "subquery in FROM must have an alias".into(),
+                        position: 0,
+                    });
+                };
+                // Planned in the scopes around this query, not beside the FROM clause's
+                // other relations (that would be LATERAL).
+                let plan = self.plan_query_in(subquery, params, outer)?;
+                derived_relation(ident_name(&alias.name), Some(alias), Arc::new(plan))?
+            }
+            ast::TableFactor::Derived { lateral: true, .. } => {
+                return Err(DbError::Unsupported("LATERAL".into()))
+            }
+            ast::TableFactor::NestedJoin { .. } => {
+                return Err(DbError::Unsupported("a parenthesized join".into()))
+            }
+            other => return Err(DbError::Unsupported(format!("FROM {other}"))),
+        };
+        scope.push(relation);
+        Ok(Written::Relation(scope.entries.len() - 1))
     }
 
     /// The table (or view of the database's state) `name`, as FROM names it.
@@ -298,6 +328,10 @@ impl Session {
         alias: Option<&ast::TableAlias>,
     ) -> DbResult<Relation> {
         let name = crate::sql::expr::object_name(name)?;
+        let cte = self.ctes.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, plan)| plan.clone());
+        if let Some(plan) = cte {
+            return derived_relation(name, alias, plan);
+        }
         let schema = match crate::views::schema(&name) {
             Some(view) => view,
             None => self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?,
@@ -307,7 +341,7 @@ impl Session {
             Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
             Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
         };
-        Ok(Relation { name, alias, schema })
+        Ok(Relation { name, alias, schema, derived: None })
     }
 
     /// Plans the joins of a FROM clause (`items` as `from_clause` returned them) with the
@@ -367,7 +401,7 @@ impl Session {
         let relation = &scope.entries[entry].relation;
         let filter = and_all(filters);
         let access = plan_access(&relation.schema, filter.as_ref());
-        let rows = if crate::views::is_view(&relation.name) {
+        let rows = if relation.derived.is_some() || crate::views::is_view(&relation.name) {
             100.0
         } else {
             self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&relation.name)?.rows.len()))? as f64
@@ -435,6 +469,19 @@ impl Session {
                 let e = &scope.entries[*entry];
                 let width = scope.width();
                 let mut out = Vec::new();
+                if let Some(plan) = &e.relation.derived {
+                    for row in self.run_plan(plan)? {
+                        let mut wide = vec![Value::Null; width];
+                        wide[e.offset..e.offset + row.len()].clone_from_slice(&row);
+                        if let Some(f) = filter {
+                            if !row_filter(f, &wide[e.offset..e.offset + e.relation.schema.columns.len()])? {
+                                continue;
+                            }
+                        }
+                        out.push(wide);
+                    }
+                    return Ok(out);
+                }
                 self.visit_rows(&e.relation.name, access, &mut |row| {
                     if let Some(f) = filter {
                         if !row_filter(f, row)? {
@@ -515,6 +562,43 @@ impl Session {
             }
         }
     }
+}
+
+/// The relation of a subquery in FROM or of a WITH query named `name`: its result columns
+/// (renamed by the alias's column list, if it has one) as a table's.
+pub(crate) fn derived_relation(
+    name: String,
+    alias: Option<&ast::TableAlias>,
+    plan: Arc<crate::sql::query::QueryPlan>,
+) -> DbResult<Relation> {
+    let mut names: Vec<String> = plan.columns().iter().map(|c| c.name.clone()).collect();
+    if let Some(alias) = alias {
+        if alias.columns.len() > names.len() {
+            return Err(DbError::Syntax {
+                message: format!(
+                    "table \"{name}\" has {} columns available but {} columns specified",
+                    names.len(),
+                    alias.columns.len()
+                ),
+                position: 0,
+            });
+        }
+        for (slot, column) in names.iter_mut().zip(&alias.columns) {
+            *slot = ident_name(&column.name);
+        }
+    }
+    let columns = names
+        .into_iter()
+        .zip(plan.columns())
+        .map(|(name, c)| Column {
+            name,
+            ty: c.ty.unwrap_or(DataType::Text { max_chars: None }),
+            nullable: true,
+        })
+        .collect();
+    let schema = Arc::new(TableSchema::new(&name, columns, Vec::new())?);
+    let alias = alias.map(|a| ident_name(&a.name));
+    Ok(Relation { name, alias, schema, derived: Some(plan) })
 }
 
 /// A FROM item as written (a relation, or joins of them).

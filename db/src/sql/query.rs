@@ -133,9 +133,6 @@ impl QueryClauses {
 
 /// Checks the clauses around a query's body and evaluates LIMIT, OFFSET and FOR UPDATE.
 fn query_clauses(query: &ast::Query, params: &[Value]) -> DbResult<QueryClauses> {
-    if query.with.is_some() {
-        return Err(DbError::Unsupported("WITH".into()));
-    }
     if query.fetch.is_some() {
         return Err(DbError::Unsupported("FETCH FIRST (use LIMIT)".into()));
     }
@@ -282,12 +279,49 @@ impl QueryPlan {
     pub(crate) fn reads_outer(&self, depth: usize) -> bool {
         let mut found = false;
         self.for_each_expr(&mut |e| found |= e.reads_outer(depth));
-        found
+        // Subqueries in FROM see the same outer rows as the query they are in.
+        found || self.derived().iter().any(|d| d.reads_outer(depth))
     }
 
     /// The plan with the outer row `depth` levels out bound to `row`.
     pub(crate) fn bind_outer(&self, depth: usize, row: &[Value]) -> QueryPlan {
-        self.map_exprs(&mut |e| Ok(e.bind_outer(depth, row))).expect("binding never fails")
+        let mut plan = self.map_exprs(&mut |e| Ok(e.bind_outer(depth, row))).expect("binding never fails");
+        plan.bind_derived(depth, row);
+        plan
+    }
+
+    /// The plans of the subqueries in FROM of this plan's SELECTs.
+    fn derived(&self) -> Vec<&QueryPlan> {
+        match self {
+            QueryPlan::Select(p) => p
+                .joins
+                .iter()
+                .flat_map(|j| j.scope.entries.iter().filter_map(|e| e.relation.derived.as_deref()))
+                .collect(),
+            QueryPlan::SetOp(p) => p.left.derived().into_iter().chain(p.right.derived()).collect(),
+            QueryPlan::Values(_) => Vec::new(),
+        }
+    }
+
+    fn bind_derived(&mut self, depth: usize, row: &[Value]) {
+        match self {
+            QueryPlan::Select(p) => {
+                if let Some(joins) = &mut p.joins {
+                    for entry in &mut joins.scope.entries {
+                        if let Some(plan) = &entry.relation.derived {
+                            if plan.reads_outer(depth) {
+                                entry.relation.derived = Some(Arc::new(plan.bind_outer(depth, row)));
+                            }
+                        }
+                    }
+                }
+            }
+            QueryPlan::SetOp(p) => {
+                p.left.bind_derived(depth, row);
+                p.right.bind_derived(depth, row);
+            }
+            QueryPlan::Values(_) => {}
+        }
     }
 }
 
@@ -365,6 +399,31 @@ impl Session {
         params: &[Value],
         outer: &[Scope],
     ) -> DbResult<QueryPlan> {
+        let Some(with) = &query.with else { return self.plan_query_body(query, params, outer) };
+        if with.recursive {
+            return Err(DbError::Unsupported("WITH RECURSIVE".into()));
+        }
+        // Each WITH query is in scope for the ones after it and for the body; they leave
+        // scope with this query, whatever happens.
+        let depth = self.ctes.borrow().len();
+        let planned = (|| {
+            for cte in &with.cte_tables {
+                if cte.from.is_some() {
+                    return Err(DbError::Unsupported(format!("the WITH query {cte}")));
+                }
+                let name = ident_name(&cte.alias.name);
+                let plan = Arc::new(self.plan_query_in(&cte.query, params, outer)?);
+                let relation =
+                    crate::sql::join::derived_relation(name.clone(), Some(&cte.alias), plan.clone())?;
+                self.ctes.borrow_mut().push((name, Arc::new(rename_columns(&plan, &relation))));
+            }
+            self.plan_query_body(query, params, outer)
+        })();
+        self.ctes.borrow_mut().truncate(depth);
+        planned
+    }
+
+    fn plan_query_body(&self, query: &ast::Query, params: &[Value], outer: &[Scope]) -> DbResult<QueryPlan> {
         let clauses = query_clauses(query, params)?;
         match query.body.as_ref() {
             ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
@@ -720,8 +779,9 @@ impl Session {
         {
             return Err(DbError::Unsupported(format!("the query {select}")));
         }
-        let (scope, written) = self.scope_of_from(&select.from)?;
-        let several = scope.entries.len() > 1;
+        let (scope, written) = self.scope_of_from(&select.from, params, outer)?;
+        // Several relations, or a subquery's rows: through the joins' scans.
+        let several = scope.entries.len() > 1 || scope.entries.iter().any(|e| e.relation.derived.is_some());
         let relation = if several { None } else { scope.single().cloned() };
         let input_names = scope.names();
         let input_types = scope.types();
@@ -968,7 +1028,12 @@ impl Session {
         };
         // What is left are correlated subqueries: run for each row they meet.
         let correlated = plan.has_subquery();
-        if correlated && plan.grouped {
+        // (The WHERE runs on the rows read, before grouping: it may hold them.)
+        let after_grouping =
+            plan.items.iter().chain(&plan.groups).chain(&plan.having).any(Expr::has_subquery)
+                || plan.aggs.iter().filter_map(|a| a.arg.as_ref()).any(Expr::has_subquery)
+                || plan.sorts.iter().any(|s| matches!(&s.key, SortKey::Expr(e) if e.has_subquery()));
+        if plan.grouped && after_grouping {
             return Err(DbError::Unsupported(
                 "a correlated subquery in a query with GROUP BY or aggregates".into(),
             ));
@@ -1144,6 +1209,26 @@ fn output_sorts(
             Ok((i, desc, o.options.nulls_first.unwrap_or(desc)))
         })
         .collect()
+}
+
+/// `plan` with its result columns named as `relation`'s (a WITH query's column list).
+fn rename_columns(plan: &QueryPlan, relation: &Relation) -> QueryPlan {
+    let mut plan = plan.clone();
+    let columns = match &mut plan {
+        QueryPlan::Select(p) => &mut p.columns,
+        QueryPlan::SetOp(p) => &mut p.columns,
+        QueryPlan::Values(p) => &mut p.columns,
+    };
+    for (c, named) in columns.iter_mut().zip(relation.schema.visible_columns()) {
+        c.name = named.name.clone();
+    }
+    plan
+}
+
+impl std::fmt::Debug for QueryPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(query plan)")
+    }
 }
 
 /// Column types not known statically: the type of the first non-null value.
