@@ -9,7 +9,10 @@
 //!   4 insert       : str table, values row
 //!   5 update       : str table, values key, values new_row
 //!   6 delete       : str table, values key
-//!   7 create table : str schema as JSON (a schema tag 1 cannot hold: a hidden row id)
+//!   7 create table : str schema as JSON (a schema tag 1 cannot hold: a hidden row id,
+//!                    indexes)
+//!   8 alter table  : str schema as JSON (the table's new schema; its rows stay: index
+//!                    definitions)
 //! str      := u32 LE byte length, UTF-8 bytes
 //! values   := u32 LE count, value*
 //! value    := 0 (NULL) | 1 i64 LE | 2 f64 LE bits | 3 str | 4 u8 (bool)
@@ -26,6 +29,8 @@ use crate::value::{DataType, Value};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     CreateTable(TableSchema),
+    /// A table's schema replaced, its rows kept (an index added or dropped).
+    AlterTable(TableSchema),
     DropTable {
         table: String,
     },
@@ -94,8 +99,12 @@ impl Change {
 
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            Change::CreateTable(schema) if schema.rowid => {
+            Change::CreateTable(schema) if schema.rowid || !schema.indexes.is_empty() => {
                 out.push(7);
+                put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
+            }
+            Change::AlterTable(schema) => {
+                out.push(8);
                 put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
             }
             Change::CreateTable(schema) => {
@@ -172,11 +181,16 @@ impl Change {
                     TableSchema::new(&name, columns, key).map_err(|e| corrupt(format!("schema: {e}")))?,
                 )
             }
-            7 => {
+            tag @ (7 | 8) => {
                 let json = r.str()?;
                 let schema: TableSchema =
                     serde_json::from_str(&json).map_err(|e| corrupt(format!("schema JSON: {e}")))?;
-                Change::CreateTable(schema.validated().map_err(|e| corrupt(format!("schema: {e}")))?)
+                let schema = schema.validated().map_err(|e| corrupt(format!("schema: {e}")))?;
+                if tag == 7 {
+                    Change::CreateTable(schema)
+                } else {
+                    Change::AlterTable(schema)
+                }
             }
             2 => Change::DropTable { table: r.str()? },
             3 => Change::Truncate { table: r.str()? },

@@ -662,7 +662,11 @@ impl DbShared {
     /// combining, where each commit costs a wake-up; a lock-free state pointer, whose
     /// store visits every reader thread.)
     fn apply_committed(&self, commit: CopiedCommit<'_>) {
-        if commit.changes.iter().any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. })) {
+        if commit
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. } | Change::AlterTable(_)))
+        {
             // Before the change is visible: a plan compiled against the old schema fails
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
@@ -1764,6 +1768,60 @@ impl Session {
         })
     }
 
+    /// Checks that `row` (primary key `key`, being inserted or replacing the row of that
+    /// key) repeats no other row's values in a unique index of `schema`, as this
+    /// transaction sees the rows. Each unique value is locked first (a lock of its own,
+    /// named after the index, held to the transaction's end): two transactions giving
+    /// rows the same value meet on it, the second waits for the first to end and then
+    /// finds its row (or not, if it rolled back).
+    fn check_unique(&mut self, table: &str, schema: &TableSchema, key: &Key, row: &[Value]) -> DbResult<()> {
+        for (position, index) in schema.indexes.iter().enumerate().filter(|(_, i)| i.unique) {
+            let values: Key = index.columns.iter().map(|&c| row[c].clone()).collect();
+            if values.iter().any(Value::is_null) {
+                continue; // NULLs are distinct
+            }
+            self.lock_name(&format!("{table}\u{0}{}", index.name), &values)?;
+            let clash =
+                |other: &[Value]| index.columns.iter().zip(values.iter()).all(|(&c, v)| other[c] == *v);
+            let own = self.own_rows(table);
+            let mine_clash = own.iter().any(|(k, r)| k != key && r.as_deref().is_some_and(clash));
+            let committed = self.db.snapshot().index_rows(table, position, &values)?;
+            let committed_clash = committed.iter().any(|r| {
+                let k = schema.key_of(r);
+                // As this transaction sees it: its own version, if it changed the row.
+                k != *key
+                    && own
+                        .iter()
+                        .find(|(o, _)| *o == k)
+                        .is_none_or(|(_, mine)| mine.as_deref().is_some_and(clash))
+            });
+            if mine_clash || committed_clash {
+                let names: Vec<&str> =
+                    index.columns.iter().map(|&c| schema.columns[c].name.as_str()).collect();
+                return Err(DbError::DuplicateValue {
+                    index: index.name.clone(),
+                    values: format!("{})=({}", names.join(", "), format_key(&values)),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a lock named `name` on `key` (no row behind it) for the transaction.
+    fn lock_name(&mut self, name: &str, key: &Key) -> DbResult<()> {
+        let timed = self.redo.timed_statistics();
+        let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
+        let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
+        let started = timed.then(Stamp::now);
+        entry.begin_wait(DbEvent::RowLockContention, started);
+        let mut slept = false;
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept);
+        let waited = lock_waited(slept, started);
+        entry.end_wait(DbEvent::RowLockContention, waited, timed);
+        db.sql_counters.record_row_lock_wait(waited, timed);
+        lock.map(|_| ())
+    }
+
     /// Locks the row with primary key `key`, then reads it as this transaction sees it:
     /// the row loop of an UPDATE or DELETE by exact keys, which reads each row once, under
     /// its lock. Returns the row, and whether the lock was taken now (so that a caller
@@ -1833,6 +1891,9 @@ impl Session {
             }
             schema.check_row(values)?;
             let key = schema.key_of(&row);
+            if schema.indexes.iter().any(|i| i.unique) {
+                s.check_unique(table, schema, &key, &row)?;
+            }
             let LockedRow { schema_current: current, row: existing, .. } =
                 s.lock_and_read(table, &key, Some(schema), None)?;
             if !current {
@@ -1886,6 +1947,9 @@ impl Session {
     ) -> DbResult<Row> {
         schema.check_row(Arc::get_mut(&mut row).expect("a row being built is not shared yet"))?;
         let new_key = schema.key_of(&row);
+        if schema.indexes.iter().any(|i| i.unique) {
+            self.check_unique(table, schema, key, &row)?;
+        }
         if &new_key != key {
             let clash = self.lock_and_read(table, &new_key, None, None)?.row;
             if clash.is_some() {
@@ -1986,26 +2050,16 @@ impl Session {
 
     /// Runs a DDL change as its own transaction, after committing the open one: one user
     /// call (it may wait for the table's lock).
-    fn ddl(
-        &mut self,
-        table: &str,
-        check: impl FnOnce(&Shard) -> DbResult<()>,
-        change: Change,
-    ) -> DbResult<()> {
-        self.user_call(|s| s.ddl_call(table, check, change))
+    fn ddl(&mut self, table: &str, check: impl FnOnce(&DbState) -> DbResult<Change>) -> DbResult<()> {
+        self.user_call(|s| s.ddl_call(table, check))
     }
 
-    fn ddl_call(
-        &mut self,
-        table: &str,
-        check: impl FnOnce(&Shard) -> DbResult<()>,
-        change: Change,
-    ) -> DbResult<()> {
+    /// A DDL statement on `table`, a transaction of its own: under the table's lock,
+    /// `check` reads the state (all of it, with the lock held nothing of the table
+    /// changes) and gives the change to log.
+    fn ddl_call(&mut self, table: &str, check: impl FnOnce(&DbState) -> DbResult<Change>) -> DbResult<()> {
         if crate::views::is_view(table) {
-            return Err(match change {
-                Change::CreateTable(_) => DbError::TableExists(table.to_string()),
-                _ => crate::views::read_only(table),
-            });
+            return Err(crate::views::read_only(table));
         }
         self.commit(CommitOptions::DEFAULT)?;
         let result = self.statement(|s| {
@@ -2021,7 +2075,7 @@ impl Session {
             entry.end_wait(DbEvent::RowLockContention, waited, timed);
             db.sql_counters.record_row_lock_wait(waited, timed);
             lock?;
-            db.read_catalog(check)?;
+            let change = check(&db.state.snapshot())?;
             let mut bytes = Vec::new();
             change.encode(&mut bytes);
             s.redo.log_change(&bytes)?;
@@ -2043,19 +2097,68 @@ impl Session {
 
     pub fn create_table(&mut self, schema: TableSchema) -> DbResult<()> {
         let name = schema.name.clone();
-        self.ddl(
-            &name.clone(),
-            |st| if st.has_table(&name) { Err(DbError::TableExists(name)) } else { Ok(()) },
-            Change::CreateTable(schema),
-        )
+        if crate::views::is_view(&name) {
+            return Err(DbError::TableExists(name));
+        }
+        self.ddl(&name.clone(), |st| {
+            if st.has_table(&name) || index_named(st, &name).is_some() {
+                Err(DbError::TableExists(name))
+            } else {
+                Ok(Change::CreateTable(schema))
+            }
+        })
+    }
+
+    /// Adds index `index` to `table`, built from its rows; a unique one fails with
+    /// 23505 on rows that already repeat a value.
+    pub fn create_index(&mut self, table: &str, index: crate::schema::IndexDef) -> DbResult<()> {
+        self.ddl(table, |st| {
+            if st.has_table(&index.name) || index_named(st, &index.name).is_some() {
+                return Err(DbError::TableExists(index.name));
+            }
+            let t = st.table(table)?;
+            let schema = t.schema.with_index(index.clone())?;
+            if index.unique {
+                let mut seen = std::collections::BTreeSet::new();
+                for (_, row) in t.rows.iter() {
+                    let values: Vec<Value> = index.columns.iter().map(|&c| row[c].clone()).collect();
+                    if !values.iter().any(Value::is_null) && !seen.insert(values.clone()) {
+                        return Err(DbError::DuplicateValue {
+                            index: index.name.clone(),
+                            values: format_key(&values),
+                        });
+                    }
+                }
+            }
+            Ok(Change::AlterTable(schema))
+        })
+    }
+
+    /// Drops the index `name` (of whichever table has it).
+    pub fn drop_index(&mut self, name: &str) -> DbResult<()> {
+        let table = self
+            .db
+            .read_catalog(|st| {
+                st.schemas().find(|s| s.indexes.iter().any(|i| i.name == name)).map(|s| s.name.clone())
+            })
+            .ok_or_else(|| DbError::UnknownIndex(name.to_string()))?;
+        self.ddl(&table, |st| {
+            let mut schema = TableSchema::clone(st.table(&table)?.schema);
+            let before = schema.indexes.len();
+            schema.indexes.retain(|i| i.name != name);
+            if schema.indexes.len() == before {
+                return Err(DbError::UnknownIndex(name.to_string()));
+            }
+            Ok(Change::AlterTable(schema))
+        })
     }
 
     pub fn drop_table(&mut self, table: &str) -> DbResult<()> {
-        self.ddl(table, |st| st.table(table).map(|_| ()), Change::DropTable { table: table.to_string() })
+        self.ddl(table, |st| st.table(table).map(|_| Change::DropTable { table: table.to_string() }))
     }
 
     pub fn truncate(&mut self, table: &str) -> DbResult<()> {
-        self.ddl(table, |st| st.table(table).map(|_| ()), Change::Truncate { table: table.to_string() })
+        self.ddl(table, |st| st.table(table).map(|_| Change::Truncate { table: table.to_string() }))
     }
 
     /// Commits the open transaction in the mode `options`, the session and the system
@@ -2271,8 +2374,13 @@ impl ReturnedRows for u64 {
     }
 }
 
-fn format_key(key: &Key) -> String {
+fn format_key(key: &[Value]) -> String {
     key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The table that has an index named `name`, if one has.
+fn index_named<'a>(st: &'a DbState, name: &str) -> Option<&'a Arc<TableSchema>> {
+    st.schemas().find(|s| s.indexes.iter().any(|i| i.name == name))
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@ pub enum DbError {
     TableExists(String),
     #[error("column \"{0}\" does not exist")]
     UnknownColumn(String),
+    #[error("duplicate key value violates unique constraint \"{index}\": key ({values}) already exists")]
+    DuplicateValue { index: String, values: String },
+    #[error("index \"{0}\" does not exist")]
+    UnknownIndex(String),
     #[error("column reference \"{0}\" is ambiguous")]
     AmbiguousColumn(String),
     #[error("table name \"{0}\" specified more than once")]
@@ -139,6 +143,8 @@ impl DbError {
             DbError::TableExists(_) => "42P07",
             DbError::UnknownColumn(_) => "42703",
             DbError::AmbiguousColumn(_) => "42702",
+            DbError::DuplicateValue { .. } => "23505",
+            DbError::UnknownIndex(_) => "42704",
             DbError::DuplicateAlias(_) => "42712",
             DbError::CardinalityViolation => "21000",
             DbError::DuplicateKey { .. } => "23505",

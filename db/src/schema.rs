@@ -173,6 +173,20 @@ pub struct TableSchema {
     /// Declared without a primary key: the last column is the hidden row id, the key.
     #[serde(default)]
     pub rowid: bool,
+    /// Secondary indexes (`CREATE [UNIQUE] INDEX`), kept with the rows (see `state`).
+    #[serde(default)]
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A secondary index: an ordered tree of the indexed columns' values followed by the
+/// primary key (so every entry is distinct and leads to its row).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    /// Indexes into the table's columns, in index order.
+    pub columns: Vec<usize>,
+    /// No two rows with the same values, none of them NULL, in `columns`.
+    pub unique: bool,
 }
 
 /// The name of the hidden row id column of a table without a primary key.
@@ -201,7 +215,13 @@ impl TableSchema {
             }
             columns.push(Column { name: ROWID.into(), ty: DataType::Int, nullable: false });
             let key = vec![columns.len() - 1];
-            return Ok(TableSchema { name: name.to_string(), columns, primary_key: key, rowid: true });
+            return Ok(TableSchema {
+                name: name.to_string(),
+                columns,
+                primary_key: key,
+                rowid: true,
+                indexes: Vec::new(),
+            });
         }
         for (i, &k) in primary_key.iter().enumerate() {
             if k >= columns.len() || primary_key[..i].contains(&k) {
@@ -212,21 +232,44 @@ impl TableSchema {
             }
             columns[k].nullable = false;
         }
-        Ok(TableSchema { name: name.to_string(), columns, primary_key, rowid: false })
+        Ok(TableSchema { name: name.to_string(), columns, primary_key, rowid: false, indexes: Vec::new() })
+    }
+
+    /// The entry of index `index` for `row`: its columns' values, then the primary key.
+    pub fn index_key(&self, index: &IndexDef, row: &[Value]) -> Key {
+        index.columns.iter().chain(&self.primary_key).map(|&i| row[i].clone()).collect()
+    }
+
+    /// The schema with `index` added, checked: a new name, existing distinct columns.
+    pub fn with_index(&self, index: IndexDef) -> DbResult<TableSchema> {
+        if index.columns.is_empty() || index.columns.iter().any(|&c| c >= self.columns.len()) {
+            return Err(DbError::Syntax {
+                message: format!("invalid columns for index \"{}\"", index.name),
+                position: 0,
+            });
+        }
+        if self.indexes.iter().any(|i| i.name == index.name) {
+            return Err(DbError::TableExists(index.name));
+        }
+        let mut schema = self.clone();
+        schema.indexes.push(index);
+        Ok(schema)
     }
 
     /// Checks a schema read back from disk as `new` checks a declared one.
     pub fn validated(self) -> DbResult<TableSchema> {
-        if !self.rowid {
-            return TableSchema::new(&self.name, self.columns, self.primary_key);
-        }
-        let mut columns = self.columns;
-        let rowid = columns.pop();
-        let expected = Column { name: ROWID.into(), ty: DataType::Int, nullable: false };
-        if rowid.as_ref() != Some(&expected) || self.primary_key != [columns.len()] {
-            return Err(DbError::Unsupported(format!("a malformed row id in table \"{}\"", self.name)));
-        }
-        TableSchema::new(&self.name, columns, Vec::new())
+        let base = if !self.rowid {
+            TableSchema::new(&self.name, self.columns, self.primary_key)?
+        } else {
+            let mut columns = self.columns;
+            let rowid = columns.pop();
+            let expected = Column { name: ROWID.into(), ty: DataType::Int, nullable: false };
+            if rowid.as_ref() != Some(&expected) || self.primary_key != [columns.len()] {
+                return Err(DbError::Unsupported(format!("a malformed row id in table \"{}\"", self.name)));
+            }
+            TableSchema::new(&self.name, columns, Vec::new())?
+        };
+        self.indexes.into_iter().try_fold(base, |schema, index| schema.with_index(index))
     }
 
     /// The columns a user sees (`SELECT *`, INSERT without a column list, the catalog):

@@ -95,11 +95,35 @@ impl ShardSet {
     }
 }
 
-/// One table's rows in one shard, with the table's schema.
+/// One table's rows in one shard, with the table's schema, and the entries of its
+/// secondary indexes for those rows (one tree per index of the schema, in its order;
+/// each entry the indexed values then the primary key: `TableSchema::index_key`). An
+/// index entry lives in its row's shard, so a commit's apply changes both under the one
+/// shard lock it holds.
 #[derive(Clone, Debug)]
 pub struct Table {
     pub schema: Arc<TableSchema>,
     pub rows: OrdMap<Key, Row>,
+    pub indexes: Vec<OrdMap<Key, ()>>,
+}
+
+impl Table {
+    fn new(schema: Arc<TableSchema>) -> Table {
+        let indexes = vec![OrdMap::new(); schema.indexes.len()];
+        Table { schema, rows: OrdMap::new(), indexes }
+    }
+
+    /// Adds (`add`) or removes the index entries of `row`.
+    fn index_row(&mut self, row: &[Value], add: bool) {
+        for (i, index) in self.schema.indexes.iter().enumerate() {
+            let key = self.schema.index_key(index, row);
+            if add {
+                self.indexes[i].insert(key, ());
+            } else {
+                self.indexes[i].remove(&key);
+            }
+        }
+    }
 }
 
 /// Every table, with the rows whose keys hash to this shard.
@@ -155,8 +179,21 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
             }
             let schema = Arc::new(schema.clone());
             for i in 0..SHARDS {
-                let table = Table { schema: schema.clone(), rows: OrdMap::new() };
-                shards.shard(i).tables.insert(schema.name.clone(), table);
+                shards.shard(i).tables.insert(schema.name.clone(), Table::new(schema.clone()));
+            }
+        }
+        Change::AlterTable(schema) => {
+            shards.any().table(&schema.name)?;
+            let schema = Arc::new(schema.clone());
+            for i in 0..SHARDS {
+                let t = shards.shard(i).table_mut(&schema.name)?;
+                // The indexes built again from the shard's rows.
+                let mut table = Table::new(schema.clone());
+                table.rows = t.rows.clone();
+                for row in t.rows.values() {
+                    table.index_row(row, true);
+                }
+                *t = table;
             }
         }
         Change::DropTable { table } => {
@@ -168,7 +205,9 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
         Change::Truncate { table } => {
             shards.any().table(table)?;
             for i in 0..SHARDS {
-                shards.shard(i).table_mut(table)?.rows = OrdMap::new();
+                let t = shards.shard(i).table_mut(table)?;
+                t.rows = OrdMap::new();
+                t.indexes.iter_mut().for_each(|index| *index = OrdMap::new());
             }
         }
         Change::Insert { table, row } => {
@@ -180,20 +219,31 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
                 t.rows.insert(key.clone(), existing);
                 return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{key:?}") });
             }
+            if !t.indexes.is_empty() {
+                t.index_row(row, true);
+            }
         }
         Change::Update { table, key, row } => {
             let t = shards.shard(shard_of(key)).table_mut(table)?;
+            let indexed = !t.indexes.is_empty();
             if let Some(current) = t.rows.get_mut(key) {
                 // The common case: the key is unchanged, one walk down the tree.
                 if t.schema.primary_key.iter().zip(key.iter()).all(|(&i, k)| row[i] == *k) {
-                    *current = row.clone();
+                    let old = std::mem::replace(current, row.clone());
+                    if indexed {
+                        t.index_row(&old, false);
+                        t.index_row(row, true);
+                    }
                     return Ok(());
                 }
             }
-            if t.rows.remove(key).is_none() {
+            let Some(old) = t.rows.remove(key) else {
                 return Err(DbError::CorruptChange(format!(
                     "update of a missing row {key:?} in \"{table}\""
                 )));
+            };
+            if indexed {
+                t.index_row(&old, false);
             }
             let new_key = t.schema.key_of(row);
             let t = shards.shard(shard_of(&new_key)).table_mut(table)?;
@@ -201,12 +251,19 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
                 return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{new_key:?}") });
             }
             t.rows.insert(new_key, row.clone());
+            if indexed {
+                t.index_row(row, true);
+            }
         }
         Change::Delete { table, key } => {
-            if shards.shard(shard_of(key)).table_mut(table)?.rows.remove(key).is_none() {
+            let t = shards.shard(shard_of(key)).table_mut(table)?;
+            let Some(old) = t.rows.remove(key) else {
                 return Err(DbError::CorruptChange(format!(
                     "delete of a missing row {key:?} in \"{table}\""
                 )));
+            };
+            if !t.indexes.is_empty() {
+                t.index_row(&old, false);
             }
         }
     }
@@ -300,6 +357,43 @@ impl DbState {
 
     pub fn has_table(&self, name: &str) -> bool {
         self.shards[0].has_table(name)
+    }
+
+    /// The rows of `table` whose entries in its `index`-th index start with `prefix`,
+    /// in the index's order.
+    pub fn index_rows(&self, table: &str, index: usize, prefix: &[Value]) -> DbResult<Vec<Row>> {
+        self.index_scan(table, index, &Key::from(prefix.to_vec()), &mut |k| k.starts_with(prefix))
+    }
+
+    /// The rows of `table` whose entries in its `index`-th index run from `start` while
+    /// `within` holds, in the index's order.
+    pub fn index_scan(
+        &self,
+        table: &str,
+        index: usize,
+        start: &Key,
+        within: &mut dyn FnMut(&Key) -> bool,
+    ) -> DbResult<Vec<Row>> {
+        let schema = &self.shards[0].table(table)?.schema;
+        let width =
+            schema.indexes.get(index).map(|i| i.columns.len()).ok_or_else(|| {
+                DbError::CorruptChange(format!("index {index} of \"{table}\" does not exist"))
+            })?;
+        let mut found: Vec<(Key, Row)> = Vec::new();
+        for shard in &self.shards {
+            let t = shard.table(table)?;
+            for (entry, ()) in t.indexes[index].range((Bound::Included(start.clone()), Bound::Unbounded)) {
+                if !within(entry) {
+                    break;
+                }
+                let key: Key = entry[width..].iter().cloned().collect();
+                if let Some(row) = t.rows.get(&key) {
+                    found.push((entry.clone(), row.clone()));
+                }
+            }
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(found.into_iter().map(|(_, row)| row).collect())
     }
 
     /// Every table's schema, by name.

@@ -60,6 +60,13 @@ pub(crate) enum Access {
         lo: Option<Limit>,
         hi: Option<Limit>,
     },
+    /// Through the table's `index`-th secondary index: `within` (`Points` or `Range`)
+    /// over the index's columns (a point is a value of every index column, and may match
+    /// several rows).
+    Index {
+        index: usize,
+        within: Box<Access>,
+    },
     Full,
 }
 
@@ -70,6 +77,7 @@ impl Access {
             Access::Empty => "empty".into(),
             Access::Points(keys) => format!("{} point lookup(s)", keys.len()),
             Access::Range { prefix, lo, hi } => format!("range scan (prefix {prefix:?}, {lo:?}..={hi:?})"),
+            Access::Index { index, within } => format!("index {index}: {}", within.describe()),
             Access::Full => "full scan".into(),
         }
     }
@@ -214,13 +222,37 @@ impl KeyConstraint {
     }
 }
 
-/// Chooses the access path for a WHERE (already compiled and constant-folded).
+/// Chooses the access path for a WHERE (already compiled and constant-folded): primary
+/// key lookups, else the secondary index the WHERE pins most (every column of it by
+/// `=`/`IN`, else a prefix and a range), else a primary key range, else a full scan.
 pub(crate) fn plan(schema: &TableSchema, filter: Option<&Expr>) -> Access {
     let Some(filter) = filter else { return Access::Full };
     if let Some(point) = single_key_point(schema, filter) {
         return point;
     }
-    plan_conjuncts(schema, filter)
+    let by_key = plan_conjuncts(schema, &schema.primary_key, filter);
+    if matches!(by_key, Access::Points(_) | Access::Empty) || schema.indexes.is_empty() {
+        return by_key;
+    }
+    // How much of its key an access pins: points, a prefix and a range, a range, nothing.
+    let rank = |a: &Access| match a {
+        Access::Empty => 4,
+        Access::Points(_) => 3,
+        Access::Range { prefix, .. } if !prefix.is_empty() => 2,
+        Access::Range { .. } => 1,
+        _ => 0,
+    };
+    let mut best = by_key;
+    for (i, index) in schema.indexes.iter().enumerate() {
+        let access = plan_conjuncts(schema, &index.columns, filter);
+        if rank(&access) > rank(&best) {
+            best = match access {
+                Access::Empty => return Access::Empty,
+                within => Access::Index { index: i, within: Box::new(within) },
+            };
+        }
+    }
+    best
 }
 
 /// The commonest WHERE of OLTP, `key = value` on a one-column primary key, without the
@@ -240,12 +272,13 @@ fn single_key_point(schema: &TableSchema, filter: &Expr) -> Option<Access> {
     }
 }
 
-/// The general planner: key constraints from the WHERE's conjuncts.
-fn plan_conjuncts(schema: &TableSchema, filter: &Expr) -> Access {
+/// The general planner: constraints on the key `key_columns` (the primary key's, or a
+/// secondary index's) from the WHERE's conjuncts.
+fn plan_conjuncts(schema: &TableSchema, key_columns: &[usize], filter: &Expr) -> Access {
     let mut parts = Vec::new();
     conjuncts(filter, &mut parts);
-    let mut keys = vec![KeyConstraint::default(); schema.primary_key.len()];
-    let key_position = |column: usize| schema.primary_key.iter().position(|&k| k == column);
+    let mut keys = vec![KeyConstraint::default(); key_columns.len()];
+    let key_position = |column: usize| key_columns.iter().position(|&k| k == column);
     for part in parts {
         match part {
             Expr::Literal(Value::Bool(false) | Value::Null) => return Access::Empty,
@@ -507,6 +540,46 @@ impl Session {
                 };
                 merge_visit(committed, &mine, &mut hand)?;
             }
+            Access::Index { .. } if own => {
+                // The committed index does not hold the transaction's own changes: every
+                // row as the transaction sees it (the caller's WHERE picks them).
+                return self.visit_rows(table, &Access::Full, visit);
+            }
+            Access::Index { index, within } => {
+                let snapshot = self.db.snapshot();
+                let rows = match within.as_ref() {
+                    Access::Points(points) => {
+                        let mut rows = Vec::new();
+                        for point in points {
+                            rows.extend(snapshot.index_rows(table, *index, point)?);
+                        }
+                        rows
+                    }
+                    Access::Range { prefix, lo, hi } => {
+                        let mut start = prefix.clone();
+                        if let Some(lo) = lo {
+                            start.push(lo.value.clone());
+                        }
+                        let n = prefix.len();
+                        // (A bound's exclusiveness is left to the caller's WHERE.)
+                        snapshot.index_scan(table, *index, &start, &mut |entry| {
+                            entry[..n] == prefix[..]
+                                && hi.as_ref().is_none_or(|hi| hi.admits_below(&entry[n]))
+                        })?
+                    }
+                    other => unreachable!("an index access is points or a range, not {other:?}"),
+                };
+                // Handed in primary-key order, as every access path hands its rows (a
+                // plan relies on it: ORDER BY the key needs no sort).
+                let schema = &snapshot.table(table)?.schema.clone();
+                let mut rows: Vec<(Key, Row)> = rows.into_iter().map(|r| (schema.key_of(&r), r)).collect();
+                rows.sort_by(|a, b| a.0.cmp(&b.0));
+                for (_, row) in &rows {
+                    if !hand(row)? {
+                        break;
+                    }
+                }
+            }
             Access::Full => {
                 let snapshot = self.db.snapshot();
                 let rows = &snapshot.table(table)?.rows;
@@ -584,7 +657,11 @@ mod tests {
                     };
                     if let Some(shortcut) = single_key_point(&s, &filter) {
                         shortcuts += 1;
-                        assert_eq!(shortcut, plan_conjuncts(&s, &filter), "{ty:?} {filter:?}");
+                        assert_eq!(
+                            shortcut,
+                            plan_conjuncts(&s, &s.primary_key, &filter),
+                            "{ty:?} {filter:?}"
+                        );
                     }
                 }
             }

@@ -719,6 +719,19 @@ impl Session {
             S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => {
                 self.drop_table_statement(names, *if_exists)
             }
+            S::CreateIndex(create) => self.create_index_statement(create),
+            S::Drop { object_type: ast::ObjectType::Index, if_exists, names, .. } => {
+                for name in names {
+                    let name = object_name(name)?;
+                    match self.drop_index(&name) {
+                        Err(DbError::UnknownIndex(_)) if *if_exists => self.notices.push(
+                            crate::error::Notice::plain(format!("index \"{name}\" does not exist, skipping")),
+                        ),
+                        other => other?,
+                    }
+                }
+                Ok(QueryResult::command("DROP INDEX", 0))
+            }
             S::Truncate(truncate) => self.truncate_statement(truncate),
             S::Explain {
                 analyze,
@@ -971,6 +984,60 @@ impl Session {
             other => other?,
         }
         Ok(QueryResult::command("CREATE TABLE", 0))
+    }
+
+    /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (column [ASC|DESC], ...)`.
+    fn create_index_statement(&mut self, create: &ast::CreateIndex) -> DbResult<QueryResult> {
+        if create.using.is_some()
+            || !create.include.is_empty()
+            || create.nulls_distinct == Some(false)
+            || !create.with.is_empty()
+            || create.predicate.is_some()
+            || !create.index_options.is_empty()
+            || !create.alter_options.is_empty()
+        {
+            return Err(DbError::Unsupported(format!("this form of CREATE INDEX: {create}")));
+        }
+        let table = object_name(&create.table_name)?;
+        let schema = self.schema_of(&table)?;
+        let mut columns = Vec::new();
+        for column in &create.columns {
+            if column.operator_class.is_some() {
+                return Err(DbError::Unsupported("an operator class in an index".into()));
+            }
+            // (ASC/DESC and NULLS FIRST/LAST are accepted: a tree serves both directions.)
+            let ast::Expr::Identifier(ident) = &column.column.expr else {
+                return Err(DbError::Unsupported(format!(
+                    "an index on the expression {}",
+                    column.column.expr
+                )));
+            };
+            let index = schema.column_index(&ident_name(ident))?;
+            if schema.rowid_index() == Some(index) {
+                return Err(DbError::UnknownColumn(ident_name(ident)));
+            }
+            columns.push(index);
+        }
+        let name = match &create.name {
+            Some(name) => object_name(name)?,
+            // PostgreSQL's default: table_column(s)_idx.
+            None => {
+                let names: Vec<&str> = columns.iter().map(|&c| schema.columns[c].name.as_str()).collect();
+                format!("{table}_{}_{}", names.join("_"), if create.unique { "key" } else { "idx" })
+            }
+        };
+        let index = crate::schema::IndexDef { name: name.clone(), columns, unique: create.unique };
+        match self.create_index(&table, index) {
+            Err(DbError::TableExists(_)) if create.if_not_exists => {
+                self.notices.push(crate::error::Notice {
+                    severity: crate::error::Severity::Notice,
+                    sqlstate: "42P07",
+                    message: format!("relation \"{name}\" already exists, skipping"),
+                });
+                Ok(QueryResult::command("CREATE INDEX", 0))
+            }
+            other => other.map(|()| QueryResult::command("CREATE INDEX", 0)),
+        }
     }
 
     fn drop_table_statement(&mut self, names: &[ast::ObjectName], if_exists: bool) -> DbResult<QueryResult> {

@@ -150,6 +150,17 @@ fn access_node(relation: &Relation, filter: Option<&Expr>, shown: Option<String>
                 if keys.len() == 1 { "" } else { "s" }
             ),
             Access::Range { .. } => format!("Index Range Scan using {name}_pkey on {name}"),
+            Access::Index { index, within } => {
+                let index = &relation.schema.indexes[index].name;
+                match *within {
+                    Access::Points(keys) => format!(
+                        "Index Scan using {index} on {name}  ({} key{})",
+                        keys.len(),
+                        if keys.len() == 1 { "" } else { "s" }
+                    ),
+                    _ => format!("Index Range Scan using {index} on {name}"),
+                }
+            }
             Access::Full => format!("Seq Scan on {name}"),
             Access::Empty => "Result  (no row can match)".to_string(),
         }

@@ -145,7 +145,7 @@ impl Node {
             Node::Scan { entry, access, filter, .. } => {
                 let relation = &scope.entries[*entry].relation;
                 let what = match access {
-                    Access::Points(_) => "Index Scan using",
+                    Access::Points(_) | Access::Index { .. } => "Index Scan using",
                     Access::Range { .. } => "Index Range Scan using",
                     Access::Empty => "Result (no rows) for",
                     Access::Full => "Seq Scan on",
@@ -153,6 +153,9 @@ impl Node {
                 let name = match access {
                     Access::Points(_) | Access::Range { .. } => {
                         format!("{}_pkey on {}", relation.name, relation.name)
+                    }
+                    Access::Index { index, .. } => {
+                        format!("{} on {}", relation.schema.indexes[*index].name, relation.name)
                     }
                     _ => relation.name.clone(),
                 };
@@ -410,6 +413,10 @@ impl Session {
             Access::Empty => 0.0,
             Access::Points(keys) => keys.len() as f64,
             Access::Range { .. } => (rows / 4.0).max(1.0),
+            Access::Index { within, .. } => match within.as_ref() {
+                Access::Points(keys) => (keys.len() as f64 * 2.0).min(rows).max(1.0),
+                _ => (rows / 4.0).max(1.0),
+            },
             Access::Full if filter.is_some() => (rows / 3.0).max(1.0),
             Access::Full => rows.max(1.0),
         };
