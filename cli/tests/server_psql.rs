@@ -266,6 +266,8 @@ fn psql_describes_tables_from_the_catalog() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Did not find any relations"), "{out:?}");
     server.query("CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(30) NOT NULL, balance DOUBLE PRECISION, active BOOLEAN)");
     server.query("CREATE TABLE audit (seq BIGINT, at TEXT, PRIMARY KEY (seq, at))");
+    server.query("CREATE INDEX accounts_owner ON accounts (owner, balance)");
+    server.query("CREATE UNIQUE INDEX accounts_active ON accounts (active)");
 
     let list = server.query("\\dt");
     assert_eq!(list, "public|accounts|table|test\npublic|audit|table|test\n");
@@ -275,7 +277,8 @@ fn psql_describes_tables_from_the_catalog() {
     assert!(server.query("\\dt+").starts_with("public|accounts|table|test|permanent|heap|"));
     assert_eq!(
         server.query("\\di"),
-        "public|accounts_pkey|index|test|accounts\npublic|audit_pkey|index|test|audit\n"
+        "public|accounts_active|index|test|accounts\npublic|accounts_owner|index|test|accounts\n\
+         public|accounts_pkey|index|test|accounts\npublic|audit_pkey|index|test|audit\n"
     );
 
     // \d NAME in psql's own layout.
@@ -291,6 +294,8 @@ fn psql_describes_tables_from_the_catalog() {
         "not null",
         "Indexes:",
         "\"accounts_pkey\" PRIMARY KEY, btree (id)",
+        "\"accounts_active\" UNIQUE, btree (active)",
+        "\"accounts_owner\" btree (owner, balance)",
     ] {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }

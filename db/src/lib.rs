@@ -24,5 +24,5 @@ pub use counters::SystemCounters;
 pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
 pub use durability::DurabilityWait;
 pub use error::{DbError, DbResult, Notice, Severity, Termination};
-pub use schema::{Column, Key, Row, TableSchema};
+pub use schema::{Column, IndexDef, Key, Row, TableSchema};
 pub use value::{DataType, Value};

@@ -22,7 +22,7 @@
 //! catalog, rather than a misleading error from the SQL layer.
 
 use db::sql::ResultColumn;
-use db::{DataType, TableSchema, Value};
+use db::{DataType, IndexDef, TableSchema, Value};
 use regex_lite::Regex;
 
 use crate::protocol::SqlError;
@@ -355,10 +355,20 @@ fn matches(pattern: &Option<String>, name: &str) -> bool {
     }
 }
 
-/// A relation of the catalog: a table, or its primary key index.
+/// A relation of the catalog: a table, or one of its indexes (None: its primary key's).
 enum Relation<'a> {
     Table(&'a TableSchema),
-    Index(&'a TableSchema),
+    Index(&'a TableSchema, Option<&'a IndexDef>),
+}
+
+/// The indexes of a table as the catalog lists them: its primary key's (unless it has a
+/// hidden row id), then its secondary ones.
+fn indexes_of(table: &TableSchema) -> impl Iterator<Item = Option<&IndexDef>> {
+    (!table.rowid).then_some(None).into_iter().chain(table.indexes.iter().map(Some))
+}
+
+fn index_name(table: &TableSchema, index: Option<&IndexDef>) -> String {
+    index.map_or_else(|| primary_key_name(table), |i| i.name.clone())
 }
 
 impl CatalogQuery {
@@ -387,16 +397,17 @@ impl CatalogQuery {
                     if self.relkinds.contains(&'r') && matches(&self.name_pattern, &t.name) {
                         relations.push(Relation::Table(t));
                     }
-                    if self.relkinds.contains(&'i')
-                        && !t.rowid
-                        && matches(&self.name_pattern, &primary_key_name(t))
-                    {
-                        relations.push(Relation::Index(t));
+                    if self.relkinds.contains(&'i') {
+                        for index in indexes_of(t) {
+                            if matches(&self.name_pattern, &index_name(t, index)) {
+                                relations.push(Relation::Index(t, index));
+                            }
+                        }
                     }
                 }
                 relations.sort_by_key(|r| match r {
                     Relation::Table(t) => t.name.clone(),
-                    Relation::Index(t) => primary_key_name(t),
+                    Relation::Index(t, index) => index_name(t, *index),
                 });
                 relations
                     .iter()
@@ -416,8 +427,10 @@ impl CatalogQuery {
                 None => Vec::new(),
             },
             Family::Indexes => match by_oid() {
-                Some(t) if !t.rowid => vec![self.row(|item, _| index_value(t, item))],
-                _ => Vec::new(),
+                Some(t) => {
+                    indexes_of(t).map(|index| self.row(|item, _| index_value(t, index, item))).collect()
+                }
+                None => Vec::new(),
             },
             Family::Databases if matches(&self.name_pattern, asker.database) => {
                 vec![self.row(|_, name| database_value(name, asker))]
@@ -452,13 +465,13 @@ impl CatalogQuery {
 }
 
 fn relation_value(relation: &Relation, _item: &str, name: &str, asker: &Asker) -> Value {
-    let (table, is_index) = match relation {
-        Relation::Table(t) => (t, false),
-        Relation::Index(t) => (t, true),
+    let (table, index, is_index) = match relation {
+        Relation::Table(t) => (t, None, false),
+        Relation::Index(t, index) => (t, *index, true),
     };
     match name {
         "Schema" => text("public"),
-        "Name" if is_index => text(primary_key_name(table)),
+        "Name" if is_index => text(index_name(table, index)),
         "Name" => text(table.name.clone()),
         "Type" => text(if is_index { "index" } else { "table" }),
         "Owner" => text(asker.user),
@@ -523,8 +536,38 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
     }
 }
 
-fn index_value(table: &TableSchema, item: &str) -> Value {
+fn index_value(table: &TableSchema, index: Option<&IndexDef>, item: &str) -> Value {
     let is = |word: &str| item.contains(word);
+    if let Some(index) = index {
+        let columns: Vec<String> =
+            index.columns.iter().map(|&c| quote_ident(&table.columns[c].name)).collect();
+        return if is("pg_get_indexdef") {
+            text(format!(
+                "CREATE {}INDEX {} ON public.{} USING btree ({})",
+                if index.unique { "UNIQUE " } else { "" },
+                quote_ident(&index.name),
+                quote_ident(&table.name),
+                columns.join(", ")
+            ))
+        } else if is("c2.relname") {
+            text(index.name.clone())
+        } else if is("indisunique") {
+            flag(index.unique)
+        } else if is("indisvalid") {
+            flag(true)
+        } else if is("indisprimary")
+            || is("indisclustered")
+            || is("indisreplident")
+            || is("condeferrable")
+            || is("condeferred")
+        {
+            flag(false)
+        } else if is("reltablespace") {
+            text("0")
+        } else {
+            Value::Null
+        };
+    }
     let name = primary_key_name(table);
     if is("pg_get_indexdef") {
         text(format!(
