@@ -159,10 +159,6 @@ pub(crate) struct DbShared {
     /// Bumped whenever a table is created or dropped (a new schema `Arc`): a compiled plan
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
-    /// The next row id of each table without a primary key that has had an insert since
-    /// the open: the first insert starts it above the highest committed one (every row id
-    /// given out since then, committed or not, came from here, so none is given twice).
-    rowids: Mutex<std::collections::HashMap<String, i64>>,
 
     locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
@@ -183,6 +179,11 @@ pub(crate) struct DbShared {
     pub(crate) sessions: SessionRegistry,
     /// `rows fetched` and `fetch calls` of each open session, and of those closed.
     pub(crate) fetches: FetchRegistry,
+    /// The next row id of each table without a primary key that has had an insert since
+    /// the open: the first insert starts it above the highest committed one (every row id
+    /// given out since then, committed or not, came from here, so none is given twice).
+    /// (Here, away from the fields every statement reads and writes.)
+    rowids: Mutex<std::collections::HashMap<String, i64>>,
     /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
     termination: std::sync::OnceLock<Termination>,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
