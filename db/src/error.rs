@@ -18,6 +18,8 @@ pub enum DbError {
     UnknownColumn(String),
     #[error("duplicate key value violates unique constraint \"{index}\": key ({values}) already exists")]
     DuplicateValue { index: String, values: String },
+    #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
+    NoConflictTarget,
     #[error("index \"{0}\" does not exist")]
     UnknownIndex(String),
     #[error("column reference \"{0}\" is ambiguous")]
@@ -145,6 +147,7 @@ impl DbError {
             DbError::AmbiguousColumn(_) => "42702",
             DbError::DuplicateValue { .. } => "23505",
             DbError::UnknownIndex(_) => "42704",
+            DbError::NoConflictTarget => "42P10",
             DbError::DuplicateAlias(_) => "42712",
             DbError::CardinalityViolation => "21000",
             DbError::DuplicateKey { .. } => "23505",

@@ -447,3 +447,55 @@ fn unique_indexes_refuse_a_second_row_with_the_same_values_also_across_transacti
     other.join().unwrap().unwrap();
     assert_eq!(rows(&mut s, "SELECT id FROM person WHERE email = 'd@x'"), [[i(10)]]);
 }
+
+#[test]
+fn upserts_with_on_conflict_do_nothing_and_do_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INT, label TEXT)");
+    run(&mut s, "CREATE UNIQUE INDEX stock_label ON stock (label)");
+    run(&mut s, "INSERT INTO stock VALUES ('a', 1, 'A'), ('b', 2, 'B')");
+    assert_eq!(
+        run(&mut s, "INSERT INTO stock VALUES ('a', 5, 'x'), ('c', 3, 'C') ON CONFLICT DO NOTHING").tag(),
+        "INSERT 0 1"
+    );
+    // A unique index's conflict, taken by a target naming it or by none.
+    assert_eq!(
+        run(&mut s, "INSERT INTO stock VALUES ('d', 4, 'A') ON CONFLICT (label) DO NOTHING").tag(),
+        "INSERT 0 0"
+    );
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('d', 4, 'A') ON CONFLICT (sku) DO NOTHING").sqlstate(),
+        "23505"
+    );
+    // DO UPDATE on the primary key, with EXCLUDED and the existing row, and a WHERE.
+    let r = run(
+        &mut s,
+        "INSERT INTO stock AS st VALUES ('a', 10, 'A'), ('e', 7, 'E') \
+         ON CONFLICT (sku) DO UPDATE SET qty = st.qty + excluded.qty RETURNING sku, qty",
+    );
+    assert_eq!(r.rows(), [vec![t("a"), i(11)], vec![t("e"), i(7)]]);
+    assert_eq!(run(&mut s, "INSERT INTO stock VALUES ('b', 100, 'B') ON CONFLICT ON CONSTRAINT stock_pkey DO UPDATE SET qty = excluded.qty WHERE stock.qty > 50").tag(), "INSERT 0 0");
+    assert_eq!(
+        rows(&mut s, "SELECT sku, qty FROM stock ORDER BY sku"),
+        [vec![t("a"), i(11)], vec![t("b"), i(2)], vec![t("c"), i(3)], vec![t("e"), i(7)]]
+    );
+    // A target that is no key, and DO UPDATE without one.
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('z', 1, 'Z') ON CONFLICT (qty) DO NOTHING").sqlstate(),
+        "42P10"
+    );
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('z', 1, 'Z') ON CONFLICT DO UPDATE SET qty = 1").sqlstate(),
+        "42601"
+    );
+    // A prepared upsert, run twice.
+    let upsert = s
+        .prepare("INSERT INTO stock VALUES ($1, $2, $3) ON CONFLICT (sku) DO UPDATE SET qty = stock.qty + excluded.qty")
+        .unwrap();
+    for _ in 0..2 {
+        s.execute_prepared(&upsert, &[t("p"), i(5), t("P")]).unwrap();
+    }
+    assert_eq!(rows(&mut s, "SELECT qty FROM stock WHERE sku = 'p'"), [[i(10)]]);
+}

@@ -341,6 +341,31 @@ pub(crate) struct InsertTarget {
     alias: Option<String>,
     schema: Arc<TableSchema>,
     targets: Vec<usize>,
+    /// `ON CONFLICT ...`: what a row that would repeat a key does instead.
+    on_conflict: Option<OnConflict>,
+}
+
+/// A compiled `ON CONFLICT [target] DO NOTHING | DO UPDATE SET ... [WHERE ...]`.
+pub(crate) struct OnConflict {
+    /// The constraint whose conflicts it takes: None, any (DO NOTHING without a target);
+    /// Some(None) the primary key; Some(Some(name)) a unique index.
+    target: Option<Option<String>>,
+    /// DO UPDATE's assignments and WHERE, over the existing row followed by the proposed
+    /// one (`excluded`); None for DO NOTHING.
+    update: Option<ConflictUpdate>,
+}
+
+/// DO UPDATE's assignments (column, expression) and WHERE.
+type ConflictUpdate = (Vec<(usize, Expr)>, Option<Expr>);
+
+impl OnConflict {
+    /// Whether it takes a conflict on the primary key (`index` None) or on a unique index.
+    fn takes(&self, index: Option<&str>) -> bool {
+        match &self.target {
+            None => true,
+            Some(target) => target.as_deref() == index,
+        }
+    }
 }
 
 impl InsertTarget {
@@ -1110,7 +1135,8 @@ impl Session {
             // The table and columns are resolved at compile time only: a compiled plan is
             // used while its table's schema is the one it was compiled against.
             let compiled = self.compiled(Some(slot), params, |s, params| {
-                let target = s.insert_target(insert)?;
+                let mut target = s.insert_target(insert)?;
+                target.on_conflict = s.compile_on_conflict(insert, &target, params)?;
                 let returning = target.returning(insert, params, s)?;
                 s.compile_insert_values(target, values, returning)
             });
@@ -1147,13 +1173,108 @@ impl Session {
                 return self.insert_rows(target, &mut built, returning.as_ref(), params);
             }
         }
-        let target = self.insert_target(insert)?;
+        let mut target = self.insert_target(insert)?;
+        target.on_conflict = self.compile_on_conflict(insert, &target, Some(params))?;
         let mut rows = match values {
             Some(values) => values_output(values, params, self)?.rows,
             None => self.statement(|s| Ok(s.run_query(source, params)?.rows))?,
         };
         let returning = target.returning(insert, Some(params), self)?;
         self.insert_rows(&target, &mut rows, returning.as_ref(), params)
+    }
+
+    /// INSERT's `ON CONFLICT` clause, checked against the table's keys and compiled (with
+    /// `params`; a template has none, so a prepared statement compiles it with its values).
+    fn compile_on_conflict(
+        &self,
+        insert: &ast::Insert,
+        target: &InsertTarget,
+        params: Option<&[Value]>,
+    ) -> DbResult<Option<OnConflict>> {
+        let Some(ast::OnInsert::OnConflict(on)) = &insert.on else { return Ok(None) };
+        let schema = &target.schema;
+        let pk_name = format!("{}_pkey", target.table);
+        let constraint = match &on.conflict_target {
+            None => None,
+            Some(ast::ConflictTarget::Columns(columns)) => {
+                let mut columns = columns
+                    .iter()
+                    .map(|c| schema.column_index(&ident_name(c)))
+                    .collect::<DbResult<Vec<_>>>()?;
+                columns.sort_unstable();
+                let same = |of: &[usize]| {
+                    let mut of = of.to_vec();
+                    of.sort_unstable();
+                    of == columns
+                };
+                if !schema.rowid && same(&schema.primary_key) {
+                    Some(None)
+                } else {
+                    let index = schema.indexes.iter().find(|i| i.unique && same(&i.columns));
+                    Some(Some(index.ok_or(DbError::NoConflictTarget)?.name.clone()))
+                }
+            }
+            Some(ast::ConflictTarget::OnConstraint(name)) => {
+                let name = object_name(name)?;
+                if name == pk_name && !schema.rowid {
+                    Some(None)
+                } else if schema.indexes.iter().any(|i| i.unique && i.name == name) {
+                    Some(Some(name))
+                } else {
+                    return Err(DbError::Syntax {
+                        message: format!(
+                            "constraint \"{name}\" for table \"{}\" does not exist",
+                            target.table
+                        ),
+                        position: 0,
+                    });
+                }
+            }
+        };
+        let update = match &on.action {
+            ast::OnConflictAction::DoNothing => None,
+            ast::OnConflictAction::DoUpdate(update) => {
+                if constraint.is_none() {
+                    return Err(syntax(
+                        "ON CONFLICT DO UPDATE requires inference specification or constraint name".into(),
+                    ));
+                }
+                if matches!(constraint, Some(Some(_))) {
+                    return Err(DbError::Unsupported(
+                        "ON CONFLICT DO UPDATE on a unique index (on the primary key only)".into(),
+                    ));
+                }
+                let Some(params) = params else {
+                    return Err(DbError::Unsupported("ON CONFLICT DO UPDATE in a template".into()));
+                };
+                let mut scope = crate::sql::expr::Scope::default();
+                scope.push(target.relation());
+                scope.push(Relation {
+                    name: "excluded".into(),
+                    alias: None,
+                    schema: schema.clone(),
+                    derived: None,
+                });
+                let mut binder = Binder::over(scope, Vec::new(), params).in_session(self);
+                let mut sets = Vec::new();
+                for assignment in &update.assignments {
+                    let ast::AssignmentTarget::ColumnName(column) = &assignment.target else {
+                        return Err(DbError::Unsupported("an assignment to a tuple of columns".into()));
+                    };
+                    let column = schema.column_index(&object_name(column)?)?;
+                    if sets.iter().any(|(c, _)| *c == column) {
+                        return Err(syntax(format!(
+                            "multiple assignments to same column \"{}\"",
+                            schema.columns[column].name
+                        )));
+                    }
+                    sets.push((column, binder.scalar(&assignment.value, "ON CONFLICT DO UPDATE")?));
+                }
+                let filter = update.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+                Some((sets, filter))
+            }
+        };
+        Ok(Some(OnConflict { target: constraint, update }))
     }
 
     /// INSERT's table and target columns.
@@ -1170,8 +1291,8 @@ impl Session {
         {
             return Err(DbError::Unsupported("this form of INSERT".into()));
         }
-        if insert.on.is_some() {
-            return Err(DbError::Unsupported("INSERT ... ON CONFLICT".into()));
+        if matches!(insert.on, Some(ast::OnInsert::DuplicateKeyUpdate(_))) {
+            return Err(DbError::Unsupported("ON DUPLICATE KEY UPDATE (use ON CONFLICT)".into()));
         }
         let ast::TableObject::TableName(table) = &insert.table else {
             return Err(DbError::Unsupported("INSERT into a table function".into()));
@@ -1198,7 +1319,7 @@ impl Session {
             targets
         };
         let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
-        Ok(InsertTarget { table, alias, schema, targets })
+        Ok(InsertTarget { table, alias, schema, targets, on_conflict: None })
     }
 
     /// The rows of INSERT ... VALUES compiled as templates, with the statement's RETURNING.
@@ -1262,15 +1383,64 @@ impl Session {
                     }
                     Row::from(row)
                 };
-                let stored = s.insert_with_schema(table, schema, row)?;
-                if let Some(output) = &mut output {
-                    output.add(&stored)?;
+                let Some(on_conflict) = &target.on_conflict else {
+                    let stored = s.insert_with_schema(table, schema, row)?;
+                    if let Some(output) = &mut output {
+                        output.add(&stored)?;
+                    }
+                    inserted += 1;
+                    continue;
+                };
+                let proposed: Vec<Value> = row.to_vec();
+                let stored = match s.insert_with_schema(table, schema, row) {
+                    Ok(stored) => Some(stored),
+                    Err(DbError::DuplicateKey { .. }) if on_conflict.takes(None) => {
+                        s.on_conflict_update(table, schema, on_conflict, proposed)?
+                    }
+                    Err(DbError::DuplicateValue { index, .. }) if on_conflict.takes(Some(&index)) => None,
+                    Err(e) => return Err(e),
+                };
+                if let Some(stored) = stored {
+                    if let Some(output) = &mut output {
+                        output.add(&stored)?;
+                    }
+                    inserted += 1;
                 }
-                inserted += 1;
             }
             Ok(inserted)
         })?;
         Ok(dml_result(count_tag("INSERT 0", inserted), inserted, returning.zip(output)))
+    }
+
+    /// The proposed row `proposed` repeats an existing row's primary key: ON CONFLICT DO
+    /// UPDATE changes that row (locked, read as it is now; its WHERE may leave it), DO
+    /// NOTHING leaves it. Returns the row stored, if any.
+    fn on_conflict_update(
+        &mut self,
+        table: &str,
+        schema: &Arc<TableSchema>,
+        on_conflict: &OnConflict,
+        mut proposed: Vec<Value>,
+    ) -> DbResult<Option<Row>> {
+        let Some((sets, filter)) = &on_conflict.update else { return Ok(None) };
+        schema.check_row(&mut proposed)?;
+        let key = schema.key_of(&proposed);
+        let (existing, _) = self.lock_then_read(table, &key)?;
+        let Some(existing) = existing else {
+            // Gone since the insert met it (deleted and committed meanwhile): insert.
+            return self.insert_with_schema(table, schema, Row::from(proposed)).map(Some);
+        };
+        let wide: Vec<Value> = existing.iter().chain(&proposed).cloned().collect();
+        if let Some(filter) = filter {
+            if !filter.holds(&wide, &[])? {
+                return Ok(None);
+            }
+        }
+        let mut new_row = existing.to_vec();
+        for (column, e) in sets {
+            new_row[*column] = assignable(e.eval(&wide, &[])?, &schema.columns[*column])?;
+        }
+        self.update_locked(table, schema, &key, Row::from(new_row)).map(Some)
     }
 
     pub(crate) fn update_statement(
