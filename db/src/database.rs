@@ -2102,11 +2102,15 @@ impl Session {
             return Err(DbError::TableExists(name));
         }
         self.ddl(&name.clone(), |st| {
-            if st.has_table(&name) || index_named(st, &name).is_some() {
-                Err(DbError::TableExists(name))
-            } else {
-                Ok(Change::CreateTable(schema))
+            // Tables and indexes share one namespace, as PostgreSQL's relations do.
+            let taken = |n: &str| st.has_table(n) || index_named(st, n).is_some();
+            if taken(&name) {
+                return Err(DbError::TableExists(name));
             }
+            if let Some(index) = schema.indexes.iter().find(|i| taken(&i.name) || i.name == name) {
+                return Err(DbError::TableExists(index.name.clone()));
+            }
+            Ok(Change::CreateTable(schema))
         })
     }
 

@@ -499,3 +499,44 @@ fn upserts_with_on_conflict_do_nothing_and_do_update() {
     }
     assert_eq!(rows(&mut s, "SELECT qty FROM stock WHERE sku = 'p'"), [[i(10)]]);
 }
+
+#[test]
+fn unique_constraints_declared_with_the_table_are_unique_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(
+            &mut s,
+            "CREATE TABLE account (id INT PRIMARY KEY, email TEXT UNIQUE, org INT, login TEXT, \
+             CONSTRAINT account_login UNIQUE (org, login))",
+        );
+        run(
+            &mut s,
+            "INSERT INTO account VALUES (1, 'a@x', 1, 'ann'), (2, 'b@x', 1, 'bob'), (3, 'c@x', 2, 'ann')",
+        );
+        let e = fails(&mut s, "INSERT INTO account VALUES (4, 'a@x', 3, 'zed')");
+        assert_eq!(e.sqlstate(), "23505");
+        assert!(e.to_string().contains("account_email_key"), "{e}");
+        let e = fails(&mut s, "INSERT INTO account VALUES (4, 'd@x', 1, 'ann')");
+        assert!(e.to_string().contains("account_login"), "{e}");
+        assert_eq!(
+            run(&mut s, "INSERT INTO account VALUES (4, 'a@x', 3, 'zed') ON CONFLICT (email) DO NOTHING")
+                .tag(),
+            "INSERT 0 0"
+        );
+        run(&mut s, "COMMIT");
+        // The index names are taken, as relation names.
+        assert_eq!(fails(&mut s, "CREATE TABLE account_email_key (a INT)").sqlstate(), "42P07");
+        assert_eq!(
+            fails(&mut s, "CREATE TABLE other (a INT UNIQUE, CONSTRAINT account_login UNIQUE (a))")
+                .sqlstate(),
+            "42P07"
+        );
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(fails(&mut s, "UPDATE account SET email = 'b@x' WHERE id = 1").sqlstate(), "23505");
+    assert!(plan_of(&mut s, "SELECT id FROM account WHERE email = 'c@x'").contains("account_email_key"));
+    assert_eq!(rows(&mut s, "SELECT id FROM account WHERE email = 'c@x'"), [[i(3)]]);
+}

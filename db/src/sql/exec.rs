@@ -948,6 +948,8 @@ impl Session {
             }
             Ok(())
         };
+        // UNIQUE constraints: (name, columns), each a unique index of the table.
+        let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         for (i, def) in create.columns.iter().enumerate() {
             let column_name = ident_name(&def.name);
             let mut nullable = true;
@@ -956,6 +958,9 @@ impl Session {
                     ast::ColumnOption::Null => nullable = true,
                     ast::ColumnOption::NotNull => nullable = false,
                     ast::ColumnOption::PrimaryKey(_) => set_key(vec![i], &mut primary_key)?,
+                    ast::ColumnOption::Unique(_) => {
+                        uniques.push((option.name.as_ref().map(ident_name), vec![i]));
+                    }
                     other => {
                         return Err(DbError::Unsupported(format!(
                             "the column option {other} (column \"{column_name}\")"
@@ -986,6 +991,24 @@ impl Session {
                     }
                     set_key(key, &mut primary_key)?;
                 }
+                ast::TableConstraint::Unique(unique) => {
+                    let mut key = Vec::new();
+                    for c in &unique.columns {
+                        let ast::Expr::Identifier(ident) = &c.column.expr else {
+                            return Err(DbError::Unsupported(format!(
+                                "the unique key part {}",
+                                c.column.expr
+                            )));
+                        };
+                        let column = ident_name(ident);
+                        let index = columns
+                            .iter()
+                            .position(|c| c.name == column)
+                            .ok_or_else(|| DbError::UnknownColumn(column.clone()))?;
+                        key.push(index);
+                    }
+                    uniques.push((unique.name.as_ref().map(ident_name), key));
+                }
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             }
         }
@@ -1003,7 +1026,19 @@ impl Session {
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
             return exists(self);
         }
-        let schema = TableSchema::new(&name, columns, primary_key)?;
+        let mut schema = TableSchema::new(&name, columns, primary_key)?;
+        for (index_name, key) in uniques {
+            // PostgreSQL's name for it: table_column(s)_key.
+            let index_name = index_name.unwrap_or_else(|| {
+                let names: Vec<&str> = key.iter().map(|&c| schema.columns[c].name.as_str()).collect();
+                format!("{name}_{}_key", names.join("_"))
+            });
+            schema = schema.with_index(crate::schema::IndexDef {
+                name: index_name,
+                columns: key,
+                unique: true,
+            })?;
+        }
         match self.create_table(schema) {
             Err(DbError::TableExists(_)) if create.if_not_exists => return exists(self),
             other => other?,
