@@ -265,7 +265,7 @@ fn psql_describes_tables_from_the_catalog() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Did not find any relations"), "{out:?}");
     server.query("CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(30) NOT NULL, balance DOUBLE PRECISION, active BOOLEAN)");
-    server.query("CREATE TABLE audit (seq BIGINT, at TEXT, PRIMARY KEY (seq, at))");
+    server.query("CREATE TABLE audit (seq BIGINT, at TEXT DEFAULT 'now', PRIMARY KEY (seq, at))");
     server.query("CREATE INDEX accounts_owner ON accounts (owner, balance)");
     server.query("CREATE UNIQUE INDEX accounts_active ON accounts (active)");
 
@@ -303,7 +303,7 @@ fn psql_describes_tables_from_the_catalog() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"audit_pkey\" PRIMARY KEY, btree (seq, at)"), "{text}");
     assert!(text.contains("Access method: heap"), "{text}");
-    assert!(text.contains(" at     | text   |           | not null |         | extended |"), "{text}");
+    assert!(text.contains(" at     | text   |           | not null | 'now'   | extended |"), "{text}");
     let out = server.psql(&["-c", "\\d nosuch"]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("Did not find any relation named \"nosuch\""),

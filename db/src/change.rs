@@ -99,7 +99,9 @@ impl Change {
 
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            Change::CreateTable(schema) if schema.rowid || !schema.indexes.is_empty() => {
+            Change::CreateTable(schema)
+                if schema.rowid || !schema.indexes.is_empty() || !schema.defaults.is_empty() =>
+            {
                 out.push(7);
                 put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
             }

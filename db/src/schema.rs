@@ -176,6 +176,10 @@ pub struct TableSchema {
     /// Secondary indexes (`CREATE [UNIQUE] INDEX`), kept with the rows (see `state`).
     #[serde(default)]
     pub indexes: Vec<IndexDef>,
+    /// Column defaults (`DEFAULT expr`): the column, and the expression as SQL text,
+    /// compiled by the statements that insert.
+    #[serde(default)]
+    pub defaults: Vec<(usize, String)>,
 }
 
 /// A secondary index: an ordered tree of the indexed columns' values followed by the
@@ -221,6 +225,7 @@ impl TableSchema {
                 primary_key: key,
                 rowid: true,
                 indexes: Vec::new(),
+                defaults: Vec::new(),
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -232,7 +237,14 @@ impl TableSchema {
             }
             columns[k].nullable = false;
         }
-        Ok(TableSchema { name: name.to_string(), columns, primary_key, rowid: false, indexes: Vec::new() })
+        Ok(TableSchema {
+            name: name.to_string(),
+            columns,
+            primary_key,
+            rowid: false,
+            indexes: Vec::new(),
+            defaults: Vec::new(),
+        })
     }
 
     /// The entry of index `index` for `row`: its columns' values, then the primary key.
@@ -269,7 +281,15 @@ impl TableSchema {
             }
             TableSchema::new(&self.name, columns, Vec::new())?
         };
-        self.indexes.into_iter().try_fold(base, |schema, index| schema.with_index(index))
+        let mut schema = self.indexes.into_iter().try_fold(base, |schema, index| schema.with_index(index))?;
+        if self.defaults.iter().any(|(c, _)| *c >= schema.visible_columns().len()) {
+            return Err(DbError::Unsupported(format!(
+                "a default of a missing column in \"{}\"",
+                schema.name
+            )));
+        }
+        schema.defaults = self.defaults;
+        Ok(schema)
     }
 
     /// The columns a user sees (`SELECT *`, INSERT without a column list, the catalog):

@@ -540,3 +540,31 @@ fn unique_constraints_declared_with_the_table_are_unique_indexes() {
     assert!(plan_of(&mut s, "SELECT id FROM account WHERE email = 'c@x'").contains("account_email_key"));
     assert_eq!(rows(&mut s, "SELECT id FROM account WHERE email = 'c@x'"), [[i(3)]]);
 }
+
+#[test]
+fn column_defaults_fill_the_columns_an_insert_leaves_out_across_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE task (id INT PRIMARY KEY, state TEXT DEFAULT 'new', prio INT NOT NULL DEFAULT 2 + 3, note TEXT)");
+        run(&mut s, "INSERT INTO task (id) VALUES (1)");
+        run(&mut s, "INSERT INTO task (id, state, note) VALUES (2, 'done', 'x')");
+        run(&mut s, "INSERT INTO task VALUES (3, NULL, 7, NULL)");
+        run(&mut s, "COMMIT");
+        assert_eq!(fails(&mut s, "CREATE TABLE bad (a INT DEFAULT nosuch)").sqlstate(), "42703");
+        assert_eq!(fails(&mut s, "CREATE TABLE bad (a INT DEFAULT 'text')").sqlstate(), "22P02");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "INSERT INTO task (id, note) VALUES (4, 'after a reopen')");
+    assert_eq!(
+        rows(&mut s, "SELECT id, state, prio FROM task ORDER BY id"),
+        [
+            vec![i(1), t("new"), i(5)],
+            vec![i(2), t("done"), i(5)],
+            vec![i(3), NULL, i(7)],
+            vec![i(4), t("new"), i(5)]
+        ]
+    );
+}

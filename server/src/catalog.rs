@@ -516,8 +516,11 @@ fn table_info_value(item: &str, _name: &str) -> Value {
 fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
     let column = &table.columns[index];
     let is = |word: &str| item.contains(word);
-    if item.starts_with("(select") || is("col_description") {
-        // The column's default, its collation when not the type's, its comment: none.
+    if item.starts_with("(select") && is("pg_get_expr") {
+        // The column's default, as written.
+        table.defaults.iter().find(|(c, _)| *c == index).map_or(Value::Null, |(_, sql)| text(sql.clone()))
+    } else if item.starts_with("(select") || is("col_description") {
+        // Its collation when not the type's, its comment: none.
         Value::Null
     } else if is("format_type") {
         text(type_name(column.ty))

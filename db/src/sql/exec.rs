@@ -343,6 +343,8 @@ pub(crate) struct InsertTarget {
     targets: Vec<usize>,
     /// `ON CONFLICT ...`: what a row that would repeat a key does instead.
     on_conflict: Option<OnConflict>,
+    /// The defaults of the columns the INSERT gives no value: (column, expression).
+    defaults: Vec<(usize, Expr)>,
 }
 
 /// A compiled `ON CONFLICT [target] DO NOTHING | DO UPDATE SET ... [WHERE ...]`.
@@ -950,8 +952,10 @@ impl Session {
         };
         // UNIQUE constraints: (name, columns), each a unique index of the table.
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        let mut defaults: Vec<(usize, String)> = Vec::new();
         for (i, def) in create.columns.iter().enumerate() {
             let column_name = ident_name(&def.name);
+            let ty = sql_type(&def.data_type)?;
             let mut nullable = true;
             for option in &def.options {
                 match &option.option {
@@ -961,6 +965,18 @@ impl Session {
                     ast::ColumnOption::Unique(_) => {
                         uniques.push((option.name.as_ref().map(ident_name), vec![i]));
                     }
+                    ast::ColumnOption::Default(expr) => {
+                        // Checked now (names, functions; a constant against the column's
+                        // type), kept as its text.
+                        let compiled =
+                            Binder::new(None, &[]).in_session(self).scalar(expr, "DEFAULT expressions")?;
+                        if let Expr::Literal(value) = compiled {
+                            if !value.is_null() {
+                                crate::schema::coerce(value, ty)?;
+                            }
+                        }
+                        defaults.push((i, expr.to_string()));
+                    }
                     other => {
                         return Err(DbError::Unsupported(format!(
                             "the column option {other} (column \"{column_name}\")"
@@ -968,7 +984,7 @@ impl Session {
                     }
                 }
             }
-            columns.push(Column { name: column_name, ty: sql_type(&def.data_type)?, nullable });
+            columns.push(Column { name: column_name, ty, nullable });
         }
         for constraint in &create.constraints {
             match constraint {
@@ -1027,6 +1043,7 @@ impl Session {
             return exists(self);
         }
         let mut schema = TableSchema::new(&name, columns, primary_key)?;
+        schema.defaults = defaults;
         for (index_name, key) in uniques {
             // PostgreSQL's name for it: table_column(s)_key.
             let index_name = index_name.unwrap_or_else(|| {
@@ -1354,7 +1371,21 @@ impl Session {
             targets
         };
         let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
-        Ok(InsertTarget { table, alias, schema, targets, on_conflict: None })
+        let mut defaults = Vec::new();
+        for (column, text) in &schema.defaults {
+            if targets.contains(column) {
+                continue;
+            }
+            let expr = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                .try_with_sql(text)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(|e| DbError::CorruptChange(format!("the default {text:?} of \"{table}\": {e}")))?;
+            defaults.push((
+                *column,
+                Binder::new(None, &[]).in_session(self).scalar(&expr, "DEFAULT expressions")?,
+            ));
+        }
+        Ok(InsertTarget { table, alias, schema, targets, on_conflict: None, defaults })
     }
 
     /// The rows of INSERT ... VALUES compiled as templates, with the statement's RETURNING.
@@ -1415,6 +1446,9 @@ impl Session {
                     let mut row = vec![Value::Null; schema.columns.len()];
                     for (v, &i) in values.iter_mut().zip(targets) {
                         row[i] = take(v);
+                    }
+                    for (i, default) in &target.defaults {
+                        row[*i] = assignable(default.eval(&[], &[])?, &schema.columns[*i])?;
                     }
                     Row::from(row)
                 };
