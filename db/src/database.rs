@@ -1736,18 +1736,9 @@ impl Session {
         if self.rows_locked.is_multiple_of(CANCEL_CHECK_ROWS) {
             self.check_cancel()?;
         }
-        let timed = self.redo.timed_statistics();
-        let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
-        let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
-        // Shown as the session's wait while it lasts; forgotten if the lock was free.
-        let started = timed.then(Stamp::now);
-        entry.begin_wait(DbEvent::RowLockContention, started);
-        let mut slept = false;
-        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept);
-        let waited = lock_waited(slept, started);
-        entry.end_wait(DbEvent::RowLockContention, waited, timed);
-        db.sql_counters.record_row_lock_wait(waited, timed);
-        let RowLock { acquired, .. } = lock?;
+        let RowLock { acquired, .. } = self.lock_in_txn(table, key)?;
+        let Session { db, txn, .. } = self;
+        let txn = txn.as_mut().expect("the lock began the transaction");
         if let Some((row, since)) = known {
             if since.still_current(db, txn) {
                 return Ok(LockedRow { schema_current: true, row: row.clone(), acquired });
@@ -1781,7 +1772,7 @@ impl Session {
             if values.iter().any(Value::is_null) {
                 continue; // NULLs are distinct
             }
-            self.lock_name(&format!("{table}\u{0}{}", index.name), &values)?;
+            self.lock_in_txn(&format!("{table}\u{0}{}", index.name), &values)?;
             let clash =
                 |other: &[Value]| index.columns.iter().zip(values.iter()).all(|(&c, v)| other[c] == *v);
             let own = self.own_rows(table);
@@ -1808,19 +1799,23 @@ impl Session {
         Ok(())
     }
 
-    /// Takes a lock named `name` on `key` (no row behind it) for the transaction.
-    fn lock_name(&mut self, name: &str, key: &Key) -> DbResult<()> {
+    /// Locks `key` of `table` (a row, or a name with no row behind it: a unique index's
+    /// value) for the transaction, beginning it if needed, the wait timed as the
+    /// session's `enq: TX - row lock contention`.
+    #[inline]
+    fn lock_in_txn(&mut self, table: &str, key: &Key) -> DbResult<RowLock> {
         let timed = self.redo.timed_statistics();
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
+        // Shown as the session's wait while it lasts; forgotten if the lock was free.
         let started = timed.then(Stamp::now);
         entry.begin_wait(DbEvent::RowLockContention, started);
         let mut slept = false;
-        let lock = db.locks.lock_row(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept);
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept);
         let waited = lock_waited(slept, started);
         entry.end_wait(DbEvent::RowLockContention, waited, timed);
         db.sql_counters.record_row_lock_wait(waited, timed);
-        lock.map(|_| ())
+        lock
     }
 
     /// Locks the row with primary key `key`, then reads it as this transaction sees it:

@@ -2,21 +2,11 @@
 //! subqueries, joins and set operations, each as a user writes them, with its errors and
 //! its survival of a reopen where it stores anything.
 
+mod common;
+
+use common::open;
 use db::sql::QueryResult;
-use db::{Database, DbConfig, DbError, Session, Value};
-use redo::{LogConfig, SyncMethod};
-
-fn config() -> DbConfig {
-    let mut log = LogConfig::new(".");
-    log.log_file_size = 1 << 20;
-    log.log_buffer = 256 << 10;
-    log.sync_method = SyncMethod::Fdatasync;
-    DbConfig { log, ..DbConfig::default() }
-}
-
-fn open(dir: &std::path::Path) -> Database {
-    Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
-}
+use db::{Database, DbError, Session, Value};
 
 fn run(s: &mut Session, sql: &str) -> QueryResult {
     s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
