@@ -12,13 +12,21 @@
 //!   7 create table : str schema as JSON (a schema tag 1 cannot hold: a hidden row id,
 //!                    indexes)
 //!   8 alter table  : str schema as JSON (the table's new schema; its rows stay: index
-//!                    definitions)
+//!                    definitions, names, defaults, NOT NULL)
+//!   9 rewrite table: str schema as JSON, u32 ncols, source*, str zone (every row rebuilt
+//!                    in the new shape and keyed by the new key)
+//!  10 rename table : str from, str to
+//! source   := 0 u32 old column | 1 values (one constant) | 2 u32 old column converted to
+//!             the new column's type (in time zone `zone`)
 //! str      := u32 LE byte length, UTF-8 bytes
 //! values   := u32 LE count, value*
-//! value    := 0 (NULL) | 1 i64 LE | 2 f64 LE bits | 3 str | 4 u8 (bool)
+//! value    := 0 (NULL) | 1 i64 LE | 2 f64 LE bits | 3 str | 4 u8 (bool) | 5 i32 LE (date)
+//!             | 6 i64 LE (time) | 7 i64 LE (timestamp) | 8 i64 LE (timestamptz)
+//!             | 9 i32 LE months, i32 LE days, i64 LE microseconds (interval)
 //! schema   := str name, u32 ncols, (str name, u8 type, u32 max_chars or u32::MAX, u8 nullable)*,
 //!             u32 nkey, u32 column index*
-//!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN
+//!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
+//!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL
 //! ```
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
 
@@ -52,6 +60,31 @@ pub enum Change {
         table: String,
         key: Key,
     },
+    /// A table rebuilt in a new shape (`ALTER TABLE` ADD PRIMARY KEY, ADD/DROP COLUMN,
+    /// ALTER COLUMN TYPE): each row made from the old one column by column, keyed by the
+    /// new schema's key. A conversion runs in time zone `zone`, the DDL session's, so
+    /// that recovery converts as the statement did.
+    RewriteTable {
+        schema: TableSchema,
+        sources: Vec<ColumnSource>,
+        zone: String,
+    },
+    /// `ALTER TABLE from RENAME TO to`: the rows stay.
+    RenameTable {
+        from: String,
+        to: String,
+    },
+}
+
+/// Where a column of a rewritten table's rows comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnSource {
+    /// The old row's column, as it is.
+    Old(usize),
+    /// One value for every row (an added column's default).
+    Constant(Value),
+    /// The old row's column converted to the new column's type.
+    Converted(usize),
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -83,6 +116,28 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
             Value::Bool(b) => {
                 out.push(4);
                 out.push(*b as u8);
+            }
+            Value::Date(d) => {
+                out.push(5);
+                out.extend_from_slice(&d.to_le_bytes());
+            }
+            Value::Time(t) => {
+                out.push(6);
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+            Value::Timestamp(t) => {
+                out.push(7);
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+            Value::TimestampTz(t) => {
+                out.push(8);
+                out.extend_from_slice(&t.to_le_bytes());
+            }
+            Value::Interval(iv) => {
+                out.push(9);
+                out.extend_from_slice(&iv.months.to_le_bytes());
+                out.extend_from_slice(&iv.days.to_le_bytes());
+                out.extend_from_slice(&iv.micros.to_le_bytes());
             }
         }
     }
@@ -120,6 +175,11 @@ impl Change {
                         DataType::Float => (2, u32::MAX),
                         DataType::Text { max_chars } => (3, max_chars.unwrap_or(u32::MAX)),
                         DataType::Bool => (4, u32::MAX),
+                        DataType::Date => (5, u32::MAX),
+                        DataType::Time => (6, u32::MAX),
+                        DataType::Timestamp => (7, u32::MAX),
+                        DataType::TimestampTz => (8, u32::MAX),
+                        DataType::Interval => (9, u32::MAX),
                     };
                     out.push(tag);
                     put_u32(out, max);
@@ -150,6 +210,33 @@ impl Change {
                 put_str(out, table);
                 put_values(out, key);
             }
+            Change::RewriteTable { schema, sources, zone } => {
+                out.push(9);
+                put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
+                put_u32(out, sources.len() as u32);
+                for source in sources {
+                    match source {
+                        ColumnSource::Old(i) => {
+                            out.push(0);
+                            put_u32(out, *i as u32);
+                        }
+                        ColumnSource::Constant(v) => {
+                            out.push(1);
+                            put_values(out, std::slice::from_ref(v));
+                        }
+                        ColumnSource::Converted(i) => {
+                            out.push(2);
+                            put_u32(out, *i as u32);
+                        }
+                    }
+                }
+                put_str(out, zone);
+            }
+            Change::RenameTable { from, to } => {
+                out.push(10);
+                put_str(out, from);
+                put_str(out, to);
+            }
         }
     }
 
@@ -169,6 +256,11 @@ impl Change {
                         2 => DataType::Float,
                         3 => DataType::Text { max_chars: (max != u32::MAX).then_some(max) },
                         4 => DataType::Bool,
+                        5 => DataType::Date,
+                        6 => DataType::Time,
+                        7 => DataType::Timestamp,
+                        8 => DataType::TimestampTz,
+                        9 => DataType::Interval,
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -199,6 +291,30 @@ impl Change {
             4 => Change::Insert { table: r.str()?, row: Row::from(r.values()?) },
             5 => Change::Update { table: r.str()?, key: r.values()?.into(), row: Row::from(r.values()?) },
             6 => Change::Delete { table: r.str()?, key: r.values()?.into() },
+            9 => {
+                let json = r.str()?;
+                let schema: TableSchema =
+                    serde_json::from_str(&json).map_err(|e| corrupt(format!("schema JSON: {e}")))?;
+                let schema = schema.validated().map_err(|e| corrupt(format!("schema: {e}")))?;
+                let n = r.count(5)?;
+                if n != schema.columns.len() {
+                    return Err(corrupt(format!("{n} column sources for {} columns", schema.columns.len())));
+                }
+                let mut sources = Vec::with_capacity(n);
+                for _ in 0..n {
+                    sources.push(match r.u8()? {
+                        0 => ColumnSource::Old(r.u32()? as usize),
+                        1 => match <[Value; 1]>::try_from(r.values()?) {
+                            Ok([v]) => ColumnSource::Constant(v),
+                            Err(_) => return Err(corrupt("a constant of other than one value".into())),
+                        },
+                        2 => ColumnSource::Converted(r.u32()? as usize),
+                        t => return Err(corrupt(format!("column source tag {t}"))),
+                    });
+                }
+                Change::RewriteTable { schema, sources, zone: r.str()? }
+            }
+            10 => Change::RenameTable { from: r.str()?, to: r.str()? },
             t => return Err(corrupt(format!("change tag {t}"))),
         };
         if r.at != bytes.len() {
@@ -265,6 +381,15 @@ impl Reader<'_> {
                 2 => Value::Float(f64::from_bits(self.u64()?)),
                 3 => Value::Text(self.str()?),
                 4 => Value::Bool(self.bool()?),
+                5 => Value::Date(self.u32()? as i32),
+                6 => Value::Time(self.u64()? as i64),
+                7 => Value::Timestamp(self.u64()? as i64),
+                8 => Value::TimestampTz(self.u64()? as i64),
+                9 => Value::Interval(crate::datetime::Interval {
+                    months: self.u32()? as i32,
+                    days: self.u32()? as i32,
+                    micros: self.u64()? as i64,
+                }),
                 t => return Err(corrupt(format!("value tag {t}"))),
             });
         }
@@ -286,6 +411,13 @@ mod tests {
                 .prop_map(Value::Float),
             ".{0,20}".prop_map(Value::Text),
             any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::Date),
+            any::<i64>().prop_map(Value::Time),
+            any::<i64>().prop_map(Value::Timestamp),
+            any::<i64>().prop_map(Value::TimestampTz),
+            (any::<i32>(), any::<i32>(), any::<i64>()).prop_map(|(months, days, micros)| Value::Interval(
+                crate::datetime::Interval { months, days, micros }
+            )),
         ]
     }
 
@@ -322,6 +454,26 @@ mod tests {
                     .collect();
                 Change::CreateTable(TableSchema::new(&table, columns, vec![0]).unwrap())
             }),
+            (name, name).prop_map(|(from, to)| Change::RenameTable { from, to }),
+            (name, proptest::collection::vec((0u8..3, 0usize..4, arb_value()), 1..5), "[A-Za-z/_]{0,20}")
+                .prop_map(|(table, picks, zone)| {
+                    let columns = (0..picks.len())
+                        .map(|i| Column { name: format!("c{i}"), ty: DataType::Int, nullable: i > 0 })
+                        .collect();
+                    let sources = picks
+                        .into_iter()
+                        .map(|(kind, i, v)| match kind {
+                            0 => ColumnSource::Old(i),
+                            1 => ColumnSource::Constant(v),
+                            _ => ColumnSource::Converted(i),
+                        })
+                        .collect();
+                    Change::RewriteTable {
+                        schema: TableSchema::new(&table, columns, vec![0]).unwrap(),
+                        sources,
+                        zone,
+                    }
+                }),
         ]
     }
 

@@ -663,11 +663,16 @@ impl DbShared {
     /// combining, where each commit costs a wake-up; a lock-free state pointer, whose
     /// store visits every reader thread.)
     fn apply_committed(&self, commit: CopiedCommit<'_>) {
-        if commit
-            .changes
-            .iter()
-            .any(|c| matches!(c, Change::CreateTable(_) | Change::DropTable { .. } | Change::AlterTable(_)))
-        {
+        if commit.changes.iter().any(|c| {
+            matches!(
+                c,
+                Change::CreateTable(_)
+                    | Change::DropTable { .. }
+                    | Change::AlterTable(_)
+                    | Change::RewriteTable { .. }
+                    | Change::RenameTable { .. }
+            )
+        }) {
             // Before the change is visible: a plan compiled against the old schema fails
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
@@ -942,6 +947,8 @@ impl Database {
             defer_durability: false,
             durability_wait: None,
             statement_timeout_ms: None,
+            zone: crate::datetime::ZoneId::UTC,
+            txn_timestamp: Cell::new(None),
         }
     }
 
@@ -1324,6 +1331,11 @@ pub struct Session {
     durability_wait: Option<crate::durability::DurabilityWait>,
     /// Session-level `statement_timeout` in milliseconds, 0 for none (None: the system's).
     pub(crate) statement_timeout_ms: Option<u64>,
+    /// The session's time zone (`SET TIME ZONE`), current on the thread during its calls.
+    pub(crate) zone: crate::datetime::ZoneId,
+    /// What `now()` gives in the current transaction, once read
+    /// (`transaction_timestamp`); forgotten when the transaction ends.
+    txn_timestamp: Cell<Option<i64>>,
 }
 
 /// The wire server's work on a request, begun with `Session::begin_server_work`: hand
@@ -1395,6 +1407,7 @@ impl Session {
             return T::terminated(e);
         }
         self.call_depth = 1;
+        self.zone.make_current();
         self.start_statement_clock();
         let timed = self.redo.timed_statistics();
         let result;
@@ -1551,6 +1564,33 @@ impl Session {
     pub fn call_times(&self) -> CallTimes {
         let [user_calls, db_time_us, db_cpu_us] = self.entry.call_counts();
         CallTimes { user_calls, db_time_us, db_cpu_us }
+    }
+
+    /// What `now()`, `CURRENT_TIMESTAMP` and `CURRENT_DATE` read: the same instant for a
+    /// whole transaction, as in PostgreSQL. The clock is read at the transaction's first
+    /// use of it (not at its start, so that a transaction that uses none reads no
+    /// clock, and the commit path stays as it was).
+    pub(crate) fn transaction_timestamp(&self) -> i64 {
+        match self.txn_timestamp.get() {
+            Some(t) => t,
+            None => {
+                let t = crate::datetime::now();
+                self.txn_timestamp.set(Some(t));
+                t
+            }
+        }
+    }
+
+    /// The transaction ended (a commit or rollback here, or the end of a statement the
+    /// layer above ran as a transaction of its own without changing anything): the next
+    /// one reads the clock afresh.
+    pub fn transaction_ended(&self) {
+        self.txn_timestamp.set(None);
+    }
+
+    /// The session's time zone.
+    pub fn time_zone(&self) -> crate::datetime::ZoneId {
+        self.zone
     }
 
     /// The session's identifier in the `v$` views (`v$session.sid`).
@@ -2046,7 +2086,11 @@ impl Session {
 
     /// Runs a DDL change as its own transaction, after committing the open one: one user
     /// call (it may wait for the table's lock).
-    fn ddl(&mut self, table: &str, check: impl FnOnce(&DbState) -> DbResult<Change>) -> DbResult<()> {
+    pub(crate) fn ddl(
+        &mut self,
+        table: &str,
+        check: impl FnOnce(&DbState) -> DbResult<Change>,
+    ) -> DbResult<()> {
         self.user_call(|s| s.ddl_call(table, check))
     }
 
@@ -2206,6 +2250,7 @@ impl Session {
         options: CommitOptions,
         defer: bool,
     ) -> DbResult<Option<CommitReceipt>> {
+        self.txn_timestamp.set(None);
         let Some(mut txn) = self.txn.take() else { return Ok(None) };
         if txn.changes.is_empty() {
             self.db.locks.release_all(txn.id, &mut txn.held);
@@ -2259,6 +2304,7 @@ impl Session {
 
     /// Rolls back the open transaction: nothing is written.
     pub fn rollback(&mut self) {
+        self.txn_timestamp.set(None);
         if let Some(mut txn) = self.txn.take() {
             self.db.locks.release_all(txn.id, &mut txn.held);
             self.spare_txn = Some(txn.recycle());
@@ -2374,12 +2420,12 @@ impl ReturnedRows for u64 {
     }
 }
 
-fn format_key(key: &[Value]) -> String {
+pub(crate) fn format_key(key: &[Value]) -> String {
     key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// The table that has an index named `name`, if one has.
-fn index_named<'a>(st: &'a DbState, name: &str) -> Option<&'a Arc<TableSchema>> {
+pub(crate) fn index_named<'a>(st: &'a DbState, name: &str) -> Option<&'a Arc<TableSchema>> {
     st.schemas().find(|s| s.indexes.iter().any(|i| i.name == name))
 }
 

@@ -42,12 +42,27 @@ pub enum DbError {
     Grouping(String),
     #[error("{0} out of range")]
     NumericOutOfRange(String),
+    /// Text that is no date, time, timestamp or interval (PostgreSQL's 22007); the
+    /// message names the type and the text.
+    #[error("{0}")]
+    InvalidDatetime(String),
+    /// A date or time outside its type's range, or a field out of range (22008).
+    #[error("{0}")]
+    DatetimeOverflow(String),
     #[error("function {0} does not exist")]
     UndefinedFunction(String),
     #[error("type \"{0}\" does not exist")]
     UndefinedType(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
+    #[error("column \"{0}\" of relation \"{1}\" already exists")]
+    DuplicateColumn(String, String),
+    /// A table definition that cannot be (PostgreSQL's 42P16).
+    #[error("{0}")]
+    InvalidTableDefinition(String),
+    /// A conversion between types that has none (PostgreSQL's 42846).
+    #[error("{0}")]
+    CannotCoerce(String),
     #[error("{0}")]
     InvalidRowCount(String),
     #[error("unrecognized configuration parameter \"{0}\"")]
@@ -157,9 +172,14 @@ impl DbError {
             DbError::DivisionByZero => "22012",
             DbError::Grouping(_) => "42803",
             DbError::NumericOutOfRange(_) => "22003",
+            DbError::InvalidDatetime(_) => "22007",
+            DbError::DatetimeOverflow(_) => "22008",
             DbError::UndefinedFunction(_) => "42883",
             DbError::UndefinedType(_) => "42704",
             DbError::DatatypeMismatch(_) => "42804",
+            DbError::CannotCoerce(_) => "42846",
+            DbError::DuplicateColumn(..) => "42701",
+            DbError::InvalidTableDefinition(_) => "42P16",
             DbError::InvalidRowCount(_) => "2201W",
             DbError::UnknownParameter(_) => "42704",
             DbError::InvalidParameterValue { .. } => "22023",

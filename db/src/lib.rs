@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod checkpointer;
 pub mod counters;
 pub mod database;
+pub mod datetime;
 pub mod durability;
 pub mod error;
 pub mod locks;

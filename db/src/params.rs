@@ -534,6 +534,9 @@ impl Session {
         if name.eq_ignore_ascii_case("synchronous_commit") {
             return self.set_synchronous_commit(value);
         }
+        if name.eq_ignore_ascii_case("timezone") {
+            return self.set_time_zone(value);
+        }
         if let Some(warning) =
             self.set_parameter(Scope::Session, name, &ParamValue::Word(value.to_string()))?
         {
@@ -546,6 +549,9 @@ impl Session {
     pub fn reset_setting(&mut self, name: &str) -> DbResult<()> {
         if name.eq_ignore_ascii_case("synchronous_commit") {
             return self.set_synchronous_commit("default");
+        }
+        if name.eq_ignore_ascii_case("timezone") {
+            return self.set_time_zone("UTC");
         }
         self.set_parameter(Scope::Session, name, &ParamValue::Default).map(|_| ())
     }
@@ -571,7 +577,24 @@ impl Session {
     /// wire server's application_name, DateStyle, ...), so that `current_setting()` reads
     /// it. The database does not check or use it.
     pub fn set_client_setting(&mut self, name: &str, value: &str) {
-        self.client_settings.insert(name.to_ascii_lowercase(), value.to_string());
+        let name = name.to_ascii_lowercase();
+        if name == "timezone" {
+            // The layer above checked it (`datetime::ZoneId::named`); a zone that is no
+            // longer known leaves the session's as it was.
+            if let Ok(zone) = crate::datetime::ZoneId::named(value) {
+                self.zone = zone;
+                zone.make_current();
+            }
+        }
+        self.client_settings.insert(name, value.to_string());
+    }
+
+    /// Sets the session's time zone (`SET TIME ZONE`, the `TimeZone` setting): an IANA
+    /// name or hours east of UTC; anything else is 22023.
+    pub fn set_time_zone(&mut self, name: &str) -> DbResult<()> {
+        crate::datetime::ZoneId::named(name)?;
+        self.set_client_setting("timezone", name.trim());
+        Ok(())
     }
 
     /// PostgreSQL's `SET synchronous_commit`: on (and local, remote_write, remote_apply)

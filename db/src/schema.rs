@@ -86,6 +86,22 @@ impl std::hash::Hash for Key {
                     state.write_u64(f.to_bits());
                 }
                 Value::Bool(b) => state.write_u8(2 + *b as u8),
+                Value::Date(d) => {
+                    state.write_u8(5);
+                    state.write_i32(*d);
+                }
+                Value::Timestamp(t) | Value::TimestampTz(t) => {
+                    state.write_u8(6);
+                    state.write_i64(*t);
+                }
+                Value::Time(t) => {
+                    state.write_u8(7);
+                    state.write_i64(*t);
+                }
+                Value::Interval(iv) => {
+                    state.write_u8(8);
+                    state.write_i128(iv.comparable());
+                }
                 Value::Text(t) => {
                     state.write_u8(4);
                     t.hash(state);
@@ -438,8 +454,54 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
             }
             Ok(Value::Text(text))
         }
+        (ty, v) if ty.is_datetime() || matches!(ty, DataType::Time | DataType::Interval) => {
+            coerce_temporal(v, ty)
+        }
         (_, v) => Err(mismatch(&v)),
     }
+}
+
+/// Converts a value to a date or time type: text is read as PostgreSQL reads it, a date
+/// and the timestamps convert between each other (through the session's zone where one
+/// is a TIMESTAMPTZ), a timestamp's time of day is a TIME, a TIME an INTERVAL.
+fn coerce_temporal(value: Value, ty: DataType) -> DbResult<Value> {
+    use crate::datetime as dt;
+    let zone = || dt::ZoneId::current().zone();
+    Ok(match (ty, value) {
+        (ty, v) if v.has_type(ty) => v,
+        (DataType::Date, Value::Text(t)) => Value::Date(dt::parse_date(&t)?),
+        (DataType::Time, Value::Text(t)) => Value::Time(dt::parse_time(&t)?),
+        (DataType::Timestamp, Value::Text(t)) => Value::Timestamp(dt::parse_timestamp(&t)?),
+        (DataType::TimestampTz, Value::Text(t)) => Value::TimestampTz(dt::parse_timestamptz(&t)?),
+        (DataType::Interval, Value::Text(t)) => Value::Interval(dt::parse_interval(&t)?),
+        (DataType::Date, Value::Timestamp(t)) => Value::Date(dt::timestamp_to_date(t)?),
+        (DataType::Date, Value::TimestampTz(t)) => {
+            Value::Date(dt::timestamp_to_date(dt::timestamptz_to_timestamp(t, &zone())?)?)
+        }
+        (DataType::Timestamp, Value::Date(d)) => Value::Timestamp(dt::date_to_timestamp(d)),
+        (DataType::Timestamp, Value::TimestampTz(t)) => {
+            Value::Timestamp(dt::timestamptz_to_timestamp(t, &zone())?)
+        }
+        (DataType::TimestampTz, Value::Date(d)) => {
+            Value::TimestampTz(dt::timestamp_to_timestamptz(dt::date_to_timestamp(d), &zone())?)
+        }
+        (DataType::TimestampTz, Value::Timestamp(t)) => {
+            Value::TimestampTz(dt::timestamp_to_timestamptz(t, &zone())?)
+        }
+        (DataType::Time, Value::Timestamp(t)) => Value::Time(t.rem_euclid(dt::MICROS_PER_DAY)),
+        (DataType::Time, Value::TimestampTz(t)) => Value::Time(dt::time_of_day(dt::civil_in(t, &zone())?)),
+        (DataType::Time, Value::Interval(iv)) => Value::Time(iv.micros.rem_euclid(dt::MICROS_PER_DAY)),
+        (DataType::Interval, Value::Time(t)) => {
+            Value::Interval(dt::Interval { months: 0, days: 0, micros: t })
+        }
+        (ty, v) => {
+            return Err(DbError::CannotCoerce(format!(
+                "cannot cast type {} to {}",
+                v.data_type().map_or("unknown".into(), |t| t.name().to_lowercase()),
+                ty.name().to_lowercase()
+            )))
+        }
+    })
 }
 
 #[cfg(test)]

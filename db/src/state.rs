@@ -54,6 +54,17 @@ pub fn shard_of(key: &[Value]) -> usize {
             Value::Int(i) => add(*i as u64),
             Value::Float(f) => add(f.to_bits() ^ 1),
             Value::Bool(b) => add(2 + *b as u64),
+            // Consistent with `Value`'s order: timestamps of either kind with equal
+            // microseconds are equal, a date equals no timestamp, intervals compare by
+            // their span.
+            Value::Date(d) => add(*d as u64 ^ 3),
+            Value::Timestamp(t) | Value::TimestampTz(t) => add(*t as u64 ^ 4),
+            Value::Time(t) => add(*t as u64 ^ 5),
+            Value::Interval(iv) => {
+                let span = iv.comparable();
+                add(span as u64);
+                add((span >> 64) as u64 ^ 6);
+            }
             Value::Text(t) => {
                 add(t.len() as u64);
                 let mut chunks = t.as_bytes().chunks_exact(8);
@@ -168,6 +179,29 @@ impl ShardsMut for [Shard] {
     }
 }
 
+/// A row of a rewritten table, made from its old row (`Change::RewriteTable`).
+fn rebuild_row(
+    schema: &TableSchema,
+    sources: &[crate::change::ColumnSource],
+    old: &[Value],
+) -> DbResult<Row> {
+    use crate::change::ColumnSource;
+    let old_value = |i: usize| {
+        old.get(i).cloned().ok_or_else(|| {
+            DbError::CorruptChange(format!("a rewrite reads column {i} of a row of {}", old.len()))
+        })
+    };
+    let mut row = Vec::with_capacity(sources.len());
+    for (column, source) in schema.columns.iter().zip(sources) {
+        row.push(match source {
+            ColumnSource::Old(i) => old_value(*i)?,
+            ColumnSource::Constant(v) => v.clone(),
+            ColumnSource::Converted(i) => crate::schema::coerce(old_value(*i)?, column.ty)?,
+        });
+    }
+    Ok(Row::from(row))
+}
+
 /// Applies one change. A change that does not fit the state (a duplicate key, a missing
 /// row or table) is an error: on the commit path that is a bug (changes are validated
 /// under row locks), in recovery it means the redo is corrupt.
@@ -194,6 +228,53 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
                     table.index_row(row, true);
                 }
                 *t = table;
+            }
+        }
+        Change::RewriteTable { schema, sources, zone } => {
+            shards.any().table(&schema.name)?;
+            let schema = Arc::new(schema.clone());
+            let mut fresh: Vec<Table> = (0..SHARDS).map(|_| Table::new(schema.clone())).collect();
+            // Conversions read the time zone of the thread: the statement's, as logged.
+            let saved_zone = crate::datetime::ZoneId::current();
+            crate::datetime::ZoneId::named(zone).unwrap_or_default().make_current();
+            let rebuilt = (|| -> DbResult<()> {
+                for i in 0..SHARDS {
+                    for old in shards.shard(i).table(&schema.name)?.rows.values() {
+                        let row = rebuild_row(&schema, sources, old)?;
+                        let key = schema.key_of(&row);
+                        let shard = &mut fresh[shard_of(&key)];
+                        if shard.rows.insert(key.clone(), row).is_some() {
+                            return Err(DbError::DuplicateKey {
+                                table: schema.name.clone(),
+                                key: format!("{key:?}"),
+                            });
+                        }
+                    }
+                }
+                Ok(())
+            })();
+            saved_zone.make_current();
+            rebuilt?;
+            for (i, mut table) in fresh.into_iter().enumerate() {
+                let rows: Vec<Row> = table.rows.values().cloned().collect();
+                for row in &rows {
+                    table.index_row(row, true);
+                }
+                *shards.shard(i).table_mut(&schema.name)? = table;
+            }
+        }
+        Change::RenameTable { from, to } => {
+            shards.any().table(from)?;
+            if shards.any().has_table(to) {
+                return Err(DbError::TableExists(to.clone()));
+            }
+            for i in 0..SHARDS {
+                let shard = shards.shard(i);
+                let mut table = shard.tables.remove(from).expect("every shard has every table");
+                let mut schema = TableSchema::clone(&table.schema);
+                schema.name = to.clone();
+                table.schema = Arc::new(schema);
+                shard.tables.insert(to.clone(), table);
             }
         }
         Change::DropTable { table } => {
@@ -329,6 +410,29 @@ pub struct TableView<'a> {
 }
 
 impl DbState {
+    /// Checks that every secondary index holds exactly the entries of its table's rows
+    /// (what a rebuild from the rows would make): the invariant the commit path, the
+    /// image load and recovery keep. Names the first index that differs.
+    pub fn verify_indexes(&self) -> Result<(), String> {
+        for shard in &self.shards {
+            for (name, table) in &shard.tables {
+                for (i, index) in table.schema.indexes.iter().enumerate() {
+                    let rebuilt: OrdMap<Key, ()> =
+                        table.rows.values().map(|row| (table.schema.index_key(index, row), ())).collect();
+                    if rebuilt != table.indexes[i] {
+                        return Err(format!(
+                            "index \"{}\" of \"{name}\" has {} entries where its rows make {}",
+                            index.name,
+                            table.indexes[i].len(),
+                            rebuilt.len()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Records that commit `scn`, ending at `lsn` in the redo stream, has been applied,
     /// advancing the watermark over every commit applied ahead of it that now follows.
     pub fn mark_applied(&mut self, scn: Scn, lsn: Lsn) {
@@ -423,11 +527,16 @@ impl DbState {
         schema.check_stored_row(&row)?;
         let key = schema.key_of(&row);
         let shard = shard_of(&key);
-        if let Some(earlier) = self.shards[shard].table_mut(table)?.rows.insert(key, row) {
-            let key = self.shards[0].table(table)?.schema.key_of(&earlier);
+        let t = self.shards[shard].table_mut(table)?;
+        if let Some(earlier) = t.rows.insert(key, row.clone()) {
+            let key = t.schema.key_of(&earlier);
             return Err(DbError::CorruptChange(format!(
                 "two rows of table \"{table}\" have the key {key:?}"
             )));
+        }
+        // The image holds the rows only: their index entries are made as they load.
+        if !t.indexes.is_empty() {
+            t.index_row(&row, true);
         }
         Ok(())
     }

@@ -8,6 +8,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::datetime::{self, Interval, ZoneId};
+
 /// A column type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DataType {
@@ -20,6 +22,16 @@ pub enum DataType {
         max_chars: Option<u32>,
     },
     Bool,
+    /// DATE: days since 2000-01-01.
+    Date,
+    /// TIME (without time zone): microseconds since midnight.
+    Time,
+    /// TIMESTAMP (without time zone): a civil time, microseconds since 2000-01-01.
+    Timestamp,
+    /// TIMESTAMP WITH TIME ZONE: an instant, microseconds since 2000-01-01 UTC.
+    TimestampTz,
+    /// INTERVAL: months, days and microseconds.
+    Interval,
 }
 
 impl DataType {
@@ -30,7 +42,17 @@ impl DataType {
             DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
             DataType::Text { max_chars: None } => "TEXT".into(),
             DataType::Bool => "BOOLEAN".into(),
+            DataType::Date => "DATE".into(),
+            DataType::Time => "TIME".into(),
+            DataType::Timestamp => "TIMESTAMP".into(),
+            DataType::TimestampTz => "TIMESTAMP WITH TIME ZONE".into(),
+            DataType::Interval => "INTERVAL".into(),
         }
+    }
+
+    /// DATE, TIMESTAMP or TIMESTAMPTZ: the types a timestamp converts between.
+    pub fn is_datetime(&self) -> bool {
+        matches!(self, DataType::Date | DataType::Timestamp | DataType::TimestampTz)
     }
 }
 
@@ -42,6 +64,12 @@ pub enum Value {
     Float(f64),
     Text(String),
     Bool(bool),
+    /// The date and time types, in PostgreSQL's representation (see `datetime`).
+    Date(i32),
+    Time(i64),
+    Timestamp(i64),
+    TimestampTz(i64),
+    Interval(Interval),
 }
 
 impl Value {
@@ -55,6 +83,9 @@ impl Value {
             Value::Bool(_) => 1,
             Value::Int(_) | Value::Float(_) => 2,
             Value::Text(_) => 3,
+            Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 4,
+            Value::Time(_) => 5,
+            Value::Interval(_) => 6,
         }
     }
 
@@ -66,6 +97,21 @@ impl Value {
             Value::Float(_) => Some(DataType::Float),
             Value::Text(_) => Some(DataType::Text { max_chars: None }),
             Value::Bool(_) => Some(DataType::Bool),
+            Value::Date(_) => Some(DataType::Date),
+            Value::Time(_) => Some(DataType::Time),
+            Value::Timestamp(_) => Some(DataType::Timestamp),
+            Value::TimestampTz(_) => Some(DataType::TimestampTz),
+            Value::Interval(_) => Some(DataType::Interval),
+        }
+    }
+
+    /// A DATE, TIMESTAMP or TIMESTAMPTZ as microseconds since 2000-01-01 (a date at its
+    /// midnight), the scale they are ordered on together.
+    fn datetime_micros(&self) -> Option<i64> {
+        match self {
+            Value::Date(d) => Some(datetime::date_to_timestamp(*d)),
+            Value::Timestamp(t) | Value::TimestampTz(t) => Some(*t),
+            _ => None,
         }
     }
 }
@@ -83,6 +129,11 @@ impl Value {
                 | (Value::Float(_), DataType::Float)
                 | (Value::Text(_), DataType::Text { .. })
                 | (Value::Bool(_), DataType::Bool)
+                | (Value::Date(_), DataType::Date)
+                | (Value::Time(_), DataType::Time)
+                | (Value::Timestamp(_), DataType::Timestamp)
+                | (Value::TimestampTz(_), DataType::TimestampTz)
+                | (Value::Interval(_), DataType::Interval)
         )
     }
 }
@@ -99,6 +150,14 @@ impl Ord for Value {
             (Value::Int(a), Value::Float(b)) => cmp_f64(*a as f64, *b).then(Ordering::Less),
             (Value::Float(a), Value::Int(b)) => cmp_f64(*a, *b as f64).then(Ordering::Greater),
             (Value::Text(a), Value::Text(b)) => a.cmp(b),
+            (Value::Time(a), Value::Time(b)) => a.cmp(b),
+            (Value::Interval(a), Value::Interval(b)) => a.comparable().cmp(&b.comparable()),
+            // Dates and timestamps on one scale; a date before a timestamp of its
+            // midnight, so that equal instants of different types stay distinct keys.
+            (a, b) if a.rank() == 4 && b.rank() == 4 => {
+                let kind = |v: &Value| matches!(v, Value::Timestamp(_) | Value::TimestampTz(_)) as u8;
+                a.datetime_micros().cmp(&b.datetime_micros()).then(kind(a).cmp(&kind(b)))
+            }
             (a, b) => a.rank().cmp(&b.rank()),
         }
     }
@@ -126,6 +185,26 @@ impl fmt::Display for Value {
             Value::Float(v) => write!(f, "{v}"),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
+            other => {
+                let mut text = String::new();
+                other.write_datetime(&mut text);
+                f.write_str(&text)
+            }
+        }
+    }
+}
+
+impl Value {
+    /// A date or time value's PostgreSQL text (a TIMESTAMPTZ in the session's zone);
+    /// nothing for other values.
+    pub fn write_datetime(&self, out: &mut String) {
+        match self {
+            Value::Date(d) => datetime::write_date(*d, out),
+            Value::Time(t) => datetime::write_time(*t, out),
+            Value::Timestamp(t) => datetime::write_timestamp(*t, out),
+            Value::TimestampTz(t) => datetime::write_timestamptz(*t, &ZoneId::current().zone(), out),
+            Value::Interval(iv) => datetime::write_interval(iv, out),
+            _ => {}
         }
     }
 }

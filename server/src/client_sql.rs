@@ -228,6 +228,12 @@ impl ClientSettings {
                     message: format!("invalid value for parameter \"client_encoding\": \"{value}\" (only UTF8 is supported)"),
                 });
             }
+            "timezone" if db::datetime::ZoneId::named(&value).is_err() => {
+                return Err(SettingError {
+                    sqlstate: "22023",
+                    message: format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+                });
+            }
             "datestyle" if !value.to_ascii_uppercase().starts_with("ISO") => {
                 return Err(SettingError {
                     sqlstate: "22023",

@@ -615,6 +615,8 @@ impl SessionState {
         messages: &mut std::collections::VecDeque<PgWireFrontendMessage>,
     ) -> (BytesMut, Option<db::DurabilityWait>) {
         let work = self.session.begin_server_work();
+        // Values are read and written in the session's time zone.
+        self.session.time_zone().make_current();
         while let Some(message) = messages.pop_front() {
             self.handle_message(message);
             // A commit that must wait for durability left its wait: the connection awaits
@@ -686,6 +688,7 @@ impl SessionState {
 
     /// The transaction ended: its SETs are kept or undone, its savepoints go.
     fn settings_transaction_ended(&mut self, committed: bool) {
+        self.session.transaction_ended();
         self.savepoints.clear();
         for (key, value) in self.settings_txn.finish(committed) {
             self.put_back(key, &value);

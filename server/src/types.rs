@@ -19,6 +19,11 @@ pub const OID_FLOAT4: u32 = 700;
 pub const OID_FLOAT8: u32 = 701;
 pub const OID_UNKNOWN: u32 = 705;
 pub const OID_VARCHAR: u32 = 1043;
+pub const OID_DATE: u32 = 1082;
+pub const OID_TIME: u32 = 1083;
+pub const OID_TIMESTAMP: u32 = 1114;
+pub const OID_TIMESTAMPTZ: u32 = 1184;
+pub const OID_INTERVAL: u32 = 1186;
 pub const OID_NUMERIC: u32 = 1700;
 
 pub const FORMAT_TEXT: i16 = 0;
@@ -32,13 +37,21 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
         Some(DataType::Text { max_chars: None }) | None => OID_TEXT,
+        Some(DataType::Date) => OID_DATE,
+        Some(DataType::Time) => OID_TIME,
+        Some(DataType::Timestamp) => OID_TIMESTAMP,
+        Some(DataType::TimestampTz) => OID_TIMESTAMPTZ,
+        Some(DataType::Interval) => OID_INTERVAL,
     }
 }
 
 /// The (size, modifier) of a RowDescription field of type `ty`.
 pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
     match ty {
-        Some(DataType::Int) | Some(DataType::Float) => (8, -1),
+        Some(DataType::Int | DataType::Float) => (8, -1),
+        Some(DataType::Time | DataType::Timestamp | DataType::TimestampTz) => (8, -1),
+        Some(DataType::Date) => (4, -1),
+        Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
@@ -53,6 +66,11 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_FLOAT4 | OID_FLOAT8 | OID_NUMERIC => Some(DataType::Float),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
+        OID_DATE => Some(DataType::Date),
+        OID_TIME => Some(DataType::Time),
+        OID_TIMESTAMP => Some(DataType::Timestamp),
+        OID_TIMESTAMPTZ => Some(DataType::TimestampTz),
+        OID_INTERVAL => Some(DataType::Interval),
         _ => None,
     }
 }
@@ -68,6 +86,13 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+        // In the session's zone: the connection makes it current while it handles the
+        // client's messages (`SessionState::handle_messages`).
+        other => {
+            let mut text = String::new();
+            other.write_datetime(&mut text);
+            out.extend_from_slice(text.as_bytes());
+        }
     }
 }
 
@@ -96,6 +121,17 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
         (Value::Bool(b), OID_BOOL) => out.push(u8::from(*b)),
+        // PostgreSQL's binary forms are the values as they are: days or microseconds
+        // since 2000-01-01, microseconds since midnight.
+        (Value::Date(d), OID_DATE) => out.extend_from_slice(&d.to_be_bytes()),
+        (Value::Time(t), OID_TIME)
+        | (Value::Timestamp(t), OID_TIMESTAMP)
+        | (Value::TimestampTz(t), OID_TIMESTAMPTZ) => out.extend_from_slice(&t.to_be_bytes()),
+        (Value::Interval(iv), OID_INTERVAL) => {
+            out.extend_from_slice(&iv.micros.to_be_bytes());
+            out.extend_from_slice(&iv.days.to_be_bytes());
+            out.extend_from_slice(&iv.months.to_be_bytes());
+        }
         (value, _) => write_text(value, out),
     }
 }
@@ -250,6 +286,7 @@ fn read_text(text: &str, ty: Option<DataType>) -> Result<Value, DbError> {
             _ => Err(invalid("boolean", text)),
         },
         Some(DataType::Text { .. }) | None => Ok(Value::Text(text.to_string())),
+        Some(ty) => db::schema::coerce(Value::Text(text.to_string()), ty),
     }
 }
 
@@ -280,6 +317,27 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
             [b] => Ok(Value::Bool(*b != 0)),
             _ => Err(wrong_size()),
         },
+        (_, Some(DataType::Date)) => {
+            let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Date(i32::from_be_bytes(b)))
+        }
+        (_, Some(ty @ (DataType::Time | DataType::Timestamp | DataType::TimestampTz))) => {
+            let b: [u8; 8] = bytes.try_into().map_err(|_| wrong_size())?;
+            let micros = i64::from_be_bytes(b);
+            Ok(match ty {
+                DataType::Time => Value::Time(micros),
+                DataType::Timestamp => Value::Timestamp(micros),
+                _ => Value::TimestampTz(micros),
+            })
+        }
+        (_, Some(DataType::Interval)) => {
+            let b: [u8; 16] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Interval(db::datetime::Interval {
+                micros: i64::from_be_bytes(b[0..8].try_into().expect("8 bytes")),
+                days: i32::from_be_bytes(b[8..12].try_into().expect("4 bytes")),
+                months: i32::from_be_bytes(b[12..16].try_into().expect("4 bytes")),
+            }))
+        }
         (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
             .map(|s| Value::Text(s.to_string()))
             .map_err(|_| invalid("text", "bytes that are not UTF-8")),

@@ -609,6 +609,7 @@ fn value_text(v: &Value) -> String {
         Value::Float(f) => float_text(*f),
         Value::Text(t) => t.clone(),
         Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+        other => other.to_string(),
     }
 }
 

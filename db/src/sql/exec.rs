@@ -87,7 +87,7 @@ pub enum QueryResult {
 pub type Tag = std::borrow::Cow<'static, str>;
 
 impl QueryResult {
-    fn command(tag: impl Into<Tag>, rows_affected: u64) -> QueryResult {
+    pub(crate) fn command(tag: impl Into<Tag>, rows_affected: u64) -> QueryResult {
         QueryResult::Command { tag: tag.into(), rows_affected }
     }
 
@@ -164,14 +164,18 @@ impl CompiledDml {
     }
 
     /// The assignments and the rows the WHERE picks, with the parameters given `params`.
-    fn with_params<'a>(&'a self, params: &'a [Value]) -> DbResult<(Assignments<'a>, Picked<'a>)> {
+    fn with_params<'a>(
+        &'a self,
+        params: &'a [Value],
+        session: &Session,
+    ) -> DbResult<(Assignments<'a>, Picked<'a>)> {
         let mut sets = Assignments::new();
         for (i, e) in &self.sets {
             sets.push((
                 *i,
                 match e.lone_param(params) {
                     Some(value) => Assigned::Bound(value?),
-                    None => match e.with_params(params)? {
+                    None => match e.with_params(params, &|| session.transaction_timestamp())? {
                         Cow::Borrowed(e) => Assigned::Expr(e),
                         Cow::Owned(e) => Assigned::Owned(Box::new(e)),
                     },
@@ -187,7 +191,11 @@ impl CompiledDml {
                 }
             }
         }
-        let filter = self.filter.as_ref().map(|f| f.with_params(params)).transpose()?;
+        let filter = self
+            .filter
+            .as_ref()
+            .map(|f| f.with_params(params, &|| session.transaction_timestamp()))
+            .transpose()?;
         Ok((sets, Picked::Filter(filter)))
     }
 }
@@ -260,8 +268,12 @@ struct ReturningOutput<'a> {
 }
 
 impl<'a> ReturningOutput<'a> {
-    fn new(returning: &'a Returning, params: &[Value]) -> DbResult<ReturningOutput<'a>> {
-        let exprs = returning.exprs.iter().map(|e| e.with_params(params)).collect::<DbResult<_>>()?;
+    fn new(returning: &'a Returning, params: &[Value], session: &Session) -> DbResult<ReturningOutput<'a>> {
+        let exprs = returning
+            .exprs
+            .iter()
+            .map(|e| e.with_params(params, &|| session.transaction_timestamp()))
+            .collect::<DbResult<_>>()?;
         Ok(ReturningOutput { exprs, rows: Vec::new() })
     }
 
@@ -343,8 +355,9 @@ pub(crate) struct InsertTarget {
     targets: Vec<usize>,
     /// `ON CONFLICT ...`: what a row that would repeat a key does instead.
     on_conflict: Option<OnConflict>,
-    /// The defaults of the columns the INSERT gives no value: (column, expression).
-    defaults: Vec<(usize, Expr)>,
+    /// The defaults of the columns the INSERT gives no value: (column, expression), with
+    /// `now()` and the like read at each row's insert (`Template::with_params`).
+    defaults: Vec<(usize, Template)>,
 }
 
 /// A compiled `ON CONFLICT [target] DO NOTHING | DO UPDATE SET ... [WHERE ...]`.
@@ -760,6 +773,7 @@ impl Session {
                 Ok(QueryResult::command("DROP INDEX", 0))
             }
             S::Truncate(truncate) => self.truncate_statement(truncate),
+            S::AlterTable(alter) => self.alter_table_statement(alter),
             S::Explain {
                 analyze,
                 verbose: false,
@@ -835,6 +849,22 @@ impl Session {
             Special::ReleaseSavepoint(name) => {
                 self.release_savepoint(&name)?;
                 Ok(QueryResult::command("RELEASE", 0))
+            }
+            Special::Maintenance { command, tables } => {
+                // The rows are kept in persistent trees: a version no snapshot holds is
+                // freed when the last reference to it goes, so there is nothing for
+                // VACUUM to reclaim, and the planner's estimates read the tables' row
+                // counts as they are. Both check the tables they name.
+                for table in &tables {
+                    self.schema_of(table)?;
+                }
+                Ok(QueryResult::command(
+                    match command {
+                        oracle::Maintenance::Vacuum => "VACUUM",
+                        oracle::Maintenance::Analyze => "ANALYZE",
+                    },
+                    0,
+                ))
             }
             Special::AlterSet { scope, assignments, persistence } => {
                 if persistence == Some(oracle::Persistence::Spfile) {
@@ -954,38 +984,19 @@ impl Session {
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         let mut defaults: Vec<(usize, String)> = Vec::new();
         for (i, def) in create.columns.iter().enumerate() {
-            let column_name = ident_name(&def.name);
-            let ty = sql_type(&def.data_type)?;
-            let mut nullable = true;
-            for option in &def.options {
-                match &option.option {
-                    ast::ColumnOption::Null => nullable = true,
-                    ast::ColumnOption::NotNull => nullable = false,
-                    ast::ColumnOption::PrimaryKey(_) => set_key(vec![i], &mut primary_key)?,
-                    ast::ColumnOption::Unique(_) => {
-                        uniques.push((option.name.as_ref().map(ident_name), vec![i]));
-                    }
-                    ast::ColumnOption::Default(expr) => {
-                        // Checked now (names, functions; a constant against the column's
-                        // type), kept as its text.
-                        let compiled =
-                            Binder::new(None, &[]).in_session(self).scalar(expr, "DEFAULT expressions")?;
-                        if let Expr::Literal(value) = compiled {
-                            if !value.is_null() {
-                                crate::schema::coerce(value, ty)?;
-                            }
-                        }
-                        defaults.push((i, expr.to_string()));
-                    }
-                    other => {
-                        return Err(DbError::Unsupported(format!(
-                            "the column option {other} (column \"{column_name}\")"
-                        )))
-                    }
-                }
+            let spec = self.column_spec(def)?;
+            if spec.primary_key {
+                set_key(vec![i], &mut primary_key)?;
             }
-            columns.push(Column { name: column_name, ty, nullable });
+            if let Some(name) = spec.unique {
+                uniques.push((name, vec![i]));
+            }
+            if let Some((text, _)) = spec.default {
+                defaults.push((i, text));
+            }
+            columns.push(spec.column);
         }
+        crate::sql::ddl::check_storage_parameters(&create.table_options)?;
         for constraint in &create.constraints {
             match constraint {
                 ast::TableConstraint::PrimaryKey(pk) => {
@@ -1045,11 +1056,7 @@ impl Session {
         let mut schema = TableSchema::new(&name, columns, primary_key)?;
         schema.defaults = defaults;
         for (index_name, key) in uniques {
-            // PostgreSQL's name for it: table_column(s)_key.
-            let index_name = index_name.unwrap_or_else(|| {
-                let names: Vec<&str> = key.iter().map(|&c| schema.columns[c].name.as_str()).collect();
-                format!("{name}_{}_key", names.join("_"))
-            });
+            let index_name = index_name.unwrap_or_else(|| crate::sql::ddl::unique_name(&schema, &key));
             schema = schema.with_index(crate::schema::IndexDef {
                 name: index_name,
                 columns: key,
@@ -1200,7 +1207,7 @@ impl Session {
                 // expression built around a copy of it and then evaluated.
                 let value = |e: &Template| match e.lone_param(params) {
                     Some(bound) => bound.cloned(),
-                    None => e.with_params(params)?.eval(&[], &[]),
+                    None => e.with_params(params, &|| self.transaction_timestamp())?.eval(&[], &[]),
                 };
                 // Every row's values first (an error in any comes before any row is locked),
                 // a single row's on the stack for up to 8 columns: its one allocation is
@@ -1380,10 +1387,8 @@ impl Session {
                 .try_with_sql(text)
                 .and_then(|mut p| p.parse_expr())
                 .map_err(|e| DbError::CorruptChange(format!("the default {text:?} of \"{table}\": {e}")))?;
-            defaults.push((
-                *column,
-                Binder::new(None, &[]).in_session(self).scalar(&expr, "DEFAULT expressions")?,
-            ));
+            defaults
+                .push((*column, Template::new(Binder::template(None).scalar(&expr, "DEFAULT expressions")?)));
         }
         Ok(InsertTarget { table, alias, schema, targets, on_conflict: None, defaults })
     }
@@ -1422,7 +1427,7 @@ impl Session {
         params: &[Value],
     ) -> DbResult<QueryResult> {
         let InsertTarget { table, schema, targets, .. } = target;
-        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
+        let mut output = returning.map(|r| ReturningOutput::new(r, params, self)).transpose()?;
         let inserted = self.statement(|s| {
             let mut inserted = 0u64;
             for values in rows {
@@ -1448,7 +1453,9 @@ impl Session {
                         row[i] = take(v);
                     }
                     for (i, default) in &target.defaults {
-                        row[*i] = assignable(default.eval(&[], &[])?, &schema.columns[*i])?;
+                        let value =
+                            default.with_params(&[], &|| s.transaction_timestamp())?.eval(&[], &[])?;
+                        row[*i] = assignable(value, &schema.columns[*i])?;
                     }
                     Row::from(row)
                 };
@@ -1524,7 +1531,7 @@ impl Session {
             unreachable!("an UPDATE's slot holds an UPDATE")
         };
         let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
-        let (mut sets, picked) = compiled.with_params(params)?;
+        let (mut sets, picked) = compiled.with_params(params, self)?;
         let picked = self.resolve_picked(picked)?;
         for (_, assigned) in sets.iter_mut() {
             let expr = match assigned {
@@ -1540,7 +1547,7 @@ impl Session {
         }
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
-        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
+        let mut output = returning.map(|r| ReturningOutput::new(r, params, self)).transpose()?;
         // An UPDATE that sets no key column cannot move a row onto a key it has yet to
         // visit, so its rows may be found one key at a time as it goes.
         let keys_stay = sets.iter().all(|(i, _)| !schema.primary_key.contains(i));
@@ -1637,11 +1644,11 @@ impl Session {
             unreachable!("a DELETE's slot holds a DELETE")
         };
         let relation = &compiled.relation;
-        let (_, picked) = compiled.with_params(params)?;
+        let (_, picked) = compiled.with_params(params, self)?;
         let picked = self.resolve_picked(picked)?;
         let table = relation.name.as_str();
         let returning = compiled.returning.as_ref();
-        let mut output = returning.map(|r| ReturningOutput::new(r, params)).transpose()?;
+        let mut output = returning.map(|r| ReturningOutput::new(r, params, self)).transpose()?;
         let deleted = self.statement(|s| {
             s.for_each_locked_row(relation, &picked, true, &mut |s, key, row| {
                 if let Some(output) = &mut output {

@@ -689,6 +689,10 @@ enum HashKey {
     Float(u64),
     Text(String),
     Bool(bool),
+    /// A date or a timestamp, on one scale (a date as its midnight), as SQL compares them.
+    Micros(i64),
+    Time(i64),
+    Interval(i128),
 }
 
 /// The hash key of `exprs` on `row`; None if a value is NULL (which equals nothing).
@@ -702,6 +706,10 @@ fn hash_key<'e>(exprs: impl Iterator<Item = &'e Expr>, row: &[Value]) -> DbResul
             Value::Float(f) => HashKey::Float(f.to_bits()),
             Value::Text(t) => HashKey::Text(t.to_string()),
             Value::Bool(b) => HashKey::Bool(b),
+            Value::Date(d) => HashKey::Micros(crate::datetime::date_to_timestamp(d)),
+            Value::Timestamp(t) | Value::TimestampTz(t) => HashKey::Micros(t),
+            Value::Time(t) => HashKey::Time(t),
+            Value::Interval(iv) => HashKey::Interval(iv.comparable()),
         });
     }
     Ok(Some(key))

@@ -14,6 +14,7 @@ pub mod access;
 pub(crate) mod binds;
 pub mod bulk;
 pub mod cache;
+pub(crate) mod ddl;
 pub mod describe;
 pub mod exec;
 pub(crate) mod explain;
@@ -22,6 +23,7 @@ pub(crate) mod join;
 pub mod oracle;
 pub mod prepared;
 pub mod query;
+pub(crate) mod temporal;
 
 pub use access::rows_visited;
 pub use bulk::{BulkLoad, BulkRowError};

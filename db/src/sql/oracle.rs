@@ -119,6 +119,16 @@ pub enum Special {
     RollbackToSavepoint(String),
     /// `RELEASE [SAVEPOINT] name`.
     ReleaseSavepoint(String),
+    /// PostgreSQL's `VACUUM [FULL] [FREEZE] [VERBOSE] [ANALYZE] [(options)] [table, ...]`
+    /// and `ANALYZE [VERBOSE] [table [(columns)], ...]`: the tables named (none: all).
+    Maintenance { command: Maintenance, tables: Vec<String> },
+}
+
+/// Which maintenance command a `Special::Maintenance` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Maintenance {
+    Vacuum,
+    Analyze,
 }
 
 /// Which settings an `ALTER ... SET` changes.
@@ -278,6 +288,8 @@ pub fn parse_special(sql: &str) -> Option<DbResult<Special>> {
         "RESET" => Some(parse_pg_reset(&mut cursor)),
         "SAVEPOINT" => Some(parse_savepoint(&mut cursor)),
         "RELEASE" => Some(parse_release(&mut cursor)),
+        "VACUUM" => Some(parse_maintenance(&mut cursor, Maintenance::Vacuum)),
+        "ANALYZE" | "ANALYSE" => Some(parse_maintenance(&mut cursor, Maintenance::Analyze)),
         _ => None,
     }
 }
@@ -339,6 +351,49 @@ fn parse_release(cursor: &mut Cursor) -> DbResult<Special> {
     cursor.advance();
     cursor.eat_keyword("SAVEPOINT");
     savepoint_name(cursor, "RELEASE").map(Special::ReleaseSavepoint)
+}
+
+/// `VACUUM [FULL] [FREEZE] [VERBOSE] [ANALYZE] [(option [value], ...)] [table [(columns)], ...]`
+/// and `ANALYZE [VERBOSE] [(options)] [table [(columns)], ...]`.
+fn parse_maintenance(cursor: &mut Cursor, command: Maintenance) -> DbResult<Special> {
+    cursor.advance();
+    let what = match command {
+        Maintenance::Vacuum => "VACUUM",
+        Maintenance::Analyze => "ANALYZE",
+    };
+    if cursor.eat_punct('(') {
+        // PostgreSQL's options list: words, each with an optional value.
+        while !cursor.eat_punct(')') {
+            if cursor.at_end() {
+                return Err(cursor.expected(&format!("a closing parenthesis after the options of {what}")));
+            }
+            cursor.advance();
+        }
+    }
+    while cursor.eat_one_of(&["FULL", "FREEZE", "VERBOSE", "ANALYZE", "ANALYSE", "SKIP_LOCKED"]).is_some() {}
+    let mut tables = Vec::new();
+    while !cursor.at_end() {
+        let mut name =
+            cursor.take_identifier().ok_or_else(|| cursor.expected(&format!("a table name after {what}")))?;
+        // A schema-qualified name: the table is the last part.
+        while cursor.eat_punct('.') {
+            name =
+                cursor.take_identifier().ok_or_else(|| cursor.expected("a table name after the schema"))?;
+        }
+        if cursor.eat_punct('(') {
+            while !cursor.eat_punct(')') {
+                if cursor.at_end() {
+                    return Err(cursor.expected("a closing parenthesis after the column names"));
+                }
+                cursor.advance();
+            }
+        }
+        tables.push(name);
+        if !cursor.eat_punct(',') {
+            cursor.expect_end(&format!("a comma or the end of the statement after a table of {what}"))?;
+        }
+    }
+    Ok(Special::Maintenance { command, tables })
 }
 
 /// The savepoint name ending a statement, after `after`.
@@ -1478,6 +1533,21 @@ mod tests {
         assert_eq!(special("RESET ALL"), Special::PgReset(None));
         assert_eq!(special("reset Commit_Wait;"), Special::PgReset(Some("commit_wait".into())));
         assert_eq!(special("RESET TIME ZONE"), Special::PgReset(Some("timezone".into())));
+        let maintenance = |command, tables: &[&str]| Special::Maintenance {
+            command,
+            tables: tables.iter().map(|t| t.to_string()).collect(),
+        };
+        assert_eq!(
+            special("vacuum analyze pgbench_branches"),
+            maintenance(Maintenance::Vacuum, &["pgbench_branches"])
+        );
+        assert_eq!(special("VACUUM"), maintenance(Maintenance::Vacuum, &[]));
+        assert_eq!(
+            special("vacuum (verbose, analyze) public.a, \"B\" (x, y)"),
+            maintenance(Maintenance::Vacuum, &["a", "B"])
+        );
+        assert_eq!(special("ANALYZE verbose t"), maintenance(Maintenance::Analyze, &["t"]));
+        assert!(matches!(parse_special("vacuum a b"), Some(Err(DbError::Syntax { .. }))));
         assert_eq!(special("SHOW ALL"), Special::PgShow(None));
         assert_eq!(special("show Commit_Wait;"), Special::PgShow(Some("commit_wait".into())));
         assert_eq!(special("SHOW app.x"), Special::PgShow(Some("app.x".into())));
