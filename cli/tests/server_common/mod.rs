@@ -55,16 +55,10 @@ impl Server {
             .envs(env.iter().copied())
             .args(["serve", "--data"])
             .arg(dir)
-            .args([
-                "--port",
-                "0",
-                "--log-file-size",
-                "4M",
-                "--log-buffer",
-                "1M",
-                "--sync-method",
-                "fdatasync",
-            ])
+            .args(["--port", "0", "--sync-method", "fdatasync"])
+            // Small log files and buffer unless the test sets its own.
+            .args(["--log-file-size", "4M"].iter().filter(|_| !extra.contains(&"--log-file-size")))
+            .args(["--log-buffer", "1M"].iter().filter(|_| !extra.contains(&"--log-buffer")))
             .args(["--log-level", level])
             .args(extra)
             .stdout(Stdio::piped())
