@@ -23,6 +23,8 @@ fn versus_postgres_runs_both_servers_and_counts_agree() {
             "1",
             "--postgres-sync-method",
             "same",
+            "--scale",
+            "1",
         ])
         .arg("--data")
         .arg(dir.path().join("data"))
@@ -39,6 +41,9 @@ fn versus_postgres_runs_both_servers_and_counts_agree() {
         "sync_commit=on / WAIT",
         "sync_commit=off / NOWAIT",
         "sync_commit=off / NOWAIT BATCH",
+        "tpcb-like",
+        "select-only",
+        "(no commit: read only)",
         "TARGETS",
         "  redodb log  sync_method=",
         "  PG WAL      wal_sync_method=",
@@ -52,7 +57,7 @@ fn versus_postgres_runs_both_servers_and_counts_agree() {
     }
     let verdicts =
         stdout.lines().filter(|l| l.contains("target >=") && (l.contains("PASS") || l.contains("MISS")));
-    assert_eq!(verdicts.count(), 6, "a verdict per workload and mode:\n{stdout}");
+    assert_eq!(verdicts.count(), 10, "a verdict per workload and mode:\n{stdout}");
 
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
@@ -84,13 +89,24 @@ fn versus_postgres_runs_both_servers_and_counts_agree() {
     assert!(loss["redodb_batch_flush_trigger_bytes"].as_u64().unwrap() > 0, "{loss}");
 
     let cells = json["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 6, "2 workloads x 3 modes x 1 client count");
+    assert_eq!(cells.len(), 10, "3 writing workloads x 3 modes, select-only once, 1 client count");
     // Which server runs first alternates from cell to cell.
     let firsts: Vec<&str> = cells.iter().map(|c| c["first"].as_str().unwrap()).collect();
-    assert_eq!(firsts, ["postgres", "redodb"].repeat(3), "{firsts:?}");
+    assert_eq!(firsts, ["postgres", "redodb"].repeat(5), "{firsts:?}");
     let pairings: Vec<&str> = cells.iter().map(|c| c["pairing"].as_str().unwrap()).collect();
-    assert_eq!(pairings, ["wait", "nowait_immediate", "nowait_batch"].repeat(2), "{pairings:?}");
+    let mut expected = ["wait", "nowait_immediate", "nowait_batch"].repeat(3);
+    expected.push("wait");
+    assert_eq!(pairings, expected, "{pairings:?}");
+    let workloads: Vec<&str> = cells.iter().map(|c| c["workload"].as_str().unwrap()).collect();
+    assert_eq!(workloads[6..], ["tpcb-like", "tpcb-like", "tpcb-like", "select-only"], "{workloads:?}");
     for c in cells {
+        if c["workload"] == "select-only" {
+            // No commit to count or sync: the figures are there.
+            for server in ["postgres", "redodb"] {
+                assert!(c[server]["tps"].as_f64().unwrap() > 0.0, "{c}");
+            }
+            continue;
+        }
         for server in ["postgres", "redodb"] {
             let f = &c[server];
             assert!(f["tps"].as_f64().unwrap() > 0.0 && f["latency_avg_ms"].as_f64().unwrap() > 0.0, "{c}");

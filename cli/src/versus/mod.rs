@@ -39,9 +39,13 @@ pub struct Args {
     /// Client counts, comma-separated [default: 1,8,32; 1,8 with --quick]
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=150))]
     clients: Option<Vec<u32>>,
-    /// Workloads, comma-separated: insert, update [default: both]
-    #[arg(long, value_delimiter = ',', value_parser = ["insert", "update"])]
+    /// Workloads, comma-separated: insert, update (one statement per transaction),
+    /// tpcb-like, select-only (pgbench's built-in scripts, scale 10) [default: all]
+    #[arg(long, value_delimiter = ',', value_parser = ["insert", "update", "tpcb-like", "select-only"])]
     workloads: Option<Vec<String>>,
+    /// pgbench's scale for tpcb-like and select-only (`pgbench -i -s`)
+    #[arg(long, default_value_t = pgbench::PGBENCH_SCALE, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    scale: u32,
     /// Short run for CI: 1 s runs, 1 and 8 clients
     #[arg(long)]
     quick: bool,
@@ -114,6 +118,8 @@ struct Report {
 /// The issue's targets: at 32 clients (or the most clients run), per workload.
 const WAIT_TARGET: f64 = 2.0;
 const NOWAIT_TARGET: f64 = 1.5;
+/// select-only: no commit, the read path against PostgreSQL's.
+const SELECT_TARGET: f64 = 1.5;
 
 impl Pairing {
     fn target(self) -> f64 {
@@ -139,9 +145,7 @@ pub fn run(args: Args) -> Result<()> {
     let clients = args.clients.clone().unwrap_or(if args.quick { vec![1, 8] } else { vec![1, 8, 32] });
     let workloads: Vec<Workload> = match &args.workloads {
         None => Workload::ALL.to_vec(),
-        Some(names) => {
-            names.iter().map(|n| if n == "insert" { Workload::Insert } else { Workload::Update }).collect()
-        }
+        Some(names) => names.iter().map(|n| Workload::named(n).expect("a possible value")).collect(),
     };
     if clients.is_empty() || workloads.is_empty() {
         bail!("nothing to run: give at least one client count and one workload");
@@ -150,11 +154,13 @@ pub fn run(args: Args) -> Result<()> {
     let (dir, _temp) = bench_dir(args.data.as_deref(), "redodb-versus-")?;
     let facts = machine::facts(&dir);
 
-    // redodb's method first: PostgreSQL's "same" follows it.
-    let redodb_args: Vec<String> = match args.sync_method {
-        Some(m) => vec!["--sync-method".into(), m.name().into()],
-        None => Vec::new(),
-    };
+    // redodb's method first: PostgreSQL's "same" follows it. Log files of 256 MB: `pgbench
+    // -i` loads its rows in one transaction (86 MB of redo at scale 10), and a
+    // transaction's redo is limited to half a log file.
+    let mut redodb_args: Vec<String> = vec!["--log-file-size".into(), "256M".into()];
+    if let Some(m) = args.sync_method {
+        redodb_args.extend(["--sync-method".into(), m.name().into()]);
+    }
     let redodb =
         RedodbServer::start_with(&dir.join("redodb"), &redodb_args).context("starting redodb serve")?;
     let redodb_method = match args.sync_method {
@@ -184,6 +190,9 @@ pub fn run(args: Args) -> Result<()> {
     let postgres_version = tools.psql(&pg, "SHOW server_version", None)?;
     for e in [&pg, &rd] {
         tools.create_tables(e)?;
+        if workloads.iter().any(|w| w.builtin().is_some()) {
+            tools.init_pgbench(e, args.scale)?;
+        }
     }
     let sync = SyncSettings::new(
         redodb_method,
@@ -199,12 +208,14 @@ pub fn run(args: Args) -> Result<()> {
         facts.cpus, facts.arch, facts.fs_type, facts.fs_device, facts.directory
     );
     println!(
-        "  runs        pgbench -M prepared, {seconds} s each, one statement per transaction (autocommit); \
-         servers alternate cell by cell, and which runs first alternates too"
+        "  runs        pgbench -M prepared, {seconds} s each; insert and update: one statement per transaction \
+         (autocommit); tpcb-like and select-only: pgbench's built-in scripts, scale {}; servers alternate \
+         cell by cell, and which runs first alternates too",
+        args.scale
     );
     println!("  PostgreSQL  {}:{} (fsync on, a throwaway cluster)", pg.host, pg.port);
     println!(
-        "  redodb      {}:{} (redodb serve, default engine settings{})",
+        "  redodb      {}:{} (redodb serve, default engine settings but 256 MB log files{})",
         rd.host,
         rd.port,
         if args.sync_method.is_some() { " but --sync-method" } else { "" }
@@ -219,7 +230,9 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let mut cells = Vec::new();
     for &workload in &workloads {
-        for pairing in Pairing::ALL {
+        // A read-only workload has no commit to make durable: one mode is all of it.
+        let pairings: &[Pairing] = if workload.writes() { &Pairing::ALL } else { &[Pairing::Wait] };
+        for &pairing in pairings {
             for &c in &clients {
                 // Whoever runs second runs on a disk the first has just worked (its
                 // write-back, a PostgreSQL checkpoint's tail): each server goes first in
@@ -359,7 +372,7 @@ fn print_sync(s: &SyncSettings) {
 fn print_table(cells: &[Cell]) {
     println!("PGBENCH: transactions per second, average latency, commits per log sync (server's own counts)");
     println!(
-        "  {:<8} {:<32} {:>7}   {:>10} {:>8} {:>7}   {:>10} {:>8} {:>7}   {:>6}",
+        "  {:<11} {:<32} {:>7}   {:>10} {:>8} {:>7}   {:>10} {:>8} {:>7}   {:>6}",
         "workload",
         "mode (PostgreSQL / redodb)",
         "clients",
@@ -379,9 +392,9 @@ fn print_table(cells: &[Cell]) {
         }
         last = Some((c.workload, c.pairing));
         println!(
-            "  {:<8} {:<32} {:>7}   {:>10} {:>8.3} {:>7}   {:>10} {:>8.3} {:>7}   {:>5.2}x",
+            "  {:<11} {:<32} {:>7}   {:>10} {:>8.3} {:>7}   {:>10} {:>8.3} {:>7}   {:>5.2}x",
             c.workload.name(),
-            c.pairing.label(),
+            if c.workload.writes() { c.pairing.label() } else { "(no commit: read only)" },
             c.clients,
             thousands(c.postgres.tps),
             c.postgres.latency_avg_ms,
@@ -410,9 +423,13 @@ fn verdicts(cells: &[Cell]) -> Vec<Verdict> {
         .iter()
         .filter(|c| c.clients == most)
         .map(|c| {
-            let target = c.pairing.target();
+            let (target, label) = if c.workload.writes() {
+                (c.pairing.target(), c.pairing.verdict_label())
+            } else {
+                (SELECT_TARGET, "redodb / PostgreSQL")
+            };
             Verdict {
-                what: format!("{} {} clients, {}", c.workload.name(), c.clients, c.pairing.verdict_label()),
+                what: format!("{} {} clients, {label}", c.workload.name(), c.clients),
                 ratio: c.ratio,
                 target,
                 pass: c.ratio >= target,

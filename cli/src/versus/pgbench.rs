@@ -16,6 +16,10 @@ use serde::Serialize;
 /// Rows of the update workload's table (seed 000's 30,000).
 pub const UPDATE_TABLE_ROWS: u64 = 30_000;
 
+/// pgbench's scale for its built-in scripts (`pgbench -i -s`) unless told: 10 branches,
+/// 100 tellers, 1,000,000 accounts.
+pub const PGBENCH_SCALE: u32 = 10;
+
 /// Which server a endpoint is: they set commit modes and count syncs differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -104,24 +108,49 @@ pub struct Endpoint {
     pub dbname: String,
 }
 
-/// The two workloads of the peers' table (`../shared/notes/peers.md`).
+/// The workloads: the two of the peers' table (`../shared/notes/peers.md`) and two of
+/// pgbench's own built-in scripts on its tables at scale `PGBENCH_SCALE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Workload {
     /// W1: insert one row, commit.
     Insert,
     /// W2: update one random row of 30,000 to a fresh value, commit.
     Update,
+    /// pgbench's `tpcb-like`: three updates, a select and an insert in one transaction.
+    TpcbLike,
+    /// pgbench's `select-only`: one primary-key lookup (no commit to make durable).
+    SelectOnly,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 2] = [Workload::Insert, Workload::Update];
+    pub const ALL: [Workload; 4] =
+        [Workload::Insert, Workload::Update, Workload::TpcbLike, Workload::SelectOnly];
 
     pub fn name(self) -> &'static str {
         match self {
             Workload::Insert => "insert",
             Workload::Update => "update",
+            Workload::TpcbLike => "tpcb-like",
+            Workload::SelectOnly => "select-only",
         }
+    }
+
+    pub fn named(name: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    /// pgbench's built-in script this workload is (`pgbench -b`), if it is one.
+    pub fn builtin(self) -> Option<&'static str> {
+        match self {
+            Workload::TpcbLike | Workload::SelectOnly => Some(self.name()),
+            Workload::Insert | Workload::Update => None,
+        }
+    }
+
+    /// Whether its transactions write (and so have a commit mode to compare).
+    pub fn writes(self) -> bool {
+        self != Workload::SelectOnly
     }
 
     /// The pgbench script: one statement, one transaction (autocommit), fresh values.
@@ -138,6 +167,7 @@ impl Workload {
                  \\set n random(1, 1000000000)\n\
                  UPDATE w2 SET n = :n WHERE id = :id;\n"
             }
+            Workload::TpcbLike | Workload::SelectOnly => unreachable!("a built-in script"),
         }
     }
 }
@@ -235,6 +265,32 @@ impl Tools {
         Ok(())
     }
 
+    /// Creates pgbench's tables with pgbench itself: `pgbench -i -s scale` with every step
+    /// (drop, create, client-side generate, vacuum, primary keys).
+    pub fn init_pgbench(&self, e: &Endpoint, scale: u32) -> Result<()> {
+        let out = Command::new(&self.pgbench)
+            .args(Self::connect_args(e))
+            .args(["-i", "-q", "-I", "dtgvp", "-s", &scale.to_string()])
+            .arg(&e.dbname)
+            .env_remove("PGOPTIONS")
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running {}", self.pgbench.display()))?;
+        if !out.status.success() {
+            bail!(
+                "pgbench -i on {} failed:\n{}{}",
+                e.flavour.name(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let accounts = self.psql(e, "SELECT count(*) FROM pgbench_accounts", None)?;
+        if accounts != (u64::from(scale) * 100_000).to_string() {
+            bail!("{}: pgbench -i made {accounts} accounts", e.flavour.name());
+        }
+        Ok(())
+    }
+
     /// Readies the server for a run of `workload` in the commit mode of `pairing`: the insert table
     /// emptied, redodb's commit mode set, the server's dirty state written out (a
     /// PostgreSQL checkpoint, so no run pays for the one before it).
@@ -292,9 +348,15 @@ impl Tools {
         scratch: &Path,
     ) -> Result<RunFigures> {
         self.prepare_run(e, workload, pairing)?;
-        let script = scratch.join(format!("{}.sql", workload.name()));
-        std::fs::write(&script, workload.script())
-            .with_context(|| format!("writing {}", script.display()))?;
+        let script_args: Vec<std::ffi::OsString> = match workload.builtin() {
+            Some(builtin) => vec!["-b".into(), builtin.into()],
+            None => {
+                let script = scratch.join(format!("{}.sql", workload.name()));
+                std::fs::write(&script, workload.script())
+                    .with_context(|| format!("writing {}", script.display()))?;
+                vec!["-f".into(), script.into()]
+            }
+        };
         // PostgreSQL's statistics are flushed by each backend when it goes idle; the psql
         // sessions reading them are backends too, so their reads bracket the run's.
         let before = self.server_counts(e)?;
@@ -302,8 +364,8 @@ impl Tools {
         let mut cmd = Command::new(&self.pgbench);
         cmd.args(Self::connect_args(e))
             .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &threads.to_string()])
-            .args(["-T", &seconds.to_string(), "-f"])
-            .arg(&script)
+            .args(["-T", &seconds.to_string()])
+            .args(&script_args)
             .arg(&e.dbname)
             .stdin(Stdio::null());
         match e.flavour {
