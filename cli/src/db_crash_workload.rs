@@ -6,8 +6,11 @@
 //! parameters) in its range, committing with `COMMIT WRITE <WAIT|NOWAIT> <IMMEDIATE|BATCH>`. Before each commit it appends an intent line to
 //! `--journal` (`I <session> <seq> <ops>`), after it an acknowledgement
 //! (`A <session> <seq> <W|N>`). Each line is one `write` call, so a kill leaves whole
-//! lines and at most one torn last line. The parent checks the recovered tables against
-//! the journal.
+//! lines and at most one torn last line. Table t0 has a secondary index on its values. A
+//! transaction may also take a value of sequence `crash_seq` (journaled as `N <session>
+//! <value>` once nextval returned it). The parent checks the recovered tables against the
+//! journal, each index against a rebuild from its rows, and that the sequence goes on
+//! above every value it handed out.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -46,6 +49,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             s.execute(&format!("CREATE TABLE IF NOT EXISTS {t} (k BIGINT PRIMARY KEY, v TEXT)"), &[])
                 .context("create table")?;
         }
+        s.execute("CREATE INDEX IF NOT EXISTS t0_v ON t0 (v)", &[]).context("create index")?;
+        s.execute("CREATE SEQUENCE IF NOT EXISTS crash_seq", &[]).context("create sequence")?;
     }
     let journal = Arc::new(Mutex::new(OpenOptions::new().create(true).append(true).open(&args.journal)?));
     let write_line = |line: String| -> anyhow::Result<()> {
@@ -92,6 +97,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                                 ops.push(format!("{table},u,{key},{value}"));
                             }
                         }
+                    }
+                    if rng.upto(1) == 0 {
+                        let value = s.execute("SELECT nextval('crash_seq')", &[])?;
+                        let Some(Value::Int(v)) = value.rows().first().map(|r| r[0].clone()) else {
+                            anyhow::bail!("nextval gave {value:?}");
+                        };
+                        write_line(format!("N {session} {v}\n"))?;
                     }
                     write_line(format!("I {session} {seq} {}\n", ops.join(";")))?;
                     let wait = if rng.upto(1) == 0 { "WAIT" } else { "NOWAIT" };

@@ -7,7 +7,10 @@
 //! - for every session, the recovered rows equal its rows after k of its commits, for some
 //!   k at or after its last commit acknowledged under WAIT (nothing acknowledged as durable
 //!   is lost; what is lost is a suffix of NOWAIT or unacknowledged commits);
-//! - rows written by earlier runs are exactly as they were after the previous reopen.
+//! - rows written by earlier runs are exactly as they were after the previous reopen;
+//! - every secondary index equals a rebuild from its table's rows;
+//! - sequence `crash_seq` goes on above every value it handed out before the kill (no
+//!   value twice, however many it skips).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,6 +54,8 @@ struct SessionJournal {
     commits: BTreeMap<u64, Vec<(usize, char, i64, String)>>,
     last_waited: u64,
     acked: u64,
+    /// The highest sequence value nextval gave the session.
+    highest_value: i64,
 }
 
 fn read_journal(path: &Path) -> BTreeMap<u64, SessionJournal> {
@@ -82,6 +87,13 @@ fn read_journal(path: &Path) -> BTreeMap<u64, SessionJournal> {
                     sessions.entry(session).or_default().commits.insert(seq, ops);
                 }
             }
+            ["N", session, value] => {
+                let (Ok(session), Ok(value)) = (session.parse::<u64>(), value.parse::<i64>()) else {
+                    continue;
+                };
+                let j = sessions.entry(session).or_default();
+                j.highest_value = j.highest_value.max(value);
+            }
             ["A", session, seq, kind] => {
                 let (Ok(session), Ok(seq)) = (session.parse::<u64>(), seq.parse::<u64>()) else { continue };
                 let j = sessions.entry(session).or_default();
@@ -105,6 +117,7 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
     let mut rng = SimRng::new(0xDB);
     let mut previous = Rows::new();
     let (mut checked_waits, mut images_seen) = (0u64, 0usize);
+    let mut highest_sequence_value = 0i64;
     for i in 0..iterations {
         let base = (i as i64 + 1) * 10_000_000;
         let journal = root.path().join(format!("journal-{i}"));
@@ -135,13 +148,29 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
         let db =
             Database::open(&dir, config()).unwrap_or_else(|e| panic!("iteration {i}: reopen failed: {e}"));
         let rows = all_rows(&db);
+        db.snapshot().verify_indexes().unwrap_or_else(|e| panic!("iteration {i}: {e}"));
+        let journals = read_journal(&journal);
+        let handed_out = journals.values().map(|j| j.highest_value).max().unwrap_or(0);
+        let mut s = db.session();
+        let next = match s.execute("SELECT nextval('crash_seq')", &[]) {
+            Ok(r) => match r.rows().first().map(|row| row[0].clone()) {
+                Some(Value::Int(v)) => v,
+                other => panic!("iteration {i}: nextval gave {other:?}"),
+            },
+            // Killed before the workload created it.
+            Err(e) if e.sqlstate() == "42P01" => i64::MAX,
+            Err(e) => panic!("iteration {i}: nextval: {e}"),
+        };
+        assert!(next > handed_out, "iteration {i}: nextval gave {next} after {handed_out} was handed out");
+        highest_sequence_value = highest_sequence_value.max(handed_out);
+        drop(s);
         images_seen =
             images_seen.max(db::checkpoint::list_images(&redo::storage::FileStorage, &dir).unwrap().len());
         // Rows of earlier runs are untouched.
         let old: Rows = rows.iter().filter(|((_, k), _)| *k < base).map(|(a, b)| (*a, b.clone())).collect();
         assert_eq!(old, previous, "iteration {i}: rows of earlier runs changed");
         // Each session's rows are its rows after some k commits, k >= its last WAIT ack.
-        for (session, j) in read_journal(&journal) {
+        for (session, j) in journals {
             let lo = base + session as i64 * 100_000;
             let actual: Rows = rows
                 .iter()
@@ -180,4 +209,5 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
     }
     eprintln!("{iterations} kills: {} rows at the end, WAIT acknowledgements up to {checked_waits} checked, up to {images_seen} images on disk", previous.len());
     assert!(checked_waits > iterations, "too few WAIT commits acknowledged to test anything");
+    assert!(highest_sequence_value > 0, "no sequence value was handed out to test");
 }

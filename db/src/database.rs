@@ -184,6 +184,11 @@ pub(crate) struct DbShared {
     /// given out since then, committed or not, came from here, so none is given twice).
     /// (Here, away from the fields every statement reads and writes.)
     rowids: Mutex<std::collections::HashMap<String, i64>>,
+    /// The sequences' values in memory and each session's last ones (`sequences`).
+    pub(crate) sequences: crate::sequences::Sequences,
+    /// Each table's CHECK constraints compiled, for the schema they were compiled from
+    /// (held, so that its address names it while cached).
+    pub(crate) compiled_checks: Mutex<std::collections::HashMap<String, CompiledChecks>>,
     /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
     termination: std::sync::OnceLock<Termination>,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
@@ -821,6 +826,8 @@ impl Database {
             state: LiveState::new(state),
             schema_generation: AtomicU64::new(0),
             rowids: Mutex::default(),
+            sequences: Default::default(),
+            compiled_checks: Mutex::default(),
             locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -921,35 +928,7 @@ impl Database {
     }
 
     pub fn session(&self) -> Session {
-        let redo = self.shared.log.session();
-        let entry = self.shared.sessions.open(redo.stats_handle(), redo.interrupt().clone());
-        let fetches = self.shared.fetches.open(entry.sid);
-        Session {
-            db: self.shared.clone(),
-            redo,
-            txn: None,
-            txn_ids: TxnIds::default(),
-            spare_txn: None,
-            call_commit_optimization: None,
-            client_settings: std::collections::BTreeMap::new(),
-            notices: Vec::new(),
-            ctes: Default::default(),
-            call_depth: 0,
-            last_call_ns: 0,
-            call_clock: Cell::new(CallClock::new(entry.sid)),
-            work: Cell::new(None),
-            server_work: false,
-            client_call_open: false,
-            rows_locked: 0,
-            entry,
-            fetches,
-            encoded: Vec::new(),
-            defer_durability: false,
-            durability_wait: None,
-            statement_timeout_ms: None,
-            zone: crate::datetime::ZoneId::UTC,
-            txn_timestamp: Cell::new(None),
-        }
+        self.shared.session()
     }
 
     /// A consistent snapshot of the committed state.
@@ -1278,6 +1257,80 @@ pub(crate) struct StatementStart {
     savepoints: usize,
 }
 
+impl DbShared {
+    /// A new session on the database (`Database::session`; the sequences' recursive
+    /// transactions make their own).
+    pub(crate) fn session(self: &Arc<Self>) -> Session {
+        let redo = self.log.session();
+        let entry = self.sessions.open(redo.stats_handle(), redo.interrupt().clone());
+        let fetches = self.fetches.open(entry.sid);
+        Session {
+            db: self.clone(),
+            redo,
+            txn: None,
+            txn_ids: TxnIds::default(),
+            spare_txn: None,
+            call_commit_optimization: None,
+            client_settings: std::collections::BTreeMap::new(),
+            notices: Vec::new(),
+            ctes: Default::default(),
+            call_depth: 0,
+            last_call_ns: 0,
+            call_clock: Cell::new(CallClock::new(entry.sid)),
+            work: Cell::new(None),
+            server_work: false,
+            client_call_open: false,
+            rows_locked: 0,
+            entry,
+            fetches,
+            encoded: Vec::new(),
+            defer_durability: false,
+            durability_wait: None,
+            statement_timeout_ms: None,
+            zone: crate::datetime::ZoneId::UTC,
+            txn_timestamp: Cell::new(None),
+        }
+    }
+}
+
+/// A table's CHECK constraints compiled: the schema they were compiled from, and each
+/// constraint's name and condition.
+pub(crate) type CompiledChecks = (Arc<TableSchema>, Arc<Vec<(String, crate::sql::expr::Expr)>>);
+
+impl Session {
+    /// Fails with 23514 if `row` makes a CHECK constraint of `schema` false (unknown
+    /// passes, as in SQL). The conditions are compiled once per schema.
+    pub(crate) fn check_constraints(&self, table: &str, schema: &TableSchema, row: &[Value]) -> DbResult<()> {
+        let compiled = {
+            let cache = self.db.compiled_checks.lock().expect("compiled checks poisoned");
+            cache.get(table).filter(|(of, _)| std::ptr::eq(&**of, schema)).map(|(_, c)| c.clone())
+        };
+        let compiled = match compiled {
+            Some(c) => c,
+            None => {
+                let of = Arc::new(schema.clone());
+                let c = Arc::new(crate::sql::ddl::compile_checks(&of)?);
+                // Cached under the schema the caller holds only if it is the current one.
+                if self.schema_of(table).is_ok_and(|current| *current == *schema) {
+                    let current = self.schema_of(table)?;
+                    self.db
+                        .compiled_checks
+                        .lock()
+                        .expect("compiled checks poisoned")
+                        .insert(table.to_string(), (current, c.clone()));
+                }
+                c
+            }
+        };
+        for (name, condition) in compiled.iter() {
+            if crate::sql::expr::truth(&condition.eval(row, &[])?)? == Some(false) {
+                return Err(DbError::CheckViolation { table: table.to_string(), constraint: name.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A session: at most one transaction at a time. Dropping it rolls back.
 pub struct Session {
     pub(crate) db: Arc<DbShared>,
@@ -1408,6 +1461,7 @@ impl Session {
         }
         self.call_depth = 1;
         self.zone.make_current();
+        crate::sequences::set_current_session(self.entry.sid);
         self.start_statement_clock();
         let timed = self.redo.timed_statistics();
         let result;
@@ -1926,6 +1980,9 @@ impl Session {
                 }
             }
             schema.check_row(values)?;
+            if !schema.checks.is_empty() {
+                s.check_constraints(table, schema, &row)?;
+            }
             let key = schema.key_of(&row);
             if schema.indexes.iter().any(|i| i.unique) {
                 s.check_unique(table, schema, &key, &row)?;
@@ -1982,6 +2039,9 @@ impl Session {
         mut row: Row,
     ) -> DbResult<Row> {
         schema.check_row(Arc::get_mut(&mut row).expect("a row being built is not shared yet"))?;
+        if !schema.checks.is_empty() {
+            self.check_constraints(table, schema, &row)?;
+        }
         let new_key = schema.key_of(&row);
         if schema.indexes.iter().any(|i| i.unique) {
             self.check_unique(table, schema, key, &row)?;
@@ -2318,6 +2378,7 @@ impl Drop for Session {
         self.rollback();
         self.db.sessions.close(self.entry.sid);
         self.db.fetches.close(self.entry.sid);
+        self.db.sequences.close_session(self.entry.sid);
     }
 }
 

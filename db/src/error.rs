@@ -55,6 +55,23 @@ pub enum DbError {
     UndefinedType(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
+    /// A relation of the wrong kind for the statement (a sequence changed by DML, DROP
+    /// SEQUENCE of a table): PostgreSQL's 42809.
+    #[error("{0}")]
+    WrongObjectType(String),
+    /// A sequence at its end without CYCLE (2200H).
+    #[error("{0}")]
+    SequenceLimit(String),
+    /// `currval` before `nextval`, and the like (55000).
+    #[error("{0}")]
+    ObjectNotInPrerequisiteState(String),
+    #[error("new row for relation \"{table}\" violates check constraint \"{constraint}\"")]
+    CheckViolation { table: String, constraint: String },
+    #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]
+    CheckViolatedByRow { table: String, constraint: String },
+    /// A value given for a GENERATED ALWAYS column (428C9).
+    #[error("{0}")]
+    GeneratedAlways(String),
     #[error("column \"{0}\" of relation \"{1}\" already exists")]
     DuplicateColumn(String, String),
     /// A table definition that cannot be (PostgreSQL's 42P16).
@@ -178,6 +195,11 @@ impl DbError {
             DbError::UndefinedType(_) => "42704",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::CannotCoerce(_) => "42846",
+            DbError::WrongObjectType(_) => "42809",
+            DbError::SequenceLimit(_) => "2200H",
+            DbError::ObjectNotInPrerequisiteState(_) => "55000",
+            DbError::GeneratedAlways(_) => "428C9",
+            DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",
             DbError::InvalidRowCount(_) => "2201W",

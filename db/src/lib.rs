@@ -14,6 +14,7 @@ pub mod error;
 pub mod locks;
 pub mod params;
 pub mod schema;
+pub mod sequences;
 pub mod sessions;
 pub mod sql;
 pub mod state;

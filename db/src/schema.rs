@@ -196,6 +196,39 @@ pub struct TableSchema {
     /// compiled by the statements that insert.
     #[serde(default)]
     pub defaults: Vec<(usize, String)>,
+    /// `GENERATED ALWAYS AS IDENTITY` columns: an INSERT may not give them a value.
+    #[serde(default)]
+    pub always_generated: Vec<usize>,
+    /// Set when this relation is a sequence (`CREATE SEQUENCE`, a SERIAL or IDENTITY
+    /// column's): its one row is its state (see `sequences`).
+    #[serde(default)]
+    pub sequence: Option<SequenceDef>,
+    /// CHECK constraints: every row stored makes each condition true or unknown.
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
+}
+
+/// A CHECK constraint: its name and its condition as SQL text over the table's columns,
+/// compiled by the sessions that store rows (`Session::check_constraints`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
+}
+
+/// A sequence's definition: the values it hands out are `start`, `start + increment`,
+/// ... within `min..=max`, starting over at the other end if `cycle`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SequenceDef {
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    /// Values handed out per reservation in the log (at least `sequences::LOG_AHEAD`).
+    pub cache: i64,
+    pub cycle: bool,
+    /// The table and column whose default it is (SERIAL, IDENTITY): it goes with them.
+    pub owned_by: Option<(String, String)>,
 }
 
 /// A secondary index: an ordered tree of the indexed columns' values followed by the
@@ -242,6 +275,9 @@ impl TableSchema {
                 rowid: true,
                 indexes: Vec::new(),
                 defaults: Vec::new(),
+                always_generated: Vec::new(),
+                sequence: None,
+                checks: Vec::new(),
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -260,6 +296,9 @@ impl TableSchema {
             rowid: false,
             indexes: Vec::new(),
             defaults: Vec::new(),
+            always_generated: Vec::new(),
+            sequence: None,
+            checks: Vec::new(),
         })
     }
 
@@ -304,7 +343,25 @@ impl TableSchema {
                 schema.name
             )));
         }
+        if self.always_generated.iter().any(|&c| c >= schema.visible_columns().len()) {
+            return Err(DbError::Unsupported(format!(
+                "an identity of a missing column in \"{}\"",
+                schema.name
+            )));
+        }
+        if let Some(def) = &self.sequence {
+            if def.increment == 0
+                || def.min > def.max
+                || !(def.min..=def.max).contains(&def.start)
+                || def.cache < 1
+            {
+                return Err(DbError::Unsupported(format!("a malformed sequence \"{}\"", schema.name)));
+            }
+        }
         schema.defaults = self.defaults;
+        schema.always_generated = self.always_generated;
+        schema.sequence = self.sequence;
+        schema.checks = self.checks;
         Ok(schema)
     }
 

@@ -36,7 +36,9 @@ use crate::sessions::{AnyEvent, DbEvent, NetStat, SessionEntry, SqlStat, DB_EVEN
 use crate::value::{DataType, Value};
 
 /// Every view, by name (lowercase).
-pub const VIEWS: [&str; 21] = [
+pub const VIEWS: [&str; 22] = [
+    // Oracle's one-row table, for `SELECT expression FROM dual`.
+    "dual",
     "v$checkpoint",
     "v$commit_durability",
     "v$commit_response",
@@ -233,6 +235,7 @@ pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
             ],
             vec![0],
         ),
+        "dual" => (vec![text("dummy")], vec![0]),
         "v$database" => (
             vec![
                 text("dbid"),
@@ -783,6 +786,7 @@ impl Session {
                     Value::Int(self.db.sessions_waiting_for_checkpoint() as i64),
                 ])]
             }
+            "dual" => vec![Row::from(vec![Value::Text("X".into())])],
             "v$database" => {
                 let log = self.db.log();
                 let status = log.status();

@@ -4,13 +4,8 @@
 
 mod common;
 
-use common::open;
-use db::sql::QueryResult;
-use db::{DbError, Session};
-
-fn run(s: &mut Session, sql: &str) -> QueryResult {
-    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
+use common::{fails, open, run};
+use db::Session;
 
 /// The rows of a query, each value as PostgreSQL's text would print it.
 fn texts(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
@@ -21,13 +16,6 @@ fn one(s: &mut Session, sql: &str) -> String {
     let rows = texts(s, sql);
     assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
     rows[0][0].clone()
-}
-
-fn fails(s: &mut Session, sql: &str) -> DbError {
-    match s.execute(sql, &[]) {
-        Ok(r) => panic!("{sql} succeeded: {r:?}"),
-        Err(e) => e,
-    }
 }
 
 #[test]
@@ -217,7 +205,11 @@ fn alter_table_reshapes_a_table_and_the_shape_survives_recovery() {
         assert_eq!(fails(&mut s, "ALTER TABLE acct ADD COLUMN aid INTEGER").sqlstate(), "42701");
         assert_eq!(fails(&mut s, "ALTER TABLE acct DROP COLUMN nothing").sqlstate(), "42703");
         assert_eq!(fails(&mut s, "ALTER TABLE acct ALTER COLUMN code TYPE INTEGER").sqlstate(), "22P02");
-        assert_eq!(fails(&mut s, "ALTER TABLE acct ADD CONSTRAINT c CHECK (aid > 0)").sqlstate(), "0A000");
+        assert_eq!(
+            fails(&mut s, "ALTER TABLE acct ADD CONSTRAINT c FOREIGN KEY (aid) REFERENCES acct (aid)")
+                .sqlstate(),
+            "0A000"
+        );
         assert_eq!(fails(&mut s, "CREATE TABLE bad (a INTEGER) WITH (fillfactor = 5)").sqlstate(), "22023");
         assert_eq!(fails(&mut s, "CREATE TABLE bad (a INTEGER) WITH (colour = 'red')").sqlstate(), "22023");
         assert_eq!(fails(&mut s, "VACUUM nothing_here").sqlstate(), "42P01");
@@ -244,4 +236,49 @@ fn alter_table_reshapes_a_table_and_the_shape_survives_recovery() {
     run(&mut s, "INSERT INTO account (aid, code) VALUES (9, 'x')");
     run(&mut s, "COMMIT");
     assert_eq!(one(&mut s, "SELECT count(*) FROM account WHERE code = 'x'"), "2");
+}
+
+#[test]
+fn check_constraints_keep_rows_true_or_unknown_through_every_change() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(
+            &mut s,
+            "CREATE TABLE price (id INTEGER PRIMARY KEY, amount INTEGER CHECK (amount >= 0), \
+             low INTEGER, high INTEGER, CONSTRAINT ordered CHECK (low <= high))",
+        );
+        run(&mut s, "INSERT INTO price VALUES (1, 10, 1, 2), (2, NULL, NULL, 5)");
+        run(&mut s, "COMMIT");
+        let e = fails(&mut s, "INSERT INTO price VALUES (3, -1, 1, 2)");
+        assert_eq!((e.sqlstate(), e.to_string().contains("price_amount_check")), ("23514", true), "{e}");
+        s.execute("ROLLBACK", &[]).unwrap();
+        let e = fails(&mut s, "UPDATE price SET high = 0 WHERE id = 1");
+        assert_eq!((e.sqlstate(), e.to_string().contains("\"ordered\"")), ("23514", true), "{e}");
+        s.execute("ROLLBACK", &[]).unwrap();
+        assert_eq!(
+            fails(&mut s, "INSERT INTO price VALUES (4, 1, 9, 1) ON CONFLICT DO NOTHING").sqlstate(),
+            "23514"
+        );
+        s.execute("ROLLBACK", &[]).unwrap();
+        // Added to a table with rows: checked against them first.
+        assert_eq!(
+            fails(&mut s, "ALTER TABLE price ADD CONSTRAINT small CHECK (amount < 5)").sqlstate(),
+            "23514"
+        );
+        run(&mut s, "ALTER TABLE price ADD CONSTRAINT small CHECK (amount < 100)");
+        assert_eq!(fails(&mut s, "INSERT INTO price VALUES (5, 100, 1, 1)").sqlstate(), "23514");
+        s.execute("ROLLBACK", &[]).unwrap();
+        assert_eq!(fails(&mut s, "CREATE TABLE bad (a INTEGER CHECK (count(*) > 0))").sqlstate(), "42803");
+    }
+    // The constraints are part of the schema the log and images keep.
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(fails(&mut s, "INSERT INTO price VALUES (6, 200, 1, 1)").sqlstate(), "23514");
+    s.execute("ROLLBACK", &[]).unwrap();
+    run(&mut s, "ALTER TABLE price DROP CONSTRAINT small");
+    run(&mut s, "INSERT INTO price VALUES (6, 200, 1, 1)");
+    run(&mut s, "COMMIT");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM price"), "3");
 }

@@ -40,8 +40,9 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=150))]
     clients: Option<Vec<u32>>,
     /// Workloads, comma-separated: insert, update (one statement per transaction),
-    /// tpcb-like, select-only (pgbench's built-in scripts, scale 10) [default: all]
-    #[arg(long, value_delimiter = ',', value_parser = ["insert", "update", "tpcb-like", "select-only"])]
+    /// tpcb-like, simple-update, select-only (pgbench's built-in scripts, scale 10)
+    /// [default: all but simple-update]
+    #[arg(long, value_delimiter = ',', value_parser = ["insert", "update", "tpcb-like", "simple-update", "select-only"])]
     workloads: Option<Vec<String>>,
     /// pgbench's scale for tpcb-like and select-only (`pgbench -i -s`)
     #[arg(long, default_value_t = pgbench::PGBENCH_SCALE, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -144,7 +145,7 @@ pub fn run(args: Args) -> Result<()> {
     let seconds = args.seconds.unwrap_or(if args.quick { 1 } else { 10 });
     let clients = args.clients.clone().unwrap_or(if args.quick { vec![1, 8] } else { vec![1, 8, 32] });
     let workloads: Vec<Workload> = match &args.workloads {
-        None => Workload::ALL.to_vec(),
+        None => Workload::DEFAULT.to_vec(),
         Some(names) => names.iter().map(|n| Workload::named(n).expect("a possible value")).collect(),
     };
     if clients.is_empty() || workloads.is_empty() {

@@ -119,12 +119,24 @@ pub enum Workload {
     Update,
     /// pgbench's `tpcb-like`: three updates, a select and an insert in one transaction.
     TpcbLike,
+    /// pgbench's `simple-update` (`-N`): tpcb-like without the teller and branch updates,
+    /// so without its few hot rows.
+    SimpleUpdate,
     /// pgbench's `select-only`: one primary-key lookup (no commit to make durable).
     SelectOnly,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 4] =
+    pub const ALL: [Workload; 5] = [
+        Workload::Insert,
+        Workload::Update,
+        Workload::TpcbLike,
+        Workload::SimpleUpdate,
+        Workload::SelectOnly,
+    ];
+
+    /// What a run does unless told: all but simple-update (run with `--workloads`).
+    pub const DEFAULT: [Workload; 4] =
         [Workload::Insert, Workload::Update, Workload::TpcbLike, Workload::SelectOnly];
 
     pub fn name(self) -> &'static str {
@@ -132,6 +144,7 @@ impl Workload {
             Workload::Insert => "insert",
             Workload::Update => "update",
             Workload::TpcbLike => "tpcb-like",
+            Workload::SimpleUpdate => "simple-update",
             Workload::SelectOnly => "select-only",
         }
     }
@@ -143,7 +156,7 @@ impl Workload {
     /// pgbench's built-in script this workload is (`pgbench -b`), if it is one.
     pub fn builtin(self) -> Option<&'static str> {
         match self {
-            Workload::TpcbLike | Workload::SelectOnly => Some(self.name()),
+            Workload::TpcbLike | Workload::SimpleUpdate | Workload::SelectOnly => Some(self.name()),
             Workload::Insert | Workload::Update => None,
         }
     }
@@ -167,7 +180,9 @@ impl Workload {
                  \\set n random(1, 1000000000)\n\
                  UPDATE w2 SET n = :n WHERE id = :id;\n"
             }
-            Workload::TpcbLike | Workload::SelectOnly => unreachable!("a built-in script"),
+            Workload::TpcbLike | Workload::SimpleUpdate | Workload::SelectOnly => {
+                unreachable!("a built-in script")
+            }
         }
     }
 }

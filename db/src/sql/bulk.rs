@@ -59,6 +59,9 @@ impl Session {
             return Err(crate::views::read_only(table));
         }
         let schema = self.schema_of(table)?;
+        if schema.sequence.is_some() {
+            return Err(DbError::WrongObjectType(format!("cannot change sequence \"{table}\"")));
+        }
         let start = self.statement_start();
         Ok(BulkLoad { table: table.to_string(), schema, start, txn: self.transaction_id(), rows: 0 })
     }

@@ -18,6 +18,7 @@ use crate::change::{Change, ColumnSource};
 use crate::database::{format_key, index_named, Session};
 use crate::error::{DbError, DbResult, Notice, Severity};
 use crate::schema::{coerce, Column, IndexDef, TableSchema};
+use crate::schema::{CheckDef, SequenceDef};
 use crate::sql::expr::{ident_name, object_name, sql_type, Binder, Expr};
 use crate::sql::QueryResult;
 use crate::value::Value;
@@ -30,6 +31,11 @@ pub(crate) struct ColumnSpec {
     pub unique: Option<Option<String>>,
     /// DEFAULT: the expression's text, and the expression compiled (checked).
     pub default: Option<(String, Expr)>,
+    /// SERIAL or `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY`: whether ALWAYS, and the
+    /// definition of the sequence that gives its values.
+    pub identity: Option<(bool, SequenceDef)>,
+    /// CHECK conditions on the column: (constraint name if given, condition text).
+    pub checks: Vec<(Option<String>, String)>,
 }
 
 impl Session {
@@ -37,19 +43,65 @@ impl Session {
     /// DEFAULT (checked now: names, functions, a constant against the column's type).
     pub(crate) fn column_spec(&self, def: &ast::ColumnDef) -> DbResult<ColumnSpec> {
         let name = ident_name(&def.name);
-        let ty = sql_type(&def.data_type)?;
+        // SERIAL and its sizes: an integer column with a sequence of its own.
+        let serial_max = match &def.data_type {
+            ast::DataType::Custom(type_name, _) => match object_name(type_name)?.as_str() {
+                "serial" | "serial4" => Some(i32::MAX as i64),
+                "bigserial" | "serial8" => Some(i64::MAX),
+                "smallserial" | "serial2" => Some(i16::MAX as i64),
+                _ => None,
+            },
+            _ => None,
+        };
+        let ty = match serial_max {
+            Some(_) => crate::value::DataType::Int,
+            None => sql_type(&def.data_type)?,
+        };
+        let type_max = serial_max.unwrap_or(match &def.data_type {
+            ast::DataType::SmallInt(_) | ast::DataType::Int2(_) => i16::MAX as i64,
+            ast::DataType::Int(_) | ast::DataType::Integer(_) | ast::DataType::Int4(_) => i32::MAX as i64,
+            _ => i64::MAX,
+        });
         let mut spec = ColumnSpec {
-            column: Column { name: name.clone(), ty, nullable: true },
+            column: Column { name: name.clone(), ty, nullable: serial_max.is_none() },
             primary_key: false,
             unique: None,
             default: None,
+            identity: None,
+            checks: Vec::new(),
         };
+        if let Some(max) = serial_max {
+            spec.identity =
+                Some((false, crate::sequences::definition(max, None, None, None, None, None, false)?));
+        }
         for option in &def.options {
             match &option.option {
                 ast::ColumnOption::Null => spec.column.nullable = true,
                 ast::ColumnOption::NotNull => spec.column.nullable = false,
                 ast::ColumnOption::PrimaryKey(_) => spec.primary_key = true,
                 ast::ColumnOption::Unique(_) => spec.unique = Some(option.name.as_ref().map(ident_name)),
+                ast::ColumnOption::Check(check) => {
+                    let name = check.name.as_ref().or(option.name.as_ref()).map(ident_name);
+                    spec.checks.push((name, check.expr.to_string()));
+                }
+                ast::ColumnOption::Generated {
+                    generated_as: generated @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    if ty != crate::value::DataType::Int {
+                        return Err(DbError::InvalidTableDefinition(format!(
+                            "identity column type must be smallint, integer, or bigint (column \"{name}\")"
+                        )));
+                    }
+                    let options = sequence_options.as_deref().unwrap_or(&[]);
+                    let def = sequence_definition(Some(&def.data_type), options, |e| self.constant_int(e))
+                        .or_else(|_| sequence_definition(None, options, |e| self.constant_int(e)))?;
+                    let def = crate::schema::SequenceDef { max: def.max.min(type_max), ..def };
+                    spec.identity = Some((matches!(generated, ast::GeneratedAs::Always), def));
+                    spec.column.nullable = false;
+                }
                 ast::ColumnOption::Default(expr) => {
                     let compiled =
                         Binder::new(None, &[]).in_session(self).scalar(expr, "DEFAULT expressions")?;
@@ -115,6 +167,12 @@ impl Session {
                         .unwrap_or_else(|| unique_name(&schema, &columns));
                     self.create_index(table, IndexDef { name, columns, unique: true })?;
                 }
+                ast::TableConstraint::Check(check) => {
+                    let schema = self.schema_of(table)?;
+                    let name = check.name.as_ref().map(ident_name);
+                    let check = named_check(&schema, name, check.expr.to_string(), None);
+                    self.add_check(table, check)?;
+                }
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             },
             Op::AddColumn { if_not_exists, column_def, column_position: None, .. } => {
@@ -147,6 +205,11 @@ impl Session {
                 let schema = self.schema_of(table)?;
                 if schema.indexes.iter().any(|i| i.name == name && i.unique) {
                     self.drop_index(&name)?;
+                } else if schema.checks.iter().any(|c| c.name == name) {
+                    self.alter_schema(table, |schema| {
+                        schema.checks.retain(|c| c.name != name);
+                        Ok(())
+                    })?;
                 } else if name == format!("{table}_pkey") && !schema.rowid {
                     return Err(DbError::Unsupported("dropping a primary key".into()));
                 } else if *if_exists {
@@ -483,4 +546,194 @@ pub(crate) fn check_storage_parameters(options: &ast::CreateTableOptions) -> DbR
         }
     }
     Ok(())
+}
+
+impl Session {
+    /// `CREATE SEQUENCE name [AS type] [INCREMENT [BY] n] [MINVALUE n | NO MINVALUE]
+    /// [MAXVALUE n | NO MAXVALUE] [START [WITH] n] [CACHE n] [[NO] CYCLE]`.
+    pub(crate) fn create_sequence_statement(
+        &mut self,
+        name: &ast::ObjectName,
+        if_not_exists: bool,
+        data_type: Option<&ast::DataType>,
+        options: &[ast::SequenceOptions],
+    ) -> DbResult<QueryResult> {
+        let name = object_name(name)?;
+        let def = sequence_definition(data_type, options, |e| self.constant_int(e))?;
+        if if_not_exists && self.schema_of(&name).is_ok() {
+            self.notice("42P07", format!("relation \"{name}\" already exists, skipping"));
+            return Ok(QueryResult::command("CREATE SEQUENCE", 0));
+        }
+        self.create_sequence(&name, def)?;
+        Ok(QueryResult::command("CREATE SEQUENCE", 0))
+    }
+
+    /// Creates sequence `name`: a relation of one row (`sequences`), none yet.
+    pub fn create_sequence(&mut self, name: &str, def: SequenceDef) -> DbResult<()> {
+        let columns = vec![
+            Column { name: "last_value".into(), ty: crate::value::DataType::Int, nullable: false },
+            Column { name: "log_cnt".into(), ty: crate::value::DataType::Int, nullable: false },
+            Column { name: "is_called".into(), ty: crate::value::DataType::Bool, nullable: false },
+        ];
+        let mut schema = TableSchema::new(name, columns, Vec::new())?;
+        schema.sequence = Some(def);
+        self.create_table(schema.validated()?)
+    }
+
+    pub(crate) fn drop_sequence_statement(
+        &mut self,
+        names: &[ast::ObjectName],
+        if_exists: bool,
+    ) -> DbResult<QueryResult> {
+        for name in names {
+            let name = object_name(name)?;
+            match self.schema_of(&name) {
+                Ok(schema) if schema.sequence.is_some() => self.drop_table(&name)?,
+                Ok(_) => return Err(DbError::WrongObjectType(format!("\"{name}\" is not a sequence"))),
+                Err(DbError::UnknownTable(_)) if if_exists => {
+                    self.notice("00000", format!("sequence \"{name}\" does not exist, skipping"))
+                }
+                Err(DbError::UnknownTable(_)) => {
+                    return Err(DbError::UnknownTable(name));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(QueryResult::command("DROP SEQUENCE", 0))
+    }
+
+    /// The sequences of `table`'s SERIAL and IDENTITY columns.
+    pub(crate) fn sequences_owned_by(&self, table: &str) -> Vec<String> {
+        self.table_schemas()
+            .into_iter()
+            .filter(|s| {
+                s.sequence.as_ref().and_then(|d| d.owned_by.as_ref()).is_some_and(|(t, _)| t == table)
+            })
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// An integer constant of a DDL statement (a sequence option).
+    fn constant_int(&self, e: &ast::Expr) -> DbResult<i64> {
+        match Binder::new(None, &[]).in_session(self).scalar(e, "sequence options")? {
+            Expr::Literal(Value::Int(v)) => Ok(v),
+            other => {
+                Err(DbError::TypeMismatch { expected: "an integer".into(), value: format!("{other:?}") })
+            }
+        }
+    }
+}
+
+/// The largest value of a sequence's type (`AS smallint | integer | bigint`).
+fn sequence_type_max(data_type: Option<&ast::DataType>) -> DbResult<i64> {
+    use ast::DataType as T;
+    Ok(match data_type {
+        None => i64::MAX,
+        Some(T::SmallInt(_) | T::Int2(_)) => i16::MAX as i64,
+        Some(T::Int(_) | T::Integer(_) | T::Int4(_)) => i32::MAX as i64,
+        Some(T::BigInt(_) | T::Int8(_)) => i64::MAX,
+        Some(other) => {
+            return Err(DbError::InvalidParameterValue {
+                parameter: "sequence type".into(),
+                value: other.to_string(),
+                allowed: "smallint, integer or bigint".into(),
+            })
+        }
+    })
+}
+
+/// A sequence's definition from its options (`CREATE SEQUENCE`, `GENERATED ... AS
+/// IDENTITY (options)`).
+pub(crate) fn sequence_definition(
+    data_type: Option<&ast::DataType>,
+    options: &[ast::SequenceOptions],
+    int: impl Fn(&ast::Expr) -> DbResult<i64>,
+) -> DbResult<SequenceDef> {
+    use ast::SequenceOptions as O;
+    let (mut increment, mut min, mut max, mut start, mut cache, mut cycle) =
+        (None, None, None, None, None, false);
+    for option in options {
+        match option {
+            O::IncrementBy(e, _) => increment = Some(int(e)?),
+            O::MinValue(e) => min = e.as_ref().map(&int).transpose()?,
+            O::MaxValue(e) => max = e.as_ref().map(&int).transpose()?,
+            O::StartWith(e, _) => start = Some(int(e)?),
+            O::Cache(e) => cache = Some(int(e)?),
+            O::Cycle(no) => cycle = !*no,
+        }
+    }
+    crate::sequences::definition(sequence_type_max(data_type)?, increment, min, max, start, cache, cycle)
+}
+
+impl Session {
+    /// `ADD CONSTRAINT ... CHECK (condition)`: every row there must pass it.
+    fn add_check(&mut self, table: &str, check: CheckDef) -> DbResult<()> {
+        self.ddl(table, |st| {
+            let t = st.table(table)?;
+            let mut schema = TableSchema::clone(t.schema);
+            if schema.checks.iter().any(|c| c.name == check.name) {
+                return Err(DbError::TableExists(check.name.clone()));
+            }
+            schema.checks.push(check.clone());
+            let compiled = compile_checks(&std::sync::Arc::new(schema.clone()))?;
+            let (name, condition) = compiled.last().expect("the check just added");
+            for row in t.rows.values() {
+                if crate::sql::expr::truth(&condition.eval(row, &[])?)? == Some(false) {
+                    return Err(DbError::CheckViolatedByRow {
+                        table: table.to_string(),
+                        constraint: name.clone(),
+                    });
+                }
+            }
+            Ok(Change::AlterTable(schema.validated()?))
+        })
+    }
+}
+
+/// A CHECK constraint with PostgreSQL's name for it when it has none: `table_column_check`
+/// on a column, `table_check` for the table (a number added while the name is taken).
+pub(crate) fn named_check(
+    schema: &TableSchema,
+    name: Option<String>,
+    expr: String,
+    column: Option<&str>,
+) -> CheckDef {
+    let name = name.unwrap_or_else(|| {
+        let base = match column {
+            Some(c) => format!("{}_{c}_check", schema.name),
+            None => format!("{}_check", schema.name),
+        };
+        let taken = |n: &str| schema.checks.iter().any(|c| c.name == n);
+        if !taken(&base) {
+            return base;
+        }
+        (1..).map(|i| format!("{base}{i}")).find(|n| !taken(n)).expect("a free name")
+    });
+    CheckDef { name, expr }
+}
+
+/// The table's CHECK conditions compiled against its columns: (name, condition). A
+/// condition may not hold a subquery or an aggregate, nor call a sequence.
+pub(crate) fn compile_checks(schema: &std::sync::Arc<TableSchema>) -> DbResult<Vec<(String, Expr)>> {
+    let relation = crate::sql::expr::Relation {
+        name: schema.name.clone(),
+        alias: None,
+        schema: schema.clone(),
+        derived: None,
+    };
+    schema
+        .checks
+        .iter()
+        .map(|check| {
+            let ast = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+                .try_with_sql(&check.expr)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(|e| DbError::Syntax {
+                    message: format!("CHECK ({}): {e}", check.expr),
+                    position: 0,
+                })?;
+            let expr = Binder::new(Some(&relation), &[]).scalar(&ast, "check constraints")?;
+            Ok((check.name.clone(), expr))
+        })
+        .collect()
 }

@@ -449,6 +449,10 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     if let Some(special) = oracle::parse_special(sql) {
         return special.map(Prepared::Special);
     }
+    // Sequence options in the words and the order sqlparser reads (Oracle's words,
+    // PostgreSQL's any order).
+    let oracle_sequence = oracle::standard_sequence_options(sql);
+    let sql = oracle_sequence.as_deref().unwrap_or(sql);
     // `:name` placeholders are numbered `$1..$n` first (positions kept: see `binds`).
     let numbered = super::binds::number_placeholders(sql)?;
     let text = numbered.as_ref().map_or(sql, |n| n.text.as_str());
@@ -760,6 +764,15 @@ impl Session {
                 self.drop_table_statement(names, *if_exists)
             }
             S::CreateIndex(create) => self.create_index_statement(create),
+            S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
+                if *temporary || owned_by.is_some() {
+                    return Err(DbError::Unsupported("CREATE TEMPORARY SEQUENCE and OWNED BY".into()));
+                }
+                self.create_sequence_statement(name, *if_not_exists, data_type.as_ref(), sequence_options)
+            }
+            S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, .. } => {
+                self.drop_sequence_statement(names, *if_exists)
+            }
             S::Drop { object_type: ast::ObjectType::Index, if_exists, names, .. } => {
                 for name in names {
                     let name = object_name(name)?;
@@ -983,8 +996,13 @@ impl Session {
         // UNIQUE constraints: (name, columns), each a unique index of the table.
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         let mut defaults: Vec<(usize, String)> = Vec::new();
+        let mut always_generated = Vec::new();
+        // CHECK constraints: (name if given, condition, the column it was declared on).
+        let mut checks: Vec<(Option<String>, String, Option<String>)> = Vec::new();
+        // The sequences of SERIAL and IDENTITY columns: (name, definition).
+        let mut identities: Vec<(String, crate::schema::SequenceDef)> = Vec::new();
         for (i, def) in create.columns.iter().enumerate() {
-            let spec = self.column_spec(def)?;
+            let mut spec = self.column_spec(def)?;
             if spec.primary_key {
                 set_key(vec![i], &mut primary_key)?;
             }
@@ -993,6 +1011,33 @@ impl Session {
             }
             if let Some((text, _)) = spec.default {
                 defaults.push((i, text));
+            }
+            for (check_name, text) in spec.checks.drain(..) {
+                checks.push((check_name, text, Some(spec.column.name.clone())));
+            }
+            if let Some((always, def)) = spec.identity {
+                if defaults.iter().any(|(c, _)| *c == i) {
+                    return Err(syntax(format!(
+                        "both default and identity specified for column \"{}\" of table \"{name}\"",
+                        spec.column.name
+                    )));
+                }
+                let sequence = format!("{name}_{}_seq", spec.column.name);
+                let def = crate::schema::SequenceDef {
+                    owned_by: Some((name.clone(), spec.column.name.clone())),
+                    ..def
+                };
+                // PostgreSQL's text for it (what psql's \d shows): the name quoted only if
+                // it must be.
+                let plain =
+                    sequence.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                let quoted =
+                    if plain { sequence.clone() } else { format!("\"{}\"", sequence.replace('"', "\"\"")) };
+                defaults.push((i, format!("nextval('{}'::regclass)", quoted.replace('\'', "''"))));
+                if always {
+                    always_generated.push(i);
+                }
+                identities.push((sequence, def));
             }
             columns.push(spec.column);
         }
@@ -1036,6 +1081,9 @@ impl Session {
                     }
                     uniques.push((unique.name.as_ref().map(ident_name), key));
                 }
+                ast::TableConstraint::Check(check) => {
+                    checks.push((check.name.as_ref().map(ident_name), check.expr.to_string(), None));
+                }
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             }
         }
@@ -1055,6 +1103,16 @@ impl Session {
         }
         let mut schema = TableSchema::new(&name, columns, primary_key)?;
         schema.defaults = defaults;
+        schema.always_generated = always_generated;
+        for (check_name, text, column) in checks {
+            let check = crate::sql::ddl::named_check(&schema, check_name, text, column.as_deref());
+            if schema.checks.iter().any(|c| c.name == check.name) {
+                return Err(DbError::TableExists(check.name));
+            }
+            schema.checks.push(check);
+        }
+        // Checked now: names and types in the conditions.
+        crate::sql::ddl::compile_checks(&std::sync::Arc::new(schema.clone()))?;
         for (index_name, key) in uniques {
             let index_name = index_name.unwrap_or_else(|| crate::sql::ddl::unique_name(&schema, &key));
             schema = schema.with_index(crate::schema::IndexDef {
@@ -1063,7 +1121,24 @@ impl Session {
                 unique: true,
             })?;
         }
-        match self.create_table(schema) {
+        // The sequences first (each DDL commits on its own): taken back if the table
+        // cannot be made.
+        let mut created = Vec::new();
+        let mut made = Ok(());
+        for (sequence, def) in identities {
+            made = self.create_sequence(&sequence, def);
+            if made.is_err() {
+                break;
+            }
+            created.push(sequence);
+        }
+        let made = made.and_then(|()| self.create_table(schema));
+        if made.is_err() {
+            for sequence in &created {
+                let _ = self.drop_table(sequence);
+            }
+        }
+        match made {
             Err(DbError::TableExists(_)) if create.if_not_exists => return exists(self),
             other => other?,
         }
@@ -1134,11 +1209,22 @@ impl Session {
             self.db.read_catalog(|st| names.iter().try_for_each(|name| st.table(name).map(|_| ())))?;
         }
         for name in &names {
+            if self.schema_of(name).is_ok_and(|s| s.sequence.is_some()) {
+                return Err(DbError::WrongObjectType(format!(
+                    "\"{name}\" is not a table (use DROP SEQUENCE)"
+                )));
+            }
+        }
+        for name in &names {
             match self.drop_table(name) {
                 Err(DbError::UnknownTable(_)) if if_exists => self
                     .notices
                     .push(crate::error::Notice::plain(format!("table \"{name}\" does not exist, skipping"))),
                 other => other?,
+            }
+            // The sequences of its SERIAL and IDENTITY columns go with it.
+            for sequence in self.sequences_owned_by(name) {
+                self.drop_table(&sequence)?;
             }
         }
         Ok(QueryResult::command("DROP TABLE", 0))
@@ -1361,6 +1447,7 @@ impl Session {
             return Err(crate::views::read_only(&table));
         }
         let schema = self.schema_of(&table)?;
+        refuse_sequence(&schema)?;
         let targets: Vec<usize> = if insert.columns.is_empty() {
             (0..schema.visible_columns().len()).collect()
         } else {
@@ -1377,6 +1464,13 @@ impl Session {
             }
             targets
         };
+        // GENERATED ALWAYS: the sequence gives the value, never the statement.
+        if let Some(&c) = targets.iter().find(|c| schema.always_generated.contains(c)) {
+            return Err(DbError::GeneratedAlways(format!(
+                "cannot insert a non-DEFAULT value into column \"{}\": it is GENERATED ALWAYS AS IDENTITY",
+                schema.columns[c].name
+            )));
+        }
         let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
         let mut defaults = Vec::new();
         for (column, text) in &schema.defaults {
@@ -1387,8 +1481,10 @@ impl Session {
                 .try_with_sql(text)
                 .and_then(|mut p| p.parse_expr())
                 .map_err(|e| DbError::CorruptChange(format!("the default {text:?} of \"{table}\": {e}")))?;
-            defaults
-                .push((*column, Template::new(Binder::template(None).scalar(&expr, "DEFAULT expressions")?)));
+            defaults.push((
+                *column,
+                Template::new(Binder::template(None).in_session(self).scalar(&expr, "DEFAULT expressions")?),
+            ));
         }
         Ok(InsertTarget { table, alias, schema, targets, on_conflict: None, defaults })
     }
@@ -1400,7 +1496,7 @@ impl Session {
         values: &ast::Values,
         returning: Option<Returning>,
     ) -> DbResult<Compiled> {
-        let mut binder = Binder::template(None);
+        let mut binder = Binder::template(None).in_session(self);
         let mut rows: Vec<Vec<Template>> = Vec::with_capacity(values.rows.len());
         for row in &values.rows {
             let row = row
@@ -1594,6 +1690,7 @@ impl Session {
         if crate::views::is_view(&relation.name) {
             return Err(crate::views::read_only(&relation.name));
         }
+        refuse_sequence(&relation.schema)?;
         let schema = relation.schema.clone();
         let mut binder = Binder::for_params(Some(&relation), params).in_session(self);
         let mut sets: Vec<(usize, Expr)> = Vec::new();
@@ -1685,6 +1782,7 @@ impl Session {
         if crate::views::is_view(&relation.name) {
             return Err(crate::views::read_only(&relation.name));
         }
+        refuse_sequence(&relation.schema)?;
         let mut binder = Binder::for_params(Some(&relation), params).in_session(self);
         let filter = delete.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
         let returning = delete
@@ -1875,6 +1973,14 @@ impl Session {
 /// What UPDATE or DELETE does to one locked row (its key and current values): whether
 /// the row was changed.
 type RowChange<'a> = dyn FnMut(&mut Session, &crate::schema::Key, &[Value]) -> DbResult<bool> + 'a;
+
+/// A sequence's row changes by nextval and setval only.
+fn refuse_sequence(schema: &TableSchema) -> DbResult<()> {
+    match schema.sequence {
+        Some(_) => Err(DbError::WrongObjectType(format!("cannot change sequence \"{}\"", schema.name))),
+        None => Ok(()),
+    }
+}
 
 #[cfg(test)]
 mod tests {

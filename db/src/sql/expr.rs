@@ -30,6 +30,7 @@ use crate::database::Session;
 use crate::datetime::{self, ZoneId};
 use crate::error::{DbError, DbResult};
 use crate::schema::{coerce, TableSchema};
+use crate::sequences::{SequenceCall, SequenceOp};
 use crate::sql::temporal;
 use crate::value::{DataType, Value};
 
@@ -260,6 +261,9 @@ pub(crate) enum Expr {
     /// time, given at each execution with the parameters (`Template::with_params`).
     /// Compiled with a session, they are literals at once.
     Clock(Clock),
+    /// `nextval`, `currval`, `setval` (with its arguments): run at each evaluation, so
+    /// each row gets its own value.
+    Sequence(Box<SequenceCall>, Vec<Expr>),
     Case {
         operand: Option<Box<Expr>>,
         whens: Vec<(Expr, Expr)>,
@@ -739,6 +743,15 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// A call of sequence `name` (as nextval's text names it: lowercased unless quoted).
+    fn sequence_call(&self, op: SequenceOp, name: &str, args: Vec<Expr>) -> DbResult<Expr> {
+        let session = self.session.ok_or_else(|| DbError::Unsupported("a sequence function here".into()))?;
+        let name = sequence_name(name);
+        session.db.sequence_schema(&name)?;
+        let call = SequenceCall { op, name, db: std::sync::Arc::downgrade(&session.db) };
+        Ok(Expr::Sequence(Box::new(call), args))
+    }
+
     /// `INTERVAL '1 day'`, `INTERVAL '3' HOUR`: a constant interval.
     fn interval_literal(&mut self, interval: &ast::Interval) -> DbResult<Expr> {
         let text = match self.compile(&interval.value)?.fold()? {
@@ -776,6 +789,17 @@ impl<'a> Binder<'a> {
         for (depth, scope) in self.outer.iter().enumerate() {
             if let Some(index) = scope.resolve(qualifier.as_deref(), &name)? {
                 return Ok(Expr::Outer { depth, index });
+            }
+        }
+        // Oracle's `seq.NEXTVAL` and `seq.CURRVAL`.
+        if let (Some(sequence), Some(session)) = (&qualifier, self.session) {
+            let op = match name.as_str() {
+                "nextval" => Some(SequenceOp::Next),
+                "currval" => Some(SequenceOp::Current),
+                _ => None,
+            };
+            if let Some(op) = op.filter(|_| session.db.sequence_schema(sequence).is_ok()) {
+                return self.sequence_call(op, &format!("\"{}\"", sequence.replace('"', "\"\"")), Vec::new());
             }
         }
         Err(match qualifier {
@@ -917,6 +941,55 @@ impl<'a> Binder<'a> {
         if let Some(value) = self.session_function(&name, &args)? {
             return Ok(Expr::Literal(value));
         }
+        if let Some(op) = match name.as_str() {
+            "nextval" => Some(SequenceOp::Next),
+            "currval" => Some(SequenceOp::Current),
+            "setval" => Some(SequenceOp::Set),
+            _ => None,
+        } {
+            let (min, max) = if op == SequenceOp::Set { (2, 3) } else { (1, 1) };
+            if args.len() < min || args.len() > max {
+                return Err(wrong_arguments(&name, args.len()));
+            }
+            // `nextval('s'::regclass)`, as PostgreSQL prints a SERIAL's default: the name.
+            let named = match args[0] {
+                Some(ast::Expr::Cast { expr, data_type: ast::DataType::Regclass, .. }) => Some(expr.as_ref()),
+                Some(ast::Expr::Cast { expr, data_type: ast::DataType::Custom(n, _), .. })
+                    if object_name(n).is_ok_and(|n| n == "regclass") =>
+                {
+                    Some(expr.as_ref())
+                }
+                other => other,
+            };
+            let sequence = match named.map(|e| self.compile(e)).transpose()?.map(Expr::fold).transpose()? {
+                Some(Expr::Literal(Value::Text(t))) => t,
+                _ => {
+                    return Err(DbError::Unsupported(format!(
+                        "{name}() of a sequence not named by a constant"
+                    )))
+                }
+            };
+            let rest = args[1..]
+                .iter()
+                .map(|a| match a {
+                    Some(e) => self.compile(e),
+                    None => Err(wrong_arguments(&name, args.len())),
+                })
+                .collect::<DbResult<Vec<_>>>()?;
+            return self.sequence_call(op, &sequence, rest);
+        }
+        if name == "lastval" {
+            if !args.is_empty() {
+                return Err(wrong_arguments(&name, args.len()));
+            }
+            let session = self.session.ok_or_else(|| DbError::Unsupported("lastval() here".into()))?;
+            let call = SequenceCall {
+                op: SequenceOp::Last,
+                name: String::new(),
+                db: std::sync::Arc::downgrade(&session.db),
+            };
+            return Ok(Expr::Sequence(Box::new(call), Vec::new()));
+        }
         if let Some(clock) = Clock::named(&name) {
             // `CURRENT_TIMESTAMP(3)`, `now()`: a precision is accepted (microseconds kept).
             if args.len() > 1 || (args.len() == 1 && clock == Clock::Now && name == "now") {
@@ -1006,6 +1079,16 @@ impl Binder<'_> {
             )),
             _ => Ok(None),
         }
+    }
+}
+
+/// A sequence's name as nextval's text gives it: lowercased unless double-quoted, the
+/// schema (`public.`) dropped.
+fn sequence_name(text: &str) -> String {
+    let last = text.rsplit('.').next().unwrap_or(text).trim();
+    match last.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => last.to_lowercase(),
     }
 }
 
@@ -1266,6 +1349,9 @@ impl Expr {
             Expr::Func(func, args) => {
                 Expr::Func(func, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
             }
+            Expr::Sequence(call, args) => {
+                Expr::Sequence(call, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
+            }
             Expr::Case { operand, whens, otherwise } => {
                 let operand = operand.map(|o| boxed(f, o)).transpose()?;
                 let mut new_whens = Vec::with_capacity(whens.len());
@@ -1311,7 +1397,7 @@ impl Expr {
                 f(expr);
                 f(pattern);
             }
-            Expr::Func(_, args) => args.iter().for_each(f),
+            Expr::Func(_, args) | Expr::Sequence(_, args) => args.iter().for_each(f),
             Expr::Case { operand, whens, otherwise } => {
                 if let Some(o) = operand {
                     f(o);
@@ -1334,6 +1420,7 @@ impl Expr {
             | Expr::Agg(_)
             | Expr::Param(_)
             | Expr::Clock(_)
+            | Expr::Sequence(..)
             | Expr::Func(Func::Random | Func::ClockTimestamp, _)
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
@@ -1453,6 +1540,7 @@ impl Expr {
                 Expr::Column(_)
                 | Expr::Agg(_)
                 | Expr::Func(Func::Random | Func::ClockTimestamp, _)
+                | Expr::Sequence(..)
                 | Expr::Outer { .. }
                 | Expr::Subquery(_) => false,
                 Expr::Literal(_) | Expr::Param(_) | Expr::Clock(_) => true,
@@ -1575,6 +1663,7 @@ impl Expr {
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
             Expr::Param(_) | Expr::Outer { .. } => None,
             Expr::Clock(clock) => Some(clock.data_type()),
+            Expr::Sequence(..) => Some(DataType::Int),
             Expr::Subquery(sub) => match sub.kind {
                 SubqueryKind::Scalar => sub.plan.0.columns().first().and_then(|c| c.ty),
                 _ => Some(DataType::Bool),
@@ -1776,6 +1865,10 @@ impl Expr {
             }
             Expr::Cast(e, ty) => cast(e.eval(row, aggs)?, *ty)?,
             Expr::Func(func, args) => call(*func, args, row, aggs)?,
+            Expr::Sequence(call, args) => {
+                let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+                call.call(&values)?
+            }
             Expr::Case { operand, whens, otherwise } => {
                 let operand = operand.as_ref().map(|o| o.eval(row, aggs)).transpose()?;
                 for (when, result) in whens {

@@ -353,6 +353,144 @@ fn parse_release(cursor: &mut Cursor) -> DbResult<Special> {
     savepoint_name(cursor, "RELEASE").map(Special::ReleaseSavepoint)
 }
 
+/// `CREATE SEQUENCE` with Oracle's options (`NOCACHE`, `NOCYCLE`, `NOMAXVALUE`,
+/// `NOMINVALUE`, `ORDER`, `NOORDER`) in PostgreSQL's words (`CACHE 1`, `NO CYCLE`, ...;
+/// ORDER goes: a sequence here hands out values in order anyway); None for any other
+/// statement, or one with none of them.
+pub fn standard_sequence_options(sql: &str) -> Option<String> {
+    let oracle = oracle_sequence_words(sql);
+    let text = oracle.as_deref().unwrap_or(sql);
+    match reorder_sequence_options(text) {
+        Some(reordered) => Some(reordered),
+        None => oracle,
+    }
+}
+
+/// The sequence options of `CREATE SEQUENCE` and of `AS IDENTITY (...)`, which
+/// PostgreSQL takes in any order, in the order sqlparser reads them (INCREMENT, MINVALUE,
+/// MAXVALUE, START, CACHE, CYCLE, OWNED BY); None where they are in order already.
+fn reorder_sequence_options(sql: &str) -> Option<String> {
+    let upper = sql.to_ascii_uppercase();
+    let (start, end) =
+        if upper.trim_start().starts_with("CREATE") && upper.split_whitespace().nth(1) == Some("SEQUENCE") {
+            // After the name and an `AS type`.
+            let words: Vec<(usize, &str)> = word_spans(sql);
+            let mut i = 3;
+            if words.get(2).is_some_and(|(_, w)| w.eq_ignore_ascii_case("IF")) {
+                i = 6;
+            }
+            if words.get(i).is_some_and(|(_, w)| w.eq_ignore_ascii_case("AS")) {
+                i += 2;
+            }
+            let start = words.get(i).map(|(at, _)| *at)?;
+            (start, sql.trim_end().trim_end_matches(';').len())
+        } else {
+            let at = upper.find("AS IDENTITY")?;
+            let open = at + upper[at..].find('(')?;
+            let close = open + upper[open..].find(')')?;
+            if !upper[at + "AS IDENTITY".len()..open].trim().is_empty() {
+                return None;
+            }
+            (open + 1, close)
+        };
+    let body = &sql[start..end];
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let rank = |w: &str, next: Option<&&str>| -> Option<u8> {
+        Some(match w.to_ascii_uppercase().as_str() {
+            "INCREMENT" => 0,
+            "MINVALUE" => 1,
+            "MAXVALUE" => 2,
+            "START" => 3,
+            "CACHE" => 4,
+            "CYCLE" => 5,
+            "OWNED" => 6,
+            "NO" => match next.map(|n| n.to_ascii_uppercase()).as_deref() {
+                Some("MINVALUE") => 1,
+                Some("MAXVALUE") => 2,
+                Some("CYCLE") => 5,
+                _ => return None,
+            },
+            _ => return None,
+        })
+    };
+    let mut options: Vec<(u8, Vec<&str>)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let r = rank(words[i], words.get(i + 1))?;
+        let mut option = vec![words[i]];
+        i += 1;
+        if words[i - 1].eq_ignore_ascii_case("NO") {
+            option.push(words[i]);
+            i += 1;
+        }
+        while i < words.len() && rank(words[i], words.get(i + 1)).is_none() {
+            option.push(words[i]);
+            i += 1;
+        }
+        options.push((r, option));
+    }
+    if options.windows(2).all(|w| w[0].0 <= w[1].0) {
+        return None;
+    }
+    options.sort_by_key(|(r, _)| *r);
+    let body: Vec<String> = options.iter().map(|(_, o)| o.join(" ")).collect();
+    Some(format!("{}{}{}", &sql[..start], body.join(" "), &sql[end..]))
+}
+
+/// The whitespace-separated words of `sql` with their byte offsets.
+fn word_spans(sql: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in sql.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, &sql[s..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &sql[s..]));
+    }
+    out
+}
+
+/// Oracle's sequence words in PostgreSQL's (see `standard_sequence_options`).
+fn oracle_sequence_words(sql: &str) -> Option<String> {
+    let mut words = sql.split_whitespace();
+    let create = words.next()?.eq_ignore_ascii_case("CREATE");
+    if !create || !words.next()?.eq_ignore_ascii_case("SEQUENCE") {
+        return None;
+    }
+    let mut changed = false;
+    let mut out = String::with_capacity(sql.len() + 8);
+    for piece in sql.split_inclusive(char::is_whitespace) {
+        let word = piece.trim_end();
+        let replacement = match word.to_ascii_uppercase().trim_end_matches(';') {
+            "NOCACHE" => Some("CACHE 1"),
+            "NOCYCLE" => Some("NO CYCLE"),
+            "NOMAXVALUE" => Some("NO MAXVALUE"),
+            "NOMINVALUE" => Some("NO MINVALUE"),
+            "ORDER" | "NOORDER" => Some(""),
+            _ => None,
+        };
+        match replacement {
+            Some(r) => {
+                changed = true;
+                out.push_str(r);
+                out.push_str(&piece[word.len()..]);
+                if word.ends_with(';') {
+                    out.push(';');
+                }
+            }
+            None => out.push_str(piece),
+        }
+    }
+    changed.then_some(out)
+}
+
 /// `VACUUM [FULL] [FREEZE] [VERBOSE] [ANALYZE] [(option [value], ...)] [table [(columns)], ...]`
 /// and `ANALYZE [VERBOSE] [(options)] [table [(columns)], ...]`.
 fn parse_maintenance(cursor: &mut Cursor, command: Maintenance) -> DbResult<Special> {

@@ -20,3 +20,16 @@ pub fn config() -> DbConfig {
 pub fn open(dir: &std::path::Path) -> Database {
     Database::open(dir, config()).unwrap_or_else(|e| panic!("open: {e}"))
 }
+
+/// Runs `sql`, panicking with the statement and its error if it fails.
+pub fn run(s: &mut db::Session, sql: &str) -> db::sql::QueryResult {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The error `sql` fails with, panicking if it succeeds.
+pub fn fails(s: &mut db::Session, sql: &str) -> db::DbError {
+    match s.execute(sql, &[]) {
+        Ok(r) => panic!("{sql} succeeded: {r:?}"),
+        Err(e) => e,
+    }
+}
