@@ -594,12 +594,33 @@ fn parse_iso_interval(rest: &str) -> Option<Interval> {
 // Text output
 // ---------------------------------------------------------------------------------------
 
-fn write_date_part(date: Date, out: &mut String) {
-    let (year, bc) =
-        if date.year() <= 0 { (1 - date.year() as i32, true) } else { (date.year() as i32, false) };
+/// `yyyy-mm-dd`, then (for a timestamp) ` hh:mm:ss[.f]` and the zone's offset, then ` BC`
+/// for a year before 1 (jiff's year 0 is 1 BC), as PostgreSQL prints them.
+fn write_civil(date: Date, time_and_offset: Option<(i64, Option<i32>)>, out: &mut String) {
+    let bc = date.year() <= 0;
+    let year = if bc { 1 - date.year() as i32 } else { date.year() as i32 };
     let _ = write!(out, "{year:04}-{:02}-{:02}", date.month(), date.day());
+    if let Some((micros_of_day, offset)) = time_and_offset {
+        out.push(' ');
+        write_clock(micros_of_day, out);
+        if let Some(offset) = offset {
+            write_offset(offset, out);
+        }
+    }
     if bc {
         out.push_str(" BC");
+    }
+}
+
+/// A zone's offset: `+00`, `-05`, `+05:30`, `+00:09:21`.
+fn write_offset(seconds: i32, out: &mut String) {
+    let (sign, abs) = if seconds < 0 { ('-', -seconds) } else { ('+', seconds) };
+    let _ = write!(out, "{sign}{:02}", abs / 3600);
+    if abs % 3600 != 0 {
+        let _ = write!(out, ":{:02}", abs / 60 % 60);
+        if abs % 60 != 0 {
+            let _ = write!(out, ":{:02}", abs % 60);
+        }
     }
 }
 
@@ -624,20 +645,9 @@ pub fn write_date(days: i32, out: &mut String) {
         DATE_INFINITY => out.push_str("infinity"),
         DATE_NEG_INFINITY => out.push_str("-infinity"),
         d => match date_of_days(d) {
-            Ok(date) => write_date_part(date, out),
+            Ok(date) => write_civil(date, None, out),
             Err(_) => out.push_str("(date out of range)"),
         },
-    }
-}
-
-fn write_civil(dt: DateTime, out: &mut String) {
-    let bc = dt.date().year() <= 0;
-    let date = dt.date();
-    let year = if bc { 1 - date.year() as i32 } else { date.year() as i32 };
-    let _ = write!(out, "{year:04}-{:02}-{:02} ", date.month(), date.day());
-    write_clock(time_of_day(dt), out);
-    if bc {
-        out.push_str(" BC");
     }
 }
 
@@ -646,14 +656,13 @@ pub fn write_timestamp(micros: i64, out: &mut String) {
         INFINITY => out.push_str("infinity"),
         NEG_INFINITY => out.push_str("-infinity"),
         m => match civil(m) {
-            Ok(dt) => write_civil(dt, out),
+            Ok(dt) => write_civil(dt.date(), Some((time_of_day(dt), None)), out),
             Err(_) => out.push_str("(timestamp out of range)"),
         },
     }
 }
 
-/// The instant as a civil time of `zone` and the zone's offset then: `+00`, `-05`,
-/// `+05:30`, `+00:09:21`.
+/// The instant as a civil time of `zone`, with the zone's offset then.
 pub fn write_timestamptz(micros: i64, zone: &TimeZone, out: &mut String) {
     let t = match micros {
         INFINITY => return out.push_str("infinity"),
@@ -664,23 +673,7 @@ pub fn write_timestamptz(micros: i64, zone: &TimeZone, out: &mut String) {
         },
     };
     let dt = zone.to_datetime(t);
-    let bc = dt.date().year() <= 0;
-    let date = dt.date();
-    let year = if bc { 1 - date.year() as i32 } else { date.year() as i32 };
-    let _ = write!(out, "{year:04}-{:02}-{:02} ", date.month(), date.day());
-    write_clock(time_of_day(dt), out);
-    let offset = zone.to_offset(t).seconds();
-    let (sign, abs) = if offset < 0 { ('-', -offset) } else { ('+', offset) };
-    let _ = write!(out, "{sign}{:02}", abs / 3600);
-    if abs % 3600 != 0 {
-        let _ = write!(out, ":{:02}", abs / 60 % 60);
-        if abs % 60 != 0 {
-            let _ = write!(out, ":{:02}", abs % 60);
-        }
-    }
-    if bc {
-        out.push_str(" BC");
-    }
+    write_civil(dt.date(), Some((time_of_day(dt), Some(zone.to_offset(t).seconds()))), out);
 }
 
 pub fn write_time(micros: i64, out: &mut String) {

@@ -284,7 +284,12 @@ impl Severity {
 
 impl Notice {
     pub fn plain(message: String) -> Notice {
-        Notice { severity: Severity::Notice, sqlstate: "00000", message }
+        Notice::with_state("00000", message)
+    }
+
+    /// A NOTICE with PostgreSQL's SQLSTATE for it (`42P07` for "already exists, skipping").
+    pub fn with_state(sqlstate: &'static str, message: String) -> Notice {
+        Notice { severity: Severity::Notice, sqlstate, message }
     }
 
     /// A deprecated feature was used (SQLSTATE 01P01, PostgreSQL's deprecated_feature).

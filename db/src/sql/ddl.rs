@@ -16,7 +16,7 @@ use sqlparser::ast;
 
 use crate::change::{Change, ColumnSource};
 use crate::database::{format_key, index_named, Session};
-use crate::error::{DbError, DbResult, Notice, Severity};
+use crate::error::{DbError, DbResult, Notice};
 use crate::schema::{coerce, Column, IndexDef, TableSchema};
 use crate::schema::{CheckDef, SequenceDef};
 use crate::sql::expr::{ident_name, object_name, sql_type, Binder, Expr};
@@ -140,7 +140,7 @@ impl Session {
     }
 
     fn notice(&mut self, sqlstate: &'static str, message: String) {
-        self.notices.push(Notice { severity: Severity::Notice, sqlstate, message });
+        self.notices.push(Notice::with_state(sqlstate, message));
     }
 
     /// One action of an ALTER TABLE; the table's new name after a RENAME TO.

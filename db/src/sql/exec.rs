@@ -1091,11 +1091,10 @@ impl Session {
         let primary_key = primary_key.unwrap_or_default();
         let exists = |s: &mut Session| {
             // PostgreSQL's: a NOTICE with the duplicate-table SQLSTATE.
-            s.notices.push(crate::error::Notice {
-                severity: crate::error::Severity::Notice,
-                sqlstate: "42P07",
-                message: format!("relation \"{name}\" already exists, skipping"),
-            });
+            s.notices.push(crate::error::Notice::with_state(
+                "42P07",
+                format!("relation \"{name}\" already exists, skipping"),
+            ));
             Ok(QueryResult::command("CREATE TABLE", 0))
         };
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
@@ -1188,11 +1187,10 @@ impl Session {
         let index = crate::schema::IndexDef { name: name.clone(), columns, unique: create.unique };
         match self.create_index(&table, index) {
             Err(DbError::TableExists(_)) if create.if_not_exists => {
-                self.notices.push(crate::error::Notice {
-                    severity: crate::error::Severity::Notice,
-                    sqlstate: "42P07",
-                    message: format!("relation \"{name}\" already exists, skipping"),
-                });
+                self.notices.push(crate::error::Notice::with_state(
+                    "42P07",
+                    format!("relation \"{name}\" already exists, skipping"),
+                ));
                 Ok(QueryResult::command("CREATE INDEX", 0))
             }
             other => other.map(|()| QueryResult::command("CREATE INDEX", 0)),
