@@ -10,7 +10,9 @@
 //! transaction may also take a value of sequence `crash_seq` (journaled as `N <session>
 //! <value>` once nextval returned it). The parent checks the recovered tables against the
 //! journal, each index against a rebuild from its rows, and that the sequence goes on
-//! above every value it handed out.
+//! above every value it handed out. Table t2's rows reference rows of t0 (a foreign key,
+//! ON DELETE CASCADE): a transaction may add one referencing one of the session's t0
+//! rows; they are not in the journal's model, the parent checks that none is an orphan.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -51,6 +53,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         s.execute("CREATE INDEX IF NOT EXISTS t0_v ON t0 (v)", &[]).context("create index")?;
         s.execute("CREATE SEQUENCE IF NOT EXISTS crash_seq", &[]).context("create sequence")?;
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS t2 (k BIGINT PRIMARY KEY, parent BIGINT REFERENCES t0 ON DELETE CASCADE)",
+            &[],
+        )
+        .context("create the referencing table")?;
     }
     let journal = Arc::new(Mutex::new(OpenOptions::new().create(true).append(true).open(&args.journal)?));
     let write_line = |line: String| -> anyhow::Result<()> {
@@ -71,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 // This session's rows as it committed them: (table, key) -> value.
                 let mut mine: BTreeMap<(usize, i64), String> = BTreeMap::new();
                 let mut next_key = base;
+                let mut next_child = base + 50_000;
                 for seq in 1u64.. {
                     let mut ops = Vec::new();
                     let mut after = mine.clone();
@@ -97,6 +105,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                                 ops.push(format!("{table},u,{key},{value}"));
                             }
                         }
+                    }
+                    let parents: Vec<i64> = after.keys().filter(|(t, _)| *t == 0).map(|(_, k)| *k).collect();
+                    if !parents.is_empty() && rng.upto(1) == 0 {
+                        let parent = parents[rng.upto(parents.len() as u64 - 1) as usize];
+                        s.execute(
+                            "INSERT INTO t2 (k, parent) VALUES ($1, $2)",
+                            &[Value::Int(next_child), Value::Int(parent)],
+                        )?;
+                        next_child += 1;
                     }
                     if rng.upto(1) == 0 {
                         let value = s.execute("SELECT nextval('crash_seq')", &[])?;

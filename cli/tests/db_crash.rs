@@ -10,7 +10,9 @@
 //! - rows written by earlier runs are exactly as they were after the previous reopen;
 //! - every secondary index equals a rebuild from its table's rows;
 //! - sequence `crash_seq` goes on above every value it handed out before the kill (no
-//!   value twice, however many it skips).
+//!   value twice, however many it skips);
+//! - no row of t2 references a row of t0 that is not there (foreign key, ON DELETE
+//!   CASCADE), and the constraint still holds after the reopen.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -118,6 +120,7 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
     let mut previous = Rows::new();
     let (mut checked_waits, mut images_seen) = (0u64, 0usize);
     let mut highest_sequence_value = 0i64;
+    let mut children = 0i64;
     for i in 0..iterations {
         let base = (i as i64 + 1) * 10_000_000;
         let journal = root.path().join(format!("journal-{i}"));
@@ -162,6 +165,20 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
             Err(e) => panic!("iteration {i}: nextval: {e}"),
         };
         assert!(next > handed_out, "iteration {i}: nextval gave {next} after {handed_out} was handed out");
+        let count = |s: &mut db::Session, sql: &str| match s.execute(sql, &[]).map(|r| r.rows()[0][0].clone())
+        {
+            Ok(Value::Int(n)) => Some(n),
+            Err(e) if e.sqlstate() == "42P01" => None, // killed before the workload made it
+            other => panic!("iteration {i}: {sql}: {other:?}"),
+        };
+        if let Some(n) = count(&mut s, "SELECT count(*) FROM t2") {
+            children = children.max(n);
+            let orphans = count(&mut s, "SELECT count(*) FROM t2 WHERE parent NOT IN (SELECT k FROM t0)");
+            assert_eq!(orphans, Some(0), "iteration {i}: orphans in t2");
+            let e = s.execute("INSERT INTO t2 VALUES (1, -1)", &[]).expect_err("an orphan is refused");
+            assert_eq!(e.sqlstate(), "23503", "iteration {i}: {e}");
+        }
+        let _ = s.execute("ROLLBACK", &[]);
         highest_sequence_value = highest_sequence_value.max(handed_out);
         drop(s);
         images_seen =
@@ -210,4 +227,5 @@ fn kill_9_during_transactions_and_checkpoints_recovers_every_acknowledged_wait_c
     eprintln!("{iterations} kills: {} rows at the end, WAIT acknowledgements up to {checked_waits} checked, up to {images_seen} images on disk", previous.len());
     assert!(checked_waits > iterations, "too few WAIT commits acknowledged to test anything");
     assert!(highest_sequence_value > 0, "no sequence value was handed out to test");
+    assert!(children > 0, "no referencing row was committed to test");
 }

@@ -96,6 +96,13 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// Whether tag 1 (columns and primary key) holds all of `schema`: anything more
+/// (constraints, defaults, indexes, a row id, a sequence) needs tag 7.
+fn fits_tag_1(schema: &TableSchema) -> bool {
+    TableSchema::new(&schema.name, schema.columns.clone(), schema.primary_key.clone())
+        .is_ok_and(|plain| plain == *schema)
+}
+
 fn put_values(out: &mut Vec<u8>, values: &[Value]) {
     put_u32(out, values.len() as u32);
     for v in values {
@@ -152,11 +159,10 @@ impl Change {
         put_values(out, row);
     }
 
+    /// Encodes the change (see the module's doc for the format).
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            Change::CreateTable(schema)
-                if schema.rowid || !schema.indexes.is_empty() || !schema.defaults.is_empty() =>
-            {
+            Change::CreateTable(schema) if !fits_tag_1(schema) => {
                 out.push(7);
                 put_str(out, &serde_json::to_string(schema).expect("a schema serializes"));
             }

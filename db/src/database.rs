@@ -67,6 +67,7 @@ pub(crate) const CANCEL_CHECK_ROWS: u32 = 256;
 use crate::checkpoint::{self, ImageInfo};
 use crate::checkpointer::{CheckpointHealth, FailureLog, RetryPolicy};
 use crate::error::{DbError, DbResult, Termination};
+use crate::foreign_keys::RowChange;
 use crate::locks::{HeldLocks, LockManager, OnConflict, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
@@ -189,6 +190,10 @@ pub(crate) struct DbShared {
     /// Each table's CHECK constraints compiled, for the schema they were compiled from
     /// (held, so that its address names it while cached).
     pub(crate) compiled_checks: Mutex<std::collections::HashMap<String, CompiledChecks>>,
+    /// Whether any table has a foreign key (see `foreign_keys`), and every foreign key by
+    /// the table it references, made from the schemas of one generation.
+    pub(crate) any_foreign_keys: AtomicBool,
+    pub(crate) reference_graph: Mutex<crate::foreign_keys::ReferenceGraph>,
     /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
     termination: std::sync::OnceLock<Termination>,
     /// The directory lock (`redodb.lock`), held while anything can still write the log:
@@ -668,7 +673,7 @@ impl DbShared {
     /// combining, where each commit costs a wake-up; a lock-free state pointer, whose
     /// store visits every reader thread.)
     fn apply_committed(&self, commit: CopiedCommit<'_>) {
-        if commit.changes.iter().any(|c| {
+        let ddl = commit.changes.iter().any(|c| {
             matches!(
                 c,
                 Change::CreateTable(_)
@@ -677,7 +682,8 @@ impl DbShared {
                     | Change::RewriteTable { .. }
                     | Change::RenameTable { .. }
             )
-        }) {
+        });
+        if ddl {
             // Before the change is visible: a plan compiled against the old schema fails
             // the generation check from now on.
             self.schema_generation.fetch_add(1, SeqCst);
@@ -700,6 +706,10 @@ impl DbShared {
         if let Err(e) = self.state.apply(commit.shards, commit.changes, commit.scn, commit.lsn) {
             self.terminate(Termination::ApplyFailed { scn: commit.scn, detail: e.to_string() });
             panic!("a validated change of commit {} does not apply: {e}", commit.scn);
+        }
+        if ddl {
+            // Before the DDL's table locks go: a row change after it sees its foreign keys.
+            self.note_foreign_keys();
         }
         self.locks.release_all(commit.txn, commit.held);
     }
@@ -828,6 +838,8 @@ impl Database {
             rowids: Mutex::default(),
             sequences: Default::default(),
             compiled_checks: Mutex::default(),
+            any_foreign_keys: AtomicBool::new(false),
+            reference_graph: Mutex::default(),
             locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
             checkpoint_interval_ms: std::sync::atomic::AtomicU64::new(config.checkpoint_interval_ms),
@@ -842,6 +854,7 @@ impl Database {
             termination: std::sync::OnceLock::new(),
             _directory_lock: directory_lock,
         });
+        shared.note_foreign_keys();
         let checkpointer = if driven {
             // The session that needs a log group freed makes the checkpoint itself. (A weak
             // reference: the log lives inside the database.)
@@ -1912,6 +1925,27 @@ impl Session {
         lock
     }
 
+    /// Locks `key` of the lock namespace `name` in share mode for the transaction (a
+    /// foreign key's parent key: see `foreign_keys`), timed as `lock_in_txn` is.
+    pub(crate) fn lock_key_shared(&mut self, name: &str, key: &Key) -> DbResult<()> {
+        let timed = self.redo.timed_statistics();
+        let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
+        let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
+        let started = timed.then(Stamp::now);
+        entry.begin_wait(DbEvent::RowLockContention, started);
+        let mut slept = false;
+        let lock = db.locks.lock_row_shared(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept);
+        let waited = lock_waited(slept, started);
+        entry.end_wait(DbEvent::RowLockContention, waited, timed);
+        db.sql_counters.record_row_lock_wait(waited, timed);
+        lock.map(|_| ())
+    }
+
+    /// Locks `key` of the lock namespace `name` exclusively for the transaction.
+    pub(crate) fn lock_key_exclusive(&mut self, name: &str, key: &Key) -> DbResult<()> {
+        self.lock_in_txn(name, key).map(|_| ())
+    }
+
     /// Locks the row with primary key `key`, then reads it as this transaction sees it:
     /// the row loop of an UPDATE or DELETE by exact keys, which reads each row once, under
     /// its lock. Returns the row, and whether the lock was taken now (so that a caller
@@ -2006,6 +2040,9 @@ impl Session {
                 key,
                 Some(stored.clone()),
             )?;
+            if !schema.foreign_keys.is_empty() {
+                s.enforce_foreign_keys(RowChange::new(table, schema.clone(), None, Some(stored.clone())))?;
+            }
             Ok(stored)
         })
     }
@@ -2032,6 +2069,30 @@ impl Session {
     /// `row` is new (not shared yet): it is checked in place and stored as it is.
     /// Returns the new row as stored, for RETURNING.
     pub(crate) fn update_locked(
+        &mut self,
+        table: &str,
+        schema: &TableSchema,
+        key: &Key,
+        row: Row,
+    ) -> DbResult<Row> {
+        if schema.foreign_keys.is_empty() && !self.db.has_foreign_keys() {
+            return self.update_row(table, schema, key, row);
+        }
+        self.statement(|s| {
+            let old = s.get(table, key)?;
+            let stored = s.update_row(table, schema, key, row)?;
+            s.enforce_foreign_keys(RowChange::new(
+                table,
+                Arc::new(schema.clone()),
+                old,
+                Some(stored.clone()),
+            ))?;
+            Ok(stored)
+        })
+    }
+
+    /// `update_locked` without the foreign keys: the row checked, then logged.
+    pub(crate) fn update_row(
         &mut self,
         table: &str,
         schema: &TableSchema,
@@ -2081,6 +2142,19 @@ impl Session {
 
     /// Deletes a row this transaction has locked and read (DELETE's row loop).
     pub(crate) fn delete_locked(&mut self, table: &str, key: &Key) -> DbResult<()> {
+        if !self.db.has_foreign_keys() {
+            return self.log_delete(table, key);
+        }
+        self.statement(|s| {
+            let old = s.get(table, key)?;
+            s.log_delete(table, key)?;
+            let schema = s.schema_of(table)?;
+            s.enforce_foreign_keys(RowChange::new(table, schema, old, None))
+        })
+    }
+
+    /// `delete_locked` without the foreign keys.
+    pub(crate) fn log_delete(&mut self, table: &str, key: &Key) -> DbResult<()> {
         self.log(Change::Delete { table: table.to_string(), key: key.clone() }, table, key.clone(), None)
     }
 
@@ -2151,37 +2225,59 @@ impl Session {
         table: &str,
         check: impl FnOnce(&DbState) -> DbResult<Change>,
     ) -> DbResult<()> {
-        self.user_call(|s| s.ddl_call(table, check))
+        self.user_call(|s| s.ddl_call(&[table], |st| check(st).map(|c| vec![c])))
     }
 
-    /// A DDL statement on `table`, a transaction of its own: under the table's lock,
-    /// `check` reads the state (all of it, with the lock held nothing of the table
-    /// changes) and gives the change to log.
-    fn ddl_call(&mut self, table: &str, check: impl FnOnce(&DbState) -> DbResult<Change>) -> DbResult<()> {
-        if crate::views::is_view(table) {
-            return Err(crate::views::read_only(table));
+    /// A DDL statement that changes several tables (a foreign key's child and parent):
+    /// each is locked, in the order given, and `check` gives the changes of all of them,
+    /// logged as one transaction.
+    pub(crate) fn ddl_tables(
+        &mut self,
+        tables: &[&str],
+        check: impl FnOnce(&DbState) -> DbResult<Vec<Change>>,
+    ) -> DbResult<()> {
+        self.user_call(|s| s.ddl_call(tables, check))
+    }
+
+    /// A DDL statement on `tables`, a transaction of its own: under the tables' locks,
+    /// `check` reads the state (all of it, with the locks held nothing of the tables
+    /// changes) and gives the changes to log.
+    fn ddl_call(
+        &mut self,
+        tables: &[&str],
+        check: impl FnOnce(&DbState) -> DbResult<Vec<Change>>,
+    ) -> DbResult<()> {
+        if let Some(view) = tables.iter().find(|t| crate::views::is_view(t)) {
+            return Err(crate::views::read_only(view));
         }
         self.commit(CommitOptions::DEFAULT)?;
         let result = self.statement(|s| {
             let db = s.db.clone();
             let entry = s.entry.clone();
             let timed = s.redo.timed_statistics();
-            let txn = s.txn();
-            let started = timed.then(Stamp::now);
-            entry.begin_wait(DbEvent::RowLockContention, started);
-            let mut slept = false;
-            let lock = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel, &mut slept);
-            let waited = lock_waited(slept, started);
-            entry.end_wait(DbEvent::RowLockContention, waited, timed);
-            db.sql_counters.record_row_lock_wait(waited, timed);
-            lock?;
-            let change = check(&db.state.snapshot())?;
-            let mut bytes = Vec::new();
-            change.encode(&mut bytes);
-            s.redo.log_change(&bytes)?;
-            let txn = s.txn();
-            txn.shards = ShardSet::ALL;
-            txn.changes.push(change);
+            for (i, table) in tables.iter().enumerate() {
+                if tables[..i].contains(table) {
+                    continue;
+                }
+                let txn = s.txn();
+                let started = timed.then(Stamp::now);
+                entry.begin_wait(DbEvent::RowLockContention, started);
+                let mut slept = false;
+                let lock = db.locks.lock_table(txn.id, &mut txn.held, table, &entry.cancel, &mut slept);
+                let waited = lock_waited(slept, started);
+                entry.end_wait(DbEvent::RowLockContention, waited, timed);
+                db.sql_counters.record_row_lock_wait(waited, timed);
+                lock?;
+            }
+            let changes = check(&db.state.snapshot())?;
+            for change in changes {
+                let mut bytes = Vec::new();
+                change.encode(&mut bytes);
+                s.redo.log_change(&bytes)?;
+                let txn = s.txn();
+                txn.shards = ShardSet::ALL;
+                txn.changes.push(change);
+            }
             Ok(())
         });
         // DDL is a transaction of its own: if its commit fails (an interrupted wait for a
@@ -2200,16 +2296,25 @@ impl Session {
         if crate::views::is_view(&name) {
             return Err(DbError::TableExists(name));
         }
-        self.ddl(&name.clone(), |st| {
+        // The tables its foreign keys reference are locked too: none is dropped, or
+        // changes its keys, until the table exists.
+        let parents: Vec<String> = schema.foreign_keys.iter().map(|f| f.parent.clone()).collect();
+        let mut tables: Vec<&str> = vec![&name];
+        tables.extend(parents.iter().map(String::as_str));
+        self.ddl_tables(&tables, |st| {
             // Tables and indexes share one namespace, as PostgreSQL's relations do.
             let taken = |n: &str| st.has_table(n) || index_named(st, n).is_some();
             if taken(&name) {
-                return Err(DbError::TableExists(name));
+                return Err(DbError::TableExists(name.clone()));
             }
             if let Some(index) = schema.indexes.iter().find(|i| taken(&i.name) || i.name == name) {
                 return Err(DbError::TableExists(index.name.clone()));
             }
-            Ok(Change::CreateTable(schema))
+            // Checked against the parent when the statement was read; still there?
+            for fk in schema.foreign_keys.iter().filter(|f| f.parent != name) {
+                crate::foreign_keys::column_positions(st.table(&fk.parent)?.schema, &fk.parent_columns)?;
+            }
+            Ok(vec![Change::CreateTable(schema)])
         })
     }
 
@@ -2257,12 +2362,14 @@ impl Session {
         })
     }
 
+    /// Drops `table` (refused while another table's foreign key references it).
     pub fn drop_table(&mut self, table: &str) -> DbResult<()> {
-        self.ddl(table, |st| st.table(table).map(|_| Change::DropTable { table: table.to_string() }))
+        self.drop_table_checked(table, &[table.to_string()], false)
     }
 
+    /// Empties `table` (refused while another table's foreign key references it).
     pub fn truncate(&mut self, table: &str) -> DbResult<()> {
-        self.ddl(table, |st| st.table(table).map(|_| Change::Truncate { table: table.to_string() }))
+        self.truncate_tables(&[table.to_string()], false)
     }
 
     /// Commits the open transaction in the mode `options`, the session and the system

@@ -69,6 +69,21 @@ pub enum DbError {
     CheckViolation { table: String, constraint: String },
     #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]
     CheckViolatedByRow { table: String, constraint: String },
+    /// A row whose foreign key finds no parent row (23503).
+    #[error(
+        "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\": {detail}"
+    )]
+    ForeignKeyViolation { table: String, constraint: String, detail: String },
+    /// A parent key still referenced (23503).
+    #[error("update or delete on table \"{table}\" violates foreign key constraint \"{constraint}\" on table \"{child}\": {detail}")]
+    ForeignKeyReferenced { table: String, constraint: String, child: String, detail: String },
+    /// An object other objects depend on, dropped without CASCADE (2BP01).
+    #[error("{0}")]
+    DependentObjects(String),
+    /// A foreign key that cannot be (42830: no unique constraint on the referenced
+    /// columns).
+    #[error("{0}")]
+    InvalidForeignKey(String),
     /// A value given for a GENERATED ALWAYS column (428C9).
     #[error("{0}")]
     GeneratedAlways(String),
@@ -199,6 +214,9 @@ impl DbError {
             DbError::SequenceLimit(_) => "2200H",
             DbError::ObjectNotInPrerequisiteState(_) => "55000",
             DbError::GeneratedAlways(_) => "428C9",
+            DbError::ForeignKeyViolation { .. } | DbError::ForeignKeyReferenced { .. } => "23503",
+            DbError::DependentObjects(_) => "2BP01",
+            DbError::InvalidForeignKey(_) => "42830",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",

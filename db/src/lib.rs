@@ -11,6 +11,7 @@ pub mod database;
 pub mod datetime;
 pub mod durability;
 pub mod error;
+mod foreign_keys;
 pub mod locks;
 pub mod params;
 pub mod schema;

@@ -6,6 +6,11 @@
 //!   the same key serialize and the second gets "duplicate key" once the first commits.
 //! - DDL (CREATE, DROP, TRUNCATE) locks the whole table exclusively: it waits for every
 //!   other transaction holding row locks on the table, and row lockers wait for it.
+//! - A key may also be locked in share mode (`lock_row_shared`), by any number of
+//!   transactions at once: a foreign key's check locks the parent key it found this way
+//!   (PostgreSQL's `FOR KEY SHARE`), so that children of one parent are inserted
+//!   concurrently while the parent's deletion, which locks the key exclusively, waits for
+//!   them (and they for it).
 //! - A transaction about to wait first follows the wait-for graph from the holders; if
 //!   that leads back to itself, it gets a deadlock error instead of waiting (it is the
 //!   victim; the others go on).
@@ -30,6 +35,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::Thread;
@@ -54,6 +60,9 @@ struct LockShard {
     /// B-tree's insert and remove cost more (a prepared UPDATE + COMMIT: 10,561
     /// instructions with the B-tree, 10,431 with the hash map; callgrind).
     rows: FxHashMap<String, FxHashMap<Key, TxnId>>,
+    /// The holders of each key locked in share mode, by table then key (empty unless
+    /// foreign keys are checked: the exclusive path looks here only if it is not).
+    shared: FxHashMap<String, FxHashMap<Key, SmallVec<[TxnId; 2]>>>,
     /// Every table lock (the same in every shard).
     tables: FxHashMap<String, TxnId>,
 }
@@ -91,12 +100,14 @@ impl WaitGraph {
 pub struct HeldLocks {
     /// Row locks per table (a transaction touches few tables: a short list).
     rows: Vec<(String, Vec<Key>)>,
+    /// Keys locked in share mode, per table.
+    shared: Vec<(String, Vec<Key>)>,
     tables: Vec<String>,
 }
 
 impl HeldLocks {
     pub fn is_empty(&self) -> bool {
-        self.rows.iter().all(|(_, keys)| keys.is_empty()) && self.tables.is_empty()
+        self.rows.iter().all(|(_, keys)| keys.is_empty()) && self.shared.is_empty() && self.tables.is_empty()
     }
 
     /// Forgets every lock (they are released), keeping each table's entry and room for
@@ -105,6 +116,7 @@ impl HeldLocks {
         for (_, keys) in &mut self.rows {
             keys.clear();
         }
+        self.shared.clear();
         self.tables.clear();
     }
 
@@ -112,6 +124,13 @@ impl HeldLocks {
         match self.rows.iter_mut().find(|(t, _)| t == table) {
             Some((_, keys)) => keys.push(key),
             None => self.rows.push((table.to_string(), vec![key])),
+        }
+    }
+
+    fn add_shared(&mut self, table: &str, key: Key) {
+        match self.shared.iter_mut().find(|(t, _)| t == table) {
+            Some((_, keys)) => keys.push(key),
+            None => self.shared.push((table.to_string(), vec![key])),
         }
     }
 }
@@ -205,6 +224,10 @@ impl LockManager {
             let shard = &mut *st;
             let table_owner = shard.tables.get(table).copied().filter(|&owner| owner != txn);
             blockers.extend(table_owner);
+            if !shard.shared.is_empty() {
+                let sharers = shard.shared.get(table).and_then(|keys| keys.get(key));
+                blockers.extend(sharers.into_iter().flatten().copied().filter(|&t| t != txn));
+            }
             let owners = match shard.rows.get_mut(table) {
                 Some(owners) => owners,
                 None => shard.rows.entry(table.to_string()).or_default(),
@@ -229,6 +252,49 @@ impl LockManager {
         }
     }
 
+    /// Locks one key in share mode for `txn`: beside other share-mode holders, waiting
+    /// while another transaction holds it exclusively or holds the table (until `cancel`
+    /// is raised). A transaction holding the key exclusively has it already. Sets `slept`
+    /// as `lock_row` does.
+    pub fn lock_row_shared(
+        &self,
+        txn: TxnId,
+        held: &mut HeldLocks,
+        table: &str,
+        key: &Key,
+        cancel: &CancelFlag,
+        slept: &mut bool,
+    ) -> DbResult<RowLock> {
+        let index = shard_of(key);
+        let mut waited_since: Option<Instant> = None;
+        loop {
+            let mut st = self.shard(index);
+            let shard = &mut *st;
+            let waited = waited_since.map(|t| t.elapsed());
+            let mut blockers: Vec<TxnId> = Vec::new();
+            blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
+            match shard.rows.get(table).and_then(|owners| owners.get(key)) {
+                Some(&owner) if owner == txn => return Ok(RowLock { waited, acquired: false }),
+                Some(&owner) => blockers.push(owner),
+                None => {}
+            }
+            if blockers.is_empty() {
+                let holders =
+                    shard.shared.entry(table.to_string()).or_default().entry(key.clone()).or_default();
+                if holders.contains(&txn) {
+                    return Ok(RowLock { waited, acquired: false });
+                }
+                holders.push(txn);
+                held.add_shared(table, key.clone());
+                return Ok(RowLock { waited, acquired: true });
+            }
+            self.wait(st, txn, blockers, &mut waited_since, cancel, || {
+                format!("key {key:?} of \"{table}\" (share)")
+            })?;
+            *slept = true;
+        }
+    }
+
     /// Locks a table exclusively for DDL, waiting for every other transaction with row
     /// locks on it (until `cancel` is raised). Sets `slept` as `lock_row` does.
     pub fn lock_table(
@@ -244,7 +310,9 @@ impl LockManager {
             let mut all: Vec<MutexGuard<'_, LockShard>> = (0..SHARDS).map(|i| self.shard(i)).collect();
             let mut blockers: Vec<TxnId> = Vec::new();
             for shard in &all {
-                for &t in shard.rows.get(table).into_iter().flat_map(|owners| owners.values()) {
+                let owners = shard.rows.get(table).into_iter().flat_map(|owners| owners.values());
+                let sharers = shard.shared.get(table).into_iter().flat_map(|keys| keys.values().flatten());
+                for &t in owners.chain(sharers) {
                     if t != txn && !blockers.contains(&t) {
                         blockers.push(t);
                     }
@@ -316,7 +384,7 @@ impl LockManager {
             held.rows.iter_mut().find(|(t, _)| t == table).expect("the table's row locks are held");
         let at = keys.iter().rposition(|k| k == key).expect("the row lock is held");
         let key = keys.swap_remove(at);
-        let one = HeldLocks { rows: vec![(table.to_string(), vec![key])], tables: Vec::new() };
+        let one = HeldLocks { rows: vec![(table.to_string(), vec![key])], ..HeldLocks::default() };
         self.release_batch(std::iter::once((txn, &one)));
         held.rows.retain(|(_, keys)| !keys.is_empty());
     }
@@ -357,6 +425,22 @@ impl LockManager {
                 }
             }
             drop(current);
+            for (table, keys) in &held.shared {
+                for key in keys {
+                    let mut st = self.shard(shard_of(key));
+                    let keys_of_table =
+                        st.shared.get_mut(table).expect("a held share lock's table has locks");
+                    let holders = keys_of_table.get_mut(key).expect("a held share lock is recorded");
+                    let at = holders.iter().position(|&t| t == txn).expect("the share lock is held");
+                    holders.swap_remove(at);
+                    if holders.is_empty() {
+                        keys_of_table.remove(key);
+                        if keys_of_table.is_empty() {
+                            st.shared.remove(table);
+                        }
+                    }
+                }
+            }
             if !held.tables.is_empty() {
                 let mut all: Vec<MutexGuard<'_, LockShard>> = (0..SHARDS).map(|i| self.shard(i)).collect();
                 for t in &held.tables {
@@ -590,5 +674,71 @@ mod tests {
         locks.release_all(TxnId(9), &mut d);
         locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false).unwrap();
         locks.release_all(TxnId(3), &mut a);
+    }
+
+    #[test]
+    fn share_locks_coexist_and_an_exclusive_locker_waits_for_every_sharer() {
+        let locks = Arc::new(LockManager::default());
+        let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
+        assert!(
+            locks.lock_row_shared(TxnId(1), &mut a, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+        );
+        assert!(
+            locks.lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+        );
+        // Again by a holder: nothing new.
+        assert!(
+            !locks.lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+        );
+        let l2 = locks.clone();
+        let deleter = std::thread::spawn(move || {
+            let mut d = HeldLocks::default();
+            let waited = l2.lock_row(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
+            (waited, d)
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        locks.release_all(TxnId(1), &mut a);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!deleter.is_finished(), "the exclusive locker waits while one sharer remains");
+        locks.release_all(TxnId(2), &mut b);
+        let (waited, mut d) = deleter.join().unwrap();
+        assert!(waited.expect("it waited") >= Duration::from_millis(50));
+        // Now a sharer waits for the exclusive holder; a sharer that holds the key
+        // exclusively has it already.
+        assert!(
+            !locks.lock_row_shared(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+        );
+        let l3 = locks.clone();
+        let sharer = std::thread::spawn(move || {
+            let mut e = HeldLocks::default();
+            let waited =
+                l3.lock_row_shared(TxnId(4), &mut e, "p", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
+            l3.release_all(TxnId(4), &mut e);
+            waited
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        locks.release_all(TxnId(3), &mut d);
+        assert!(sharer.join().unwrap().is_some());
+        // Everything released: the shard keeps no share-mode entry.
+        assert!(locks.shards.iter().all(|s| s.0.lock().unwrap().shared.is_empty()));
+    }
+
+    #[test]
+    fn two_sharers_upgrading_the_same_key_deadlock_and_one_is_refused() {
+        let locks = Arc::new(LockManager::default());
+        let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
+        locks.lock_row_shared(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row_shared(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false).unwrap();
+        let l2 = locks.clone();
+        let first = std::thread::spawn(move || {
+            let result = l2.lock_row(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false);
+            l2.release_all(TxnId(1), &mut a);
+            result.is_ok()
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        let second = locks.lock_row(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false);
+        assert!(matches!(second, Err(DbError::Deadlock(_))), "{second:?}");
+        locks.release_all(TxnId(2), &mut b);
+        assert!(first.join().unwrap(), "the other upgrade goes through once the victim lets go");
     }
 }

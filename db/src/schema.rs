@@ -206,6 +206,62 @@ pub struct TableSchema {
     /// CHECK constraints: every row stored makes each condition true or unknown.
     #[serde(default)]
     pub checks: Vec<CheckDef>,
+    /// FOREIGN KEY constraints of this (the referencing) table.
+    #[serde(default)]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+/// A FOREIGN KEY constraint, kept with the referencing (child) table, as PostgreSQL's
+/// `pg_constraint` row: each row's `columns`, when none is NULL (MATCH SIMPLE), equal
+/// the `parent_columns` of a row of `parent`, which are its primary key or a unique
+/// constraint's columns.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    /// Indexes into this table's columns.
+    pub columns: Vec<usize>,
+    pub parent: String,
+    /// The referenced columns by name (the parent's shape may change under other DDL:
+    /// a name stays; an ALTER of the parent that renames one updates it here).
+    pub parent_columns: Vec<String>,
+    pub on_delete: ReferentialAction,
+    pub on_update: ReferentialAction,
+}
+
+/// What a change of a referenced key does to the rows that reference it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ReferentialAction {
+    /// Refused while referencing rows exist (checked at once here, as RESTRICT is: see
+    /// `foreign_keys`).
+    NoAction,
+    Restrict,
+    /// The referencing rows are deleted (ON DELETE) or follow the new key (ON UPDATE).
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl ReferentialAction {
+    /// PostgreSQL's letter for it (`pg_constraint.confdeltype`).
+    pub fn code(self) -> char {
+        match self {
+            ReferentialAction::NoAction => 'a',
+            ReferentialAction::Restrict => 'r',
+            ReferentialAction::Cascade => 'c',
+            ReferentialAction::SetNull => 'n',
+            ReferentialAction::SetDefault => 'd',
+        }
+    }
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+            ReferentialAction::SetDefault => "SET DEFAULT",
+        }
+    }
 }
 
 /// A CHECK constraint: its name and its condition as SQL text over the table's columns,
@@ -278,6 +334,7 @@ impl TableSchema {
                 always_generated: Vec::new(),
                 sequence: None,
                 checks: Vec::new(),
+                foreign_keys: Vec::new(),
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -299,6 +356,7 @@ impl TableSchema {
             always_generated: Vec::new(),
             sequence: None,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         })
     }
 
@@ -362,6 +420,19 @@ impl TableSchema {
         schema.always_generated = self.always_generated;
         schema.sequence = self.sequence;
         schema.checks = self.checks;
+        for fk in &self.foreign_keys {
+            let columns = schema.visible_columns().len();
+            if fk.columns.is_empty()
+                || fk.columns.len() != fk.parent_columns.len()
+                || fk.columns.iter().any(|&c| c >= columns)
+            {
+                return Err(DbError::Unsupported(format!(
+                    "a malformed foreign key \"{}\" in \"{}\"",
+                    fk.name, schema.name
+                )));
+            }
+        }
+        schema.foreign_keys = self.foreign_keys;
         Ok(schema)
     }
 

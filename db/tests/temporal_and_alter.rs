@@ -206,8 +206,11 @@ fn alter_table_reshapes_a_table_and_the_shape_survives_recovery() {
         assert_eq!(fails(&mut s, "ALTER TABLE acct DROP COLUMN nothing").sqlstate(), "42703");
         assert_eq!(fails(&mut s, "ALTER TABLE acct ALTER COLUMN code TYPE INTEGER").sqlstate(), "22P02");
         assert_eq!(
-            fails(&mut s, "ALTER TABLE acct ADD CONSTRAINT c FOREIGN KEY (aid) REFERENCES acct (aid)")
-                .sqlstate(),
+            fails(
+                &mut s,
+                "ALTER TABLE acct ADD CONSTRAINT c FOREIGN KEY (aid) REFERENCES acct (aid) MATCH FULL"
+            )
+            .sqlstate(),
             "0A000"
         );
         assert_eq!(fails(&mut s, "CREATE TABLE bad (a INTEGER) WITH (fillfactor = 5)").sqlstate(), "22023");

@@ -18,8 +18,11 @@ use crate::change::{Change, ColumnSource};
 use crate::database::{format_key, index_named, Session};
 use crate::error::{DbError, DbResult, Notice};
 use crate::schema::{coerce, Column, IndexDef, TableSchema};
-use crate::schema::{CheckDef, SequenceDef};
+use crate::schema::{CheckDef, ForeignKeyDef, SequenceDef};
 use crate::sql::expr::{ident_name, object_name, sql_type, Binder, Expr};
+use crate::sql::references::{
+    children_in_catalog, children_renamed, column_referenced, follow_rename, Rename,
+};
 use crate::sql::QueryResult;
 use crate::value::Value;
 
@@ -36,6 +39,8 @@ pub(crate) struct ColumnSpec {
     pub identity: Option<(bool, SequenceDef)>,
     /// CHECK conditions on the column: (constraint name if given, condition text).
     pub checks: Vec<(Option<String>, String)>,
+    /// `REFERENCES parent [(column)]` on the column.
+    pub references: Vec<crate::sql::references::ForeignKeySpec>,
 }
 
 impl Session {
@@ -69,6 +74,7 @@ impl Session {
             default: None,
             identity: None,
             checks: Vec::new(),
+            references: Vec::new(),
         };
         if let Some(max) = serial_max {
             spec.identity =
@@ -83,6 +89,14 @@ impl Session {
                 ast::ColumnOption::Check(check) => {
                     let name = check.name.as_ref().or(option.name.as_ref()).map(ident_name);
                     spec.checks.push((name, check.expr.to_string()));
+                }
+                ast::ColumnOption::ForeignKey(fk) => {
+                    let constraint = option.name.as_ref().map(ident_name);
+                    spec.references.push(crate::sql::references::foreign_key_spec(
+                        fk,
+                        Some(&name),
+                        constraint,
+                    )?);
                 }
                 ast::ColumnOption::Generated {
                     generated_as: generated @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
@@ -173,6 +187,10 @@ impl Session {
                     let check = named_check(&schema, name, check.expr.to_string(), None);
                     self.add_check(table, check)?;
                 }
+                ast::TableConstraint::ForeignKey(fk) => {
+                    let spec = crate::sql::references::foreign_key_spec(fk, None, None)?;
+                    self.add_foreign_key(table, spec)?;
+                }
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             },
             Op::AddColumn { if_not_exists, column_def, column_position: None, .. } => {
@@ -210,6 +228,11 @@ impl Session {
                         schema.checks.retain(|c| c.name != name);
                         Ok(())
                     })?;
+                } else if schema.foreign_keys.iter().any(|f| f.name == name) {
+                    self.alter_schema(table, |schema| {
+                        schema.foreign_keys.retain(|f| f.name != name);
+                        Ok(())
+                    })?;
                 } else if name == format!("{table}_pkey") && !schema.rowid {
                     return Err(DbError::Unsupported("dropping a primary key".into()));
                 } else if *if_exists {
@@ -223,13 +246,22 @@ impl Session {
             }
             Op::RenameColumn { old_column_name, new_column_name } => {
                 let (old, new) = (ident_name(old_column_name), ident_name(new_column_name));
-                self.alter_schema(table, |schema| {
-                    let i = visible_column(schema, &old)?;
+                // The constraints referencing the column follow it, in the same DDL.
+                let children = children_in_catalog(self, table);
+                let mut tables = vec![table];
+                tables.extend(children.iter().map(String::as_str));
+                self.ddl_tables(&tables, |st| {
+                    let mut schema = TableSchema::clone(st.table(table)?.schema);
+                    let i = visible_column(&schema, &old)?;
                     if schema.column_index(&new).is_ok() {
                         return Err(DbError::DuplicateColumn(new.clone(), schema.name.clone()));
                     }
                     schema.columns[i].name = new.clone();
-                    Ok(())
+                    let rename = Rename::Column(&old, &new);
+                    follow_rename(&mut schema, table, &rename);
+                    let mut changes = vec![Change::AlterTable(schema.validated()?)];
+                    changes.extend(children_renamed(st, table, &rename)?);
+                    Ok(changes)
                 })?;
             }
             Op::RenameTable {
@@ -371,6 +403,9 @@ impl Session {
             let mut schema = TableSchema::new(table, visible, columns.clone())?;
             schema.indexes = old.indexes.clone();
             schema.defaults = old.defaults.clone();
+            schema.always_generated = old.always_generated.clone();
+            schema.checks = old.checks.clone();
+            schema.foreign_keys = old.foreign_keys.clone();
             let sources = (0..schema.columns.len()).map(ColumnSource::Old).collect();
             Ok(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() })
         })
@@ -389,7 +424,7 @@ impl Session {
             Some((_, expr)) => coerce(expr.eval(&[], &[])?, spec.column.ty)?,
             None => Value::Null,
         };
-        let ColumnSpec { column, unique, default, .. } = spec;
+        let ColumnSpec { column, unique, default, references, .. } = spec;
         let name = column.name.clone();
         self.ddl(table, |st| {
             let t = st.table(table)?;
@@ -422,6 +457,9 @@ impl Session {
             let index_name = index_name.unwrap_or_else(|| unique_name(&schema, &[at]));
             self.create_index(table, IndexDef { name: index_name, columns: vec![at], unique: true })?;
         }
+        for reference in references {
+            self.add_foreign_key(table, reference)?;
+        }
         Ok(())
     }
 
@@ -439,6 +477,11 @@ impl Session {
             if old.visible_columns().len() == 1 {
                 return Err(DbError::Unsupported(format!("dropping the last column of \"{table}\"")));
             }
+            if let Some((constraint, child)) = column_referenced(st, table, column) {
+                return Err(DbError::DependentObjects(format!(
+                    "cannot drop column {column} of table {table} because other objects depend on it (constraint {constraint} on table {child} depends on it; drop the constraint first)"
+                )));
+            }
             let shift = |c: usize| if c > dropped { c - 1 } else { c };
             let mut schema = TableSchema::clone(old);
             schema.columns.remove(dropped);
@@ -455,6 +498,19 @@ impl Session {
                 .filter(|(c, _)| *c != dropped)
                 .map(|(c, text)| (shift(*c), text.clone()))
                 .collect();
+            // A foreign key on the column goes with it, as PostgreSQL's does.
+            schema.foreign_keys = old
+                .foreign_keys
+                .iter()
+                .filter(|f| !f.columns.contains(&dropped))
+                .map(|f| ForeignKeyDef { columns: f.columns.iter().map(|&c| shift(c)).collect(), ..f.clone() })
+                .collect();
+            schema.always_generated = old
+                .always_generated
+                .iter()
+                .filter(|&&c| c != dropped)
+                .map(|&c| shift(c))
+                .collect();
             let sources = (0..old.columns.len()).filter(|&c| c != dropped).map(ColumnSource::Old).collect();
             Ok(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() })
         })
@@ -464,12 +520,25 @@ impl Session {
         if crate::views::is_view(to) {
             return Err(DbError::TableExists(to.to_string()));
         }
-        self.ddl(table, |st| {
-            st.table(table)?;
+        let children = children_in_catalog(self, table);
+        let mut tables = vec![table];
+        tables.extend(children.iter().map(String::as_str));
+        self.ddl_tables(&tables, |st| {
+            let own = st.table(table)?.schema;
             if st.has_table(to) || index_named(st, to).is_some() {
                 return Err(DbError::TableExists(to.to_string()));
             }
-            Ok(Change::RenameTable { from: table.to_string(), to: to.to_string() })
+            let rename = Rename::Table(to);
+            let mut changes = vec![Change::RenameTable { from: table.to_string(), to: to.to_string() }];
+            if own.foreign_keys.iter().any(|f| f.parent == table) {
+                // A self-reference follows too, on the table under its new name.
+                let mut schema = TableSchema::clone(own);
+                schema.name = to.to_string();
+                follow_rename(&mut schema, table, &rename);
+                changes.push(Change::AlterTable(schema.validated()?));
+            }
+            changes.extend(children_renamed(st, table, &rename)?);
+            Ok(changes)
         })
     }
 }

@@ -760,8 +760,8 @@ impl Session {
             S::Update(update) => self.update_statement(update, params, None),
             S::Delete(delete) => self.delete_statement(delete, params, None),
             S::CreateTable(create) => self.create_table_statement(create),
-            S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => {
-                self.drop_table_statement(names, *if_exists)
+            S::Drop { object_type: ast::ObjectType::Table, if_exists, names, cascade, .. } => {
+                self.drop_table_statement(names, *if_exists, *cascade)
             }
             S::CreateIndex(create) => self.create_index_statement(create),
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
@@ -1001,8 +1001,10 @@ impl Session {
         let mut checks: Vec<(Option<String>, String, Option<String>)> = Vec::new();
         // The sequences of SERIAL and IDENTITY columns: (name, definition).
         let mut identities: Vec<(String, crate::schema::SequenceDef)> = Vec::new();
+        let mut references: Vec<crate::sql::references::ForeignKeySpec> = Vec::new();
         for (i, def) in create.columns.iter().enumerate() {
             let mut spec = self.column_spec(def)?;
+            references.append(&mut spec.references);
             if spec.primary_key {
                 set_key(vec![i], &mut primary_key)?;
             }
@@ -1084,6 +1086,9 @@ impl Session {
                 ast::TableConstraint::Check(check) => {
                     checks.push((check.name.as_ref().map(ident_name), check.expr.to_string(), None));
                 }
+                ast::TableConstraint::ForeignKey(fk) => {
+                    references.push(crate::sql::references::foreign_key_spec(fk, None, None)?);
+                }
                 other => return Err(DbError::Unsupported(format!("the constraint {other}"))),
             }
         }
@@ -1119,6 +1124,15 @@ impl Session {
                 columns: key,
                 unique: true,
             })?;
+        }
+        for reference in &references {
+            let fk = if reference.parent == name {
+                crate::sql::references::resolve_foreign_key(&schema, &schema, reference)?
+            } else {
+                let parent = self.schema_of(&reference.parent)?;
+                crate::sql::references::resolve_foreign_key(&schema, &parent, reference)?
+            };
+            schema.foreign_keys.push(fk);
         }
         // The sequences first (each DDL commits on its own): taken back if the table
         // cannot be made.
@@ -1197,7 +1211,12 @@ impl Session {
         }
     }
 
-    fn drop_table_statement(&mut self, names: &[ast::ObjectName], if_exists: bool) -> DbResult<QueryResult> {
+    fn drop_table_statement(
+        &mut self,
+        names: &[ast::ObjectName],
+        if_exists: bool,
+        cascade: bool,
+    ) -> DbResult<QueryResult> {
         let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
         if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
             return Err(crate::views::read_only(view));
@@ -1214,7 +1233,7 @@ impl Session {
             }
         }
         for name in &names {
-            match self.drop_table(name) {
+            match self.drop_table_checked(name, &names, cascade) {
                 Err(DbError::UnknownTable(_)) if if_exists => self
                     .notices
                     .push(crate::error::Notice::plain(format!("table \"{name}\" does not exist, skipping"))),
@@ -1243,12 +1262,13 @@ impl Session {
                 .filter(|name| !truncate.if_exists || st.has_table(name))
                 .try_for_each(|name| st.table(name).map(|_| ()))
         })?;
-        for name in &names {
-            match self.truncate(name) {
-                Err(DbError::UnknownTable(_)) if truncate.if_exists => {}
-                other => other?,
-            }
-        }
+        let names: Vec<String> = if truncate.if_exists {
+            names.into_iter().filter(|n| self.db.read_catalog(|st| st.has_table(n))).collect()
+        } else {
+            names
+        };
+        let cascade = matches!(truncate.cascade, Some(ast::CascadeOption::Cascade));
+        self.truncate_tables(&names, cascade)?;
         Ok(QueryResult::command("TRUNCATE TABLE", 0))
     }
 
@@ -1447,7 +1467,14 @@ impl Session {
         let schema = self.schema_of(&table)?;
         refuse_sequence(&schema)?;
         let targets: Vec<usize> = if insert.columns.is_empty() {
-            (0..schema.visible_columns().len()).collect()
+            // PostgreSQL's rule: VALUES of N < all columns fill the first N; the rest
+            // get their defaults.
+            let width = schema.visible_columns().len();
+            let supplied = insert.source.as_ref().and_then(|q| match q.body.as_ref() {
+                ast::SetExpr::Values(values) => values.rows.first().map(|row| row.len()),
+                _ => None,
+            });
+            (0..supplied.filter(|&n| n < width).unwrap_or(width)).collect()
         } else {
             let mut targets = Vec::new();
             for c in &insert.columns {

@@ -23,6 +23,7 @@ pub(crate) mod join;
 pub mod oracle;
 pub mod prepared;
 pub mod query;
+pub(crate) mod references;
 pub(crate) mod temporal;
 
 pub use access::rows_visited;
