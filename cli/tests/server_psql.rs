@@ -127,7 +127,7 @@ fn psql_prepares_and_executes_statements_with_values() {
         "PREPARE s AS SET synchronous_commit = off",
         "PREPARE t (nosuchtype) AS SELECT $1",
         "PREPARE n (bigint) AS SELECT $1 + 1",
-        "EXECUTE n (41.5)",
+        "EXECUTE n (TRUE)",
         "EXECUTE n (1 FROM c)",
         "PREPARE \"\" AS SELECT 1",
         "PREPARE TRANSACTION 'x'",
@@ -138,7 +138,7 @@ fn psql_prepares_and_executes_statements_with_values() {
     assert!(stderr.contains("42P05"), "a name taken: {stderr}");
     assert!(stderr.contains("PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES"), "{stderr}");
     assert!(stderr.contains("42704: type \"nosuchtype\" does not exist"), "{stderr}");
-    assert!(stderr.contains("invalid input for type BIGINT: 41.5"), "a declared type is kept: {stderr}");
+    assert!(stderr.contains("invalid input for type BIGINT: true"), "a declared type is kept: {stderr}");
     assert!(stderr.contains("unexpected \"FROM\" after the values"), "values, not a query: {stderr}");
     assert!(stderr.contains("syntax error: PREPARE name"), "an empty name: {stderr}");
     assert!(stderr.contains("0A000: PREPARE TRANSACTION (two-phase commit)"), "{stderr}");
@@ -150,9 +150,10 @@ fn psql_prepares_and_executes_statements_with_values() {
     );
     let caret = error.lines().find(|l| l.trim() == "^").expect("psql's caret line");
     assert_eq!(caret.find('^'), Some("LINE 1: PREPARE w AS SELECT * FROM c WHERE".len()), "{error}");
+    // A decimal for a bigint is rounded, as PostgreSQL's assignment of a numeric.
     assert_eq!(
-        server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)"]),
-        "PREPARE\n42\n"
+        server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)", "EXECUTE n (41.5)"]),
+        "PREPARE\n42\n43\n"
     );
     // A statement in parentheses, or after a comment, is a statement still.
     assert_eq!(
@@ -321,6 +322,44 @@ fn psql_describes_tables_from_the_catalog() {
     let error = server.query_error("SELECT * FROM information_schema.tables");
     assert!(error.contains("0A000"), "{error}");
     assert_eq!(server.query("SELECT count(*) FROM accounts"), "0\n", "the session goes on");
+}
+
+/// The exact and structured types through psql: `\d` names them as PostgreSQL does,
+/// values print in PostgreSQL's text forms, errors carry PostgreSQL's SQLSTATEs.
+#[test]
+fn psql_describes_and_prints_the_exact_types() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query(
+        "CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(10,2) NOT NULL, rate DECIMAL, qty NUMBER(6), \
+         ora NUMBER(12,3))",
+    );
+    let out = server.psql(&["-c", "\\d prices"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "amount | numeric(10,2) |           | not null |",
+        "rate   | numeric       |",
+        "qty    | numeric(6,0)  |",
+        "ora    | numeric(12,3) |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(
+        "INSERT INTO prices VALUES (1, 12.345, 1.50, 7.5, -0.0005), (2, 0.1, 1e-20, NULL, 123456789.1234)",
+    );
+    assert_eq!(
+        server.query("SELECT id, amount, rate, qty, ora, amount / 3 FROM prices ORDER BY id"),
+        "1|12.35|1.50|8|-0.001|4.1166666666666667\n\
+         2|0.10|0.00000000000000000001||123456789.123|0.03333333333333333333\n"
+    );
+    let error = server.query_error("INSERT INTO prices (id, amount) VALUES (3, 123456789)");
+    assert!(error.contains("22003") && error.contains("numeric field overflow"), "{error}");
+    let error = server.query_error("SELECT 'twelve'::numeric");
+    assert!(error.contains("22P02"), "{error}");
+    let error = server.query_error("SELECT amount / 0 FROM prices");
+    assert!(error.contains("22012"), "{error}");
 }
 
 /// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.

@@ -42,6 +42,13 @@ pub enum DbError {
     Grouping(String),
     #[error("{0} out of range")]
     NumericOutOfRange(String),
+    /// A NUMERIC beyond its column's precision or the type's limits (22003); the message
+    /// says which.
+    #[error("{0}")]
+    NumericOverflow(String),
+    /// A type's modifier out of its range (`NUMERIC(0)`, `CHAR(0)`): PostgreSQL's 22023.
+    #[error("{0}")]
+    InvalidTypeModifier(String),
     /// Text that is no date, time, timestamp or interval (PostgreSQL's 22007); the
     /// message names the type and the text.
     #[error("{0}")]
@@ -203,7 +210,8 @@ impl DbError {
             DbError::ValueTooLong { .. } => "22001",
             DbError::DivisionByZero => "22012",
             DbError::Grouping(_) => "42803",
-            DbError::NumericOutOfRange(_) => "22003",
+            DbError::NumericOutOfRange(_) | DbError::NumericOverflow(_) => "22003",
+            DbError::InvalidTypeModifier(_) => "22023",
             DbError::InvalidDatetime(_) => "22007",
             DbError::DatetimeOverflow(_) => "22008",
             DbError::UndefinedFunction(_) => "42883",

@@ -13,6 +13,7 @@ pub mod durability;
 pub mod error;
 mod foreign_keys;
 pub mod locks;
+pub mod numeric;
 pub mod params;
 pub mod schema;
 pub mod sequences;
@@ -22,10 +23,13 @@ pub mod state;
 pub mod value;
 pub mod views;
 
+/// The arbitrary-precision decimal NUMERIC values are made of.
+pub use bigdecimal::BigDecimal;
 pub use change::Change;
 pub use counters::SystemCounters;
 pub use database::{CallTimes, Database, DbConfig, Session, SqlStats};
 pub use durability::DurabilityWait;
 pub use error::{DbError, DbResult, Notice, Severity, Termination};
+pub use numeric::NumericSpec;
 pub use schema::{Column, IndexDef, Key, Row, TableSchema};
 pub use value::{DataType, Value};

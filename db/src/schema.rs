@@ -74,7 +74,8 @@ impl Key {
 
 /// Consistent with `Eq`: two keys are equal only value by value within one variant
 /// (`Value`'s order never equates an integer with a float), a float by its bits
-/// (`total_cmp` equates exactly the identical bit patterns), a text by its bytes.
+/// (`total_cmp` equates exactly the identical bit patterns), a text by its bytes, a
+/// numeric by its value whatever its scale.
 impl std::hash::Hash for Key {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         for value in &self.0 {
@@ -105,6 +106,11 @@ impl std::hash::Hash for Key {
                 Value::Text(t) => {
                     state.write_u8(4);
                     t.hash(state);
+                }
+                // By the value, not the scale it is shown with: 1.5 and 1.50 are equal.
+                Value::Numeric(n) => {
+                    state.write_u8(9);
+                    crate::numeric::hash_parts(n).hash(state);
                 }
             }
         }
@@ -309,6 +315,12 @@ impl TableSchema {
             return Err(DbError::Unsupported(format!("table \"{name}\" without columns")));
         }
         for (i, c) in columns.iter().enumerate() {
+            if !c.ty.is_valid() {
+                return Err(DbError::InvalidTypeModifier(format!(
+                    "column \"{}\" has an invalid type modifier",
+                    c.name
+                )));
+            }
             if columns[..i].iter().any(|o| o.name == c.name) {
                 return Err(DbError::Syntax {
                     message: format!("column \"{}\" specified more than once", c.name),
@@ -520,6 +532,15 @@ impl TableSchema {
                     column.name,
                     column.ty.name()
                 )));
+            } else if let (Value::Numeric(n), DataType::Numeric(Some(spec))) = (value, column.ty) {
+                if !crate::numeric::fits(n, spec) {
+                    return Err(corrupt(format!(
+                        "has {} in column \"{}\" of type {}",
+                        crate::numeric::to_text(n),
+                        column.name,
+                        column.ty.name()
+                    )));
+                }
             } else if let (Value::Text(text), DataType::Text { max_chars: Some(max) }) = (value, column.ty) {
                 // No more characters than bytes: most texts need no count.
                 let chars = if text.len() > max as usize { text.chars().count() } else { 0 };
@@ -542,16 +563,33 @@ impl TableSchema {
 fn fits_as_is(value: &Value, ty: DataType) -> bool {
     match (value, ty) {
         (Value::Text(text), DataType::Text { max_chars: Some(max) }) => text.len() <= max as usize,
+        (Value::Numeric(n), DataType::Numeric(Some(spec))) => crate::numeric::fits(n, spec),
         _ => value.has_type(ty),
     }
 }
 
 /// Converts a value to a column type, as an assignment would (text that spells a number
-/// becomes one, integers widen to floats, integral floats narrow to integers).
+/// becomes one, integers widen to floats, integral floats narrow to integers, a NUMERIC
+/// is rounded to its column's scale and must fit its precision, and to an integer).
 pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
     let mismatch = |v: &Value| DbError::TypeMismatch { expected: ty.name(), value: v.to_string() };
     match (ty, value) {
         (_, Value::Null) => Ok(Value::Null),
+        (DataType::Numeric(spec), v) => {
+            let n = match v {
+                Value::Numeric(n) => *n,
+                Value::Int(i) => crate::numeric::from_i64(i),
+                Value::Float(f) => crate::numeric::from_f64(f)?,
+                Value::Text(t) => crate::numeric::parse(&t)?,
+                other => return Err(mismatch(&other)),
+            };
+            Ok(Value::numeric(match spec {
+                Some(spec) => crate::numeric::apply_spec(&n, spec)?,
+                None => n,
+            }))
+        }
+        (DataType::Int, Value::Numeric(n)) => crate::numeric::to_i64(&n).map(Value::Int),
+        (DataType::Float, Value::Numeric(n)) => crate::numeric::to_f64(&n).map(Value::Float),
         (DataType::Int, Value::Int(v)) => Ok(Value::Int(v)),
         (DataType::Int, Value::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(Value::Int(f as i64)),
         (DataType::Int, Value::Text(t)) => {

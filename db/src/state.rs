@@ -65,6 +65,15 @@ pub fn shard_of(key: &[Value]) -> usize {
                 add(span as u64);
                 add((span >> 64) as u64 ^ 6);
             }
+            // Equal numerics of different scales (1.5, 1.50) are one key.
+            Value::Numeric(n) => {
+                let (int, scale) = crate::numeric::hash_parts(n);
+                add(scale as u64 ^ 7);
+                for digit in int.iter_u64_digits() {
+                    add(digit);
+                }
+                add(int.sign() as u64);
+            }
             Value::Text(t) => {
                 add(t.len() as u64);
                 let mut chunks = t.as_bytes().chunks_exact(8);

@@ -59,6 +59,18 @@ fn t(v: &str) -> Value {
     Value::Text(v.into())
 }
 
+/// A NUMERIC value as PostgreSQL prints it (its scale counts: `n("2.50")` is shown with
+/// two digits, and the tests compare the text too).
+fn n(v: &str) -> Value {
+    Value::numeric(db::numeric::parse(v).unwrap())
+}
+
+/// Values with their text, so that a NUMERIC's scale is compared too (`1.5 = 1.50` as
+/// values).
+fn shown(values: &[Value]) -> Vec<String> {
+    values.iter().map(|v| format!("{v:?}={v}")).collect()
+}
+
 const NULL: Value = Value::Null;
 
 /// A session on a fresh database with `accounts (id, name, balance)` holding
@@ -102,8 +114,8 @@ fn create_drop_and_truncate_tables() {
             DataType::Float,
             DataType::Float,
             DataType::Float,
-            DataType::Float,
-            DataType::Float,
+            DataType::Numeric(Some(db::NumericSpec::new(10, 2).unwrap())),
+            DataType::Numeric(None),
             text(Some(5)),
             text(Some(6)),
             text(Some(7)),
@@ -351,7 +363,21 @@ fn selects_project_order_limit_and_offset() {
     // Without FROM.
     let r =
         run(&mut s, "SELECT 1, 7 / 2, 7.0 / 2, 7 % 3, 2 + 0.5, 'a' || 'b' || 1, -(-3), NULL, TRUE AS yes");
-    assert_eq!(r.rows(), [vec![i(1), i(3), f(3.5), i(1), f(2.5), t("ab1"), i(3), NULL, Value::Bool(true)]]);
+    // PostgreSQL's typing: a decimal literal is a NUMERIC, and so is what it meets.
+    assert_eq!(
+        shown(&r.rows()[0]),
+        shown(&[
+            i(1),
+            i(3),
+            n("3.5000000000000000"),
+            i(1),
+            n("2.5"),
+            t("ab1"),
+            i(3),
+            NULL,
+            Value::Bool(true)
+        ])
+    );
     assert_eq!(r.columns()[0].name, "?column?");
     assert_eq!(r.columns()[8].name, "yes");
     assert_eq!(r.columns()[7].ty, None);
@@ -382,15 +408,18 @@ fn functions_and_casts() {
     assert_eq!(one(&mut s, "NULL::int"), NULL);
     assert_eq!(sqlstate(&mut s, "SELECT 'x'::int"), "22P02");
     assert_eq!(one(&mut s, "mod(17, 5)"), i(2));
-    assert_eq!(one(&mut s, "trunc(2.789)"), f(2.0));
-    assert_eq!(one(&mut s, "trunc(2.789, 1)"), f(2.7));
-    assert_eq!(one(&mut s, "round(2.5)"), f(3.0));
-    assert_eq!(one(&mut s, "round(2.345, 2)"), f(2.35));
+    assert_eq!(one(&mut s, "trunc(2.789)"), n("2"));
+    assert_eq!(one(&mut s, "trunc(2.789, 1)"), n("2.7"));
+    assert_eq!(one(&mut s, "round(2.5)"), n("3"));
+    assert_eq!(one(&mut s, "round(2.345, 2)"), n("2.35"));
+    assert_eq!(one(&mut s, "round(2.5::float8)"), f(3.0));
+    assert_eq!(one(&mut s, "round(2.345::float8, 2)"), f(2.35));
     assert_eq!(one(&mut s, "round(1250, -2)"), i(1300));
     assert_eq!(one(&mut s, "abs(-4)"), i(4));
-    assert_eq!(one(&mut s, "abs(-4.5)"), f(4.5));
-    assert_eq!(one(&mut s, "floor(-1.5)"), f(-2.0));
-    assert_eq!(one(&mut s, "ceil(1.2)"), f(2.0));
+    assert_eq!(one(&mut s, "abs(-4.5)"), n("4.5"));
+    assert_eq!(one(&mut s, "floor(-1.5)"), n("-2"));
+    assert_eq!(one(&mut s, "ceil(1.2)"), n("2"));
+    assert_eq!(one(&mut s, "floor(-1.5::float8)"), f(-2.0));
     assert_eq!(one(&mut s, "lower('AbC')"), t("abc"));
     assert_eq!(one(&mut s, "upper('AbC')"), t("ABC"));
     assert_eq!(one(&mut s, "length('héllo')"), i(5));
@@ -404,7 +433,7 @@ fn functions_and_casts() {
     assert_eq!(one(&mut s, "coalesce(NULL, NULL, 3, 4)"), i(3));
     assert_eq!(one(&mut s, "nullif(1, 1)"), NULL);
     assert_eq!(one(&mut s, "nullif(1, 2)"), i(1));
-    assert_eq!(one(&mut s, "greatest(1, 5.5, NULL, 3)"), f(5.5));
+    assert_eq!(one(&mut s, "greatest(1, 5.5, NULL, 3)"), n("5.5"));
     assert_eq!(one(&mut s, "least(4, 2, 8)"), i(2));
     assert_eq!(one(&mut s, "substr('hello', 2, 3)"), t("ell"));
     assert_eq!(one(&mut s, "concat('a', NULL, 1)"), t("a1"));

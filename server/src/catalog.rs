@@ -319,6 +319,8 @@ fn type_name(ty: DataType) -> String {
     match ty {
         DataType::Int => "bigint".into(),
         DataType::Float => "double precision".into(),
+        DataType::Numeric(None) => "numeric".into(),
+        DataType::Numeric(Some(spec)) => format!("numeric({},{})", spec.precision, spec.scale),
         DataType::Bool => "boolean".into(),
         DataType::Text { max_chars: Some(n) } => format!("character varying({n})"),
         DataType::Text { max_chars: None } => "text".into(),
@@ -534,6 +536,10 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
         Value::Null
     } else if is("format_type") {
         text(type_name(column.ty))
+    } else if is("atttypmod") {
+        text(crate::types::size_and_modifier(Some(column.ty)).1.to_string())
+    } else if is("atttypid") {
+        text(crate::types::oid_of(Some(column.ty)).to_string())
     } else if is("attname") {
         text(column.name.clone())
     } else if is("attnotnull") {
@@ -541,7 +547,11 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
     } else if is("attidentity") || is("attgenerated") || is("attcompression") {
         text("")
     } else if is("attstorage") {
-        text(if matches!(column.ty, DataType::Text { .. }) { "x" } else { "p" })
+        text(match column.ty {
+            DataType::Text { .. } => "x",
+            DataType::Numeric(_) => "m",
+            _ => "p",
+        })
     } else if item == "a.attnum" {
         text((index + 1).to_string())
     } else {

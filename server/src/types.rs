@@ -4,10 +4,14 @@
 //! The db has one integer type (64-bit), so every integer column is int8 (OID 20);
 //! parameters arrive as int2, int4 or int8 (psycopg picks the smallest that fits, JDBC
 //! int4 for setInt) and are all widened to 64 bits. A numeric parameter (psycopg's
-//! Decimal, or an int beyond int8) is read in either format as the type its place wants.
+//! Decimal, JDBC's setBigDecimal, or an int beyond int8) is read in either format as the
+//! type its place wants: an exact NUMERIC for a NUMERIC place or one of no known type.
+//! NUMERIC values go out as PostgreSQL's numeric (OID 1700, the column's typmod in the
+//! RowDescription): plain decimal text, or base-10000 digits in binary
+//! (`db::numeric::write_binary`).
 
 use bytes::{BufMut, BytesMut};
-use db::{DataType, DbError, Value};
+use db::{numeric, DataType, DbError, Value};
 
 pub const OID_UNSPECIFIED: u32 = 0;
 pub const OID_BOOL: u32 = 16;
@@ -34,6 +38,7 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
     match ty {
         Some(DataType::Int) => OID_INT8,
         Some(DataType::Float) => OID_FLOAT8,
+        Some(DataType::Numeric(_)) => OID_NUMERIC,
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
         Some(DataType::Text { max_chars: None }) | None => OID_TEXT,
@@ -53,6 +58,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Date) => (4, -1),
         Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
+        Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
@@ -63,7 +69,8 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
 pub fn type_of_oid(oid: u32) -> Option<DataType> {
     match oid {
         OID_INT2 | OID_INT4 | OID_INT8 => Some(DataType::Int),
-        OID_FLOAT4 | OID_FLOAT8 | OID_NUMERIC => Some(DataType::Float),
+        OID_FLOAT4 | OID_FLOAT8 => Some(DataType::Float),
+        OID_NUMERIC => Some(DataType::Numeric(None)),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
         OID_DATE => Some(DataType::Date),
@@ -84,6 +91,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
             let _ = write!(out, "{v}");
         }
         Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
+        Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
         // In the session's zone: the connection makes it current while it handles the
@@ -120,6 +128,14 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Int(v), OID_INT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
+        (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
+        // A column of numbers of several types (a CASE of an integer and a decimal) is
+        // described as their common type: each value written as that type.
+        (Value::Int(v), OID_NUMERIC) => numeric::write_binary(&numeric::from_i64(*v), out),
+        (Value::Numeric(n), OID_FLOAT8) => {
+            let f = numeric::to_f64(n).unwrap_or(f64::NAN);
+            out.extend_from_slice(&f.to_be_bytes())
+        }
         (Value::Bool(b), OID_BOOL) => out.push(u8::from(*b)),
         // PostgreSQL's binary forms are the values as they are: days or microseconds
         // since 2000-01-01, microseconds since midnight.
@@ -176,14 +192,7 @@ pub fn read_parameter(
 ) -> Result<Value, DbError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
     if declared == OID_NUMERIC {
-        let text = if format == FORMAT_BINARY {
-            numeric_binary_text(bytes)?
-        } else {
-            std::str::from_utf8(bytes)
-                .map_err(|_| invalid("numeric", "bytes that are not UTF-8"))?
-                .to_string()
-        };
-        return read_numeric(&text, inferred);
+        return read_numeric(bytes, format, inferred);
     }
     let ty = type_of_oid(declared).or(inferred);
     if format == FORMAT_BINARY {
@@ -194,76 +203,48 @@ pub fn read_parameter(
 }
 
 /// A numeric parameter (psycopg sends a Decimal, and a Python int beyond int8, as
-/// numeric), as the type its place wants: an integral value that fits stays an exact
-/// integer for an integer place, text stays its digits, anything else is a float (the
-/// db's integer columns round it, or refuse it as out of range, on assignment).
-fn read_numeric(text: &str, inferred: Option<DataType>) -> Result<Value, DbError> {
-    let t = text.trim();
-    match inferred {
-        Some(DataType::Int) => {
-            if let Ok(v) = t.parse::<i64>() {
-                return Ok(Value::Int(v));
-            }
+/// numeric; PgJDBC a BigDecimal), as the type its place wants: an integral value that
+/// fits stays an exact integer for an integer place, a float place takes the nearest
+/// float (NaN and the infinities included), a text place the digits as given; any other
+/// place, or none known, an exact NUMERIC (an integer column rounds it on assignment, or
+/// refuses it as out of range).
+fn read_numeric(bytes: &[u8], format: i16, inferred: Option<DataType>) -> Result<Value, DbError> {
+    let text = if format == FORMAT_BINARY {
+        // NaN and the infinities have signs of their own and no digits.
+        match bytes.get(4..6).map(|b| u16::from_be_bytes([b[0], b[1]])) {
+            Some(0xC000) => Some("NaN"),
+            Some(0xD000) => Some("Infinity"),
+            Some(0xF000) => Some("-Infinity"),
+            _ => None,
         }
-        Some(DataType::Text { .. }) => return Ok(Value::Text(t.to_string())),
-        _ => {}
-    }
-    read_text(t, Some(DataType::Float)).map_err(|_| invalid("numeric", text))
-}
-
-/// The decimal text of a numeric in binary format: ndigits, weight (of the first digit,
-/// in powers of 10000), sign, display scale, then the base-10000 digits.
-fn numeric_binary_text(bytes: &[u8]) -> Result<String, DbError> {
-    let bad = || invalid("binary numeric", format!("{} malformed bytes", bytes.len()));
-    let word = |i: usize| -> Result<u16, DbError> {
-        bytes.get(i * 2..i * 2 + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or_else(bad)
-    };
-    let ndigits = word(0)? as usize;
-    let weight = word(1)? as i16 as i64;
-    let sign = word(2)?;
-    if bytes.len() != 8 + 2 * ndigits {
-        return Err(bad());
-    }
-    match sign {
-        0x0000 | 0x4000 => {}
-        0xC000 => return Ok("NaN".into()),
-        0xD000 => return Ok("Infinity".into()),
-        0xF000 => return Ok("-Infinity".into()),
-        _ => return Err(bad()),
-    }
-    let digits = (0..ndigits).map(|i| word(4 + i)).collect::<Result<Vec<u16>, DbError>>()?;
-    if digits.iter().any(|&d| d >= 10000) {
-        return Err(bad());
-    }
-    // Digit i is worth 10000^(weight - i); a power with no digit is 0.
-    let digit_at = |power: i64| {
-        let i = weight - power;
-        if i >= 0 && (i as usize) < ndigits {
-            digits[i as usize]
-        } else {
-            0
-        }
-    };
-    let mut text = String::new();
-    if sign == 0x4000 {
-        text.push('-');
-    }
-    if weight < 0 {
-        text.push('0');
+        .map(str::to_string)
     } else {
-        text.push_str(&digit_at(weight).to_string());
-        for power in (0..weight).rev() {
-            text.push_str(&format!("{:04}", digit_at(power)));
+        Some(
+            std::str::from_utf8(bytes)
+                .map_err(|_| invalid("numeric", "bytes that are not UTF-8"))?
+                .trim()
+                .to_string(),
+        )
+    };
+    if let (Some(DataType::Float), Some(t)) = (inferred, &text) {
+        if let Ok(v) = read_text(t, Some(DataType::Float)) {
+            return Ok(v);
         }
     }
-    let lowest = weight - ndigits as i64 + 1;
-    if lowest < 0 {
-        text.push('.');
-        for power in (lowest..0).rev() {
-            text.push_str(&format!("{:04}", digit_at(power)));
-        }
-    }
-    Ok(text)
+    let n = match &text {
+        Some(t) if format != FORMAT_BINARY => numeric::parse(t)?,
+        Some(t) => return Err(invalid("numeric", t.clone())),
+        None => numeric::read_binary(bytes)?,
+    };
+    Ok(match inferred {
+        Some(DataType::Int) => match numeric::as_exact_i64(&n) {
+            Some(i) => Value::Int(i),
+            None => Value::numeric(n),
+        },
+        Some(DataType::Float) => Value::Float(numeric::to_f64(&n)?),
+        Some(DataType::Text { .. }) => Value::Text(text.unwrap_or_else(|| numeric::to_text(&n))),
+        _ => Value::numeric(n),
+    })
 }
 
 fn read_text(text: &str, ty: Option<DataType>) -> Result<Value, DbError> {
@@ -317,6 +298,9 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
             [b] => Ok(Value::Bool(*b != 0)),
             _ => Err(wrong_size()),
         },
+        (_, Some(ty @ DataType::Numeric(_))) => {
+            db::schema::coerce(Value::numeric(numeric::read_binary(bytes)?), ty)
+        }
         (_, Some(DataType::Date)) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Date(i32::from_be_bytes(b)))
@@ -364,8 +348,13 @@ mod tests {
 
     /// A numeric in binary format, as psycopg sends a Decimal or a very large int.
     fn numeric(weight: i16, sign: u16, digits: &[u16]) -> Vec<u8> {
+        numeric_scaled(weight, sign, 0, digits)
+    }
+
+    /// The same with a display scale.
+    fn numeric_scaled(weight: i16, sign: u16, scale: u16, digits: &[u16]) -> Vec<u8> {
         let mut b = Vec::new();
-        for word in [digits.len() as u16, weight as u16, sign, 0] {
+        for word in [digits.len() as u16, weight as u16, sign, scale] {
             b.extend_from_slice(&word.to_be_bytes());
         }
         for d in digits {
@@ -377,33 +366,72 @@ mod tests {
     #[test]
     fn numeric_parameters_are_read_in_both_formats() {
         let read = |bytes: &[u8], ty: Option<DataType>| read_parameter(Some(bytes), 1, OID_NUMERIC, ty);
+        let dec = |t: &str| Value::numeric(numeric::parse(t).unwrap());
+        let shown = |v: Value| format!("{v:?} {v}");
         let int = Some(DataType::Int);
         let float = Some(DataType::Float);
+        let exact = Some(DataType::Numeric(None));
         // 12345678 = 1234|5678, weight 1.
         assert_eq!(read(&numeric(1, 0, &[1234, 5678]), int).unwrap(), Value::Int(12_345_678));
-        // -1.5 = 1|5000 with weight 0, negative.
-        assert_eq!(read(&numeric(0, 0x4000, &[1, 5000]), float).unwrap(), Value::Float(-1.5));
-        // 0.000123 = 0001|2300 with weight -1: the first group is 10^-4 units.
-        assert_eq!(read(&numeric(-2, 0, &[1, 2300]), float).unwrap(), Value::Float(0.00000001_23));
-        assert_eq!(read(&numeric(-1, 0, &[1, 2300]), float).unwrap(), Value::Float(0.000123));
-        // 10^20 = 1 with weight 5: too large for an integer, a float the column refuses.
-        assert_eq!(read(&numeric(5, 0, &[1]), int).unwrap(), Value::Float(1e20));
+        // -1.5 = 1|5000 with weight 0, negative, display scale 1.
+        assert_eq!(read(&numeric_scaled(0, 0x4000, 1, &[1, 5000]), float).unwrap(), Value::Float(-1.5));
+        // 0.000123 = 0001|2300 with weight -1: the first group is 10^-4 units. The display
+        // scale (0 here) is the client's: digits beyond it are dropped, as PostgreSQL.
+        assert_eq!(read(&numeric(-2, 0, &[1, 2300]), float).unwrap(), Value::Float(0.0));
+        assert_eq!(read(&numeric_scaled(-2, 0, 12, &[1, 2300]), float).unwrap(), Value::Float(0.00000001_23));
+        assert_eq!(
+            shown(read(&numeric_scaled(-1, 0, 6, &[1, 2300]), exact).unwrap()),
+            shown(dec("0.000123"))
+        );
+        // 10^20 = 1 with weight 5: too large for an integer, a numeric the column refuses.
+        assert_eq!(shown(read(&numeric(5, 0, &[1]), int).unwrap()), shown(dec("100000000000000000000")));
         assert_eq!(
             read(&numeric(2, 0, &[9, 2233, 7203]), Some(DataType::Text { max_chars: None })).unwrap(),
             Value::Text("922337203".into())
         );
-        // NaN is NaN, never eight bytes taken for a float8.
+        // NaN is NaN for a float, never eight bytes taken for a float8; for an exact
+        // place it is refused.
         assert!(matches!(read(&numeric(0, 0xC000, &[]), float).unwrap(), Value::Float(v) if v.is_nan()));
+        assert_eq!(read(&numeric(0, 0xC000, &[]), exact).unwrap_err().sqlstate(), "22P02");
         assert_eq!(read(&numeric(0, 0, &[]), int).unwrap(), Value::Int(0));
         assert!(read(&numeric(0, 0, &[10000]), float).is_err());
         assert!(read(&numeric(0, 0, &[1])[..9], float).is_err());
-        // Text format: exact integers stay exact.
+        // Text format: exact integers stay exact, decimals exact in their scale.
         assert_eq!(
             read_parameter(Some(b"9007199254740993"), 0, OID_NUMERIC, int).unwrap(),
             Value::Int(9_007_199_254_740_993)
         );
-        assert_eq!(read_parameter(Some(b"1.25"), 0, OID_NUMERIC, int).unwrap(), Value::Float(1.25));
+        assert_eq!(shown(read_parameter(Some(b"1.25"), 0, OID_NUMERIC, int).unwrap()), shown(dec("1.25")));
+        assert_eq!(
+            shown(read_parameter(Some(b" 1.250 "), 0, OID_NUMERIC, None).unwrap()),
+            shown(dec("1.250"))
+        );
         assert!(read_parameter(Some(b"x"), 0, OID_NUMERIC, float).is_err());
+        // A parameter of a NUMERIC(p, s) place declared by the server, in binary: read as
+        // numeric and fitted to the place's modifier.
+        let money = Some(DataType::Numeric(Some(db::NumericSpec::new(10, 2).unwrap())));
+        let v = read_parameter(Some(&numeric_scaled(0, 0, 3, &[1, 2355])), 1, 0, money).unwrap();
+        assert_eq!(shown(v), shown(dec("1.24")));
+        assert_eq!(shown(read_parameter(Some(b"7"), 0, 0, money).unwrap()), shown(dec("7.00")));
+    }
+
+    #[test]
+    fn numerics_are_written_as_postgresql_does() {
+        let dec = |t: &str| Value::numeric(numeric::parse(t).unwrap());
+        let mut out = Vec::new();
+        write_text(&dec("1.50"), &mut out);
+        assert_eq!(out, b"1.50");
+        out.clear();
+        write_binary(&dec("-1.50"), OID_NUMERIC, &mut out);
+        assert_eq!(out, numeric_scaled(0, 0x4000, 2, &[1, 5000]));
+        out.clear();
+        write_binary(&Value::Int(12_345_678), OID_NUMERIC, &mut out);
+        assert_eq!(out, numeric(1, 0, &[1234, 5678]));
+        let spec = db::NumericSpec::new(10, 2).unwrap();
+        assert_eq!(oid_of(Some(DataType::Numeric(Some(spec)))), OID_NUMERIC);
+        assert_eq!(size_and_modifier(Some(DataType::Numeric(Some(spec)))), (-1, (10 << 16 | 2) + 4));
+        assert_eq!(size_and_modifier(Some(DataType::Numeric(None))), (-1, -1));
+        assert_eq!(type_of_oid(OID_NUMERIC), Some(DataType::Numeric(None)));
     }
 
     #[test]

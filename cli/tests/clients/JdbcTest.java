@@ -485,6 +485,88 @@ public class JdbcTest {
         }
     }
 
+    /**
+     * NUMERIC(p, s) as an ORM maps a BigDecimal: setBigDecimal in, getBigDecimal out with
+     * the column's scale (BigDecimal.equals compares the scale), the precision and scale in
+     * the metadata (from the typmod), rounding to the scale on the way in, 22003 past the
+     * precision, exact sums. Past prepareThreshold the extended modes read the results in
+     * binary (binaryTransferEnable names NUMERIC, which PgJDBC 42.5 decodes itself).
+     */
+    static void exactNumerics(String mode) throws Exception {
+        String t = "money_" + mode.toLowerCase();
+        try (Connection c = connect(mode, "&binaryTransferEnable=NUMERIC")) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, amount NUMERIC(10,2), rate NUMERIC, qty NUMBER(6))");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?, ?, ?)")) {
+                for (int k = 1; k <= 12; k++) {
+                    ins.setLong(1, k);
+                    ins.setBigDecimal(2, new BigDecimal(k + ".005"));
+                    ins.setBigDecimal(3, new BigDecimal("-0.1000000000000000000001").movePointLeft(k));
+                    ins.setInt(4, k * 1000);
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+                ins.setLong(1, 13);
+                ins.setDouble(2, 0.1);
+                ins.setNull(3, Types.NUMERIC);
+                ins.setBigDecimal(4, new BigDecimal("12.5"));
+                equal(1, ins.executeUpdate(), "setDouble into NUMERIC(10,2), NUMBER(6) rounded");
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT amount, rate, qty, amount * 2 FROM " + t + " WHERE k = ?")) {
+                for (int round = 0; round < 2; round++) {
+                    for (int k = 1; k <= 12; k++) {
+                        sel.setLong(1, k);
+                        try (ResultSet rs = sel.executeQuery()) {
+                            check(rs.next(), "row " + k);
+                            equal(new BigDecimal(k + ".01"), rs.getBigDecimal(1), "amount, rounded half away from zero");
+                            equal(new BigDecimal("-0.1000000000000000000001").movePointLeft(k), rs.getBigDecimal(2), "rate, exact");
+                            equal(new BigDecimal(k * 1000), rs.getBigDecimal(3), "qty");
+                            equal(new BigDecimal(k + ".01").multiply(new BigDecimal(2)), rs.getBigDecimal(4), "amount * 2");
+                            equal(k + ".01", rs.getString(1), "amount as text");
+                            ResultSetMetaData md = rs.getMetaData();
+                            equal(Types.NUMERIC, md.getColumnType(1), "type of amount");
+                            equal("numeric", md.getColumnTypeName(1), "type name of amount");
+                            equal(10, md.getPrecision(1), "precision of amount (typmod)");
+                            equal(2, md.getScale(1), "scale of amount (typmod)");
+                            equal(6, md.getPrecision(3), "precision of NUMBER(6)");
+                            equal(0, md.getScale(3), "scale of NUMBER(6)");
+                        }
+                    }
+                }
+                sel.setLong(1, 13);
+                try (ResultSet rs = sel.executeQuery()) {
+                    check(rs.next(), "row 13");
+                    equal(new BigDecimal("0.10"), rs.getBigDecimal(1), "setDouble(0.1)");
+                    check(rs.getBigDecimal(2) == null, "NULL numeric");
+                    equal(new BigDecimal("13"), rs.getBigDecimal(3), "12.5 into NUMBER(6)");
+                }
+            }
+            // A BigDecimal parameter compared with the column, whatever its scale.
+            try (PreparedStatement ps = c.prepareStatement("SELECT k FROM " + t + " WHERE amount = ?")) {
+                ps.setBigDecimal(1, new BigDecimal("3.010"));
+                try (ResultSet rs = ps.executeQuery()) {
+                    check(rs.next(), "amount = 3.010");
+                    equal(3L, rs.getLong(1), "the row of 3.01");
+                }
+            }
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT sum(amount), avg(amount), sum(rate) FROM " + t)) {
+                check(rs.next(), "a row of sums");
+                equal(new BigDecimal("78.22"), rs.getBigDecimal(1), "sum of NUMERIC(10,2)");
+                equal(new BigDecimal("6.0169230769230769"), rs.getBigDecimal(2), "avg of NUMERIC(10,2)");
+                BigDecimal rates = BigDecimal.ZERO;
+                for (int k = 1; k <= 12; k++) {
+                    rates = rates.add(new BigDecimal("-0.1000000000000000000001").movePointLeft(k));
+                }
+                equal(rates, rs.getBigDecimal(3), "an exact sum of 34 significant digits");
+            }
+            expectError("22003", () -> {
+                try (PreparedStatement ps = c.prepareStatement("UPDATE " + t + " SET amount = ? WHERE k = 1")) {
+                    ps.setBigDecimal(1, new BigDecimal("123456789.12"));
+                    ps.executeUpdate();
+                }
+            });
+            expectError("22P02", () -> exec(c, "SELECT 'ten'::numeric"));
+        }
+    }
+
     static void generatedKeysAndReturning(String mode) throws Exception {
         String t = "ret_" + mode.toLowerCase();
         try (Connection c = connect(mode)) {
@@ -740,6 +822,8 @@ public class JdbcTest {
             checks.add(() -> savepoints(mode));
             names.add("generated keys and RETURNING [" + mode + "]");
             checks.add(() -> generatedKeysAndReturning(mode));
+            names.add("exact numerics [" + mode + "]");
+            checks.add(() -> exactNumerics(mode));
         }
         names.add("startup options, session functions and a FETCH in portions");
         checks.add(JdbcTest::startupOptionsSessionFunctionsAndFetchInPortions);

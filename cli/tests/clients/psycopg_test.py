@@ -164,6 +164,69 @@ def check_parameters_of_each_type():
         )
 
 
+def check_exact_numerics_in_text_and_binary():
+    """NUMERIC(p, s) as Decimal both ways: parameters sent as numeric in text (%s, %t)
+    and binary (%b), results read in text and binary (a binary cursor), the scale kept,
+    rounding to the column's scale, 22003 past its precision, exact arithmetic."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "money (k BIGINT PRIMARY KEY, amount NUMERIC(10,2), exact NUMERIC, qty NUMBER(6))")
+        rows = [
+            (1, Decimal("12.345"), Decimal("0.1000000000000000000000000000001"), 7),
+            (2, Decimal("-0.005"), Decimal("123456789012345678901234567890.5"), Decimal("12.5")),
+            (3, Decimal("99999999.99"), Decimal("-1E-30"), None),
+        ]
+        conn.execute("INSERT INTO money VALUES (%s, %s, %s, %s)", rows[0])
+        conn.execute("INSERT INTO money VALUES (%b, %b, %b, %b)", rows[1])
+        conn.execute("INSERT INTO money VALUES (%t, %t, %t, %t)", rows[2])
+        expected = [
+            (1, Decimal("12.35"), Decimal("0.1000000000000000000000000000001"), Decimal("7")),
+            (2, Decimal("-0.01"), Decimal("123456789012345678901234567890.5"), Decimal("13")),
+            (3, Decimal("99999999.99"), Decimal("-0.000000000000000000000000000001"), None),
+        ]
+
+        def same(got, want):
+            # Decimal("1.50") == Decimal("1.5"): compare the text too, where the scale shows.
+            assert got == want and [str(v) for v in got] == [str(v) for v in want], (got, want)
+
+        query = "SELECT k, amount, exact, qty FROM money ORDER BY k"
+        for got, want in zip(conn.execute(query).fetchall(), expected):
+            same(got, want)
+        with conn.cursor(binary=True) as cur:
+            for got, want in zip(cur.execute(query).fetchall(), expected):
+                same(got, want)
+            types = [c.type_code for c in cur.description]
+            assert types == [20, 1700, 1700, 1700], types
+            # The column's typmod: precision and scale, as psycopg reads them.
+            assert (cur.description[1].precision, cur.description[1].scale) == (10, 2), cur.description[1]
+            assert cur.description[2].precision is None, cur.description[2]
+        # Arithmetic in the database is exact, with PostgreSQL's scales.
+        got = conn.execute("SELECT amount * 3, amount / 3, exact + 1 FROM money WHERE k = 1")
+        same(got.fetchone(), (Decimal("37.05"), Decimal("4.1166666666666667"), Decimal("1.1000000000000000000000000000001")))
+        with conn.cursor(binary=True) as cur:
+            same(cur.execute("SELECT sum(amount), avg(qty), sum(exact) FROM money").fetchone(), (
+                Decimal("100000012.33"),
+                Decimal("10.0000000000000000"),
+                Decimal("123456789012345678901234567890.5999999999999999999999999999991"),
+            ))
+        # A Decimal parameter compared with the column, in either format.
+        assert conn.execute("SELECT k FROM money WHERE amount = %s", (Decimal("12.350"),)).fetchall() == [(1,)]
+        assert conn.execute("SELECT k FROM money WHERE amount < %b ORDER BY k", (Decimal("0"),)).fetchall() == [(2,)]
+        # A Decimal in the select list comes back as it went.
+        same(conn.execute("SELECT %s, %b", (Decimal("1.50"), Decimal("-0.0012"))).fetchone(), (Decimal("1.50"), Decimal("-0.0012")))
+        expect_error(
+            errors.NumericValueOutOfRange,
+            "22003",
+            lambda: conn.execute("UPDATE money SET amount = %s WHERE k = 1", (Decimal("123456789"),)),
+        )
+        expect_error(
+            errors.InvalidTextRepresentation,
+            "22P02",
+            lambda: conn.execute("SELECT 'ten'::numeric"),
+        )
+        expect_error(errors.DivisionByZero, "22012", lambda: conn.execute("SELECT amount / 0 FROM money"))
+        assert conn.execute("SELECT amount FROM money WHERE k = 1").fetchone() == (Decimal("12.35"),)
+
+
 def check_executemany_pipelines_with_row_counts():
     with connect() as conn:
         create_table(conn, "many (k BIGINT PRIMARY KEY, v TEXT, n BIGINT)")

@@ -26,6 +26,7 @@ use std::ops::Bound;
 
 use crate::database::Session;
 use crate::error::DbResult;
+use crate::numeric::RoundMode;
 use crate::schema::{Key, Row, TableSchema};
 use crate::sql::expr::{to_num, BinOp, Expr, Num};
 use crate::value::{DataType, Value};
@@ -150,9 +151,34 @@ fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
             }
         }
         (DataType::Float, Value::Int(i)) => Conv::Value(Value::Float(*i as f64), true),
-        (DataType::Int | DataType::Float, Value::Text(_)) => match to_num(v) {
+        // INT and NUMERIC compare exactly: a fraction never equals an integer key, and
+        // bounds round toward the range.
+        (DataType::Int, Value::Numeric(n)) => {
+            let exact = n.is_integer();
+            let mode = match role {
+                Role::Equal if !exact => return Conv::Never,
+                Role::Equal | Role::Upper => RoundMode::Floor,
+                Role::Lower => RoundMode::Ceiling,
+            };
+            match crate::numeric::round(n, 0, mode).ok().and_then(|r| crate::numeric::as_exact_i64(&r)) {
+                Some(i) => Conv::Value(Value::Int(i), exact),
+                None => Conv::Unknown,
+            }
+        }
+        (DataType::Numeric(_), Value::Int(i)) => {
+            Conv::Value(Value::numeric(crate::numeric::from_i64(*i)), true)
+        }
+        // A FLOAT key compared with a NUMERIC: the numeric as a float, as SQL compares
+        // them. (A NUMERIC key compared with a FLOAT is compared as a float, which many
+        // keys may equal: no key value stands for it.)
+        (DataType::Float, Value::Numeric(n)) => match crate::numeric::to_f64(n) {
+            Ok(f) => Conv::Value(Value::Float(f), true),
+            Err(_) => Conv::Unknown,
+        },
+        (DataType::Int | DataType::Float | DataType::Numeric(_), Value::Text(_)) => match to_num(v) {
             Ok(Num::I(i)) => convert(&Value::Int(i), ty, role),
             Ok(Num::F(f)) => convert(&Value::Float(f), ty, role),
+            Ok(Num::N(n)) => convert(&Value::numeric(n), ty, role),
             Err(_) => Conv::Unknown,
         },
         (DataType::Bool, Value::Text(_)) => match crate::schema::coerce(v.clone(), DataType::Bool) {

@@ -6,11 +6,17 @@
 //! - NULL propagates through operators and most functions; AND, OR and NOT follow
 //!   three-valued logic; a WHERE keeps a row only when its condition is TRUE.
 //! - INT op INT stays INT (division truncates toward zero, overflow is an error); with a
-//!   FLOAT operand the result is FLOAT. Division or modulo by zero is 22012.
+//!   NUMERIC operand (and no FLOAT) the result is an exact NUMERIC with PostgreSQL's
+//!   result scale (see `numeric`); with a FLOAT operand the result is FLOAT. Division or
+//!   modulo by zero is 22012.
+//! - A number literal is INT when it is an integer that fits, else NUMERIC (`1.5`,
+//!   `1e3`, `99999999999999999999`), as PostgreSQL types them.
 //! - Text meeting a number is converted to a number, as Oracle's implicit conversion
 //!   does (PostgreSQL would refuse the operator): `'5' = 5` is true, `'abc' = 5` is
-//!   22P02. Text meeting a boolean is read as one (`'t'`, `'yes'`, ...).
-//! - Comparisons between INT and FLOAT are numeric.
+//!   22P02; decimal text is read as a NUMERIC. Text meeting a boolean is read as one
+//!   (`'t'`, `'yes'`, ...).
+//! - Comparisons between INT and NUMERIC are exact; with a FLOAT, both sides as floats
+//!   (PostgreSQL converts the numeric to float8).
 //!
 //! An expression is compiled once per statement; evaluation takes the row (`row`) and,
 //! in a grouped query, the values of the aggregate calls (`aggs`). In a grouped query
@@ -29,10 +35,12 @@ use sqlparser::ast;
 use crate::database::Session;
 use crate::datetime::{self, ZoneId};
 use crate::error::{DbError, DbResult};
+use crate::numeric::{self, NumericSpec, RoundMode};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
 use crate::sql::temporal;
 use crate::value::{DataType, Value};
+use bigdecimal::BigDecimal;
 
 /// The largest string a function (repeat, rpad, lpad) builds, in characters.
 const MAX_STRING_CHARS: usize = 64 << 20;
@@ -758,6 +766,7 @@ impl<'a> Binder<'a> {
             Expr::Literal(Value::Text(t)) => t,
             Expr::Literal(Value::Int(i)) => i.to_string(),
             Expr::Literal(Value::Float(f)) => f.to_string(),
+            Expr::Literal(Value::Numeric(n)) => crate::numeric::to_text(&n),
             _ => return Err(DbError::Unsupported(format!("the interval {interval} (a constant only)"))),
         };
         let text = match &interval.leading_field {
@@ -1122,17 +1131,15 @@ fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
     })
 }
 
-/// A numeric literal: INT if it is an integer that fits, FLOAT otherwise.
+/// A number literal: INT if it is an integer that fits, NUMERIC otherwise (PostgreSQL's
+/// typing of `1.5`, `1e3` and `99999999999999999999`).
 pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
     if !digits.contains(['.', 'e', 'E']) {
         if let Ok(i) = digits.parse::<i64>() {
             return Ok(Value::Int(i));
         }
     }
-    digits
-        .parse::<f64>()
-        .map(Value::Float)
-        .map_err(|_| DbError::TypeMismatch { expected: "numeric".into(), value: digits.into() })
+    crate::numeric::parse(digits).map(Value::numeric)
 }
 
 /// Type names PostgreSQL, Oracle or a common extension knows and this database does not
@@ -1241,10 +1248,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         | T::Float8
         | T::Float32
         | T::Float64
-        | T::Real
-        | T::Numeric(_)
-        | T::Decimal(_)
-        | T::Dec(_) => DataType::Float,
+        | T::Real => DataType::Float,
+        T::Numeric(info) | T::Decimal(info) | T::Dec(info) => DataType::Numeric(numeric_spec(info)?),
         T::Varchar(len) | T::CharacterVarying(len) | T::CharVarying(len) | T::Nvarchar(len) => {
             DataType::Text { max_chars: length(len, None)? }
         }
@@ -1275,7 +1280,17 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                     };
                     DataType::Text { max_chars: max }
                 }
-                "number" | "float8" | "float4" => DataType::Float,
+                // Oracle's NUMBER is a decimal: NUMBER(p, s), NUMBER(p) with scale 0,
+                // NUMBER(*, s) with Oracle's largest precision, 38, and NUMBER alone
+                // unconstrained.
+                "number" => DataType::Numeric(oracle_number_spec(args)?),
+                "numeric" | "decimal" => DataType::Numeric(match args.as_slice() {
+                    [] => None,
+                    [p] => Some(NumericSpec::new(type_argument(p, ty)?, 0)?),
+                    [p, s] => Some(NumericSpec::new(type_argument(p, ty)?, type_argument(s, ty)?)?),
+                    _ => return Err(type_arguments_error(ty)),
+                }),
+                "float8" | "float4" => DataType::Float,
                 "int8" | "int4" | "int2" => DataType::Int,
                 "bool" => DataType::Bool,
                 "date" => DataType::Date,
@@ -1292,6 +1307,38 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
             }
         }
         other => return Err(DbError::Unsupported(format!("the type {other}"))),
+    })
+}
+
+/// The modifier of `NUMERIC`, `NUMERIC(p)` (scale 0) or `NUMERIC(p, s)`.
+fn numeric_spec(info: &ast::ExactNumberInfo) -> DbResult<Option<NumericSpec>> {
+    Ok(match info {
+        ast::ExactNumberInfo::None => None,
+        ast::ExactNumberInfo::Precision(p) => Some(NumericSpec::new(*p as i64, 0)?),
+        ast::ExactNumberInfo::PrecisionAndScale(p, s) => Some(NumericSpec::new(*p as i64, *s)?),
+    })
+}
+
+fn type_arguments_error(ty: &ast::DataType) -> DbError {
+    DbError::Syntax { message: format!("invalid type modifier in {ty}"), position: 0 }
+}
+
+/// An integer argument of a type name (`NUMBER(10, 2)`'s 10 and 2).
+fn type_argument(arg: &str, ty: &ast::DataType) -> DbResult<i64> {
+    arg.trim().parse::<i64>().map_err(|_| type_arguments_error(ty))
+}
+
+/// Oracle's `NUMBER`, `NUMBER(p)`, `NUMBER(p, s)`, `NUMBER(*, s)`.
+fn oracle_number_spec(args: &[String]) -> DbResult<Option<NumericSpec>> {
+    const ORACLE_MAX_PRECISION: i64 = 38;
+    let ty = ast::DataType::Custom(ast::ObjectName::from(vec![ast::Ident::new("NUMBER")]), args.to_vec());
+    let precision = |p: &str| if p.trim() == "*" { Ok(ORACLE_MAX_PRECISION) } else { type_argument(p, &ty) };
+    Ok(match args {
+        [] => None,
+        [p] if p.trim() == "*" => None,
+        [p] => Some(NumericSpec::new(precision(p)?, 0)?),
+        [p, s] => Some(NumericSpec::new(precision(p)?, type_argument(s, &ty)?)?),
+        _ => return Err(type_arguments_error(&ty)),
     })
 }
 
@@ -1669,15 +1716,13 @@ impl Expr {
                 _ => Some(DataType::Bool),
             },
             Expr::Quantified { .. } => Some(DataType::Bool),
-            Expr::Neg(e) => e.static_type(columns, aggs),
+            Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
                 BinOp::Concat => text,
                 op if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Some(DataType::Bool),
                 _ => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
                     (x, y) if temporal::result_type(*op, x, y).is_some() => temporal::result_type(*op, x, y),
-                    (Some(DataType::Int), Some(DataType::Int)) => Some(DataType::Int),
-                    (Some(DataType::Float), _) | (_, Some(DataType::Float)) => Some(DataType::Float),
-                    _ => None,
+                    (x, y) => arithmetic_type(x, y),
                 },
             },
             Expr::Not(_)
@@ -1712,18 +1757,25 @@ impl Expr {
                     None => None,
                 },
                 Func::Random | Func::Sqrt | Func::Power => Some(DataType::Float),
-                Func::Abs | Func::Mod | Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
-                    args.first().and_then(|a| a.static_type(columns, aggs))
+                Func::Abs | Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
+                    args.first().and_then(|a| a.static_type(columns, aggs)).map(DataType::unconstrained)
                 }
-                Func::Coalesce | Func::Nullif | Func::Greatest | Func::Least => {
-                    args.iter().find_map(|a| a.static_type(columns, aggs))
+                Func::Mod => arithmetic_type(
+                    args.first().and_then(|a| a.static_type(columns, aggs)),
+                    args.get(1).and_then(|a| a.static_type(columns, aggs)),
+                ),
+                Func::Nullif => args.first().and_then(|a| a.static_type(columns, aggs)),
+                Func::Coalesce | Func::Greatest | Func::Least => {
+                    common_type(args.iter().map(|a| a.static_type(columns, aggs)))
                 }
             },
-            Expr::Case { whens, otherwise, .. } => whens
-                .iter()
-                .map(|(_, r)| r)
-                .chain(otherwise.as_deref())
-                .find_map(|r| r.static_type(columns, aggs)),
+            Expr::Case { whens, otherwise, .. } => common_type(
+                whens
+                    .iter()
+                    .map(|(_, r)| r)
+                    .chain(otherwise.as_deref())
+                    .map(|r| r.static_type(columns, aggs)),
+            ),
         }
     }
 }
@@ -1775,6 +1827,7 @@ impl Expr {
                 v => match to_num(&v)? {
                     Num::I(i) => Value::Int(i.checked_neg().ok_or_else(out_of_range)?),
                     Num::F(f) => Value::Float(-f),
+                    Num::N(n) => Value::numeric(-n),
                 },
             },
             Expr::Not(e) => match truth(&e.eval(row, aggs)?)? {
@@ -1908,10 +1961,11 @@ pub(crate) fn truth(v: &Value) -> DbResult<Option<bool>> {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Num {
     I(i64),
     F(f64),
+    N(BigDecimal),
 }
 
 impl Num {
@@ -1919,13 +1973,30 @@ impl Num {
         match self {
             Num::I(i) => Value::Int(i),
             Num::F(f) => Value::Float(f),
+            Num::N(n) => Value::numeric(n),
         }
     }
 
-    pub(crate) fn as_f64(self) -> f64 {
+    /// As a float; a NUMERIC beyond float8's range as an infinity (for comparisons and
+    /// the float functions: a conversion that must fail instead is `numeric::to_f64`).
+    pub(crate) fn as_f64(&self) -> f64 {
         match self {
-            Num::I(i) => i as f64,
-            Num::F(f) => f,
+            Num::I(i) => *i as f64,
+            Num::F(f) => *f,
+            Num::N(n) => numeric::to_f64(n).unwrap_or(if n.sign() == bigdecimal::num_bigint::Sign::Minus {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }),
+        }
+    }
+
+    /// An INT or NUMERIC as a NUMERIC (never called with a FLOAT).
+    fn into_decimal(self) -> BigDecimal {
+        match self {
+            Num::I(i) => numeric::from_i64(i),
+            Num::N(n) => n,
+            Num::F(f) => unreachable!("a float {f} in numeric arithmetic"),
         }
     }
 }
@@ -1934,15 +2005,19 @@ fn out_of_range() -> DbError {
     DbError::NumericOutOfRange("bigint".into())
 }
 
-/// A non-null value as a number (text is parsed).
+/// A non-null value as a number (text is parsed: an integer that fits, else a decimal,
+/// else a float's special values).
 pub(crate) fn to_num(v: &Value) -> DbResult<Num> {
     match v {
         Value::Int(i) => Ok(Num::I(*i)),
         Value::Float(f) => Ok(Num::F(*f)),
+        Value::Numeric(n) => Ok(Num::N(BigDecimal::clone(n))),
         Value::Text(t) => {
             let t = t.trim();
             if let Ok(i) = t.parse::<i64>() {
                 Ok(Num::I(i))
+            } else if let Ok(n) = numeric::parse(t) {
+                Ok(Num::N(n))
             } else {
                 t.parse::<f64>()
                     .map(Num::F)
@@ -1960,11 +2035,15 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         (Value::Text(x), Value::Text(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
         (
-            Value::Int(_) | Value::Float(_) | Value::Text(_),
-            Value::Int(_) | Value::Float(_) | Value::Text(_),
+            Value::Int(_) | Value::Float(_) | Value::Numeric(_) | Value::Text(_),
+            Value::Int(_) | Value::Float(_) | Value::Numeric(_) | Value::Text(_),
         ) => match (to_num(a)?, to_num(b)?) {
             (Num::I(x), Num::I(y)) => x.cmp(&y),
+            (Num::N(x), Num::N(y)) => x.cmp(&y),
+            (Num::I(x), Num::N(y)) => numeric::from_i64(x).cmp(&y),
+            (Num::N(x), Num::I(y)) => x.cmp(&numeric::from_i64(y)),
             (x, y) => x.as_f64().total_cmp(&y.as_f64()),
         },
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
@@ -2016,7 +2095,7 @@ pub(crate) fn arithmetic(op: BinOp, a: Num, b: Num) -> DbResult<Num> {
             };
             r.map(Num::I).ok_or_else(out_of_range)
         }
-        (x, y) => {
+        (x @ Num::F(_), y) | (x, y @ Num::F(_)) => {
             let (x, y) = (x.as_f64(), y.as_f64());
             Ok(Num::F(match op {
                 BinOp::Add => x + y,
@@ -2028,6 +2107,57 @@ pub(crate) fn arithmetic(op: BinOp, a: Num, b: Num) -> DbResult<Num> {
                 _ => unreachable!("not arithmetic"),
             }))
         }
+        (x, y) => {
+            let (x, y) = (x.into_decimal(), y.into_decimal());
+            Ok(Num::N(match op {
+                BinOp::Add => numeric::add(&x, &y)?,
+                BinOp::Sub => numeric::sub(&x, &y)?,
+                BinOp::Mul => numeric::mul(&x, &y)?,
+                BinOp::Div => numeric::div(&x, &y)?,
+                BinOp::Mod => numeric::rem(&x, &y)?,
+                _ => unreachable!("not arithmetic"),
+            }))
+        }
+    }
+}
+
+/// The type of `a op b` for an arithmetic operator, from its operands' types: INT for
+/// two INTs, FLOAT with a FLOAT, else an unconstrained NUMERIC with a NUMERIC.
+pub(crate) fn arithmetic_type(a: Option<DataType>, b: Option<DataType>) -> Option<DataType> {
+    match (a, b) {
+        (Some(DataType::Int), Some(DataType::Int)) => Some(DataType::Int),
+        (Some(DataType::Float), _) | (_, Some(DataType::Float)) => Some(DataType::Float),
+        (Some(DataType::Numeric(_)), Some(DataType::Int | DataType::Numeric(_)))
+        | (Some(DataType::Int), Some(DataType::Numeric(_))) => Some(DataType::Numeric(None)),
+        _ => None,
+    }
+}
+
+/// The one type of several values (a CASE's results, COALESCE's arguments): their type
+/// when they agree; for numbers of different types FLOAT if one is, else NUMERIC if one
+/// is; else the first known.
+pub(crate) fn common_type(types: impl Iterator<Item = Option<DataType>>) -> Option<DataType> {
+    let mut first: Option<DataType> = None;
+    let mut numbers = None;
+    for ty in types.flatten() {
+        match first {
+            None => first = Some(ty),
+            Some(f) if f == ty => {}
+            Some(_) => {}
+        }
+        numbers = match (numbers, ty) {
+            (Some(DataType::Float), _) | (_, DataType::Float) => Some(DataType::Float),
+            (Some(a), b) if a == b => Some(a),
+            (Some(DataType::Numeric(_)), DataType::Int | DataType::Numeric(_))
+            | (Some(DataType::Int), DataType::Numeric(_))
+            | (None, DataType::Numeric(_)) => Some(DataType::Numeric(None)),
+            (None, DataType::Int) => Some(DataType::Int),
+            (_, _) => return first,
+        };
+    }
+    match (first, numbers) {
+        (Some(f), Some(n)) if f != n => Some(n),
+        _ => first,
     }
 }
 
@@ -2077,6 +2207,7 @@ fn int_arg(v: &Value) -> DbResult<i64> {
             Value::Int(i) => Ok(i),
             _ => unreachable!("float_to_int gives an INT"),
         },
+        Num::N(n) => numeric::to_i64(&n),
     }
 }
 
@@ -2145,6 +2276,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Abs => match num(0)? {
             Num::I(i) => Value::Int(i.checked_abs().ok_or_else(out_of_range)?),
             Num::F(f) => Value::Float(f.abs()),
+            Num::N(n) => Value::numeric(n.abs()),
         },
         Func::Mod => arithmetic(BinOp::Mod, num(0)?, num(1)?)?.value(),
         Func::Trunc | Func::Round => {
@@ -2154,10 +2286,12 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Floor => match num(0)? {
             Num::I(i) => Value::Int(i),
             Num::F(f) => Value::Float(f.floor()),
+            Num::N(n) => Value::numeric(numeric::round(&n, 0, RoundMode::Floor)?),
         },
         Func::Ceil => match num(0)? {
             Num::I(i) => Value::Int(i),
             Num::F(f) => Value::Float(f.ceil()),
+            Num::N(n) => Value::numeric(numeric::round(&n, 0, RoundMode::Ceiling)?),
         },
         Func::Sqrt => {
             let f = num(0)?.as_f64();
@@ -2269,6 +2403,10 @@ fn round_or_trunc(x: Num, digits: i64, round: bool) -> DbResult<Value> {
             let scaled = f * p;
             let done = if round { scaled.round() } else { scaled.trunc() };
             Ok(Value::Float(if digits == 0 { done } else { done / p }))
+        }
+        Num::N(n) => {
+            let mode = if round { RoundMode::HalfAwayFromZero } else { RoundMode::TowardZero };
+            Ok(Value::numeric(numeric::round(&n, digits, mode)?))
         }
     }
 }

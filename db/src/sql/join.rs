@@ -30,7 +30,7 @@ use crate::sql::access::{plan as plan_access, Access};
 use std::sync::Arc;
 
 use crate::schema::{Column, TableSchema};
-use crate::sql::expr::{ident_name, BinOp, Expr, Relation, Scope};
+use crate::sql::expr::{compare, ident_name, BinOp, Expr, Num, Relation, Scope};
 use crate::value::{DataType, Value};
 
 /// How two inputs are joined.
@@ -523,12 +523,14 @@ impl Session {
                 let mut out = Vec::new();
                 let mut right_matched = vec![false; right_rows.len()];
                 // Candidates of each left row: by hash on the equality keys, or all.
+                let mut lossy_build = false;
                 let table: Option<HashMap<Vec<HashKey>, Vec<usize>>> = if equi.is_empty() {
                     None
                 } else {
                     let mut table: HashMap<Vec<HashKey>, Vec<usize>> = HashMap::new();
                     for (i, row) in right_rows.iter().enumerate() {
-                        if let Some(key) = hash_key(equi.iter().map(|(_, rk)| rk), row)? {
+                        if let Some((key, lossy)) = hash_key(equi.iter().map(|(_, rk)| rk), row)? {
+                            lossy_build |= lossy;
                             table.entry(key).or_default().push(i);
                         }
                     }
@@ -536,16 +538,23 @@ impl Session {
                 };
                 let all: Vec<usize> = (0..right_rows.len()).collect();
                 for a in &left_rows {
+                    let mut verify = false;
                     let candidates: &[usize] = match &table {
                         None => &all,
                         Some(table) => match hash_key(equi.iter().map(|(lk, _)| lk), a)? {
-                            Some(key) => table.get(&key).map_or(&[], Vec::as_slice),
+                            Some((key, lossy)) => {
+                                verify = lossy || lossy_build;
+                                table.get(&key).map_or(&[], Vec::as_slice)
+                            }
                             None => &[],
                         },
                     };
                     let mut matched = false;
                     for &i in candidates {
                         let row = combine(a, &right_rows[i]);
+                        if verify && !equal_on(equi, &row)? {
+                            continue;
+                        }
                         if passes(&row)? {
                             matched = true;
                             right_matched[i] = true;
@@ -681,8 +690,10 @@ fn slot(scope: &Scope, e: usize) -> (usize, usize) {
     (entry.offset, entry.offset + entry.relation.schema.columns.len())
 }
 
-/// A value as a hash key: numbers that compare equal hash equal (an integral float as
-/// the integer).
+/// A value as a hash key: numbers that compare equal hash equal (an integral float or
+/// numeric as the integer, a fraction as its float). A NUMERIC fraction's key is its
+/// nearest float, which it shares with the numerics nearest it: `hash_key` says so, and
+/// those candidates are checked with SQL's equality.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum HashKey {
     Int(i64),
@@ -695,15 +706,32 @@ enum HashKey {
     Interval(i128),
 }
 
-/// The hash key of `exprs` on `row`; None if a value is NULL (which equals nothing).
-fn hash_key<'e>(exprs: impl Iterator<Item = &'e Expr>, row: &[Value]) -> DbResult<Option<Vec<HashKey>>> {
+/// The hash key of `exprs` on `row`, and whether it is lossy (equal keys may be unequal
+/// values); None if a value is NULL (which equals nothing).
+fn hash_key<'e>(
+    exprs: impl Iterator<Item = &'e Expr>,
+    row: &[Value],
+) -> DbResult<Option<(Vec<HashKey>, bool)>> {
     let mut key = Vec::new();
+    let mut lossy = false;
     for e in exprs {
         key.push(match e.eval(row, &[])? {
             Value::Null => return Ok(None),
             Value::Int(i) => HashKey::Int(i),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => HashKey::Int(f as i64),
             Value::Float(f) => HashKey::Float(f.to_bits()),
+            Value::Numeric(n) => match crate::numeric::as_exact_i64(&n) {
+                Some(i) => HashKey::Int(i),
+                None => {
+                    lossy = true;
+                    let f = Num::N(*n).as_f64();
+                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                        HashKey::Int(f as i64)
+                    } else {
+                        HashKey::Float(f.to_bits())
+                    }
+                }
+            },
             Value::Text(t) => HashKey::Text(t.to_string()),
             Value::Bool(b) => HashKey::Bool(b),
             Value::Date(d) => HashKey::Micros(crate::datetime::date_to_timestamp(d)),
@@ -712,7 +740,17 @@ fn hash_key<'e>(exprs: impl Iterator<Item = &'e Expr>, row: &[Value]) -> DbResul
             Value::Interval(iv) => HashKey::Interval(iv.comparable()),
         });
     }
-    Ok(Some(key))
+    Ok(Some((key, lossy)))
+}
+
+/// Whether every equality of a hash join holds on a combined row, as SQL compares.
+fn equal_on(equi: &[(Expr, Expr)], row: &[Value]) -> DbResult<bool> {
+    for (l, r) in equi {
+        if compare(&l.eval(row, &[])?, &r.eval(row, &[])?)? != Some(std::cmp::Ordering::Equal) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 fn split_and(e: Expr, out: &mut Vec<Expr>) {

@@ -29,11 +29,13 @@ use sqlparser::ast;
 
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
+use crate::numeric;
+use crate::schema::coerce;
 use crate::sql::access::plan as plan_access;
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
-    compare, grouping_error, ident_name, to_num, AggCall, AggFunc, Binder, Expr, Num, Relation, Scope,
-    SubPlan, Subquery, SubqueryKind,
+    arithmetic, compare, grouping_error, ident_name, to_num, AggCall, AggFunc, BinOp, Binder, Expr, Num,
+    Relation, Scope, SubPlan, Subquery, SubqueryKind,
 };
 use crate::sql::join::JoinPlan;
 use crate::value::{DataType, Value};
@@ -536,11 +538,7 @@ impl Session {
                     .zip(right.columns())
                     .map(|(l, r)| ResultColumn {
                         name: l.name.clone(),
-                        ty: match (l.ty, r.ty) {
-                            (Some(DataType::Int), Some(DataType::Float)) => Some(DataType::Float),
-                            (Some(a), _) => Some(a),
-                            (None, b) => b,
-                        },
+                        ty: crate::sql::expr::common_type([l.ty, r.ty].into_iter()),
                     })
                     .collect();
                 Ok(QueryPlan::SetOp(Box::new(SetOpPlan {
@@ -587,13 +585,16 @@ impl Session {
             QueryPlan::SetOp(set) => {
                 let mut left = self.run_plan(&set.left)?;
                 let mut right = self.run_plan(&set.right)?;
-                // Numbers of both kinds in one column: all as floats (PostgreSQL gives
-                // the column one type).
+                // Numbers of several kinds in one column: all of the column's type
+                // (PostgreSQL gives the column one type), FLOAT or NUMERIC.
                 for (i, c) in set.columns.iter().enumerate() {
-                    if c.ty == Some(DataType::Float) {
+                    if matches!(c.ty, Some(DataType::Float | DataType::Numeric(_))) {
                         for row in left.iter_mut().chain(right.iter_mut()) {
-                            if let Value::Int(n) = row[i] {
-                                row[i] = Value::Float(n as f64);
+                            if matches!(row[i], Value::Int(_) | Value::Float(_) | Value::Numeric(_))
+                                && !row[i].has_type(c.ty.expect("a number type"))
+                            {
+                                let v = std::mem::replace(&mut row[i], Value::Null);
+                                row[i] = coerce(v, c.ty.expect("a number type").unconstrained())?;
                             }
                         }
                     }
@@ -1082,7 +1083,7 @@ impl Session {
             counts.groups = by_group.len() as u64;
             for (key, accumulators) in by_group {
                 let values: Vec<Value> =
-                    accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect();
+                    accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect::<DbResult<_>>()?;
                 if let Some(h) = &plan.having {
                     if !h.holds(&key, &values)? {
                         continue;
@@ -1360,15 +1361,23 @@ fn pg_type_name(ty: &ast::DataType) -> Option<String> {
     )
 }
 
+/// The type of an aggregate's result: sum of INTs an INT, of NUMERICs a NUMERIC, of
+/// anything else a FLOAT; avg of NUMERICs a NUMERIC, of anything else a FLOAT (where
+/// PostgreSQL's avg of integers is a NUMERIC).
 fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType> {
+    let arg = || call.arg.as_ref().and_then(|a| a.static_type(input, &[]));
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Some(DataType::Int),
-        AggFunc::Avg => Some(DataType::Float),
-        AggFunc::Sum => match call.arg.as_ref().and_then(|a| a.static_type(input, &[])) {
-            Some(DataType::Int) => Some(DataType::Int),
+        AggFunc::Avg => match arg() {
+            Some(DataType::Numeric(_)) => Some(DataType::Numeric(None)),
             _ => Some(DataType::Float),
         },
-        AggFunc::Min | AggFunc::Max => call.arg.as_ref().and_then(|a| a.static_type(input, &[])),
+        AggFunc::Sum => match arg() {
+            Some(DataType::Int) => Some(DataType::Int),
+            Some(DataType::Numeric(_)) => Some(DataType::Numeric(None)),
+            _ => Some(DataType::Float),
+        },
+        AggFunc::Min | AggFunc::Max => arg(),
     }
 }
 
@@ -1376,13 +1385,22 @@ fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType
 struct Accumulator {
     count: i64,
     sum: Option<Num>,
+    /// Whether a NUMERIC was summed: avg is then a NUMERIC (else a FLOAT, even over an
+    /// integer sum that went on as a NUMERIC past bigint's range).
+    numeric_input: bool,
     best: Option<Value>,
     seen: Option<BTreeSet<Value>>,
 }
 
 impl Accumulator {
     fn new(call: &AggCall) -> Accumulator {
-        Accumulator { count: 0, sum: None, best: None, seen: call.distinct.then(BTreeSet::new) }
+        Accumulator {
+            count: 0,
+            sum: None,
+            numeric_input: false,
+            best: None,
+            seen: call.distinct.then(BTreeSet::new),
+        }
     }
 
     fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
@@ -1403,13 +1421,14 @@ impl Accumulator {
         match call.func {
             AggFunc::Sum | AggFunc::Avg => {
                 let n = to_num(&v)?;
-                self.sum = Some(match self.sum {
+                self.numeric_input |= matches!(n, Num::N(_));
+                self.sum = Some(match self.sum.take() {
                     None => n,
-                    Some(Num::I(a)) => match n {
-                        Num::I(b) => a.checked_add(b).map_or(Num::F(a as f64 + b as f64), Num::I),
-                        Num::F(b) => Num::F(a as f64 + b),
-                    },
-                    Some(Num::F(a)) => Num::F(a + n.as_f64()),
+                    // An integer sum beyond bigint's range goes on exactly.
+                    Some(Num::I(a)) if matches!(n, Num::I(b) if a.checked_add(b).is_none()) => {
+                        arithmetic(BinOp::Add, Num::N(numeric::from_i64(a)), n)?
+                    }
+                    Some(sum) => arithmetic(BinOp::Add, sum, n)?,
                 });
             }
             AggFunc::Min | AggFunc::Max => {
@@ -1433,12 +1452,16 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(&self, call: &AggCall) -> Value {
-        match call.func {
+    fn finish(&self, call: &AggCall) -> DbResult<Value> {
+        Ok(match call.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
-            AggFunc::Sum => self.sum.map_or(Value::Null, Num::value),
-            AggFunc::Avg => self.sum.map_or(Value::Null, |s| Value::Float(s.as_f64() / self.count as f64)),
+            AggFunc::Sum => self.sum.clone().map_or(Value::Null, Num::value),
+            AggFunc::Avg => match &self.sum {
+                None => Value::Null,
+                Some(Num::N(sum)) if self.numeric_input => Value::numeric(numeric::avg(sum, self.count)?),
+                Some(sum) => Value::Float(sum.as_f64() / self.count as f64),
+            },
             AggFunc::Min | AggFunc::Max => self.best.clone().unwrap_or(Value::Null),
-        }
+        })
     }
 }

@@ -197,13 +197,14 @@ fn arithmetic_of(op: BinOp, a: &Value, b: &Value) -> DbResult<Value> {
 }
 
 fn is_number(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::Float(_))
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Numeric(_))
 }
 
 fn number(v: &Value) -> DbResult<f64> {
     Ok(match to_num(v)? {
         Num::I(i) => i as f64,
         Num::F(f) => f,
+        Num::N(n) => crate::numeric::to_f64(&n)?,
     })
 }
 
@@ -362,6 +363,7 @@ pub(crate) fn make_date(year: &Value, month: &Value, day: &Value) -> DbResult<Va
         match to_num(v)? {
             Num::I(i) => Ok(i),
             Num::F(f) => Ok(f as i64),
+            Num::N(n) => crate::numeric::to_i64(&n),
         }
     };
     let (y, m, d) = (part(year)?, part(month)?, part(day)?);

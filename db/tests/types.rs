@@ -1,0 +1,303 @@
+//! The exact and structured types through `Session::execute` (issue 20): NUMERIC /
+//! DECIMAL / Oracle's NUMBER as exact decimals, each as a user writes it, with
+//! PostgreSQL's results, result scales and errors, in keys and indexes, and what it
+//! stores surviving a checkpoint image and the redo after it.
+
+mod common;
+
+use common::{fails, open, run};
+use db::Session;
+
+/// The rows of a query, each value as PostgreSQL's text would print it.
+fn texts(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    run(s, sql).rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
+}
+
+fn one(s: &mut Session, sql: &str) -> String {
+    let rows = texts(s, sql);
+    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
+    rows[0][0].clone()
+}
+
+#[test]
+fn numeric_values_compute_and_print_as_postgres_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let cases = [
+        // Literals: the scale as written, never an exponent.
+        ("SELECT 1.50", "1.50"),
+        ("SELECT -1.50", "-1.50"),
+        ("SELECT 1e3", "1000"),
+        ("SELECT 1.5e-3", "0.0015"),
+        ("SELECT 99999999999999999999 + 1", "100000000000000000000"),
+        ("SELECT 0.000000000000000000000000000001", "0.000000000000000000000000000001"),
+        // Exact arithmetic, with PostgreSQL's result scales.
+        ("SELECT 0.1 + 0.2", "0.3"),
+        ("SELECT 0.1 + 0.2 = 0.3", "true"),
+        ("SELECT 2 + 0.50", "2.50"),
+        ("SELECT 1.5 * 2.25", "3.375"),
+        ("SELECT 10 / 4.0", "2.5000000000000000"),
+        ("SELECT 1 / 3.0", "0.33333333333333333333"),
+        ("SELECT 100000 / 3.0", "33333.333333333333"),
+        ("SELECT 7.5 % 2", "1.5"),
+        ("SELECT -7 % 2.50", "-2.00"),
+        ("SELECT 12345678901234567890.5 * 10", "123456789012345678905.0"),
+        // With a float: a float.
+        ("SELECT 1.5 + 1::float8", "2.5"),
+        ("SELECT 0.1 = 0.1::float8", "true"),
+        // Casts and modifiers: rounding half away from zero.
+        ("SELECT CAST(1.005 AS NUMERIC(5,2))", "1.01"),
+        ("SELECT (-1.005)::numeric(5,2)", "-1.01"),
+        ("SELECT 2.5::numeric(3,0)", "3"),
+        ("SELECT '12.345'::numeric(6,2)", "12.35"),
+        ("SELECT 7::decimal(5,2)", "7.00"),
+        ("SELECT 1234.5::numeric(6,-2)", "1200"),
+        ("SELECT CAST('  -0.50 ' AS DECIMAL)", "-0.50"),
+        ("SELECT 0.1::float8::numeric", "0.1"),
+        ("SELECT (1 / 3.0::float8)::numeric", "0.333333333333333"),
+        ("SELECT 2.5::int", "3"),
+        ("SELECT (-2.5)::bigint", "-3"),
+        ("SELECT 1.25::float8", "1.25"),
+        ("SELECT 12.50::text", "12.50"),
+        ("SELECT 'x' || 12.50", "x12.50"),
+        // Functions.
+        ("SELECT round(2.5)", "3"),
+        ("SELECT round(-2.5)", "-3"),
+        ("SELECT round(1.2345, 2)", "1.23"),
+        ("SELECT round(1.2, 3)", "1.200"),
+        ("SELECT round(1250.5, -2)", "1300"),
+        ("SELECT trunc(-1.99)", "-1"),
+        ("SELECT trunc(1.999, 2)", "1.99"),
+        ("SELECT abs(-1.50)", "1.50"),
+        ("SELECT ceil(1.01)", "2"),
+        ("SELECT floor(-1.01)", "-2"),
+        ("SELECT mod(7.5, 2)", "1.5"),
+        ("SELECT greatest(1, 2.50, 2)", "2.50"),
+        // Comparisons across the number types.
+        ("SELECT 1 = 1.0", "true"),
+        ("SELECT 2 < 2.5", "true"),
+        ("SELECT 3 BETWEEN 2.5 AND 3.5", "true"),
+        ("SELECT 2.50 IN (1, 2.5)", "true"),
+        ("SELECT '2.50' = 2.5", "true"),
+        ("SELECT 9007199254740993 = 9007199254740993.0", "true"),
+        ("SELECT 9007199254740993 > 9007199254740992.5", "true"),
+        // A day and a half as a factor of an interval.
+        ("SELECT INTERVAL '1 day' * 1.5", "1 day 12:00:00"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    // No exponent notation, however large.
+    let big = one(&mut s, "SELECT 1e400");
+    assert_eq!(big.len(), 401, "{big}");
+    assert!(big.starts_with('1') && big[1..].bytes().all(|b| b == b'0'));
+    let errors = [
+        ("SELECT 'abc'::numeric", "22P02"),
+        ("SELECT CAST('1.2.3' AS DECIMAL)", "22P02"),
+        ("SELECT 1234.5::numeric(5,2)", "22003"),
+        ("SELECT 1.0 / 0", "22012"),
+        ("SELECT 1.5 % 0", "22012"),
+        ("SELECT mod(1.5, 0.0)", "22012"),
+        ("SELECT 1e400::float8", "22003"),
+        ("SELECT 9223372036854775807.5::bigint", "22003"),
+        ("SELECT 1::numeric(0)", "22023"),
+        ("SELECT 1::numeric(1001, 0)", "22023"),
+        ("SELECT 1e1001", "22P02"),
+    ];
+    for (sql, sqlstate) in errors {
+        assert_eq!(fails(&mut s, sql).sqlstate(), sqlstate, "{sql}");
+    }
+    let overflow = fails(&mut s, "SELECT 1234.5::numeric(5,2)").to_string();
+    assert!(overflow.contains("numeric field overflow") && overflow.contains("10^3"), "{overflow}");
+}
+
+#[test]
+fn numeric_columns_round_to_their_scale_and_refuse_what_exceeds_their_precision() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(
+        &mut s,
+        "CREATE TABLE prices (id INT PRIMARY KEY, amount NUMERIC(10,2), rate DECIMAL(5,4), qty NUMBER(6), \
+         free NUMERIC, ora NUMBER(8,3), whole INTEGER, f DOUBLE PRECISION)",
+    );
+    run(
+        &mut s,
+        "INSERT INTO prices VALUES (1, 12.345, 0.12345, 12.5, 1.50, '3.14159', 2.5, 0.1), \
+         (2, 7, 1, -12.5, 1.5, 2, -2.5, 1.5), (3, '99999999.99', NULL, NULL, 0.000001, NULL, NULL, NULL)",
+    );
+    assert_eq!(
+        texts(&mut s, "SELECT id, amount, rate, qty, free, ora, whole, f FROM prices ORDER BY id"),
+        [
+            ["1", "12.35", "0.1235", "13", "1.50", "3.142", "3", "0.1"],
+            ["2", "7.00", "1.0000", "-13", "1.5", "2.000", "-3", "1.5"],
+            ["3", "99999999.99", "NULL", "NULL", "0.000001", "NULL", "NULL", "NULL"],
+        ]
+    );
+    // Beyond the precision, after rounding: 22003, and the row is not stored.
+    for sql in [
+        "INSERT INTO prices (id, amount) VALUES (4, 99999999.995)",
+        "INSERT INTO prices (id, rate) VALUES (4, 10)",
+        "INSERT INTO prices (id, qty) VALUES (4, 999999.5)",
+        "UPDATE prices SET amount = amount * 10 WHERE id = 3",
+    ] {
+        assert_eq!(fails(&mut s, sql).sqlstate(), "22003", "{sql}");
+    }
+    assert_eq!(fails(&mut s, "INSERT INTO prices (id, amount) VALUES (4, 'twelve')").sqlstate(), "22P02");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM prices"), "3");
+    // Assignment rounds what an expression computes.
+    run(&mut s, "UPDATE prices SET amount = amount * 1.1, free = free / 3 WHERE id = 1");
+    assert_eq!(
+        texts(&mut s, "SELECT amount, free FROM prices WHERE id = 1"),
+        [["13.59", "0.50000000000000000000"]]
+    );
+    // Expressions over columns: PostgreSQL's scales, exact comparisons with integers.
+    let cases = [
+        ("SELECT amount * 2 FROM prices WHERE id = 2", "14.00"),
+        ("SELECT amount + qty FROM prices WHERE id = 2", "-6.00"),
+        ("SELECT amount / 3 FROM prices WHERE id = 2", "2.3333333333333333"),
+        ("SELECT -amount FROM prices WHERE id = 2", "-7.00"),
+        ("SELECT id FROM prices WHERE amount = 7", "2"),
+        ("SELECT id FROM prices WHERE amount > 13.5 AND amount < 100", "1"),
+        ("SELECT id FROM prices WHERE rate = 0.1235", "1"),
+        ("SELECT id FROM prices WHERE f = 0.1", "1"),
+        ("SELECT id FROM prices WHERE amount = '7.000'", "2"),
+        ("SELECT sum(amount) FROM prices", "100000020.58"),
+        ("SELECT avg(rate) FROM prices", "0.56175000000000000000"),
+        ("SELECT min(amount) FROM prices", "7.00"),
+        ("SELECT max(qty) FROM prices", "13"),
+        ("SELECT sum(whole) FROM prices", "0"),
+        ("SELECT count(DISTINCT free) FROM prices", "3"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    // Equal values of different scales are one value to GROUP BY and DISTINCT.
+    run(&mut s, "UPDATE prices SET free = 1.5 WHERE id = 1");
+    assert_eq!(
+        texts(&mut s, "SELECT free, count(*) FROM prices GROUP BY free ORDER BY free"),
+        [["0.000001", "1"], ["1.5", "2"],]
+    );
+    // Ordering mixes the number types by value.
+    assert_eq!(texts(&mut s, "SELECT id FROM prices ORDER BY amount DESC"), [["3"], ["1"], ["2"]],);
+    // The declared types, as the catalog and the wire describe them.
+    let schema = db.snapshot().table("prices").unwrap().schema.clone();
+    let names: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "BIGINT",
+            "NUMERIC(10,2)",
+            "NUMERIC(5,4)",
+            "NUMERIC(6,0)",
+            "NUMERIC",
+            "NUMERIC(8,3)",
+            "BIGINT",
+            "DOUBLE PRECISION"
+        ]
+    );
+    // The types of expressions: a modifier only where the value is the column's or a
+    // cast's.
+    let r = run(&mut s, "SELECT amount, amount + 1, round(amount, 1), amount::numeric(12,1), amount * 1.5::float8 FROM prices");
+    let types: Vec<String> = r.columns().iter().map(|c| c.ty.map_or("?".into(), |t| t.name())).collect();
+    assert_eq!(types, ["NUMERIC(10,2)", "NUMERIC", "NUMERIC", "NUMERIC(12,1)", "DOUBLE PRECISION"]);
+    let r = run(&mut s, "SELECT sum(amount), avg(amount), sum(whole), avg(whole), max(amount) FROM prices");
+    let types: Vec<String> = r.columns().iter().map(|c| c.ty.map_or("?".into(), |t| t.name())).collect();
+    assert_eq!(types, ["NUMERIC", "NUMERIC", "BIGINT", "DOUBLE PRECISION", "NUMERIC(10,2)"]);
+}
+
+#[test]
+fn numeric_keys_and_indexes_find_values_by_value_whatever_their_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE k (id NUMERIC(6,2) PRIMARY KEY, v TEXT)");
+    run(&mut s, "INSERT INTO k VALUES (1.5, 'a'), (2, 'b'), (-0.25, 'c'), (10.125, 'd')");
+    assert_eq!(fails(&mut s, "INSERT INTO k VALUES (1.50, 'dup')").sqlstate(), "23505");
+    assert_eq!(fails(&mut s, "INSERT INTO k VALUES ('1.5000', 'dup')").sqlstate(), "23505");
+    let cases = [
+        ("SELECT v FROM k WHERE id = 1.5", "a"),
+        ("SELECT v FROM k WHERE id = 1.500", "a"),
+        ("SELECT v FROM k WHERE id = 2", "b"),
+        ("SELECT v FROM k WHERE id = '-0.25'", "c"),
+        ("SELECT v FROM k WHERE id = 10.13", "d"),
+        ("SELECT count(*) FROM k WHERE id = 1.505", "0"),
+        ("SELECT count(*) FROM k WHERE id > 1.5 AND id <= 10.13", "2"),
+        ("SELECT count(*) FROM k WHERE id BETWEEN -1 AND 2", "3"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    let plan = texts(&mut s, "EXPLAIN SELECT v FROM k WHERE id = 1.5");
+    assert!(plan.iter().flatten().any(|l| l.contains("Index") || l.contains("index")), "{plan:?}");
+    assert_eq!(texts(&mut s, "SELECT id FROM k ORDER BY id"), [["-0.25"], ["1.50"], ["2.00"], ["10.13"]]);
+
+    // An integer key compared with decimals: exact (2.0 finds 2, 2.5 finds nothing, a
+    // bound of 2.5 includes 2).
+    run(&mut s, "CREATE TABLE ik (id BIGINT PRIMARY KEY, amount NUMERIC(8,2))");
+    run(&mut s, "CREATE INDEX ik_amount ON ik (amount)");
+    run(&mut s, "INSERT INTO ik VALUES (1, 10.50), (2, 20), (3, 10.5), (4, NULL)");
+    let cases = [
+        ("SELECT count(*) FROM ik WHERE id = 2.0", "1"),
+        ("SELECT count(*) FROM ik WHERE id = 2.5", "0"),
+        ("SELECT count(*) FROM ik WHERE id < 2.5", "2"),
+        ("SELECT count(*) FROM ik WHERE id > 2.5", "2"),
+        ("SELECT count(*) FROM ik WHERE id IN (1.0, 3.5, 4)", "2"),
+        ("SELECT count(*) FROM ik WHERE amount = 10.5", "2"),
+        ("SELECT count(*) FROM ik WHERE amount = 20", "1"),
+        ("SELECT count(*) FROM ik WHERE amount >= 10.500 AND amount < 20", "2"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    let plan = texts(&mut s, "EXPLAIN SELECT id FROM ik WHERE amount = 10.5");
+    assert!(plan.iter().flatten().any(|l| l.contains("ik_amount")), "{plan:?}");
+    db.snapshot().verify_indexes().unwrap();
+
+    // Joins on numbers of different types match by value (a hash join).
+    let joined = texts(&mut s, "SELECT ik.id, k.v FROM ik JOIN k ON ik.amount = k.id * 10 ORDER BY ik.id");
+    assert_eq!(joined, [["2", "b"]]);
+    let joined = texts(&mut s, "SELECT k.v, ik.id FROM k JOIN ik ON k.id = ik.id ORDER BY k.v");
+    assert_eq!(joined, [["b", "2"]]);
+    run(&mut s, "CREATE TABLE fk (x DOUBLE PRECISION)");
+    run(&mut s, "INSERT INTO fk VALUES (1.5), (10.125), (2.0)");
+    let joined = texts(&mut s, "SELECT k.v FROM k JOIN fk ON k.id = fk.x ORDER BY k.v");
+    assert_eq!(joined, [["a"], ["b"]]);
+}
+
+#[test]
+fn numeric_values_survive_a_checkpoint_and_the_redo_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE acct (id INT PRIMARY KEY, balance NUMERIC(12,2) NOT NULL, note NUMERIC)");
+        run(&mut s, "CREATE INDEX acct_balance ON acct (balance)");
+        run(&mut s, "INSERT INTO acct VALUES (1, 100, 1.50), (2, 0.1, -0.000000000000000000000001)");
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "INSERT INTO acct VALUES (3, 1234567890.125, 123456789012345678901234567890.5)");
+        run(&mut s, "UPDATE acct SET balance = balance - 0.05 WHERE id = 1");
+        run(&mut s, "COMMIT");
+        // A type change logged as a rewrite: each value converted as the statement did.
+        run(&mut s, "ALTER TABLE acct ALTER COLUMN note TYPE NUMERIC(40,1)");
+        assert_eq!(
+            fails(&mut s, "ALTER TABLE acct ALTER COLUMN balance TYPE NUMERIC(5,2)").sqlstate(),
+            "22003"
+        );
+    }
+    let db = open(dir.path());
+    db.snapshot().verify_indexes().unwrap();
+    let mut s = db.session();
+    assert_eq!(
+        texts(&mut s, "SELECT id, balance, note FROM acct ORDER BY id"),
+        [
+            ["1", "99.95", "1.5"],
+            ["2", "0.10", "0.0"],
+            ["3", "1234567890.13", "123456789012345678901234567890.5"],
+        ]
+    );
+    assert_eq!(one(&mut s, "SELECT id FROM acct WHERE balance = 99.95"), "1");
+    assert_eq!(one(&mut s, "SELECT sum(balance) FROM acct"), "1234567990.18");
+}
