@@ -84,6 +84,12 @@ pub enum DbError {
     /// A parent key still referenced (23503).
     #[error("update or delete on table \"{table}\" violates foreign key constraint \"{constraint}\" on table \"{child}\": {detail}")]
     ForeignKeyReferenced { table: String, constraint: String, child: String, detail: String },
+    /// A definition that cannot be used, as a view defined in terms of itself (42P17).
+    #[error("{0}")]
+    InvalidObjectDefinition(String),
+    /// A window function where none may be, or a frame that cannot be (42P20).
+    #[error("{0}")]
+    WindowingError(String),
     /// An object other objects depend on, dropped without CASCADE (2BP01).
     #[error("{0}")]
     DependentObjects(String),
@@ -224,6 +230,8 @@ impl DbError {
             DbError::GeneratedAlways(_) => "428C9",
             DbError::ForeignKeyViolation { .. } | DbError::ForeignKeyReferenced { .. } => "23503",
             DbError::DependentObjects(_) => "2BP01",
+            DbError::WindowingError(_) => "42P20",
+            DbError::InvalidObjectDefinition(_) => "42P17",
             DbError::InvalidForeignKey(_) => "42830",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",

@@ -215,6 +215,10 @@ pub struct TableSchema {
     /// FOREIGN KEY constraints of this (the referencing) table.
     #[serde(default)]
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// Set when this relation is a view (`CREATE VIEW`): the text of its query, planned
+    /// where a FROM clause names it; it has no rows of its own.
+    #[serde(default)]
+    pub view: Option<String>,
 }
 
 /// A FOREIGN KEY constraint, kept with the referencing (child) table, as PostgreSQL's
@@ -347,6 +351,7 @@ impl TableSchema {
                 sequence: None,
                 checks: Vec::new(),
                 foreign_keys: Vec::new(),
+                view: None,
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -369,6 +374,7 @@ impl TableSchema {
             sequence: None,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            view: None,
         })
     }
 
@@ -445,6 +451,7 @@ impl TableSchema {
             }
         }
         schema.foreign_keys = self.foreign_keys;
+        schema.view = self.view;
         Ok(schema)
     }
 

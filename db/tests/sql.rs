@@ -1097,7 +1097,7 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
         "ROLLBACK AND CHAIN",
         "SET LOCAL synchronous_commit = off",
         "ALTER SYSTEM SET commit_wait = nowait SCOPE = SPFILE",
-        "SELECT row_number() OVER () FROM accounts",
+        "SELECT rank() OVER w FROM accounts WINDOW w AS (ORDER BY id)",
         "MERGE INTO accounts a USING accounts b ON a.id = b.id WHEN MATCHED THEN DELETE",
     ] {
         assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
@@ -1105,7 +1105,7 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
     // Each message is a sentence: what, then "is not supported".
     for (sql, message) in [
         ("WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x", "WITH RECURSIVE is not supported"),
-        ("SELECT row_number() OVER () FROM accounts", "a window function is not supported"),
+        ("SELECT rank() OVER w FROM accounts", "a named window (WINDOW w AS ...) is not supported"),
     ] {
         assert_eq!(fails(&mut s, sql).to_string(), message, "{sql}");
     }

@@ -764,6 +764,10 @@ impl Session {
                 self.drop_table_statement(names, *if_exists, *cascade)
             }
             S::CreateIndex(create) => self.create_index_statement(create),
+            S::CreateView(create) => self.create_view_statement(create),
+            S::Drop { object_type: ast::ObjectType::View, if_exists, names, .. } => {
+                self.drop_view_statement(names, *if_exists)
+            }
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
                 if *temporary || owned_by.is_some() {
                     return Err(DbError::Unsupported("CREATE TEMPORARY SEQUENCE and OWNED BY".into()));
@@ -1231,6 +1235,9 @@ impl Session {
                     "\"{name}\" is not a table (use DROP SEQUENCE)"
                 )));
             }
+            if self.schema_of(name).is_ok_and(|s| s.view.is_some()) {
+                return Err(DbError::WrongObjectType(format!("\"{name}\" is not a table (use DROP VIEW)")));
+            }
         }
         for name in &names {
             match self.drop_table_checked(name, &names, cascade) {
@@ -1267,6 +1274,11 @@ impl Session {
         } else {
             names
         };
+        for name in &names {
+            if self.schema_of(name).is_ok_and(|s| s.view.is_some() || s.sequence.is_some()) {
+                return Err(DbError::WrongObjectType(format!("\"{name}\" is not a table")));
+            }
+        }
         let cascade = matches!(truncate.cascade, Some(ast::CascadeOption::Cascade));
         self.truncate_tables(&names, cascade)?;
         Ok(QueryResult::command("TRUNCATE TABLE", 0))
@@ -1466,6 +1478,7 @@ impl Session {
         }
         let schema = self.schema_of(&table)?;
         refuse_sequence(&schema)?;
+        crate::sql::stored_views::refuse_view(&schema, "insert into")?;
         let targets: Vec<usize> = if insert.columns.is_empty() {
             // PostgreSQL's rule: VALUES of N < all columns fill the first N; the rest
             // get their defaults.

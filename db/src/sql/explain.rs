@@ -8,6 +8,7 @@
 //!         ->  Sort                           ORDER BY, unless the rows come in its order
 //!               Sort Key: <the ORDER BY>
 //!               ->  Unique                   DISTINCT
+//!                     ->  WindowAgg          window functions (N calls)
 //!                     ->  GroupAggregate     GROUP BY (Aggregate: aggregates alone)
 //!                           Group Key: <the GROUP BY>
 //!                           Filter: <the HAVING>
@@ -222,6 +223,11 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
     }
     if plan.distinct {
         nodes.push(Node { actual: actual(|c| c.distinct), ..Node::new("Unique") });
+    }
+    if !plan.windows.is_empty() {
+        let node = Node::new("WindowAgg").detail(format!("Window Functions: {}", plan.windows.len()));
+        let rows = if plan.grouped { |c: &SelectCounts| c.grouped_out } else { |c: &SelectCounts| c.matched };
+        nodes.push(Node { actual: actual(rows), ..node });
     }
     if plan.grouped {
         let mut node = if text.groups.is_empty() {

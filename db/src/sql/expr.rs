@@ -243,6 +243,10 @@ pub(crate) enum Expr {
     Column(usize),
     /// The value of the i-th aggregate call (grouped queries).
     Agg(usize),
+    /// The value of the i-th window function call of the query (`window`): a
+    /// placeholder the query's compilation replaces by the row column the call's
+    /// values are put in.
+    Window(usize),
     /// Bind parameter `$n` (1-based) of a compiled template, replaced by its value in
     /// `with_params` before the expression runs.
     Param(usize),
@@ -543,8 +547,12 @@ pub(crate) struct Binder<'a> {
     params: Option<&'a [Value]>,
     /// The clause being compiled, when aggregates are not allowed there (for the error).
     no_aggs_in: Option<&'static str>,
-    in_aggregate: bool,
+    pub(crate) in_aggregate: bool,
     pub aggs: Vec<AggCall>,
+    /// Where window functions may be called (the select list and ORDER BY), and those
+    /// met there.
+    pub windows_allowed: bool,
+    pub windows: Vec<crate::sql::window::WindowCall>,
 }
 
 impl<'a> Binder<'a> {
@@ -557,6 +565,8 @@ impl<'a> Binder<'a> {
             no_aggs_in: Some("this context"),
             in_aggregate: false,
             aggs: Vec::new(),
+            windows_allowed: false,
+            windows: Vec::new(),
         }
     }
 
@@ -572,6 +582,8 @@ impl<'a> Binder<'a> {
             no_aggs_in: Some("this context"),
             in_aggregate: false,
             aggs: Vec::new(),
+            windows_allowed: false,
+            windows: Vec::new(),
         }
     }
 
@@ -606,6 +618,12 @@ impl<'a> Binder<'a> {
         let result = self.compile(expr);
         self.no_aggs_in = saved;
         result?.fold()
+    }
+
+    /// Compiles a part of a window call (an argument, a partition or order key, a frame
+    /// offset) as the clause around it allows, folding its constant parts.
+    pub(crate) fn compile_window_part(&mut self, expr: &ast::Expr) -> DbResult<Expr> {
+        self.compile(expr)?.fold()
     }
 
     /// Compiles an expression that may call aggregates, folding its constant parts.
@@ -888,8 +906,8 @@ impl<'a> Binder<'a> {
             _ => None,
         }
         .ok_or_else(|| DbError::Unsupported(format!("the function {}", f.name)))?;
-        if f.over.is_some() {
-            return Err(DbError::Unsupported("a window function".into()));
+        if let Some(over) = &f.over {
+            return self.window_function(&name, f, over);
         }
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(DbError::Unsupported(format!("this form of {name}()")));
@@ -935,8 +953,10 @@ impl<'a> Binder<'a> {
                 }
                 [Some(e)] => {
                     self.in_aggregate = true;
+                    let windows_allowed = std::mem::replace(&mut self.windows_allowed, false);
                     let arg = self.compile(e).and_then(Expr::fold);
                     self.in_aggregate = false;
+                    self.windows_allowed = windows_allowed;
                     Some(arg?)
                 }
                 _ => return Err(wrong_arguments(&name, args.len())),
@@ -1357,6 +1377,7 @@ impl Expr {
             e @ (Expr::Literal(_)
             | Expr::Column(_)
             | Expr::Agg(_)
+            | Expr::Window(_)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::Clock(_)) => e,
@@ -1416,6 +1437,7 @@ impl Expr {
             Expr::Literal(_)
             | Expr::Column(_)
             | Expr::Agg(_)
+            | Expr::Window(_)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::Clock(_) => {}
@@ -1465,6 +1487,7 @@ impl Expr {
         match self {
             Expr::Column(_)
             | Expr::Agg(_)
+            | Expr::Window(_)
             | Expr::Param(_)
             | Expr::Clock(_)
             | Expr::Sequence(..)
@@ -1586,6 +1609,7 @@ impl Expr {
             match e {
                 Expr::Column(_)
                 | Expr::Agg(_)
+                | Expr::Window(_)
                 | Expr::Func(Func::Random | Func::ClockTimestamp, _)
                 | Expr::Sequence(..)
                 | Expr::Outer { .. }
@@ -1708,7 +1732,7 @@ impl Expr {
             Expr::Literal(v) => v.data_type(),
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
-            Expr::Param(_) | Expr::Outer { .. } => None,
+            Expr::Param(_) | Expr::Outer { .. } | Expr::Window(_) => None,
             Expr::Clock(clock) => Some(clock.data_type()),
             Expr::Sequence(..) => Some(DataType::Int),
             Expr::Subquery(sub) => match sub.kind {
@@ -1791,6 +1815,11 @@ impl Expr {
             Expr::Literal(v) => v.clone(),
             Expr::Column(i) => row[*i].clone(),
             Expr::Agg(i) => aggs[*i].clone(),
+            Expr::Window(_) => {
+                return Err(DbError::CorruptChange(
+                    "a window function's value read before it was computed".into(),
+                ))
+            }
             Expr::Param(index) => {
                 return Err(DbError::BindParameter { index: *index, problem: "not bound to a value".into() })
             }

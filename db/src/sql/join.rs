@@ -339,6 +339,11 @@ impl Session {
             Some(view) => view,
             None => self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?,
         };
+        if schema.view.is_some() {
+            // A view: its query, planned here as a subquery in FROM.
+            let plan = self.plan_view(&schema)?;
+            return derived_relation(name, alias, Arc::new(plan));
+        }
         let alias = match alias {
             None => None,
             Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),

@@ -24,7 +24,9 @@ pub mod oracle;
 pub mod prepared;
 pub mod query;
 pub(crate) mod references;
+pub(crate) mod stored_views;
 pub(crate) mod temporal;
+pub(crate) mod window;
 
 pub use access::rows_visited;
 pub use bulk::{BulkLoad, BulkRowError};

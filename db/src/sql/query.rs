@@ -19,8 +19,11 @@
 //! primary key, ascending) and there is no grouping or DISTINCT, the scan stops as soon as
 //! OFFSET + LIMIT rows are found.
 //!
-//! Not supported (0A000): WITH, window functions, DISTINCT ON, GROUPING SETS, subqueries
-//! in FROM, a correlated subquery in a grouped query.
+//! Window functions (`window`) run after grouping and HAVING, before the select list:
+//! each call's values are appended to the rows, as columns the select list reads.
+//!
+//! Not supported (0A000): DISTINCT ON, GROUPING SETS, a correlated subquery in a
+//! grouped query.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -77,6 +80,9 @@ pub(crate) struct SelectPlan {
     groups: Vec<Expr>,
     aggs: Vec<AggCall>,
     having: Option<Expr>,
+    /// Window function calls, over the rows before the select list (the input rows, or
+    /// the groups); the i-th call's values are the row's column `window_base + i`.
+    pub windows: Vec<crate::sql::window::WindowCall>,
     sorts: Vec<Sort>,
     pub grouped: bool,
     pub distinct: bool,
@@ -221,7 +227,7 @@ impl OutputOrder {
 }
 
 /// Two values in an ORDER BY's order.
-fn order_values(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> std::cmp::Ordering {
+pub(crate) fn order_values(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> std::cmp::Ordering {
     use std::cmp::Ordering::*;
     match (x.is_null(), y.is_null()) {
         (true, true) => Equal,
@@ -334,6 +340,9 @@ impl SelectPlan {
         self.groups.iter().for_each(&mut *f);
         self.aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut *f);
         self.having.iter().for_each(&mut *f);
+        for w in &self.windows {
+            w.for_each_expr(f);
+        }
         for s in &self.sorts {
             if let SortKey::Expr(e) = &s.key {
                 f(e);
@@ -353,6 +362,8 @@ impl SelectPlan {
             agg.arg = agg.arg.as_ref().map(&mut *f).transpose()?;
         }
         plan.having = self.having.as_ref().map(&mut *f).transpose()?;
+        plan.windows =
+            self.windows.iter().map(|w| w.clone().map_exprs(&mut |e| f(&e))).collect::<DbResult<_>>()?;
         for s in &mut plan.sorts {
             if let SortKey::Expr(e) = &s.key {
                 s.key = SortKey::Expr(f(e)?);
@@ -741,7 +752,15 @@ impl Session {
             [] => Ok(None),
             [ast::TableWithJoins { relation, joins }] if joins.is_empty() => match relation {
                 ast::TableFactor::Table { name, alias, args: None, .. } => {
-                    self.relation_named(name, alias.as_ref()).map(Some)
+                    let relation = self.relation_named(name, alias.as_ref())?;
+                    if relation.derived.is_some() {
+                        // A view or a WITH query: rows of no table of their own.
+                        return Err(DbError::ObjectNotInPrerequisiteState(format!(
+                            "cannot update or delete from \"{}\": it is a view or a WITH query, not a table",
+                            relation.name
+                        )));
+                    }
+                    Ok(Some(relation))
                 }
                 ast::TableFactor::Derived { .. } => Err(DbError::Unsupported("a subquery in FROM".into())),
                 other => Err(DbError::Unsupported(format!("FROM {other}"))),
@@ -809,6 +828,7 @@ impl Session {
             }
             Ok::<(), DbError>(())
         };
+        binder.windows_allowed = true;
         for item in &select.projection {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
@@ -828,6 +848,7 @@ impl Session {
             }
         }
 
+        binder.windows_allowed = false;
         // GROUP BY: expressions, select-list positions or output names.
         let group_asts = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs,
@@ -868,14 +889,28 @@ impl Session {
                 };
                 let key = match output_reference(&o.expr, &names, &scope)? {
                     Some(i) => SortKey::Output(i),
-                    None => SortKey::Expr(binder.with_aggregates(&o.expr)?),
+                    None => {
+                        binder.windows_allowed = true;
+                        let e = binder.with_aggregates(&o.expr);
+                        binder.windows_allowed = false;
+                        SortKey::Expr(e?)
+                    }
                 };
                 sorts.push(Sort { key, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
             }
         }
 
         let aggs = std::mem::take(&mut binder.aggs);
+        let windows = std::mem::take(&mut binder.windows);
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
+        let windows = if grouped {
+            windows
+                .into_iter()
+                .map(|w| w.map_exprs(&mut |e| e.regroup(&groups, &input_names)))
+                .collect::<DbResult<Vec<_>>>()?
+        } else {
+            windows
+        };
         let (items, having, sorts) = if grouped {
             let items =
                 items.into_iter().map(|e| e.regroup(&groups, &input_names)).collect::<DbResult<Vec<_>>>()?;
@@ -896,19 +931,39 @@ impl Session {
         } else {
             (items, having, sorts)
         };
-        if for_update && (grouped || distinct || relation.is_none()) {
+        if for_update && (grouped || distinct || relation.is_none() || !windows.is_empty()) {
             return Err(DbError::Unsupported(
-                "FOR UPDATE with GROUP BY, aggregates, DISTINCT, a join or no table".into(),
+                "FOR UPDATE with GROUP BY, aggregates, DISTINCT, window functions, a join or no table".into(),
             ));
         }
 
         // Result column types, known before running when possible.
-        let row_types: Vec<Option<DataType>> = if grouped {
+        let mut row_types: Vec<Option<DataType>> = if grouped {
             groups.iter().map(|g| g.static_type(&input_types, &[])).collect()
         } else {
             input_types.clone()
         };
         let agg_types: Vec<Option<DataType>> = aggs.iter().map(|a| aggregate_type(a, &input_types)).collect();
+        // A window call's values are the row's columns after the input's (or the
+        // group key's).
+        let window_base = row_types.len();
+        let window_types: Vec<Option<DataType>> =
+            windows.iter().map(|w| w.data_type(&row_types, &agg_types)).collect();
+        row_types.extend(window_types);
+        let to_column = |e: Expr| -> DbResult<Expr> { windows_as_columns(e, window_base) };
+        let items = items.into_iter().map(to_column).collect::<DbResult<Vec<_>>>()?;
+        let sorts = sorts
+            .into_iter()
+            .map(|s| {
+                Ok(Sort {
+                    key: match s.key {
+                        SortKey::Expr(e) => SortKey::Expr(to_column(e)?),
+                        output => output,
+                    },
+                    ..s
+                })
+            })
+            .collect::<DbResult<Vec<_>>>()?;
         let columns: Vec<ResultColumn> = items
             .iter()
             .zip(names)
@@ -928,7 +983,9 @@ impl Session {
         });
         let needs_sort = !sorts.is_empty() && !follows_key;
         let stop_after = match limit {
-            Some(limit) if !needs_sort && !distinct && !grouped => Some(offset.saturating_add(limit)),
+            Some(limit) if !needs_sort && !distinct && !grouped && windows.is_empty() => {
+                Some(offset.saturating_add(limit))
+            }
             _ => None,
         };
         Ok(SelectPlan {
@@ -940,6 +997,7 @@ impl Session {
             groups,
             aggs,
             having,
+            windows,
             sorts,
             grouped,
             distinct,
@@ -1052,6 +1110,27 @@ impl Session {
         let matches = |row: &[Value]| plan.filter.as_ref().map_or(Ok(true), |f| holds(f, row));
 
         let mut results: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        if !plan.windows.is_empty() {
+            // Every row (or group) first, each call's values appended, then the list.
+            let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+            if !plan.grouped {
+                self.visit_input(plan, &mut |row| {
+                    counts.read += 1;
+                    if matches(row)? {
+                        counts.matched += 1;
+                        rows.push((row.to_vec(), Vec::new()));
+                    }
+                    Ok(true)
+                })?;
+            } else {
+                rows = self.groups_of(plan, counts, &matches)?;
+            }
+            crate::sql::window::compute(&plan.windows, &mut rows, &eval)?;
+            for (row, aggs) in &rows {
+                results.push(project(plan, row, aggs, &eval)?);
+            }
+            return Ok(finish(plan, results, counts));
+        }
         if !plan.grouped {
             let mut take = |row: &[Value], counts: &mut SelectCounts| -> DbResult<bool> {
                 counts.read += 1;
@@ -1063,37 +1142,52 @@ impl Session {
             };
             self.visit_input(plan, &mut |row| take(row, counts))?;
         } else {
-            let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
-            let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
-            self.visit_input(plan, &mut |row| {
-                counts.read += 1;
-                if matches(row)? {
-                    counts.matched += 1;
-                    let key = plan.groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
-                    let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
-                    for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
-                        acc.feed(call, row)?;
-                    }
-                }
-                Ok(true)
-            })?;
-            if by_group.is_empty() && plan.groups.is_empty() {
-                by_group.insert(Vec::new(), new_accumulators());
-            }
-            counts.groups = by_group.len() as u64;
-            for (key, accumulators) in by_group {
-                let values: Vec<Value> =
-                    accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect::<DbResult<_>>()?;
-                if let Some(h) = &plan.having {
-                    if !h.holds(&key, &values)? {
-                        continue;
-                    }
-                }
+            for (key, values) in self.groups_of(plan, counts, &matches)? {
                 results.push(project(plan, &key, &values, &eval)?);
             }
-            counts.grouped_out = results.len() as u64;
         }
         Ok(finish(plan, results, counts))
+    }
+
+    /// The groups of a grouped query that pass its HAVING: each group's key and its
+    /// aggregates' values.
+    fn groups_of(
+        &self,
+        plan: &SelectPlan,
+        counts: &mut SelectCounts,
+        matches: &dyn Fn(&[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<(Vec<Value>, Vec<Value>)>> {
+        let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
+        let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+        self.visit_input(plan, &mut |row| {
+            counts.read += 1;
+            if matches(row)? {
+                counts.matched += 1;
+                let key = plan.groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+                let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
+                for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
+                    acc.feed(call, row)?;
+                }
+            }
+            Ok(true)
+        })?;
+        if by_group.is_empty() && plan.groups.is_empty() {
+            by_group.insert(Vec::new(), new_accumulators());
+        }
+        counts.groups = by_group.len() as u64;
+        let mut out = Vec::new();
+        for (key, accumulators) in by_group {
+            let values: Vec<Value> =
+                accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect::<DbResult<_>>()?;
+            if let Some(h) = &plan.having {
+                if !h.holds(&key, &values)? {
+                    continue;
+                }
+            }
+            out.push((key, values));
+        }
+        counts.grouped_out = out.len() as u64;
+        Ok(out)
     }
 
     /// Hands each input row of the plan's FROM clause to `visit` until it returns false:
@@ -1124,6 +1218,14 @@ impl Session {
             }
         }
         Ok(())
+    }
+}
+
+/// `e` with each window call `Expr::Window(i)` as the row column its values are put in.
+fn windows_as_columns(e: Expr, base: usize) -> DbResult<Expr> {
+    match e {
+        Expr::Window(i) => Ok(Expr::Column(base + i)),
+        other => other.map_children(&mut |c| windows_as_columns(c, base)),
     }
 }
 
@@ -1364,7 +1466,7 @@ fn pg_type_name(ty: &ast::DataType) -> Option<String> {
 /// The type of an aggregate's result: sum of INTs an INT, of NUMERICs a NUMERIC, of
 /// anything else a FLOAT; avg of NUMERICs a NUMERIC, of anything else a FLOAT (where
 /// PostgreSQL's avg of integers is a NUMERIC).
-fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType> {
+pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType> {
     let arg = || call.arg.as_ref().and_then(|a| a.static_type(input, &[]));
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Some(DataType::Int),
@@ -1382,7 +1484,7 @@ fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType
 }
 
 /// The running state of one aggregate call for one group.
-struct Accumulator {
+pub(crate) struct Accumulator {
     count: i64,
     sum: Option<Num>,
     /// Whether a NUMERIC was summed: avg is then a NUMERIC (else a FLOAT, even over an
@@ -1393,7 +1495,7 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn new(call: &AggCall) -> Accumulator {
+    pub(crate) fn new(call: &AggCall) -> Accumulator {
         Accumulator {
             count: 0,
             sum: None,
@@ -1403,7 +1505,7 @@ impl Accumulator {
         }
     }
 
-    fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
+    pub(crate) fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
         let Some(arg) = &call.arg else {
             self.count += 1;
             return Ok(());
@@ -1452,7 +1554,7 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(&self, call: &AggCall) -> DbResult<Value> {
+    pub(crate) fn finish(&self, call: &AggCall) -> DbResult<Value> {
         Ok(match call.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
             AggFunc::Sum => self.sum.clone().map_or(Value::Null, Num::value),

@@ -1,0 +1,566 @@
+//! Window functions: `f(args) OVER ([PARTITION BY ...] [ORDER BY ...] [frame])` in a
+//! SELECT's list and ORDER BY, as PostgreSQL computes them.
+//!
+//! A query with window calls runs to its rows before the select list (after WHERE, and
+//! after GROUP BY and HAVING in a grouped query, whose window arguments may read the
+//! group's key and aggregates); then each call sorts those rows by its partition and
+//! order keys, computes its value for every row, and the value is appended to the row:
+//! the call compiles as `Expr::Window(i)` and the query turns that into the column it is
+//! put in, so the select list, DISTINCT, ORDER BY and LIMIT read it like any column.
+//!
+//! Functions: `row_number`, `rank`, `dense_rank`, `percent_rank`, `cume_dist`, `ntile`,
+//! `lag`/`lead` (offset, default), `first_value`, `last_value`, `nth_value`, and the
+//! aggregates `count`, `sum`, `avg`, `min`, `max` over a frame. Frames: PostgreSQL's
+//! default (with ORDER BY, from the partition's start to the current row's last peer;
+//! without, the whole partition), `ROWS` with `UNBOUNDED`/`n PRECEDING`/`CURRENT ROW`/
+//! `n FOLLOWING` bounds, `RANGE` with `UNBOUNDED` and `CURRENT ROW` bounds. A frame that
+//! starts at the partition's start is aggregated incrementally (a running total costs
+//! one step a row); another frame is aggregated afresh for each row.
+//!
+//! Not supported (0A000): named windows (`WINDOW w AS`), `RANGE` with an offset,
+//! `GROUPS`, frame exclusion, DISTINCT in a window aggregate (as in PostgreSQL).
+
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+
+use crate::error::{DbError, DbResult};
+use crate::sql::expr::{AggCall, AggFunc, Binder, Expr};
+use crate::value::{DataType, Value};
+
+/// A window function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WindowFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    NthValue,
+    Aggregate(AggFunc),
+}
+
+/// A frame bound: rows before or after the current one (None: unbounded).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Bound {
+    Preceding(Option<Expr>),
+    CurrentRow,
+    Following(Option<Expr>),
+}
+
+/// One window function call of a query.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct WindowCall {
+    pub func: WindowFunc,
+    pub args: Vec<Expr>,
+    pub partition: Vec<Expr>,
+    /// ORDER BY: expression, descending, NULLs first.
+    pub order: Vec<(Expr, bool, bool)>,
+    /// `ROWS` (true) or `RANGE`, and the bounds; None: PostgreSQL's default frame.
+    pub frame: Option<(bool, Bound, Bound)>,
+}
+
+impl WindowCall {
+    /// Every expression of the call (for the query's rewrites: regrouping, subqueries).
+    pub(crate) fn map_exprs(self, f: &mut dyn FnMut(Expr) -> DbResult<Expr>) -> DbResult<WindowCall> {
+        let bound = |b: Bound, f: &mut dyn FnMut(Expr) -> DbResult<Expr>| -> DbResult<Bound> {
+            Ok(match b {
+                Bound::Preceding(Some(e)) => Bound::Preceding(Some(f(e)?)),
+                Bound::Following(Some(e)) => Bound::Following(Some(f(e)?)),
+                other => other,
+            })
+        };
+        Ok(WindowCall {
+            func: self.func,
+            args: self.args.into_iter().map(&mut *f).collect::<DbResult<_>>()?,
+            partition: self.partition.into_iter().map(&mut *f).collect::<DbResult<_>>()?,
+            order: self
+                .order
+                .into_iter()
+                .map(|(e, desc, nulls_first)| Ok((f(e)?, desc, nulls_first)))
+                .collect::<DbResult<_>>()?,
+            frame: match self.frame {
+                None => None,
+                Some((rows, start, end)) => Some((rows, bound(start, f)?, bound(end, f)?)),
+            },
+        })
+    }
+
+    pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.args.iter().chain(&self.partition).chain(self.order.iter().map(|(e, _, _)| e)).for_each(&mut *f);
+        if let Some((_, start, end)) = &self.frame {
+            for b in [start, end] {
+                if let Bound::Preceding(Some(e)) | Bound::Following(Some(e)) = b {
+                    f(e);
+                }
+            }
+        }
+    }
+
+    /// The type of the call's values, given the types of the row it reads (and of the
+    /// aggregates, in a grouped query).
+    pub(crate) fn data_type(&self, row: &[Option<DataType>], aggs: &[Option<DataType>]) -> Option<DataType> {
+        match self.func {
+            WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::Ntile => {
+                Some(DataType::Int)
+            }
+            WindowFunc::PercentRank | WindowFunc::CumeDist => Some(DataType::Float),
+            WindowFunc::Lag
+            | WindowFunc::Lead
+            | WindowFunc::FirstValue
+            | WindowFunc::LastValue
+            | WindowFunc::NthValue => self.args.first().and_then(|a| a.static_type(row, aggs)),
+            WindowFunc::Aggregate(func) => {
+                let input = self.args.first().and_then(|a| a.static_type(row, aggs));
+                crate::sql::query::aggregate_type(
+                    &AggCall { func, arg: self.args.first().map(|_| Expr::Column(0)), distinct: false },
+                    &[input],
+                )
+            }
+        }
+    }
+}
+
+fn window_error(message: String) -> DbError {
+    DbError::WindowingError(message)
+}
+
+impl Binder<'_> {
+    /// `name(args) OVER (...)`: the call recorded, `Expr::Window(i)` in its place.
+    pub(crate) fn window_function(
+        &mut self,
+        name: &str,
+        f: &ast::Function,
+        over: &ast::WindowType,
+    ) -> DbResult<Expr> {
+        if self.in_aggregate {
+            return Err(crate::sql::expr::grouping_error(
+                "aggregate function calls cannot contain window function calls".into(),
+            ));
+        }
+        if !self.windows_allowed {
+            return Err(window_error(format!(
+                "window functions are not allowed here ({name}() OVER: only in the select list and ORDER BY)"
+            )));
+        }
+        let ast::WindowType::WindowSpec(spec) = over else {
+            return Err(DbError::Unsupported("a named window (WINDOW w AS ...)".into()));
+        };
+        if spec.window_name.is_some() {
+            return Err(DbError::Unsupported("a window based on a named window".into()));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(DbError::Unsupported(format!("this form of {name}() OVER")));
+        }
+        let mut star = false;
+        let arg_asts: Vec<&ast::Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(list) => {
+                if matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)) {
+                    return Err(DbError::Unsupported("DISTINCT in a window function".into()));
+                }
+                let mut args = Vec::new();
+                for arg in &list.args {
+                    match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) if name == "count" => {
+                            star = true
+                        }
+                        other => {
+                            return Err(DbError::Unsupported(format!("the argument {other} of {name}()")))
+                        }
+                    }
+                }
+                args
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("a subquery".into())),
+        };
+        let (func, arity): (WindowFunc, std::ops::RangeInclusive<usize>) = match name {
+            "row_number" => (WindowFunc::RowNumber, 0..=0),
+            "rank" => (WindowFunc::Rank, 0..=0),
+            "dense_rank" => (WindowFunc::DenseRank, 0..=0),
+            "percent_rank" => (WindowFunc::PercentRank, 0..=0),
+            "cume_dist" => (WindowFunc::CumeDist, 0..=0),
+            "ntile" => (WindowFunc::Ntile, 1..=1),
+            "lag" => (WindowFunc::Lag, 1..=3),
+            "lead" => (WindowFunc::Lead, 1..=3),
+            "first_value" => (WindowFunc::FirstValue, 1..=1),
+            "last_value" => (WindowFunc::LastValue, 1..=1),
+            "nth_value" => (WindowFunc::NthValue, 2..=2),
+            "count" if star => (WindowFunc::Aggregate(AggFunc::CountStar), 0..=0),
+            "count" => (WindowFunc::Aggregate(AggFunc::Count), 1..=1),
+            "sum" => (WindowFunc::Aggregate(AggFunc::Sum), 1..=1),
+            "avg" => (WindowFunc::Aggregate(AggFunc::Avg), 1..=1),
+            "min" => (WindowFunc::Aggregate(AggFunc::Min), 1..=1),
+            "max" => (WindowFunc::Aggregate(AggFunc::Max), 1..=1),
+            other => {
+                return Err(DbError::WrongObjectType(format!(
+                    "OVER specified, but {other} is not a window function nor an aggregate function"
+                )))
+            }
+        };
+        if !arity.contains(&arg_asts.len()) {
+            return Err(DbError::UndefinedFunction(format!(
+                "function {name} with {} arguments does not exist",
+                arg_asts.len()
+            )));
+        }
+        // Inside the call: aggregates (of a grouped query), no other window call.
+        self.windows_allowed = false;
+        let compiled = (|| -> DbResult<WindowCall> {
+            let args = arg_asts.iter().map(|e| self.compile_window_part(e)).collect::<DbResult<Vec<_>>>()?;
+            let partition = spec
+                .partition_by
+                .iter()
+                .map(|e| self.compile_window_part(e))
+                .collect::<DbResult<Vec<_>>>()?;
+            let mut order = Vec::new();
+            for o in &spec.order_by {
+                let desc = match &o.options.sort {
+                    None | Some(ast::OrderBySort::Asc) => false,
+                    Some(ast::OrderBySort::Desc) => true,
+                    Some(ast::OrderBySort::Using(_)) => {
+                        return Err(DbError::Unsupported("ORDER BY ... USING in a window".into()))
+                    }
+                };
+                order.push((self.compile_window_part(&o.expr)?, desc, o.options.nulls_first.unwrap_or(desc)));
+            }
+            let frame = match &spec.window_frame {
+                None => None,
+                Some(frame) => {
+                    let rows = match frame.units {
+                        ast::WindowFrameUnits::Rows => true,
+                        ast::WindowFrameUnits::Range => false,
+                        ast::WindowFrameUnits::Groups => {
+                            return Err(DbError::Unsupported("GROUPS window frames".into()))
+                        }
+                    };
+                    let mut bound = |b: &ast::WindowFrameBound| -> DbResult<Bound> {
+                        let offset =
+                            |e: &Option<Box<ast::Expr>>, this: &mut Self| -> DbResult<Option<Expr>> {
+                                match e {
+                                    None => Ok(None),
+                                    Some(_) if !rows => {
+                                        Err(DbError::Unsupported("RANGE window frames with an offset".into()))
+                                    }
+                                    Some(e) => this.compile_window_part(e).map(Some),
+                                }
+                            };
+                        Ok(match b {
+                            ast::WindowFrameBound::CurrentRow => Bound::CurrentRow,
+                            ast::WindowFrameBound::Preceding(e) => Bound::Preceding(offset(e, self)?),
+                            ast::WindowFrameBound::Following(e) => Bound::Following(offset(e, self)?),
+                        })
+                    };
+                    let start = bound(&frame.start_bound)?;
+                    let end = match &frame.end_bound {
+                        Some(b) => bound(b)?,
+                        None => Bound::CurrentRow,
+                    };
+                    if matches!(start, Bound::Following(None)) {
+                        return Err(window_error("frame start cannot be UNBOUNDED FOLLOWING".into()));
+                    }
+                    if matches!(end, Bound::Preceding(None)) {
+                        return Err(window_error("frame end cannot be UNBOUNDED PRECEDING".into()));
+                    }
+                    Some((rows, start, end))
+                }
+            };
+            Ok(WindowCall { func, args, partition, order, frame })
+        })();
+        self.windows_allowed = true;
+        self.windows.push(compiled?);
+        Ok(Expr::Window(self.windows.len() - 1))
+    }
+}
+
+/// Evaluates an expression on a row (and its group's aggregate values).
+pub(crate) type Eval<'a> = dyn Fn(&Expr, &[Value], &[Value]) -> DbResult<Value> + 'a;
+
+/// Computes every window call over `rows` (each a row and its aggregate values) and
+/// appends the calls' values to each row, in call order.
+pub(crate) fn compute(
+    windows: &[WindowCall],
+    rows: &mut [(Vec<Value>, Vec<Value>)],
+    eval: &Eval,
+) -> DbResult<()> {
+    for call in windows {
+        let values = compute_one(call, rows, eval)?;
+        for ((row, _), v) in rows.iter_mut().zip(values) {
+            row.push(v);
+        }
+    }
+    Ok(())
+}
+
+fn compare_keys(a: &[Value], b: &[Value], order: &[(Expr, bool, bool)]) -> Ordering {
+    for ((x, y), (_, desc, nulls_first)) in a.iter().zip(b).zip(order) {
+        let o = crate::sql::query::order_values(x, y, *desc, *nulls_first);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A non-negative integer argument (an offset, a count) evaluated on a row.
+fn count_arg(e: &Expr, row: &[Value], aggs: &[Value], eval: &Eval, what: &str) -> DbResult<Option<i64>> {
+    match eval(e, row, aggs)? {
+        Value::Null => Ok(None),
+        Value::Int(n) if n >= 0 => Ok(Some(n)),
+        Value::Int(_) => Err(DbError::InvalidParameterValue {
+            parameter: what.into(),
+            value: "a negative number".into(),
+            allowed: "zero or more".into(),
+        }),
+        other => match crate::sql::expr::cast(other, DataType::Int)? {
+            Value::Int(n) if n >= 0 => Ok(Some(n)),
+            _ => Err(DbError::InvalidParameterValue {
+                parameter: what.into(),
+                value: "a negative number".into(),
+                allowed: "zero or more".into(),
+            }),
+        },
+    }
+}
+
+fn compute_one(call: &WindowCall, rows: &[(Vec<Value>, Vec<Value>)], eval: &Eval) -> DbResult<Vec<Value>> {
+    let n = rows.len();
+    let partition_keys: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|(r, a)| call.partition.iter().map(|e| eval(e, r, a)).collect())
+        .collect::<DbResult<_>>()?;
+    let order_keys: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|(r, a)| call.order.iter().map(|(e, _, _)| eval(e, r, a)).collect())
+        .collect::<DbResult<_>>()?;
+    let mut sorted: Vec<usize> = (0..n).collect();
+    // Stable: rows equal in both keys keep the order they came in.
+    sorted.sort_by(|&x, &y| {
+        partition_keys[x]
+            .cmp(&partition_keys[y])
+            .then_with(|| compare_keys(&order_keys[x], &order_keys[y], &call.order))
+    });
+    let mut out = vec![Value::Null; n];
+    let mut start = 0;
+    while start < n {
+        let mut end = start + 1;
+        while end < n && partition_keys[sorted[end]] == partition_keys[sorted[start]] {
+            end += 1;
+        }
+        partition(call, &sorted[start..end], &order_keys, rows, eval, &mut out)?;
+        start = end;
+    }
+    Ok(out)
+}
+
+/// The values of one partition's rows (`members`, in the window's order).
+fn partition(
+    call: &WindowCall,
+    members: &[usize],
+    order_keys: &[Vec<Value>],
+    rows: &[(Vec<Value>, Vec<Value>)],
+    eval: &Eval,
+    out: &mut [Value],
+) -> DbResult<()> {
+    let m = members.len();
+    // Peer groups: rows equal in the ORDER BY keys (all rows, without one).
+    let mut first_peer = vec![0usize; m];
+    let mut last_peer = vec![0usize; m];
+    let mut group_number = vec![0i64; m];
+    let mut g = 0;
+    let mut i = 0;
+    while i < m {
+        let mut j = i + 1;
+        while j < m
+            && compare_keys(&order_keys[members[i]], &order_keys[members[j]], &call.order) == Ordering::Equal
+        {
+            j += 1;
+        }
+        g += 1;
+        for k in i..j {
+            first_peer[k] = i;
+            last_peer[k] = j - 1;
+            group_number[k] = g;
+        }
+        i = j;
+    }
+    let arg = |k: usize, pos: usize| -> DbResult<Value> {
+        let (r, a) = &rows[members[pos]];
+        eval(&call.args[k], r, a)
+    };
+    match call.func {
+        WindowFunc::RowNumber => (0..m).for_each(|p| out[members[p]] = Value::Int(p as i64 + 1)),
+        WindowFunc::Rank => (0..m).for_each(|p| out[members[p]] = Value::Int(first_peer[p] as i64 + 1)),
+        WindowFunc::DenseRank => (0..m).for_each(|p| out[members[p]] = Value::Int(group_number[p])),
+        WindowFunc::PercentRank => (0..m).for_each(|p| {
+            let v = if m > 1 { first_peer[p] as f64 / (m - 1) as f64 } else { 0.0 };
+            out[members[p]] = Value::Float(v)
+        }),
+        WindowFunc::CumeDist => {
+            (0..m).for_each(|p| out[members[p]] = Value::Float((last_peer[p] + 1) as f64 / m as f64))
+        }
+        WindowFunc::Ntile => {
+            for p in 0..m {
+                let (r, a) = &rows[members[p]];
+                let Some(buckets) = count_arg(&call.args[0], r, a, eval, "ntile's argument")? else {
+                    continue;
+                };
+                if buckets == 0 {
+                    return Err(DbError::InvalidParameterValue {
+                        parameter: "ntile's argument".into(),
+                        value: "0".into(),
+                        allowed: "greater than zero".into(),
+                    });
+                }
+                // PostgreSQL's buckets: the first (m mod k) hold one row more.
+                let k = buckets as usize;
+                let (size, bigger) = (m / k, m % k);
+                let bucket = if p < bigger * (size + 1) {
+                    p / (size + 1)
+                } else {
+                    bigger + (p - bigger * (size + 1)) / size.max(1)
+                };
+                out[members[p]] = Value::Int(bucket as i64 + 1);
+            }
+        }
+        WindowFunc::Lag | WindowFunc::Lead => {
+            for p in 0..m {
+                let (r, a) = &rows[members[p]];
+                let offset = match call.args.get(1) {
+                    Some(e) => match count_arg(e, r, a, eval, "the offset")? {
+                        Some(o) => o as usize,
+                        None => {
+                            out[members[p]] = Value::Null;
+                            continue;
+                        }
+                    },
+                    None => 1,
+                };
+                let at =
+                    if call.func == WindowFunc::Lag { p.checked_sub(offset) } else { p.checked_add(offset) };
+                out[members[p]] = match at.filter(|&q| q < m) {
+                    Some(q) => arg(0, q)?,
+                    None => match call.args.get(2) {
+                        Some(default) => eval(default, r, a)?,
+                        None => Value::Null,
+                    },
+                };
+            }
+        }
+        WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
+            for p in 0..m {
+                let (lo, hi) = frame_of(call, p, m, &first_peer, &last_peer, rows, members, eval)?;
+                let at = match call.func {
+                    WindowFunc::FirstValue => Some(lo),
+                    WindowFunc::LastValue => hi.checked_sub(1),
+                    _ => {
+                        let (r, a) = &rows[members[p]];
+                        match count_arg(&call.args[1], r, a, eval, "nth_value's position")? {
+                            Some(0) => {
+                                return Err(DbError::InvalidParameterValue {
+                                    parameter: "nth_value's position".into(),
+                                    value: "0".into(),
+                                    allowed: "greater than zero".into(),
+                                })
+                            }
+                            Some(k) => lo.checked_add(k as usize - 1),
+                            None => None,
+                        }
+                    }
+                };
+                out[members[p]] = match at.filter(|&q| q >= lo && q < hi) {
+                    Some(q) => arg(0, q)?,
+                    None => Value::Null,
+                };
+            }
+        }
+        WindowFunc::Aggregate(func) => {
+            let agg = AggCall {
+                func,
+                arg: (func != AggFunc::CountStar).then_some(Expr::Column(0)),
+                distinct: false,
+            };
+            let inputs: Vec<Value> = match func {
+                AggFunc::CountStar => vec![Value::Null; m],
+                _ => (0..m).map(|p| arg(0, p)).collect::<DbResult<_>>()?,
+            };
+            let mut frames = Vec::with_capacity(m);
+            for p in 0..m {
+                frames.push(frame_of(call, p, m, &first_peer, &last_peer, rows, members, eval)?);
+            }
+            if frames.iter().all(|&(lo, _)| lo == 0) && frames.windows(2).all(|w| w[0].1 <= w[1].1) {
+                // From the partition's start: one running accumulator.
+                let mut acc = crate::sql::query::Accumulator::new(&agg);
+                let mut fed = 0;
+                for p in 0..m {
+                    while fed < frames[p].1 {
+                        acc.feed(&agg, std::slice::from_ref(&inputs[fed]))?;
+                        fed += 1;
+                    }
+                    out[members[p]] = acc.finish(&agg)?;
+                }
+            } else {
+                for p in 0..m {
+                    let mut acc = crate::sql::query::Accumulator::new(&agg);
+                    for input in &inputs[frames[p].0..frames[p].1.max(frames[p].0)] {
+                        acc.feed(&agg, std::slice::from_ref(input))?;
+                    }
+                    out[members[p]] = acc.finish(&agg)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The frame of the row at `p` of a partition of `m` rows: positions `lo..hi`.
+#[allow(clippy::too_many_arguments)]
+fn frame_of(
+    call: &WindowCall,
+    p: usize,
+    m: usize,
+    first_peer: &[usize],
+    last_peer: &[usize],
+    rows: &[(Vec<Value>, Vec<Value>)],
+    members: &[usize],
+    eval: &Eval,
+) -> DbResult<(usize, usize)> {
+    let Some((rows_mode, start, end)) = &call.frame else {
+        // PostgreSQL's default: RANGE UNBOUNDED PRECEDING to the current row's last peer
+        // (every row is a peer without an ORDER BY).
+        return Ok((0, last_peer[p] + 1));
+    };
+    let (r, a) = &rows[members[p]];
+    let offset = |e: &Expr| -> DbResult<usize> {
+        count_arg(e, r, a, eval, "a window frame's offset")?.map(|o| o as usize).ok_or_else(|| {
+            DbError::InvalidParameterValue {
+                parameter: "a window frame's offset".into(),
+                value: "NULL".into(),
+                allowed: "a number of rows".into(),
+            }
+        })
+    };
+    let lo = match start {
+        Bound::Preceding(None) => 0,
+        Bound::Preceding(Some(e)) => p.saturating_sub(offset(e)?),
+        Bound::CurrentRow if *rows_mode => p,
+        Bound::CurrentRow => first_peer[p],
+        Bound::Following(Some(e)) => p.saturating_add(offset(e)?).min(m),
+        Bound::Following(None) => m,
+    };
+    let hi = match end {
+        Bound::Following(None) => m,
+        Bound::Following(Some(e)) => p.saturating_add(offset(e)?).saturating_add(1).min(m),
+        Bound::CurrentRow if *rows_mode => p + 1,
+        Bound::CurrentRow => last_peer[p] + 1,
+        Bound::Preceding(Some(e)) => (p + 1).saturating_sub(offset(e)?),
+        Bound::Preceding(None) => 0,
+    };
+    Ok((lo, hi.max(lo)))
+}

@@ -1,0 +1,191 @@
+//! Window functions through `Session::execute` (issue 20): ranking, offsets, values of a
+//! frame and aggregates over frames, partitioned and ordered, in plain and grouped
+//! queries; each expected result is what PostgreSQL 15 returns for the same query.
+
+mod common;
+
+use common::{fails, open, run};
+use db::{Session, Value};
+
+/// The rows as text, NULL as "NULL", floats to 4 places.
+fn texts(s: &mut Session, sql: &str) -> Vec<String> {
+    run(s, sql)
+        .rows()
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| match v {
+                    Value::Null => "NULL".to_string(),
+                    Value::Float(f) => format!("{f:.4}"),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn setup(s: &mut Session) {
+    run(s, "CREATE TABLE emp (id INT PRIMARY KEY, dept TEXT, salary INT)");
+    run(
+        s,
+        "INSERT INTO emp VALUES (1, 'a', 100), (2, 'a', 200), (3, 'a', 200), (4, 'b', 50), (5, 'b', 80), \
+         (6, 'c', 300), (7, 'a', NULL)",
+    );
+    run(s, "COMMIT");
+}
+
+#[test]
+fn ranking_functions_number_rows_within_partitions_and_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, row_number() OVER (PARTITION BY dept ORDER BY salary, id), \
+             rank() OVER (PARTITION BY dept ORDER BY salary), dense_rank() OVER (PARTITION BY dept ORDER BY salary), \
+             percent_rank() OVER (PARTITION BY dept ORDER BY salary), cume_dist() OVER (PARTITION BY dept ORDER BY salary) \
+             FROM emp ORDER BY id"
+        ),
+        [
+            "1 1 1 1 0.0000 0.2500",
+            "2 2 2 2 0.3333 0.7500",
+            "3 3 2 2 0.3333 0.7500",
+            "4 1 1 1 0.0000 0.5000",
+            "5 2 2 2 1.0000 1.0000",
+            "6 1 1 1 0.0000 1.0000",
+            // NULLs sort last in ascending order.
+            "7 4 4 3 1.0000 1.0000",
+        ]
+    );
+    // Without PARTITION BY: the whole result; DESC puts NULLs first.
+    assert_eq!(
+        texts(&mut s, "SELECT id, rank() OVER (ORDER BY salary DESC) AS r FROM emp ORDER BY r, id"),
+        ["7 1", "6 2", "2 3", "3 3", "1 5", "5 6", "4 7"]
+    );
+    // ntile spreads 7 rows over 3 buckets as 3, 2, 2.
+    assert_eq!(
+        texts(&mut s, "SELECT id, ntile(3) OVER (ORDER BY id) FROM emp"),
+        ["1 1", "2 1", "3 1", "4 2", "5 2", "6 3", "7 3"]
+    );
+    // A window value in ORDER BY and under LIMIT (the windows see every row first).
+    assert_eq!(
+        texts(&mut s, "SELECT id FROM emp ORDER BY row_number() OVER (ORDER BY id DESC) LIMIT 2"),
+        ["7", "6"]
+    );
+}
+
+#[test]
+fn offsets_and_frame_values_read_other_rows_of_the_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, lag(salary) OVER w, lead(salary, 2, -1) OVER w, first_value(id) OVER w, \
+             last_value(id) OVER w, nth_value(id, 2) OVER w FROM emp WHERE dept = 'a' ORDER BY id"
+                .replace("OVER w", "OVER (ORDER BY id)")
+                .as_str()
+        ),
+        ["1 NULL 200 1 1 NULL", "2 100 NULL 1 2 2", "3 200 -1 1 3 2", "7 200 -1 1 7 2"]
+    );
+    // last_value over the whole partition, by an explicit frame.
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, last_value(id) OVER (PARTITION BY dept ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND \
+             UNBOUNDED FOLLOWING) FROM emp ORDER BY id"
+        ),
+        ["1 7", "2 7", "3 7", "4 5", "5 5", "6 6", "7 7"]
+    );
+}
+
+#[test]
+fn aggregates_over_frames_run_totals_and_sliding_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    // Without ORDER BY: the whole partition; with it: up to the current row's peers.
+    // (avg of integers is a double precision here; PostgreSQL's is a numeric:
+    // 166.6666666666666667.)
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, sum(salary) OVER (PARTITION BY dept), sum(salary) OVER (PARTITION BY dept ORDER BY salary), \
+             count(*) OVER (PARTITION BY dept ORDER BY salary), avg(salary) OVER (PARTITION BY dept) \
+             FROM emp ORDER BY id"
+        ),
+        [
+            "1 500 100 1 166.6667",
+            "2 500 500 3 166.6667",
+            "3 500 500 3 166.6667",
+            "4 130 50 1 65.0000",
+            "5 130 130 2 65.0000",
+            "6 300 300 1 300.0000",
+            "7 500 500 4 166.6667",
+        ]
+    );
+    // ROWS frames: a sliding sum of three and a moving minimum.
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, sum(salary) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+             min(salary) OVER (ORDER BY id ROWS 2 PRECEDING), max(salary) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW \
+             AND UNBOUNDED FOLLOWING) FROM emp ORDER BY id"
+        ),
+        [
+            "1 300 100 300",
+            "2 500 100 300",
+            "3 450 100 300",
+            "4 330 50 300",
+            "5 430 50 300",
+            "6 380 50 300",
+            "7 300 80 NULL",
+        ]
+    );
+}
+
+#[test]
+fn windows_in_a_grouped_query_read_the_groups_and_their_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT dept, sum(salary) AS total, rank() OVER (ORDER BY sum(salary) DESC), \
+             sum(sum(salary)) OVER () FROM emp GROUP BY dept ORDER BY dept"
+        ),
+        ["a 500 1 930", "b 130 3 930", "c 300 2 930"]
+    );
+    // DISTINCT after the window values.
+    assert_eq!(
+        texts(&mut s, "SELECT DISTINCT dept, count(*) OVER (PARTITION BY dept) FROM emp ORDER BY dept"),
+        ["a 4", "b 2", "c 1"]
+    );
+    // Where a window function may not be: 42P20, as PostgreSQL; forms not supported: 0A000.
+    for sql in [
+        "SELECT id FROM emp WHERE row_number() OVER () > 1",
+        "SELECT dept FROM emp GROUP BY dept HAVING rank() OVER () = 1",
+        "SELECT sum(row_number() OVER ()) FROM emp",
+    ] {
+        let e = fails(&mut s, sql);
+        assert!(["42P20", "42803"].contains(&e.sqlstate()), "{sql}: {e}");
+    }
+    assert_eq!(fails(&mut s, "SELECT upper(dept) OVER () FROM emp").sqlstate(), "42809");
+    assert_eq!(fails(&mut s, "SELECT rank() OVER w FROM emp WINDOW w AS (ORDER BY id)").sqlstate(), "0A000");
+    assert_eq!(
+        fails(&mut s, "SELECT sum(id) OVER (ORDER BY id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM emp")
+            .sqlstate(),
+        "0A000"
+    );
+    // EXPLAIN shows the step.
+    let plan = texts(&mut s, "EXPLAIN SELECT rank() OVER (ORDER BY id) FROM emp").join("\n");
+    assert!(plan.contains("WindowAgg"), "{plan}");
+}
