@@ -1,12 +1,12 @@
 //! Writes the golden database of the current format version into the directory given as
 //! the first argument (used once per format version; the files are committed under
-//! `redo/tests/golden/` and `tests/golden.rs` checks that they still recover).
+//! `redo/tests/golden/` and `tests/engine/golden.rs` checks that they still recover).
 //!
 //! `cargo run -p redodb-redo --example write_golden -- redo/tests/golden/v1`
 
 use redo::{CommitLogging, CommitOptions, CommitWait, LogConfig, RedoLog, SyncMethod};
 
-/// The changes of golden transaction `i` (shared with tests/golden.rs by copy).
+/// The changes of golden transaction `i` (shared with tests/engine/golden.rs by copy).
 fn golden_changes(i: u64) -> Vec<Vec<u8>> {
     (0..1 + i % 3).map(|k| format!("golden txn {i} change {k} ").repeat(40).into_bytes()).collect()
 }

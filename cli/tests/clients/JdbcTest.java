@@ -1,6 +1,6 @@
 // PgJDBC (unmodified, Debian's libpostgresql-jdbc-java) against `redodb serve`.
 //
-// Compiled and run by cli/tests/client_jdbc.rs as `java JdbcTest PORT` against a fresh
+// Compiled and run by cli/tests/server/client_jdbc.rs as `java JdbcTest PORT` against a fresh
 // server. The checks that concern the protocol run once per preferQueryMode (extended,
 // extendedForPrepared, extendedCacheEverything and simple), each on its own tables;
 // every check runs even after one fails, failures print with their stack traces, the last

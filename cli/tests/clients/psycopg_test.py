@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """psycopg 3 (unmodified, from PyPI) against `redodb serve`.
 
-Run by cli/tests/client_psycopg.rs as `python3 psycopg_test.py --port N` against a
+Run by cli/tests/server/client_psycopg.rs as `python3 psycopg_test.py --port N` against a
 fresh server. Each check is a function named check_*, run on its own connections and
 its own tables; every check runs even after one fails, the failures are printed with
 their tracebacks, the last line says how many checks ran and passed, and the exit status

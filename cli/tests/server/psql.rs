@@ -1,0 +1,559 @@
+//! `redodb serve` driven by psql: statements, transactions, errors with their SQLSTATE,
+//! Oracle's commit statements and parameters, client settings, connection limits, and
+//! PostgreSQL's session features (PGOPTIONS, version() and the settings functions,
+//! RETURNING, savepoints, transactional SET and SET LOCAL).
+
+use crate::common::{protocol, require_tool, Server};
+
+#[test]
+fn psql_runs_statements_transactions_and_oracle_commands() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(
+        server.query("CREATE TABLE t (k BIGINT PRIMARY KEY, v VARCHAR(20), f DOUBLE PRECISION, b BOOLEAN)"),
+        "CREATE TABLE\n"
+    );
+    server.query("INSERT INTO t VALUES (1, 'one', 1.5, true), (2, 'two', NULL, false)");
+    assert_eq!(server.query("SELECT k, v, f, b FROM t ORDER BY k"), "1|one|1.5|t\n2|two||f\n");
+
+    // Several statements in one message: psql 15 prints every result.
+    assert_eq!(
+        server.query("INSERT INTO t VALUES (3, 'three', 0, true); SELECT count(*) FROM t"),
+        "INSERT 0 1\n3\n"
+    );
+    // A failing statement in an implicit transaction undoes the whole message.
+    let error = server
+        .query_error("INSERT INTO t VALUES (4, 'four', 0, true); INSERT INTO t VALUES (1, 'dup', 0, true)");
+    assert!(error.contains("23505"), "{error}");
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 4"), "0\n");
+
+    // Transaction blocks across messages of one connection.
+    server.commands(&["BEGIN", "INSERT INTO t VALUES (5, 'five', 0, true)", "ROLLBACK"]);
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 5"), "0\n");
+    server.query("BEGIN; INSERT INTO t VALUES (6, 'six', 0, true); COMMIT WRITE NOWAIT");
+    assert_eq!(server.query("SELECT v FROM t WHERE k = 6"), "six\n");
+
+    // A failed block refuses everything but its end; COMMIT then rolls back.
+    let out = server.commands_past_errors(&[
+        "BEGIN",
+        "INSERT INTO t VALUES (7, 'seven', 0, true)",
+        "SELECT * FROM missing",
+        "SELECT 1",
+        "COMMIT",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("42P01"), "{stderr}");
+    assert!(stderr.contains("25P02"), "{stderr}");
+    assert!(stdout.trim_end().ends_with("ROLLBACK"), "COMMIT of a failed block answers ROLLBACK: {stdout}");
+    assert_eq!(server.query("SELECT count(*) FROM t WHERE k = 7"), "0\n");
+
+    // Errors carry the db's SQLSTATE, syntax errors their position.
+    let error = server.query_error("SELECT * FROM nosuch");
+    assert!(error.contains("42P01") && error.contains("nosuch"), "{error}");
+    let error = server.query_error("SELECT * FORM t");
+    assert!(error.contains("42601"), "{error}");
+    assert!(error.contains("LINE 1: SELECT * FORM t"), "psql shows the position: {error}");
+    let error = server.query_error("INSERT INTO t VALUES (1, 'again', 0, true)");
+    assert!(error.contains("23505"), "{error}");
+
+    // Oracle's statements reach the db.
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|WAIT"));
+    let out = server.psql(&["-c", "ALTER SESSION SET commit_wait = NOWAIT"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SET", "psycopg needs the tag SET");
+    assert_eq!(server.query("SET synchronous_commit = off; SHOW synchronous_commit"), "SET\noff\n");
+    // Client settings the server keeps.
+    assert_eq!(
+        server.query("SET extra_float_digits = 3; SET application_name TO 'tests'; SHOW application_name"),
+        "SET\nSET\ntests\n"
+    );
+    assert_eq!(server.query("SHOW server_version"), "16.0\n");
+    assert_eq!(server.query("SHOW DateStyle"), "ISO, MDY\n");
+    let error = server.query_error("SET no_such_setting = 1");
+    assert!(error.contains("42704"), "{error}");
+    assert_eq!(server.psql(&["-c", ""]).status.code(), Some(0), "an empty query is answered");
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// psql's way to bind variables: SQL PREPARE and EXECUTE, parsed once, the values given
+/// at each run; the statement is the connection's, like a protocol Parse of that name.
+#[test]
+fn psql_prepares_and_executes_statements_with_values() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE c (id BIGINT PRIMARY KEY, name VARCHAR(20), valid TEXT)");
+    let out = server.commands(&[
+        "PREPARE ins (bigint, text) AS INSERT INTO c VALUES ($1, $2, 'N')",
+        "EXECUTE ins (1, 'ann')",
+        "EXECUTE ins ('2', 'bob')",
+        "PREPARE upd AS UPDATE c SET valid = 'Y' WHERE id = $1",
+        "EXECUTE upd (2)",
+        "PREPARE sel AS SELECT name FROM c WHERE valid = $1 ORDER BY id",
+        "EXECUTE sel ('Y')",
+        "EXECUTE sel ('N')",
+        "DEALLOCATE sel",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        ["PREPARE", "INSERT 0 1", "INSERT 0 1", "PREPARE", "UPDATE 1", "PREPARE", "bob", "ann", "DEALLOCATE"],
+        "{out}"
+    );
+    // The EXECUTEs committed (each message is an implicit transaction).
+    assert_eq!(server.query("SELECT id, valid FROM c ORDER BY id"), "1|N\n2|Y\n");
+    // v$sql: the statement parsed once, executed twice, one row each time.
+    assert_eq!(
+        server.query(
+            "SELECT executions, parse_calls, rows_processed FROM v$sql \
+             WHERE sql_text = 'INSERT INTO c VALUES ($1, $2, ''N'')'"
+        ),
+        "2|1|2\n"
+    );
+    // EXECUTE's values are no statements of the shared pool (they would fill it as
+    // literal SQL does); AWR's `EXECUTE snapshot` is still the db's.
+    let pool =
+        "SELECT count(*) FROM v$sql WHERE sql_text IN ('SELECT 1, ''ann''', 'SELECT CAST(''0'' AS bigint)')";
+    assert_eq!(server.query(pool), "0\n");
+    server.query("EXECUTE snapshot");
+    let errors = server.commands_past_errors(&[
+        "PREPARE q AS SELECT * FROM c WHERE id = $1",
+        "EXECUTE q (1, 2)",
+        "EXECUTE nosuch",
+        "PREPARE q AS SELECT 1",
+        "PREPARE s AS SET synchronous_commit = off",
+        "PREPARE t (nosuchtype) AS SELECT $1",
+        "PREPARE n (bigint) AS SELECT $1 + 1",
+        "EXECUTE n (TRUE)",
+        "EXECUTE n (1 FROM c)",
+        "PREPARE \"\" AS SELECT 1",
+        "PREPARE TRANSACTION 'x'",
+    ]);
+    let stderr = String::from_utf8_lossy(&errors.stderr);
+    assert!(stderr.contains("wrong number of parameters for prepared statement \"q\""), "{stderr}");
+    assert!(stderr.contains("26000"), "EXECUTE of no statement: {stderr}");
+    assert!(stderr.contains("42P05"), "a name taken: {stderr}");
+    assert!(stderr.contains("PREPARE takes SELECT, INSERT, UPDATE, DELETE or VALUES"), "{stderr}");
+    assert!(stderr.contains("42704: type \"nosuchtype\" does not exist"), "{stderr}");
+    assert!(stderr.contains("invalid input for type BIGINT: true"), "a declared type is kept: {stderr}");
+    assert!(stderr.contains("unexpected \"FROM\" after the values"), "values, not a query: {stderr}");
+    assert!(stderr.contains("syntax error: PREPARE name"), "an empty name: {stderr}");
+    assert!(stderr.contains("0A000: PREPARE TRANSACTION (two-phase commit)"), "{stderr}");
+    // A syntax error in the prepared statement is placed in the PREPARE's text.
+    let error = server.query_error("PREPARE w AS SELECT * FROM c WHERE");
+    assert!(
+        error.contains("LINE 1: PREPARE w AS SELECT * FROM c WHERE\n") && error.contains("42601"),
+        "{error}"
+    );
+    let caret = error.lines().find(|l| l.trim() == "^").expect("psql's caret line");
+    assert_eq!(caret.find('^'), Some("LINE 1: PREPARE w AS SELECT * FROM c WHERE".len()), "{error}");
+    // A decimal for a bigint is rounded, as PostgreSQL's assignment of a numeric.
+    assert_eq!(
+        server.commands(&["PREPARE n (bigint) AS SELECT $1 + 1", "EXECUTE n (41.0)", "EXECUTE n (41.5)"]),
+        "PREPARE\n42\n43\n"
+    );
+    // A statement in parentheses, or after a comment, is a statement still.
+    assert_eq!(
+        server.commands(&[
+            "PREPARE p AS (SELECT name FROM c WHERE id = $1)",
+            "EXECUTE p (1)",
+            "PREPARE q AS /* how many */ SELECT count(*) FROM c",
+            "EXECUTE q",
+            "PREPARE r AS /* comments /* nest */ in PostgreSQL */ SELECT 3",
+            "EXECUTE r",
+        ]),
+        "PREPARE\nann\nPREPARE\n2\nPREPARE\n3\n"
+    );
+}
+
+/// EXPLAIN through psql, in PostgreSQL's layout; EXPLAIN ANALYZE runs its statement, so
+/// an UPDATE explained that way changes its rows, committed with its message's implicit
+/// transaction, as in PostgreSQL.
+#[test]
+fn psql_explains_plans_and_explain_analyze_runs_the_statement() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE e (id BIGINT PRIMARY KEY, n BIGINT)");
+    server.query("INSERT INTO e VALUES (1, 10), (2, 20), (3, 30)");
+    assert_eq!(
+        server.query("EXPLAIN SELECT n FROM e WHERE id = 2"),
+        "Index Scan using e_pkey on e  (1 key)\n  Filter: id = 2\n"
+    );
+    assert_eq!(
+        server.query("EXPLAIN SELECT n, count(*) FROM e GROUP BY n ORDER BY n DESC LIMIT 1"),
+        "Limit\n  ->  Sort\n        Sort Key: n DESC\n        ->  GroupAggregate\n              Group Key: n\n              ->  Seq Scan on e\n"
+    );
+    assert_eq!(
+        server.query("EXPLAIN (ANALYZE, SUMMARY OFF) UPDATE e SET n = n + 1 WHERE n > 15"),
+        "Update on e  (actual rows=0 loops=1)\n  ->  Seq Scan on e  (actual rows=2 loops=1)\n        Filter: n > 15\n"
+    );
+    assert_eq!(server.query("SELECT n FROM e ORDER BY id"), "10\n21\n31\n", "the UPDATE ran and committed");
+    let analyzed = server.query("EXPLAIN ANALYZE SELECT * FROM e WHERE n < 25");
+    assert!(analyzed.starts_with("Seq Scan on e  (actual rows=2 loops=1)\n"), "{analyzed}");
+    assert!(
+        analyzed.contains("Rows Removed by Filter: 1\n") && analyzed.contains("Execution Time: "),
+        "{analyzed}"
+    );
+    let error = server.query_error("EXPLAIN (FORMAT YAML) SELECT 1");
+    assert!(error.contains("0A000"), "{error}");
+}
+
+#[test]
+fn connections_over_the_limit_are_refused_with_53300() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-connections", "1"]);
+    // Hold the only slot with a session that has started up.
+    let mut held = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    protocol::startup(&mut held);
+    let error = server.query_error("SELECT 1");
+    assert!(error.contains("53300") || error.contains("too many clients"), "{error}");
+    drop(held);
+    // The slot comes back once the connection is gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let out = server.psql(&["-At", "-c", "SELECT 1"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", String::from_utf8_lossy(&out.stderr));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The wait interface through a real client: the session's client shows in v$session,
+/// and the round trips, bytes and the idle wait between calls are counted.
+#[test]
+fn client_round_trips_and_waits_show_in_the_views() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let stdout = server.commands(&[
+        "SELECT 1",
+        "SELECT 2",
+        "SELECT username, program, status FROM v$session WHERE program = 'psql'",
+        "SELECT value FROM v$sysstat WHERE name = 'SQL*Net roundtrips to/from client'",
+        "SELECT wait_class, total_waits FROM v$system_event WHERE event = 'SQL*Net message from client'",
+        "SELECT value > 0 FROM v$sysstat WHERE name = 'bytes received via SQL*Net from client'",
+    ]);
+    let lines: Vec<String> = stdout.lines().map(str::to_string).collect();
+    assert_eq!(lines[..2], ["1", "2"]);
+    let user = std::env::var("USER").unwrap_or_default();
+    assert!(
+        lines[2].ends_with("|psql|ACTIVE"),
+        "the session reading v$session is in a call: {lines:?} ({user})"
+    );
+    // Three replies were sent before the fourth statement ran.
+    let roundtrips: i64 = lines[3].parse().unwrap();
+    assert!(roundtrips >= 3, "{lines:?}");
+    let (class, waits) = lines[4].split_once('|').unwrap();
+    assert_eq!(class, "Idle");
+    assert!(waits.parse::<i64>().unwrap() >= 4, "{lines:?}");
+    assert_eq!(lines[5], "t");
+}
+
+/// psql's `\d` family against the server's minimal pg_catalog.
+#[test]
+fn psql_describes_tables_from_the_catalog() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.psql(&["-c", "\\d"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Did not find any relations"), "{out:?}");
+    server.query("CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(30) NOT NULL, balance DOUBLE PRECISION, active BOOLEAN)");
+    server.query("CREATE TABLE audit (seq BIGINT, at TEXT DEFAULT 'now', PRIMARY KEY (seq, at))");
+    server.query("CREATE INDEX accounts_owner ON accounts (owner, balance)");
+    server.query("CREATE UNIQUE INDEX accounts_active ON accounts (active)");
+
+    let list = server.query("\\dt");
+    assert_eq!(list, "public|accounts|table|test\npublic|audit|table|test\n");
+    assert_eq!(server.query("\\d"), list);
+    assert_eq!(server.query("\\dt acc*"), "public|accounts|table|test\n");
+    assert_eq!(server.query("\\dt nothing*"), "");
+    assert!(server.query("\\dt+").starts_with("public|accounts|table|test|permanent|heap|"));
+    assert_eq!(
+        server.query("\\di"),
+        "public|accounts_active|index|test|accounts\npublic|accounts_owner|index|test|accounts\n\
+         public|accounts_pkey|index|test|accounts\npublic|audit_pkey|index|test|audit\n"
+    );
+
+    // \d NAME in psql's own layout.
+    let out = server.psql(&["-c", "\\d accounts"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "Table \"public.accounts\"",
+        "id      | bigint                | ",
+        "owner   | character varying(30) | ",
+        "balance | double precision      |",
+        "active  | boolean               |",
+        "not null",
+        "Indexes:",
+        "\"accounts_pkey\" PRIMARY KEY, btree (id)",
+        "\"accounts_active\" UNIQUE, btree (active)",
+        "\"accounts_owner\" btree (owner, balance)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    let out = server.psql(&["-c", "\\d+ audit"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"audit_pkey\" PRIMARY KEY, btree (seq, at)"), "{text}");
+    assert!(text.contains("Access method: heap"), "{text}");
+    assert!(text.contains(" at     | text   |           | not null | 'now'   | extended |"), "{text}");
+    let out = server.psql(&["-c", "\\d nosuch"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Did not find any relation named \"nosuch\""),
+        "{out:?}"
+    );
+
+    assert!(server.query("\\l").starts_with("redodb|test|UTF8|C|C|"), "{}", server.query("\\l"));
+    assert_eq!(server.query("\\dn"), "public|test\n");
+
+    // A catalog query the server does not know: a clean error, not a crash.
+    let error = server.query_error("SELECT typname FROM pg_catalog.pg_type");
+    assert!(error.contains("0A000") && error.contains("pg_type"), "{error}");
+    let error = server.query_error("\\df");
+    assert!(error.contains("0A000"), "{error}");
+    let error = server.query_error("SELECT * FROM information_schema.tables");
+    assert!(error.contains("0A000"), "{error}");
+    assert_eq!(server.query("SELECT count(*) FROM accounts"), "0\n", "the session goes on");
+}
+
+/// The exact and structured types through psql: `\d` names them as PostgreSQL does,
+/// values print in PostgreSQL's text forms, errors carry PostgreSQL's SQLSTATEs.
+#[test]
+fn psql_describes_and_prints_the_exact_types() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query(
+        "CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(10,2) NOT NULL, rate DECIMAL, qty NUMBER(6), \
+         ora NUMBER(12,3))",
+    );
+    let out = server.psql(&["-c", "\\d prices"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "amount | numeric(10,2) |           | not null |",
+        "rate   | numeric       |",
+        "qty    | numeric(6,0)  |",
+        "ora    | numeric(12,3) |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(
+        "INSERT INTO prices VALUES (1, 12.345, 1.50, 7.5, -0.0005), (2, 0.1, 1e-20, NULL, 123456789.1234)",
+    );
+    assert_eq!(
+        server.query("SELECT id, amount, rate, qty, ora, amount / 3 FROM prices ORDER BY id"),
+        "1|12.35|1.50|8|-0.001|4.1166666666666667\n\
+         2|0.10|0.00000000000000000001||123456789.123|0.03333333333333333333\n"
+    );
+    let error = server.query_error("INSERT INTO prices (id, amount) VALUES (3, 123456789)");
+    assert!(error.contains("22003") && error.contains("numeric field overflow"), "{error}");
+    let error = server.query_error("SELECT 'twelve'::numeric");
+    assert!(error.contains("22P02"), "{error}");
+    let error = server.query_error("SELECT amount / 0 FROM prices");
+    assert!(error.contains("22012"), "{error}");
+}
+
+/// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.
+#[test]
+fn psql_fetches_from_cursors_in_portions() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE c (k BIGINT PRIMARY KEY, v TEXT)");
+    server.query("INSERT INTO c VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f')");
+    let stdout = server.commands(&[
+        "BEGIN",
+        "DECLARE cur NO SCROLL CURSOR FOR SELECT k, v FROM c ORDER BY k",
+        "FETCH 2 FROM cur",
+        "FETCH FORWARD 2 IN cur",
+        "MOVE 1 cur",
+        "FETCH ALL FROM cur",
+        "FETCH NEXT FROM cur",
+        "CLOSE cur",
+        "COMMIT",
+    ]);
+    assert_eq!(stdout, "BEGIN\nDECLARE CURSOR\n1|a\n2|b\n3|c\n4|d\nMOVE 1\n6|f\nCLOSE CURSOR\nCOMMIT\n");
+    // psql prints the FETCH tag when not in -A -t mode.
+    let out =
+        server.psql(&["-c", "BEGIN; DECLARE x CURSOR FOR SELECT k FROM c; FETCH 2 x; FETCH 10 x; COMMIT"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(2 rows)") && text.contains("(4 rows)"), "{text}");
+
+    // Outside a transaction block: only WITH HOLD, which outlives its transaction.
+    let error = server.query_error("DECLARE x CURSOR FOR SELECT 1");
+    assert!(error.contains("25P01") && error.contains("transaction blocks"), "{error}");
+    let stdout = server.commands(&[
+        "DECLARE h CURSOR WITH HOLD FOR SELECT k FROM c ORDER BY k",
+        "FETCH 3 h",
+        "FETCH 3 h",
+        "CLOSE h",
+    ]);
+    assert_eq!(stdout, "DECLARE CURSOR\n1\n2\n3\n4\n5\n6\nCLOSE CURSOR\n");
+    // A cursor closes with its transaction.
+    let out =
+        server.commands_past_errors(&["BEGIN", "DECLARE gone CURSOR FOR SELECT 1", "COMMIT", "FETCH gone"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("34000") && stderr.contains("cursor \"gone\" does not exist"), "{stderr}");
+    let error = server.query_error("CLOSE nosuch");
+    assert!(error.contains("34000"), "{error}");
+    let error = server.query_error("BEGIN; DECLARE b CURSOR FOR SELECT 1; FETCH BACKWARD 1 b");
+    assert!(error.contains("55000"), "{error}");
+    let error = server.query_error("BEGIN; DECLARE s SCROLL CURSOR FOR SELECT 1");
+    assert!(error.contains("0A000"), "{error}");
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// What clients and tools ask of a PostgreSQL session besides plain SQL, through psql:
+/// startup options (PGOPTIONS), version() and the settings functions, RETURNING,
+/// savepoints, and SET undone by ROLLBACK (SET LOCAL ending with its transaction).
+#[test]
+fn psql_gets_startup_options_settings_functions_returning_savepoints_and_transactional_set() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // PGOPTIONS: each `-c name=value` (or `--name=value`) is a SET as the session starts.
+    let options = [("PGOPTIONS", "-c commit_wait=nowait --timed-statistics=false -c DateStyle=ISO,\\ DMY")];
+    let out = server.psql_with_env(
+        &options,
+        &["-At", "-c", "SHOW commit_wait", "-c", "SHOW timed_statistics", "-c", "SHOW DateStyle"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "NOWAIT\nFALSE\nISO, DMY\n");
+    let out = server.psql_with_env(
+        &[("PGOPTIONS", "-c synchronous_commit=off")],
+        &["-At", "-c", "SHOW synchronous_commit"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "off\n");
+    // A bad one refuses the connection with PostgreSQL's message.
+    for (options, message) in [
+        ("-c no_such_setting=1", "unrecognized configuration parameter \"no_such_setting\""),
+        ("-c commit_wait=sometimes", "invalid value for parameter \"commit_wait\""),
+        ("-B 100", "invalid command-line argument"),
+    ] {
+        let out = server.psql_with_env(&[("PGOPTIONS", options)], &["-At", "-c", "SELECT 1"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{options}: {stderr}");
+    }
+
+    // version(), current_setting(), set_config(), pg_backend_pid().
+    let version = server.query("SELECT version()");
+    assert!(version.starts_with("PostgreSQL 16.0 (redodb "), "{version}");
+    let stdout = server.commands(&[
+        "SELECT pg_catalog.set_config('application_name', 'set by function', false)",
+        "SHOW application_name",
+        "SELECT current_setting('application_name'), current_setting('server_version_num')::int >= 160000",
+        "SELECT set_config('synchronous_commit', 'off', false) AS now",
+        "SELECT current_setting('commit_wait'), current_setting('nonexistent', true) IS NULL",
+        "SELECT pg_backend_pid() = sid FROM v$mystat WHERE name = 'user commits'",
+    ]);
+    assert_eq!(stdout, "set by function\nset by function\nset by function|t\noff\nNOWAIT|t\nt\n");
+    let error = server.query_error("SELECT current_setting('nonexistent')");
+    assert!(error.contains("42704"), "{error}");
+
+    // RETURNING, with the command's own tag.
+    server.query("CREATE TABLE r (k BIGINT PRIMARY KEY, v TEXT)");
+    let out =
+        server.psql(&["-A", "-c", "INSERT INTO r VALUES (1, 'a'), (2, 'b') RETURNING k, upper(v) AS big"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "k|big\n1|A\n2|B\n(2 rows)\nINSERT 0 2\n");
+    assert_eq!(server.query("UPDATE r SET v = v || '!' WHERE k = 2 RETURNING *"), "2|b!\nUPDATE 1\n");
+    assert_eq!(server.query("DELETE FROM r WHERE k = 1 RETURNING v"), "a\nDELETE 1\n");
+
+    // Savepoints: ROLLBACK TO undoes what followed, also after an error in the block.
+    let out = server.commands_past_errors(&[
+        "BEGIN",
+        "INSERT INTO r VALUES (3, 'kept')",
+        "SAVEPOINT s1",
+        "INSERT INTO r VALUES (4, 'undone')",
+        "INSERT INTO r VALUES (3, 'duplicate')",
+        "SELECT 1",
+        "ROLLBACK TO SAVEPOINT s1",
+        "INSERT INTO r VALUES (5, 'after')",
+        "RELEASE s1",
+        "COMMIT",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("23505") && stderr.contains("25P02"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with("COMMIT"), "{out:?}");
+    assert_eq!(server.query("SELECT k FROM r ORDER BY k"), "2\n3\n5\n");
+    let error = server.query_error("SAVEPOINT outside");
+    assert!(error.contains("25P01"), "{error}");
+    let out = server.commands_past_errors(&["BEGIN", "ROLLBACK TO nowhere", "ROLLBACK"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3B001"), "{out:?}");
+
+    // SET is transactional: ROLLBACK undoes it, SET LOCAL ends with its transaction,
+    // and ROLLBACK TO undoes the SETs after the savepoint.
+    let stdout = server.commands(&[
+        "SET application_name = 'before'",
+        "BEGIN",
+        "SET application_name = 'inside'",
+        "SET LOCAL synchronous_commit = off",
+        "SHOW synchronous_commit",
+        "ROLLBACK",
+        "SHOW application_name",
+        "SHOW synchronous_commit",
+        "BEGIN",
+        "SET commit_logging = batch",
+        "SET LOCAL extra_float_digits = 2",
+        "SAVEPOINT s",
+        "SET commit_logging = immediate",
+        "SET application_name = 'undone'",
+        "ROLLBACK TO s",
+        "COMMIT",
+        "SELECT current_setting('commit_logging'), current_setting('extra_float_digits'), current_setting('application_name')",
+    ]);
+    assert_eq!(stdout, "SET\nBEGIN\nSET\nSET\noff\nROLLBACK\nbefore\non\nBEGIN\nSET\nSET\nSAVEPOINT\nSET\nSET\nROLLBACK\nCOMMIT\nBATCH|1|before\n");
+    // Outside a block SET LOCAL warns and lasts only for its statement.
+    let out = server.commands_past_errors(&["SET LOCAL commit_wait = nowait", "SHOW commit_wait"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SET LOCAL can only be used in transaction blocks"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "SET\nWAIT\n");
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// The transaction words clients send (START TRANSACTION, END, BEGIN ... ROLLBACK) and
+/// ALTER SYSTEM through psql: the system default reaches a new session, and SHOW PARAMETER
+/// reports it.
+#[test]
+fn transaction_words_and_alter_system_through_psql() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE words (k BIGINT PRIMARY KEY)");
+    server.commands(&[
+        "START TRANSACTION",
+        "INSERT INTO words VALUES (1)",
+        "END",
+        "BEGIN",
+        "INSERT INTO words VALUES (2)",
+        "ROLLBACK",
+        "START TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        "INSERT INTO words VALUES (3)",
+        "COMMIT",
+    ]);
+    assert_eq!(server.query("SELECT k FROM words ORDER BY k"), "1\n3\n");
+
+    server.query("ALTER SYSTEM SET commit_wait = nowait");
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|NOWAIT"));
+    let nowait_before: u64 = server
+        .query("SELECT value FROM v$sysstat WHERE name = 'commit nowait performed'")
+        .trim()
+        .parse()
+        .unwrap();
+    server.query("INSERT INTO words VALUES (4)");
+    let nowait_after: u64 = server
+        .query("SELECT value FROM v$sysstat WHERE name = 'commit nowait performed'")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(nowait_after - nowait_before, 1, "a new session commits NOWAIT by the system default");
+    server.query("ALTER SYSTEM SET commit_wait = wait");
+    assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|WAIT"));
+    assert_eq!(server.terminate().code(), Some(0));
+}

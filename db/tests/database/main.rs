@@ -1,0 +1,29 @@
+//! The database's integration tests through its public API (`Database`, `Session`), one
+//! test binary: each module opens its databases in temporary directories of its own, so
+//! tests in parallel threads never share one. The deterministic simulation is a binary
+//! of its own (`simulation.rs`): it runs its seeds on worker threads of its own, installs
+//! a process-wide logger, and `scripts/simulate.sh` runs it alone at length.
+//!
+//! One binary rather than one per module: each test binary links the whole dependency
+//! graph, and the links were a large part of a clean CI build's time. A test's name is its
+//! module path: `cargo test -p redodb-db --test database transactions::` runs one module.
+
+mod common;
+
+mod bulk;
+mod cancel;
+mod checkpoint_faults;
+mod checkpoints;
+mod describe;
+mod fail_stop;
+mod instance;
+mod params;
+mod relational;
+mod sequences;
+mod shared_pool;
+mod sql;
+mod temporal_and_alter;
+mod time_model;
+mod timed_statistics;
+mod transactions;
+mod views;

@@ -1,0 +1,558 @@
+//! Relational SQL through `Session::execute` (issue 20): tables without a primary key,
+//! subqueries, joins and set operations, each as a user writes them, with its errors and
+//! its survival of a reopen where it stores anything.
+
+use crate::common::open;
+use db::sql::QueryResult;
+use db::{Database, DbError, Session, Value};
+
+fn run(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    run(s, sql).rows().to_vec()
+}
+
+fn fails(s: &mut Session, sql: &str) -> DbError {
+    match s.execute(sql, &[]) {
+        Ok(r) => panic!("{sql} succeeded: {r:?}"),
+        Err(e) => e,
+    }
+}
+
+fn i(v: i64) -> Value {
+    Value::Int(v)
+}
+
+fn t(v: &str) -> Value {
+    Value::Text(v.into())
+}
+
+const NULL: Value = Value::Null;
+
+#[test]
+fn a_table_without_a_primary_key_keeps_duplicates_under_a_hidden_row_id_across_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE log (a INTEGER, b TEXT)");
+        run(&mut s, "INSERT INTO log VALUES (1, 'x'), (1, 'x'), (NULL, NULL)");
+        run(&mut s, "INSERT INTO log (b) VALUES ('y')");
+        // The row id is not a column a user sees, but it can be read by name.
+        let all = run(&mut s, "SELECT * FROM log ORDER BY b, a");
+        assert_eq!(all.columns().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            all.rows(),
+            [vec![i(1), t("x")], vec![i(1), t("x")], vec![NULL, t("y")], vec![NULL, NULL]]
+        );
+        assert_eq!(rows(&mut s, "SELECT rowid FROM log ORDER BY rowid"), [[i(1)], [i(2)], [i(3)], [i(4)]]);
+        assert!(matches!(fails(&mut s, "INSERT INTO log VALUES (1, 'x', 9)"), DbError::Syntax { .. }));
+        run(&mut s, "DELETE FROM log WHERE rowid = 2");
+        run(&mut s, "UPDATE log SET a = 7 WHERE b = 'y'");
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "INSERT INTO log VALUES (5, 'after the image')");
+        run(&mut s, "COMMIT");
+        // Uncommitted at the close: rolled back.
+        run(&mut s, "INSERT INTO log VALUES (6, 'rolled back')");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        rows(&mut s, "SELECT rowid, a, b FROM log ORDER BY rowid"),
+        [
+            vec![i(1), i(1), t("x")],
+            vec![i(3), NULL, NULL],
+            vec![i(4), i(7), t("y")],
+            vec![i(5), i(5), t("after the image")]
+        ]
+    );
+    // New rows get row ids above every committed one.
+    run(&mut s, "INSERT INTO log VALUES (8, 'new')");
+    assert_eq!(rows(&mut s, "SELECT rowid FROM log WHERE a = 8"), [[i(6)]]);
+    // A table may not name a column as its hidden row id.
+    assert_eq!(fails(&mut s, "CREATE TABLE bad (rowid INTEGER)").sqlstate(), "0A000");
+}
+
+/// Two small tables: departments and employees (one without a department, one
+/// department without employees).
+fn company(db: &Database) -> Session {
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE dept (id INT PRIMARY KEY, name TEXT)");
+    run(&mut s, "CREATE TABLE emp (id INT PRIMARY KEY, name TEXT, dept_id INT, salary INT)");
+    run(&mut s, "INSERT INTO dept VALUES (1, 'eng'), (2, 'ops'), (3, 'empty')");
+    run(
+        &mut s,
+        "INSERT INTO emp VALUES (10, 'ann', 1, 100), (11, 'bob', 1, 80), (12, 'cid', 2, 90), (13, 'dan', NULL, 70)",
+    );
+    run(&mut s, "COMMIT");
+    s
+}
+
+#[test]
+fn joins_inner_outer_cross_using_natural_and_self() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    let inner = [vec![t("ann"), t("eng")], vec![t("bob"), t("eng")], vec![t("cid"), t("ops")]];
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e JOIN dept d ON e.dept_id = d.id ORDER BY 1"),
+        inner
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e, dept d WHERE d.id = e.dept_id ORDER BY e.name"),
+        inner
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id ORDER BY 1"),
+        [vec![t("ann"), t("eng")], vec![t("bob"), t("eng")], vec![t("cid"), t("ops")], vec![t("dan"), NULL]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT d.name, count(e.id) FROM dept d LEFT JOIN emp e ON e.dept_id = d.id GROUP BY d.name ORDER BY 1"),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT e.name, d.name FROM emp e RIGHT JOIN dept d ON e.dept_id = d.id WHERE e.id IS NULL"
+        ),
+        [vec![NULL, t("empty")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e FULL JOIN dept d ON e.dept_id = d.id WHERE e.id IS NULL OR d.id IS NULL ORDER BY 1"),
+        [vec![t("dan"), NULL], vec![NULL, t("empty")]]
+    );
+    // An ON condition on the inner side of a LEFT JOIN keeps the outer rows.
+    assert_eq!(
+        rows(&mut s, "SELECT e.name, d.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id AND d.name = 'ops' ORDER BY 1"),
+        [vec![t("ann"), NULL], vec![t("bob"), NULL], vec![t("cid"), t("ops")], vec![t("dan"), NULL]]
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM emp CROSS JOIN dept"), [[i(12)]]);
+    run(&mut s, "CREATE TABLE dept2 (dept_id INT PRIMARY KEY, city TEXT)");
+    run(&mut s, "INSERT INTO dept2 VALUES (1, 'oslo'), (2, 'rome')");
+    run(&mut s, "COMMIT");
+    let using = run(&mut s, "SELECT * FROM emp JOIN dept2 USING (dept_id) ORDER BY id");
+    assert_eq!(
+        using.columns().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["dept_id", "id", "name", "salary", "city"],
+        "a USING column appears once, first"
+    );
+    assert_eq!(using.rows().len(), 3);
+    assert_eq!(
+        rows(&mut s, "SELECT dept_id, city FROM emp NATURAL JOIN dept2 WHERE name = 'cid'"),
+        [vec![i(2), t("rome")]]
+    );
+    // A self join: who earns more than a colleague of the same department.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT a.name, b.name FROM emp a JOIN emp b ON a.dept_id = b.dept_id AND a.salary > b.salary"
+        ),
+        [vec![t("ann"), t("bob")]]
+    );
+    // Errors: an ambiguous column, a repeated alias, an unknown qualifier.
+    assert_eq!(fails(&mut s, "SELECT id FROM emp, dept").sqlstate(), "42702");
+    assert_eq!(fails(&mut s, "SELECT 1 FROM emp e, dept e").sqlstate(), "42712");
+    assert_eq!(fails(&mut s, "SELECT x.id FROM emp, dept").sqlstate(), "42P01");
+    // EXPLAIN shows the joins that run: an equality join is a hash join.
+    let plan: Vec<String> =
+        rows(&mut s, "EXPLAIN SELECT e.name FROM emp e JOIN dept d ON e.dept_id = d.id WHERE d.id = 1")
+            .into_iter()
+            .map(|r| r[0].to_string())
+            .collect();
+    assert!(plan.iter().any(|l| l.contains("Hash Join")), "{plan:#?}");
+    assert!(
+        plan.iter().any(|l| l.contains("Index Scan using dept_pkey on dept d")),
+        "the key predicate is pushed down: {plan:#?}"
+    );
+}
+
+#[test]
+fn eight_tables_joined_by_equalities_run_as_a_chain_not_a_cross_product() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    for n in 1..=8 {
+        run(&mut s, &format!("CREATE TABLE t{n} (a{n} INT, b{n} INT)"));
+        let values: Vec<String> = (1..=30).map(|v| format!("({v}, {})", 31 - v)).collect();
+        run(&mut s, &format!("INSERT INTO t{n} VALUES {}", values.join(", ")));
+    }
+    run(&mut s, "COMMIT");
+    let before = db::sql::rows_visited();
+    let started = std::time::Instant::now();
+    let sql = "SELECT count(*) FROM t1, t2, t3, t4, t5, t6, t7, t8 \
+               WHERE a1 = b2 AND a2 = b3 AND a3 = b4 AND a4 = b5 AND a5 = b6 AND a6 = b7 AND a7 = b8 AND a8 < 4";
+    assert_eq!(rows(&mut s, sql), [[i(3)]]);
+    // 30^8 rows as a cross product; each table read once here.
+    assert!(db::sql::rows_visited() - before <= 8 * 30, "{} rows read", db::sql::rows_visited() - before);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn subqueries_scalar_exists_in_any_all_correlated_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp WHERE salary > (SELECT avg(salary) FROM emp) ORDER BY 1"),
+        [[t("ann"),], [t("cid")]]
+    );
+    // Correlated: the top earner of each department.
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp e WHERE salary = (SELECT max(salary) FROM emp x WHERE x.dept_id = e.dept_id) ORDER BY 1"),
+        [[t("ann")], [t("cid")]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name, (SELECT count(*) FROM emp e WHERE e.dept_id = d.id) FROM dept d ORDER BY 1"
+        ),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp WHERE dept_id = d.id)"),
+        [[t("empty")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM dept WHERE id IN (SELECT dept_id FROM emp) ORDER BY 1"),
+        [[t("eng")], [t("ops")]]
+    );
+    // NOT IN over a list holding NULL is never true (PostgreSQL's semantics).
+    assert!(rows(&mut s, "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM emp)").is_empty());
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM emp WHERE dept_id IS NOT NULL)"
+        ),
+        [[t("empty")]]
+    );
+    // Over no rows: IN is false and NOT IN true, even for NULL.
+    assert_eq!(rows(&mut s, "SELECT NULL IN (SELECT id FROM dept WHERE id > 9), NULL NOT IN (SELECT id FROM dept WHERE id > 9)"), [[Value::Bool(false), Value::Bool(true)]]);
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM emp WHERE salary >= ALL (SELECT salary FROM emp)"),
+        [[t("ann")]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM emp WHERE salary < ANY (SELECT salary FROM emp)"),
+        [[i(3)]]
+    );
+    assert_eq!(rows(&mut s, "SELECT (SELECT name FROM dept WHERE id = 9)"), [[NULL]]);
+    assert_eq!(fails(&mut s, "SELECT (SELECT id FROM dept)").sqlstate(), "21000");
+    assert_eq!(fails(&mut s, "SELECT 1 WHERE 1 IN (SELECT id, name FROM dept)").sqlstate(), "42601");
+    // A subquery in UPDATE and DELETE.
+    run(
+        &mut s,
+        "UPDATE emp SET salary = salary + 1 WHERE dept_id IN (SELECT id FROM dept WHERE name = 'ops')",
+    );
+    assert_eq!(rows(&mut s, "SELECT salary FROM emp WHERE name = 'cid'"), [[i(91)]]);
+    run(&mut s, "DELETE FROM emp WHERE NOT EXISTS (SELECT 1 FROM dept WHERE dept.id = emp.dept_id)");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM emp"), [[i(3)]]);
+}
+
+#[test]
+fn union_intersect_except_with_and_without_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    let ids = |s: &mut Session, sql: &str| -> Vec<i64> {
+        rows(s, sql)
+            .into_iter()
+            .map(|r| match r[0] {
+                Value::Int(v) => v,
+                ref o => panic!("{o:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        ids(&mut s, "SELECT dept_id FROM emp WHERE dept_id IS NOT NULL UNION SELECT id FROM dept ORDER BY 1"),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT dept_id FROM emp WHERE dept_id IS NOT NULL UNION ALL SELECT id FROM dept ORDER BY 1"
+        ),
+        [1, 1, 1, 2, 2, 3]
+    );
+    assert_eq!(ids(&mut s, "SELECT id FROM dept INTERSECT SELECT dept_id FROM emp ORDER BY 1"), [1, 2]);
+    assert_eq!(
+        ids(&mut s, "SELECT dept_id FROM emp INTERSECT ALL SELECT 1 UNION ALL SELECT 1 ORDER BY 1"),
+        [1, 1]
+    );
+    assert_eq!(ids(&mut s, "SELECT id FROM dept EXCEPT SELECT dept_id FROM emp"), [3]);
+    assert_eq!(ids(&mut s, "SELECT dept_id FROM emp WHERE dept_id = 1 EXCEPT ALL SELECT 1"), [1]);
+    assert_eq!(ids(&mut s, "SELECT 3 UNION SELECT 1 UNION SELECT 2 ORDER BY 1 DESC LIMIT 2"), [3, 2]);
+    assert_eq!(
+        rows(&mut s, "VALUES (2, 'b'), (1, 'a') ORDER BY 1"),
+        [vec![i(1), t("a")], vec![i(2), t("b")]]
+    );
+    assert_eq!(fails(&mut s, "SELECT 1 UNION SELECT 1, 2").sqlstate(), "42601");
+    // A set operation as a subquery.
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM dept WHERE id IN (SELECT 1 UNION SELECT 3)"), [[i(2)]]);
+}
+
+#[test]
+fn subqueries_in_from_and_with_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = company(&db);
+    assert_eq!(
+        rows(&mut s, "SELECT d, n FROM (SELECT dept_id, count(*) FROM emp GROUP BY dept_id) AS c (d, n) WHERE d IS NOT NULL ORDER BY d"),
+        [vec![i(1), i(2)], vec![i(2), i(1)]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT dept.name, c.total FROM dept JOIN (SELECT dept_id, sum(salary) AS total FROM emp GROUP BY dept_id) c ON c.dept_id = dept.id ORDER BY 1"),
+        [vec![t("eng"), i(180)], vec![t("ops"), i(90)]]
+    );
+    assert_eq!(
+        rows(&mut s, "WITH rich AS (SELECT * FROM emp WHERE salary >= 90), names (n) AS (SELECT name FROM rich) SELECT n FROM names ORDER BY n"),
+        [[t("ann")], [t("cid")]]
+    );
+    // A WITH query referenced twice, and inside a subquery.
+    assert_eq!(
+        rows(&mut s, "WITH d AS (SELECT id FROM dept WHERE id < 3) SELECT count(*) FROM d a, d b WHERE a.id <= b.id AND EXISTS (SELECT 1 FROM d WHERE d.id = a.id)"),
+        [[i(3)]]
+    );
+    // A correlated subquery reading an outer row from inside its own FROM subquery.
+    assert_eq!(
+        rows(&mut s, "SELECT name, (SELECT count(*) FROM (SELECT * FROM emp WHERE emp.dept_id = d.id) x) FROM dept d ORDER BY 1"),
+        [vec![t("empty"), i(0)], vec![t("eng"), i(2)], vec![t("ops"), i(1)]]
+    );
+    // The WITH query's name leaves scope with its query.
+    assert_eq!(fails(&mut s, "SELECT (WITH x AS (SELECT 1) SELECT 2), * FROM x").sqlstate(), "42P01");
+    assert_eq!(fails(&mut s, "SELECT * FROM (SELECT 1)").sqlstate(), "42601");
+    assert_eq!(fails(&mut s, "WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r").sqlstate(), "0A000");
+}
+
+fn plan_of(s: &mut Session, sql: &str) -> String {
+    rows(s, &format!("EXPLAIN {sql}")).into_iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn secondary_indexes_are_built_used_maintained_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE item (id INT PRIMARY KEY, kind TEXT, price INT)");
+        let values: Vec<String> = (1..=2000).map(|k| format!("({k}, 'k{}', {})", k % 50, k % 97)).collect();
+        run(&mut s, &format!("INSERT INTO item VALUES {}", values.join(", ")));
+        run(&mut s, "COMMIT");
+        // Built on a populated table.
+        run(&mut s, "CREATE INDEX item_kind ON item (kind, price)");
+        run(&mut s, "CREATE INDEX IF NOT EXISTS item_kind ON item (price)");
+        assert_eq!(s.take_notices().len(), 1, "IF NOT EXISTS: a notice, no error");
+        assert_eq!(fails(&mut s, "CREATE INDEX item_kind ON item (price)").sqlstate(), "42P07");
+        assert!(plan_of(&mut s, "SELECT id FROM item WHERE kind = 'k7'")
+            .contains("Index Range Scan using item_kind on item"));
+        assert!(plan_of(&mut s, "SELECT id FROM item WHERE kind = 'k7' AND price = 7")
+            .contains("Index Scan using item_kind on item"));
+        let before = db::sql::rows_visited();
+        assert_eq!(rows(&mut s, "SELECT count(*) FROM item WHERE kind = 'k7'"), [[i(40)]]);
+        assert_eq!(db::sql::rows_visited() - before, 40, "only the index's rows are read");
+        assert_eq!(
+            rows(&mut s, "SELECT count(*) FROM item WHERE kind = 'k7' AND price BETWEEN 10 AND 40"),
+            rows(&mut s, "SELECT count(*) FROM item WHERE kind || '' = 'k7' AND price BETWEEN 10 AND 40")
+        );
+        // Maintained with the rows, in the transaction, visible to it before its commit.
+        run(&mut s, "INSERT INTO item VALUES (5000, 'new', 1)");
+        run(&mut s, "UPDATE item SET kind = 'new' WHERE id = 1");
+        run(&mut s, "DELETE FROM item WHERE id = 7");
+        assert_eq!(rows(&mut s, "SELECT id FROM item WHERE kind = 'new' ORDER BY id"), [[i(1)], [i(5000)]]);
+        assert_eq!(rows(&mut s, "SELECT count(*) FROM item WHERE kind = 'k7'"), [[i(39)]]);
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "CREATE INDEX item_price ON item (price)");
+        run(&mut s, "UPDATE item SET price = 1000 WHERE id = 2");
+        run(&mut s, "COMMIT");
+    }
+    // Recovered: the first index from the image, the second from the redo after it.
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(rows(&mut s, "SELECT id FROM item WHERE kind = 'new' ORDER BY id"), [[i(1)], [i(5000)]]);
+    assert!(plan_of(&mut s, "SELECT id FROM item WHERE price = 1000").contains("item_price"));
+    assert_eq!(rows(&mut s, "SELECT id FROM item WHERE price = 1000"), [[i(2)]]);
+    // Each index equals a rebuild from the table: every row found through it.
+    for k in 0..50 {
+        let through_index = rows(&mut s, &format!("SELECT id FROM item WHERE kind = 'k{k}' ORDER BY id"));
+        let scanned = rows(&mut s, &format!("SELECT id FROM item WHERE kind || '' = 'k{k}' ORDER BY id"));
+        assert_eq!(through_index, scanned, "k{k}");
+    }
+    run(&mut s, "DROP INDEX item_price");
+    assert!(!plan_of(&mut s, "SELECT id FROM item WHERE price = 1000").contains("item_price"));
+    assert_eq!(fails(&mut s, "DROP INDEX item_price").sqlstate(), "42704");
+    run(&mut s, "DROP INDEX IF EXISTS item_price");
+}
+
+#[test]
+fn unique_indexes_refuse_a_second_row_with_the_same_values_also_across_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(open(dir.path()));
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE person (id INT PRIMARY KEY, email TEXT, nick TEXT)");
+    run(
+        &mut s,
+        "INSERT INTO person VALUES (1, 'a@x', 'a'), (2, 'b@x', 'a'), (3, NULL, NULL), (4, NULL, NULL)",
+    );
+    run(&mut s, "COMMIT");
+    assert_eq!(fails(&mut s, "CREATE UNIQUE INDEX person_nick ON person (nick)").sqlstate(), "23505");
+    run(&mut s, "CREATE UNIQUE INDEX person_email ON person (email)");
+    let e = fails(&mut s, "INSERT INTO person VALUES (5, 'a@x', 'e')");
+    assert_eq!(e.sqlstate(), "23505");
+    assert!(e.to_string().contains("person_email"), "{e}");
+    assert_eq!(fails(&mut s, "UPDATE person SET email = 'b@x' WHERE id = 1").sqlstate(), "23505");
+    run(&mut s, "INSERT INTO person VALUES (5, NULL, 'e')"); // NULLs are distinct
+    run(&mut s, "UPDATE person SET email = 'a@x', nick = 'z' WHERE id = 1"); // its own value
+                                                                             // Freed in the same transaction, then taken.
+    run(&mut s, "DELETE FROM person WHERE id = 2");
+    run(&mut s, "INSERT INTO person VALUES (6, 'b@x', 'f')");
+    run(&mut s, "COMMIT");
+    // Across transactions: the second waits for the first, then fails if it committed.
+    run(&mut s, "INSERT INTO person VALUES (7, 'c@x', 'g')");
+    let db2 = db.clone();
+    let other = std::thread::spawn(move || {
+        let mut s2 = db2.session();
+        let result = s2.execute("INSERT INTO person VALUES (8, 'c@x', 'h')", &[]).map(|_| ());
+        s2.execute("ROLLBACK", &[]).unwrap();
+        result
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    run(&mut s, "COMMIT");
+    let result = other.join().unwrap();
+    assert_eq!(result.map_err(|e| e.sqlstate()), Err("23505"));
+    // And succeeds if the first rolled back.
+    run(&mut s, "INSERT INTO person VALUES (9, 'd@x', 'i')");
+    let db2 = db.clone();
+    let other = std::thread::spawn(move || {
+        let mut s2 = db2.session();
+        s2.execute("INSERT INTO person VALUES (10, 'd@x', 'j')", &[]).map(|_| ())?;
+        s2.execute("COMMIT", &[]).map(|_| ())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    run(&mut s, "ROLLBACK");
+    other.join().unwrap().unwrap();
+    assert_eq!(rows(&mut s, "SELECT id FROM person WHERE email = 'd@x'"), [[i(10)]]);
+}
+
+#[test]
+fn upserts_with_on_conflict_do_nothing_and_do_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INT, label TEXT)");
+    run(&mut s, "CREATE UNIQUE INDEX stock_label ON stock (label)");
+    run(&mut s, "INSERT INTO stock VALUES ('a', 1, 'A'), ('b', 2, 'B')");
+    assert_eq!(
+        run(&mut s, "INSERT INTO stock VALUES ('a', 5, 'x'), ('c', 3, 'C') ON CONFLICT DO NOTHING").tag(),
+        "INSERT 0 1"
+    );
+    // A unique index's conflict, taken by a target naming it or by none.
+    assert_eq!(
+        run(&mut s, "INSERT INTO stock VALUES ('d', 4, 'A') ON CONFLICT (label) DO NOTHING").tag(),
+        "INSERT 0 0"
+    );
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('d', 4, 'A') ON CONFLICT (sku) DO NOTHING").sqlstate(),
+        "23505"
+    );
+    // DO UPDATE on the primary key, with EXCLUDED and the existing row, and a WHERE.
+    let r = run(
+        &mut s,
+        "INSERT INTO stock AS st VALUES ('a', 10, 'A'), ('e', 7, 'E') \
+         ON CONFLICT (sku) DO UPDATE SET qty = st.qty + excluded.qty RETURNING sku, qty",
+    );
+    assert_eq!(r.rows(), [vec![t("a"), i(11)], vec![t("e"), i(7)]]);
+    assert_eq!(run(&mut s, "INSERT INTO stock VALUES ('b', 100, 'B') ON CONFLICT ON CONSTRAINT stock_pkey DO UPDATE SET qty = excluded.qty WHERE stock.qty > 50").tag(), "INSERT 0 0");
+    assert_eq!(
+        rows(&mut s, "SELECT sku, qty FROM stock ORDER BY sku"),
+        [vec![t("a"), i(11)], vec![t("b"), i(2)], vec![t("c"), i(3)], vec![t("e"), i(7)]]
+    );
+    // A target that is no key, and DO UPDATE without one.
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('z', 1, 'Z') ON CONFLICT (qty) DO NOTHING").sqlstate(),
+        "42P10"
+    );
+    assert_eq!(
+        fails(&mut s, "INSERT INTO stock VALUES ('z', 1, 'Z') ON CONFLICT DO UPDATE SET qty = 1").sqlstate(),
+        "42601"
+    );
+    // A prepared upsert, run twice.
+    let upsert = s
+        .prepare("INSERT INTO stock VALUES ($1, $2, $3) ON CONFLICT (sku) DO UPDATE SET qty = stock.qty + excluded.qty")
+        .unwrap();
+    for _ in 0..2 {
+        s.execute_prepared(&upsert, &[t("p"), i(5), t("P")]).unwrap();
+    }
+    assert_eq!(rows(&mut s, "SELECT qty FROM stock WHERE sku = 'p'"), [[i(10)]]);
+}
+
+#[test]
+fn unique_constraints_declared_with_the_table_are_unique_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(
+            &mut s,
+            "CREATE TABLE account (id INT PRIMARY KEY, email TEXT UNIQUE, org INT, login TEXT, \
+             CONSTRAINT account_login UNIQUE (org, login))",
+        );
+        run(
+            &mut s,
+            "INSERT INTO account VALUES (1, 'a@x', 1, 'ann'), (2, 'b@x', 1, 'bob'), (3, 'c@x', 2, 'ann')",
+        );
+        let e = fails(&mut s, "INSERT INTO account VALUES (4, 'a@x', 3, 'zed')");
+        assert_eq!(e.sqlstate(), "23505");
+        assert!(e.to_string().contains("account_email_key"), "{e}");
+        let e = fails(&mut s, "INSERT INTO account VALUES (4, 'd@x', 1, 'ann')");
+        assert!(e.to_string().contains("account_login"), "{e}");
+        assert_eq!(
+            run(&mut s, "INSERT INTO account VALUES (4, 'a@x', 3, 'zed') ON CONFLICT (email) DO NOTHING")
+                .tag(),
+            "INSERT 0 0"
+        );
+        run(&mut s, "COMMIT");
+        // The index names are taken, as relation names.
+        assert_eq!(fails(&mut s, "CREATE TABLE account_email_key (a INT)").sqlstate(), "42P07");
+        assert_eq!(
+            fails(&mut s, "CREATE TABLE other (a INT UNIQUE, CONSTRAINT account_login UNIQUE (a))")
+                .sqlstate(),
+            "42P07"
+        );
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(fails(&mut s, "UPDATE account SET email = 'b@x' WHERE id = 1").sqlstate(), "23505");
+    assert!(plan_of(&mut s, "SELECT id FROM account WHERE email = 'c@x'").contains("account_email_key"));
+    assert_eq!(rows(&mut s, "SELECT id FROM account WHERE email = 'c@x'"), [[i(3)]]);
+}
+
+#[test]
+fn column_defaults_fill_the_columns_an_insert_leaves_out_across_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE task (id INT PRIMARY KEY, state TEXT DEFAULT 'new', prio INT NOT NULL DEFAULT 2 + 3, note TEXT)");
+        run(&mut s, "INSERT INTO task (id) VALUES (1)");
+        run(&mut s, "INSERT INTO task (id, state, note) VALUES (2, 'done', 'x')");
+        run(&mut s, "INSERT INTO task VALUES (3, NULL, 7, NULL)");
+        run(&mut s, "COMMIT");
+        assert_eq!(fails(&mut s, "CREATE TABLE bad (a INT DEFAULT nosuch)").sqlstate(), "42703");
+        assert_eq!(fails(&mut s, "CREATE TABLE bad (a INT DEFAULT 'text')").sqlstate(), "22P02");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "INSERT INTO task (id, note) VALUES (4, 'after a reopen')");
+    assert_eq!(
+        rows(&mut s, "SELECT id, state, prio FROM task ORDER BY id"),
+        [
+            vec![i(1), t("new"), i(5)],
+            vec![i(2), t("done"), i(5)],
+            vec![i(3), NULL, i(7)],
+            vec![i(4), t("new"), i(5)]
+        ]
+    );
+}
