@@ -3,9 +3,7 @@
 //! PostgreSQL's results, result scales and errors, in keys and indexes, and what it
 //! stores surviving a checkpoint image and the redo after it.
 
-mod common;
-
-use common::{fails, open, run};
+use crate::common::{fails, open, run};
 use db::Session;
 
 /// The rows of a query, each value as PostgreSQL's text would print it.

@@ -2,9 +2,7 @@
 //! a column list, queried like a table (joined, filtered, aggregated, a view of a view),
 //! always reading the tables as they are; read-only; DROP VIEW; recovered after a reopen.
 
-mod common;
-
-use common::{fails, open, run};
+use crate::common::{fails, open, run};
 use db::{Session, Value};
 
 fn texts(s: &mut Session, sql: &str) -> Vec<String> {

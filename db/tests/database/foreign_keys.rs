@@ -6,12 +6,10 @@
 //! one parent are inserted concurrently without waiting for each other. (A session
 //! here never autocommits: a DDL commits what is open, as Oracle's does.)
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{fails, open, run};
+use crate::common::{fails, open, run};
 use db::{Session, Value};
 
 fn ints(s: &mut Session, sql: &str) -> Vec<Vec<Option<i64>>> {

@@ -2,9 +2,7 @@
 //! frame and aggregates over frames, partitioned and ordered, in plain and grouped
 //! queries; each expected result is what PostgreSQL 15 returns for the same query.
 
-mod common;
-
-use common::{fails, open, run};
+use crate::common::{fails, open, run};
 use db::{Session, Value};
 
 /// The rows as text, NULL as "NULL", floats to 4 places.
