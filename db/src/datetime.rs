@@ -221,14 +221,58 @@ fn micros_of_instant(t: Timestamp) -> i64 {
     micros as i64 - UNIX_TO_POSTGRES_MICROS
 }
 
-/// A TIMESTAMP's civil date and time.
-pub fn civil(micros: i64) -> DbResult<DateTime> {
-    Ok(TimeZone::UTC.to_datetime(instant(micros)?))
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`):
+/// plain arithmetic, so every date jiff holds converts, to 9999-12-31 (jiff's instants
+/// stop a day short of it, and 9999-12-31 23:59:59.999999 is a common "forever").
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
-/// The TIMESTAMP of a civil date and time.
+/// The inverse of `days_from_civil`: (year, month, day).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// A TIMESTAMP's civil date and time.
+pub fn civil(micros: i64) -> DbResult<DateTime> {
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let of_day = micros.rem_euclid(MICROS_PER_DAY);
+    let date = i32::try_from(days).map_err(|_| timestamp_overflow()).and_then(date_of_days)?;
+    let time = Time::new(
+        (of_day / MICROS_PER_HOUR) as i8,
+        (of_day / MICROS_PER_MINUTE % 60) as i8,
+        (of_day / MICROS_PER_SECOND % 60) as i8,
+        (of_day % MICROS_PER_SECOND * 1000) as i32,
+    )
+    .map_err(|_| timestamp_overflow())?;
+    Ok(date.to_datetime(time))
+}
+
+/// The TIMESTAMP of a civil date and time (sub-microsecond parts rounded to the nearest
+/// microsecond, as PostgreSQL's input does).
 pub fn timestamp_of(dt: DateTime) -> DbResult<i64> {
-    TimeZone::UTC.to_timestamp(dt).map(micros_of_instant).map_err(|_| timestamp_overflow())
+    let days = days_of_date(dt.date()).map_err(|_| timestamp_overflow())? as i64;
+    let t = dt.time();
+    let nanos = t.subsec_nanosecond() as i64;
+    let of_day = t.hour() as i64 * MICROS_PER_HOUR
+        + t.minute() as i64 * MICROS_PER_MINUTE
+        + t.second() as i64 * MICROS_PER_SECOND
+        + nanos / 1000
+        + i64::from(nanos % 1000 >= 500);
+    Ok(days * MICROS_PER_DAY + of_day)
 }
 
 /// A TIMESTAMPTZ's civil date and time in `zone`.
@@ -243,15 +287,14 @@ pub fn timestamptz_of(dt: DateTime, zone: &TimeZone) -> DbResult<i64> {
 }
 
 pub fn date_of_days(days: i32) -> DbResult<Date> {
-    let unix_seconds = (days as i64 + UNIX_TO_POSTGRES_DAYS) * 86_400;
-    Timestamp::from_second(unix_seconds)
-        .map(|t| TimeZone::UTC.to_datetime(t).date())
-        .map_err(|_| date_overflow())
+    let (year, month, day) = civil_from_days(days as i64 + UNIX_TO_POSTGRES_DAYS);
+    let year = i16::try_from(year).map_err(|_| date_overflow())?;
+    Date::new(year, month as i8, day as i8).map_err(|_| date_overflow())
 }
 
 pub fn days_of_date(date: Date) -> DbResult<i32> {
-    let t = TimeZone::UTC.to_timestamp(date.to_datetime(Time::midnight())).map_err(|_| date_overflow())?;
-    Ok((t.as_second().div_euclid(86_400) - UNIX_TO_POSTGRES_DAYS) as i32)
+    let days = days_from_civil(date.year() as i64, date.month() as i64, date.day() as i64);
+    Ok((days - UNIX_TO_POSTGRES_DAYS) as i32)
 }
 
 pub fn date_to_timestamp(days: i32) -> i64 {
@@ -357,7 +400,11 @@ fn parse_text(text: &str, ty: &str) -> DbResult<Special> {
     let mut named_zone = None;
     let mut body = body.to_string();
     if let Some((head, last)) = body.rsplit_once(' ') {
-        if head.contains(':') || head.len() > 10 {
+        if !head.contains(':') && !head.contains(' ') && last.starts_with(['+', '-']) && last.contains(':') {
+            // A date and an offset, no time (PgJDBC's setDate sends `2024-02-29 +05:30`):
+            // midnight at that offset.
+            body = format!("{head}T00:00:00{last}");
+        } else if head.contains(':') || head.len() > 10 {
             if last.starts_with(['+', '-']) {
                 body = format!("{}{last}", head.trim_end());
             } else if last.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -974,6 +1021,19 @@ pub fn trunc_interval(field: Field, iv: Interval) -> DbResult<Interval> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn calendar_arithmetic_agrees_with_jiff_over_its_whole_range() {
+        let first = days_of_date(Date::new(-9999, 1, 1).unwrap()).unwrap();
+        let last = days_of_date(Date::new(9999, 12, 31).unwrap()).unwrap();
+        for days in (first..=last).step_by(97).chain([first, last, 0, -1, 1]) {
+            let date = date_of_days(days).unwrap();
+            assert_eq!(days_of_date(date).unwrap(), days, "{date}");
+            let jiff_days = Date::new(2000, 1, 1).unwrap().until((jiff::Unit::Day, date)).unwrap().get_days();
+            assert_eq!(jiff_days, days, "{date}");
+        }
+        assert!(date_of_days(last + 1).is_err() && date_of_days(first - 1).is_err());
+    }
+
     fn ts(text: &str) -> String {
         let mut out = String::new();
         write_timestamp(parse_timestamp(text).unwrap(), &mut out);
@@ -995,6 +1055,12 @@ mod tests {
         assert_eq!(ts(" 2024-06-15 07:30:00.0000005 "), "2024-06-15 07:30:00.000001");
         assert_eq!(ts("2024-06-15 07:30:00+02"), "2024-06-15 07:30:00", "a timestamp ignores the offset");
         assert_eq!(ts("1999-12-31 23:59:59.999999"), "1999-12-31 23:59:59.999999");
+        // The last microsecond jiff's calendar holds (its instants stop a day before).
+        assert_eq!(ts("9999-12-31 23:59:59.999999"), "9999-12-31 23:59:59.999999");
+        assert_eq!(ts("0001-01-01 00:00:00 BC"), "0001-01-01 00:00:00 BC");
+        // A date with an offset and no time, as PgJDBC's setDate sends it.
+        assert_eq!(ts("2024-02-29 +05:30"), "2024-02-29 00:00:00");
+        assert_eq!(parse_date("2024-02-29 +05:30").unwrap(), parse_date("2024-02-29").unwrap());
         assert_eq!(ts("0044-03-15 BC"), "0044-03-15 00:00:00 BC");
         assert_eq!(ts("infinity"), "infinity");
         assert_eq!(ts("-Infinity"), "-infinity");
