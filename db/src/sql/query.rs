@@ -1470,8 +1470,10 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
     let arg = || call.arg.as_ref().and_then(|a| a.static_type(input, &[]));
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Some(DataType::Int),
+        // PostgreSQL's: the average of integers or numerics is a numeric.
         AggFunc::Avg => match arg() {
-            Some(DataType::Numeric(_)) => Some(DataType::Numeric(None)),
+            Some(DataType::Numeric(_) | DataType::Int) => Some(DataType::Numeric(None)),
+            None => None,
             _ => Some(DataType::Float),
         },
         AggFunc::Sum => match arg() {
@@ -1487,22 +1489,13 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
 pub(crate) struct Accumulator {
     count: i64,
     sum: Option<Num>,
-    /// Whether a NUMERIC was summed: avg is then a NUMERIC (else a FLOAT, even over an
-    /// integer sum that went on as a NUMERIC past bigint's range).
-    numeric_input: bool,
     best: Option<Value>,
     seen: Option<BTreeSet<Value>>,
 }
 
 impl Accumulator {
     pub(crate) fn new(call: &AggCall) -> Accumulator {
-        Accumulator {
-            count: 0,
-            sum: None,
-            numeric_input: false,
-            best: None,
-            seen: call.distinct.then(BTreeSet::new),
-        }
+        Accumulator { count: 0, sum: None, best: None, seen: call.distinct.then(BTreeSet::new) }
     }
 
     pub(crate) fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
@@ -1523,7 +1516,6 @@ impl Accumulator {
         match call.func {
             AggFunc::Sum | AggFunc::Avg => {
                 let n = to_num(&v)?;
-                self.numeric_input |= matches!(n, Num::N(_));
                 self.sum = Some(match self.sum.take() {
                     None => n,
                     // An integer sum beyond bigint's range goes on exactly.
@@ -1560,7 +1552,8 @@ impl Accumulator {
             AggFunc::Sum => self.sum.clone().map_or(Value::Null, Num::value),
             AggFunc::Avg => match &self.sum {
                 None => Value::Null,
-                Some(Num::N(sum)) if self.numeric_input => Value::numeric(numeric::avg(sum, self.count)?),
+                Some(Num::N(sum)) => Value::numeric(numeric::avg(sum, self.count)?),
+                Some(Num::I(sum)) => Value::numeric(numeric::avg(&numeric::from_i64(*sum), self.count)?),
                 Some(sum) => Value::Float(sum.as_f64() / self.count as f64),
             },
             AggFunc::Min | AggFunc::Max => self.best.clone().unwrap_or(Value::Null),

@@ -109,8 +109,6 @@ fn aggregates_over_frames_run_totals_and_sliding_windows() {
     let mut s = db.session();
     setup(&mut s);
     // Without ORDER BY: the whole partition; with it: up to the current row's peers.
-    // (avg of integers is a double precision here; PostgreSQL's is a numeric:
-    // 166.6666666666666667.)
     assert_eq!(
         texts(
             &mut s,
@@ -119,13 +117,13 @@ fn aggregates_over_frames_run_totals_and_sliding_windows() {
              FROM emp ORDER BY id"
         ),
         [
-            "1 500 100 1 166.6667",
-            "2 500 500 3 166.6667",
-            "3 500 500 3 166.6667",
-            "4 130 50 1 65.0000",
-            "5 130 130 2 65.0000",
-            "6 300 300 1 300.0000",
-            "7 500 500 4 166.6667",
+            "1 500 100 1 166.6666666666666667",
+            "2 500 500 3 166.6666666666666667",
+            "3 500 500 3 166.6666666666666667",
+            "4 130 50 1 65.0000000000000000",
+            "5 130 130 2 65.0000000000000000",
+            "6 300 300 1 300.0000000000000000",
+            "7 500 500 4 166.6666666666666667",
         ]
     );
     // ROWS frames: a sliding sum of three and a moving minimum.
