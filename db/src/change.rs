@@ -25,10 +25,11 @@
 //!             | 9 i32 LE months, i32 LE days, i64 LE microseconds (interval)
 //!             | 10 u32 LE scale, u8 sign (0 positive or zero, 1 negative), u32 LE byte
 //!               length, magnitude LE bytes (numeric: no high zero byte, zero has none)
+//!             | 11 u32 LE length, bytes (bytea) | 12 16 bytes (uuid)
 //! schema   := str name, u32 ncols, (str name, u8 type, u32 modifier, u8 nullable)*,
 //!             u32 nkey, u32 column index*
 //!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
-//!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC
+//!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC, 11 BYTEA, 12 UUID
 //!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod
 //! ```
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
@@ -153,6 +154,15 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
                 put_u32(out, magnitude.len() as u32);
                 out.extend_from_slice(&magnitude);
             }
+            Value::Bytea(b) => {
+                out.push(11);
+                put_u32(out, b.len() as u32);
+                out.extend_from_slice(b);
+            }
+            Value::Uuid(u) => {
+                out.push(12);
+                out.extend_from_slice(u);
+            }
         }
     }
 }
@@ -195,6 +205,8 @@ impl Change {
                         DataType::TimestampTz => (8, u32::MAX),
                         DataType::Interval => (9, u32::MAX),
                         DataType::Numeric(spec) => (10, spec.map_or(u32::MAX, |s| s.typmod() as u32)),
+                        DataType::Bytea => (11, u32::MAX),
+                        DataType::Uuid => (12, u32::MAX),
                     };
                     out.push(tag);
                     put_u32(out, max);
@@ -281,6 +293,8 @@ impl Change {
                             crate::numeric::NumericSpec::from_typmod(max as i32)
                                 .ok_or_else(|| corrupt(format!("NUMERIC modifier {max}")))?,
                         )),
+                        11 => DataType::Bytea,
+                        12 => DataType::Uuid,
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -434,6 +448,11 @@ impl Reader<'_> {
                     micros: self.u64()? as i64,
                 }),
                 10 => self.numeric()?,
+                11 => {
+                    let n = self.count(1)?;
+                    Value::Bytea(self.take(n)?.into())
+                }
+                12 => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
                 t => return Err(corrupt(format!("value tag {t}"))),
             });
         }
@@ -496,6 +515,8 @@ mod tests {
                                 DataType::Numeric(Some(crate::numeric::NumericSpec::new(12, 3).unwrap()))
                             }
                             (true, 2) => DataType::Numeric(None),
+                            (true, 3) => DataType::Bytea,
+                            (true, 4) => DataType::Uuid,
                             (true, _) => DataType::Text { max_chars: Some(10) },
                             (false, _) => DataType::Int,
                         },

@@ -46,9 +46,10 @@ pub enum DbError {
     /// says which.
     #[error("{0}")]
     NumericOverflow(String),
-    /// A type's modifier out of its range (`NUMERIC(0)`, `CHAR(0)`): PostgreSQL's 22023.
+    /// An argument or a type's modifier out of what it takes (`NUMERIC(0)`, an odd
+    /// number of hex digits for a bytea): PostgreSQL's 22023, invalid_parameter_value.
     #[error("{0}")]
-    InvalidTypeModifier(String),
+    InvalidArgument(String),
     /// Text that is no date, time, timestamp or interval (PostgreSQL's 22007); the
     /// message names the type and the text.
     #[error("{0}")]
@@ -196,7 +197,7 @@ impl DbError {
             DbError::DivisionByZero => "22012",
             DbError::Grouping(_) => "42803",
             DbError::NumericOutOfRange(_) | DbError::NumericOverflow(_) => "22003",
-            DbError::InvalidTypeModifier(_) => "22023",
+            DbError::InvalidArgument(_) => "22023",
             DbError::InvalidDatetime(_) => "22007",
             DbError::DatetimeOverflow(_) => "22008",
             DbError::UndefinedFunction(_) => "42883",

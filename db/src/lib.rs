@@ -2,6 +2,7 @@
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
 pub mod awr;
+pub mod bytea;
 mod call_clock;
 pub mod change;
 pub mod checkpoint;
@@ -19,6 +20,7 @@ pub mod sequences;
 pub mod sessions;
 pub mod sql;
 pub mod state;
+pub mod uuid;
 pub mod value;
 pub mod views;
 

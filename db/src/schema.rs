@@ -112,6 +112,14 @@ impl std::hash::Hash for Key {
                     state.write_u8(9);
                     crate::numeric::hash_parts(n).hash(state);
                 }
+                Value::Bytea(b) => {
+                    state.write_u8(10);
+                    b.hash(state);
+                }
+                Value::Uuid(u) => {
+                    state.write_u8(11);
+                    u.hash(state);
+                }
             }
         }
     }
@@ -260,7 +268,7 @@ impl TableSchema {
         }
         for (i, c) in columns.iter().enumerate() {
             if !c.ty.is_valid() {
-                return Err(DbError::InvalidTypeModifier(format!(
+                return Err(DbError::InvalidArgument(format!(
                     "column \"{}\" has an invalid type modifier",
                     c.name
                 )));
@@ -517,6 +525,10 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
                 None => n,
             }))
         }
+        (DataType::Bytea, Value::Bytea(b)) => Ok(Value::Bytea(b)),
+        (DataType::Bytea, Value::Text(t)) => Ok(Value::Bytea(crate::bytea::parse(&t)?.into())),
+        (DataType::Uuid, Value::Uuid(u)) => Ok(Value::Uuid(u)),
+        (DataType::Uuid, Value::Text(t)) => Ok(Value::Uuid(crate::uuid::parse(&t)?)),
         (DataType::Int, Value::Numeric(n)) => crate::numeric::to_i64(&n).map(Value::Int),
         (DataType::Float, Value::Numeric(n)) => crate::numeric::to_f64(&n).map(Value::Float),
         (DataType::Int, Value::Int(v)) => Ok(Value::Int(v)),

@@ -41,6 +41,10 @@ pub enum DataType {
     TimestampTz,
     /// INTERVAL: months, days and microseconds.
     Interval,
+    /// BYTEA (Oracle's RAW and BLOB): a byte string.
+    Bytea,
+    /// UUID: 16 bytes.
+    Uuid,
 }
 
 impl DataType {
@@ -58,6 +62,8 @@ impl DataType {
             DataType::Timestamp => "TIMESTAMP".into(),
             DataType::TimestampTz => "TIMESTAMP WITH TIME ZONE".into(),
             DataType::Interval => "INTERVAL".into(),
+            DataType::Bytea => "BYTEA".into(),
+            DataType::Uuid => "UUID".into(),
         }
     }
 
@@ -100,6 +106,9 @@ pub enum Value {
     Timestamp(i64),
     TimestampTz(i64),
     Interval(Interval),
+    /// BYTEA: boxed, not a `Vec`, so that a value stays 24 bytes.
+    Bytea(Box<[u8]>),
+    Uuid(crate::uuid::Bytes),
 }
 
 impl Value {
@@ -116,6 +125,8 @@ impl Value {
             Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 4,
             Value::Time(_) => 5,
             Value::Interval(_) => 6,
+            Value::Bytea(_) => 7,
+            Value::Uuid(_) => 8,
         }
     }
 
@@ -133,6 +144,8 @@ impl Value {
             Value::Timestamp(_) => Some(DataType::Timestamp),
             Value::TimestampTz(_) => Some(DataType::TimestampTz),
             Value::Interval(_) => Some(DataType::Interval),
+            Value::Bytea(_) => Some(DataType::Bytea),
+            Value::Uuid(_) => Some(DataType::Uuid),
         }
     }
 
@@ -194,6 +207,8 @@ impl Value {
                 | (Value::Timestamp(_), DataType::Timestamp)
                 | (Value::TimestampTz(_), DataType::TimestampTz)
                 | (Value::Interval(_), DataType::Interval)
+                | (Value::Bytea(_), DataType::Bytea)
+                | (Value::Uuid(_), DataType::Uuid)
         )
     }
 }
@@ -221,6 +236,8 @@ impl Ord for Value {
             (Value::Text(a), Value::Text(b)) => a.cmp(b),
             (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::Interval(a), Value::Interval(b)) => a.comparable().cmp(&b.comparable()),
+            (Value::Bytea(a), Value::Bytea(b)) => a.cmp(b),
+            (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
             // Dates and timestamps on one scale; a date before a timestamp of its
             // midnight, so that equal instants of different types stay distinct keys.
             (a, b) if a.rank() == 4 && b.rank() == 4 => {
@@ -255,6 +272,8 @@ impl fmt::Display for Value {
             Value::Numeric(n) => f.write_str(&numeric::to_text(n)),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
+            Value::Bytea(b) => f.write_str(&crate::bytea::to_text(b)),
+            Value::Uuid(u) => f.write_str(&crate::uuid::to_text(u)),
             other => {
                 let mut text = String::new();
                 other.write_datetime(&mut text);

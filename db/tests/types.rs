@@ -301,3 +301,144 @@ fn numeric_values_survive_a_checkpoint_and_the_redo_after_it() {
     assert_eq!(one(&mut s, "SELECT id FROM acct WHERE balance = 99.95"), "1");
     assert_eq!(one(&mut s, "SELECT sum(balance) FROM acct"), "1234567990.18");
 }
+
+#[test]
+fn bytea_values_read_both_input_forms_and_print_as_hex() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let cases = [
+        (r"SELECT '\x0102FF'::bytea", r"\x0102ff"),
+        (r"SELECT '\x01 02'::bytea", r"\x0102"),
+        ("SELECT 'abc'::bytea", r"\x616263"),
+        (r"SELECT 'a\000b\\'::bytea", r"\x6100625c"),
+        (r"SELECT CAST('' AS BYTEA)", r"\x"),
+        (r"SELECT length('\x0102ff'::bytea)", "3"),
+        (r"SELECT octet_length('\x0102ff'::bytea)", "3"),
+        ("SELECT octet_length('héllo')", "6"),
+        ("SELECT length('héllo')", "5"),
+        (r"SELECT '\x01'::bytea || '\x02'::bytea", r"\x0102"),
+        (r"SELECT '\x01'::bytea < '\x0100'::bytea", "true"),
+        (r"SELECT '\x02'::bytea > '\x0100'::bytea", "true"),
+        (r"SELECT '\x0102'::bytea = '\x0102'", "true"),
+        (r"SELECT encode('\x68656c6c6f'::bytea, 'base64')", "aGVsbG8="),
+        ("SELECT decode('aGVsbG8=', 'base64')", r"\x68656c6c6f"),
+        ("SELECT encode('hello'::bytea, 'hex')", "68656c6c6f"),
+        ("SELECT decode('01FF', 'hex')", r"\x01ff"),
+        (r"SELECT encode('\x615c01'::bytea, 'escape')", r"a\\\001"),
+        (r"SELECT '\x0102'::bytea::text", r"\x0102"),
+        (r"SELECT 'x' || '\x0102'::bytea", r"x\x0102"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    let errors = [
+        (r"SELECT '\x123'::bytea", "22023"),
+        (r"SELECT '\xzz'::bytea", "22023"),
+        (r"SELECT 'a\b'::bytea", "22P02"),
+        (r"SELECT encode('\x01'::bytea, 'rot13')", "22023"),
+        ("SELECT decode('%%', 'base64')", "22023"),
+        (r"SELECT '\x01'::bytea = 1", "42804"),
+    ];
+    for (sql, sqlstate) in errors {
+        assert_eq!(fails(&mut s, sql).sqlstate(), sqlstate, "{sql}");
+    }
+}
+
+#[test]
+fn uuid_values_read_postgresqls_forms_and_generate_random_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let standard = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+    for form in [
+        "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+        "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+        "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+        "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+    ] {
+        assert_eq!(one(&mut s, &format!("SELECT '{form}'::uuid")), standard, "{form}");
+        assert_eq!(one(&mut s, &format!("SELECT CAST('{standard}' AS UUID) = '{form}'")), "true");
+    }
+    assert_eq!(one(&mut s, "SELECT length(gen_random_uuid()::text)"), "36");
+    assert_eq!(one(&mut s, "SELECT gen_random_uuid() = gen_random_uuid()"), "false");
+    assert_eq!(
+        one(&mut s, &format!("SELECT '{standard}'::uuid < 'b0eebc99-0000-0000-0000-000000000000'")),
+        "true"
+    );
+    for bad in ["SELECT 'xyz'::uuid", "SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1'::uuid"] {
+        assert_eq!(fails(&mut s, bad).sqlstate(), "22P02", "{bad}");
+    }
+}
+
+#[test]
+fn bytea_and_uuid_columns_are_keys_indexed_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+    let generated: Vec<Vec<String>>;
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE users (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), name TEXT NOT NULL)");
+        run(
+            &mut s,
+            "CREATE TABLE files (id INT PRIMARY KEY, owner UUID, data BYTEA NOT NULL, raw RAW(16), b BLOB)",
+        );
+        run(&mut s, "CREATE INDEX files_data ON files (data)");
+        // Each row its own random key.
+        run(&mut s, "INSERT INTO users (name) VALUES ('ann'), ('bob'), ('cy')");
+        assert_eq!(one(&mut s, "SELECT count(DISTINCT id) FROM users"), "3");
+        run(&mut s, &format!("INSERT INTO users VALUES ('{fixed}', 'dee')"));
+        assert_eq!(
+            fails(&mut s, "INSERT INTO users VALUES ('{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11}', 'dup')")
+                .sqlstate(),
+            "23505"
+        );
+        assert_eq!(fails(&mut s, "INSERT INTO users VALUES ('not-a-uuid', 'x')").sqlstate(), "22P02");
+        run(
+            &mut s,
+            &format!(
+                r"INSERT INTO files VALUES (1, '{fixed}', '\x0102', 'raw', NULL), (2, NULL, 'abc', NULL, '\xff'), (3, '{fixed}', '\x', NULL, NULL)"
+            ),
+        );
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, r"INSERT INTO files VALUES (4, NULL, '\x00ff00', '\x01', '\x02')");
+        run(&mut s, r"UPDATE files SET data = data || '\x03'::bytea WHERE id = 1");
+        run(&mut s, "UPDATE users SET name = 'ann2' WHERE name = 'ann'");
+        run(&mut s, "COMMIT");
+        generated = texts(&mut s, "SELECT id, name FROM users ORDER BY id");
+    }
+    let db = open(dir.path());
+    db.snapshot().verify_indexes().unwrap();
+    let mut s = db.session();
+    assert_eq!(texts(&mut s, "SELECT id, name FROM users ORDER BY id"), generated);
+    assert_eq!(generated.len(), 4);
+    assert_eq!(
+        texts(&mut s, "SELECT id, owner, data, raw, b FROM files ORDER BY id"),
+        [
+            ["1", fixed, r"\x010203", r"\x726177", "NULL"],
+            ["2", "NULL", r"\x616263", "NULL", r"\xff"],
+            ["3", fixed, r"\x", "NULL", "NULL"],
+            ["4", "NULL", r"\x00ff00", r"\x01", r"\x02"],
+        ]
+    );
+    // Keys and indexes find values by text in any accepted form.
+    assert_eq!(one(&mut s, &format!("SELECT name FROM users WHERE id = '{}'", fixed.to_uppercase())), "dee");
+    let plan = texts(&mut s, &format!("EXPLAIN SELECT name FROM users WHERE id = '{fixed}'"));
+    assert!(plan.iter().flatten().any(|l| l.contains("Index") || l.contains("index")), "{plan:?}");
+    assert_eq!(one(&mut s, r"SELECT id FROM files WHERE data = '\x616263'"), "2");
+    assert_eq!(one(&mut s, "SELECT id FROM files WHERE data = 'abc'"), "2");
+    let plan = texts(&mut s, r"EXPLAIN SELECT id FROM files WHERE data = '\x616263'");
+    assert!(plan.iter().flatten().any(|l| l.contains("files_data")), "{plan:?}");
+    assert_eq!(
+        texts(&mut s, r"SELECT id FROM files WHERE data > '\x00' ORDER BY data"),
+        [["4"], ["1"], ["2"]]
+    );
+    // Joins and grouping on uuids.
+    assert_eq!(
+        texts(&mut s, "SELECT u.name, count(*) FROM users u JOIN files f ON f.owner = u.id GROUP BY u.name"),
+        [["dee", "2"]]
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM users WHERE name LIKE 'ann%'"), "1");
+}

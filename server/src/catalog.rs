@@ -329,6 +329,8 @@ fn type_name(ty: DataType) -> String {
         DataType::Timestamp => "timestamp without time zone".into(),
         DataType::TimestampTz => "timestamp with time zone".into(),
         DataType::Interval => "interval".into(),
+        DataType::Bytea => "bytea".into(),
+        DataType::Uuid => "uuid".into(),
     }
 }
 
@@ -548,7 +550,7 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
         text("")
     } else if is("attstorage") {
         text(match column.ty {
-            DataType::Text { .. } => "x",
+            DataType::Text { .. } | DataType::Bytea => "x",
             DataType::Numeric(_) => "m",
             _ => "p",
         })

@@ -15,6 +15,7 @@ use db::{numeric, DataType, DbError, Value};
 
 pub const OID_UNSPECIFIED: u32 = 0;
 pub const OID_BOOL: u32 = 16;
+pub const OID_BYTEA: u32 = 17;
 pub const OID_INT8: u32 = 20;
 pub const OID_INT2: u32 = 21;
 pub const OID_INT4: u32 = 23;
@@ -29,6 +30,7 @@ pub const OID_TIMESTAMP: u32 = 1114;
 pub const OID_TIMESTAMPTZ: u32 = 1184;
 pub const OID_INTERVAL: u32 = 1186;
 pub const OID_NUMERIC: u32 = 1700;
+pub const OID_UUID: u32 = 2950;
 
 pub const FORMAT_TEXT: i16 = 0;
 pub const FORMAT_BINARY: i16 = 1;
@@ -47,6 +49,8 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Timestamp) => OID_TIMESTAMP,
         Some(DataType::TimestampTz) => OID_TIMESTAMPTZ,
         Some(DataType::Interval) => OID_INTERVAL,
+        Some(DataType::Bytea) => OID_BYTEA,
+        Some(DataType::Uuid) => OID_UUID,
     }
 }
 
@@ -59,6 +63,8 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
+        Some(DataType::Bytea) => (-1, -1),
+        Some(DataType::Uuid) => (16, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
@@ -78,6 +84,8 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_TIMESTAMP => Some(DataType::Timestamp),
         OID_TIMESTAMPTZ => Some(DataType::TimestampTz),
         OID_INTERVAL => Some(DataType::Interval),
+        OID_BYTEA => Some(DataType::Bytea),
+        OID_UUID => Some(DataType::Uuid),
         _ => None,
     }
 }
@@ -92,6 +100,8 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         }
         Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
+        Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
+        Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
         // In the session's zone: the connection makes it current while it handles the
@@ -129,6 +139,9 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
         (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
+        // bytea and uuid: the bytes as they are.
+        (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
+        (Value::Uuid(u), OID_UUID) => out.extend_from_slice(u),
         // A column of numbers of several types (a CASE of an integer and a decimal) is
         // described as their common type: each value written as that type.
         (Value::Int(v), OID_NUMERIC) => numeric::write_binary(&numeric::from_i64(*v), out),
@@ -301,6 +314,12 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
         (_, Some(ty @ DataType::Numeric(_))) => {
             db::schema::coerce(Value::numeric(numeric::read_binary(bytes)?), ty)
         }
+        // bytea and uuid: the bytes as they are.
+        (_, Some(DataType::Bytea)) => Ok(Value::Bytea(bytes.into())),
+        (_, Some(DataType::Uuid)) => {
+            let b: [u8; 16] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Uuid(b))
+        }
         (_, Some(DataType::Date)) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Date(i32::from_be_bytes(b)))
@@ -432,6 +451,39 @@ mod tests {
         assert_eq!(size_and_modifier(Some(DataType::Numeric(Some(spec)))), (-1, (10 << 16 | 2) + 4));
         assert_eq!(size_and_modifier(Some(DataType::Numeric(None))), (-1, -1));
         assert_eq!(type_of_oid(OID_NUMERIC), Some(DataType::Numeric(None)));
+    }
+
+    #[test]
+    fn bytea_and_uuid_go_as_their_bytes_in_binary_and_postgresqls_text_otherwise() {
+        let uuid = db::uuid::parse("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").unwrap();
+        let text = |v: &Value| {
+            let mut out = Vec::new();
+            write_text(v, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let binary = |v: &Value, oid| {
+            let mut out = Vec::new();
+            write_binary(v, oid, &mut out);
+            out
+        };
+        let bytes = Value::Bytea(vec![0, 1, 0xff].into());
+        assert_eq!(text(&bytes), "\\x0001ff");
+        assert_eq!(binary(&bytes, OID_BYTEA), [0, 1, 0xff]);
+        assert_eq!(text(&Value::Uuid(uuid)), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        assert_eq!(binary(&Value::Uuid(uuid), OID_UUID), uuid);
+        // Parameters: declared by the client, or given their place's type.
+        assert_eq!(read_parameter(Some(&[0, 1, 0xff]), 1, OID_BYTEA, None).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(b"\\x0001FF"), 0, 0, Some(DataType::Bytea)).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(b"\\x0001FF"), 0, OID_BYTEA, None).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(&uuid), 1, OID_UUID, None).unwrap(), Value::Uuid(uuid));
+        assert_eq!(read_parameter(Some(&uuid), 1, 0, Some(DataType::Uuid)).unwrap(), Value::Uuid(uuid));
+        assert_eq!(
+            read_parameter(Some(b"A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"), 0, OID_UUID, None).unwrap(),
+            Value::Uuid(uuid)
+        );
+        assert!(read_parameter(Some(&uuid[..15]), 1, OID_UUID, None).is_err());
+        assert_eq!(read_parameter(Some(b"nope"), 0, OID_UUID, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!((oid_of(Some(DataType::Bytea)), oid_of(Some(DataType::Uuid))), (17, 2950));
     }
 
     #[test]

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 from decimal import Decimal
 
 import psycopg
@@ -225,6 +226,37 @@ def check_exact_numerics_in_text_and_binary():
         )
         expect_error(errors.DivisionByZero, "22012", lambda: conn.execute("SELECT amount / 0 FROM money"))
         assert conn.execute("SELECT amount FROM money WHERE k = 1").fetchone() == (Decimal("12.35"),)
+
+
+def check_bytea_and_uuid_in_text_and_binary():
+    """bytes as bytea and uuid.UUID as uuid, both ways in both formats; a uuid key made
+    by gen_random_uuid() and found again by the UUID psycopg read."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "blobs (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), data BYTEA, tag UUID)")
+        payloads = [b"", b"\x00\x01\xff", bytes(range(256)) * 40, "ünï".encode()]
+        fixed = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+        ids = []
+        for i, data in enumerate(payloads):
+            form = ["%s", "%b", "%t", "%s"][i]
+            row = conn.execute(f"INSERT INTO blobs (data, tag) VALUES ({form}, {form}) RETURNING id", (data, fixed)).fetchone()
+            assert isinstance(row[0], uuid.UUID) and row[0].version == 4, row
+            ids.append(row[0])
+        assert len(set(ids)) == len(ids), ids
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                for id_, data in zip(ids, payloads):
+                    got = cur.execute("SELECT data, tag, length(data) FROM blobs WHERE id = %s", (id_,)).fetchone()
+                    assert got == (data, fixed, len(data)), (binary, got[1:], len(got[0]))
+                types = [c.type_code for c in cur.execute("SELECT id, data FROM blobs LIMIT 1").description]
+                assert types == [2950, 17], types
+        # Text of both, as PostgreSQL prints them.
+        assert conn.execute("SELECT data::text, tag::text FROM blobs WHERE id = %s", (ids[1],)).fetchone() == (
+            "\\x0001ff",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        )
+        assert conn.execute("SELECT count(*) FROM blobs WHERE tag = %s", (str(fixed).upper(),)).fetchone() == (4,)
+        expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT 'nope'::uuid"))
+        expect_error(errors.InvalidParameterValue, "22023", lambda: conn.execute("SELECT '\\x123'::bytea"))
 
 
 def check_executemany_pipelines_with_row_counts():

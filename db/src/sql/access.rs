@@ -181,6 +181,11 @@ fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
             Ok(Num::N(n)) => convert(&Value::numeric(n), ty, role),
             Err(_) => Conv::Unknown,
         },
+        // Text compared with a BYTEA or UUID key is read as one (`id = 'a0ee...'`).
+        (DataType::Bytea | DataType::Uuid, Value::Text(_)) => match crate::schema::coerce(v.clone(), ty) {
+            Ok(key) => Conv::Value(key, true),
+            Err(_) => Conv::Unknown,
+        },
         (DataType::Bool, Value::Text(_)) => match crate::schema::coerce(v.clone(), DataType::Bool) {
             Ok(b) => Conv::Value(b, true),
             Err(_) => Conv::Unknown,

@@ -117,6 +117,13 @@ pub(crate) enum Func {
     MakeDate,
     /// `age(a [, b])`: the difference in years, months and days (b defaults to today).
     Age,
+    /// `octet_length(text or bytea)`: bytes.
+    OctetLength,
+    /// `encode(bytea, format)`, `decode(text, format)`: hex, base64 or escape.
+    Encode,
+    Decode,
+    /// `gen_random_uuid()`, `uuid_generate_v4()`: a new version 4 UUID each call.
+    GenRandomUuid,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -210,6 +217,10 @@ impl Func {
             "clock_timestamp" => (Func::ClockTimestamp, 0, 0),
             "make_date" => (Func::MakeDate, 3, 3),
             "age" => (Func::Age, 1, 2),
+            "octet_length" => (Func::OctetLength, 1, 1),
+            "encode" => (Func::Encode, 2, 2),
+            "decode" => (Func::Decode, 2, 2),
+            "gen_random_uuid" | "uuid_generate_v4" => (Func::GenRandomUuid, 0, 0),
             _ => return None,
         })
     }
@@ -1147,10 +1158,8 @@ pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
 const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     // PostgreSQL's own.
     "timetz",
-    "bytea",
     "json",
     "jsonb",
-    "uuid",
     "money",
     "inet",
     "cidr",
@@ -1193,7 +1202,6 @@ const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     "record",
     "void",
     // Oracle's.
-    "raw",
     "long",
     "binary_double",
     "binary_float",
@@ -1256,6 +1264,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         T::Char(len) | T::Character(len) => DataType::Text { max_chars: length(len, Some(1))? },
         T::Text | T::String(None) => DataType::Text { max_chars: None },
         T::Bool | T::Boolean => DataType::Bool,
+        T::Bytea | T::Blob(_) => DataType::Bytea,
+        T::Uuid => DataType::Uuid,
         T::Date => DataType::Date,
         T::Time(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => DataType::Time,
         T::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) | T::Datetime(_) => {
@@ -1293,6 +1303,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "float8" | "float4" => DataType::Float,
                 "int8" | "int4" | "int2" => DataType::Int,
                 "bool" => DataType::Bool,
+                "bytea" | "raw" | "blob" => DataType::Bytea,
+                "uuid" => DataType::Uuid,
                 "date" => DataType::Date,
                 "time" => DataType::Time,
                 "timestamp" => DataType::Timestamp,
@@ -1468,7 +1480,7 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Clock(_)
             | Expr::Sequence(..)
-            | Expr::Func(Func::Random | Func::ClockTimestamp, _)
+            | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
             Expr::Literal(_) => true,
@@ -1586,7 +1598,7 @@ impl Expr {
             match e {
                 Expr::Column(_)
                 | Expr::Agg(_)
-                | Expr::Func(Func::Random | Func::ClockTimestamp, _)
+                | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
                 | Expr::Sequence(..)
                 | Expr::Outer { .. }
                 | Expr::Subquery(_) => false,
@@ -1718,7 +1730,10 @@ impl Expr {
             Expr::Quantified { .. } => Some(DataType::Bool),
             Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
-                BinOp::Concat => text,
+                BinOp::Concat => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
+                    (Some(DataType::Bytea), Some(DataType::Bytea)) => Some(DataType::Bytea),
+                    _ => text,
+                },
                 op if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Some(DataType::Bool),
                 _ => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
                     (x, y) if temporal::result_type(*op, x, y).is_some() => temporal::result_type(*op, x, y),
@@ -1742,7 +1757,10 @@ impl Expr {
                 | Func::Concat
                 | Func::Substr
                 | Func::CurrentSchema => text,
-                Func::Length => Some(DataType::Int),
+                Func::Length | Func::OctetLength => Some(DataType::Int),
+                Func::Encode => text,
+                Func::Decode => Some(DataType::Bytea),
+                Func::GenRandomUuid => Some(DataType::Uuid),
                 Func::DatePart => Some(DataType::Float),
                 Func::ClockTimestamp => Some(DataType::TimestampTz),
                 Func::MakeDate => Some(DataType::Date),
@@ -2048,6 +2066,15 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         },
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
+        (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+        (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        // Text meeting a BYTEA or UUID is read as one, as PostgreSQL reads a literal.
+        (Value::Bytea(_) | Value::Uuid(_), Value::Text(_)) => {
+            return compare(a, &coerce(b.clone(), a.data_type().expect("not NULL"))?)
+        }
+        (Value::Text(_), Value::Bytea(_) | Value::Uuid(_)) => {
+            return compare(&coerce(a.clone(), b.data_type().expect("not NULL"))?, b)
+        }
         (x, y) if temporal::is_temporal(x) || temporal::is_temporal(y) => temporal::compare(x, y)?,
         (x, y) => {
             let name = |v: &Value| v.data_type().map_or("unknown".into(), |t| t.name().to_lowercase());
@@ -2064,7 +2091,10 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
         Ok(compare(&a, &b)?.map_or(Value::Null, |o| Value::Bool(want(o))))
     };
     match op {
-        BinOp::Concat => Ok(Value::Text(format!("{a}{b}"))),
+        BinOp::Concat => Ok(match (a, b) {
+            (Value::Bytea(x), Value::Bytea(y)) => Value::Bytea([&x[..], &y[..]].concat().into()),
+            (a, b) => Value::Text(format!("{a}{b}")),
+        }),
         BinOp::Eq => cmp(|o| o == Ordering::Equal),
         BinOp::NotEq => cmp(|o| o != Ordering::Equal),
         BinOp::Lt => cmp(|o| o == Ordering::Less),
@@ -2265,6 +2295,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Random => return Ok(Value::Float(random())),
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
+        Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
         _ => {}
     }
     let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
@@ -2306,7 +2337,30 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Power => Value::Float(num(0)?.as_f64().powf(num(1)?.as_f64())),
         Func::Lower => Value::Text(text_of(values[0].clone()).to_lowercase()),
         Func::Upper => Value::Text(text_of(values[0].clone()).to_uppercase()),
-        Func::Length => Value::Int(text_of(values[0].clone()).chars().count() as i64),
+        // A bytea's length is its bytes, a text's its characters.
+        Func::Length => match &values[0] {
+            Value::Bytea(b) => Value::Int(b.len() as i64),
+            v => Value::Int(text_of(v.clone()).chars().count() as i64),
+        },
+        Func::OctetLength => match &values[0] {
+            Value::Bytea(b) => Value::Int(b.len() as i64),
+            v => Value::Int(text_of(v.clone()).len() as i64),
+        },
+        Func::Encode => match &values[0] {
+            Value::Bytea(b) => Value::Text(crate::bytea::encode(b, &text_of(values[1].clone()))?),
+            Value::Text(t) => {
+                Value::Text(crate::bytea::encode(&crate::bytea::parse(t)?, &text_of(values[1].clone()))?)
+            }
+            other => {
+                return Err(DbError::UndefinedFunction(format!(
+                    "encode({}, text)",
+                    other.data_type().map_or("unknown".into(), |t| t.name().to_lowercase())
+                )))
+            }
+        },
+        Func::Decode => Value::Bytea(
+            crate::bytea::decode(&text_of(values[0].clone()), &text_of(values[1].clone()))?.into(),
+        ),
         Func::Repeat => {
             let s = text_of(values[0].clone());
             let n = int_arg(&values[1])?.max(0) as usize;
@@ -2359,6 +2413,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::Concat
         | Func::Random
         | Func::ClockTimestamp
+        | Func::GenRandomUuid
         | Func::CurrentSchema => unreachable!("handled above"),
     })
 }

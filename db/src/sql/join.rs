@@ -704,6 +704,8 @@ enum HashKey {
     Micros(i64),
     Time(i64),
     Interval(i128),
+    Bytes(Box<[u8]>),
+    Uuid([u8; 16]),
 }
 
 /// The hash key of `exprs` on `row`, and whether it is lossy (equal keys may be unequal
@@ -738,6 +740,8 @@ fn hash_key<'e>(
             Value::Timestamp(t) | Value::TimestampTz(t) => HashKey::Micros(t),
             Value::Time(t) => HashKey::Time(t),
             Value::Interval(iv) => HashKey::Interval(iv.comparable()),
+            Value::Bytea(b) => HashKey::Bytes(b),
+            Value::Uuid(u) => HashKey::Uuid(u),
         });
     }
     Ok(Some((key, lossy)))
