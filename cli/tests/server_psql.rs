@@ -377,6 +377,19 @@ fn psql_describes_and_prints_the_exact_types() {
     );
     let error = server.query_error("SELECT 'nope'::uuid");
     assert!(error.contains("22P02"), "{error}");
+
+    server.query("CREATE TABLE docs (id BIGINT PRIMARY KEY, raw JSON, doc JSONB)");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d docs"]).stdout).into_owned();
+    for expected in ["raw    | json   |", "doc    | jsonb  |"] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(r#"INSERT INTO docs VALUES (1, '{"b":1,  "a":[1,2]}', '{"b":1,  "a":[1,2]}')"#);
+    assert_eq!(
+        server.query("SELECT raw, doc, doc -> 'a' -> 1, raw ->> 'b' FROM docs"),
+        "{\"b\":1,  \"a\":[1,2]}|{\"a\": [1, 2], \"b\": 1}|2|1\n"
+    );
+    let error = server.query_error("SELECT '{\"a\":}'::jsonb");
+    assert!(error.contains("22P02") && error.contains("invalid input syntax for type jsonb"), "{error}");
 }
 
 /// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.

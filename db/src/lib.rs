@@ -12,6 +12,7 @@ pub mod database;
 pub mod datetime;
 pub mod durability;
 pub mod error;
+pub mod json;
 pub mod locks;
 pub mod numeric;
 pub mod params;

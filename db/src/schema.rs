@@ -120,6 +120,14 @@ impl std::hash::Hash for Key {
                     state.write_u8(11);
                     u.hash(state);
                 }
+                Value::Json(t) => {
+                    state.write_u8(12);
+                    t.hash(state);
+                }
+                Value::Jsonb(t) => {
+                    state.write_u8(13);
+                    t.hash(state);
+                }
             }
         }
     }
@@ -469,6 +477,17 @@ impl TableSchema {
                     column.name,
                     column.ty.name()
                 )));
+            } else if let Value::Json(text) = value {
+                if let Err(e) = crate::json::validate(text) {
+                    return Err(corrupt(format!("has invalid JSON in column \"{}\": {e}", column.name)));
+                }
+            } else if let Value::Jsonb(text) = value {
+                if crate::json::normalize(text).ok().as_deref() != Some(&**text) {
+                    return Err(corrupt(format!(
+                        "has a JSONB not in its normal form in column \"{}\"",
+                        column.name
+                    )));
+                }
             } else if let (Value::Numeric(n), DataType::Numeric(Some(spec))) = (value, column.ty) {
                 if !crate::numeric::fits(n, spec) {
                     return Err(corrupt(format!(
@@ -529,6 +548,14 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
         (DataType::Bytea, Value::Text(t)) => Ok(Value::Bytea(crate::bytea::parse(&t)?.into())),
         (DataType::Uuid, Value::Uuid(u)) => Ok(Value::Uuid(u)),
         (DataType::Uuid, Value::Text(t)) => Ok(Value::Uuid(crate::uuid::parse(&t)?)),
+        (DataType::Json, Value::Json(t) | Value::Jsonb(t)) => Ok(Value::Json(t)),
+        (DataType::Json, Value::Text(t)) => {
+            crate::json::validate(&t)?;
+            Ok(Value::Json(t.into()))
+        }
+        (DataType::Jsonb, Value::Jsonb(t)) => Ok(Value::Jsonb(t)),
+        (DataType::Jsonb, Value::Text(t)) => Ok(Value::Jsonb(crate::json::normalize(&t)?.into())),
+        (DataType::Jsonb, Value::Json(t)) => Ok(Value::Jsonb(crate::json::normalize(&t)?.into())),
         (DataType::Int, Value::Numeric(n)) => crate::numeric::to_i64(&n).map(Value::Int),
         (DataType::Float, Value::Numeric(n)) => crate::numeric::to_f64(&n).map(Value::Float),
         (DataType::Int, Value::Int(v)) => Ok(Value::Int(v)),

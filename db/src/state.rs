@@ -86,7 +86,12 @@ pub fn shard_of(key: &[Value]) -> usize {
                 add(u64::from_le_bytes(u[..8].try_into().expect("8 bytes")) ^ 9);
                 add(u64::from_le_bytes(u[8..].try_into().expect("8 bytes")));
             }
-            Value::Text(t) => {
+            Value::Text(_) | Value::Json(_) | Value::Jsonb(_) => {
+                let t: &str = match value {
+                    Value::Text(t) => t,
+                    Value::Json(t) | Value::Jsonb(t) => t,
+                    _ => unreachable!("a text"),
+                };
                 add(t.len() as u64);
                 let mut chunks = t.as_bytes().chunks_exact(8);
                 for chunk in &mut chunks {

@@ -45,6 +45,10 @@ pub enum DataType {
     Bytea,
     /// UUID: 16 bytes.
     Uuid,
+    /// JSON: validated text, kept as given.
+    Json,
+    /// JSONB: validated text in PostgreSQL's normal form (see `json`).
+    Jsonb,
 }
 
 impl DataType {
@@ -64,6 +68,8 @@ impl DataType {
             DataType::Interval => "INTERVAL".into(),
             DataType::Bytea => "BYTEA".into(),
             DataType::Uuid => "UUID".into(),
+            DataType::Json => "JSON".into(),
+            DataType::Jsonb => "JSONB".into(),
         }
     }
 
@@ -109,6 +115,10 @@ pub enum Value {
     /// BYTEA: boxed, not a `Vec`, so that a value stays 24 bytes.
     Bytea(Box<[u8]>),
     Uuid(crate::uuid::Bytes),
+    /// JSON text as given, valid.
+    Json(Box<str>),
+    /// JSONB text in its normal form.
+    Jsonb(Box<str>),
 }
 
 impl Value {
@@ -127,6 +137,8 @@ impl Value {
             Value::Interval(_) => 6,
             Value::Bytea(_) => 7,
             Value::Uuid(_) => 8,
+            Value::Json(_) => 9,
+            Value::Jsonb(_) => 10,
         }
     }
 
@@ -146,6 +158,8 @@ impl Value {
             Value::Interval(_) => Some(DataType::Interval),
             Value::Bytea(_) => Some(DataType::Bytea),
             Value::Uuid(_) => Some(DataType::Uuid),
+            Value::Json(_) => Some(DataType::Json),
+            Value::Jsonb(_) => Some(DataType::Jsonb),
         }
     }
 
@@ -209,6 +223,8 @@ impl Value {
                 | (Value::Interval(_), DataType::Interval)
                 | (Value::Bytea(_), DataType::Bytea)
                 | (Value::Uuid(_), DataType::Uuid)
+                | (Value::Json(_), DataType::Json)
+                | (Value::Jsonb(_), DataType::Jsonb)
         )
     }
 }
@@ -238,6 +254,9 @@ impl Ord for Value {
             (Value::Interval(a), Value::Interval(b)) => a.comparable().cmp(&b.comparable()),
             (Value::Bytea(a), Value::Bytea(b)) => a.cmp(b),
             (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+            // By their text: a total order for keys. (SQL compares jsonb by value, where
+            // 1.0 and 1.00 are equal: `json::Jsonb::compare`.)
+            (Value::Json(a), Value::Json(b)) | (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             // Dates and timestamps on one scale; a date before a timestamp of its
             // midnight, so that equal instants of different types stay distinct keys.
             (a, b) if a.rank() == 4 && b.rank() == 4 => {
@@ -274,6 +293,7 @@ impl fmt::Display for Value {
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
             Value::Bytea(b) => f.write_str(&crate::bytea::to_text(b)),
             Value::Uuid(u) => f.write_str(&crate::uuid::to_text(u)),
+            Value::Json(t) | Value::Jsonb(t) => f.write_str(t),
             other => {
                 let mut text = String::new();
                 other.write_datetime(&mut text);

@@ -442,3 +442,154 @@ fn bytea_and_uuid_columns_are_keys_indexed_and_recovered() {
     );
     assert_eq!(one(&mut s, "SELECT count(*) FROM users WHERE name LIKE 'ann%'"), "1");
 }
+
+#[test]
+fn json_is_kept_as_given_and_jsonb_normalized_with_postgresqls_operators() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let doc = r#"'{"b": [1, 2, {"c": "x"}], "a": 1, "a": 2.50, "s": "é\n", "n": null}'"#;
+    let cases = [
+        // json keeps its text; jsonb prints PostgreSQL's normal form.
+        (
+            format!("SELECT {doc}::json"),
+            r#"{"b": [1, 2, {"c": "x"}], "a": 1, "a": 2.50, "s": "é\n", "n": null}"#,
+        ),
+        (format!("SELECT {doc}::jsonb"), r#"{"a": 2.50, "b": [1, 2, {"c": "x"}], "n": null, "s": "é\n"}"#),
+        (
+            r#"SELECT '{"b":1,"aa":[1,2],"a":{"y":true,"x":1e3}}'::jsonb"#.into(),
+            r#"{"a": {"x": 1000, "y": true}, "b": 1, "aa": [1, 2]}"#,
+        ),
+        (r#"SELECT '  [1,  "two" ,null]  '::json"#.into(), r#"  [1,  "two" ,null]  "#),
+        // -> and ->> by key and index (negative from the end); missing is NULL.
+        (format!("SELECT {doc}::jsonb -> 'b'"), r#"[1, 2, {"c": "x"}]"#),
+        (format!("SELECT {doc}::json -> 'a'"), "2.50"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> 2 ->> 'c'"), "x"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> -1"), r#"{"c": "x"}"#),
+        (format!("SELECT {doc}::jsonb ->> 's'"), "é\n"),
+        (format!("SELECT {doc}::jsonb -> 's'"), r#""é\n""#),
+        (format!("SELECT {doc}::jsonb ->> 'n'"), "NULL"),
+        (format!("SELECT {doc}::jsonb -> 'n'"), "null"),
+        (format!("SELECT {doc}::jsonb -> 'nope'"), "NULL"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> 9"), "NULL"),
+        (r#"SELECT '{"a": [1,  2]}'::json -> 'a'"#.into(), "[1,  2]"),
+        // Paths.
+        (format!("SELECT {doc}::jsonb #> '{{b,2,c}}'"), r#""x""#),
+        (format!("SELECT {doc}::jsonb #>> '{{b,2,c}}'"), "x"),
+        (format!("SELECT {doc}::json #>> '{{b,0}}'"), "1"),
+        // Containment and keys.
+        (format!(r#"SELECT {doc}::jsonb @> '{{"b": [{{"c": "x"}}]}}'"#), "true"),
+        (format!(r#"SELECT {doc}::jsonb @> '{{"a": 2.5}}'"#), "true"),
+        (format!(r#"SELECT {doc}::jsonb @> '{{"a": 1}}'"#), "false"),
+        (r#"SELECT '{"a": 1}'::jsonb <@ '{"a": 1, "b": 2}'::jsonb"#.into(), "true"),
+        (format!("SELECT {doc}::jsonb ? 'b'"), "true"),
+        (format!("SELECT {doc}::jsonb ? 'c'"), "false"),
+        // Equality by value.
+        (r#"SELECT '{"a": 1.0, "b": [1]}'::jsonb = '{"b": [1], "a": 1.00}'::jsonb"#.into(), "true"),
+        (r#"SELECT '{"a": 1}'::jsonb = '{"a": 2}'"#.into(), "false"),
+        (r#"SELECT '[1, 2]'::jsonb < '{}'::jsonb"#.into(), "true"),
+        // || and -.
+        (r#"SELECT '{"a": 1}'::jsonb || '{"b": 2, "a": 3}'::jsonb"#.into(), r#"{"a": 3, "b": 2}"#),
+        (r#"SELECT '[1]'::jsonb || '[2, 3]'::jsonb"#.into(), "[1, 2, 3]"),
+        (r#"SELECT '{"a": 1, "b": 2}'::jsonb - 'a'"#.into(), r#"{"b": 2}"#),
+        (r#"SELECT '[1, 2, 3]'::jsonb - 0"#.into(), "[2, 3]"),
+        // Functions.
+        (format!("SELECT jsonb_typeof({doc}::jsonb -> 'b')"), "array"),
+        (format!("SELECT json_typeof({doc}::json -> 'n')"), "null"),
+        (format!("SELECT jsonb_array_length({doc}::jsonb -> 'b')"), "3"),
+        ("SELECT to_json('a \"q\"'::text)".into(), r#""a \"q\"""#),
+        ("SELECT to_jsonb(1.50)".into(), "1.50"),
+        ("SELECT to_json(TIMESTAMP '2024-06-15 07:30')".into(), r#""2024-06-15T07:30:00""#),
+        (
+            "SELECT json_build_object('a', 1, 'b', 'x', 'c', NULL)".into(),
+            r#"{"a" : 1, "b" : "x", "c" : null}"#,
+        ),
+        ("SELECT jsonb_build_object('b', 1, 'a', true)".into(), r#"{"a": true, "b": 1}"#),
+        ("SELECT jsonb_build_array(1, 'two', NULL, 2.5)".into(), r#"[1, "two", null, 2.5]"#),
+        ("SELECT json_build_array()".into(), "[]"),
+        (r#"SELECT '{"a": 1}'::jsonb::text"#.into(), r#"{"a": 1}"#),
+        (r#"SELECT '{"a":1}'::json::jsonb"#.into(), r#"{"a": 1}"#),
+    ];
+    for (sql, expected) in &cases {
+        assert_eq!(one(&mut s, sql), *expected, "{sql}");
+    }
+    let errors = [
+        ("SELECT '{\"a\": }'::json", "22P02"),
+        ("SELECT '{a: 1}'::jsonb", "22P02"),
+        ("SELECT '[1, 2'::json", "22P02"),
+        ("SELECT 'nul'::jsonb", "22P02"),
+        ("SELECT '\"\\u0000\"'::jsonb", "22P05"),
+        ("SELECT '[1]'::json = '[1]'::json", "42804"),
+        ("SELECT jsonb_array_length('{}'::jsonb)", "22023"),
+        ("SELECT '1'::jsonb - 'a'", "22023"),
+        ("SELECT json_build_object('a')", "22023"),
+        ("SELECT '{\"a\": 1}'::jsonb + 1", "42804"),
+    ];
+    for (sql, sqlstate) in errors {
+        assert_eq!(fails(&mut s, sql).sqlstate(), sqlstate, "{sql}");
+    }
+    let deep = format!("SELECT '{}{}'::jsonb", "[".repeat(5000), "]".repeat(5000));
+    assert_eq!(fails(&mut s, &deep).sqlstate(), "22P02", "nested too deep: refused, not a stack overflow");
+}
+
+#[test]
+fn json_columns_are_queried_by_path_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE events (id INT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)");
+        run(
+            &mut s,
+            r#"INSERT INTO events VALUES
+               (1, '{"kind":"click", "kind":"tap"}', '{"kind": "click", "at": {"x": 1, "y": 2}, "tags": ["a", "b"]}'),
+               (2, '[1,2]', '{"kind": "view", "n": 1.50}'),
+               (3, NULL, '{"tags": ["b"], "kind": "click"}')"#,
+        );
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, r#"INSERT INTO events VALUES (4, 'true', '{"kind": "view", "n": 2}')"#);
+        run(&mut s, r#"UPDATE events SET doc = doc || '{"seen": true}' WHERE id = 2"#);
+        run(&mut s, "COMMIT");
+        assert_eq!(fails(&mut s, "INSERT INTO events VALUES (5, '{', '{}')").sqlstate(), "22P02");
+        assert_eq!(fails(&mut s, "INSERT INTO events VALUES (5, '{}', '{,}')").sqlstate(), "22P02");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        texts(&mut s, "SELECT id, raw, doc FROM events ORDER BY id"),
+        [
+            [
+                "1",
+                r#"{"kind":"click", "kind":"tap"}"#,
+                r#"{"at": {"x": 1, "y": 2}, "kind": "click", "tags": ["a", "b"]}"#
+            ],
+            ["2", "[1,2]", r#"{"n": 1.50, "kind": "view", "seen": true}"#],
+            ["3", "NULL", r#"{"kind": "click", "tags": ["b"]}"#],
+            ["4", "true", r#"{"n": 2, "kind": "view"}"#],
+        ]
+    );
+    let cases = [
+        ("SELECT count(*) FROM events WHERE doc ->> 'kind' = 'click'", "2"),
+        (r#"SELECT count(*) FROM events WHERE doc @> '{"tags": ["b"]}'"#, "2"),
+        ("SELECT count(*) FROM events WHERE doc ? 'seen'", "1"),
+        ("SELECT raw ->> 'kind' FROM events WHERE id = 1", "tap"),
+        ("SELECT sum((doc ->> 'n')::numeric) FROM events", "3.50"),
+        ("SELECT (doc #>> '{at,y}')::int + 1 FROM events WHERE id = 1", "3"),
+        (r#"SELECT id FROM events WHERE doc = '{"kind": "view", "n": 2.0}'"#, "4"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    assert_eq!(
+        texts(&mut s, "SELECT doc ->> 'kind', count(*) FROM events GROUP BY doc ->> 'kind' ORDER BY 1"),
+        [["click", "2"], ["view", "2"]]
+    );
+    // Joins on jsonb values compare them by value.
+    run(&mut s, r#"CREATE TABLE kinds (k JSONB, label TEXT)"#);
+    run(&mut s, r#"INSERT INTO kinds VALUES ('{"n": 2.00}', 'two')"#);
+    assert_eq!(
+        texts(&mut s, "SELECT e.id, k.label FROM events e JOIN kinds k ON (e.doc - 'kind') = k.k"),
+        [["4", "two"]]
+    );
+}

@@ -331,6 +331,8 @@ fn type_name(ty: DataType) -> String {
         DataType::Interval => "interval".into(),
         DataType::Bytea => "bytea".into(),
         DataType::Uuid => "uuid".into(),
+        DataType::Json => "json".into(),
+        DataType::Jsonb => "jsonb".into(),
     }
 }
 
@@ -550,7 +552,7 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
         text("")
     } else if is("attstorage") {
         text(match column.ty {
-            DataType::Text { .. } | DataType::Bytea => "x",
+            DataType::Text { .. } | DataType::Bytea | DataType::Json | DataType::Jsonb => "x",
             DataType::Numeric(_) => "m",
             _ => "p",
         })

@@ -20,6 +20,7 @@ pub const OID_INT8: u32 = 20;
 pub const OID_INT2: u32 = 21;
 pub const OID_INT4: u32 = 23;
 pub const OID_TEXT: u32 = 25;
+pub const OID_JSON: u32 = 114;
 pub const OID_FLOAT4: u32 = 700;
 pub const OID_FLOAT8: u32 = 701;
 pub const OID_UNKNOWN: u32 = 705;
@@ -31,6 +32,9 @@ pub const OID_TIMESTAMPTZ: u32 = 1184;
 pub const OID_INTERVAL: u32 = 1186;
 pub const OID_NUMERIC: u32 = 1700;
 pub const OID_UUID: u32 = 2950;
+pub const OID_JSONB: u32 = 3802;
+/// The version byte before a jsonb's text in its binary form.
+const JSONB_VERSION: u8 = 1;
 
 pub const FORMAT_TEXT: i16 = 0;
 pub const FORMAT_BINARY: i16 = 1;
@@ -51,6 +55,8 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Interval) => OID_INTERVAL,
         Some(DataType::Bytea) => OID_BYTEA,
         Some(DataType::Uuid) => OID_UUID,
+        Some(DataType::Json) => OID_JSON,
+        Some(DataType::Jsonb) => OID_JSONB,
     }
 }
 
@@ -65,6 +71,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
         Some(DataType::Bytea) => (-1, -1),
         Some(DataType::Uuid) => (16, -1),
+        Some(DataType::Json | DataType::Jsonb) => (-1, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
@@ -86,6 +93,8 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_INTERVAL => Some(DataType::Interval),
         OID_BYTEA => Some(DataType::Bytea),
         OID_UUID => Some(DataType::Uuid),
+        OID_JSON => Some(DataType::Json),
+        OID_JSONB => Some(DataType::Jsonb),
         _ => None,
     }
 }
@@ -102,6 +111,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
+        Value::Json(t) | Value::Jsonb(t) => out.extend_from_slice(t.as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
         // In the session's zone: the connection makes it current while it handles the
@@ -142,6 +152,11 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         // bytea and uuid: the bytes as they are.
         (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
         (Value::Uuid(u), OID_UUID) => out.extend_from_slice(u),
+        // jsonb's binary form is a version byte and the text; json's is the text.
+        (Value::Jsonb(t), OID_JSONB) => {
+            out.push(JSONB_VERSION);
+            out.extend_from_slice(t.as_bytes());
+        }
         // A column of numbers of several types (a CASE of an integer and a decimal) is
         // described as their common type: each value written as that type.
         (Value::Int(v), OID_NUMERIC) => numeric::write_binary(&numeric::from_i64(*v), out),
@@ -320,6 +335,15 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
             let b: [u8; 16] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Uuid(b))
         }
+        (_, Some(ty @ (DataType::Json | DataType::Jsonb))) => {
+            let text = match (ty, bytes) {
+                (DataType::Jsonb, [JSONB_VERSION, text @ ..]) => text,
+                (DataType::Jsonb, _) => return Err(invalid("binary jsonb", "an unsupported jsonb version")),
+                (_, text) => text,
+            };
+            let text = std::str::from_utf8(text).map_err(|_| invalid("json", "bytes that are not UTF-8"))?;
+            db::schema::coerce(Value::Text(text.to_string()), ty)
+        }
         (_, Some(DataType::Date)) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Date(i32::from_be_bytes(b)))
@@ -484,6 +508,27 @@ mod tests {
         assert!(read_parameter(Some(&uuid[..15]), 1, OID_UUID, None).is_err());
         assert_eq!(read_parameter(Some(b"nope"), 0, OID_UUID, None).unwrap_err().sqlstate(), "22P02");
         assert_eq!((oid_of(Some(DataType::Bytea)), oid_of(Some(DataType::Uuid))), (17, 2950));
+    }
+
+    #[test]
+    fn json_goes_as_its_text_and_jsonb_with_its_version_byte_in_binary() {
+        let jsonb = Value::Jsonb(r#"{"a": 1}"#.into());
+        let mut out = Vec::new();
+        write_binary(&jsonb, OID_JSONB, &mut out);
+        assert_eq!(out, b"\x01{\"a\": 1}");
+        out.clear();
+        write_binary(&Value::Json(r#"{"a":1}"#.into()), OID_JSON, &mut out);
+        assert_eq!(out, br#"{"a":1}"#);
+        // Read back: a jsonb in normal form, a json as given, bad text 22P02.
+        assert_eq!(read_parameter(Some(b"\x01{\"a\":1}"), 1, OID_JSONB, None).unwrap(), jsonb);
+        assert_eq!(read_parameter(Some(br#"{"a":1}"#), 0, OID_JSONB, None).unwrap(), jsonb);
+        assert_eq!(
+            read_parameter(Some(br#"{"a":1}"#), 0, 0, Some(DataType::Json)).unwrap(),
+            Value::Json(r#"{"a":1}"#.into())
+        );
+        assert_eq!(read_parameter(Some(b"\x02{}"), 1, OID_JSONB, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!(read_parameter(Some(b"{"), 0, OID_JSON, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!((oid_of(Some(DataType::Json)), oid_of(Some(DataType::Jsonb))), (114, 3802));
     }
 
     #[test]

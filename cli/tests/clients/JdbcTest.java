@@ -641,6 +641,43 @@ public class JdbcTest {
         }
     }
 
+    /** JSON and JSONB as ORMs pass them: text cast in SQL, read with getString. */
+    static void jsonAndJsonb(String mode) throws Exception {
+        String t = "docs_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?::json, ?::jsonb)")) {
+                for (int k = 1; k <= 8; k++) {
+                    ins.setLong(1, k);
+                    ins.setString(2, "{\"k\":" + k + ",  \"k\": \"dup\"}");
+                    ins.setString(3, "{\"tags\":[\"t" + (k % 2) + "\"], \"k\": " + k + ", \"name\": \"n\u00fc" + k + "\"}");
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT raw, doc, doc ->> 'name', (doc -> 'k')::text::int, raw ->> 'k' FROM " + t + " WHERE k = ?")) {
+                for (int k = 1; k <= 8; k++) {
+                    sel.setLong(1, k);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row " + k);
+                        equal("{\"k\":" + k + ",  \"k\": \"dup\"}", rs.getString(1), "json as given");
+                        equal("{\"k\": " + k + ", \"name\": \"n\u00fc" + k + "\", \"tags\": [\"t" + (k % 2) + "\"]}", rs.getString(2), "jsonb normalized");
+                        equal("n\u00fc" + k, rs.getString(3), "->>");
+                        equal(k, rs.getInt(4), "-> as an int");
+                        equal("dup", rs.getString(5), "the last duplicate key of a json");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + t + " WHERE doc @> ?::jsonb")) {
+                ps.setString(1, "{\"tags\": [\"t1\"]}");
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    equal(4L, rs.getLong(1), "@> with a parameter");
+                }
+            }
+            expectError("22P02", () -> exec(c, "INSERT INTO " + t + " VALUES (99, '{', '{}')"));
+        }
+    }
+
     static void generatedKeysAndReturning(String mode) throws Exception {
         String t = "ret_" + mode.toLowerCase();
         try (Connection c = connect(mode)) {
@@ -900,6 +937,8 @@ public class JdbcTest {
             checks.add(() -> exactNumerics(mode));
             names.add("bytea and uuid [" + mode + "]");
             checks.add(() -> byteaAndUuid(mode));
+            names.add("json and jsonb [" + mode + "]");
+            checks.add(() -> jsonAndJsonb(mode));
         }
         names.add("startup options, session functions and a FETCH in portions");
         checks.add(JdbcTest::startupOptionsSessionFunctionsAndFetchInPortions);

@@ -259,6 +259,34 @@ def check_bytea_and_uuid_in_text_and_binary():
         expect_error(errors.InvalidParameterValue, "22023", lambda: conn.execute("SELECT '\\x123'::bytea"))
 
 
+def check_json_and_jsonb_with_psycopgs_adapters():
+    """Json and Jsonb wrappers as parameters (text and binary), results loaded into
+    Python objects by psycopg's json loaders in both formats; jsonb normalized, json as
+    given; the operators from Python."""
+    from psycopg.types.json import Json, Jsonb
+
+    with connect(autocommit=True) as conn:
+        create_table(conn, "docs (k BIGINT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)")
+        value = {"name": "ünï", "tags": ["a", "b"], "n": 1.5, "nested": {"ok": True, "none": None}}
+        conn.execute("INSERT INTO docs VALUES (%s, %s, %s)", (1, Json(value), Jsonb(value)))
+        conn.execute("INSERT INTO docs VALUES (%b, %b, %b)", (2, Json([1, 2]), Jsonb({"b": 1, "a": 2})))
+        conn.execute("INSERT INTO docs VALUES (%t, %t, %t)", (3, Json(None), Jsonb("text")))
+        expected = [(1, value, value), (2, [1, 2], {"a": 2, "b": 1}), (3, None, "text")]
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT k, raw, doc FROM docs ORDER BY k").fetchall()
+                assert got == expected, (binary, got)
+                assert [c.type_code for c in cur.description] == [20, 114, 3802], cur.description
+        # The text: json as psycopg sent it, jsonb in PostgreSQL's normal form.
+        raw, doc = conn.execute("SELECT raw::text, doc::text FROM docs WHERE k = 2").fetchone()
+        assert doc == '{"a": 2, "b": 1}', doc
+        assert raw.replace(" ", "") == "[1,2]", raw
+        assert conn.execute("SELECT doc ->> 'name', doc -> 'tags' -> 1, doc #>> '{nested,ok}' FROM docs WHERE k = 1").fetchone() == ("ünï", "b", "true")
+        assert conn.execute("SELECT k FROM docs WHERE doc @> %s ORDER BY k", (Jsonb({"tags": ["b"]}),)).fetchall() == [(1,)]
+        assert conn.execute("SELECT count(*) FROM docs WHERE doc ? %s", ("a",)).fetchone() == (1,)
+        expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT %s::jsonb", ("{bad",)))
+
+
 def check_executemany_pipelines_with_row_counts():
     with connect() as conn:
         create_table(conn, "many (k BIGINT PRIMARY KEY, v TEXT, n BIGINT)")

@@ -135,6 +135,9 @@ enum Role {
 fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
     match (ty, v) {
         (_, Value::Null) => Conv::Never,
+        // JSON keys compare by value in SQL (1.0 = 1.00 in a jsonb), by text in the
+        // tree: no key value stands for a JSON constant.
+        (DataType::Json | DataType::Jsonb, _) => Conv::Unknown,
         _ if v.has_type(ty) => Conv::Value(v.clone(), true),
         (DataType::Int, Value::Float(f)) => {
             let exact = f.fract() == 0.0;

@@ -38,7 +38,7 @@ use crate::error::{DbError, DbResult};
 use crate::numeric::{self, NumericSpec, RoundMode};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
-use crate::sql::temporal;
+use crate::sql::{json_ops, temporal};
 use crate::value::{DataType, Value};
 use bigdecimal::BigDecimal;
 
@@ -61,6 +61,20 @@ pub(crate) enum BinOp {
     GtEq,
     And,
     Or,
+    /// `->`: a JSON value's field or element, as JSON.
+    JsonGet,
+    /// `->>`: the same as text.
+    JsonGetText,
+    /// `#>`: the value at a path, as JSON.
+    JsonPath,
+    /// `#>>`: the same as text.
+    JsonPathText,
+    /// `@>`: jsonb containment.
+    Contains,
+    /// `<@`: contained in.
+    ContainedBy,
+    /// `?`: a jsonb key (or string element) exists.
+    HasKey,
 }
 
 impl BinOp {
@@ -124,6 +138,19 @@ pub(crate) enum Func {
     Decode,
     /// `gen_random_uuid()`, `uuid_generate_v4()`: a new version 4 UUID each call.
     GenRandomUuid,
+    /// `to_json(v)`, `to_jsonb(v)`.
+    ToJson,
+    ToJsonb,
+    /// `json_build_object(k, v, ...)`, `jsonb_build_object(...)`.
+    JsonBuildObject,
+    JsonbBuildObject,
+    /// `json_build_array(...)`, `jsonb_build_array(...)`.
+    JsonBuildArray,
+    JsonbBuildArray,
+    /// `json_typeof(j)`, `jsonb_typeof(j)`.
+    JsonTypeof,
+    /// `json_array_length(j)`, `jsonb_array_length(j)`.
+    JsonArrayLength,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -221,6 +248,14 @@ impl Func {
             "encode" => (Func::Encode, 2, 2),
             "decode" => (Func::Decode, 2, 2),
             "gen_random_uuid" | "uuid_generate_v4" => (Func::GenRandomUuid, 0, 0),
+            "to_json" => (Func::ToJson, 1, 1),
+            "to_jsonb" => (Func::ToJsonb, 1, 1),
+            "json_build_object" => (Func::JsonBuildObject, 0, MANY),
+            "jsonb_build_object" => (Func::JsonbBuildObject, 0, MANY),
+            "json_build_array" => (Func::JsonBuildArray, 0, MANY),
+            "jsonb_build_array" => (Func::JsonbBuildArray, 0, MANY),
+            "json_typeof" | "jsonb_typeof" => (Func::JsonTypeof, 1, 1),
+            "json_array_length" | "jsonb_array_length" => (Func::JsonArrayLength, 1, 1),
             _ => return None,
         })
     }
@@ -1138,6 +1173,13 @@ fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
         B::GtEq => BinOp::GtEq,
         B::And => BinOp::And,
         B::Or => BinOp::Or,
+        B::Arrow => BinOp::JsonGet,
+        B::LongArrow => BinOp::JsonGetText,
+        B::HashArrow => BinOp::JsonPath,
+        B::HashLongArrow => BinOp::JsonPathText,
+        B::AtArrow => BinOp::Contains,
+        B::ArrowAt => BinOp::ContainedBy,
+        B::Question => BinOp::HasKey,
         other => return Err(DbError::Unsupported(format!("the operator {other}"))),
     })
 }
@@ -1158,8 +1200,6 @@ pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
 const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     // PostgreSQL's own.
     "timetz",
-    "json",
-    "jsonb",
     "money",
     "inet",
     "cidr",
@@ -1266,6 +1306,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         T::Bool | T::Boolean => DataType::Bool,
         T::Bytea | T::Blob(_) => DataType::Bytea,
         T::Uuid => DataType::Uuid,
+        T::JSON => DataType::Json,
+        T::JSONB => DataType::Jsonb,
         T::Date => DataType::Date,
         T::Time(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => DataType::Time,
         T::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) | T::Datetime(_) => {
@@ -1305,6 +1347,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "bool" => DataType::Bool,
                 "bytea" | "raw" | "blob" => DataType::Bytea,
                 "uuid" => DataType::Uuid,
+                "json" => DataType::Json,
+                "jsonb" => DataType::Jsonb,
                 "date" => DataType::Date,
                 "time" => DataType::Time,
                 "timestamp" => DataType::Timestamp,
@@ -1730,6 +1774,15 @@ impl Expr {
             Expr::Quantified { .. } => Some(DataType::Bool),
             Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
+                op if json_ops::result_type(
+                    *op,
+                    a.static_type(columns, aggs),
+                    b.static_type(columns, aggs),
+                )
+                .is_some() =>
+                {
+                    json_ops::result_type(*op, a.static_type(columns, aggs), b.static_type(columns, aggs))
+                }
                 BinOp::Concat => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
                     (Some(DataType::Bytea), Some(DataType::Bytea)) => Some(DataType::Bytea),
                     _ => text,
@@ -1761,6 +1814,10 @@ impl Expr {
                 Func::Encode => text,
                 Func::Decode => Some(DataType::Bytea),
                 Func::GenRandomUuid => Some(DataType::Uuid),
+                Func::ToJson | Func::JsonBuildObject | Func::JsonBuildArray => Some(DataType::Json),
+                Func::ToJsonb | Func::JsonbBuildObject | Func::JsonbBuildArray => Some(DataType::Jsonb),
+                Func::JsonTypeof => text,
+                Func::JsonArrayLength => Some(DataType::Int),
                 Func::DatePart => Some(DataType::Float),
                 Func::ClockTimestamp => Some(DataType::TimestampTz),
                 Func::MakeDate => Some(DataType::Date),
@@ -2068,6 +2125,9 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Jsonb(_), _) | (_, Value::Jsonb(_)) if json_ops::compare(a, b).is_some() => {
+            json_ops::compare(a, b).expect("checked")?
+        }
         // Text meeting a BYTEA or UUID is read as one, as PostgreSQL reads a literal.
         (Value::Bytea(_) | Value::Uuid(_), Value::Text(_)) => {
             return compare(a, &coerce(b.clone(), a.data_type().expect("not NULL"))?)
@@ -2090,6 +2150,9 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
     let cmp = |want: fn(Ordering) -> bool| -> DbResult<Value> {
         Ok(compare(&a, &b)?.map_or(Value::Null, |o| Value::Bool(want(o))))
     };
+    if let Some(result) = json_ops::binary(op, &a, &b) {
+        return result;
+    }
     match op {
         BinOp::Concat => Ok(match (a, b) {
             (Value::Bytea(x), Value::Bytea(y)) => Value::Bytea([&x[..], &y[..]].concat().into()),
@@ -2102,6 +2165,13 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
         BinOp::Gt => cmp(|o| o == Ordering::Greater),
         BinOp::GtEq => cmp(|o| o != Ordering::Less),
         BinOp::And | BinOp::Or => unreachable!("evaluated lazily"),
+        BinOp::JsonGet
+        | BinOp::JsonGetText
+        | BinOp::JsonPath
+        | BinOp::JsonPathText
+        | BinOp::Contains
+        | BinOp::ContainedBy
+        | BinOp::HasKey => unreachable!("json_ops answers its operators"),
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
             if let Some(result) = temporal::arithmetic(op, &a, &b) {
                 return result;
@@ -2296,6 +2366,16 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
         Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
+        // NULLs are values of these (a JSON null), not a NULL result.
+        Func::JsonBuildObject | Func::JsonbBuildObject | Func::JsonBuildArray | Func::JsonbBuildArray => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            return match func {
+                Func::JsonBuildObject => json_ops::build_object(&values, false),
+                Func::JsonbBuildObject => json_ops::build_object(&values, true),
+                Func::JsonBuildArray => json_ops::build_array(&values, false),
+                _ => json_ops::build_array(&values, true),
+            };
+        }
         _ => {}
     }
     let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
@@ -2358,6 +2438,10 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
                 )))
             }
         },
+        Func::ToJson => Value::Json(json_ops::to_json_text(&values[0])?.into()),
+        Func::ToJsonb => Value::Jsonb(json_ops::to_jsonb(&values[0])?.to_text().into()),
+        Func::JsonTypeof => json_ops::type_of(&values[0])?,
+        Func::JsonArrayLength => json_ops::array_length(&values[0])?,
         Func::Decode => Value::Bytea(
             crate::bytea::decode(&text_of(values[0].clone()), &text_of(values[1].clone()))?.into(),
         ),
@@ -2414,6 +2498,10 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::Random
         | Func::ClockTimestamp
         | Func::GenRandomUuid
+        | Func::JsonBuildObject
+        | Func::JsonbBuildObject
+        | Func::JsonBuildArray
+        | Func::JsonbBuildArray
         | Func::CurrentSchema => unreachable!("handled above"),
     })
 }
