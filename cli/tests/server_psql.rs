@@ -390,6 +390,24 @@ fn psql_describes_and_prints_the_exact_types() {
     );
     let error = server.query_error("SELECT '{\"a\":}'::jsonb");
     assert!(error.contains("22P02") && error.contains("invalid input syntax for type jsonb"), "{error}");
+
+    server.query("CREATE TABLE codes (code CHAR(5) PRIMARY KEY, flag CHARACTER, v VARCHAR(5))");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d codes"]).stdout).into_owned();
+    for expected in [
+        "code   | character(5)         |           | not null |",
+        "flag   | character(1)         |",
+        "v      | character varying(5) |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query("INSERT INTO codes VALUES ('ab', 'y', 'ab'), ('abc  ', NULL, 'x')");
+    assert_eq!(
+        server.query("SELECT code, flag, v, code || '|' FROM codes WHERE code = 'ab   '"),
+        "ab   |y|ab|ab|\n"
+    );
+    assert_eq!(server.commands(&["COPY codes TO STDOUT (FORMAT csv)"]), "ab   ,y,ab\nabc  ,,x\n");
+    let error = server.query_error("INSERT INTO codes VALUES ('abcdef', 'y', NULL)");
+    assert!(error.contains("22001"), "{error}");
 }
 
 /// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.

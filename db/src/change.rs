@@ -31,8 +31,9 @@
 //!             u32 nkey, u32 column index*
 //!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
 //!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC, 11 BYTEA, 12 UUID,
-//!             13 JSON, 14 JSONB
-//!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod
+//!             13 JSON, 14 JSONB, 15 CHAR
+//!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod; CHAR's
+//!             length
 //! ```
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
 
@@ -219,6 +220,7 @@ impl Change {
                         DataType::Uuid => (12, u32::MAX),
                         DataType::Json => (13, u32::MAX),
                         DataType::Jsonb => (14, u32::MAX),
+                        DataType::Char { len } => (15, len.unwrap_or(u32::MAX)),
                     };
                     out.push(tag);
                     put_u32(out, max);
@@ -309,6 +311,7 @@ impl Change {
                         12 => DataType::Uuid,
                         13 => DataType::Json,
                         14 => DataType::Jsonb,
+                        15 => DataType::Char { len: (max != u32::MAX).then_some(max) },
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -523,7 +526,7 @@ mod tests {
                 }),
             (name, proptest::collection::vec(arb_value(), 1..3))
                 .prop_map(|(table, key)| Change::Delete { table, key: key.into() }),
-            (name, 1usize..7, any::<bool>()).prop_map(|(table, n, text)| {
+            (name, 1usize..8, any::<bool>()).prop_map(|(table, n, text)| {
                 let columns = (0..n)
                     .map(|i| Column {
                         name: format!("c{i}"),
@@ -536,6 +539,7 @@ mod tests {
                             (true, 3) => DataType::Bytea,
                             (true, 4) => DataType::Uuid,
                             (true, 5) => DataType::Json,
+                            (true, 6) => DataType::Char { len: Some(4) },
                             (true, _) => DataType::Text { max_chars: Some(10) },
                             (false, _) => DataType::Int,
                         },

@@ -497,6 +497,15 @@ impl TableSchema {
                         column.ty.name()
                     )));
                 }
+            } else if let (Value::Text(text), DataType::Char { .. }) = (value, column.ty) {
+                if !fits_as_is(value, column.ty) {
+                    let chars = text.chars().count();
+                    return Err(corrupt(format!(
+                        "has a text of {chars} characters (or trailing blanks) in column \"{}\" of type {}",
+                        column.name,
+                        column.ty.name()
+                    )));
+                }
             } else if let (Value::Text(text), DataType::Text { max_chars: Some(max) }) = (value, column.ty) {
                 // No more characters than bytes: most texts need no count.
                 let chars = if text.len() > max as usize { text.chars().count() } else { 0 };
@@ -520,6 +529,10 @@ fn fits_as_is(value: &Value, ty: DataType) -> bool {
     match (value, ty) {
         (Value::Text(text), DataType::Text { max_chars: Some(max) }) => text.len() <= max as usize,
         (Value::Numeric(n), DataType::Numeric(Some(spec))) => crate::numeric::fits(n, spec),
+        (Value::Text(text), DataType::Char { len }) => {
+            !text.ends_with(' ')
+                && len.is_none_or(|n| text.len() <= n as usize || text.chars().count() <= n as usize)
+        }
         _ => value.has_type(ty),
     }
 }
@@ -574,6 +587,22 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
             "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
             _ => Err(mismatch(&Value::Text(t))),
         },
+        (DataType::Char { len }, v) => {
+            let mut text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            // Trailing blanks are no part of a CHAR(n) value: a longer text whose excess
+            // is blanks fits (PostgreSQL's rule).
+            text.truncate(text.trim_end_matches(' ').len());
+            if let Some(n) = len.filter(|&n| text.len() > n as usize) {
+                let chars = text.chars().count();
+                if chars > n as usize {
+                    return Err(DbError::ValueTooLong { ty: format!("character({n})"), len: chars });
+                }
+            }
+            Ok(Value::Text(text))
+        }
         (DataType::Text { max_chars }, v) => {
             let text = match v {
                 Value::Text(t) => t,

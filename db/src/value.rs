@@ -26,9 +26,16 @@ pub enum DataType {
     /// NUMERIC, DECIMAL, Oracle's NUMBER: an exact decimal, unconstrained or
     /// `NUMERIC(precision, scale)` (see `numeric`).
     Numeric(Option<NumericSpec>),
-    /// VARCHAR(n), CHAR(n), TEXT: UTF-8, with an optional maximum length in characters.
+    /// VARCHAR(n), TEXT: UTF-8, with an optional maximum length in characters.
     Text {
         max_chars: Option<u32>,
+    },
+    /// CHAR(n), CHARACTER(n), Oracle's NCHAR(n) (PostgreSQL's bpchar; `len` None for a
+    /// bare `bpchar`): text blank-padded to `len` characters. A value is kept without
+    /// its trailing blanks, which are no part of it in comparisons, and is padded where
+    /// it is shown (the wire's output, `db::value::blank_padded`).
+    Char {
+        len: Option<u32>,
     },
     Bool,
     /// DATE: days since 2000-01-01.
@@ -60,6 +67,8 @@ impl DataType {
             DataType::Numeric(Some(spec)) => format!("NUMERIC({},{})", spec.precision, spec.scale),
             DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
             DataType::Text { max_chars: None } => "TEXT".into(),
+            DataType::Char { len: Some(n) } => format!("CHAR({n})"),
+            DataType::Char { len: None } => "BPCHAR".into(),
             DataType::Bool => "BOOLEAN".into(),
             DataType::Date => "DATE".into(),
             DataType::Time => "TIME".into(),
@@ -91,6 +100,7 @@ impl DataType {
     pub fn is_valid(&self) -> bool {
         match self {
             DataType::Numeric(Some(spec)) => spec.is_valid(),
+            DataType::Char { len: Some(n) } | DataType::Text { max_chars: Some(n) } => *n > 0,
             _ => true,
         }
     }
@@ -199,6 +209,19 @@ fn cmp_i64_f64(i: i64, f: f64) -> Ordering {
     }
 }
 
+/// A CHAR(n) value's text as shown: blank-padded to `len` characters.
+pub fn blank_padded(text: &str, len: u32) -> std::borrow::Cow<'_, str> {
+    // No more characters than bytes: most texts need no count.
+    let chars = if text.len() >= len as usize { len as usize } else { text.chars().count() };
+    if chars >= len as usize {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut padded = String::with_capacity(text.len() + len as usize - chars);
+    padded.push_str(text);
+    padded.extend(std::iter::repeat_n(' ', len as usize - chars));
+    std::borrow::Cow::Owned(padded)
+}
+
 impl Value {
     /// A NUMERIC value.
     pub fn numeric(n: BigDecimal) -> Value {
@@ -214,7 +237,7 @@ impl Value {
             (Value::Int(_), DataType::Int)
                 | (Value::Float(_), DataType::Float)
                 | (Value::Numeric(_), DataType::Numeric(_))
-                | (Value::Text(_), DataType::Text { .. })
+                | (Value::Text(_), DataType::Text { .. } | DataType::Char { .. })
                 | (Value::Bool(_), DataType::Bool)
                 | (Value::Date(_), DataType::Date)
                 | (Value::Time(_), DataType::Time)

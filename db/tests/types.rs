@@ -593,3 +593,61 @@ fn json_columns_are_queried_by_path_and_recovered() {
         [["4", "two"]]
     );
 }
+
+#[test]
+fn char_n_is_blank_padded_and_its_trailing_blanks_insignificant() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(
+            &mut s,
+            "CREATE TABLE codes (code CHAR(5) PRIMARY KEY, flag CHARACTER, name NCHAR(4), v VARCHAR(5))",
+        );
+        run(&mut s, "CREATE INDEX codes_name ON codes (name)");
+        run(&mut s, "INSERT INTO codes VALUES ('ab', 'y', 'xy', 'ab'), ('abc  ', 'n', 'z   ', 'ab  '), ('abcde   ', NULL, NULL, NULL)");
+        // Too long unless the excess is blanks: 22001.
+        assert_eq!(fails(&mut s, "INSERT INTO codes VALUES ('abcdef', 'y', NULL, NULL)").sqlstate(), "22001");
+        assert_eq!(fails(&mut s, "INSERT INTO codes (code, flag) VALUES ('q', 'yes')").sqlstate(), "22001");
+        // Trailing blanks are no part of the value: a duplicate key.
+        assert_eq!(fails(&mut s, "INSERT INTO codes (code) VALUES ('ab   ')").sqlstate(), "23505");
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "UPDATE codes SET name = 'w ' WHERE code = 'abc'");
+        run(&mut s, "COMMIT");
+    }
+    let db = open(dir.path());
+    db.snapshot().verify_indexes().unwrap();
+    let mut s = db.session();
+    let cases = [
+        // Comparisons with literals ignore their trailing blanks; keys are found so.
+        ("SELECT count(*) FROM codes WHERE code = 'ab'", "1"),
+        ("SELECT count(*) FROM codes WHERE code = 'ab   '", "1"),
+        ("SELECT count(*) FROM codes WHERE code IN ('abc ', 'zz')", "1"),
+        ("SELECT count(*) FROM codes WHERE code > 'ab '", "2"),
+        ("SELECT count(*) FROM codes WHERE name = 'w'", "1"),
+        // Compared with a text column, the CHAR's blanks are gone (PostgreSQL's cast to
+        // text) and the text's count.
+        ("SELECT count(*) FROM codes WHERE code = v", "1"),
+        // length() counts no trailing blanks; concatenation drops them.
+        ("SELECT length(code) FROM codes WHERE code = 'abc'", "3"),
+        ("SELECT code || '|' FROM codes WHERE code = 'ab'", "ab|"),
+        // Casts: an explicit CHAR(n) cuts a longer text.
+        ("SELECT 'abcdef'::char(3)", "abc"),
+        ("SELECT CAST('ab   ' AS CHAR(5)) = 'ab'", "true"),
+        ("SELECT 'a'::bpchar = 'a  '", "true"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    assert_eq!(
+        texts(&mut s, "SELECT code, flag, name, v FROM codes ORDER BY code"),
+        [["ab", "y", "xy", "ab"], ["abc", "n", "w", "ab  "], ["abcde", "NULL", "NULL", "NULL"]]
+    );
+    let plan = texts(&mut s, "EXPLAIN SELECT code FROM codes WHERE name = 'xy  '");
+    assert!(plan.iter().flatten().any(|l| l.contains("codes_name")), "{plan:?}");
+    let schema = db.snapshot().table("codes").unwrap().schema.clone();
+    let names: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
+    assert_eq!(names, ["CHAR(5)", "CHAR(1)", "CHAR(4)", "VARCHAR(5)"]);
+    assert_eq!(fails(&mut s, "SELECT 'a'::char(0)").sqlstate(), "42601");
+}

@@ -324,6 +324,8 @@ fn type_name(ty: DataType) -> String {
         DataType::Bool => "boolean".into(),
         DataType::Text { max_chars: Some(n) } => format!("character varying({n})"),
         DataType::Text { max_chars: None } => "text".into(),
+        DataType::Char { len: Some(n) } => format!("character({n})"),
+        DataType::Char { len: None } => "bpchar".into(),
         DataType::Date => "date".into(),
         DataType::Time => "time without time zone".into(),
         DataType::Timestamp => "timestamp without time zone".into(),
@@ -552,7 +554,11 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
         text("")
     } else if is("attstorage") {
         text(match column.ty {
-            DataType::Text { .. } | DataType::Bytea | DataType::Json | DataType::Jsonb => "x",
+            DataType::Text { .. }
+            | DataType::Char { .. }
+            | DataType::Bytea
+            | DataType::Json
+            | DataType::Jsonb => "x",
             DataType::Numeric(_) => "m",
             _ => "p",
         })

@@ -24,6 +24,7 @@ pub const OID_JSON: u32 = 114;
 pub const OID_FLOAT4: u32 = 700;
 pub const OID_FLOAT8: u32 = 701;
 pub const OID_UNKNOWN: u32 = 705;
+pub const OID_BPCHAR: u32 = 1042;
 pub const OID_VARCHAR: u32 = 1043;
 pub const OID_DATE: u32 = 1082;
 pub const OID_TIME: u32 = 1083;
@@ -48,6 +49,7 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
         Some(DataType::Text { max_chars: None }) | None => OID_TEXT,
+        Some(DataType::Char { .. }) => OID_BPCHAR,
         Some(DataType::Date) => OID_DATE,
         Some(DataType::Time) => OID_TIME,
         Some(DataType::Timestamp) => OID_TIMESTAMP,
@@ -75,6 +77,8 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
+        // bpchar's too.
+        Some(DataType::Char { len }) => (-1, len.map_or(-1, |n| n.saturating_add(4) as i32)),
     }
 }
 
@@ -86,6 +90,7 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_NUMERIC => Some(DataType::Numeric(None)),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
+        OID_BPCHAR => Some(DataType::Char { len: None }),
         OID_DATE => Some(DataType::Date),
         OID_TIME => Some(DataType::Time),
         OID_TIMESTAMP => Some(DataType::Timestamp),
@@ -121,6 +126,17 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
             other.write_datetime(&mut text);
             out.extend_from_slice(text.as_bytes());
         }
+    }
+}
+
+/// Writes a value of a column of type `ty` in text format: a CHAR(n)'s text
+/// blank-padded to n characters, anything else as `write_text`.
+pub fn write_text_as(value: &Value, ty: Option<DataType>, out: &mut Vec<u8>) {
+    match (value, ty) {
+        (Value::Text(t), Some(DataType::Char { len: Some(n) })) => {
+            out.extend_from_slice(db::value::blank_padded(t, n).as_bytes())
+        }
+        _ => write_text(value, out),
     }
 }
 
@@ -180,17 +196,25 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends one DataRow field: its length (-1 for NULL) and bytes.
-pub fn put_field(value: &Value, oid: u32, format: i16, scratch: &mut Vec<u8>, row: &mut BytesMut) {
+/// Appends one DataRow field of a column of type `ty`: its length (-1 for NULL) and
+/// bytes.
+pub fn put_field(
+    value: &Value,
+    ty: Option<DataType>,
+    format: i16,
+    scratch: &mut Vec<u8>,
+    row: &mut BytesMut,
+) {
     if value.is_null() {
         row.put_i32(-1);
         return;
     }
     scratch.clear();
-    if format == FORMAT_BINARY {
-        write_binary(value, oid, scratch);
-    } else {
-        write_text(value, scratch);
+    match (value, ty) {
+        // A CHAR(n)'s binary form is its padded text, as its text form.
+        (_, Some(DataType::Char { .. })) => write_text_as(value, ty, scratch),
+        _ if format == FORMAT_BINARY => write_binary(value, oid_of(ty), scratch),
+        _ => write_text(value, scratch),
     }
     row.put_i32(scratch.len() as i32);
     row.put_slice(scratch);
@@ -365,6 +389,11 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
                 months: i32::from_be_bytes(b[12..16].try_into().expect("4 bytes")),
             }))
         }
+        (_, Some(ty @ DataType::Char { .. })) => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|_| invalid("character", "bytes that are not UTF-8"))?;
+            db::schema::coerce(Value::Text(text.to_string()), ty)
+        }
         (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
             .map(|s| Value::Text(s.to_string()))
             .map_err(|_| invalid("text", "bytes that are not UTF-8")),
@@ -529,6 +558,24 @@ mod tests {
         assert_eq!(read_parameter(Some(b"\x02{}"), 1, OID_JSONB, None).unwrap_err().sqlstate(), "22P02");
         assert_eq!(read_parameter(Some(b"{"), 0, OID_JSON, None).unwrap_err().sqlstate(), "22P02");
         assert_eq!((oid_of(Some(DataType::Json)), oid_of(Some(DataType::Jsonb))), (114, 3802));
+    }
+
+    #[test]
+    fn char_n_goes_blank_padded_in_both_formats_and_comes_in_without_its_blanks() {
+        let ty = Some(DataType::Char { len: Some(5) });
+        for format in [FORMAT_TEXT, FORMAT_BINARY] {
+            let mut row = BytesMut::new();
+            put_field(&Value::Text("ab".into()), ty, format, &mut Vec::new(), &mut row);
+            assert_eq!(&row[..], b"\0\0\0\x05ab   ", "format {format}");
+        }
+        let mut out = Vec::new();
+        write_text_as(&Value::Text("é".into()), Some(DataType::Char { len: Some(3) }), &mut out);
+        assert_eq!(out, "é  ".as_bytes(), "padded to characters, not bytes");
+        assert_eq!(read_parameter(Some(b"ab   "), 0, 0, ty).unwrap(), Value::Text("ab".into()));
+        assert_eq!(read_parameter(Some(b"ab "), 1, OID_BPCHAR, None).unwrap(), Value::Text("ab".into()));
+        assert_eq!(read_parameter(Some(b"abcdef"), 0, 0, ty).unwrap_err().sqlstate(), "22001");
+        assert_eq!(oid_of(ty), OID_BPCHAR);
+        assert_eq!(size_and_modifier(ty), (-1, 9));
     }
 
     #[test]

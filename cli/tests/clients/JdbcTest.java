@@ -678,6 +678,34 @@ public class JdbcTest {
         }
     }
 
+    /** CHAR(n): blank-padded in results, its trailing blanks no part of comparisons. */
+    static void charN(String mode) throws Exception {
+        String t = "codes_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(code CHAR(5) PRIMARY KEY, v VARCHAR(5))");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)")) {
+                for (int k = 1; k <= 8; k++) {
+                    ins.setString(1, "c" + k + (k % 2 == 0 ? "  " : ""));
+                    ins.setString(2, "v" + k);
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT code, v FROM " + t + " WHERE code = ?")) {
+                for (int k = 1; k <= 8; k++) {
+                    sel.setString(1, "c" + k);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row " + k);
+                        equal("c" + k + "   ", rs.getString(1), "CHAR(5) blank-padded");
+                        equal("v" + k, rs.getString(2), "VARCHAR as it is");
+                        equal(Types.CHAR, rs.getMetaData().getColumnType(1), "bpchar is CHAR");
+                        equal(5, rs.getMetaData().getPrecision(1), "its length");
+                    }
+                }
+            }
+            expectError("22001", () -> exec(c, "INSERT INTO " + t + " VALUES ('abcdef', 'x')"));
+        }
+    }
+
     static void generatedKeysAndReturning(String mode) throws Exception {
         String t = "ret_" + mode.toLowerCase();
         try (Connection c = connect(mode)) {
@@ -939,6 +967,8 @@ public class JdbcTest {
             checks.add(() -> byteaAndUuid(mode));
             names.add("json and jsonb [" + mode + "]");
             checks.add(() -> jsonAndJsonb(mode));
+            names.add("char(n) [" + mode + "]");
+            checks.add(() -> charN(mode));
         }
         names.add("startup options, session functions and a FETCH in portions");
         checks.add(JdbcTest::startupOptionsSessionFunctionsAndFetchInPortions);

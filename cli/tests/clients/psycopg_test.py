@@ -287,6 +287,22 @@ def check_json_and_jsonb_with_psycopgs_adapters():
         expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT %s::jsonb", ("{bad",)))
 
 
+def check_char_n_is_blank_padded():
+    """CHAR(n) values come back blank-padded in both formats, parameters compare without
+    their trailing blanks, a value too long is 22001."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "codes (code CHAR(5) PRIMARY KEY, v VARCHAR(5))")
+        conn.execute("INSERT INTO codes VALUES (%s, %s), (%b, %b)", ("ab", "ab", "abc  ", "x"))
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT code, v FROM codes ORDER BY code").fetchall()
+                assert got == [("ab   ", "ab"), ("abc  ", "x")], (binary, got)
+                assert cur.description[0].type_code == 1042, cur.description[0]
+        assert conn.execute("SELECT v FROM codes WHERE code = %s", ("abc",)).fetchone() == ("x",)
+        assert conn.execute("SELECT v FROM codes WHERE code = %s", ("ab   ",)).fetchone() == ("ab",)
+        expect_error(errors.StringDataRightTruncation, "22001", lambda: conn.execute("INSERT INTO codes VALUES (%s, 'x')", ("abcdef",)))
+
+
 def check_executemany_pipelines_with_row_counts():
     with connect() as conn:
         create_table(conn, "many (k BIGINT PRIMARY KEY, v TEXT, n BIGINT)")

@@ -138,6 +138,10 @@ fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
         // JSON keys compare by value in SQL (1.0 = 1.00 in a jsonb), by text in the
         // tree: no key value stands for a JSON constant.
         (DataType::Json | DataType::Jsonb, _) => Conv::Unknown,
+        // Text compared with a CHAR(n) key: without its trailing blanks.
+        (DataType::Char { .. }, Value::Text(t)) => {
+            Conv::Value(Value::Text(t.trim_end_matches(' ').to_string()), true)
+        }
         _ if v.has_type(ty) => Conv::Value(v.clone(), true),
         (DataType::Int, Value::Float(f)) => {
             let exact = f.fract() == 0.0;

@@ -533,6 +533,12 @@ impl Scope {
         self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty))).collect()
     }
 
+    /// The type of the column at row position `i`.
+    pub(crate) fn type_at(&self, i: usize) -> Option<DataType> {
+        let entry = self.entries.iter().rev().find(|e| e.offset <= i)?;
+        entry.relation.schema.columns.get(i - entry.offset).map(|c| c.ty)
+    }
+
     /// The column names of a row of the scope, by position.
     pub(crate) fn names(&self) -> Vec<String> {
         self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| c.name.clone())).collect()
@@ -692,7 +698,12 @@ impl<'a> Binder<'a> {
             E::IsNotDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, true),
             E::InList { expr, list, negated } => {
                 let list = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
-                Expr::InList(self.compile_box(expr)?, list, *negated)
+                let expr = self.compile(expr)?;
+                let list = match self.char_type(&expr) {
+                    Some(_) => list.into_iter().map(as_char_operand).collect(),
+                    None => list,
+                };
+                Expr::InList(Box::new(expr), list, *negated)
             }
             E::Between { expr, negated, low, high } => Expr::Between(
                 self.compile_box(expr)?,
@@ -702,7 +713,18 @@ impl<'a> Binder<'a> {
             ),
             E::BinaryOp { left, op, right } => {
                 let op = binary_operator(op)?;
-                Expr::Binary(op, self.compile_box(left)?, self.compile_box(right)?)
+                let (mut a, mut b) = (self.compile(left)?, self.compile(right)?);
+                if op.is_comparison() {
+                    // A CHAR(n) compared with a literal or a parameter: the literal is a
+                    // CHAR too, its trailing blanks no part of it (PostgreSQL's
+                    // `c = 'ab  '` is true for 'ab').
+                    if self.char_type(&a).is_some() {
+                        b = as_char_operand(b);
+                    } else if self.char_type(&b).is_some() {
+                        a = as_char_operand(a);
+                    }
+                }
+                Expr::Binary(op, Box::new(a), Box::new(b))
             }
             E::Like { negated, any: false, expr, pattern, escape_char } => {
                 self.like(expr, pattern, escape_char.as_deref(), *negated, false)?
@@ -795,6 +817,16 @@ impl<'a> Binder<'a> {
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
+    }
+
+    /// The CHAR(n) type of a column or a cast that is one.
+    fn char_type(&self, e: &Expr) -> Option<DataType> {
+        let ty = match e {
+            Expr::Column(i) => self.scope.type_at(*i),
+            Expr::Cast(_, ty) => Some(*ty),
+            _ => None,
+        };
+        ty.filter(|t| matches!(t, DataType::Char { .. }))
     }
 
     /// A call of sequence `name` (as nextval's text names it: lowercased unless quoted).
@@ -1137,6 +1169,17 @@ impl Binder<'_> {
     }
 }
 
+/// An operand compared with a CHAR(n) column: a text literal or a parameter read as a
+/// CHAR (its trailing blanks dropped); anything else as it is.
+fn as_char_operand(e: Expr) -> Expr {
+    match e {
+        Expr::Literal(Value::Text(_)) | Expr::Param(_) => {
+            Expr::Cast(Box::new(e), DataType::Char { len: None })
+        }
+        other => other,
+    }
+}
+
 /// A sequence's name as nextval's text gives it: lowercased unless double-quoted, the
 /// schema (`public.`) dropped.
 fn sequence_name(text: &str) -> String {
@@ -1210,8 +1253,6 @@ const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     "name",
     "bit",
     "varbit",
-    "bpchar",
-    "nchar",
     "serial",
     "serial2",
     "serial4",
@@ -1301,7 +1342,7 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         T::Varchar(len) | T::CharacterVarying(len) | T::CharVarying(len) | T::Nvarchar(len) => {
             DataType::Text { max_chars: length(len, None)? }
         }
-        T::Char(len) | T::Character(len) => DataType::Text { max_chars: length(len, Some(1))? },
+        T::Char(len) | T::Character(len) => DataType::Char { len: length(len, Some(1))? },
         T::Text | T::String(None) => DataType::Text { max_chars: None },
         T::Bool | T::Boolean => DataType::Bool,
         T::Bytea | T::Blob(_) => DataType::Bytea,
@@ -1347,6 +1388,23 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "bool" => DataType::Bool,
                 "bytea" | "raw" | "blob" => DataType::Bytea,
                 "uuid" => DataType::Uuid,
+                // PostgreSQL's bpchar (unbounded bare, as `bpchar(n)` CHAR(n)) and
+                // Oracle's NCHAR(n) (CHAR(1) bare).
+                "bpchar" | "nchar" => {
+                    let len = match args.first() {
+                        None if name == "nchar" => Some(1),
+                        None => None,
+                        Some(n) => {
+                            Some(n.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                                DbError::Syntax {
+                                    message: format!("invalid length for type {ty}"),
+                                    position: 0,
+                                }
+                            })?)
+                        }
+                    };
+                    DataType::Char { len }
+                }
                 "json" => DataType::Json,
                 "jsonb" => DataType::Jsonb,
                 "date" => DataType::Date,
@@ -2278,6 +2336,16 @@ pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
                 Some(max) if text.chars().count() > max as usize => text.chars().take(max as usize).collect(),
                 _ => text,
             }))
+        }
+        // An explicit CHAR(n) cuts a longer text to n characters, then drops trailing
+        // blanks.
+        (DataType::Char { len: Some(n) }, v) => {
+            let text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            let text: String = text.chars().take(n as usize).collect();
+            coerce(Value::Text(text), ty)
         }
         (ty, v) => coerce(v, ty),
     }
