@@ -25,11 +25,15 @@
 //!             | 9 i32 LE months, i32 LE days, i64 LE microseconds (interval)
 //!             | 10 u32 LE scale, u8 sign (0 positive or zero, 1 negative), u32 LE byte
 //!               length, magnitude LE bytes (numeric: no high zero byte, zero has none)
+//!             | 11 u32 LE length, bytes (bytea) | 12 16 bytes (uuid) | 13 str (json)
+//!             | 14 str (jsonb, in its normal form)
 //! schema   := str name, u32 ncols, (str name, u8 type, u32 modifier, u8 nullable)*,
 //!             u32 nkey, u32 column index*
 //!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
-//!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC
-//!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod
+//!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC, 11 BYTEA, 12 UUID,
+//!             13 JSON, 14 JSONB, 15 CHAR
+//!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod; CHAR's
+//!             length
 //! ```
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
 
@@ -160,6 +164,23 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
                 put_u32(out, magnitude.len() as u32);
                 out.extend_from_slice(&magnitude);
             }
+            Value::Bytea(b) => {
+                out.push(11);
+                put_u32(out, b.len() as u32);
+                out.extend_from_slice(b);
+            }
+            Value::Uuid(u) => {
+                out.push(12);
+                out.extend_from_slice(u);
+            }
+            Value::Json(t) => {
+                out.push(13);
+                put_str(out, t);
+            }
+            Value::Jsonb(t) => {
+                out.push(14);
+                put_str(out, t);
+            }
         }
     }
 }
@@ -201,6 +222,11 @@ impl Change {
                         DataType::TimestampTz => (8, u32::MAX),
                         DataType::Interval => (9, u32::MAX),
                         DataType::Numeric(spec) => (10, spec.map_or(u32::MAX, |s| s.typmod() as u32)),
+                        DataType::Bytea => (11, u32::MAX),
+                        DataType::Uuid => (12, u32::MAX),
+                        DataType::Json => (13, u32::MAX),
+                        DataType::Jsonb => (14, u32::MAX),
+                        DataType::Char { len } => (15, len.unwrap_or(u32::MAX)),
                     };
                     out.push(tag);
                     put_u32(out, max);
@@ -287,6 +313,11 @@ impl Change {
                             crate::numeric::NumericSpec::from_typmod(max as i32)
                                 .ok_or_else(|| corrupt(format!("NUMERIC modifier {max}")))?,
                         )),
+                        11 => DataType::Bytea,
+                        12 => DataType::Uuid,
+                        13 => DataType::Json,
+                        14 => DataType::Jsonb,
+                        15 => DataType::Char { len: (max != u32::MAX).then_some(max) },
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -440,6 +471,15 @@ impl Reader<'_> {
                     micros: self.u64()? as i64,
                 }),
                 10 => self.numeric()?,
+                11 => {
+                    let n = self.count(1)?;
+                    Value::Bytea(self.take(n)?.into())
+                }
+                12 => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
+                // The text is checked to be JSON (and normal) where rows are checked
+                // against their table (`TableSchema::check_stored_row`).
+                13 => Value::Json(self.str()?.into()),
+                14 => Value::Jsonb(self.str()?.into()),
                 t => return Err(corrupt(format!("value tag {t}"))),
             });
         }
@@ -492,7 +532,7 @@ mod tests {
                 }),
             (name, proptest::collection::vec(arb_value(), 1..3))
                 .prop_map(|(table, key)| Change::Delete { table, key: key.into() }),
-            (name, 1usize..6, any::<bool>()).prop_map(|(table, n, text)| {
+            (name, 1usize..8, any::<bool>()).prop_map(|(table, n, text)| {
                 let columns = (0..n)
                     .map(|i| Column {
                         name: format!("c{i}"),
@@ -502,6 +542,10 @@ mod tests {
                                 DataType::Numeric(Some(crate::numeric::NumericSpec::new(12, 3).unwrap()))
                             }
                             (true, 2) => DataType::Numeric(None),
+                            (true, 3) => DataType::Bytea,
+                            (true, 4) => DataType::Uuid,
+                            (true, 5) => DataType::Json,
+                            (true, 6) => DataType::Char { len: Some(4) },
                             (true, _) => DataType::Text { max_chars: Some(10) },
                             (false, _) => DataType::Int,
                         },

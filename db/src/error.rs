@@ -46,9 +46,16 @@ pub enum DbError {
     /// says which.
     #[error("{0}")]
     NumericOverflow(String),
-    /// A type's modifier out of its range (`NUMERIC(0)`, `CHAR(0)`): PostgreSQL's 22023.
+    /// Text that is no JSON value (22P02).
+    #[error("invalid input syntax for type {ty}: {detail}")]
+    InvalidJson { ty: String, detail: String },
+    /// A character the type cannot hold (`\u0000` in a jsonb): 22P05.
     #[error("{0}")]
-    InvalidTypeModifier(String),
+    UntranslatableCharacter(String),
+    /// An argument or a type's modifier out of what it takes (`NUMERIC(0)`, an odd
+    /// number of hex digits for a bytea): PostgreSQL's 22023, invalid_parameter_value.
+    #[error("{0}")]
+    InvalidArgument(String),
     /// Text that is no date, time, timestamp or interval (PostgreSQL's 22007); the
     /// message names the type and the text.
     #[error("{0}")]
@@ -193,6 +200,14 @@ pub enum Termination {
 }
 
 impl DbError {
+    /// A JSON syntax error said of type `ty` (`jsonb` where the text was read as one).
+    pub(crate) fn for_type(self, ty: &str) -> DbError {
+        match self {
+            DbError::InvalidJson { detail, .. } => DbError::InvalidJson { ty: ty.into(), detail },
+            other => other,
+        }
+    }
+
     pub(crate) fn storage(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> DbError {
         DbError::Storage { op, path: path.into(), source: Arc::new(source) }
     }
@@ -217,7 +232,9 @@ impl DbError {
             DbError::DivisionByZero => "22012",
             DbError::Grouping(_) => "42803",
             DbError::NumericOutOfRange(_) | DbError::NumericOverflow(_) => "22003",
-            DbError::InvalidTypeModifier(_) => "22023",
+            DbError::InvalidArgument(_) => "22023",
+            DbError::InvalidJson { .. } => "22P02",
+            DbError::UntranslatableCharacter(_) => "22P05",
             DbError::InvalidDatetime(_) => "22007",
             DbError::DatetimeOverflow(_) => "22008",
             DbError::UndefinedFunction(_) => "42883",

@@ -2,6 +2,7 @@
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
 pub mod awr;
+pub mod bytea;
 mod call_clock;
 pub mod change;
 pub mod checkpoint;
@@ -12,6 +13,7 @@ pub mod datetime;
 pub mod durability;
 pub mod error;
 mod foreign_keys;
+pub mod json;
 pub mod locks;
 pub mod numeric;
 pub mod params;
@@ -20,6 +22,7 @@ pub mod sequences;
 pub mod sessions;
 pub mod sql;
 pub mod state;
+pub mod uuid;
 pub mod value;
 pub mod views;
 

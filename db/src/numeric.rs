@@ -56,12 +56,12 @@ impl NumericSpec {
     /// A declared `NUMERIC(precision, scale)`, checked as PostgreSQL checks it.
     pub fn new(precision: i64, scale: i64) -> DbResult<NumericSpec> {
         if !(1..=MAX_PRECISION as i64).contains(&precision) {
-            return Err(DbError::InvalidTypeModifier(format!(
+            return Err(DbError::InvalidArgument(format!(
                 "NUMERIC precision {precision} must be between 1 and {MAX_PRECISION}"
             )));
         }
         if !(MIN_SCALE as i64..=MAX_SCALE as i64).contains(&scale) {
-            return Err(DbError::InvalidTypeModifier(format!(
+            return Err(DbError::InvalidArgument(format!(
                 "NUMERIC scale {scale} must be between {MIN_SCALE} and {MAX_SCALE}"
             )));
         }

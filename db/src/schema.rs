@@ -112,6 +112,22 @@ impl std::hash::Hash for Key {
                     state.write_u8(9);
                     crate::numeric::hash_parts(n).hash(state);
                 }
+                Value::Bytea(b) => {
+                    state.write_u8(10);
+                    b.hash(state);
+                }
+                Value::Uuid(u) => {
+                    state.write_u8(11);
+                    u.hash(state);
+                }
+                Value::Json(t) => {
+                    state.write_u8(12);
+                    t.hash(state);
+                }
+                Value::Jsonb(t) => {
+                    state.write_u8(13);
+                    t.hash(state);
+                }
             }
         }
     }
@@ -320,7 +336,7 @@ impl TableSchema {
         }
         for (i, c) in columns.iter().enumerate() {
             if !c.ty.is_valid() {
-                return Err(DbError::InvalidTypeModifier(format!(
+                return Err(DbError::InvalidArgument(format!(
                     "column \"{}\" has an invalid type modifier",
                     c.name
                 )));
@@ -539,11 +555,31 @@ impl TableSchema {
                     column.name,
                     column.ty.name()
                 )));
+            } else if let Value::Json(text) = value {
+                if let Err(e) = crate::json::validate(text) {
+                    return Err(corrupt(format!("has invalid JSON in column \"{}\": {e}", column.name)));
+                }
+            } else if let Value::Jsonb(text) = value {
+                if crate::json::normalize(text).ok().as_deref() != Some(&**text) {
+                    return Err(corrupt(format!(
+                        "has a JSONB not in its normal form in column \"{}\"",
+                        column.name
+                    )));
+                }
             } else if let (Value::Numeric(n), DataType::Numeric(Some(spec))) = (value, column.ty) {
                 if !crate::numeric::fits(n, spec) {
                     return Err(corrupt(format!(
                         "has {} in column \"{}\" of type {}",
                         crate::numeric::to_text(n),
+                        column.name,
+                        column.ty.name()
+                    )));
+                }
+            } else if let (Value::Text(text), DataType::Char { .. }) = (value, column.ty) {
+                if !fits_as_is(value, column.ty) {
+                    let chars = text.chars().count();
+                    return Err(corrupt(format!(
+                        "has a text of {chars} characters (or trailing blanks) in column \"{}\" of type {}",
                         column.name,
                         column.ty.name()
                     )));
@@ -571,6 +607,10 @@ fn fits_as_is(value: &Value, ty: DataType) -> bool {
     match (value, ty) {
         (Value::Text(text), DataType::Text { max_chars: Some(max) }) => text.len() <= max as usize,
         (Value::Numeric(n), DataType::Numeric(Some(spec))) => crate::numeric::fits(n, spec),
+        (Value::Text(text), DataType::Char { len }) => {
+            !text.ends_with(' ')
+                && len.is_none_or(|n| text.len() <= n as usize || text.chars().count() <= n as usize)
+        }
         _ => value.has_type(ty),
     }
 }
@@ -595,6 +635,18 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
                 None => n,
             }))
         }
+        (DataType::Bytea, Value::Bytea(b)) => Ok(Value::Bytea(b)),
+        (DataType::Bytea, Value::Text(t)) => Ok(Value::Bytea(crate::bytea::parse(&t)?.into())),
+        (DataType::Uuid, Value::Uuid(u)) => Ok(Value::Uuid(u)),
+        (DataType::Uuid, Value::Text(t)) => Ok(Value::Uuid(crate::uuid::parse(&t)?)),
+        (DataType::Json, Value::Json(t) | Value::Jsonb(t)) => Ok(Value::Json(t)),
+        (DataType::Json, Value::Text(t)) => {
+            crate::json::validate(&t)?;
+            Ok(Value::Json(t.into()))
+        }
+        (DataType::Jsonb, Value::Jsonb(t)) => Ok(Value::Jsonb(t)),
+        (DataType::Jsonb, Value::Text(t)) => Ok(Value::Jsonb(crate::json::normalize(&t)?.into())),
+        (DataType::Jsonb, Value::Json(t)) => Ok(Value::Jsonb(crate::json::normalize(&t)?.into())),
         (DataType::Int, Value::Numeric(n)) => crate::numeric::to_i64(&n).map(Value::Int),
         (DataType::Float, Value::Numeric(n)) => crate::numeric::to_f64(&n).map(Value::Float),
         (DataType::Int, Value::Int(v)) => Ok(Value::Int(v)),
@@ -613,6 +665,22 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
             "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
             _ => Err(mismatch(&Value::Text(t))),
         },
+        (DataType::Char { len }, v) => {
+            let mut text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            // Trailing blanks are no part of a CHAR(n) value: a longer text whose excess
+            // is blanks fits (PostgreSQL's rule).
+            text.truncate(text.trim_end_matches(' ').len());
+            if let Some(n) = len.filter(|&n| text.len() > n as usize) {
+                let chars = text.chars().count();
+                if chars > n as usize {
+                    return Err(DbError::ValueTooLong { ty: format!("character({n})"), len: chars });
+                }
+            }
+            Ok(Value::Text(text))
+        }
         (DataType::Text { max_chars }, v) => {
             let text = match v {
                 Value::Text(t) => t,

@@ -74,7 +74,24 @@ pub fn shard_of(key: &[Value]) -> usize {
                 }
                 add(int.sign() as u64);
             }
-            Value::Text(t) => {
+            Value::Bytea(b) => {
+                add(b.len() as u64 ^ 8);
+                for chunk in b.chunks(8) {
+                    let mut word = [0u8; 8];
+                    word[..chunk.len()].copy_from_slice(chunk);
+                    add(u64::from_le_bytes(word));
+                }
+            }
+            Value::Uuid(u) => {
+                add(u64::from_le_bytes(u[..8].try_into().expect("8 bytes")) ^ 9);
+                add(u64::from_le_bytes(u[8..].try_into().expect("8 bytes")));
+            }
+            Value::Text(_) | Value::Json(_) | Value::Jsonb(_) => {
+                let t: &str = match value {
+                    Value::Text(t) => t,
+                    Value::Json(t) | Value::Jsonb(t) => t,
+                    _ => unreachable!("a text"),
+                };
                 add(t.len() as u64);
                 let mut chunks = t.as_bytes().chunks_exact(8);
                 for chunk in &mut chunks {

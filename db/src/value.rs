@@ -26,9 +26,16 @@ pub enum DataType {
     /// NUMERIC, DECIMAL, Oracle's NUMBER: an exact decimal, unconstrained or
     /// `NUMERIC(precision, scale)` (see `numeric`).
     Numeric(Option<NumericSpec>),
-    /// VARCHAR(n), CHAR(n), TEXT: UTF-8, with an optional maximum length in characters.
+    /// VARCHAR(n), TEXT: UTF-8, with an optional maximum length in characters.
     Text {
         max_chars: Option<u32>,
+    },
+    /// CHAR(n), CHARACTER(n), Oracle's NCHAR(n) (PostgreSQL's bpchar; `len` None for a
+    /// bare `bpchar`): text blank-padded to `len` characters. A value is kept without
+    /// its trailing blanks, which are no part of it in comparisons, and is padded where
+    /// it is shown (the wire's output, `db::value::blank_padded`).
+    Char {
+        len: Option<u32>,
     },
     Bool,
     /// DATE: days since 2000-01-01.
@@ -41,6 +48,14 @@ pub enum DataType {
     TimestampTz,
     /// INTERVAL: months, days and microseconds.
     Interval,
+    /// BYTEA (Oracle's RAW and BLOB): a byte string.
+    Bytea,
+    /// UUID: 16 bytes.
+    Uuid,
+    /// JSON: validated text, kept as given.
+    Json,
+    /// JSONB: validated text in PostgreSQL's normal form (see `json`).
+    Jsonb,
 }
 
 impl DataType {
@@ -52,12 +67,18 @@ impl DataType {
             DataType::Numeric(Some(spec)) => format!("NUMERIC({},{})", spec.precision, spec.scale),
             DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
             DataType::Text { max_chars: None } => "TEXT".into(),
+            DataType::Char { len: Some(n) } => format!("CHAR({n})"),
+            DataType::Char { len: None } => "BPCHAR".into(),
             DataType::Bool => "BOOLEAN".into(),
             DataType::Date => "DATE".into(),
             DataType::Time => "TIME".into(),
             DataType::Timestamp => "TIMESTAMP".into(),
             DataType::TimestampTz => "TIMESTAMP WITH TIME ZONE".into(),
             DataType::Interval => "INTERVAL".into(),
+            DataType::Bytea => "BYTEA".into(),
+            DataType::Uuid => "UUID".into(),
+            DataType::Json => "JSON".into(),
+            DataType::Jsonb => "JSONB".into(),
         }
     }
 
@@ -79,6 +100,7 @@ impl DataType {
     pub fn is_valid(&self) -> bool {
         match self {
             DataType::Numeric(Some(spec)) => spec.is_valid(),
+            DataType::Char { len: Some(n) } | DataType::Text { max_chars: Some(n) } => *n > 0,
             _ => true,
         }
     }
@@ -100,6 +122,13 @@ pub enum Value {
     Timestamp(i64),
     TimestampTz(i64),
     Interval(Interval),
+    /// BYTEA: boxed, not a `Vec`, so that a value stays 24 bytes.
+    Bytea(Box<[u8]>),
+    Uuid(crate::uuid::Bytes),
+    /// JSON text as given, valid.
+    Json(Box<str>),
+    /// JSONB text in its normal form.
+    Jsonb(Box<str>),
 }
 
 impl Value {
@@ -116,6 +145,10 @@ impl Value {
             Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 4,
             Value::Time(_) => 5,
             Value::Interval(_) => 6,
+            Value::Bytea(_) => 7,
+            Value::Uuid(_) => 8,
+            Value::Json(_) => 9,
+            Value::Jsonb(_) => 10,
         }
     }
 
@@ -133,6 +166,10 @@ impl Value {
             Value::Timestamp(_) => Some(DataType::Timestamp),
             Value::TimestampTz(_) => Some(DataType::TimestampTz),
             Value::Interval(_) => Some(DataType::Interval),
+            Value::Bytea(_) => Some(DataType::Bytea),
+            Value::Uuid(_) => Some(DataType::Uuid),
+            Value::Json(_) => Some(DataType::Json),
+            Value::Jsonb(_) => Some(DataType::Jsonb),
         }
     }
 
@@ -172,6 +209,19 @@ fn cmp_i64_f64(i: i64, f: f64) -> Ordering {
     }
 }
 
+/// A CHAR(n) value's text as shown: blank-padded to `len` characters.
+pub fn blank_padded(text: &str, len: u32) -> std::borrow::Cow<'_, str> {
+    // No more characters than bytes: most texts need no count.
+    let chars = if text.len() >= len as usize { len as usize } else { text.chars().count() };
+    if chars >= len as usize {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut padded = String::with_capacity(text.len() + len as usize - chars);
+    padded.push_str(text);
+    padded.extend(std::iter::repeat_n(' ', len as usize - chars));
+    std::borrow::Cow::Owned(padded)
+}
+
 impl Value {
     /// A NUMERIC value.
     pub fn numeric(n: BigDecimal) -> Value {
@@ -187,13 +237,17 @@ impl Value {
             (Value::Int(_), DataType::Int)
                 | (Value::Float(_), DataType::Float)
                 | (Value::Numeric(_), DataType::Numeric(_))
-                | (Value::Text(_), DataType::Text { .. })
+                | (Value::Text(_), DataType::Text { .. } | DataType::Char { .. })
                 | (Value::Bool(_), DataType::Bool)
                 | (Value::Date(_), DataType::Date)
                 | (Value::Time(_), DataType::Time)
                 | (Value::Timestamp(_), DataType::Timestamp)
                 | (Value::TimestampTz(_), DataType::TimestampTz)
                 | (Value::Interval(_), DataType::Interval)
+                | (Value::Bytea(_), DataType::Bytea)
+                | (Value::Uuid(_), DataType::Uuid)
+                | (Value::Json(_), DataType::Json)
+                | (Value::Jsonb(_), DataType::Jsonb)
         )
     }
 }
@@ -221,6 +275,11 @@ impl Ord for Value {
             (Value::Text(a), Value::Text(b)) => a.cmp(b),
             (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::Interval(a), Value::Interval(b)) => a.comparable().cmp(&b.comparable()),
+            (Value::Bytea(a), Value::Bytea(b)) => a.cmp(b),
+            (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+            // By their text: a total order for keys. (SQL compares jsonb by value, where
+            // 1.0 and 1.00 are equal: `json::Jsonb::compare`.)
+            (Value::Json(a), Value::Json(b)) | (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             // Dates and timestamps on one scale; a date before a timestamp of its
             // midnight, so that equal instants of different types stay distinct keys.
             (a, b) if a.rank() == 4 && b.rank() == 4 => {
@@ -255,6 +314,9 @@ impl fmt::Display for Value {
             Value::Numeric(n) => f.write_str(&numeric::to_text(n)),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
+            Value::Bytea(b) => f.write_str(&crate::bytea::to_text(b)),
+            Value::Uuid(u) => f.write_str(&crate::uuid::to_text(u)),
+            Value::Json(t) | Value::Jsonb(t) => f.write_str(t),
             other => {
                 let mut text = String::new();
                 other.write_datetime(&mut text);

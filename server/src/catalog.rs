@@ -324,11 +324,17 @@ fn type_name(ty: DataType) -> String {
         DataType::Bool => "boolean".into(),
         DataType::Text { max_chars: Some(n) } => format!("character varying({n})"),
         DataType::Text { max_chars: None } => "text".into(),
+        DataType::Char { len: Some(n) } => format!("character({n})"),
+        DataType::Char { len: None } => "bpchar".into(),
         DataType::Date => "date".into(),
         DataType::Time => "time without time zone".into(),
         DataType::Timestamp => "timestamp without time zone".into(),
         DataType::TimestampTz => "timestamp with time zone".into(),
         DataType::Interval => "interval".into(),
+        DataType::Bytea => "bytea".into(),
+        DataType::Uuid => "uuid".into(),
+        DataType::Json => "json".into(),
+        DataType::Jsonb => "jsonb".into(),
     }
 }
 
@@ -548,7 +554,11 @@ fn column_value(table: &TableSchema, index: usize, item: &str) -> Value {
         text("")
     } else if is("attstorage") {
         text(match column.ty {
-            DataType::Text { .. } => "x",
+            DataType::Text { .. }
+            | DataType::Char { .. }
+            | DataType::Bytea
+            | DataType::Json
+            | DataType::Jsonb => "x",
             DataType::Numeric(_) => "m",
             _ => "p",
         })

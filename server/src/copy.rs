@@ -885,19 +885,23 @@ fn unescape_text(raw: &[u8]) -> Vec<u8> {
 pub struct Encoder {
     options: CopyOptions,
     force_quote: Vec<bool>,
+    /// The columns' types (a CHAR(n) is written blank-padded).
+    types: Vec<Option<db::DataType>>,
     scratch: Vec<u8>,
 }
 
 impl Encoder {
-    pub fn new(options: CopyOptions, columns: &[String]) -> Encoder {
+    pub fn new(options: CopyOptions, columns: &[String], types: Vec<Option<db::DataType>>) -> Encoder {
         let force_quote = columns.iter().map(|c| options.force_quote.contains(c)).collect();
-        Encoder { options, force_quote, scratch: Vec::new() }
+        Encoder { options, force_quote, types, scratch: Vec::new() }
     }
 
     /// The header line (column names), when HEADER was asked for.
     pub fn header(&mut self, columns: &[String], out: &mut Vec<u8>) {
         let values: Vec<Value> = columns.iter().map(|c| Value::Text(c.clone())).collect();
+        let types = std::mem::take(&mut self.types);
         self.row(&values, out);
+        self.types = types;
     }
 
     /// One row, with its newline.
@@ -906,21 +910,24 @@ impl Encoder {
             if i > 0 {
                 out.push(self.options.delimiter);
             }
+            let ty = self.types.get(i).copied().flatten();
             match self.options.format {
-                Format::Text => self.text_field(value, out),
-                Format::Csv => self.csv_field(value, self.force_quote.get(i).copied().unwrap_or(false), out),
+                Format::Text => self.text_field(value, ty, out),
+                Format::Csv => {
+                    self.csv_field(value, ty, self.force_quote.get(i).copied().unwrap_or(false), out)
+                }
             }
         }
         out.push(b'\n');
     }
 
-    fn text_field(&mut self, value: &Value, out: &mut Vec<u8>) {
+    fn text_field(&mut self, value: &Value, ty: Option<db::DataType>, out: &mut Vec<u8>) {
         if value.is_null() {
             out.extend_from_slice(self.options.null.as_bytes());
             return;
         }
         self.scratch.clear();
-        crate::types::write_text(value, &mut self.scratch);
+        crate::types::write_text_as(value, ty, &mut self.scratch);
         for &b in &self.scratch {
             match b {
                 b'\\' => out.extend_from_slice(b"\\\\"),
@@ -939,13 +946,13 @@ impl Encoder {
         }
     }
 
-    fn csv_field(&mut self, value: &Value, force_quote: bool, out: &mut Vec<u8>) {
+    fn csv_field(&mut self, value: &Value, ty: Option<db::DataType>, force_quote: bool, out: &mut Vec<u8>) {
         if value.is_null() {
             out.extend_from_slice(self.options.null.as_bytes());
             return;
         }
         self.scratch.clear();
-        crate::types::write_text(value, &mut self.scratch);
+        crate::types::write_text_as(value, ty, &mut self.scratch);
         let CopyOptions { delimiter, quote, escape, .. } = self.options;
         let needs_quotes = force_quote
             || self.scratch == self.options.null.as_bytes()
@@ -1106,7 +1113,7 @@ mod tests {
         for sql in ["COPY t TO STDOUT", "COPY t TO STDOUT (FORMAT csv, HEADER)"] {
             let s = statement(sql);
             let mut out = Vec::new();
-            let mut encoder = Encoder::new(s.options.clone(), &columns);
+            let mut encoder = Encoder::new(s.options.clone(), &columns, Vec::new());
             if s.options.header == Header::Skip {
                 encoder.header(&columns, &mut out);
             }

@@ -256,15 +256,16 @@ impl Reply {
         self.message(PgWireBackendMessage::RowDescription(RowDescription::new(fields)));
     }
 
-    /// One DataRow, written straight into the buffer (no intermediate message).
-    fn data_row(&mut self, row: &[Value], oids: &[u32], formats: &[i16]) {
+    /// One DataRow of columns of types `types`, written straight into the buffer (no
+    /// intermediate message).
+    fn data_row(&mut self, row: &[Value], types: &[Option<DataType>], formats: &[i16]) {
         let start = self.buf.len();
         self.buf.put_u8(b'D');
         self.buf.put_i32(0);
         self.buf.put_i16(row.len() as i16);
         for (i, value) in row.iter().enumerate() {
-            let oid = oids.get(i).copied().unwrap_or(types::OID_TEXT);
-            put_field(value, oid, format_of(formats, i), &mut self.scratch, &mut self.buf);
+            let ty = types.get(i).copied().flatten();
+            put_field(value, ty, format_of(formats, i), &mut self.scratch, &mut self.buf);
         }
         let length = (self.buf.len() - start - 1) as i32;
         self.buf[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
@@ -277,17 +278,17 @@ impl Reply {
         self.buf.put_slice(data);
     }
 
-    /// DataRows of columns of types `oids`.
-    fn rows(&mut self, oids: &[u32], rows: &[Vec<Value>], formats: &[i16]) {
+    /// DataRows of columns of types `types`.
+    fn rows(&mut self, types: &[Option<DataType>], rows: &[Vec<Value>], formats: &[i16]) {
         for row in rows {
-            self.data_row(row, oids, formats);
+            self.data_row(row, types, formats);
         }
     }
 
     /// DataRows of `columns`.
     fn column_rows(&mut self, columns: &[ResultColumn], rows: &[Vec<Value>], formats: &[i16]) {
-        let oids: Vec<u32> = columns.iter().map(|c| oid_of(c.ty)).collect();
-        self.rows(&oids, rows, formats);
+        let types: Vec<Option<DataType>> = columns.iter().map(|c| c.ty).collect();
+        self.rows(&types, rows, formats);
     }
 }
 
@@ -363,13 +364,13 @@ impl ServerStatement {
         *self.known_result() = Some(columns.to_vec());
     }
 
-    /// The type OIDs to encode the rows of a run that was not described with: the ones
-    /// the client knows (these columns, if it knows none yet). A run whose columns differ
+    /// The types to encode the rows of a run that was not described with: the ones the
+    /// client knows (these columns, if it knows none yet). A run whose columns differ
     /// from them in number, name or type (the table was dropped and created again with
     /// other columns) fails with PostgreSQL's error for it, rather than sending rows the
     /// client would decode by the old columns; a column of no known type (all NULL)
     /// matches any.
-    fn undescribed_run(&self, columns: &[ResultColumn]) -> Result<Vec<u32>, SqlError> {
+    fn undescribed_run(&self, columns: &[ResultColumn]) -> Result<Vec<Option<DataType>>, SqlError> {
         let mut known = self.known_result();
         let known = known.get_or_insert_with(|| columns.to_vec());
         let same = known.len() == columns.len()
@@ -377,7 +378,7 @@ impl ServerStatement {
                 k.name == c.name && (k.ty.is_none() || c.ty.is_none() || oid_of(k.ty) == oid_of(c.ty))
             });
         if same {
-            Ok(known.iter().map(|c| oid_of(c.ty)).collect())
+            Ok(known.iter().map(|c| c.ty).collect())
         } else {
             Err(SqlError::result_changed())
         }
@@ -1257,7 +1258,8 @@ impl SessionState {
             names.len() as i16,
             vec![0; names.len()],
         )));
-        let mut encoder = copy::Encoder::new(statement.options.clone(), &names);
+        let types: Vec<Option<DataType>> = columns.iter().map(|c| c.ty).collect();
+        let mut encoder = copy::Encoder::new(statement.options.clone(), &names, types);
         let mut line = Vec::new();
         if statement.options.header != copy::Header::None {
             encoder.header(&names, &mut line);
@@ -1827,13 +1829,13 @@ impl SessionState {
                 self.start_portal(portal)?;
                 match &mut portal.state {
                     PortalState::Rows { cursor } => {
-                        let oids = if portal.described {
-                            cursor.columns().iter().map(|c| oid_of(c.ty)).collect()
+                        let types = if portal.described {
+                            cursor.columns().iter().map(|c| c.ty).collect()
                         } else {
                             portal.statement.undescribed_run(cursor.columns())?
                         };
                         let rows = cursor.fetch(limit);
-                        self.out.rows(&oids, &rows, &portal.result_formats);
+                        self.out.rows(&types, &rows, &portal.result_formats);
                         if cursor.is_exhausted() {
                             self.out.complete(cursor.completion_tag(rows.len()));
                             portal.state = PortalState::Done;

@@ -15,13 +15,16 @@ use db::{numeric, DataType, DbError, Value};
 
 pub const OID_UNSPECIFIED: u32 = 0;
 pub const OID_BOOL: u32 = 16;
+pub const OID_BYTEA: u32 = 17;
 pub const OID_INT8: u32 = 20;
 pub const OID_INT2: u32 = 21;
 pub const OID_INT4: u32 = 23;
 pub const OID_TEXT: u32 = 25;
+pub const OID_JSON: u32 = 114;
 pub const OID_FLOAT4: u32 = 700;
 pub const OID_FLOAT8: u32 = 701;
 pub const OID_UNKNOWN: u32 = 705;
+pub const OID_BPCHAR: u32 = 1042;
 pub const OID_VARCHAR: u32 = 1043;
 pub const OID_DATE: u32 = 1082;
 pub const OID_TIME: u32 = 1083;
@@ -29,6 +32,10 @@ pub const OID_TIMESTAMP: u32 = 1114;
 pub const OID_TIMESTAMPTZ: u32 = 1184;
 pub const OID_INTERVAL: u32 = 1186;
 pub const OID_NUMERIC: u32 = 1700;
+pub const OID_UUID: u32 = 2950;
+pub const OID_JSONB: u32 = 3802;
+/// The version byte before a jsonb's text in its binary form.
+const JSONB_VERSION: u8 = 1;
 
 pub const FORMAT_TEXT: i16 = 0;
 pub const FORMAT_BINARY: i16 = 1;
@@ -42,11 +49,16 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
         Some(DataType::Text { max_chars: None }) | None => OID_TEXT,
+        Some(DataType::Char { .. }) => OID_BPCHAR,
         Some(DataType::Date) => OID_DATE,
         Some(DataType::Time) => OID_TIME,
         Some(DataType::Timestamp) => OID_TIMESTAMP,
         Some(DataType::TimestampTz) => OID_TIMESTAMPTZ,
         Some(DataType::Interval) => OID_INTERVAL,
+        Some(DataType::Bytea) => OID_BYTEA,
+        Some(DataType::Uuid) => OID_UUID,
+        Some(DataType::Json) => OID_JSON,
+        Some(DataType::Jsonb) => OID_JSONB,
     }
 }
 
@@ -59,9 +71,14 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
+        Some(DataType::Bytea) => (-1, -1),
+        Some(DataType::Uuid) => (16, -1),
+        Some(DataType::Json | DataType::Jsonb) => (-1, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
+        // bpchar's too.
+        Some(DataType::Char { len }) => (-1, len.map_or(-1, |n| n.saturating_add(4) as i32)),
     }
 }
 
@@ -73,11 +90,16 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_NUMERIC => Some(DataType::Numeric(None)),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
+        OID_BPCHAR => Some(DataType::Char { len: None }),
         OID_DATE => Some(DataType::Date),
         OID_TIME => Some(DataType::Time),
         OID_TIMESTAMP => Some(DataType::Timestamp),
         OID_TIMESTAMPTZ => Some(DataType::TimestampTz),
         OID_INTERVAL => Some(DataType::Interval),
+        OID_BYTEA => Some(DataType::Bytea),
+        OID_UUID => Some(DataType::Uuid),
+        OID_JSON => Some(DataType::Json),
+        OID_JSONB => Some(DataType::Jsonb),
         _ => None,
     }
 }
@@ -92,6 +114,9 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         }
         Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
+        Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
+        Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
+        Value::Json(t) | Value::Jsonb(t) => out.extend_from_slice(t.as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
         // In the session's zone: the connection makes it current while it handles the
@@ -101,6 +126,17 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
             other.write_datetime(&mut text);
             out.extend_from_slice(text.as_bytes());
         }
+    }
+}
+
+/// Writes a value of a column of type `ty` in text format: a CHAR(n)'s text
+/// blank-padded to n characters, anything else as `write_text`.
+pub fn write_text_as(value: &Value, ty: Option<DataType>, out: &mut Vec<u8>) {
+    match (value, ty) {
+        (Value::Text(t), Some(DataType::Char { len: Some(n) })) => {
+            out.extend_from_slice(db::value::blank_padded(t, n).as_bytes())
+        }
+        _ => write_text(value, out),
     }
 }
 
@@ -129,6 +165,14 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
         (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
+        // bytea and uuid: the bytes as they are.
+        (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
+        (Value::Uuid(u), OID_UUID) => out.extend_from_slice(u),
+        // jsonb's binary form is a version byte and the text; json's is the text.
+        (Value::Jsonb(t), OID_JSONB) => {
+            out.push(JSONB_VERSION);
+            out.extend_from_slice(t.as_bytes());
+        }
         // A column of numbers of several types (a CASE of an integer and a decimal) is
         // described as their common type: each value written as that type.
         (Value::Int(v), OID_NUMERIC) => numeric::write_binary(&numeric::from_i64(*v), out),
@@ -152,17 +196,25 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends one DataRow field: its length (-1 for NULL) and bytes.
-pub fn put_field(value: &Value, oid: u32, format: i16, scratch: &mut Vec<u8>, row: &mut BytesMut) {
+/// Appends one DataRow field of a column of type `ty`: its length (-1 for NULL) and
+/// bytes.
+pub fn put_field(
+    value: &Value,
+    ty: Option<DataType>,
+    format: i16,
+    scratch: &mut Vec<u8>,
+    row: &mut BytesMut,
+) {
     if value.is_null() {
         row.put_i32(-1);
         return;
     }
     scratch.clear();
-    if format == FORMAT_BINARY {
-        write_binary(value, oid, scratch);
-    } else {
-        write_text(value, scratch);
+    match (value, ty) {
+        // A CHAR(n)'s binary form is its padded text, as its text form.
+        (_, Some(DataType::Char { .. })) => write_text_as(value, ty, scratch),
+        _ if format == FORMAT_BINARY => write_binary(value, oid_of(ty), scratch),
+        _ => write_text(value, scratch),
     }
     row.put_i32(scratch.len() as i32);
     row.put_slice(scratch);
@@ -301,6 +353,21 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
         (_, Some(ty @ DataType::Numeric(_))) => {
             db::schema::coerce(Value::numeric(numeric::read_binary(bytes)?), ty)
         }
+        // bytea and uuid: the bytes as they are.
+        (_, Some(DataType::Bytea)) => Ok(Value::Bytea(bytes.into())),
+        (_, Some(DataType::Uuid)) => {
+            let b: [u8; 16] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Uuid(b))
+        }
+        (_, Some(ty @ (DataType::Json | DataType::Jsonb))) => {
+            let text = match (ty, bytes) {
+                (DataType::Jsonb, [JSONB_VERSION, text @ ..]) => text,
+                (DataType::Jsonb, _) => return Err(invalid("binary jsonb", "an unsupported jsonb version")),
+                (_, text) => text,
+            };
+            let text = std::str::from_utf8(text).map_err(|_| invalid("json", "bytes that are not UTF-8"))?;
+            db::schema::coerce(Value::Text(text.to_string()), ty)
+        }
         (_, Some(DataType::Date)) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Date(i32::from_be_bytes(b)))
@@ -321,6 +388,11 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
                 days: i32::from_be_bytes(b[8..12].try_into().expect("4 bytes")),
                 months: i32::from_be_bytes(b[12..16].try_into().expect("4 bytes")),
             }))
+        }
+        (_, Some(ty @ DataType::Char { .. })) => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|_| invalid("character", "bytes that are not UTF-8"))?;
+            db::schema::coerce(Value::Text(text.to_string()), ty)
         }
         (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
             .map(|s| Value::Text(s.to_string()))
@@ -432,6 +504,78 @@ mod tests {
         assert_eq!(size_and_modifier(Some(DataType::Numeric(Some(spec)))), (-1, (10 << 16 | 2) + 4));
         assert_eq!(size_and_modifier(Some(DataType::Numeric(None))), (-1, -1));
         assert_eq!(type_of_oid(OID_NUMERIC), Some(DataType::Numeric(None)));
+    }
+
+    #[test]
+    fn bytea_and_uuid_go_as_their_bytes_in_binary_and_postgresqls_text_otherwise() {
+        let uuid = db::uuid::parse("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").unwrap();
+        let text = |v: &Value| {
+            let mut out = Vec::new();
+            write_text(v, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let binary = |v: &Value, oid| {
+            let mut out = Vec::new();
+            write_binary(v, oid, &mut out);
+            out
+        };
+        let bytes = Value::Bytea(vec![0, 1, 0xff].into());
+        assert_eq!(text(&bytes), "\\x0001ff");
+        assert_eq!(binary(&bytes, OID_BYTEA), [0, 1, 0xff]);
+        assert_eq!(text(&Value::Uuid(uuid)), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        assert_eq!(binary(&Value::Uuid(uuid), OID_UUID), uuid);
+        // Parameters: declared by the client, or given their place's type.
+        assert_eq!(read_parameter(Some(&[0, 1, 0xff]), 1, OID_BYTEA, None).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(b"\\x0001FF"), 0, 0, Some(DataType::Bytea)).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(b"\\x0001FF"), 0, OID_BYTEA, None).unwrap(), bytes);
+        assert_eq!(read_parameter(Some(&uuid), 1, OID_UUID, None).unwrap(), Value::Uuid(uuid));
+        assert_eq!(read_parameter(Some(&uuid), 1, 0, Some(DataType::Uuid)).unwrap(), Value::Uuid(uuid));
+        assert_eq!(
+            read_parameter(Some(b"A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"), 0, OID_UUID, None).unwrap(),
+            Value::Uuid(uuid)
+        );
+        assert!(read_parameter(Some(&uuid[..15]), 1, OID_UUID, None).is_err());
+        assert_eq!(read_parameter(Some(b"nope"), 0, OID_UUID, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!((oid_of(Some(DataType::Bytea)), oid_of(Some(DataType::Uuid))), (17, 2950));
+    }
+
+    #[test]
+    fn json_goes_as_its_text_and_jsonb_with_its_version_byte_in_binary() {
+        let jsonb = Value::Jsonb(r#"{"a": 1}"#.into());
+        let mut out = Vec::new();
+        write_binary(&jsonb, OID_JSONB, &mut out);
+        assert_eq!(out, b"\x01{\"a\": 1}");
+        out.clear();
+        write_binary(&Value::Json(r#"{"a":1}"#.into()), OID_JSON, &mut out);
+        assert_eq!(out, br#"{"a":1}"#);
+        // Read back: a jsonb in normal form, a json as given, bad text 22P02.
+        assert_eq!(read_parameter(Some(b"\x01{\"a\":1}"), 1, OID_JSONB, None).unwrap(), jsonb);
+        assert_eq!(read_parameter(Some(br#"{"a":1}"#), 0, OID_JSONB, None).unwrap(), jsonb);
+        assert_eq!(
+            read_parameter(Some(br#"{"a":1}"#), 0, 0, Some(DataType::Json)).unwrap(),
+            Value::Json(r#"{"a":1}"#.into())
+        );
+        assert_eq!(read_parameter(Some(b"\x02{}"), 1, OID_JSONB, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!(read_parameter(Some(b"{"), 0, OID_JSON, None).unwrap_err().sqlstate(), "22P02");
+        assert_eq!((oid_of(Some(DataType::Json)), oid_of(Some(DataType::Jsonb))), (114, 3802));
+    }
+
+    #[test]
+    fn char_n_goes_blank_padded_in_both_formats_and_comes_in_without_its_blanks() {
+        let ty = Some(DataType::Char { len: Some(5) });
+        for format in [FORMAT_TEXT, FORMAT_BINARY] {
+            let mut row = BytesMut::new();
+            put_field(&Value::Text("ab".into()), ty, format, &mut Vec::new(), &mut row);
+            assert_eq!(&row[..], b"\0\0\0\x05ab   ", "format {format}");
+        }
+        let mut out = Vec::new();
+        write_text_as(&Value::Text("é".into()), Some(DataType::Char { len: Some(3) }), &mut out);
+        assert_eq!(out, "é  ".as_bytes(), "padded to characters, not bytes");
+        assert_eq!(read_parameter(Some(b"ab   "), 0, 0, ty).unwrap(), Value::Text("ab".into()));
+        assert_eq!(read_parameter(Some(b"ab "), 1, OID_BPCHAR, None).unwrap(), Value::Text("ab".into()));
+        assert_eq!(read_parameter(Some(b"abcdef"), 0, 0, ty).unwrap_err().sqlstate(), "22001");
+        assert_eq!(oid_of(ty), OID_BPCHAR);
+        assert_eq!(size_and_modifier(ty), (-1, 9));
     }
 
     #[test]

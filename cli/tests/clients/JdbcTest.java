@@ -567,6 +567,145 @@ public class JdbcTest {
         }
     }
 
+    /**
+     * byte[] as bytea (setBytes/getBytes) and java.util.UUID as uuid (setObject/getObject),
+     * in binary past prepareThreshold in the extended modes; a uuid key from
+     * gen_random_uuid() read back as a UUID and used to find its row.
+     */
+    static void byteaAndUuid(String mode) throws Exception {
+        String t = "blobs_" + mode.toLowerCase();
+        try (Connection c = connect(mode, "&binaryTransferEnable=BYTEA,UUID")) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, id UUID NOT NULL DEFAULT gen_random_uuid(), data BYTEA, tag UUID)");
+            java.util.UUID fixed = java.util.UUID.fromString("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+            // PgJDBC cannot inline a byte[] into a simple query (it leaves the `?`, which
+            // PostgreSQL refuses too): there the bytes go as hex text through decode().
+            boolean simple = mode.equals("simple");
+            String value = simple ? "decode(?, 'hex')" : "?";
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " (k, data, tag) VALUES (?, " + value + ", ?)")) {
+                for (int k = 1; k <= 12; k++) {
+                    byte[] data = new byte[k * 100];
+                    StringBuilder hex = new StringBuilder();
+                    for (int i = 0; i < data.length; i++) {
+                        data[i] = (byte) (i * k);
+                        hex.append(String.format("%02x", data[i] & 0xff));
+                    }
+                    ins.setLong(1, k);
+                    if (simple) {
+                        ins.setString(2, hex.toString());
+                    } else {
+                        ins.setBytes(2, data);
+                    }
+                    ins.setObject(3, fixed);
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            List<java.util.UUID> ids = new ArrayList<>();
+            try (PreparedStatement sel = c.prepareStatement("SELECT id, data, tag, length(data) FROM " + t + " WHERE k = ?")) {
+                for (int round = 0; round < 2; round++) {
+                    for (int k = 1; k <= 12; k++) {
+                        sel.setLong(1, k);
+                        try (ResultSet rs = sel.executeQuery()) {
+                            check(rs.next(), "row " + k);
+                            Object id = rs.getObject(1);
+                            check(id instanceof java.util.UUID, "a uuid as java.util.UUID: " + id);
+                            equal(4, ((java.util.UUID) id).version(), "gen_random_uuid() is version 4");
+                            if (round == 0) {
+                                ids.add((java.util.UUID) id);
+                            }
+                            byte[] data = rs.getBytes(2);
+                            equal(k * 100, data.length, "bytes of row " + k);
+                            for (int i = 0; i < data.length; i++) {
+                                if (data[i] != (byte) (i * k)) {
+                                    throw new AssertionError("byte " + i + " of row " + k);
+                                }
+                            }
+                            equal(fixed, rs.getObject(3), "tag");
+                            equal((long) k * 100, rs.getLong(4), "length(data)");
+                            equal(Types.BINARY, rs.getMetaData().getColumnType(2), "bytea is BINARY");
+                            equal("uuid", rs.getMetaData().getColumnTypeName(1), "type name of id");
+                        }
+                    }
+                }
+            }
+            equal(12, new java.util.HashSet<>(ids).size(), "distinct generated keys");
+            try (PreparedStatement ps = c.prepareStatement("SELECT k FROM " + t + " WHERE id = ?")) {
+                for (int k = 1; k <= 12; k++) {
+                    ps.setObject(1, ids.get(k - 1));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        check(rs.next(), "the row of key " + ids.get(k - 1));
+                        equal((long) k, rs.getLong(1), "k of the generated key");
+                    }
+                }
+            }
+            expectError("22P02", () -> exec(c, "SELECT 'nope'::uuid"));
+        }
+    }
+
+    /** JSON and JSONB as ORMs pass them: text cast in SQL, read with getString. */
+    static void jsonAndJsonb(String mode) throws Exception {
+        String t = "docs_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?::json, ?::jsonb)")) {
+                for (int k = 1; k <= 8; k++) {
+                    ins.setLong(1, k);
+                    ins.setString(2, "{\"k\":" + k + ",  \"k\": \"dup\"}");
+                    ins.setString(3, "{\"tags\":[\"t" + (k % 2) + "\"], \"k\": " + k + ", \"name\": \"n\u00fc" + k + "\"}");
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT raw, doc, doc ->> 'name', (doc -> 'k')::text::int, raw ->> 'k' FROM " + t + " WHERE k = ?")) {
+                for (int k = 1; k <= 8; k++) {
+                    sel.setLong(1, k);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row " + k);
+                        equal("{\"k\":" + k + ",  \"k\": \"dup\"}", rs.getString(1), "json as given");
+                        equal("{\"k\": " + k + ", \"name\": \"n\u00fc" + k + "\", \"tags\": [\"t" + (k % 2) + "\"]}", rs.getString(2), "jsonb normalized");
+                        equal("n\u00fc" + k, rs.getString(3), "->>");
+                        equal(k, rs.getInt(4), "-> as an int");
+                        equal("dup", rs.getString(5), "the last duplicate key of a json");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + t + " WHERE doc @> ?::jsonb")) {
+                ps.setString(1, "{\"tags\": [\"t1\"]}");
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    equal(4L, rs.getLong(1), "@> with a parameter");
+                }
+            }
+            expectError("22P02", () -> exec(c, "INSERT INTO " + t + " VALUES (99, '{', '{}')"));
+        }
+    }
+
+    /** CHAR(n): blank-padded in results, its trailing blanks no part of comparisons. */
+    static void charN(String mode) throws Exception {
+        String t = "codes_" + mode.toLowerCase();
+        try (Connection c = connect(mode)) {
+            createTable(c, t, "(code CHAR(5) PRIMARY KEY, v VARCHAR(5))");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)")) {
+                for (int k = 1; k <= 8; k++) {
+                    ins.setString(1, "c" + k + (k % 2 == 0 ? "  " : ""));
+                    ins.setString(2, "v" + k);
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT code, v FROM " + t + " WHERE code = ?")) {
+                for (int k = 1; k <= 8; k++) {
+                    sel.setString(1, "c" + k);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row " + k);
+                        equal("c" + k + "   ", rs.getString(1), "CHAR(5) blank-padded");
+                        equal("v" + k, rs.getString(2), "VARCHAR as it is");
+                        equal(Types.CHAR, rs.getMetaData().getColumnType(1), "bpchar is CHAR");
+                        equal(5, rs.getMetaData().getPrecision(1), "its length");
+                    }
+                }
+            }
+            expectError("22001", () -> exec(c, "INSERT INTO " + t + " VALUES ('abcdef', 'x')"));
+        }
+    }
+
     static void generatedKeysAndReturning(String mode) throws Exception {
         String t = "ret_" + mode.toLowerCase();
         try (Connection c = connect(mode)) {
@@ -824,6 +963,12 @@ public class JdbcTest {
             checks.add(() -> generatedKeysAndReturning(mode));
             names.add("exact numerics [" + mode + "]");
             checks.add(() -> exactNumerics(mode));
+            names.add("bytea and uuid [" + mode + "]");
+            checks.add(() -> byteaAndUuid(mode));
+            names.add("json and jsonb [" + mode + "]");
+            checks.add(() -> jsonAndJsonb(mode));
+            names.add("char(n) [" + mode + "]");
+            checks.add(() -> charN(mode));
         }
         names.add("startup options, session functions and a FETCH in portions");
         checks.add(JdbcTest::startupOptionsSessionFunctionsAndFetchInPortions);

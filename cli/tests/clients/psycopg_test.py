@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 from decimal import Decimal
 
 import psycopg
@@ -225,6 +226,81 @@ def check_exact_numerics_in_text_and_binary():
         )
         expect_error(errors.DivisionByZero, "22012", lambda: conn.execute("SELECT amount / 0 FROM money"))
         assert conn.execute("SELECT amount FROM money WHERE k = 1").fetchone() == (Decimal("12.35"),)
+
+
+def check_bytea_and_uuid_in_text_and_binary():
+    """bytes as bytea and uuid.UUID as uuid, both ways in both formats; a uuid key made
+    by gen_random_uuid() and found again by the UUID psycopg read."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "blobs (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), data BYTEA, tag UUID)")
+        payloads = [b"", b"\x00\x01\xff", bytes(range(256)) * 40, "ünï".encode()]
+        fixed = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+        ids = []
+        for i, data in enumerate(payloads):
+            form = ["%s", "%b", "%t", "%s"][i]
+            row = conn.execute(f"INSERT INTO blobs (data, tag) VALUES ({form}, {form}) RETURNING id", (data, fixed)).fetchone()
+            assert isinstance(row[0], uuid.UUID) and row[0].version == 4, row
+            ids.append(row[0])
+        assert len(set(ids)) == len(ids), ids
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                for id_, data in zip(ids, payloads):
+                    got = cur.execute("SELECT data, tag, length(data) FROM blobs WHERE id = %s", (id_,)).fetchone()
+                    assert got == (data, fixed, len(data)), (binary, got[1:], len(got[0]))
+                types = [c.type_code for c in cur.execute("SELECT id, data FROM blobs LIMIT 1").description]
+                assert types == [2950, 17], types
+        # Text of both, as PostgreSQL prints them.
+        assert conn.execute("SELECT data::text, tag::text FROM blobs WHERE id = %s", (ids[1],)).fetchone() == (
+            "\\x0001ff",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        )
+        assert conn.execute("SELECT count(*) FROM blobs WHERE tag = %s", (str(fixed).upper(),)).fetchone() == (4,)
+        expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT 'nope'::uuid"))
+        expect_error(errors.InvalidParameterValue, "22023", lambda: conn.execute("SELECT '\\x123'::bytea"))
+
+
+def check_json_and_jsonb_with_psycopgs_adapters():
+    """Json and Jsonb wrappers as parameters (text and binary), results loaded into
+    Python objects by psycopg's json loaders in both formats; jsonb normalized, json as
+    given; the operators from Python."""
+    from psycopg.types.json import Json, Jsonb
+
+    with connect(autocommit=True) as conn:
+        create_table(conn, "docs (k BIGINT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)")
+        value = {"name": "ünï", "tags": ["a", "b"], "n": 1.5, "nested": {"ok": True, "none": None}}
+        conn.execute("INSERT INTO docs VALUES (%s, %s, %s)", (1, Json(value), Jsonb(value)))
+        conn.execute("INSERT INTO docs VALUES (%b, %b, %b)", (2, Json([1, 2]), Jsonb({"b": 1, "a": 2})))
+        conn.execute("INSERT INTO docs VALUES (%t, %t, %t)", (3, Json(None), Jsonb("text")))
+        expected = [(1, value, value), (2, [1, 2], {"a": 2, "b": 1}), (3, None, "text")]
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT k, raw, doc FROM docs ORDER BY k").fetchall()
+                assert got == expected, (binary, got)
+                assert [c.type_code for c in cur.description] == [20, 114, 3802], cur.description
+        # The text: json as psycopg sent it, jsonb in PostgreSQL's normal form.
+        raw, doc = conn.execute("SELECT raw::text, doc::text FROM docs WHERE k = 2").fetchone()
+        assert doc == '{"a": 2, "b": 1}', doc
+        assert raw.replace(" ", "") == "[1,2]", raw
+        assert conn.execute("SELECT doc ->> 'name', doc -> 'tags' -> 1, doc #>> '{nested,ok}' FROM docs WHERE k = 1").fetchone() == ("ünï", "b", "true")
+        assert conn.execute("SELECT k FROM docs WHERE doc @> %s ORDER BY k", (Jsonb({"tags": ["b"]}),)).fetchall() == [(1,)]
+        assert conn.execute("SELECT count(*) FROM docs WHERE doc ? %s", ("a",)).fetchone() == (1,)
+        expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT %s::jsonb", ("{bad",)))
+
+
+def check_char_n_is_blank_padded():
+    """CHAR(n) values come back blank-padded in both formats, parameters compare without
+    their trailing blanks, a value too long is 22001."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "codes (code CHAR(5) PRIMARY KEY, v VARCHAR(5))")
+        conn.execute("INSERT INTO codes VALUES (%s, %s), (%b, %b)", ("ab", "ab", "abc  ", "x"))
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT code, v FROM codes ORDER BY code").fetchall()
+                assert got == [("ab   ", "ab"), ("abc  ", "x")], (binary, got)
+                assert cur.description[0].type_code == 1042, cur.description[0]
+        assert conn.execute("SELECT v FROM codes WHERE code = %s", ("abc",)).fetchone() == ("x",)
+        assert conn.execute("SELECT v FROM codes WHERE code = %s", ("ab   ",)).fetchone() == ("ab",)
+        expect_error(errors.StringDataRightTruncation, "22001", lambda: conn.execute("INSERT INTO codes VALUES (%s, 'x')", ("abcdef",)))
 
 
 def check_executemany_pipelines_with_row_counts():

@@ -358,6 +358,54 @@ fn psql_describes_and_prints_the_exact_types() {
     assert!(error.contains("22P02"), "{error}");
     let error = server.query_error("SELECT amount / 0 FROM prices");
     assert!(error.contains("22012"), "{error}");
+
+    server.query("CREATE TABLE files (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), data BYTEA NOT NULL)");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d files"]).stdout).into_owned();
+    for expected in [
+        "id     | uuid  |           | not null | gen_random_uuid()",
+        "data   | bytea |           | not null |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(r"INSERT INTO files VALUES ('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '\x0102ff')");
+    server.query("INSERT INTO files (data) VALUES ('abc')");
+    assert_eq!(
+        server.query("SELECT id, data FROM files WHERE data = 'abc' OR id = 'a0eebc999c0b4ef8bb6d6bb9bd380a11' ORDER BY data"),
+        format!("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11|\\x0102ff\n{}|\\x616263\n", server.query("SELECT id FROM files WHERE data = 'abc'").trim())
+    );
+    let error = server.query_error("SELECT 'nope'::uuid");
+    assert!(error.contains("22P02"), "{error}");
+
+    server.query("CREATE TABLE docs (id BIGINT PRIMARY KEY, raw JSON, doc JSONB)");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d docs"]).stdout).into_owned();
+    for expected in ["raw    | json   |", "doc    | jsonb  |"] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(r#"INSERT INTO docs VALUES (1, '{"b":1,  "a":[1,2]}', '{"b":1,  "a":[1,2]}')"#);
+    assert_eq!(
+        server.query("SELECT raw, doc, doc -> 'a' -> 1, raw ->> 'b' FROM docs"),
+        "{\"b\":1,  \"a\":[1,2]}|{\"a\": [1, 2], \"b\": 1}|2|1\n"
+    );
+    let error = server.query_error("SELECT '{\"a\":}'::jsonb");
+    assert!(error.contains("22P02") && error.contains("invalid input syntax for type jsonb"), "{error}");
+
+    server.query("CREATE TABLE codes (code CHAR(5) PRIMARY KEY, flag CHARACTER, v VARCHAR(5))");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d codes"]).stdout).into_owned();
+    for expected in [
+        "code   | character(5)         |           | not null |",
+        "flag   | character(1)         |",
+        "v      | character varying(5) |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query("INSERT INTO codes VALUES ('ab', 'y', 'ab'), ('abc  ', NULL, 'x')");
+    assert_eq!(
+        server.query("SELECT code, flag, v, code || '|' FROM codes WHERE code = 'ab   '"),
+        "ab   |y|ab|ab|\n"
+    );
+    assert_eq!(server.commands(&["COPY codes TO STDOUT (FORMAT csv)"]), "ab   ,y,ab\nabc  ,,x\n");
+    let error = server.query_error("INSERT INTO codes VALUES ('abcdef', 'y', NULL)");
+    assert!(error.contains("22001"), "{error}");
 }
 
 /// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.

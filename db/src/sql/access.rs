@@ -135,6 +135,13 @@ enum Role {
 fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
     match (ty, v) {
         (_, Value::Null) => Conv::Never,
+        // JSON keys compare by value in SQL (1.0 = 1.00 in a jsonb), by text in the
+        // tree: no key value stands for a JSON constant.
+        (DataType::Json | DataType::Jsonb, _) => Conv::Unknown,
+        // Text compared with a CHAR(n) key: without its trailing blanks.
+        (DataType::Char { .. }, Value::Text(t)) => {
+            Conv::Value(Value::Text(t.trim_end_matches(' ').to_string()), true)
+        }
         _ if v.has_type(ty) => Conv::Value(v.clone(), true),
         (DataType::Int, Value::Float(f)) => {
             let exact = f.fract() == 0.0;
@@ -179,6 +186,11 @@ fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
             Ok(Num::I(i)) => convert(&Value::Int(i), ty, role),
             Ok(Num::F(f)) => convert(&Value::Float(f), ty, role),
             Ok(Num::N(n)) => convert(&Value::numeric(n), ty, role),
+            Err(_) => Conv::Unknown,
+        },
+        // Text compared with a BYTEA or UUID key is read as one (`id = 'a0ee...'`).
+        (DataType::Bytea | DataType::Uuid, Value::Text(_)) => match crate::schema::coerce(v.clone(), ty) {
+            Ok(key) => Conv::Value(key, true),
             Err(_) => Conv::Unknown,
         },
         (DataType::Bool, Value::Text(_)) => match crate::schema::coerce(v.clone(), DataType::Bool) {

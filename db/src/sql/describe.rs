@@ -275,9 +275,23 @@ fn column_type(expr: &ast::Expr, schema: Option<&TableSchema>) -> Option<DataTyp
 fn infer_expr(expr: &ast::Expr, schema: Option<&TableSchema>, types: &mut [Option<DataType>]) {
     use ast::Expr as E;
     match expr {
-        E::BinaryOp { left, right, .. } => {
-            assign(right, column_type(left, schema), types);
-            assign(left, column_type(right, schema), types);
+        E::BinaryOp { left, op, right } => {
+            // An operand of the column's own type: not the key or path of a JSON
+            // operator (`doc ->> $1`, `doc ? $1`, `doc - $1` take text or an integer).
+            let other_side = |ty: Option<DataType>| match (op, ty) {
+                (
+                    ast::BinaryOperator::Arrow
+                    | ast::BinaryOperator::LongArrow
+                    | ast::BinaryOperator::HashArrow
+                    | ast::BinaryOperator::HashLongArrow
+                    | ast::BinaryOperator::Question,
+                    _,
+                ) => None,
+                (ast::BinaryOperator::Minus, Some(DataType::Json | DataType::Jsonb)) => None,
+                (_, ty) => ty,
+            };
+            assign(right, other_side(column_type(left, schema)), types);
+            assign(left, other_side(column_type(right, schema)), types);
             infer_expr(left, schema, types);
             infer_expr(right, schema, types);
         }

@@ -38,7 +38,7 @@ use crate::error::{DbError, DbResult};
 use crate::numeric::{self, NumericSpec, RoundMode};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
-use crate::sql::temporal;
+use crate::sql::{json_ops, temporal};
 use crate::value::{DataType, Value};
 use bigdecimal::BigDecimal;
 
@@ -61,6 +61,20 @@ pub(crate) enum BinOp {
     GtEq,
     And,
     Or,
+    /// `->`: a JSON value's field or element, as JSON.
+    JsonGet,
+    /// `->>`: the same as text.
+    JsonGetText,
+    /// `#>`: the value at a path, as JSON.
+    JsonPath,
+    /// `#>>`: the same as text.
+    JsonPathText,
+    /// `@>`: jsonb containment.
+    Contains,
+    /// `<@`: contained in.
+    ContainedBy,
+    /// `?`: a jsonb key (or string element) exists.
+    HasKey,
 }
 
 impl BinOp {
@@ -117,6 +131,26 @@ pub(crate) enum Func {
     MakeDate,
     /// `age(a [, b])`: the difference in years, months and days (b defaults to today).
     Age,
+    /// `octet_length(text or bytea)`: bytes.
+    OctetLength,
+    /// `encode(bytea, format)`, `decode(text, format)`: hex, base64 or escape.
+    Encode,
+    Decode,
+    /// `gen_random_uuid()`, `uuid_generate_v4()`: a new version 4 UUID each call.
+    GenRandomUuid,
+    /// `to_json(v)`, `to_jsonb(v)`.
+    ToJson,
+    ToJsonb,
+    /// `json_build_object(k, v, ...)`, `jsonb_build_object(...)`.
+    JsonBuildObject,
+    JsonbBuildObject,
+    /// `json_build_array(...)`, `jsonb_build_array(...)`.
+    JsonBuildArray,
+    JsonbBuildArray,
+    /// `json_typeof(j)`, `jsonb_typeof(j)`.
+    JsonTypeof,
+    /// `json_array_length(j)`, `jsonb_array_length(j)`.
+    JsonArrayLength,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -210,6 +244,18 @@ impl Func {
             "clock_timestamp" => (Func::ClockTimestamp, 0, 0),
             "make_date" => (Func::MakeDate, 3, 3),
             "age" => (Func::Age, 1, 2),
+            "octet_length" => (Func::OctetLength, 1, 1),
+            "encode" => (Func::Encode, 2, 2),
+            "decode" => (Func::Decode, 2, 2),
+            "gen_random_uuid" | "uuid_generate_v4" => (Func::GenRandomUuid, 0, 0),
+            "to_json" => (Func::ToJson, 1, 1),
+            "to_jsonb" => (Func::ToJsonb, 1, 1),
+            "json_build_object" => (Func::JsonBuildObject, 0, MANY),
+            "jsonb_build_object" => (Func::JsonbBuildObject, 0, MANY),
+            "json_build_array" => (Func::JsonBuildArray, 0, MANY),
+            "jsonb_build_array" => (Func::JsonbBuildArray, 0, MANY),
+            "json_typeof" | "jsonb_typeof" => (Func::JsonTypeof, 1, 1),
+            "json_array_length" | "jsonb_array_length" => (Func::JsonArrayLength, 1, 1),
             _ => return None,
         })
     }
@@ -491,6 +537,12 @@ impl Scope {
         self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty))).collect()
     }
 
+    /// The type of the column at row position `i`.
+    pub(crate) fn type_at(&self, i: usize) -> Option<DataType> {
+        let entry = self.entries.iter().rev().find(|e| e.offset <= i)?;
+        entry.relation.schema.columns.get(i - entry.offset).map(|c| c.ty)
+    }
+
     /// The column names of a row of the scope, by position.
     pub(crate) fn names(&self) -> Vec<String> {
         self.entries.iter().flat_map(|e| e.relation.schema.columns.iter().map(|c| c.name.clone())).collect()
@@ -664,7 +716,12 @@ impl<'a> Binder<'a> {
             E::IsNotDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, true),
             E::InList { expr, list, negated } => {
                 let list = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
-                Expr::InList(self.compile_box(expr)?, list, *negated)
+                let expr = self.compile(expr)?;
+                let list = match self.char_type(&expr) {
+                    Some(_) => list.into_iter().map(as_char_operand).collect(),
+                    None => list,
+                };
+                Expr::InList(Box::new(expr), list, *negated)
             }
             E::Between { expr, negated, low, high } => Expr::Between(
                 self.compile_box(expr)?,
@@ -674,7 +731,18 @@ impl<'a> Binder<'a> {
             ),
             E::BinaryOp { left, op, right } => {
                 let op = binary_operator(op)?;
-                Expr::Binary(op, self.compile_box(left)?, self.compile_box(right)?)
+                let (mut a, mut b) = (self.compile(left)?, self.compile(right)?);
+                if op.is_comparison() {
+                    // A CHAR(n) compared with a literal or a parameter: the literal is a
+                    // CHAR too, its trailing blanks no part of it (PostgreSQL's
+                    // `c = 'ab  '` is true for 'ab').
+                    if self.char_type(&a).is_some() {
+                        b = as_char_operand(b);
+                    } else if self.char_type(&b).is_some() {
+                        a = as_char_operand(a);
+                    }
+                }
+                Expr::Binary(op, Box::new(a), Box::new(b))
             }
             E::Like { negated, any: false, expr, pattern, escape_char } => {
                 self.like(expr, pattern, escape_char.as_deref(), *negated, false)?
@@ -767,6 +835,16 @@ impl<'a> Binder<'a> {
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
+    }
+
+    /// The CHAR(n) type of a column or a cast that is one.
+    fn char_type(&self, e: &Expr) -> Option<DataType> {
+        let ty = match e {
+            Expr::Column(i) => self.scope.type_at(*i),
+            Expr::Cast(_, ty) => Some(*ty),
+            _ => None,
+        };
+        ty.filter(|t| matches!(t, DataType::Char { .. }))
     }
 
     /// A call of sequence `name` (as nextval's text names it: lowercased unless quoted).
@@ -1111,6 +1189,17 @@ impl Binder<'_> {
     }
 }
 
+/// An operand compared with a CHAR(n) column: a text literal or a parameter read as a
+/// CHAR (its trailing blanks dropped); anything else as it is.
+fn as_char_operand(e: Expr) -> Expr {
+    match e {
+        Expr::Literal(Value::Text(_)) | Expr::Param(_) => {
+            Expr::Cast(Box::new(e), DataType::Char { len: None })
+        }
+        other => other,
+    }
+}
+
 /// A sequence's name as nextval's text gives it: lowercased unless double-quoted, the
 /// schema (`public.`) dropped.
 fn sequence_name(text: &str) -> String {
@@ -1147,6 +1236,13 @@ fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
         B::GtEq => BinOp::GtEq,
         B::And => BinOp::And,
         B::Or => BinOp::Or,
+        B::Arrow => BinOp::JsonGet,
+        B::LongArrow => BinOp::JsonGetText,
+        B::HashArrow => BinOp::JsonPath,
+        B::HashLongArrow => BinOp::JsonPathText,
+        B::AtArrow => BinOp::Contains,
+        B::ArrowAt => BinOp::ContainedBy,
+        B::Question => BinOp::HasKey,
         other => return Err(DbError::Unsupported(format!("the operator {other}"))),
     })
 }
@@ -1167,10 +1263,6 @@ pub(crate) fn parse_number(digits: &str) -> DbResult<Value> {
 const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     // PostgreSQL's own.
     "timetz",
-    "bytea",
-    "json",
-    "jsonb",
-    "uuid",
     "money",
     "inet",
     "cidr",
@@ -1181,8 +1273,6 @@ const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     "name",
     "bit",
     "varbit",
-    "bpchar",
-    "nchar",
     "serial",
     "serial2",
     "serial4",
@@ -1213,7 +1303,6 @@ const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     "record",
     "void",
     // Oracle's.
-    "raw",
     "long",
     "binary_double",
     "binary_float",
@@ -1273,9 +1362,13 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         T::Varchar(len) | T::CharacterVarying(len) | T::CharVarying(len) | T::Nvarchar(len) => {
             DataType::Text { max_chars: length(len, None)? }
         }
-        T::Char(len) | T::Character(len) => DataType::Text { max_chars: length(len, Some(1))? },
+        T::Char(len) | T::Character(len) => DataType::Char { len: length(len, Some(1))? },
         T::Text | T::String(None) => DataType::Text { max_chars: None },
         T::Bool | T::Boolean => DataType::Bool,
+        T::Bytea | T::Blob(_) => DataType::Bytea,
+        T::Uuid => DataType::Uuid,
+        T::JSON => DataType::Json,
+        T::JSONB => DataType::Jsonb,
         T::Date => DataType::Date,
         T::Time(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => DataType::Time,
         T::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) | T::Datetime(_) => {
@@ -1313,6 +1406,27 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 "float8" | "float4" => DataType::Float,
                 "int8" | "int4" | "int2" => DataType::Int,
                 "bool" => DataType::Bool,
+                "bytea" | "raw" | "blob" => DataType::Bytea,
+                "uuid" => DataType::Uuid,
+                // PostgreSQL's bpchar (unbounded bare, as `bpchar(n)` CHAR(n)) and
+                // Oracle's NCHAR(n) (CHAR(1) bare).
+                "bpchar" | "nchar" => {
+                    let len = match args.first() {
+                        None if name == "nchar" => Some(1),
+                        None => None,
+                        Some(n) => {
+                            Some(n.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                                DbError::Syntax {
+                                    message: format!("invalid length for type {ty}"),
+                                    position: 0,
+                                }
+                            })?)
+                        }
+                    };
+                    DataType::Char { len }
+                }
+                "json" => DataType::Json,
+                "jsonb" => DataType::Jsonb,
                 "date" => DataType::Date,
                 "time" => DataType::Time,
                 "timestamp" => DataType::Timestamp,
@@ -1491,7 +1605,7 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Clock(_)
             | Expr::Sequence(..)
-            | Expr::Func(Func::Random | Func::ClockTimestamp, _)
+            | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
             Expr::Literal(_) => true,
@@ -1610,7 +1724,7 @@ impl Expr {
                 Expr::Column(_)
                 | Expr::Agg(_)
                 | Expr::Window(_)
-                | Expr::Func(Func::Random | Func::ClockTimestamp, _)
+                | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
                 | Expr::Sequence(..)
                 | Expr::Outer { .. }
                 | Expr::Subquery(_) => false,
@@ -1742,7 +1856,19 @@ impl Expr {
             Expr::Quantified { .. } => Some(DataType::Bool),
             Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
-                BinOp::Concat => text,
+                op if json_ops::result_type(
+                    *op,
+                    a.static_type(columns, aggs),
+                    b.static_type(columns, aggs),
+                )
+                .is_some() =>
+                {
+                    json_ops::result_type(*op, a.static_type(columns, aggs), b.static_type(columns, aggs))
+                }
+                BinOp::Concat => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
+                    (Some(DataType::Bytea), Some(DataType::Bytea)) => Some(DataType::Bytea),
+                    _ => text,
+                },
                 op if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Some(DataType::Bool),
                 _ => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
                     (x, y) if temporal::result_type(*op, x, y).is_some() => temporal::result_type(*op, x, y),
@@ -1766,7 +1892,14 @@ impl Expr {
                 | Func::Concat
                 | Func::Substr
                 | Func::CurrentSchema => text,
-                Func::Length => Some(DataType::Int),
+                Func::Length | Func::OctetLength => Some(DataType::Int),
+                Func::Encode => text,
+                Func::Decode => Some(DataType::Bytea),
+                Func::GenRandomUuid => Some(DataType::Uuid),
+                Func::ToJson | Func::JsonBuildObject | Func::JsonBuildArray => Some(DataType::Json),
+                Func::ToJsonb | Func::JsonbBuildObject | Func::JsonbBuildArray => Some(DataType::Jsonb),
+                Func::JsonTypeof => text,
+                Func::JsonArrayLength => Some(DataType::Int),
                 Func::DatePart => Some(DataType::Float),
                 Func::ClockTimestamp => Some(DataType::TimestampTz),
                 Func::MakeDate => Some(DataType::Date),
@@ -2077,6 +2210,18 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         },
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
+        (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+        (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Jsonb(_), _) | (_, Value::Jsonb(_)) if json_ops::compare(a, b).is_some() => {
+            json_ops::compare(a, b).expect("checked")?
+        }
+        // Text meeting a BYTEA or UUID is read as one, as PostgreSQL reads a literal.
+        (Value::Bytea(_) | Value::Uuid(_), Value::Text(_)) => {
+            return compare(a, &coerce(b.clone(), a.data_type().expect("not NULL"))?)
+        }
+        (Value::Text(_), Value::Bytea(_) | Value::Uuid(_)) => {
+            return compare(&coerce(a.clone(), b.data_type().expect("not NULL"))?, b)
+        }
         (x, y) if temporal::is_temporal(x) || temporal::is_temporal(y) => temporal::compare(x, y)?,
         (x, y) => {
             let name = |v: &Value| v.data_type().map_or("unknown".into(), |t| t.name().to_lowercase());
@@ -2092,8 +2237,14 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
     let cmp = |want: fn(Ordering) -> bool| -> DbResult<Value> {
         Ok(compare(&a, &b)?.map_or(Value::Null, |o| Value::Bool(want(o))))
     };
+    if let Some(result) = json_ops::binary(op, &a, &b) {
+        return result;
+    }
     match op {
-        BinOp::Concat => Ok(Value::Text(format!("{a}{b}"))),
+        BinOp::Concat => Ok(match (a, b) {
+            (Value::Bytea(x), Value::Bytea(y)) => Value::Bytea([&x[..], &y[..]].concat().into()),
+            (a, b) => Value::Text(format!("{a}{b}")),
+        }),
         BinOp::Eq => cmp(|o| o == Ordering::Equal),
         BinOp::NotEq => cmp(|o| o != Ordering::Equal),
         BinOp::Lt => cmp(|o| o == Ordering::Less),
@@ -2101,6 +2252,13 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
         BinOp::Gt => cmp(|o| o == Ordering::Greater),
         BinOp::GtEq => cmp(|o| o != Ordering::Less),
         BinOp::And | BinOp::Or => unreachable!("evaluated lazily"),
+        BinOp::JsonGet
+        | BinOp::JsonGetText
+        | BinOp::JsonPath
+        | BinOp::JsonPathText
+        | BinOp::Contains
+        | BinOp::ContainedBy
+        | BinOp::HasKey => unreachable!("json_ops answers its operators"),
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
             if let Some(result) = temporal::arithmetic(op, &a, &b) {
                 return result;
@@ -2208,6 +2366,16 @@ pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
                 _ => text,
             }))
         }
+        // An explicit CHAR(n) cuts a longer text to n characters, then drops trailing
+        // blanks.
+        (DataType::Char { len: Some(n) }, v) => {
+            let text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            let text: String = text.chars().take(n as usize).collect();
+            coerce(Value::Text(text), ty)
+        }
         (ty, v) => coerce(v, ty),
     }
 }
@@ -2294,6 +2462,17 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Random => return Ok(Value::Float(random())),
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
+        Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
+        // NULLs are values of these (a JSON null), not a NULL result.
+        Func::JsonBuildObject | Func::JsonbBuildObject | Func::JsonBuildArray | Func::JsonbBuildArray => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            return match func {
+                Func::JsonBuildObject => json_ops::build_object(&values, false),
+                Func::JsonbBuildObject => json_ops::build_object(&values, true),
+                Func::JsonBuildArray => json_ops::build_array(&values, false),
+                _ => json_ops::build_array(&values, true),
+            };
+        }
         _ => {}
     }
     let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
@@ -2335,7 +2514,34 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Power => Value::Float(num(0)?.as_f64().powf(num(1)?.as_f64())),
         Func::Lower => Value::Text(text_of(values[0].clone()).to_lowercase()),
         Func::Upper => Value::Text(text_of(values[0].clone()).to_uppercase()),
-        Func::Length => Value::Int(text_of(values[0].clone()).chars().count() as i64),
+        // A bytea's length is its bytes, a text's its characters.
+        Func::Length => match &values[0] {
+            Value::Bytea(b) => Value::Int(b.len() as i64),
+            v => Value::Int(text_of(v.clone()).chars().count() as i64),
+        },
+        Func::OctetLength => match &values[0] {
+            Value::Bytea(b) => Value::Int(b.len() as i64),
+            v => Value::Int(text_of(v.clone()).len() as i64),
+        },
+        Func::Encode => match &values[0] {
+            Value::Bytea(b) => Value::Text(crate::bytea::encode(b, &text_of(values[1].clone()))?),
+            Value::Text(t) => {
+                Value::Text(crate::bytea::encode(&crate::bytea::parse(t)?, &text_of(values[1].clone()))?)
+            }
+            other => {
+                return Err(DbError::UndefinedFunction(format!(
+                    "encode({}, text)",
+                    other.data_type().map_or("unknown".into(), |t| t.name().to_lowercase())
+                )))
+            }
+        },
+        Func::ToJson => Value::Json(json_ops::to_json_text(&values[0])?.into()),
+        Func::ToJsonb => Value::Jsonb(json_ops::to_jsonb(&values[0])?.to_text().into()),
+        Func::JsonTypeof => json_ops::type_of(&values[0])?,
+        Func::JsonArrayLength => json_ops::array_length(&values[0])?,
+        Func::Decode => Value::Bytea(
+            crate::bytea::decode(&text_of(values[0].clone()), &text_of(values[1].clone()))?.into(),
+        ),
         Func::Repeat => {
             let s = text_of(values[0].clone());
             let n = int_arg(&values[1])?.max(0) as usize;
@@ -2388,6 +2594,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::Concat
         | Func::Random
         | Func::ClockTimestamp
+        | Func::GenRandomUuid
+        | Func::JsonBuildObject
+        | Func::JsonbBuildObject
+        | Func::JsonBuildArray
+        | Func::JsonbBuildArray
         | Func::CurrentSchema => unreachable!("handled above"),
     })
 }

@@ -709,6 +709,9 @@ enum HashKey {
     Micros(i64),
     Time(i64),
     Interval(i128),
+    Bytes(Box<[u8]>),
+    Uuid([u8; 16]),
+    Jsonb(String),
 }
 
 /// The hash key of `exprs` on `row`, and whether it is lossy (equal keys may be unequal
@@ -743,6 +746,12 @@ fn hash_key<'e>(
             Value::Timestamp(t) | Value::TimestampTz(t) => HashKey::Micros(t),
             Value::Time(t) => HashKey::Time(t),
             Value::Interval(iv) => HashKey::Interval(iv.comparable()),
+            Value::Bytea(b) => HashKey::Bytes(b),
+            Value::Uuid(u) => HashKey::Uuid(u),
+            // Equal jsonb values of different texts (1.0, 1.00) share a key.
+            Value::Jsonb(t) => HashKey::Jsonb(crate::json::equality_key(&t)?),
+            // PostgreSQL's json has no equality.
+            Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
         });
     }
     Ok(Some((key, lossy)))

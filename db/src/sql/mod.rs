@@ -20,6 +20,7 @@ pub mod exec;
 pub(crate) mod explain;
 pub mod expr;
 pub(crate) mod join;
+pub(crate) mod json_ops;
 pub mod oracle;
 pub mod prepared;
 pub mod query;

@@ -79,12 +79,20 @@ pub(crate) fn foreign_key_spec(
 fn comparable(a: DataType, b: DataType) -> bool {
     let class = |t: DataType| match t {
         DataType::Int | DataType::Float | DataType::Numeric(_) => 0,
-        DataType::Text { .. } => 1,
+        DataType::Text { .. } | DataType::Char { .. } => 1,
         DataType::Bool => 2,
         DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,
         DataType::Time => 4,
         DataType::Interval => 5,
+        DataType::Bytea => 6,
+        DataType::Uuid => 7,
+        // json has no equality in PostgreSQL, so no foreign key of it; jsonb has one.
+        DataType::Json => 8,
+        DataType::Jsonb => 9,
     };
+    if a == DataType::Json || b == DataType::Json {
+        return false;
+    }
     class(a) == class(b)
 }
 

@@ -38,6 +38,25 @@ fn describe_tells_parameters_and_columns_without_side_effects() {
     );
     let untyped = s.prepare("SELECT $1").unwrap();
     assert_eq!(s.describe_parameters(&untyped), vec![None]);
+    // A JSON operator's key, path or removed key is no value of the column's type; what
+    // is compared with the column, or contained in it, is.
+    s.execute("CREATE TABLE docs (k BIGINT PRIMARY KEY, doc JSONB, amount NUMERIC(8,2))", &[]).unwrap();
+    let json = s
+        .prepare(
+            "SELECT doc ->> $1, doc #> $2, doc - $3 FROM docs WHERE doc ? $4 AND doc @> $5 AND amount > $6",
+        )
+        .unwrap();
+    assert_eq!(
+        s.describe_parameters(&json),
+        vec![
+            None,
+            None,
+            None,
+            None,
+            Some(DataType::Jsonb),
+            Some(DataType::Numeric(Some(db::NumericSpec::new(8, 2).unwrap())))
+        ]
+    );
     let show = s.prepare("SHOW PARAMETER commit_wait").unwrap();
     assert!(show.returns_rows());
     assert_eq!(s.describe_prepared(&show).unwrap().columns.unwrap().len(), 3);

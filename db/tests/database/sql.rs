@@ -118,7 +118,7 @@ fn create_drop_and_truncate_tables() {
             DataType::Numeric(None),
             text(Some(5)),
             text(Some(6)),
-            text(Some(7)),
+            DataType::Char { len: Some(7) },
             text(None),
             text(Some(8)),
             DataType::Bool,
@@ -139,15 +139,15 @@ fn create_drop_and_truncate_tables() {
     assert_eq!(sqlstate(&mut s, "CREATE TABLE two (a INT PRIMARY KEY, b INT PRIMARY KEY)"), "42601");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE dup (a INT PRIMARY KEY, a INT)"), "42601");
     assert_eq!(sqlstate(&mut s, "CREATE TABLE badkey (a INT, PRIMARY KEY (z))"), "42703");
-    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b JSONB)"), "0A000");
-    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b bytea)"), "0A000");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b MONEY)"), "0A000");
+    assert_eq!(sqlstate(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b inet)"), "0A000");
     // A name that is no type at all is PostgreSQL's undefined_object.
     let e = fails(&mut s, "CREATE TABLE weird (a INT PRIMARY KEY, b nosuchtype)");
     assert_eq!((e.sqlstate(), e.to_string()), ("42704", "type \"nosuchtype\" does not exist".to_string()));
     assert_eq!(sqlstate(&mut s, "SELECT CAST(1 AS nosuchtype)"), "42704");
     // Types PostgreSQL or Oracle have are features not supported, whatever form the
     // parser gives them.
-    for known in ["bpchar", "nchar(3)", "raw(16)", "binary_double", "citext"] {
+    for known in ["xml", "money", "tsvector", "binary_double", "citext"] {
         let sql = format!("CREATE TABLE weird (a INT PRIMARY KEY, b {known})");
         assert_eq!(sqlstate(&mut s, &sql), "0A000", "{sql}");
     }

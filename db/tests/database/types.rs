@@ -299,3 +299,353 @@ fn numeric_values_survive_a_checkpoint_and_the_redo_after_it() {
     assert_eq!(one(&mut s, "SELECT id FROM acct WHERE balance = 99.95"), "1");
     assert_eq!(one(&mut s, "SELECT sum(balance) FROM acct"), "1234567990.18");
 }
+
+#[test]
+fn bytea_values_read_both_input_forms_and_print_as_hex() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let cases = [
+        (r"SELECT '\x0102FF'::bytea", r"\x0102ff"),
+        (r"SELECT '\x01 02'::bytea", r"\x0102"),
+        ("SELECT 'abc'::bytea", r"\x616263"),
+        (r"SELECT 'a\000b\\'::bytea", r"\x6100625c"),
+        (r"SELECT CAST('' AS BYTEA)", r"\x"),
+        (r"SELECT length('\x0102ff'::bytea)", "3"),
+        (r"SELECT octet_length('\x0102ff'::bytea)", "3"),
+        ("SELECT octet_length('héllo')", "6"),
+        ("SELECT length('héllo')", "5"),
+        (r"SELECT '\x01'::bytea || '\x02'::bytea", r"\x0102"),
+        (r"SELECT '\x01'::bytea < '\x0100'::bytea", "true"),
+        (r"SELECT '\x02'::bytea > '\x0100'::bytea", "true"),
+        (r"SELECT '\x0102'::bytea = '\x0102'", "true"),
+        (r"SELECT encode('\x68656c6c6f'::bytea, 'base64')", "aGVsbG8="),
+        ("SELECT decode('aGVsbG8=', 'base64')", r"\x68656c6c6f"),
+        ("SELECT encode('hello'::bytea, 'hex')", "68656c6c6f"),
+        ("SELECT decode('01FF', 'hex')", r"\x01ff"),
+        (r"SELECT encode('\x615c01'::bytea, 'escape')", r"a\\\001"),
+        (r"SELECT '\x0102'::bytea::text", r"\x0102"),
+        (r"SELECT 'x' || '\x0102'::bytea", r"x\x0102"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    let errors = [
+        (r"SELECT '\x123'::bytea", "22023"),
+        (r"SELECT '\xzz'::bytea", "22023"),
+        (r"SELECT 'a\b'::bytea", "22P02"),
+        (r"SELECT encode('\x01'::bytea, 'rot13')", "22023"),
+        ("SELECT decode('%%', 'base64')", "22023"),
+        (r"SELECT '\x01'::bytea = 1", "42804"),
+    ];
+    for (sql, sqlstate) in errors {
+        assert_eq!(fails(&mut s, sql).sqlstate(), sqlstate, "{sql}");
+    }
+}
+
+#[test]
+fn uuid_values_read_postgresqls_forms_and_generate_random_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let standard = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+    for form in [
+        "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+        "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+        "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+        "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+    ] {
+        assert_eq!(one(&mut s, &format!("SELECT '{form}'::uuid")), standard, "{form}");
+        assert_eq!(one(&mut s, &format!("SELECT CAST('{standard}' AS UUID) = '{form}'")), "true");
+    }
+    assert_eq!(one(&mut s, "SELECT length(gen_random_uuid()::text)"), "36");
+    assert_eq!(one(&mut s, "SELECT gen_random_uuid() = gen_random_uuid()"), "false");
+    assert_eq!(
+        one(&mut s, &format!("SELECT '{standard}'::uuid < 'b0eebc99-0000-0000-0000-000000000000'")),
+        "true"
+    );
+    for bad in ["SELECT 'xyz'::uuid", "SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1'::uuid"] {
+        assert_eq!(fails(&mut s, bad).sqlstate(), "22P02", "{bad}");
+    }
+}
+
+#[test]
+fn bytea_and_uuid_columns_are_keys_indexed_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+    let generated: Vec<Vec<String>>;
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE users (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), name TEXT NOT NULL)");
+        run(
+            &mut s,
+            "CREATE TABLE files (id INT PRIMARY KEY, owner UUID, data BYTEA NOT NULL, raw RAW(16), b BLOB)",
+        );
+        run(&mut s, "CREATE INDEX files_data ON files (data)");
+        // Each row its own random key.
+        run(&mut s, "INSERT INTO users (name) VALUES ('ann'), ('bob'), ('cy')");
+        assert_eq!(one(&mut s, "SELECT count(DISTINCT id) FROM users"), "3");
+        run(&mut s, &format!("INSERT INTO users VALUES ('{fixed}', 'dee')"));
+        assert_eq!(
+            fails(&mut s, "INSERT INTO users VALUES ('{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11}', 'dup')")
+                .sqlstate(),
+            "23505"
+        );
+        assert_eq!(fails(&mut s, "INSERT INTO users VALUES ('not-a-uuid', 'x')").sqlstate(), "22P02");
+        run(
+            &mut s,
+            &format!(
+                r"INSERT INTO files VALUES (1, '{fixed}', '\x0102', 'raw', NULL), (2, NULL, 'abc', NULL, '\xff'), (3, '{fixed}', '\x', NULL, NULL)"
+            ),
+        );
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, r"INSERT INTO files VALUES (4, NULL, '\x00ff00', '\x01', '\x02')");
+        run(&mut s, r"UPDATE files SET data = data || '\x03'::bytea WHERE id = 1");
+        run(&mut s, "UPDATE users SET name = 'ann2' WHERE name = 'ann'");
+        run(&mut s, "COMMIT");
+        generated = texts(&mut s, "SELECT id, name FROM users ORDER BY id");
+    }
+    let db = open(dir.path());
+    db.snapshot().verify_indexes().unwrap();
+    let mut s = db.session();
+    assert_eq!(texts(&mut s, "SELECT id, name FROM users ORDER BY id"), generated);
+    assert_eq!(generated.len(), 4);
+    assert_eq!(
+        texts(&mut s, "SELECT id, owner, data, raw, b FROM files ORDER BY id"),
+        [
+            ["1", fixed, r"\x010203", r"\x726177", "NULL"],
+            ["2", "NULL", r"\x616263", "NULL", r"\xff"],
+            ["3", fixed, r"\x", "NULL", "NULL"],
+            ["4", "NULL", r"\x00ff00", r"\x01", r"\x02"],
+        ]
+    );
+    // Keys and indexes find values by text in any accepted form.
+    assert_eq!(one(&mut s, &format!("SELECT name FROM users WHERE id = '{}'", fixed.to_uppercase())), "dee");
+    let plan = texts(&mut s, &format!("EXPLAIN SELECT name FROM users WHERE id = '{fixed}'"));
+    assert!(plan.iter().flatten().any(|l| l.contains("Index") || l.contains("index")), "{plan:?}");
+    assert_eq!(one(&mut s, r"SELECT id FROM files WHERE data = '\x616263'"), "2");
+    assert_eq!(one(&mut s, "SELECT id FROM files WHERE data = 'abc'"), "2");
+    let plan = texts(&mut s, r"EXPLAIN SELECT id FROM files WHERE data = '\x616263'");
+    assert!(plan.iter().flatten().any(|l| l.contains("files_data")), "{plan:?}");
+    assert_eq!(
+        texts(&mut s, r"SELECT id FROM files WHERE data > '\x00' ORDER BY data"),
+        [["4"], ["1"], ["2"]]
+    );
+    // Joins and grouping on uuids.
+    assert_eq!(
+        texts(&mut s, "SELECT u.name, count(*) FROM users u JOIN files f ON f.owner = u.id GROUP BY u.name"),
+        [["dee", "2"]]
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM users WHERE name LIKE 'ann%'"), "1");
+}
+
+#[test]
+fn json_is_kept_as_given_and_jsonb_normalized_with_postgresqls_operators() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let doc = r#"'{"b": [1, 2, {"c": "x"}], "a": 1, "a": 2.50, "s": "é\n", "n": null}'"#;
+    let cases = [
+        // json keeps its text; jsonb prints PostgreSQL's normal form.
+        (
+            format!("SELECT {doc}::json"),
+            r#"{"b": [1, 2, {"c": "x"}], "a": 1, "a": 2.50, "s": "é\n", "n": null}"#,
+        ),
+        (format!("SELECT {doc}::jsonb"), r#"{"a": 2.50, "b": [1, 2, {"c": "x"}], "n": null, "s": "é\n"}"#),
+        (
+            r#"SELECT '{"b":1,"aa":[1,2],"a":{"y":true,"x":1e3}}'::jsonb"#.into(),
+            r#"{"a": {"x": 1000, "y": true}, "b": 1, "aa": [1, 2]}"#,
+        ),
+        (r#"SELECT '  [1,  "two" ,null]  '::json"#.into(), r#"  [1,  "two" ,null]  "#),
+        // -> and ->> by key and index (negative from the end); missing is NULL.
+        (format!("SELECT {doc}::jsonb -> 'b'"), r#"[1, 2, {"c": "x"}]"#),
+        (format!("SELECT {doc}::json -> 'a'"), "2.50"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> 2 ->> 'c'"), "x"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> -1"), r#"{"c": "x"}"#),
+        (format!("SELECT {doc}::jsonb ->> 's'"), "é\n"),
+        (format!("SELECT {doc}::jsonb -> 's'"), r#""é\n""#),
+        (format!("SELECT {doc}::jsonb ->> 'n'"), "NULL"),
+        (format!("SELECT {doc}::jsonb -> 'n'"), "null"),
+        (format!("SELECT {doc}::jsonb -> 'nope'"), "NULL"),
+        (format!("SELECT {doc}::jsonb -> 'b' -> 9"), "NULL"),
+        (r#"SELECT '{"a": [1,  2]}'::json -> 'a'"#.into(), "[1,  2]"),
+        // Paths.
+        (format!("SELECT {doc}::jsonb #> '{{b,2,c}}'"), r#""x""#),
+        (format!("SELECT {doc}::jsonb #>> '{{b,2,c}}'"), "x"),
+        (format!("SELECT {doc}::json #>> '{{b,0}}'"), "1"),
+        // Containment and keys.
+        (format!(r#"SELECT {doc}::jsonb @> '{{"b": [{{"c": "x"}}]}}'"#), "true"),
+        (format!(r#"SELECT {doc}::jsonb @> '{{"a": 2.5}}'"#), "true"),
+        (format!(r#"SELECT {doc}::jsonb @> '{{"a": 1}}'"#), "false"),
+        (r#"SELECT '{"a": 1}'::jsonb <@ '{"a": 1, "b": 2}'::jsonb"#.into(), "true"),
+        (format!("SELECT {doc}::jsonb ? 'b'"), "true"),
+        (format!("SELECT {doc}::jsonb ? 'c'"), "false"),
+        // Equality by value.
+        (r#"SELECT '{"a": 1.0, "b": [1]}'::jsonb = '{"b": [1], "a": 1.00}'::jsonb"#.into(), "true"),
+        (r#"SELECT '{"a": 1}'::jsonb = '{"a": 2}'"#.into(), "false"),
+        (r#"SELECT '[1, 2]'::jsonb < '{}'::jsonb"#.into(), "true"),
+        // || and -.
+        (r#"SELECT '{"a": 1}'::jsonb || '{"b": 2, "a": 3}'::jsonb"#.into(), r#"{"a": 3, "b": 2}"#),
+        (r#"SELECT '[1]'::jsonb || '[2, 3]'::jsonb"#.into(), "[1, 2, 3]"),
+        (r#"SELECT '{"a": 1, "b": 2}'::jsonb - 'a'"#.into(), r#"{"b": 2}"#),
+        (r#"SELECT '[1, 2, 3]'::jsonb - 0"#.into(), "[2, 3]"),
+        // Functions.
+        (format!("SELECT jsonb_typeof({doc}::jsonb -> 'b')"), "array"),
+        (format!("SELECT json_typeof({doc}::json -> 'n')"), "null"),
+        (format!("SELECT jsonb_array_length({doc}::jsonb -> 'b')"), "3"),
+        ("SELECT to_json('a \"q\"'::text)".into(), r#""a \"q\"""#),
+        ("SELECT to_jsonb(1.50)".into(), "1.50"),
+        ("SELECT to_json(TIMESTAMP '2024-06-15 07:30')".into(), r#""2024-06-15T07:30:00""#),
+        (
+            "SELECT json_build_object('a', 1, 'b', 'x', 'c', NULL)".into(),
+            r#"{"a" : 1, "b" : "x", "c" : null}"#,
+        ),
+        ("SELECT jsonb_build_object('b', 1, 'a', true)".into(), r#"{"a": true, "b": 1}"#),
+        ("SELECT jsonb_build_array(1, 'two', NULL, 2.5)".into(), r#"[1, "two", null, 2.5]"#),
+        ("SELECT json_build_array()".into(), "[]"),
+        (r#"SELECT '{"a": 1}'::jsonb::text"#.into(), r#"{"a": 1}"#),
+        (r#"SELECT '{"a":1}'::json::jsonb"#.into(), r#"{"a": 1}"#),
+    ];
+    for (sql, expected) in &cases {
+        assert_eq!(one(&mut s, sql), *expected, "{sql}");
+    }
+    let errors = [
+        ("SELECT '{\"a\": }'::json", "22P02"),
+        ("SELECT '{a: 1}'::jsonb", "22P02"),
+        ("SELECT '[1, 2'::json", "22P02"),
+        ("SELECT 'nul'::jsonb", "22P02"),
+        ("SELECT '\"\\u0000\"'::jsonb", "22P05"),
+        ("SELECT '[1]'::json = '[1]'::json", "42804"),
+        ("SELECT jsonb_array_length('{}'::jsonb)", "22023"),
+        ("SELECT '1'::jsonb - 'a'", "22023"),
+        ("SELECT json_build_object('a')", "22023"),
+        ("SELECT '{\"a\": 1}'::jsonb + 1", "42804"),
+    ];
+    for (sql, sqlstate) in errors {
+        assert_eq!(fails(&mut s, sql).sqlstate(), sqlstate, "{sql}");
+    }
+    let deep = format!("SELECT '{}{}'::jsonb", "[".repeat(5000), "]".repeat(5000));
+    assert_eq!(fails(&mut s, &deep).sqlstate(), "22P02", "nested too deep: refused, not a stack overflow");
+}
+
+#[test]
+fn json_columns_are_queried_by_path_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE events (id INT PRIMARY KEY, raw JSON, doc JSONB NOT NULL)");
+        run(
+            &mut s,
+            r#"INSERT INTO events VALUES
+               (1, '{"kind":"click", "kind":"tap"}', '{"kind": "click", "at": {"x": 1, "y": 2}, "tags": ["a", "b"]}'),
+               (2, '[1,2]', '{"kind": "view", "n": 1.50}'),
+               (3, NULL, '{"tags": ["b"], "kind": "click"}')"#,
+        );
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, r#"INSERT INTO events VALUES (4, 'true', '{"kind": "view", "n": 2}')"#);
+        run(&mut s, r#"UPDATE events SET doc = doc || '{"seen": true}' WHERE id = 2"#);
+        run(&mut s, "COMMIT");
+        assert_eq!(fails(&mut s, "INSERT INTO events VALUES (5, '{', '{}')").sqlstate(), "22P02");
+        assert_eq!(fails(&mut s, "INSERT INTO events VALUES (5, '{}', '{,}')").sqlstate(), "22P02");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        texts(&mut s, "SELECT id, raw, doc FROM events ORDER BY id"),
+        [
+            [
+                "1",
+                r#"{"kind":"click", "kind":"tap"}"#,
+                r#"{"at": {"x": 1, "y": 2}, "kind": "click", "tags": ["a", "b"]}"#
+            ],
+            ["2", "[1,2]", r#"{"n": 1.50, "kind": "view", "seen": true}"#],
+            ["3", "NULL", r#"{"kind": "click", "tags": ["b"]}"#],
+            ["4", "true", r#"{"n": 2, "kind": "view"}"#],
+        ]
+    );
+    let cases = [
+        ("SELECT count(*) FROM events WHERE doc ->> 'kind' = 'click'", "2"),
+        (r#"SELECT count(*) FROM events WHERE doc @> '{"tags": ["b"]}'"#, "2"),
+        ("SELECT count(*) FROM events WHERE doc ? 'seen'", "1"),
+        ("SELECT raw ->> 'kind' FROM events WHERE id = 1", "tap"),
+        ("SELECT sum((doc ->> 'n')::numeric) FROM events", "3.50"),
+        ("SELECT (doc #>> '{at,y}')::int + 1 FROM events WHERE id = 1", "3"),
+        (r#"SELECT id FROM events WHERE doc = '{"kind": "view", "n": 2.0}'"#, "4"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    assert_eq!(
+        texts(&mut s, "SELECT doc ->> 'kind', count(*) FROM events GROUP BY doc ->> 'kind' ORDER BY 1"),
+        [["click", "2"], ["view", "2"]]
+    );
+    // Joins on jsonb values compare them by value.
+    run(&mut s, r#"CREATE TABLE kinds (k JSONB, label TEXT)"#);
+    run(&mut s, r#"INSERT INTO kinds VALUES ('{"n": 2.00}', 'two')"#);
+    assert_eq!(
+        texts(&mut s, "SELECT e.id, k.label FROM events e JOIN kinds k ON (e.doc - 'kind') = k.k"),
+        [["4", "two"]]
+    );
+}
+
+#[test]
+fn char_n_is_blank_padded_and_its_trailing_blanks_insignificant() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(
+            &mut s,
+            "CREATE TABLE codes (code CHAR(5) PRIMARY KEY, flag CHARACTER, name NCHAR(4), v VARCHAR(5))",
+        );
+        run(&mut s, "CREATE INDEX codes_name ON codes (name)");
+        run(&mut s, "INSERT INTO codes VALUES ('ab', 'y', 'xy', 'ab'), ('abc  ', 'n', 'z   ', 'ab  '), ('abcde   ', NULL, NULL, NULL)");
+        // Too long unless the excess is blanks: 22001.
+        assert_eq!(fails(&mut s, "INSERT INTO codes VALUES ('abcdef', 'y', NULL, NULL)").sqlstate(), "22001");
+        assert_eq!(fails(&mut s, "INSERT INTO codes (code, flag) VALUES ('q', 'yes')").sqlstate(), "22001");
+        // Trailing blanks are no part of the value: a duplicate key.
+        assert_eq!(fails(&mut s, "INSERT INTO codes (code) VALUES ('ab   ')").sqlstate(), "23505");
+        run(&mut s, "COMMIT");
+        db.checkpoint().unwrap();
+        run(&mut s, "UPDATE codes SET name = 'w ' WHERE code = 'abc'");
+        run(&mut s, "COMMIT");
+    }
+    let db = open(dir.path());
+    db.snapshot().verify_indexes().unwrap();
+    let mut s = db.session();
+    let cases = [
+        // Comparisons with literals ignore their trailing blanks; keys are found so.
+        ("SELECT count(*) FROM codes WHERE code = 'ab'", "1"),
+        ("SELECT count(*) FROM codes WHERE code = 'ab   '", "1"),
+        ("SELECT count(*) FROM codes WHERE code IN ('abc ', 'zz')", "1"),
+        ("SELECT count(*) FROM codes WHERE code > 'ab '", "2"),
+        ("SELECT count(*) FROM codes WHERE name = 'w'", "1"),
+        // Compared with a text column, the CHAR's blanks are gone (PostgreSQL's cast to
+        // text) and the text's count.
+        ("SELECT count(*) FROM codes WHERE code = v", "1"),
+        // length() counts no trailing blanks; concatenation drops them.
+        ("SELECT length(code) FROM codes WHERE code = 'abc'", "3"),
+        ("SELECT code || '|' FROM codes WHERE code = 'ab'", "ab|"),
+        // Casts: an explicit CHAR(n) cuts a longer text.
+        ("SELECT 'abcdef'::char(3)", "abc"),
+        ("SELECT CAST('ab   ' AS CHAR(5)) = 'ab'", "true"),
+        ("SELECT 'a'::bpchar = 'a  '", "true"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    assert_eq!(
+        texts(&mut s, "SELECT code, flag, name, v FROM codes ORDER BY code"),
+        [["ab", "y", "xy", "ab"], ["abc", "n", "w", "ab  "], ["abcde", "NULL", "NULL", "NULL"]]
+    );
+    let plan = texts(&mut s, "EXPLAIN SELECT code FROM codes WHERE name = 'xy  '");
+    assert!(plan.iter().flatten().any(|l| l.contains("codes_name")), "{plan:?}");
+    let schema = db.snapshot().table("codes").unwrap().schema.clone();
+    let names: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
+    assert_eq!(names, ["CHAR(5)", "CHAR(1)", "CHAR(4)", "VARCHAR(5)"]);
+    assert_eq!(fails(&mut s, "SELECT 'a'::char(0)").sqlstate(), "42601");
+}
