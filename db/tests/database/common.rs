@@ -30,3 +30,15 @@ pub fn fails(s: &mut db::Session, sql: &str) -> db::DbError {
         Err(e) => e,
     }
 }
+
+/// The rows `sql` returns, each value as its text.
+pub fn cells(s: &mut db::Session, sql: &str) -> Vec<Vec<String>> {
+    run(s, sql).rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
+}
+
+/// The one value `sql` returns, as its text.
+pub fn one(s: &mut db::Session, sql: &str) -> String {
+    let rows = cells(s, sql);
+    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
+    rows[0][0].clone()
+}

@@ -2,20 +2,9 @@
 //! each as a user writes it, with PostgreSQL's results and errors, and what it stores
 //! surviving a checkpoint image and the redo after it.
 
-use crate::common::{fails, open, run};
-use db::Session;
+use crate::common::{cells, fails, one, open, run};
 
 /// The rows of a query, each value as PostgreSQL's text would print it.
-fn texts(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    run(s, sql).rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
-}
-
-fn one(s: &mut Session, sql: &str) -> String {
-    let rows = texts(s, sql);
-    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
-    rows[0][0].clone()
-}
-
 #[test]
 fn date_time_values_compare_compute_and_print_as_postgres_does() {
     let dir = tempfile::tempdir().unwrap();
@@ -99,7 +88,7 @@ fn now_is_the_transactions_time_and_the_session_zone_shows_instants() {
     run(&mut s, "COMMIT");
     run(&mut s, "SET TIME ZONE 'America/New_York'");
     assert_eq!(
-        texts(&mut s, "SELECT at, local FROM ev WHERE id = 3"),
+        cells(&mut s, "SELECT at, local FROM ev WHERE id = 3"),
         [["2024-01-15 07:00:00-05", "2024-01-15 12:00:00"]]
     );
     // Text without an offset is read in the session's zone.
@@ -143,7 +132,7 @@ fn date_time_columns_are_checked_indexed_and_recovered() {
     db.snapshot().verify_indexes().unwrap();
     let mut s = db.session();
     assert_eq!(
-        texts(&mut s, "SELECT id, day, starts, at, booked, length FROM trip ORDER BY id"),
+        cells(&mut s, "SELECT id, day, starts, at, booked, length FROM trip ORDER BY id"),
         [
             ["1", "2024-06-15", "07:30:00", "2024-06-15 07:30:00", "2024-06-01 08:00:00+00", "04:00:00"],
             [
@@ -158,8 +147,8 @@ fn date_time_columns_are_checked_indexed_and_recovered() {
         ]
     );
     // The index on the date answers ranges and equality, as the plan says it does.
-    assert_eq!(texts(&mut s, "SELECT id FROM trip WHERE day >= '2024-06-16' ORDER BY id"), [["2"], ["3"]]);
-    let plan = texts(&mut s, "EXPLAIN SELECT id FROM trip WHERE day = DATE '2024-06-16'");
+    assert_eq!(cells(&mut s, "SELECT id FROM trip WHERE day >= '2024-06-16' ORDER BY id"), [["2"], ["3"]]);
+    let plan = cells(&mut s, "EXPLAIN SELECT id FROM trip WHERE day = DATE '2024-06-16'");
     assert!(plan.iter().flatten().any(|line| line.contains("trip_day")), "{plan:?}");
     assert_eq!(one(&mut s, "SELECT id FROM trip WHERE day = DATE '2024-06-16'"), "2");
 }
@@ -182,7 +171,7 @@ fn alter_table_reshapes_a_table_and_the_shape_survives_recovery() {
         assert_eq!(fails(&mut s, "INSERT INTO acct (aid) VALUES (2)").sqlstate(), "23505");
         s.execute("ROLLBACK", &[]).unwrap();
         assert_eq!(fails(&mut s, "ALTER TABLE acct ADD PRIMARY KEY (bal)").sqlstate(), "42P16");
-        let plan = texts(&mut s, "EXPLAIN SELECT bal FROM acct WHERE aid = 2");
+        let plan = cells(&mut s, "EXPLAIN SELECT bal FROM acct WHERE aid = 2");
         assert!(
             plan.iter().flatten().any(|line| line.contains("acct_pkey") || line.contains("Key")),
             "{plan:?}"
@@ -221,7 +210,7 @@ fn alter_table_reshapes_a_table_and_the_shape_survives_recovery() {
     db.snapshot().verify_indexes().unwrap();
     let mut s = db.session();
     assert_eq!(
-        texts(&mut s, "SELECT aid, balance, opened, note, code FROM account ORDER BY aid"),
+        cells(&mut s, "SELECT aid, balance, opened, note, code FROM account ORDER BY aid"),
         [
             ["1", "10", "2024-01-01", "NULL", "NULL"],
             ["2", "20", "2024-01-01", "NULL", "NULL"],

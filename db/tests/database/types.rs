@@ -3,20 +3,9 @@
 //! PostgreSQL's results, result scales and errors, in keys and indexes, and what it
 //! stores surviving a checkpoint image and the redo after it.
 
-use crate::common::{fails, open, run};
-use db::Session;
+use crate::common::{cells, fails, one, open, run};
 
 /// The rows of a query, each value as PostgreSQL's text would print it.
-fn texts(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    run(s, sql).rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
-}
-
-fn one(s: &mut Session, sql: &str) -> String {
-    let rows = texts(s, sql);
-    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
-    rows[0][0].clone()
-}
-
 #[test]
 fn numeric_values_compute_and_print_as_postgres_does() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,7 +115,7 @@ fn numeric_columns_round_to_their_scale_and_refuse_what_exceeds_their_precision(
          (2, 7, 1, -12.5, 1.5, 2, -2.5, 1.5), (3, '99999999.99', NULL, NULL, 0.000001, NULL, NULL, NULL)",
     );
     assert_eq!(
-        texts(&mut s, "SELECT id, amount, rate, qty, free, ora, whole, f FROM prices ORDER BY id"),
+        cells(&mut s, "SELECT id, amount, rate, qty, free, ora, whole, f FROM prices ORDER BY id"),
         [
             ["1", "12.35", "0.1235", "13", "1.50", "3.142", "3", "0.1"],
             ["2", "7.00", "1.0000", "-13", "1.5", "2.000", "-3", "1.5"],
@@ -147,7 +136,7 @@ fn numeric_columns_round_to_their_scale_and_refuse_what_exceeds_their_precision(
     // Assignment rounds what an expression computes.
     run(&mut s, "UPDATE prices SET amount = amount * 1.1, free = free / 3 WHERE id = 1");
     assert_eq!(
-        texts(&mut s, "SELECT amount, free FROM prices WHERE id = 1"),
+        cells(&mut s, "SELECT amount, free FROM prices WHERE id = 1"),
         [["13.59", "0.50000000000000000000"]]
     );
     // Expressions over columns: PostgreSQL's scales, exact comparisons with integers.
@@ -174,11 +163,11 @@ fn numeric_columns_round_to_their_scale_and_refuse_what_exceeds_their_precision(
     // Equal values of different scales are one value to GROUP BY and DISTINCT.
     run(&mut s, "UPDATE prices SET free = 1.5 WHERE id = 1");
     assert_eq!(
-        texts(&mut s, "SELECT free, count(*) FROM prices GROUP BY free ORDER BY free"),
+        cells(&mut s, "SELECT free, count(*) FROM prices GROUP BY free ORDER BY free"),
         [["0.000001", "1"], ["1.5", "2"],]
     );
     // Ordering mixes the number types by value.
-    assert_eq!(texts(&mut s, "SELECT id FROM prices ORDER BY amount DESC"), [["3"], ["1"], ["2"]],);
+    assert_eq!(cells(&mut s, "SELECT id FROM prices ORDER BY amount DESC"), [["3"], ["1"], ["2"]],);
     // The declared types, as the catalog and the wire describe them.
     let schema = db.snapshot().table("prices").unwrap().schema.clone();
     let names: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
@@ -227,9 +216,9 @@ fn numeric_keys_and_indexes_find_values_by_value_whatever_their_scale() {
     for (sql, expected) in cases {
         assert_eq!(one(&mut s, sql), expected, "{sql}");
     }
-    let plan = texts(&mut s, "EXPLAIN SELECT v FROM k WHERE id = 1.5");
+    let plan = cells(&mut s, "EXPLAIN SELECT v FROM k WHERE id = 1.5");
     assert!(plan.iter().flatten().any(|l| l.contains("Index") || l.contains("index")), "{plan:?}");
-    assert_eq!(texts(&mut s, "SELECT id FROM k ORDER BY id"), [["-0.25"], ["1.50"], ["2.00"], ["10.13"]]);
+    assert_eq!(cells(&mut s, "SELECT id FROM k ORDER BY id"), [["-0.25"], ["1.50"], ["2.00"], ["10.13"]]);
 
     // An integer key compared with decimals: exact (2.0 finds 2, 2.5 finds nothing, a
     // bound of 2.5 includes 2).
@@ -249,18 +238,18 @@ fn numeric_keys_and_indexes_find_values_by_value_whatever_their_scale() {
     for (sql, expected) in cases {
         assert_eq!(one(&mut s, sql), expected, "{sql}");
     }
-    let plan = texts(&mut s, "EXPLAIN SELECT id FROM ik WHERE amount = 10.5");
+    let plan = cells(&mut s, "EXPLAIN SELECT id FROM ik WHERE amount = 10.5");
     assert!(plan.iter().flatten().any(|l| l.contains("ik_amount")), "{plan:?}");
     db.snapshot().verify_indexes().unwrap();
 
     // Joins on numbers of different types match by value (a hash join).
-    let joined = texts(&mut s, "SELECT ik.id, k.v FROM ik JOIN k ON ik.amount = k.id * 10 ORDER BY ik.id");
+    let joined = cells(&mut s, "SELECT ik.id, k.v FROM ik JOIN k ON ik.amount = k.id * 10 ORDER BY ik.id");
     assert_eq!(joined, [["2", "b"]]);
-    let joined = texts(&mut s, "SELECT k.v, ik.id FROM k JOIN ik ON k.id = ik.id ORDER BY k.v");
+    let joined = cells(&mut s, "SELECT k.v, ik.id FROM k JOIN ik ON k.id = ik.id ORDER BY k.v");
     assert_eq!(joined, [["b", "2"]]);
     run(&mut s, "CREATE TABLE fk (x DOUBLE PRECISION)");
     run(&mut s, "INSERT INTO fk VALUES (1.5), (10.125), (2.0)");
-    let joined = texts(&mut s, "SELECT k.v FROM k JOIN fk ON k.id = fk.x ORDER BY k.v");
+    let joined = cells(&mut s, "SELECT k.v FROM k JOIN fk ON k.id = fk.x ORDER BY k.v");
     assert_eq!(joined, [["a"], ["b"]]);
 }
 
@@ -289,7 +278,7 @@ fn numeric_values_survive_a_checkpoint_and_the_redo_after_it() {
     db.snapshot().verify_indexes().unwrap();
     let mut s = db.session();
     assert_eq!(
-        texts(&mut s, "SELECT id, balance, note FROM acct ORDER BY id"),
+        cells(&mut s, "SELECT id, balance, note FROM acct ORDER BY id"),
         [
             ["1", "99.95", "1.5"],
             ["2", "0.10", "0.0"],
@@ -405,15 +394,15 @@ fn bytea_and_uuid_columns_are_keys_indexed_and_recovered() {
         run(&mut s, r"UPDATE files SET data = data || '\x03'::bytea WHERE id = 1");
         run(&mut s, "UPDATE users SET name = 'ann2' WHERE name = 'ann'");
         run(&mut s, "COMMIT");
-        generated = texts(&mut s, "SELECT id, name FROM users ORDER BY id");
+        generated = cells(&mut s, "SELECT id, name FROM users ORDER BY id");
     }
     let db = open(dir.path());
     db.snapshot().verify_indexes().unwrap();
     let mut s = db.session();
-    assert_eq!(texts(&mut s, "SELECT id, name FROM users ORDER BY id"), generated);
+    assert_eq!(cells(&mut s, "SELECT id, name FROM users ORDER BY id"), generated);
     assert_eq!(generated.len(), 4);
     assert_eq!(
-        texts(&mut s, "SELECT id, owner, data, raw, b FROM files ORDER BY id"),
+        cells(&mut s, "SELECT id, owner, data, raw, b FROM files ORDER BY id"),
         [
             ["1", fixed, r"\x010203", r"\x726177", "NULL"],
             ["2", "NULL", r"\x616263", "NULL", r"\xff"],
@@ -423,19 +412,19 @@ fn bytea_and_uuid_columns_are_keys_indexed_and_recovered() {
     );
     // Keys and indexes find values by text in any accepted form.
     assert_eq!(one(&mut s, &format!("SELECT name FROM users WHERE id = '{}'", fixed.to_uppercase())), "dee");
-    let plan = texts(&mut s, &format!("EXPLAIN SELECT name FROM users WHERE id = '{fixed}'"));
+    let plan = cells(&mut s, &format!("EXPLAIN SELECT name FROM users WHERE id = '{fixed}'"));
     assert!(plan.iter().flatten().any(|l| l.contains("Index") || l.contains("index")), "{plan:?}");
     assert_eq!(one(&mut s, r"SELECT id FROM files WHERE data = '\x616263'"), "2");
     assert_eq!(one(&mut s, "SELECT id FROM files WHERE data = 'abc'"), "2");
-    let plan = texts(&mut s, r"EXPLAIN SELECT id FROM files WHERE data = '\x616263'");
+    let plan = cells(&mut s, r"EXPLAIN SELECT id FROM files WHERE data = '\x616263'");
     assert!(plan.iter().flatten().any(|l| l.contains("files_data")), "{plan:?}");
     assert_eq!(
-        texts(&mut s, r"SELECT id FROM files WHERE data > '\x00' ORDER BY data"),
+        cells(&mut s, r"SELECT id FROM files WHERE data > '\x00' ORDER BY data"),
         [["4"], ["1"], ["2"]]
     );
     // Joins and grouping on uuids.
     assert_eq!(
-        texts(&mut s, "SELECT u.name, count(*) FROM users u JOIN files f ON f.owner = u.id GROUP BY u.name"),
+        cells(&mut s, "SELECT u.name, count(*) FROM users u JOIN files f ON f.owner = u.id GROUP BY u.name"),
         [["dee", "2"]]
     );
     assert_eq!(one(&mut s, "SELECT count(*) FROM users WHERE name LIKE 'ann%'"), "1");
@@ -555,7 +544,7 @@ fn json_columns_are_queried_by_path_and_recovered() {
     let db = open(dir.path());
     let mut s = db.session();
     assert_eq!(
-        texts(&mut s, "SELECT id, raw, doc FROM events ORDER BY id"),
+        cells(&mut s, "SELECT id, raw, doc FROM events ORDER BY id"),
         [
             [
                 "1",
@@ -580,14 +569,14 @@ fn json_columns_are_queried_by_path_and_recovered() {
         assert_eq!(one(&mut s, sql), expected, "{sql}");
     }
     assert_eq!(
-        texts(&mut s, "SELECT doc ->> 'kind', count(*) FROM events GROUP BY doc ->> 'kind' ORDER BY 1"),
+        cells(&mut s, "SELECT doc ->> 'kind', count(*) FROM events GROUP BY doc ->> 'kind' ORDER BY 1"),
         [["click", "2"], ["view", "2"]]
     );
     // Joins on jsonb values compare them by value.
     run(&mut s, r#"CREATE TABLE kinds (k JSONB, label TEXT)"#);
     run(&mut s, r#"INSERT INTO kinds VALUES ('{"n": 2.00}', 'two')"#);
     assert_eq!(
-        texts(&mut s, "SELECT e.id, k.label FROM events e JOIN kinds k ON (e.doc - 'kind') = k.k"),
+        cells(&mut s, "SELECT e.id, k.label FROM events e JOIN kinds k ON (e.doc - 'kind') = k.k"),
         [["4", "two"]]
     );
 }
@@ -639,10 +628,10 @@ fn char_n_is_blank_padded_and_its_trailing_blanks_insignificant() {
         assert_eq!(one(&mut s, sql), expected, "{sql}");
     }
     assert_eq!(
-        texts(&mut s, "SELECT code, flag, name, v FROM codes ORDER BY code"),
+        cells(&mut s, "SELECT code, flag, name, v FROM codes ORDER BY code"),
         [["ab", "y", "xy", "ab"], ["abc", "n", "w", "ab  "], ["abcde", "NULL", "NULL", "NULL"]]
     );
-    let plan = texts(&mut s, "EXPLAIN SELECT code FROM codes WHERE name = 'xy  '");
+    let plan = cells(&mut s, "EXPLAIN SELECT code FROM codes WHERE name = 'xy  '");
     assert!(plan.iter().flatten().any(|l| l.contains("codes_name")), "{plan:?}");
     let schema = db.snapshot().table("codes").unwrap().schema.clone();
     let names: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
