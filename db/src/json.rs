@@ -745,6 +745,23 @@ mod tests {
         parse(&ok).unwrap();
     }
 
+    /// The deepest document fits in half the stack of a server's worker thread (tokio's
+    /// 2 MiB): parsed, normalized, printed, compared, searched and dropped.
+    #[test]
+    fn the_deepest_document_needs_less_than_a_mebibyte_of_stack() {
+        let worker = std::thread::Builder::new().stack_size(1 << 20).spawn(|| {
+            let text = "[{\"a\": ".repeat(MAX_DEPTH / 2) + "1" + &"}]".repeat(MAX_DEPTH / 2);
+            let node = parse(&text).unwrap();
+            let jsonb = node.to_jsonb().unwrap();
+            let printed = jsonb.to_text();
+            assert_eq!(parse_jsonb(&printed).unwrap().compare(&jsonb), Ordering::Equal);
+            assert!(jsonb.contains(&jsonb));
+            assert!(equality_key(&printed).is_ok());
+            drop((node, jsonb));
+        });
+        worker.unwrap().join().expect("no stack overflow");
+    }
+
     #[test]
     fn jsonb_is_printed_as_postgresql_prints_it() {
         for (input, output) in [

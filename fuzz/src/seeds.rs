@@ -66,6 +66,38 @@ fn pairs() -> TableSchema {
     TableSchema::new("pairs", columns, vec![0, 1]).expect("a valid schema")
 }
 
+/// A table of the exact and structured types: NUMERIC with and without a modifier,
+/// BYTEA, UUID, JSON, JSONB and CHAR(n).
+fn typed() -> TableSchema {
+    let columns = vec![
+        Column { name: "id".into(), ty: DataType::Uuid, nullable: false },
+        Column {
+            name: "amount".into(),
+            ty: DataType::Numeric(Some(db::NumericSpec::new(10, 2).expect("a valid modifier"))),
+            nullable: true,
+        },
+        Column { name: "exact".into(), ty: DataType::Numeric(None), nullable: true },
+        Column { name: "data".into(), ty: DataType::Bytea, nullable: true },
+        Column { name: "raw".into(), ty: DataType::Json, nullable: true },
+        Column { name: "doc".into(), ty: DataType::Jsonb, nullable: true },
+        Column { name: "code".into(), ty: DataType::Char { len: Some(4) }, nullable: true },
+    ];
+    TableSchema::new("typed", columns, vec![0]).expect("a valid schema")
+}
+
+fn typed_row(n: u8) -> Row {
+    let decimal = |t: &str| Value::numeric(db::numeric::parse(t).expect("a decimal"));
+    Row::from(vec![
+        Value::Uuid([n; 16]),
+        decimal(&format!("{n}.25")),
+        decimal(&format!("-{n}00000000000000000000.000000001")),
+        Value::Bytea(vec![0, n, 0xff].into()),
+        Value::Json(format!("{{\"n\": {n},  \"n\": [1.50]}}").into()),
+        Value::Jsonb(db::json::normalize(&format!("{{\"b\": {n}, \"a\": \"\\u00e9\"}}")).expect("JSON").into()),
+        Value::Text("ab".into()),
+    ])
+}
+
 fn account(id: i64, name: &str, balance: f64, note: &str) -> Row {
     Row::from(vec![
         Value::Int(id),
@@ -133,6 +165,23 @@ fn dml_stream() -> Vec<u8> {
     s
 }
 
+/// The typed table created, filled, one row updated and one deleted.
+fn typed_stream() -> Vec<u8> {
+    let mut s = Vec::new();
+    transaction(&mut s, 1, &[Change::CreateTable(typed())], Some(1));
+    transaction(&mut s, 2, &[insert("typed", typed_row(1)), insert("typed", typed_row(2))], Some(2));
+    transaction(
+        &mut s,
+        3,
+        &[
+            Change::Update { table: "typed".into(), key: vec![Value::Uuid([1; 16])].into(), row: typed_row(1) },
+            Change::Delete { table: "typed".into(), key: vec![Value::Uuid([2; 16])].into() },
+        ],
+        Some(3),
+    );
+    s
+}
+
 fn with_flags(flags: u8, body: &[u8]) -> Vec<u8> {
     let mut input = vec![flags];
     input.extend_from_slice(body);
@@ -165,6 +214,7 @@ fn redo_log() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         ("empty", vec![FIX]),
         ("dml", with_flags(FIX, &dml)),
+        ("typed", with_flags(FIX, &typed_stream())),
         ("big-change", with_flags(FIX, &big)),
         ("interleaved", with_flags(FIX, &interleaved)),
         ("torn-tail", with_flags(FIX, torn)),
@@ -225,13 +275,37 @@ fn checkpoint_image() -> Vec<(&'static str, Vec<u8>)> {
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());
     let ahead_count_at = 8 + 4 + 8 + 8 + 8;
     v1.drain(ahead_count_at..ahead_count_at + 4);
-    vec![("empty", image_input(&empty)), ("tables", image_input(&state)), ("version-1", v1)]
+    let mut typed_state = DbState::default();
+    typed_state.apply(&Change::CreateTable(typed())).expect("a new table");
+    for n in 1..4 {
+        typed_state.apply(&insert("typed", typed_row(n))).expect("a new row");
+    }
+    typed_state.scn = Scn(3);
+    typed_state.lsn = Lsn(8192);
+    vec![
+        ("empty", image_input(&empty)),
+        ("tables", image_input(&state)),
+        ("version-1", v1),
+        ("typed", image_input(&typed_state)),
+    ]
 }
 
 // ---------------------------------------------------------------------------------------
 // SQL: one call per line
 
 const SQL: &[(&str, &str)] = &[
+    (
+        "types",
+        "CREATE TABLE typed (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), amount NUMERIC(10,2), n NUMBER, data BYTEA, raw JSON, doc JSONB, code CHAR(4))
+INSERT INTO typed (amount, n, data, raw, doc, code) VALUES (12.345, 1e3, '\\x00ff', '{\"a\": [1, 2]}', '{\"b\": 1, \"a\": {\"c\": null}}', 'ab  ')
+INSERT INTO typed VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', -0.005, 1 / 3.0, 'abc', '[]', '[1.50, \"x\"]', 'q')
+SELECT amount * 3, amount / 7, round(n, -2), trunc(amount), sum(amount), avg(n) FROM typed GROUP BY amount, n
+SELECT doc -> 'a' ->> 'c', doc #> '{a,c}', doc @> '{\"b\": 1}', doc ? 'b', raw -> 'a' -> -1, jsonb_typeof(doc) FROM typed
+SELECT encode(data, 'base64'), length(data), data || '\\x01'::bytea, code || '|', code = 'ab', id::text FROM typed
+SELECT 99999999999999999999.5::numeric(5,2), 1.0 / 0, '{'::jsonb, '\\x1'::bytea, 'nope'::uuid, 'abcdef'::char(3)
+UPDATE typed SET amount = amount * 1.1, doc = doc || '{\"seen\": true}' WHERE code = 'q'
+DELETE FROM typed WHERE doc ? 'seen'",
+    ),
     (
         "basics",
         "CREATE TABLE accounts (id INT PRIMARY KEY, name VARCHAR(20), balance FLOAT, open BOOLEAN, note TEXT)
