@@ -16,6 +16,7 @@ mod checkpoint_faults;
 mod checkpoints;
 mod describe;
 mod fail_stop;
+mod functions;
 mod instance;
 mod params;
 mod relational;
