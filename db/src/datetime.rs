@@ -280,6 +280,20 @@ pub fn civil_in(micros: i64, zone: &TimeZone) -> DbResult<DateTime> {
     Ok(zone.to_datetime(instant(micros)?))
 }
 
+/// A TIMESTAMPTZ's civil date and time in `zone`, with the zone's offset then (seconds
+/// east of UTC) and its abbreviation (`CET`, `EDT`, `+05`), as `to_char` shows them.
+pub fn zoned(micros: i64, zone: &TimeZone) -> DbResult<(DateTime, i32, String)> {
+    let t = instant(micros)?;
+    let info = zone.to_offset_info(t);
+    Ok((zone.to_datetime(t), info.offset().seconds(), info.abbreviation().to_string()))
+}
+
+/// The TIMESTAMPTZ `micros` microseconds after 1970-01-01 00:00 UTC.
+pub fn timestamptz_of_unix_micros(micros: i64) -> DbResult<i64> {
+    let t = Timestamp::from_microsecond(micros).map_err(|_| timestamp_overflow())?;
+    Ok(micros_of_instant(t))
+}
+
 /// The TIMESTAMPTZ of a civil time in `zone` (a time skipped by a daylight-saving change
 /// is read with the offset before it, a repeated one as the earlier: jiff's "compatible").
 pub fn timestamptz_of(dt: DateTime, zone: &TimeZone) -> DbResult<i64> {

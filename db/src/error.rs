@@ -63,8 +63,27 @@ pub enum DbError {
     /// A date or time outside its type's range, or a field out of range (22008).
     #[error("{0}")]
     DatetimeOverflow(String),
+    /// A zone offset read from text outside -15:59 to +15:59 (22009).
+    #[error("{0}")]
+    InvalidTimezoneDisplacement(String),
     #[error("function {0} does not exist")]
     UndefinedFunction(String),
+    /// A function's argument with a value it has no answer for (`split_part(s, d, 0)`,
+    /// INSTR's occurrence 0): PostgreSQL's 22023.
+    #[error("{0}")]
+    InvalidFunctionArgument(String),
+    /// A negative substring length (22011).
+    #[error("{0}")]
+    SubstringError(String),
+    /// A power or root with no real value (`sqrt(-1)`, `power(0, -1)`): 2201F.
+    #[error("{0}")]
+    InvalidPowerArgument(String),
+    /// A `to_char` template that means nothing (`99.9.9`, `S9S9`): PostgreSQL's 42601.
+    #[error("{0}")]
+    FormatSyntax(String),
+    /// A result past a limit of the implementation (`repeat('x', 2000000000)`: 54000).
+    #[error("{0}")]
+    ProgramLimitExceeded(String),
     #[error("type \"{0}\" does not exist")]
     UndefinedType(String),
     #[error("operator does not exist: {0}")]
@@ -237,7 +256,13 @@ impl DbError {
             DbError::UntranslatableCharacter(_) => "22P05",
             DbError::InvalidDatetime(_) => "22007",
             DbError::DatetimeOverflow(_) => "22008",
+            DbError::InvalidTimezoneDisplacement(_) => "22009",
             DbError::UndefinedFunction(_) => "42883",
+            DbError::InvalidFunctionArgument(_) => "22023",
+            DbError::SubstringError(_) => "22011",
+            DbError::InvalidPowerArgument(_) => "2201F",
+            DbError::FormatSyntax(_) => "42601",
+            DbError::ProgramLimitExceeded(_) => "54000",
             DbError::UndefinedType(_) => "42704",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::CannotCoerce(_) => "42846",

@@ -605,3 +605,40 @@ fn transaction_words_and_alter_system_through_psql() {
     assert!(server.query("SHOW PARAMETER commit_wait").contains("commit_wait|string|WAIT"));
     assert_eq!(server.terminate().code(), Some(0));
 }
+
+#[test]
+fn psql_gets_function_results_with_their_types_and_postgresql_s_errors() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    // The values as PostgreSQL 15 prints them.
+    assert_eq!(
+        server.query(
+            "SELECT to_char(1234.5, 'FM9,999.00'), to_char(DATE '2024-03-05', 'DD Mon YYYY'), \
+             initcap('hello world'), split_part('a,b,c', ',', 2), strpos('abc', 'c'), \
+             to_date('05/03/2024', 'DD/MM/YYYY'), nvl2(NULL, 'x', 'y')"
+        ),
+        "1,234.50|05 Mar 2024|Hello World|b|3|2024-03-05|y\n"
+    );
+    // RowDescription carries each result's type (the OIDs a driver maps to its types).
+    let mut stream = server.connect();
+    let replies = protocol::query(
+        &mut stream,
+        "SELECT to_char(now(), 'YYYY'), strpos('a', 'a'), to_date('2024', 'YYYY'), to_timestamp(0), sign(2.5)",
+    );
+    let (_, description) = replies.iter().find(|(kind, _)| *kind == b'T').expect("a RowDescription");
+    let mut oids = Vec::new();
+    let mut at = 2;
+    for _ in 0..i16::from_be_bytes([description[0], description[1]]) {
+        // name, table OID (4), column number (2), type OID (4), size (2), modifier (4), format (2)
+        at += description[at..].iter().position(|&b| b == 0).unwrap() + 1 + 6;
+        oids.push(u32::from_be_bytes(description[at..at + 4].try_into().unwrap()));
+        at += 12;
+    }
+    assert_eq!(oids, [25, 20, 1082, 1184, 701], "text, bigint, date, timestamptz, float8");
+    // A wrong argument type is PostgreSQL's 42883, a runaway repeat its 54000.
+    let error = server.query_error("SELECT lower(1)");
+    assert!(error.contains("42883") && error.contains("function lower(bigint) does not exist"), "{error}");
+    let error = server.query_error("SELECT repeat('x', 2000000000)");
+    assert!(error.contains("54000"), "{error}");
+}

@@ -38,7 +38,8 @@ use crate::error::{DbError, DbResult};
 use crate::numeric::{self, NumericSpec, RoundMode};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
-use crate::sql::{json_ops, temporal};
+use crate::sql::functions::{self, TrimWhere};
+use crate::sql::{formatting, json_ops, temporal};
 use crate::value::{DataType, Value};
 use bigdecimal::BigDecimal;
 
@@ -151,6 +152,29 @@ pub(crate) enum Func {
     JsonTypeof,
     /// `json_array_length(j)`, `jsonb_array_length(j)`.
     JsonArrayLength,
+    /// `btrim`, `ltrim`, `rtrim` and `TRIM([BOTH | LEADING | TRAILING] [chars] FROM s)`.
+    Trim(TrimWhere),
+    Replace,
+    /// `strpos(s, sub)` and `POSITION(sub IN s)`.
+    Strpos,
+    /// Oracle's `INSTR(s, sub [, position [, occurrence]])`.
+    Instr,
+    ConcatWs,
+    SplitPart,
+    Left,
+    Right,
+    Initcap,
+    Reverse,
+    Sign,
+    /// Oracle's `NVL2(value, if_not_null, if_null)` (NVL is COALESCE of two).
+    Nvl2,
+    /// Oracle's `DECODE(value, search, result, ... [, default])`: NULL matches NULL
+    /// (PostgreSQL's two-argument `decode(text, format)` is `Decode`).
+    OracleDecode,
+    ToChar,
+    ToDate,
+    /// `to_timestamp(text, template)` and `to_timestamp(seconds since 1970)`.
+    ToTimestamp,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -213,8 +237,9 @@ impl Clock {
 }
 
 impl Func {
-    /// The function called `name`, with its minimum and maximum number of arguments.
-    fn lookup(name: &str) -> Option<(Func, usize, usize)> {
+    /// The function called `name` with `arguments` arguments (one name, two functions:
+    /// `decode`), with its minimum and maximum number of arguments.
+    fn lookup(name: &str, arguments: usize) -> Option<(Func, usize, usize)> {
         const MANY: usize = usize::MAX;
         Some(match name {
             "abs" => (Func::Abs, 1, 1),
@@ -246,7 +271,7 @@ impl Func {
             "age" => (Func::Age, 1, 2),
             "octet_length" => (Func::OctetLength, 1, 1),
             "encode" => (Func::Encode, 2, 2),
-            "decode" => (Func::Decode, 2, 2),
+            "decode" if arguments == 2 => (Func::Decode, 2, 2),
             "gen_random_uuid" | "uuid_generate_v4" => (Func::GenRandomUuid, 0, 0),
             "to_json" => (Func::ToJson, 1, 1),
             "to_jsonb" => (Func::ToJsonb, 1, 1),
@@ -256,6 +281,25 @@ impl Func {
             "jsonb_build_array" => (Func::JsonbBuildArray, 0, MANY),
             "json_typeof" | "jsonb_typeof" => (Func::JsonTypeof, 1, 1),
             "json_array_length" | "jsonb_array_length" => (Func::JsonArrayLength, 1, 1),
+            "btrim" => (Func::Trim(TrimWhere::Both), 1, 2),
+            "ltrim" => (Func::Trim(TrimWhere::Leading), 1, 2),
+            "rtrim" => (Func::Trim(TrimWhere::Trailing), 1, 2),
+            "replace" => (Func::Replace, 3, 3),
+            "strpos" => (Func::Strpos, 2, 2),
+            "instr" => (Func::Instr, 2, 4),
+            "concat_ws" => (Func::ConcatWs, 1, MANY),
+            "split_part" => (Func::SplitPart, 3, 3),
+            "left" => (Func::Left, 2, 2),
+            "right" => (Func::Right, 2, 2),
+            "initcap" => (Func::Initcap, 1, 1),
+            "reverse" => (Func::Reverse, 1, 1),
+            "sign" => (Func::Sign, 1, 1),
+            "nvl" => (Func::Coalesce, 2, 2),
+            "nvl2" => (Func::Nvl2, 3, 3),
+            "decode" => (Func::OracleDecode, 3, MANY),
+            "to_char" => (Func::ToChar, 2, 2),
+            "to_date" => (Func::ToDate, 2, 2),
+            "to_timestamp" => (Func::ToTimestamp, 1, 2),
             _ => return None,
         })
     }
@@ -811,7 +855,23 @@ impl<'a> Binder<'a> {
                 if let Some(count) = substring_for {
                     args.push(self.compile(count)?);
                 }
-                Expr::Func(Func::Substr, args)
+                self.checked_call("substring", Func::Substr, args)?
+            }
+            E::Trim { expr, trim_where, trim_what, trim_characters: None } => {
+                let (kind, name) = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => (TrimWhere::Leading, "ltrim"),
+                    Some(ast::TrimWhereField::Trailing) => (TrimWhere::Trailing, "rtrim"),
+                    Some(ast::TrimWhereField::Both) | None => (TrimWhere::Both, "btrim"),
+                };
+                let mut args = vec![self.compile(expr)?];
+                if let Some(what) = trim_what {
+                    args.push(self.compile(what)?);
+                }
+                self.checked_call(name, Func::Trim(kind), args)?
+            }
+            E::Position { expr, r#in } => {
+                let args = vec![self.compile(r#in)?, self.compile(expr)?];
+                self.checked_call("position", Func::Strpos, args)?
             }
             E::Subquery(query) => self.subquery(query, SubqueryKind::Scalar)?,
             E::Exists { subquery, negated } => {
@@ -1108,7 +1168,7 @@ impl<'a> Binder<'a> {
             });
         }
         let (func, min, max) =
-            Func::lookup(&name).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
+            Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         if args.len() < min || args.len() > max {
             return Err(wrong_arguments(&name, args.len()));
         }
@@ -1119,6 +1179,19 @@ impl<'a> Binder<'a> {
                 None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
             })
             .collect::<DbResult<Vec<_>>>()?;
+        self.checked_call(&name, func, args)
+    }
+
+    /// A call of `func` (written `name`) once its arguments' types are checked (see
+    /// `functions::check_arguments`).
+    fn checked_call(&self, name: &str, func: Func, args: Vec<Expr>) -> DbResult<Expr> {
+        let columns: Vec<Option<DataType>> = self
+            .scope
+            .entries
+            .iter()
+            .flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty)))
+            .collect();
+        functions::check_arguments(name, func, &args, &columns)?;
         Ok(Expr::Func(func, args))
     }
 }
@@ -1925,6 +1998,26 @@ impl Expr {
                 Func::Coalesce | Func::Greatest | Func::Least => {
                     common_type(args.iter().map(|a| a.static_type(columns, aggs)))
                 }
+                Func::Trim(_)
+                | Func::Replace
+                | Func::ConcatWs
+                | Func::SplitPart
+                | Func::Left
+                | Func::Right
+                | Func::Initcap
+                | Func::Reverse
+                | Func::ToChar => text,
+                Func::Strpos | Func::Instr => Some(DataType::Int),
+                Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
+                Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
+                // The results: every second argument after the value, and the default.
+                Func::OracleDecode => args
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i >= 2 && (i % 2 == 0 || *i == args.len() - 1))
+                    .find_map(|(_, a)| a.static_type(columns, aggs)),
+                Func::ToDate => Some(DataType::Date),
+                Func::ToTimestamp => Some(DataType::TimestampTz),
             },
             Expr::Case { whens, otherwise, .. } => common_type(
                 whens
@@ -2454,10 +2547,39 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             for a in args {
                 let v = a.eval(row, aggs)?;
                 if !v.is_null() {
-                    out.push_str(&text_of(v));
+                    out.push_str(&functions::output_text(v));
                 }
             }
             return Ok(Value::Text(out));
+        }
+        Func::ConcatWs => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            return functions::concat_ws(&values[0], &values[1..]);
+        }
+        Func::Nvl2 => {
+            let chosen = if args[0].eval(row, aggs)?.is_null() { &args[2] } else { &args[1] };
+            return chosen.eval(row, aggs);
+        }
+        Func::OracleDecode => {
+            // Only what is needed is evaluated, as Oracle does: the searches up to the
+            // first match, then its result.
+            let value = args[0].eval(row, aggs)?;
+            let mut pairs = args[1..].chunks_exact(2);
+            for pair in pairs.by_ref() {
+                let search = pair[0].eval(row, aggs)?;
+                let hit = match (value.is_null(), search.is_null()) {
+                    (true, true) => true,
+                    (false, false) => compare(&value, &search)? == Some(Ordering::Equal),
+                    _ => false,
+                };
+                if hit {
+                    return pair[1].eval(row, aggs);
+                }
+            }
+            return match pairs.remainder() {
+                [default] => default.eval(row, aggs),
+                _ => Ok(Value::Null),
+            };
         }
         Func::Random => return Ok(Value::Float(random())),
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
@@ -2501,17 +2623,8 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             Num::F(f) => Value::Float(f.ceil()),
             Num::N(n) => Value::numeric(numeric::round(&n, 0, RoundMode::Ceiling)?),
         },
-        Func::Sqrt => {
-            let f = num(0)?.as_f64();
-            if f < 0.0 {
-                return Err(DbError::TypeMismatch {
-                    expected: "a non-negative number".into(),
-                    value: f.to_string(),
-                });
-            }
-            Value::Float(f.sqrt())
-        }
-        Func::Power => Value::Float(num(0)?.as_f64().powf(num(1)?.as_f64())),
+        Func::Sqrt => Value::Float(functions::sqrt(num(0)?.as_f64())?),
+        Func::Power => Value::Float(functions::power(num(0)?.as_f64(), num(1)?.as_f64())?),
         Func::Lower => Value::Text(text_of(values[0].clone()).to_lowercase()),
         Func::Upper => Value::Text(text_of(values[0].clone()).to_uppercase()),
         // A bytea's length is its bytes, a text's its characters.
@@ -2561,10 +2674,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             let end = if values.len() > 2 {
                 let count = int_arg(&values[2])?;
                 if count < 0 {
-                    return Err(DbError::TypeMismatch {
-                        expected: "a non-negative substring length".into(),
-                        value: count.to_string(),
-                    });
+                    return Err(DbError::SubstringError("negative substring length not allowed".into()));
                 }
                 start.saturating_add(count)
             } else {
@@ -2587,6 +2697,47 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::AtTimeZone => temporal::at_time_zone(&values[0], &values[1])?,
         Func::MakeDate => temporal::make_date(&values[0], &values[1], &values[2])?,
         Func::Age => temporal::age(&values[0], values.get(1), datetime::now())?,
+        Func::Trim(kind) => {
+            let chars = if values.len() > 1 { text_of(values[1].clone()) } else { " ".into() };
+            Value::Text(functions::trim(kind, &text_of(values[0].clone()), &chars))
+        }
+        Func::Replace => Value::Text(functions::replace(
+            &text_of(values[0].clone()),
+            &text_of(values[1].clone()),
+            &text_of(values[2].clone()),
+        )?),
+        Func::Strpos => {
+            Value::Int(functions::strpos(&text_of(values[0].clone()), &text_of(values[1].clone())))
+        }
+        Func::Instr => {
+            let position = if values.len() > 2 { int_arg(&values[2])? } else { 1 };
+            let occurrence = if values.len() > 3 { int_arg(&values[3])? } else { 1 };
+            let (s, needle) = (text_of(values[0].clone()), text_of(values[1].clone()));
+            Value::Int(functions::instr(&s, &needle, position, occurrence)?)
+        }
+        Func::SplitPart => Value::Text(functions::split_part(
+            &text_of(values[0].clone()),
+            &text_of(values[1].clone()),
+            int_arg(&values[2])?,
+        )?),
+        Func::Left => Value::Text(functions::left(&text_of(values[0].clone()), int_arg(&values[1])?)),
+        Func::Right => Value::Text(functions::right(&text_of(values[0].clone()), int_arg(&values[1])?)),
+        Func::Initcap => Value::Text(functions::initcap(&text_of(values[0].clone()))),
+        Func::Reverse => Value::Text(functions::reverse(&text_of(values[0].clone()))),
+        Func::Sign => functions::sign(&num(0)?.value())?,
+        Func::ToChar => {
+            if formatting::to_char_is_null(&values[0]) {
+                Value::Null
+            } else {
+                Value::Text(formatting::to_char(&values[0], &text_of(values[1].clone()))?)
+            }
+        }
+        Func::ToDate => formatting::to_date(&text_of(values[0].clone()), &text_of(values[1].clone()))?,
+        Func::ToTimestamp => match values.len() {
+            1 => formatting::to_timestamp_epoch(num(0)?.as_f64())?,
+            _ => formatting::to_timestamp(&text_of(values[0].clone()), &text_of(values[1].clone()))?,
+        },
+        Func::ConcatWs | Func::Nvl2 | Func::OracleDecode => unreachable!("handled above"),
         Func::Coalesce
         | Func::Greatest
         | Func::Least
@@ -2603,9 +2754,13 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
     })
 }
 
+/// PostgreSQL's 54000 for a string a function would build too long, refused before it
+/// is built.
 fn check_length(chars: usize) -> DbResult<()> {
     if chars > MAX_STRING_CHARS {
-        return Err(DbError::ValueTooLong { ty: "TEXT".into(), len: chars });
+        return Err(DbError::ProgramLimitExceeded(format!(
+            "requested length too large: {chars} characters, over the limit of {MAX_STRING_CHARS}"
+        )));
     }
     Ok(())
 }

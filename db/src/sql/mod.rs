@@ -5,6 +5,8 @@
 //! - `exec`: `Session::execute` / `execute_batch`, statement dispatch, DDL and DML;
 //! - `query`: SELECT and VALUES;
 //! - `expr`: expressions, compiled against a table's columns and evaluated;
+//! - `functions`: the string and numeric functions and every function's argument
+//!   checks; `formatting`: `to_char`, `to_date`, `to_timestamp`;
 //! - `access`: access paths by primary key (point lookups, range scans);
 //! - `explain`: EXPLAIN, the access path a statement would take;
 //! - `binds`: Oracle-style `:name` placeholders, numbered by position before parsing;
@@ -19,6 +21,8 @@ pub mod describe;
 pub mod exec;
 pub(crate) mod explain;
 pub mod expr;
+pub(crate) mod formatting;
+pub(crate) mod functions;
 pub(crate) mod join;
 pub(crate) mod json_ops;
 pub mod oracle;

@@ -18,6 +18,7 @@ mod create_view;
 mod describe;
 mod fail_stop;
 mod foreign_keys;
+mod functions;
 mod instance;
 mod params;
 mod relational;

@@ -1,0 +1,414 @@
+//! The scalar functions applications call by name beyond the operators: the string
+//! functions (PostgreSQL's and Oracle's INSTR), `sign`, and the argument checks every
+//! built-in function's call goes through. `expr.rs` compiles a call into `Func` and
+//! dispatches here; `formatting.rs` holds `to_char`, `to_date` and `to_timestamp`.
+//!
+//! Semantics are PostgreSQL's: positions count characters from 1, not bytes; NULL in
+//! gives NULL out unless the function says otherwise (`concat_ws` skips NULLs); a call
+//! whose arguments have types no variant of the function takes fails as it is
+//! compiled, with 42883 "function lower(bigint) does not exist". A quoted literal or a
+//! bind parameter has no type of its own yet (PostgreSQL's `unknown`): it is taken as
+//! the type the function wants, and converted when the call runs (`repeat('ab', '3')`).
+//!
+//! Never: build a string past `MAX_RESULT_BYTES` (54000 instead, before allocating), or
+//! index a string by bytes where a character boundary is not certain.
+
+use crate::error::{DbError, DbResult};
+use crate::sql::expr::{Expr, Func};
+use crate::value::{DataType, Value};
+use bigdecimal::BigDecimal;
+
+/// The largest string a function builds, in bytes: far beyond any value a row holds,
+/// and small enough that a runaway `repeat` or `replace` cannot exhaust memory.
+pub(crate) const MAX_RESULT_BYTES: usize = 256 << 20;
+
+/// The error for a result over [`MAX_RESULT_BYTES`]: PostgreSQL's 54000.
+pub(crate) fn too_long(bytes: usize) -> DbError {
+    DbError::ProgramLimitExceeded(format!(
+        "requested length too large: {bytes} bytes, over the limit of {MAX_RESULT_BYTES}"
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Argument types
+// ---------------------------------------------------------------------------------------
+
+/// What an argument position takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Param {
+    Text,
+    /// `length` and `octet_length`: text or a byte string.
+    TextOrBytes,
+    /// `encode`'s first: a byte string.
+    Bytes,
+    /// An integer (a count, a position).
+    Int,
+    /// Any number.
+    Number,
+    /// `to_char`'s first: a number, a date, a time, a timestamp or an interval.
+    Formattable,
+}
+
+/// The parameters of `func` called with `n` arguments; None for the functions whose
+/// arguments are not checked here (those of any type, and the conditional ones, which
+/// take the type of their arguments).
+fn params(func: Func, n: usize) -> Option<Vec<Param>> {
+    use Param::*;
+    Some(match func {
+        Func::Lower | Func::Upper | Func::Initcap | Func::Reverse => vec![Text],
+        Func::Length | Func::OctetLength => vec![TextOrBytes],
+        Func::Repeat | Func::Left | Func::Right => vec![Text, Int],
+        Func::Lpad | Func::Rpad => vec![Text, Int, Text],
+        Func::Substr => vec![Text, Int, Int],
+        Func::Trim(_) | Func::Strpos => vec![Text, Text],
+        Func::Replace => vec![Text, Text, Text],
+        Func::SplitPart => vec![Text, Text, Int],
+        Func::Instr => vec![Text, Text, Int, Int],
+        Func::ConcatWs => vec![Text],
+        Func::Abs | Func::Sign | Func::Sqrt | Func::Floor | Func::Ceil => vec![Number],
+        Func::Mod | Func::Power => vec![Number, Number],
+        Func::Round | Func::Trunc => vec![Number, Int],
+        Func::ToChar => vec![Formattable, Text],
+        Func::ToDate => vec![Text, Text],
+        Func::Encode => vec![Bytes, Text],
+        Func::Decode => vec![Text, Text],
+        Func::ToTimestamp if n == 1 => vec![Number],
+        Func::ToTimestamp => vec![Text, Text],
+        _ => return None,
+    })
+}
+
+/// The type an argument is known to have before the call runs: None for what has none
+/// yet (a quoted literal, NULL, a bind parameter) or cannot be told.
+fn known_type(arg: &Expr, columns: &[Option<DataType>]) -> Option<DataType> {
+    match arg {
+        Expr::Literal(Value::Text(_) | Value::Null) | Expr::Param(_) => None,
+        other => other.static_type(columns, &[]),
+    }
+}
+
+fn accepts(param: Param, ty: DataType) -> bool {
+    match param {
+        // CHAR(n) reads as text (PostgreSQL's implicit bpchar -> text cast).
+        Param::Text => matches!(ty, DataType::Text { .. } | DataType::Char { .. }),
+        Param::TextOrBytes => matches!(ty, DataType::Text { .. } | DataType::Char { .. } | DataType::Bytea),
+        Param::Bytes => ty == DataType::Bytea,
+        Param::Int => ty == DataType::Int,
+        Param::Number => matches!(ty, DataType::Int | DataType::Float | DataType::Numeric(_)),
+        Param::Formattable => matches!(
+            ty,
+            DataType::Int
+                | DataType::Float
+                | DataType::Numeric(_)
+                | DataType::Date
+                | DataType::Time
+                | DataType::Timestamp
+                | DataType::TimestampTz
+                | DataType::Interval
+        ),
+    }
+}
+
+/// PostgreSQL's name of a type, as its error messages write it.
+fn pg_type_name(ty: Option<DataType>) -> String {
+    match ty {
+        None => "unknown".into(),
+        Some(DataType::Int) => "bigint".into(),
+        Some(DataType::Float) => "double precision".into(),
+        Some(DataType::Text { max_chars: None }) => "text".into(),
+        Some(DataType::Text { max_chars: Some(_) }) => "character varying".into(),
+        Some(DataType::Bool) => "boolean".into(),
+        Some(DataType::Time) => "time without time zone".into(),
+        Some(DataType::Timestamp) => "timestamp without time zone".into(),
+        Some(DataType::TimestampTz) => "timestamp with time zone".into(),
+        Some(other) => other.name().to_lowercase(),
+    }
+}
+
+/// Fails with PostgreSQL's 42883 when an argument of `name(args)` has a type the
+/// function has no variant for (`lower(5)`, `abs('x'::text)`, `repeat('x', 2.5)`).
+/// `columns` are the types of the row the arguments read.
+pub(crate) fn check_arguments(
+    name: &str,
+    func: Func,
+    args: &[Expr],
+    columns: &[Option<DataType>],
+) -> DbResult<()> {
+    let Some(params) = params(func, args.len()) else { return Ok(()) };
+    let types: Vec<Option<DataType>> = args.iter().map(|a| known_type(a, columns)).collect();
+    let fits = types.iter().enumerate().all(|(i, ty)| match (params.get(i), ty) {
+        (_, None) | (None, _) => true,
+        (Some(param), Some(ty)) => accepts(*param, *ty),
+    });
+    if fits {
+        return Ok(());
+    }
+    let shown: Vec<String> = types.into_iter().map(pg_type_name).collect();
+    Err(DbError::UndefinedFunction(format!("{name}({})", shown.join(", "))))
+}
+
+// ---------------------------------------------------------------------------------------
+// Strings
+// ---------------------------------------------------------------------------------------
+
+/// Which ends `trim` works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrimWhere {
+    Both,
+    Leading,
+    Trailing,
+}
+
+/// Removes the longest run of characters in `chars` from the ends `kind` says.
+pub(crate) fn trim(kind: TrimWhere, s: &str, chars: &str) -> String {
+    let in_set = |c: char| chars.contains(c);
+    match kind {
+        TrimWhere::Both => s.trim_matches(in_set),
+        TrimWhere::Leading => s.trim_start_matches(in_set),
+        TrimWhere::Trailing => s.trim_end_matches(in_set),
+    }
+    .to_string()
+}
+
+/// Every occurrence of `from` in `s` replaced by `to` (an empty `from` replaces
+/// nothing, as in PostgreSQL).
+pub(crate) fn replace(s: &str, from: &str, to: &str) -> DbResult<String> {
+    if from.is_empty() {
+        return Ok(s.to_string());
+    }
+    if to.len() > from.len() {
+        let count = s.matches(from).count();
+        let bytes = s.len().saturating_add(count.saturating_mul(to.len() - from.len()));
+        if bytes > MAX_RESULT_BYTES {
+            return Err(too_long(bytes));
+        }
+    }
+    Ok(s.replace(from, to))
+}
+
+/// The character position (from 1) of the first `needle` in `s`, 0 if none; an empty
+/// needle is found at 1.
+pub(crate) fn strpos(s: &str, needle: &str) -> i64 {
+    match s.find(needle) {
+        Some(byte) => s[..byte].chars().count() as i64 + 1,
+        None => 0,
+    }
+}
+
+/// Oracle's INSTR(s, needle, position, occurrence): the character position of the
+/// `occurrence`-th `needle` found searching from `position` (from the end, backwards,
+/// when it is negative); 0 if there are not that many, or `position` is 0 or past the
+/// end. Occurrences may overlap. An occurrence below 1 is an error, as in Oracle.
+pub(crate) fn instr(s: &str, needle: &str, position: i64, occurrence: i64) -> DbResult<i64> {
+    if occurrence < 1 {
+        return Err(DbError::InvalidFunctionArgument(format!(
+            "argument '{occurrence}' is out of range: INSTR's occurrence must be 1 or more"
+        )));
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let needle: Vec<char> = needle.chars().collect();
+    let len = chars.len() as i64;
+    let matches_at = |start: usize| chars.get(start..start + needle.len()) == Some(needle.as_slice());
+    let mut left = occurrence;
+    if position > 0 {
+        let mut start = position - 1;
+        while start + needle.len() as i64 <= len {
+            if matches_at(start as usize) {
+                left -= 1;
+                if left == 0 {
+                    return Ok(start + 1);
+                }
+            }
+            start += 1;
+        }
+    } else if position < 0 {
+        // The search starts at the position counted from the end (-1: the last
+        // character) and goes towards the start.
+        let mut start = len + position;
+        start = start.min(len - needle.len() as i64);
+        while start >= 0 {
+            if matches_at(start as usize) {
+                left -= 1;
+                if left == 0 {
+                    return Ok(start + 1);
+                }
+            }
+            start -= 1;
+        }
+    }
+    Ok(0)
+}
+
+/// The `n`-th field of `s` split at `delimiter` (from the end when `n` is negative);
+/// empty when there is no such field. `n` = 0 is an error (22023), as in PostgreSQL.
+pub(crate) fn split_part(s: &str, delimiter: &str, n: i64) -> DbResult<String> {
+    if n == 0 {
+        return Err(DbError::InvalidFunctionArgument("field position must not be zero".into()));
+    }
+    if delimiter.is_empty() {
+        // The whole string is the one field.
+        return Ok(if n == 1 || n == -1 { s.to_string() } else { String::new() });
+    }
+    let fields: Vec<&str> = s.split(delimiter).collect();
+    let index = if n > 0 { n - 1 } else { fields.len() as i64 + n };
+    Ok(usize::try_from(index).ok().and_then(|i| fields.get(i)).map_or(String::new(), |f| f.to_string()))
+}
+
+/// The first `n` characters (all but the last `-n` when negative).
+pub(crate) fn left(s: &str, n: i64) -> String {
+    let count = s.chars().count() as i64;
+    let take = if n >= 0 { n.min(count) } else { (count + n).max(0) };
+    s.chars().take(take as usize).collect()
+}
+
+/// The last `n` characters (all but the first `-n` when negative).
+pub(crate) fn right(s: &str, n: i64) -> String {
+    let count = s.chars().count() as i64;
+    let skip = if n >= 0 { (count - n).max(0) } else { (-n).min(count) };
+    s.chars().skip(skip as usize).collect()
+}
+
+/// Each word's first letter upper case, the rest lower case; words are runs of letters
+/// and digits.
+pub(crate) fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    for c in s.chars() {
+        if in_word {
+            out.extend(c.to_lowercase());
+        } else {
+            out.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+    out
+}
+
+pub(crate) fn reverse(s: &str) -> String {
+    s.chars().rev().collect()
+}
+
+/// A value as `concat` and `concat_ws` write it: its output form, as a client reads it
+/// (a boolean is `t` or `f`, where `||` casts it to `true`).
+pub(crate) fn output_text(v: Value) -> String {
+    match v {
+        Value::Text(t) => t,
+        Value::Bool(b) => (if b { "t" } else { "f" }).into(),
+        other => other.to_string(),
+    }
+}
+
+/// `concat_ws(separator, values...)`: the non-NULL values joined; NULL if the separator
+/// is.
+pub(crate) fn concat_ws(separator: &Value, values: &[Value]) -> DbResult<Value> {
+    if separator.is_null() {
+        return Ok(Value::Null);
+    }
+    let separator = output_text(separator.clone());
+    let mut out = String::new();
+    let mut first = true;
+    for v in values {
+        if v.is_null() {
+            continue;
+        }
+        let text = output_text(v.clone());
+        if !first {
+            out.push_str(&separator);
+        }
+        out.push_str(&text);
+        first = false;
+        if out.len() > MAX_RESULT_BYTES {
+            return Err(too_long(out.len()));
+        }
+    }
+    Ok(Value::Text(out))
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers
+// ---------------------------------------------------------------------------------------
+
+/// -1, 0 or 1 as the number's sign (a float's NaN stays NaN).
+pub(crate) fn sign(v: &Value) -> DbResult<Value> {
+    Ok(match v {
+        Value::Int(i) => Value::Int(i.signum()),
+        Value::Float(f) if f.is_nan() => Value::Float(*f),
+        Value::Float(f) => Value::Float(if *f > 0.0 {
+            1.0
+        } else if *f < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }),
+        Value::Numeric(n) => Value::numeric(match n.sign() {
+            bigdecimal::num_bigint::Sign::Minus => BigDecimal::from(-1),
+            bigdecimal::num_bigint::Sign::NoSign => BigDecimal::from(0),
+            bigdecimal::num_bigint::Sign::Plus => BigDecimal::from(1),
+        }),
+        other => {
+            return Err(DbError::UndefinedFunction(format!("sign({})", pg_type_name(other.data_type()))))
+        }
+    })
+}
+
+/// PostgreSQL's 2201F for the arguments a power or root has no real value for.
+pub(crate) fn power(base: f64, exponent: f64) -> DbResult<f64> {
+    if base == 0.0 && exponent < 0.0 {
+        return Err(DbError::InvalidPowerArgument("zero raised to a negative power is undefined".into()));
+    }
+    if base < 0.0 && exponent.fract() != 0.0 && exponent.is_finite() {
+        return Err(DbError::InvalidPowerArgument(
+            "a negative number raised to a non-integer power yields a complex result".into(),
+        ));
+    }
+    let result = base.powf(exponent);
+    if result.is_infinite() && base.is_finite() && exponent.is_finite() {
+        return Err(DbError::NumericOutOfRange("value".into()));
+    }
+    Ok(result)
+}
+
+pub(crate) fn sqrt(x: f64) -> DbResult<f64> {
+    if x < 0.0 {
+        return Err(DbError::InvalidPowerArgument("cannot take square root of a negative number".into()));
+    }
+    Ok(x.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instr_searches_forwards_and_backwards_as_oracle_does() {
+        // Oracle's documented examples.
+        assert_eq!(instr("CORPORATE FLOOR", "OR", 3, 2).unwrap(), 14);
+        assert_eq!(instr("CORPORATE FLOOR", "OR", -3, 2).unwrap(), 2);
+        assert_eq!(instr("CORPORATE FLOOR", "OR", 1, 1).unwrap(), 2);
+        assert_eq!(instr("aaa", "aa", 1, 2).unwrap(), 2, "occurrences overlap");
+        assert_eq!(instr("abc", "z", 1, 1).unwrap(), 0);
+        assert_eq!(instr("abc", "a", 0, 1).unwrap(), 0);
+        assert_eq!(instr("abc", "a", 9, 1).unwrap(), 0);
+        assert_eq!(instr("héllo", "l", -1, 1).unwrap(), 4);
+        assert_eq!(instr("abc", "a", 1, 0).unwrap_err().sqlstate(), "22023");
+    }
+
+    #[test]
+    fn split_part_counts_fields_from_either_end() {
+        assert_eq!(split_part("a,b,c", ",", 2).unwrap(), "b");
+        assert_eq!(split_part("a,b,c", ",", -1).unwrap(), "c");
+        assert_eq!(split_part("a,b,c", ",", 4).unwrap(), "");
+        assert_eq!(split_part("a,b,c", ",", -4).unwrap(), "");
+        assert_eq!(split_part("abc", "", 1).unwrap(), "abc");
+        assert_eq!(split_part("abc", "", 2).unwrap(), "");
+        assert_eq!(split_part("a,b", ",", 0).unwrap_err().sqlstate(), "22023");
+    }
+
+    #[test]
+    fn replace_refuses_a_result_over_the_limit_before_building_it() {
+        let big = "x".repeat(1 << 20);
+        let err = replace(&big, "x", &"y".repeat(512)).unwrap_err();
+        assert_eq!(err.sqlstate(), "54000", "{err}");
+        assert_eq!(replace("abcabc", "b", "XY").unwrap(), "aXYcaXYc");
+    }
+}
