@@ -42,12 +42,36 @@ use crate::value::Value;
 /// sessions run at once, and two random keys then meet on a shard one time in sixteen.
 pub const SHARDS: usize = 16;
 
+/// The multiplier of the shard hash.
+const SHARD_MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// The shard of a key: a multiplicative hash of its values (consistent with `Value`'s
 /// equality, which never equates values of different variants).
+///
+/// A row change asks for its key's shard about six times (lock, read, log, apply,
+/// release), so the commonest key, one integer, is hashed inline here: a call into the
+/// general walk below cost ~46 instructions each time (measured with callgrind on
+/// `commit_loop update`), the inline form a handful. Both give the same shard.
+#[inline]
 pub fn shard_of(key: &[Value]) -> usize {
-    const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+    if let [Value::Int(i)] = key {
+        return shard_of_hash((0u64.rotate_left(5) ^ *i as u64).wrapping_mul(SHARD_MIX));
+    }
+    shard_of_any(key)
+}
+
+/// The shard a finished hash falls in.
+#[inline]
+fn shard_of_hash(h: u64) -> usize {
+    // The high bits are the best mixed.
+    (h >> 58) as usize % SHARDS
+}
+
+/// `shard_of` for any key.
+#[inline(never)]
+fn shard_of_any(key: &[Value]) -> usize {
     let mut h: u64 = 0;
-    let mut add = |word: u64| h = (h.rotate_left(5) ^ word).wrapping_mul(MIX);
+    let mut add = |word: u64| h = (h.rotate_left(5) ^ word).wrapping_mul(SHARD_MIX);
     for value in key {
         match value {
             Value::Null => add(0),
@@ -103,8 +127,7 @@ pub fn shard_of(key: &[Value]) -> usize {
             }
         }
     }
-    // The high bits are the best mixed.
-    (h >> 58) as usize % SHARDS
+    shard_of_hash(h)
 }
 
 /// A set of shards, as a bit mask.
@@ -789,6 +812,17 @@ impl LiveState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_integer_key_falls_in_the_same_shard_by_the_inline_hash_and_the_general_walk() {
+        let mut seen = ShardSet::default();
+        for i in (-1000..1000).chain([i64::MIN, i64::MAX]) {
+            let key = [Value::Int(i)];
+            assert_eq!(shard_of(&key), shard_of_any(&key), "key {i}");
+            seen.add(shard_of(&key));
+        }
+        assert_eq!(seen, ShardSet::ALL, "2,002 integers reach every shard");
+    }
 
     fn applied(order: &[u64]) -> DbState {
         let mut st = DbState::default();

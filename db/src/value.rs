@@ -107,7 +107,7 @@ impl DataType {
 }
 
 /// One SQL value.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Value {
     Null,
     Int(i64),
@@ -129,6 +129,44 @@ pub enum Value {
     Json(Box<str>),
     /// JSONB text in its normal form.
     Jsonb(Box<str>),
+}
+
+impl Clone for Value {
+    /// An integer or NULL (most keys and many columns) copied inline; the other variants
+    /// through `clone_any`. A derived `clone` became an out-of-line call once the
+    /// variants holding heap memory were five, ~30 instructions for an integer
+    /// (callgrind, `commit_loop update`: ten clones per UPDATE and commit).
+    #[inline]
+    fn clone(&self) -> Self {
+        match self {
+            Value::Int(i) => Value::Int(*i),
+            Value::Null => Value::Null,
+            other => other.clone_any(),
+        }
+    }
+}
+
+impl Value {
+    #[inline(never)]
+    fn clone_any(&self) -> Value {
+        match self {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::Numeric(n) => Value::Numeric(n.clone()),
+            Value::Text(t) => Value::Text(t.clone()),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Date(d) => Value::Date(*d),
+            Value::Time(t) => Value::Time(*t),
+            Value::Timestamp(t) => Value::Timestamp(*t),
+            Value::TimestampTz(t) => Value::TimestampTz(*t),
+            Value::Interval(i) => Value::Interval(*i),
+            Value::Bytea(b) => Value::Bytea(b.clone()),
+            Value::Uuid(u) => Value::Uuid(*u),
+            Value::Json(j) => Value::Json(j.clone()),
+            Value::Jsonb(j) => Value::Jsonb(j.clone()),
+        }
+    }
 }
 
 impl Value {
@@ -253,9 +291,23 @@ impl Value {
 }
 
 impl Ord for Value {
-    // Inline: the B-tree searches compare keys through it, mostly two integers.
+    // Inline for two integers: the B-tree searches and the lock tables compare keys
+    // through it, mostly integers. The whole match is too large to be inlined (with the
+    // NUMERIC, BYTEA, UUID and JSON variants, a call of ~44 instructions for two
+    // integers, measured with callgrind on `commit_loop update`).
     #[inline]
     fn cmp(&self, other: &Value) -> Ordering {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            _ => self.cmp_any(other),
+        }
+    }
+}
+
+impl Value {
+    /// `cmp` for any two values.
+    #[inline(never)]
+    fn cmp_any(&self, other: &Value) -> Ordering {
         match (self, other) {
             (Value::Null, Value::Null) => Ordering::Equal,
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
@@ -292,12 +344,14 @@ impl Ord for Value {
 }
 
 impl PartialOrd for Value {
+    #[inline]
     fn partial_cmp(&self, other: &Value) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
 impl PartialEq for Value {
+    #[inline]
     fn eq(&self, other: &Value) -> bool {
         self.cmp(other) == Ordering::Equal
     }

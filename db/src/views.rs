@@ -63,7 +63,9 @@ pub const VIEWS: [&str; 22] = [
 ];
 
 pub fn is_view(name: &str) -> bool {
-    VIEWS.contains(&name)
+    // Asked for every table a statement names: a user's table is told apart at its
+    // first bytes, not by 22 string comparisons.
+    (name.starts_with("v$") || name == "dual") && VIEWS.contains(&name)
 }
 
 fn int(name: &str) -> Column {

@@ -1667,11 +1667,14 @@ impl Session {
         let (relation, schema) = (&compiled.relation, &compiled.relation.schema);
         let (mut sets, picked) = compiled.with_params(params, self)?;
         let picked = self.resolve_picked(picked)?;
-        for (_, assigned) in sets.iter_mut() {
+        for ((_, template), (_, assigned)) in compiled.sets.iter().zip(sets.iter_mut()) {
+            if !template.has_subquery() {
+                continue;
+            }
             let expr = match assigned {
-                Assigned::Expr(e) if e.has_subquery() => *e,
-                Assigned::Owned(e) if e.has_subquery() => &**e,
-                _ => continue,
+                Assigned::Expr(e) => *e,
+                Assigned::Owned(e) => &**e,
+                Assigned::Bound(_) => continue,
             };
             let resolved = self.resolve_subqueries(expr, None)?;
             if resolved.has_subquery() {

@@ -1828,12 +1828,26 @@ pub(crate) struct Template {
     expr: Expr,
     has_params: bool,
     folds_with_params: bool,
+    /// Known once, not walked for at each execution (giving parameters values adds
+    /// no subquery).
+    has_subquery: bool,
 }
 
 impl Template {
     /// Wraps an expression compiled (and folded) by `Binder::template`.
     pub(crate) fn new(expr: Expr) -> Template {
-        Template { has_params: expr.has_params(), folds_with_params: expr.folds_with_params(), expr }
+        Template {
+            has_params: expr.has_params(),
+            folds_with_params: expr.folds_with_params(),
+            has_subquery: expr.has_subquery(),
+            expr,
+        }
+    }
+
+    /// Whether the expression holds a subquery (which runs before or during the
+    /// statement, see `Session::resolve_subqueries`).
+    pub(crate) fn has_subquery(&self) -> bool {
+        self.has_subquery
     }
 
     /// The expression with its parameters given `params`: the same expression
@@ -2324,6 +2338,24 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
 }
 
 fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
+    // Two integers, the commonest operands (`SET n = n + 1`, `WHERE id < $1`), answered
+    // here: the general path below asks the JSON and date operators first and goes
+    // through `Num`, ~100 instructions more per operation (callgrind, `commit_loop`).
+    if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+        let (x, y) = (*x, *y);
+        match op {
+            BinOp::Add => return x.checked_add(y).map(Value::Int).ok_or_else(out_of_range),
+            BinOp::Sub => return x.checked_sub(y).map(Value::Int).ok_or_else(out_of_range),
+            BinOp::Mul => return x.checked_mul(y).map(Value::Int).ok_or_else(out_of_range),
+            BinOp::Eq => return Ok(Value::Bool(x == y)),
+            BinOp::NotEq => return Ok(Value::Bool(x != y)),
+            BinOp::Lt => return Ok(Value::Bool(x < y)),
+            BinOp::LtEq => return Ok(Value::Bool(x <= y)),
+            BinOp::Gt => return Ok(Value::Bool(x > y)),
+            BinOp::GtEq => return Ok(Value::Bool(x >= y)),
+            _ => {}
+        }
+    }
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
