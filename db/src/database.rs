@@ -1287,6 +1287,7 @@ impl DbShared {
             client_settings: std::collections::BTreeMap::new(),
             notices: Vec::new(),
             ctes: Default::default(),
+            work_tables: Default::default(),
             call_depth: 0,
             last_call_ns: 0,
             call_clock: Cell::new(CallClock::new(entry.sid)),
@@ -1365,6 +1366,8 @@ pub struct Session {
     /// The WITH queries in scope of the query being compiled, innermost last (see
     /// `query::plan_query_in`): a FROM name is looked up here before the catalog.
     pub(crate) ctes: std::cell::RefCell<Vec<(String, Arc<crate::sql::query::QueryPlan>)>>,
+    /// The working tables of the recursive WITH queries being planned and run.
+    pub(crate) work_tables: crate::sql::recursive::WorkTables,
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     pub(crate) call_depth: u32,

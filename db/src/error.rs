@@ -113,6 +113,9 @@ pub enum DbError {
     /// A definition that cannot be used, as a view defined in terms of itself (42P17).
     #[error("{0}")]
     InvalidObjectDefinition(String),
+    /// A recursive WITH query not of the form a recursive query must have (42P19).
+    #[error("{0}")]
+    InvalidRecursion(String),
     /// A window function where none may be, or a frame that cannot be (42P20).
     #[error("{0}")]
     WindowingError(String),
@@ -273,6 +276,7 @@ impl DbError {
             DbError::ForeignKeyViolation { .. } | DbError::ForeignKeyReferenced { .. } => "23503",
             DbError::DependentObjects(_) => "2BP01",
             DbError::WindowingError(_) => "42P20",
+            DbError::InvalidRecursion(_) => "42P19",
             DbError::InvalidObjectDefinition(_) => "42P17",
             DbError::InvalidForeignKey(_) => "42830",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",

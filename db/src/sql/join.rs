@@ -333,6 +333,9 @@ impl Session {
         let name = crate::sql::expr::object_name(name)?;
         let cte = self.ctes.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, plan)| plan.clone());
         if let Some(plan) = cte {
+            if matches!(plan.as_ref(), crate::sql::query::QueryPlan::WorkTable(_)) {
+                self.work_tables.note_read();
+            }
             return derived_relation(name, alias, plan);
         }
         let schema = match crate::views::schema(&name) {

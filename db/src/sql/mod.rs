@@ -28,6 +28,7 @@ pub(crate) mod json_ops;
 pub mod oracle;
 pub mod prepared;
 pub mod query;
+pub(crate) mod recursive;
 pub(crate) mod references;
 pub(crate) mod stored_views;
 pub(crate) mod temporal;

@@ -41,6 +41,7 @@ use crate::sql::expr::{
     Relation, Scope, SubPlan, Subquery, SubqueryKind,
 };
 use crate::sql::join::JoinPlan;
+use crate::sql::recursive::{RecursivePlan, WorkTablePlan};
 use crate::value::{DataType, Value};
 
 /// The rows a query produced.
@@ -174,6 +175,10 @@ pub(crate) enum QueryPlan {
     SetOp(Box<SetOpPlan>),
     /// VALUES rows, then its ORDER BY, OFFSET and LIMIT.
     Values(Box<ValuesPlan>),
+    /// A recursive WITH query (see `recursive`).
+    Recursive(Box<RecursivePlan>),
+    /// A recursive WITH query's own name, read in its recursive term.
+    WorkTable(Box<WorkTablePlan>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,6 +257,8 @@ impl QueryPlan {
             QueryPlan::Select(p) => &p.columns,
             QueryPlan::SetOp(p) => &p.columns,
             QueryPlan::Values(p) => &p.columns,
+            QueryPlan::Recursive(p) => &p.columns,
+            QueryPlan::WorkTable(p) => &p.columns,
         }
     }
 
@@ -264,6 +271,11 @@ impl QueryPlan {
                 p.right.for_each_expr(f);
             }
             QueryPlan::Values(p) => p.rows.iter().flatten().for_each(f),
+            QueryPlan::Recursive(p) => {
+                p.non_recursive.for_each_expr(f);
+                p.recursive.for_each_expr(f);
+            }
+            QueryPlan::WorkTable(_) => {}
         }
     }
 
@@ -280,6 +292,12 @@ impl QueryPlan {
                 rows: p.rows.iter().map(|r| r.iter().map(&mut *f).collect()).collect::<DbResult<_>>()?,
                 ..(**p).clone()
             })),
+            QueryPlan::Recursive(p) => QueryPlan::Recursive(Box::new(RecursivePlan {
+                non_recursive: p.non_recursive.map_exprs(f)?,
+                recursive: p.recursive.map_exprs(f)?,
+                ..(**p).clone()
+            })),
+            QueryPlan::WorkTable(p) => QueryPlan::WorkTable(p.clone()),
         })
     }
 
@@ -307,7 +325,10 @@ impl QueryPlan {
                 .flat_map(|j| j.scope.entries.iter().filter_map(|e| e.relation.derived.as_deref()))
                 .collect(),
             QueryPlan::SetOp(p) => p.left.derived().into_iter().chain(p.right.derived()).collect(),
-            QueryPlan::Values(_) => Vec::new(),
+            QueryPlan::Recursive(p) => {
+                p.non_recursive.derived().into_iter().chain(p.recursive.derived()).collect()
+            }
+            QueryPlan::Values(_) | QueryPlan::WorkTable(_) => Vec::new(),
         }
     }
 
@@ -328,7 +349,11 @@ impl QueryPlan {
                 p.left.bind_derived(depth, row);
                 p.right.bind_derived(depth, row);
             }
-            QueryPlan::Values(_) => {}
+            QueryPlan::Recursive(p) => {
+                p.non_recursive.bind_derived(depth, row);
+                p.recursive.bind_derived(depth, row);
+            }
+            QueryPlan::Values(_) | QueryPlan::WorkTable(_) => {}
         }
     }
 }
@@ -413,9 +438,6 @@ impl Session {
         outer: &[Scope],
     ) -> DbResult<QueryPlan> {
         let Some(with) = &query.with else { return self.plan_query_body(query, params, outer) };
-        if with.recursive {
-            return Err(DbError::Unsupported("WITH RECURSIVE".into()));
-        }
         // Each WITH query is in scope for the ones after it and for the body; they leave
         // scope with this query, whatever happens.
         let depth = self.ctes.borrow().len();
@@ -425,7 +447,10 @@ impl Session {
                     return Err(DbError::Unsupported(format!("the WITH query {cte}")));
                 }
                 let name = ident_name(&cte.alias.name);
-                let plan = Arc::new(self.plan_query_in(&cte.query, params, outer)?);
+                let plan = Arc::new(match with.recursive {
+                    true => self.plan_recursive_cte(cte, params, outer)?,
+                    false => self.plan_query_in(&cte.query, params, outer)?,
+                });
                 let relation =
                     crate::sql::join::derived_relation(name.clone(), Some(&cte.alias), plan.clone())?;
                 self.ctes.borrow_mut().push((name, Arc::new(rename_columns(&plan, &relation))));
@@ -464,7 +489,7 @@ impl Session {
                 match &mut plan {
                     QueryPlan::SetOp(p) => p.order = order,
                     QueryPlan::Values(p) => p.order = order,
-                    QueryPlan::Select(_) => {
+                    QueryPlan::Select(_) | QueryPlan::Recursive(_) | QueryPlan::WorkTable(_) => {
                         // A parenthesized query with its own ORDER BY or LIMIT, ordered or
                         // limited again: as a set operation of one.
                         let columns = plan.columns().to_vec();
@@ -489,7 +514,12 @@ impl Session {
 
     /// A query body: a SELECT (without ORDER BY), VALUES, a set operation, or a query in
     /// parentheses.
-    fn plan_set_expr(&self, body: &ast::SetExpr, params: &[Value], outer: &[Scope]) -> DbResult<QueryPlan> {
+    pub(crate) fn plan_set_expr(
+        &self,
+        body: &ast::SetExpr,
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<QueryPlan> {
         match body {
             ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
                 select,
@@ -574,6 +604,8 @@ impl Session {
                 }
                 self.read_select(select, &mut SelectCounts::default())
             }
+            QueryPlan::Recursive(recursive) => self.run_recursive(recursive),
+            QueryPlan::WorkTable(work_table) => self.run_work_table(work_table),
             QueryPlan::Values(values) => {
                 let resolved;
                 let values = if values.rows.iter().flatten().any(Expr::has_subquery) {
@@ -1314,6 +1346,17 @@ fn output_sorts(
         .collect()
 }
 
+/// The result columns of `plan` under the name and column list a FROM clause or a
+/// WITH query gives it.
+pub(crate) fn renamed_columns(
+    plan: &QueryPlan,
+    name: &str,
+    alias: Option<&ast::TableAlias>,
+) -> DbResult<Vec<ResultColumn>> {
+    let relation = crate::sql::join::derived_relation(name.to_string(), alias, Arc::new(plan.clone()))?;
+    Ok(rename_columns(plan, &relation).columns().to_vec())
+}
+
 /// `plan` with its result columns named as `relation`'s (a WITH query's column list).
 fn rename_columns(plan: &QueryPlan, relation: &Relation) -> QueryPlan {
     let mut plan = plan.clone();
@@ -1321,6 +1364,8 @@ fn rename_columns(plan: &QueryPlan, relation: &Relation) -> QueryPlan {
         QueryPlan::Select(p) => &mut p.columns,
         QueryPlan::SetOp(p) => &mut p.columns,
         QueryPlan::Values(p) => &mut p.columns,
+        QueryPlan::Recursive(p) => &mut p.columns,
+        QueryPlan::WorkTable(p) => &mut p.columns,
     };
     for (c, named) in columns.iter_mut().zip(relation.schema.visible_columns()) {
         c.name = named.name.clone();

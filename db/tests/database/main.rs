@@ -21,6 +21,7 @@ mod foreign_keys;
 mod functions;
 mod instance;
 mod params;
+mod recursive;
 mod relational;
 mod sequences;
 mod shared_pool;
