@@ -86,6 +86,10 @@ pub enum DbError {
     ProgramLimitExceeded(String),
     #[error("type \"{0}\" does not exist")]
     UndefinedType(String),
+    /// A named object of another kind than those with their own errors, missing
+    /// (42704: a window name).
+    #[error("{0}")]
+    UndefinedObject(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
     /// A relation of the wrong kind for the statement (a sequence changed by DML, DROP
@@ -266,7 +270,7 @@ impl DbError {
             DbError::InvalidPowerArgument(_) => "2201F",
             DbError::FormatSyntax(_) => "42601",
             DbError::ProgramLimitExceeded(_) => "54000",
-            DbError::UndefinedType(_) => "42704",
+            DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::CannotCoerce(_) => "42846",
             DbError::WrongObjectType(_) => "42809",

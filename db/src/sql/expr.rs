@@ -649,6 +649,8 @@ pub(crate) struct Binder<'a> {
     /// met there.
     pub windows_allowed: bool,
     pub windows: Vec<crate::sql::window::WindowCall>,
+    /// The SELECT's WINDOW clause, resolved (`window::named_windows`).
+    pub(crate) named_windows: Vec<(String, ast::WindowSpec)>,
 }
 
 impl<'a> Binder<'a> {
@@ -663,6 +665,7 @@ impl<'a> Binder<'a> {
             aggs: Vec::new(),
             windows_allowed: false,
             windows: Vec::new(),
+            named_windows: Vec::new(),
         }
     }
 
@@ -680,6 +683,7 @@ impl<'a> Binder<'a> {
             aggs: Vec::new(),
             windows_allowed: false,
             windows: Vec::new(),
+            named_windows: Vec::new(),
         }
     }
 

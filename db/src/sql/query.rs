@@ -825,7 +825,6 @@ impl Session {
             || !select.cluster_by.is_empty()
             || !select.distribute_by.is_empty()
             || !select.sort_by.is_empty()
-            || !select.named_window.is_empty()
             || select.qualify.is_some()
             || select.exclude.is_some()
         {
@@ -860,6 +859,7 @@ impl Session {
             }
             Ok::<(), DbError>(())
         };
+        binder.named_windows = crate::sql::window::named_windows(&select.named_window)?;
         binder.windows_allowed = true;
         for item in &select.projection {
             match item {

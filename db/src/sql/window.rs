@@ -17,7 +17,9 @@
 //! starts at the partition's start is aggregated incrementally (a running total costs
 //! one step a row); another frame is aggregated afresh for each row.
 //!
-//! Not supported (0A000): named windows (`WINDOW w AS`), `RANGE` with an offset,
+//! Named windows (`WINDOW w AS (...)`, `OVER w`, `OVER (w ORDER BY ...)`) are resolved
+//! to whole specifications before the calls compile, with PostgreSQL's rules and errors.
+//! Not supported (0A000): `RANGE` with an offset,
 //! `GROUPS`, frame exclusion, DISTINCT in a window aggregate (as in PostgreSQL).
 
 use std::cmp::Ordering;
@@ -25,7 +27,7 @@ use std::cmp::Ordering;
 use sqlparser::ast;
 
 use crate::error::{DbError, DbResult};
-use crate::sql::expr::{AggCall, AggFunc, Binder, Expr};
+use crate::sql::expr::{ident_name, AggCall, AggFunc, Binder, Expr};
 use crate::value::{DataType, Value};
 
 /// A window function.
@@ -148,12 +150,11 @@ impl Binder<'_> {
                 "window functions are not allowed here ({name}() OVER: only in the select list and ORDER BY)"
             )));
         }
-        let ast::WindowType::WindowSpec(spec) = over else {
-            return Err(DbError::Unsupported("a named window (WINDOW w AS ...)".into()));
+        let spec = match over {
+            ast::WindowType::WindowSpec(spec) => self.window_spec(spec)?,
+            ast::WindowType::NamedWindow(name) => self.named_window(&ident_name(name))?.clone(),
         };
-        if spec.window_name.is_some() {
-            return Err(DbError::Unsupported("a window based on a named window".into()));
-        }
+        let spec = &spec;
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(DbError::Unsupported(format!("this form of {name}() OVER")));
         }
@@ -276,6 +277,86 @@ impl Binder<'_> {
         self.windows_allowed = true;
         self.windows.push(compiled?);
         Ok(Expr::Window(self.windows.len() - 1))
+    }
+}
+
+/// The windows a SELECT's WINDOW clause names, each resolved to a whole specification
+/// (one based on another copies its partitioning and ordering).
+pub(crate) fn named_windows(
+    definitions: &[ast::NamedWindowDefinition],
+) -> DbResult<Vec<(String, ast::WindowSpec)>> {
+    let mut named: Vec<(String, ast::WindowSpec)> = Vec::new();
+    for ast::NamedWindowDefinition(name, definition) in definitions {
+        let name = ident_name(name);
+        if named.iter().any(|(n, _)| *n == name) {
+            return Err(window_error(format!("window \"{name}\" is already defined")));
+        }
+        // A window may be based on one defined before it (PostgreSQL's rule).
+        let spec = match definition {
+            ast::NamedWindowExpr::NamedWindow(base) => based_on(&named, &ident_name(base), None)?,
+            ast::NamedWindowExpr::WindowSpec(spec) => match &spec.window_name {
+                Some(base) => based_on(&named, &ident_name(base), Some(spec))?,
+                None => spec.clone(),
+            },
+        };
+        named.push((name, spec));
+    }
+    Ok(named)
+}
+
+/// The window `base` (one of `named`) refined by `refinement` (`OVER (w ORDER BY x)`):
+/// PostgreSQL's rules: the partitioning is the base's and cannot be given again, an
+/// ordering only where the base has none, a frame only here (a base with a frame is
+/// not copied: `OVER w` reads it as is).
+fn based_on(
+    named: &[(String, ast::WindowSpec)],
+    base: &str,
+    refinement: Option<&ast::WindowSpec>,
+) -> DbResult<ast::WindowSpec> {
+    let Some((_, spec)) = named.iter().find(|(n, _)| n == base) else {
+        return Err(DbError::UndefinedObject(format!("window \"{base}\" does not exist")));
+    };
+    let Some(refinement) = refinement else {
+        return Ok(spec.clone());
+    };
+    if !refinement.partition_by.is_empty() {
+        return Err(window_error(format!("cannot override PARTITION BY clause of window \"{base}\"")));
+    }
+    if !refinement.order_by.is_empty() && !spec.order_by.is_empty() {
+        return Err(window_error(format!("cannot override ORDER BY clause of window \"{base}\"")));
+    }
+    if spec.window_frame.is_some() {
+        return Err(window_error(format!("cannot copy window \"{base}\" because it has a frame clause")));
+    }
+    Ok(ast::WindowSpec {
+        window_name: None,
+        partition_by: spec.partition_by.clone(),
+        order_by: if refinement.order_by.is_empty() {
+            spec.order_by.clone()
+        } else {
+            refinement.order_by.clone()
+        },
+        window_frame: refinement.window_frame.clone(),
+    })
+}
+
+impl Binder<'_> {
+    /// The named window `name` of the SELECT being compiled.
+    fn named_window(&self, name: &str) -> DbResult<&ast::WindowSpec> {
+        self.named_windows
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, spec)| spec)
+            .ok_or_else(|| DbError::UndefinedObject(format!("window \"{name}\" does not exist")))
+    }
+
+    /// An OVER clause's specification, whole: `OVER (w ORDER BY x)` resolved against the
+    /// named window `w`.
+    fn window_spec(&self, spec: &ast::WindowSpec) -> DbResult<ast::WindowSpec> {
+        match &spec.window_name {
+            None => Ok(spec.clone()),
+            Some(base) => based_on(&self.named_windows, &ident_name(base), Some(spec)),
+        }
     }
 }
 

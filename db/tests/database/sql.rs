@@ -1100,14 +1100,13 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
         "ROLLBACK AND CHAIN",
         "SET LOCAL synchronous_commit = off",
         "ALTER SYSTEM SET commit_wait = nowait SCOPE = SPFILE",
-        "SELECT rank() OVER w FROM accounts WINDOW w AS (ORDER BY id)",
         "MERGE INTO accounts a USING accounts b ON a.id = b.id WHEN MATCHED THEN DELETE",
     ] {
         assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
     }
     // Each message is a sentence: what, then "is not supported".
-    let sql = "SELECT rank() OVER w FROM accounts";
-    assert_eq!(fails(&mut s, sql).to_string(), "a named window (WINDOW w AS ...) is not supported", "{sql}");
+    let sql = "CREATE INDEX i ON accounts ((lower(name)))";
+    assert!(fails(&mut s, sql).to_string().ends_with(" is not supported"), "{sql}");
 }
 
 #[test]

@@ -175,7 +175,6 @@ fn windows_in_a_grouped_query_read_the_groups_and_their_aggregates() {
         assert!(["42P20", "42803"].contains(&e.sqlstate()), "{sql}: {e}");
     }
     assert_eq!(fails(&mut s, "SELECT upper(dept) OVER () FROM emp").sqlstate(), "42809");
-    assert_eq!(fails(&mut s, "SELECT rank() OVER w FROM emp WINDOW w AS (ORDER BY id)").sqlstate(), "0A000");
     assert_eq!(
         fails(&mut s, "SELECT sum(id) OVER (ORDER BY id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM emp")
             .sqlstate(),
@@ -184,4 +183,72 @@ fn windows_in_a_grouped_query_read_the_groups_and_their_aggregates() {
     // EXPLAIN shows the step.
     let plan = texts(&mut s, "EXPLAIN SELECT rank() OVER (ORDER BY id) FROM emp").join("\n");
     assert!(plan.contains("WindowAgg"), "{plan}");
+}
+
+#[test]
+fn named_windows_are_shared_by_calls_and_refined_as_postgresql_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE w (id INT PRIMARY KEY, dept TEXT, salary INT)");
+    run(
+        &mut s,
+        "INSERT INTO w VALUES (1, 'a', 100), (2, 'a', 200), (3, 'b', 50), (4, 'b', 80), (5, 'a', 150)",
+    );
+    run(&mut s, "COMMIT");
+    // One window for several calls, one refined with an ORDER BY of its own.
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, rank() OVER w, sum(salary) OVER w, row_number() OVER (w ORDER BY id DESC) FROM w \
+             WINDOW w AS (PARTITION BY dept) ORDER BY id"
+        ),
+        ["1 1 450 3", "2 1 450 2", "3 1 130 2", "4 1 130 1", "5 1 450 1"]
+    );
+    // A window based on another, then a frame added at the call.
+    assert_eq!(
+        texts(&mut s, "SELECT id, sum(salary) OVER (p ORDER BY id), count(*) OVER p FROM w WINDOW p AS (PARTITION BY dept) ORDER BY id"),
+        ["1 100 3", "2 300 3", "3 50 2", "4 130 2", "5 450 3"]
+    );
+    assert_eq!(
+        texts(
+            &mut s,
+            "SELECT id, sum(salary) OVER (q ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM w \
+             WINDOW p AS (PARTITION BY dept), q AS (p ORDER BY id) ORDER BY id"
+        ),
+        ["1 100", "2 300", "3 50", "4 130", "5 350"]
+    );
+    // A window with a frame, used as it is.
+    assert_eq!(
+        texts(&mut s, "SELECT id, count(*) OVER w FROM w WINDOW w AS (ORDER BY id ROWS UNBOUNDED PRECEDING) ORDER BY id"),
+        ["1 1", "2 2", "3 3", "4 4", "5 5"]
+    );
+    // PostgreSQL's errors, word for word.
+    for (sql, state, message) in [
+        ("SELECT rank() OVER x FROM w WINDOW w AS (ORDER BY id)", "42704", "window \"x\" does not exist"),
+        (
+            "SELECT rank() OVER (w PARTITION BY id) FROM w WINDOW w AS (ORDER BY id)",
+            "42P20",
+            "cannot override PARTITION BY clause of window \"w\"",
+        ),
+        (
+            "SELECT rank() OVER (w ORDER BY id) FROM w WINDOW w AS (ORDER BY id)",
+            "42P20",
+            "cannot override ORDER BY clause of window \"w\"",
+        ),
+        (
+            "SELECT rank() OVER (w) FROM w WINDOW w AS (ORDER BY id ROWS UNBOUNDED PRECEDING)",
+            "42P20",
+            "cannot copy window \"w\" because it has a frame clause",
+        ),
+        (
+            "SELECT 1 FROM w WINDOW w AS (ORDER BY id), w AS (ORDER BY dept)",
+            "42P20",
+            "window \"w\" is already defined",
+        ),
+        ("SELECT rank() OVER w FROM w", "42704", "window \"w\" does not exist"),
+    ] {
+        let e = fails(&mut s, sql);
+        assert_eq!((e.sqlstate(), e.to_string()), (state, message.to_string()), "{sql}");
+    }
 }
