@@ -222,7 +222,16 @@ impl DbShared {
         let mut caches = self.sequences.caches.lock().expect("sequences poisoned");
         let fresh = caches.get(name).is_none_or(|c| !Arc::ptr_eq(&c.schema, &schema));
         if fresh {
-            let cache = self.load_cache(name, &schema)?;
+            let mut cache = self.load_cache(name, &schema)?;
+            // A definition changed by ALTER SEQUENCE (the state row is still there): go on
+            // after the last value handed out, by the new increment, as PostgreSQL does,
+            // not after the whole reservation. The reservation stays the durable one, so a
+            // value is still never handed out twice.
+            let altered = caches.get(name).filter(|_| self.sequence_row(name).is_ok_and(|row| row.is_some()));
+            if let Some(old) = altered {
+                let old_increment = def_of(&old.schema).map_or(def.increment, |d| d.increment) as i128;
+                cache.next = old.next - old_increment + inc;
+            }
             caches.insert(name.to_string(), cache);
         }
         let cache = caches.get_mut(name).expect("loaded above");

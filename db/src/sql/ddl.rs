@@ -153,7 +153,7 @@ impl Session {
         Ok(QueryResult::command("ALTER TABLE", 0))
     }
 
-    fn notice(&mut self, sqlstate: &'static str, message: String) {
+    pub(crate) fn notice(&mut self, sqlstate: &'static str, message: String) {
         self.notices.push(Notice::with_state(sqlstate, message));
     }
 
@@ -683,7 +683,7 @@ impl Session {
     }
 
     /// An integer constant of a DDL statement (a sequence option).
-    fn constant_int(&self, e: &ast::Expr) -> DbResult<i64> {
+    pub(crate) fn constant_int(&self, e: &ast::Expr) -> DbResult<i64> {
         match Binder::new(None, &[]).in_session(self).scalar(e, "sequence options")? {
             Expr::Literal(Value::Int(v)) => Ok(v),
             other => {
@@ -694,7 +694,7 @@ impl Session {
 }
 
 /// The largest value of a sequence's type (`AS smallint | integer | bigint`).
-fn sequence_type_max(data_type: Option<&ast::DataType>) -> DbResult<i64> {
+pub(crate) fn sequence_type_max(data_type: Option<&ast::DataType>) -> DbResult<i64> {
     use ast::DataType as T;
     Ok(match data_type {
         None => i64::MAX,

@@ -42,7 +42,7 @@ impl PreparedStatement {
             },
             Prepared::Special(special) => matches!(special, Special::ShowParameter(_) | Special::PgShow(_)),
             Prepared::Awr(_) => true,
-            Prepared::Empty => false,
+            Prepared::AlterSequence(_) | Prepared::Empty => false,
         }
     }
 }
@@ -121,7 +121,7 @@ impl Session {
                 other => self.returning_columns(other, &vec![Value::Null; parameters.len()])?,
             },
             Prepared::Awr(call) => Some(call.result_columns()),
-            Prepared::Special(_) | Prepared::Empty => None,
+            Prepared::Special(_) | Prepared::AlterSequence(_) | Prepared::Empty => None,
         };
         Ok(StatementDescription { parameters, columns })
     }

@@ -419,6 +419,8 @@ pub(crate) enum Prepared {
     Sql(Box<ast::Statement>),
     /// A snapshot or report call of the workload repository (`EXEC snapshot`).
     Awr(crate::awr::AwrCall),
+    /// `ALTER SEQUENCE`, which sqlparser does not read (see `alter_sequence`).
+    AlterSequence(Box<crate::sql::alter_sequence::AlterSequence>),
     Empty,
 }
 
@@ -448,6 +450,9 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     }
     if let Some(special) = oracle::parse_special(sql) {
         return special.map(Prepared::Special);
+    }
+    if let Some(alter) = crate::sql::alter_sequence::parse(sql) {
+        return alter.map(|a| Prepared::AlterSequence(Box::new(a)));
     }
     // Sequence options in the words and the order sqlparser reads (Oracle's words,
     // PostgreSQL's any order).
@@ -741,6 +746,7 @@ impl Session {
             Prepared::Special(special) => self.run_special(special.clone(), call),
             Prepared::Sql(statement) => self.run_statement(statement, params, call),
             Prepared::Awr(awr) => self.run_awr_call(awr),
+            Prepared::AlterSequence(alter) => self.alter_sequence_statement(alter),
         }
     }
 

@@ -166,3 +166,61 @@ fn no_value_is_handed_out_twice_across_reopens_and_a_crash() {
         assert_eq!(int(&mut s, "SELECT count(DISTINCT id) FROM t"), 4 + round);
     }
 }
+
+#[test]
+fn alter_sequence_changes_the_options_given_and_restarts_where_told() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        // The same statements as PostgreSQL 15.20, with its answers.
+        run(&mut s, "CREATE SEQUENCE s");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 1);
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 2);
+        run(&mut s, "ALTER SEQUENCE s INCREMENT BY 10");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 12);
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 22);
+        run(&mut s, "ALTER SEQUENCE s RESTART WITH 100");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 100);
+        run(&mut s, "ALTER SEQUENCE s RESTART");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 1, "RESTART alone goes back to START");
+        run(&mut s, "ALTER SEQUENCE s START WITH 50 RESTART");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 50);
+        run(&mut s, "ALTER SEQUENCE s MAXVALUE 75");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 60);
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 70);
+        assert_eq!(fails(&mut s, "SELECT nextval('s')").sqlstate(), "2200H");
+        // Oracle's words, in any order.
+        run(&mut s, "ALTER SEQUENCE s MINVALUE 5 CYCLE");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 5);
+        run(&mut s, "ALTER SEQUENCE s NOCACHE INCREMENT BY 1");
+        assert_eq!(int(&mut s, "SELECT nextval('s')"), 6);
+        // Other sessions see the new definition at their next call.
+        let mut other = db.session();
+        assert_eq!(int(&mut other, "SELECT nextval('s')"), 7);
+
+        for (sql, state) in [
+            ("ALTER SEQUENCE s RESTART WITH 1", "22023"),
+            ("ALTER SEQUENCE s MINVALUE 80", "22023"),
+            ("ALTER SEQUENCE s INCREMENT BY 0", "22023"),
+            ("ALTER SEQUENCE nope RESTART", "42P01"),
+            ("ALTER SEQUENCE s RENAME TO t", "0A000"),
+            ("ALTER SEQUENCE s INCREMENT BY", "42601"),
+        ] {
+            assert_eq!(fails(&mut s, sql).sqlstate(), state, "{sql}");
+        }
+        run(&mut s, "ALTER SEQUENCE IF EXISTS nope RESTART");
+        assert_eq!(s.take_notices().len(), 1, "a notice that nope does not exist");
+        // A table is not a sequence.
+        run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+        assert_eq!(fails(&mut s, "ALTER SEQUENCE t RESTART").sqlstate(), "42809");
+        run(&mut s, "ALTER SEQUENCE s RESTART WITH 40");
+    }
+    // The altered definition and the restart are durable.
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(int(&mut s, "SELECT nextval('s')"), 40);
+    assert_eq!(int(&mut s, "SELECT nextval('s')"), 41);
+    run(&mut s, "SELECT setval('s', 75)");
+    assert_eq!(int(&mut s, "SELECT nextval('s')"), 5, "MAXVALUE 75 MINVALUE 5 CYCLE kept");
+}
