@@ -28,6 +28,9 @@ pub enum DbError {
     DuplicateAlias(String),
     #[error("more than one row returned by a subquery used as an expression")]
     CardinalityViolation,
+    /// MERGE meeting one target row for a second source row (21000).
+    #[error("MERGE command cannot affect row a second time")]
+    MergeRowTwice,
     #[error("duplicate key value violates unique constraint \"{table}_pkey\": key ({key}) already exists")]
     DuplicateKey { table: String, key: String },
     #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
@@ -250,7 +253,7 @@ impl DbError {
             DbError::UnknownIndex(_) => "42704",
             DbError::NoConflictTarget => "42P10",
             DbError::DuplicateAlias(_) => "42712",
-            DbError::CardinalityViolation => "21000",
+            DbError::CardinalityViolation | DbError::MergeRowTwice => "21000",
             DbError::DuplicateKey { .. } => "23505",
             DbError::NotNull { .. } => "23502",
             DbError::TypeMismatch { .. } => "22P02",

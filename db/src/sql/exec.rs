@@ -524,7 +524,7 @@ fn syntax(message: String) -> DbError {
 
 /// A value assigned to a column: a FLOAT for an INT column is rounded, as PostgreSQL's
 /// assignment cast does (the row check does the rest of the conversions).
-fn assignable(v: Value, column: &Column) -> DbResult<Value> {
+pub(crate) fn assignable(v: Value, column: &Column) -> DbResult<Value> {
     match (column.ty, v) {
         (DataType::Int, Value::Float(f)) => float_to_int(f),
         (_, v) => Ok(v),
@@ -764,6 +764,7 @@ impl Session {
             }
             S::Insert(insert) => self.insert_statement(insert, params, None),
             S::Update(update) => self.update_statement(update, params, None),
+            S::Merge(merge) => self.merge_statement(merge, params),
             S::Delete(delete) => self.delete_statement(delete, params, None),
             S::CreateTable(create) => self.create_table_statement(create),
             S::Drop { object_type: ast::ObjectType::Table, if_exists, names, cascade, .. } => {
@@ -1478,25 +1479,37 @@ impl Session {
         let ast::TableObject::TableName(table) = &insert.table else {
             return Err(DbError::Unsupported("INSERT into a table function".into()));
         };
-        let table = object_name(table)?;
+        // PostgreSQL's rule: VALUES of N < all columns fill the first N; the rest get
+        // their defaults.
+        let supplied = insert.source.as_ref().and_then(|q| match q.body.as_ref() {
+            ast::SetExpr::Values(values) => values.rows.first().map(|row| row.len()),
+            _ => None,
+        });
+        let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
+        self.insert_target_of(object_name(table)?, &insert.columns, supplied, alias)
+    }
+
+    /// The target of an INSERT into `table` of `columns` (all, or the first `supplied`,
+    /// when none are named): INSERT's, and MERGE's `WHEN NOT MATCHED THEN INSERT`.
+    pub(crate) fn insert_target_of(
+        &self,
+        table: String,
+        columns: &[ast::ObjectName],
+        supplied: Option<usize>,
+        alias: Option<String>,
+    ) -> DbResult<InsertTarget> {
         if crate::views::is_view(&table) {
             return Err(crate::views::read_only(&table));
         }
         let schema = self.schema_of(&table)?;
         refuse_sequence(&schema)?;
         crate::sql::stored_views::refuse_view(&schema, "insert into")?;
-        let targets: Vec<usize> = if insert.columns.is_empty() {
-            // PostgreSQL's rule: VALUES of N < all columns fill the first N; the rest
-            // get their defaults.
+        let targets: Vec<usize> = if columns.is_empty() {
             let width = schema.visible_columns().len();
-            let supplied = insert.source.as_ref().and_then(|q| match q.body.as_ref() {
-                ast::SetExpr::Values(values) => values.rows.first().map(|row| row.len()),
-                _ => None,
-            });
             (0..supplied.filter(|&n| n < width).unwrap_or(width)).collect()
         } else {
             let mut targets = Vec::new();
-            for c in &insert.columns {
+            for c in columns {
                 let index = schema.column_index(&object_name(c)?)?;
                 if targets.contains(&index) {
                     return Err(syntax(format!(
@@ -1515,7 +1528,6 @@ impl Session {
                 schema.columns[c].name
             )));
         }
-        let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
         let mut defaults = Vec::new();
         for (column, text) in &schema.defaults {
             if targets.contains(column) {
@@ -1559,7 +1571,7 @@ impl Session {
     /// Inserts `rows` (values for the target columns) as one statement, with the
     /// RETURNING rows if `returning` is given.
     /// Inserts `rows` (the values of `target`'s columns) as one statement.
-    fn insert_rows<V: AsMut<[Value]>>(
+    pub(crate) fn insert_rows<V: AsMut<[Value]>>(
         &mut self,
         target: &InsertTarget,
         rows: &mut [V],

@@ -26,6 +26,7 @@ pub(crate) mod formatting;
 pub(crate) mod functions;
 pub(crate) mod join;
 pub(crate) mod json_ops;
+pub(crate) mod merge;
 pub mod oracle;
 pub mod prepared;
 pub mod query;

@@ -20,6 +20,7 @@ mod fail_stop;
 mod foreign_keys;
 mod functions;
 mod instance;
+mod merge;
 mod params;
 mod recursive;
 mod relational;

@@ -1100,7 +1100,6 @@ fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
         "ROLLBACK AND CHAIN",
         "SET LOCAL synchronous_commit = off",
         "ALTER SYSTEM SET commit_wait = nowait SCOPE = SPFILE",
-        "MERGE INTO accounts a USING accounts b ON a.id = b.id WHEN MATCHED THEN DELETE",
     ] {
         assert_eq!(sqlstate(&mut s, unsupported), "0A000", "{unsupported}");
     }
