@@ -1288,6 +1288,8 @@ impl DbShared {
             notices: Vec::new(),
             ctes: Default::default(),
             work_tables: Default::default(),
+            statement_depth: 0,
+            pending_foreign_keys: Vec::new(),
             call_depth: 0,
             last_call_ns: 0,
             call_clock: Cell::new(CallClock::new(entry.sid)),
@@ -1368,6 +1370,11 @@ pub struct Session {
     pub(crate) ctes: std::cell::RefCell<Vec<(String, Arc<crate::sql::query::QueryPlan>)>>,
     /// The working tables of the recursive WITH queries being planned and run.
     pub(crate) work_tables: crate::sql::recursive::WorkTables,
+    /// How many `statement` calls are open (they nest: an UPDATE's row changes, a
+    /// foreign key's actions): the outermost one's end runs the checks left for it.
+    pub(crate) statement_depth: u32,
+    /// Foreign key checks left for the end of the outermost statement.
+    pub(crate) pending_foreign_keys: Vec<crate::foreign_keys::PendingCheck>,
     /// How deep in a user call the session is (calls nest: an array insert runs its
     /// statement once per row); only the outermost one is timed.
     pub(crate) call_depth: u32,
@@ -1735,7 +1742,21 @@ impl Session {
     /// Runs one statement with statement-level atomicity.
     pub(crate) fn statement<T>(&mut self, body: impl FnOnce(&mut Session) -> DbResult<T>) -> DbResult<T> {
         let start = self.statement_start();
-        let result = body(self);
+        let pending = self.pending_foreign_keys.len();
+        self.statement_depth += 1;
+        let mut result = body(self);
+        self.statement_depth -= 1;
+        if result.is_err() {
+            // The checks of what is undone go with it (an inner statement's error may be
+            // taken by its caller: ON CONFLICT).
+            self.pending_foreign_keys.truncate(pending);
+        }
+        if self.statement_depth == 0 && !self.pending_foreign_keys.is_empty() {
+            // The outermost statement's end: its foreign key checks (see `foreign_keys`).
+            if let Ok(value) = result {
+                result = self.check_pending_foreign_keys().map(|()| value);
+            }
+        }
         if result.is_err() {
             self.undo_statement(start);
         }

@@ -25,9 +25,13 @@
 //!
 //! Checks run after the row change is in the transaction's overlay (as PostgreSQL's
 //! constraint triggers run after the row): a row may reference itself, and a parent
-//! update's ON UPDATE CASCADE finds the new parent key. NO ACTION is checked at once,
-//! as RESTRICT is (PostgreSQL checks it at the statement's end: a statement that
-//! deletes a parent and its children in the wrong order fails here and not there).
+//! update's ON UPDATE CASCADE finds the new parent key. The locks are taken at the row,
+//! but as in PostgreSQL (not deferrable: at the statement's end) a child's reference and
+//! a parent key taken away are checked when the statement ends
+//! (`Session::check_pending_foreign_keys`): a statement may insert children before
+//! their parent, or delete a parent before its children (`DELETE FROM tree` of a table
+//! referencing itself). NO ACTION also accepts a key given back by the same statement;
+//! RESTRICT does not (PostgreSQL's `ri_restrict`).
 //! The actions' own row changes go through the same checks, from a work list (not by
 //! recursion: a cascade along a long chain of rows needs no deep stack).
 
@@ -39,6 +43,25 @@ use crate::database::{format_key, DbShared, Session};
 use crate::error::{DbError, DbResult};
 use crate::schema::{coerce, ForeignKeyDef, Key, ReferentialAction, Row, TableSchema};
 use crate::value::Value;
+
+/// A foreign key check left for the statement's end.
+#[derive(Debug)]
+pub(crate) enum PendingCheck {
+    /// A child row's reference: `parent` must have a row with `values` in
+    /// `parent_columns`.
+    Parent { parent: String, parent_columns: Vec<usize>, values: Key, error: DbError },
+    /// A key taken from `parent`: no row of `child` may reference it (unless, for NO
+    /// ACTION, `key_may_return`, a row of `parent` has it again).
+    Unreferenced {
+        key_may_return: bool,
+        parent: String,
+        parent_columns: Vec<usize>,
+        child: String,
+        child_columns: Vec<usize>,
+        values: Key,
+        error: DbError,
+    },
+}
 
 /// A foreign key as its parent sees it: the referencing table and the constraint.
 #[derive(Clone, Debug)]
@@ -174,16 +197,59 @@ impl Session {
             let parent = self.schema_of(&fk.parent)?;
             let parent_columns = column_positions(&parent, &fk.parent_columns)?;
             self.lock_key_shared(&key_lock(&fk.parent, &fk.parent_columns), &values)?;
-            if self.rows_matching(&fk.parent, &parent, &parent_columns, &values)?.is_empty() {
-                return Err(DbError::ForeignKeyViolation {
+            let detail = format!(
+                "{} is not present in table \"{}\"",
+                key_text(schema, &fk.columns, &values),
+                fk.parent
+            );
+            self.pending_foreign_keys.push(PendingCheck::Parent {
+                parent: fk.parent.clone(),
+                parent_columns,
+                values,
+                error: DbError::ForeignKeyViolation {
                     table: table.to_string(),
                     constraint: fk.name.clone(),
-                    detail: format!(
-                        "{} is not present in table \"{}\"",
-                        key_text(schema, &fk.columns, &values),
-                        fk.parent
-                    ),
-                });
+                    detail,
+                },
+            });
+        }
+        Ok(())
+    }
+
+    /// The foreign key checks a statement left for its end (see the module's doc): each
+    /// parent key a child row references exists, and each NO ACTION key taken away is
+    /// back or referenced by nothing. Called as the outermost statement ends well; an
+    /// error undoes the statement whole.
+    pub(crate) fn check_pending_foreign_keys(&mut self) -> DbResult<()> {
+        let pending = std::mem::take(&mut self.pending_foreign_keys);
+        for check in pending {
+            match check {
+                PendingCheck::Parent { parent, parent_columns, values, error } => {
+                    let schema = self.schema_of(&parent)?;
+                    if self.rows_matching(&parent, &schema, &parent_columns, &values)?.is_empty() {
+                        return Err(error);
+                    }
+                }
+                PendingCheck::Unreferenced {
+                    key_may_return,
+                    parent,
+                    parent_columns,
+                    child,
+                    child_columns,
+                    values,
+                    error,
+                } => {
+                    let parent_schema = self.schema_of(&parent)?;
+                    if key_may_return
+                        && !self.rows_matching(&parent, &parent_schema, &parent_columns, &values)?.is_empty()
+                    {
+                        continue; // the key is back (keys moved along by one UPDATE)
+                    }
+                    let child_schema = self.schema_of(&child)?;
+                    if !self.rows_matching(&child, &child_schema, &child_columns, &values)?.is_empty() {
+                        return Err(error);
+                    }
+                }
             }
         }
         Ok(())
@@ -226,17 +292,27 @@ impl Session {
                 continue;
             }
             let action = if new_values.is_some() { fk.on_update } else { fk.on_delete };
+            let referenced = || DbError::ForeignKeyReferenced {
+                table: change.table.clone(),
+                constraint: fk.name.clone(),
+                child: reference.child.clone(),
+                detail: format!(
+                    "{} is still referenced from table \"{}\"",
+                    key_text(parent, &parent_columns, &values),
+                    reference.child
+                ),
+            };
             match action {
                 ReferentialAction::NoAction | ReferentialAction::Restrict => {
-                    return Err(DbError::ForeignKeyReferenced {
-                        table: change.table.clone(),
-                        constraint: fk.name.clone(),
+                    let error = referenced();
+                    self.pending_foreign_keys.push(PendingCheck::Unreferenced {
+                        key_may_return: action == ReferentialAction::NoAction,
+                        parent: change.table.clone(),
+                        parent_columns: parent_columns.clone(),
                         child: reference.child.clone(),
-                        detail: format!(
-                            "{} is still referenced from table \"{}\"",
-                            key_text(parent, &parent_columns, &values),
-                            reference.child
-                        ),
+                        child_columns: fk.columns.clone(),
+                        values,
+                        error,
                     });
                 }
                 ReferentialAction::Cascade if new_values.is_none() => {

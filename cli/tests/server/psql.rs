@@ -635,7 +635,11 @@ fn psql_gets_function_results_with_their_types_and_postgresql_s_errors() {
         oids.push(u32::from_be_bytes(description[at..at + 4].try_into().unwrap()));
         at += 12;
     }
-    assert_eq!(oids, [25, 20, 1082, 1184, 701], "text, bigint, date, timestamptz, float8");
+    assert_eq!(
+        oids,
+        [25, 20, 1082, 1184, 1700],
+        "text, bigint, date, timestamptz, numeric (2.5 is a NUMERIC literal)"
+    );
     // A wrong argument type is PostgreSQL's 42883, a runaway repeat its 54000.
     let error = server.query_error("SELECT lower(1)");
     assert!(error.contains("42883") && error.contains("function lower(bigint) does not exist"), "{error}");

@@ -9,7 +9,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::common::{fails, open, run};
+use crate::common::{cells, fails, open, run};
 use db::{Session, Value};
 
 fn ints(s: &mut Session, sql: &str) -> Vec<Vec<Option<i64>>> {
@@ -355,4 +355,49 @@ fn concurrent_parents_and_children_wait_for_each_other_and_never_leave_an_orphan
     }
     assert_eq!(count(&mut s, "SELECT count(*) FROM c WHERE p NOT IN (SELECT id FROM p)"), 0);
     assert!(count(&mut s, "SELECT count(*) FROM c") > 0);
+}
+
+#[test]
+fn references_are_checked_at_the_statement_s_end_as_postgresql_checks_them() {
+    // Each statement and answer as PostgreSQL 15.20 gives them.
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE tree (id INT PRIMARY KEY, up INT REFERENCES tree)");
+    // A child before its parent, in one statement.
+    run(&mut s, "INSERT INTO tree VALUES (2, 1), (1, NULL), (3, 2)");
+    run(&mut s, "COMMIT");
+    // A whole self-referencing table deleted in one statement, parents first or not.
+    run(&mut s, "DELETE FROM tree");
+    run(&mut s, "COMMIT");
+    assert_eq!(cells(&mut s, "SELECT count(*) FROM tree"), [["0"]]);
+    // A child whose parent never comes: the statement fails whole.
+    let orphan = fails(&mut s, "INSERT INTO tree VALUES (1, NULL), (2, 9)");
+    assert_eq!(orphan.sqlstate(), "23503", "{orphan}");
+    run(&mut s, "COMMIT");
+    assert_eq!(cells(&mut s, "SELECT count(*) FROM tree"), [["0"]]);
+
+    // NO ACTION: a key moved away and given back by the same statement is no violation;
+    // RESTRICT refuses it.
+    run(&mut s, "CREATE TABLE p (id INT PRIMARY KEY)");
+    run(&mut s, "CREATE TABLE c (id INT PRIMARY KEY, p INT REFERENCES p)");
+    run(&mut s, "CREATE TABLE pr (id INT PRIMARY KEY)");
+    run(&mut s, "CREATE TABLE cr (id INT PRIMARY KEY, p INT REFERENCES pr ON UPDATE RESTRICT)");
+    run(&mut s, "INSERT INTO p VALUES (1), (2), (3)");
+    run(&mut s, "INSERT INTO c VALUES (10, 2)");
+    run(&mut s, "INSERT INTO pr VALUES (1), (2), (3)");
+    run(&mut s, "INSERT INTO cr VALUES (10, 2)");
+    run(&mut s, "COMMIT");
+    run(&mut s, "UPDATE p SET id = id - 1");
+    assert_eq!(cells(&mut s, "SELECT id FROM p ORDER BY id"), [["0"], ["1"], ["2"]]);
+    let restrict = fails(&mut s, "UPDATE pr SET id = id - 1");
+    assert_eq!(restrict.sqlstate(), "23503");
+    assert!(restrict.to_string().contains("is still referenced from table \"cr\""), "{restrict}");
+    // A parent whose child stays, RESTRICT or not.
+    run(&mut s, "CREATE TABLE rtree (id INT PRIMARY KEY, up INT REFERENCES rtree ON DELETE RESTRICT)");
+    run(&mut s, "INSERT INTO rtree VALUES (1, NULL), (2, 1)");
+    assert_eq!(fails(&mut s, "DELETE FROM rtree WHERE id = 1").sqlstate(), "23503");
+    run(&mut s, "DELETE FROM rtree");
+    run(&mut s, "COMMIT");
+    assert_eq!(cells(&mut s, "SELECT count(*) FROM rtree"), [["0"]]);
 }
