@@ -62,8 +62,10 @@ pub const VIEWS: [&str; 22] = [
     "v$statname",
 ];
 
+/// Whether `name` is a relation built from the database's state: a `v$` view or a
+/// relation of the catalog (`crate::catalog`).
 pub fn is_view(name: &str) -> bool {
-    VIEWS.contains(&name)
+    VIEWS.contains(&name) || crate::catalog::is_relation(name)
 }
 
 fn int(name: &str) -> Column {
@@ -96,6 +98,9 @@ fn event_columns() -> Vec<Column> {
 
 /// The schema of view `name` (lowercase), or None if it is not a view.
 pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
+    if let Some(catalog) = crate::catalog::schema(name) {
+        return Some(catalog);
+    }
     let (columns, key): (Vec<Column>, Vec<usize>) = match name {
         "v$sysstat" => (vec![int("statistic_no"), text("name"), text("class"), int("value")], vec![0]),
         "v$mystat" | "v$sesstat" => {
@@ -573,6 +578,9 @@ impl Session {
     /// The rows of view `name` now, keyed like a table, or None if it is not a view.
     pub(crate) fn view_rows(&self, name: &str) -> DbResult<Option<OrdMap<Key, Row>>> {
         let Some(schema) = schema(name) else { return Ok(None) };
+        if let Some(rows) = self.catalog_rows(name)? {
+            return Ok(Some(rows.into_iter().map(|r| (schema.key_of(&r), r)).collect()));
+        }
         let rows: Vec<Row> = match name {
             "v$statname" => statistics(None, None),
             "v$sql" => self

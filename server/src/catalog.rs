@@ -76,6 +76,34 @@ pub struct Asker<'a> {
     pub cursors: Vec<String>,
 }
 
+/// Whether the server answers catalog query `sql` itself rather than the database's
+/// catalog (`db::catalog`), which answers every other: a query of pg_cursors (the wire
+/// server's cursors, which the database does not know), and psql's queries that need
+/// arrays (`ARRAY(subquery)`, `= ANY (array)`, `array_to_string`, `unnest`) or a
+/// set-returning function in FROM, which the database's SQL does not have yet.
+pub fn answered_here(sql: &str) -> bool {
+    if !is_catalog_query(sql) {
+        return false;
+    }
+    let code = without_literals(sql).to_ascii_lowercase();
+    let code: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    code.contains("pg_cursors")
+        || [
+            "array(",
+            "array[",
+            "= any (",
+            "= any(",
+            "unnest(",
+            "array_to_string(",
+            "array_upper(",
+            "[]",
+            // A set-returning function in FROM (the arrays branch brings them).
+            "with ordinality",
+        ]
+        .iter()
+        .any(|needle| code.contains(needle))
+}
+
 /// Whether `sql` reads pg_catalog or information_schema (outside string literals). A
 /// function merely qualified by the schema (`pg_catalog.version()`,
 /// `pg_catalog.set_config(...)`) reads no catalog: such a query goes to the db.
@@ -305,13 +333,9 @@ fn column_name(item: &str) -> String {
     }
 }
 
-/// A table's OID: a hash of its name, above PostgreSQL's first user OID (16384).
+/// A table's OID: the database catalog's (`db::catalog::object_oid`).
 pub fn table_oid(name: &str) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    16384 + hash % 1_000_000_000
+    db::catalog::object_oid(db::catalog::ObjectKind::Relation, name) as u32
 }
 
 /// PostgreSQL's name of a column type (`format_type`).
@@ -335,6 +359,7 @@ fn type_name(ty: DataType) -> String {
         DataType::Uuid => "uuid".into(),
         DataType::Json => "json".into(),
         DataType::Jsonb => "jsonb".into(),
+        DataType::Catalog(c) => c.sql_name().into(),
     }
 }
 

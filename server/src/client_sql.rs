@@ -467,7 +467,7 @@ impl ClientStatement {
                 if let Some(set) = set_config(sql) {
                     return Some(set);
                 }
-                if crate::catalog::is_catalog_query(sql) {
+                if crate::catalog::answered_here(sql) {
                     return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog));
                 }
                 return None;
