@@ -1,8 +1,13 @@
-//! A minimal pg_catalog: the catalog queries psql sends for `\d`, `\dt`, `\di`,
-//! `\d NAME` (and their `+` forms), `\l` and `\dn`, recognised by their shape and
-//! answered from the database's schemas. Our SQL cannot run them (joins on pg_class,
-//! pg_namespace, pg_attribute, regex operators, pg_catalog functions), and psql's texts
-//! are fixed per psql version, so the server answers them itself.
+//! The catalog queries the server answers itself. Every other query on pg_catalog or
+//! information_schema runs in the database, whose catalog (`db::catalog`) is planned like
+//! any relation; this module keeps two families the database cannot answer yet:
+//! - pg_cursors: the wire server's cursors, which the database does not know;
+//! - psql's queries that need arrays or a set-returning function in FROM
+//!   (`answered_here`): `\d+`'s table flags (`array_to_string(c.reloptions ...)`), `\l`
+//!   (`datacl`), `\d`'s policies (`polroles`), triggers (`pg_partition_ancestors(...)
+//!   WITH ORDINALITY`), extended statistics and publications, and `\df`. Their texts are
+//!   fixed per psql version; each is recognised by its shape and answered from the
+//!   database's schemas, with the database catalog's OIDs (`table_oid`).
 //!
 //! # How a query is answered
 //! The query's select list is split into its items; each recognised family of queries
@@ -14,12 +19,8 @@
 //! is NULL (psql reads a NULL as an empty string). Name patterns (`'^(t.*)$'`, psql's
 //! translation of `t*`) are matched as regular expressions.
 //!
-//! Every table is in schema `public`, owned by the connected user, with one index, its
-//! primary key `<table>_pkey`. A table's OID is a hash of its name (stable across
-//! the several queries of one `\d`).
-//!
-//! Any other query on pg_catalog or information_schema gets a clean 0A000 naming the
-//! catalog, rather than a misleading error from the SQL layer.
+//! A query of these families that is not recognised goes to the database, whose error
+//! names what it lacks.
 
 use db::sql::ResultColumn;
 use db::{DataType, IndexDef, TableSchema, Value};
