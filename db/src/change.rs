@@ -106,6 +106,10 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 /// Whether tag 1 (columns and primary key) holds all of `schema`: anything more
 /// (constraints, defaults, indexes, a row id, a sequence) needs tag 7.
 fn fits_tag_1(schema: &TableSchema) -> bool {
+    // Tag 1 predates the catalog types: a table with one is written as JSON (tag 7).
+    if schema.columns.iter().any(|c| matches!(c.ty, DataType::Catalog(_))) {
+        return false;
+    }
     TableSchema::new(&schema.name, schema.columns.clone(), schema.primary_key.clone())
         .is_ok_and(|plain| plain == *schema)
 }
@@ -227,6 +231,7 @@ impl Change {
                         DataType::Json => (13, u32::MAX),
                         DataType::Jsonb => (14, u32::MAX),
                         DataType::Char { len } => (15, len.unwrap_or(u32::MAX)),
+                        DataType::Catalog(_) => unreachable!("fits_tag_1 sends catalog types to tag 7"),
                     };
                     out.push(tag);
                     put_u32(out, max);

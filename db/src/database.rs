@@ -1285,6 +1285,7 @@ impl DbShared {
             spare_txn: None,
             call_commit_optimization: None,
             client_settings: std::collections::BTreeMap::new(),
+            database_name: None,
             notices: Vec::new(),
             ctes: Default::default(),
             work_tables: Default::default(),
@@ -1363,6 +1364,9 @@ pub struct Session {
     /// Settings the layer above keeps for its client, by lowercase name, as it last told
     /// them (`set_client_setting`): what `current_setting()` reads of them.
     pub(crate) client_settings: std::collections::BTreeMap<String, String>,
+    /// The name of the database its client connected to (`current_database()`,
+    /// pg_database): a wire server's client names one; None for an embedded session.
+    pub(crate) database_name: Option<String>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
     pub(crate) notices: Vec<crate::error::Notice>,
     /// The WITH queries in scope of the query being compiled, innermost last (see

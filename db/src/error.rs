@@ -93,6 +93,12 @@ pub enum DbError {
     /// (42704: a window name).
     #[error("{0}")]
     UndefinedObject(String),
+    /// A regular expression that does not compile (2201B).
+    #[error("{0}")]
+    InvalidRegex(String),
+    /// A schema name no catalog object is in (`'nope'::regnamespace`): 3F000.
+    #[error("schema \"{0}\" does not exist")]
+    UndefinedSchema(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
     /// A relation of the wrong kind for the statement (a sequence changed by DML, DROP
@@ -274,6 +280,8 @@ impl DbError {
             DbError::FormatSyntax(_) => "42601",
             DbError::ProgramLimitExceeded(_) => "54000",
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
+            DbError::UndefinedSchema(_) => "3F000",
+            DbError::InvalidRegex(_) => "2201B",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::CannotCoerce(_) => "42846",
             DbError::WrongObjectType(_) => "42809",

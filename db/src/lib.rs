@@ -4,6 +4,7 @@
 pub mod awr;
 pub mod bytea;
 mod call_clock;
+pub mod catalog;
 pub mod change;
 pub mod checkpoint;
 pub mod checkpointer;
@@ -35,4 +36,4 @@ pub use durability::DurabilityWait;
 pub use error::{DbError, DbResult, Notice, Severity, Termination};
 pub use numeric::NumericSpec;
 pub use schema::{Column, IndexDef, Key, Row, TableSchema};
-pub use value::{DataType, Value};
+pub use value::{CatalogType, DataType, Value};

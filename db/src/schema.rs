@@ -322,6 +322,10 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     /// No two rows with the same values, none of them NULL, in `columns`.
     pub unique: bool,
+    /// Made by a UNIQUE constraint (not CREATE UNIQUE INDEX): the catalog shows the
+    /// constraint too (pg_constraint, `\d`'s "UNIQUE CONSTRAINT").
+    #[serde(default)]
+    pub constraint: bool,
 }
 
 /// The name of the hidden row id column of a table without a primary key.
@@ -709,6 +713,37 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
         }
         (ty, v) if ty.is_datetime() || matches!(ty, DataType::Time | DataType::Interval) => {
             coerce_temporal(v, ty)
+        }
+        // An OID is an unsigned 32-bit number; a negative one wraps, as PostgreSQL reads
+        // `'-1'::oid` (4294967295).
+        (DataType::Catalog(c), v) if c.is_oid() => {
+            let number = match &v {
+                Value::Int(i) => Some(*i),
+                Value::Text(t) => t.trim().parse::<i64>().ok(),
+                _ => None,
+            };
+            match number {
+                Some(n) if (i32::MIN as i64..=u32::MAX as i64).contains(&n) => {
+                    Ok(Value::Int(n as u32 as i64))
+                }
+                _ => Err(mismatch(&v)),
+            }
+        }
+        (DataType::Catalog(c), v) => {
+            let mut text = match v {
+                Value::Text(t) => t,
+                other => other.to_string(),
+            };
+            // A name holds 63 bytes, a "char" one.
+            let max = if c == crate::value::CatalogType::Char { 1 } else { 63 };
+            if text.len() > max {
+                let mut end = max;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.truncate(end);
+            }
+            Ok(Value::Text(text))
         }
         (_, v) => Err(mismatch(&v)),
     }

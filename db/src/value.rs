@@ -56,6 +56,45 @@ pub enum DataType {
     Json,
     /// JSONB: validated text in PostgreSQL's normal form (see `json`).
     Jsonb,
+    /// One of PostgreSQL's catalog types (`oid`, `name`, `regclass`, ...): the types of
+    /// the pg_catalog relations' columns and of the casts catalog queries write.
+    Catalog(CatalogType),
+}
+
+/// PostgreSQL's catalog types. An object identifier (`oid` and the `reg*` aliases) is a
+/// `Value::Int`; `name` and `"char"` are `Value::Text`. A `reg*` value compares as its
+/// number and is shown as the object's name: a query's result names it (see
+/// `catalog::name_objects`), as PostgreSQL's output function does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CatalogType {
+    Oid,
+    Name,
+    /// `"char"`: one byte (`relkind`, `contype`).
+    Char,
+    RegClass,
+    RegType,
+    RegProc,
+    RegNamespace,
+}
+
+impl CatalogType {
+    /// PostgreSQL's name of the type (as `format_type` prints it).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            CatalogType::Oid => "oid",
+            CatalogType::Name => "name",
+            CatalogType::Char => "\"char\"",
+            CatalogType::RegClass => "regclass",
+            CatalogType::RegType => "regtype",
+            CatalogType::RegProc => "regproc",
+            CatalogType::RegNamespace => "regnamespace",
+        }
+    }
+
+    /// Whether its values are object identifiers (integers), not text.
+    pub fn is_oid(self) -> bool {
+        !matches!(self, CatalogType::Name | CatalogType::Char)
+    }
 }
 
 impl DataType {
@@ -79,6 +118,7 @@ impl DataType {
             DataType::Uuid => "UUID".into(),
             DataType::Json => "JSON".into(),
             DataType::Jsonb => "JSONB".into(),
+            DataType::Catalog(c) => c.sql_name().to_ascii_uppercase(),
         }
     }
 
@@ -166,6 +206,12 @@ impl Value {
             Value::Json(j) => Value::Json(j.clone()),
             Value::Jsonb(j) => Value::Jsonb(j.clone()),
         }
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Text(s)
     }
 }
 

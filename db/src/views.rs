@@ -62,10 +62,17 @@ pub const VIEWS: [&str; 22] = [
     "v$statname",
 ];
 
+/// Whether `name` is a relation built from the database's state: a `v$` view or a
+/// relation of the catalog (`crate::catalog`).
 pub fn is_view(name: &str) -> bool {
     // Asked for every table a statement names: a user's table is told apart at its
-    // first bytes, not by 22 string comparisons.
-    (name.starts_with("v$") || name == "dual") && VIEWS.contains(&name)
+    // first bytes, not by comparing it with every view's and catalog relation's name.
+    if name.starts_with("v$") || name == "dual" {
+        VIEWS.contains(&name)
+    } else {
+        (name.starts_with("pg_") || name.starts_with("information_schema."))
+            && crate::catalog::is_relation(name)
+    }
 }
 
 fn int(name: &str) -> Column {
@@ -98,6 +105,9 @@ fn event_columns() -> Vec<Column> {
 
 /// The schema of view `name` (lowercase), or None if it is not a view.
 pub fn schema(name: &str) -> Option<Arc<TableSchema>> {
+    if let Some(catalog) = crate::catalog::schema(name) {
+        return Some(catalog);
+    }
     let (columns, key): (Vec<Column>, Vec<usize>) = match name {
         "v$sysstat" => (vec![int("statistic_no"), text("name"), text("class"), int("value")], vec![0]),
         "v$mystat" | "v$sesstat" => {
@@ -575,6 +585,9 @@ impl Session {
     /// The rows of view `name` now, keyed like a table, or None if it is not a view.
     pub(crate) fn view_rows(&self, name: &str) -> DbResult<Option<OrdMap<Key, Row>>> {
         let Some(schema) = schema(name) else { return Ok(None) };
+        if let Some(rows) = self.catalog_rows(name)? {
+            return Ok(Some(rows.into_iter().map(|r| (schema.key_of(&r), r)).collect()));
+        }
         let rows: Vec<Row> = match name {
             "v$statname" => statistics(None, None),
             "v$sql" => self

@@ -1,8 +1,13 @@
-//! A minimal pg_catalog: the catalog queries psql sends for `\d`, `\dt`, `\di`,
-//! `\d NAME` (and their `+` forms), `\l` and `\dn`, recognised by their shape and
-//! answered from the database's schemas. Our SQL cannot run them (joins on pg_class,
-//! pg_namespace, pg_attribute, regex operators, pg_catalog functions), and psql's texts
-//! are fixed per psql version, so the server answers them itself.
+//! The catalog queries the server answers itself. Every other query on pg_catalog or
+//! information_schema runs in the database, whose catalog (`db::catalog`) is planned like
+//! any relation; this module keeps two families the database cannot answer yet:
+//! - pg_cursors: the wire server's cursors, which the database does not know;
+//! - psql's queries that need arrays or a set-returning function in FROM
+//!   (`answered_here`): `\d+`'s table flags (`array_to_string(c.reloptions ...)`), `\l`
+//!   (`datacl`), `\d`'s policies (`polroles`), triggers (`pg_partition_ancestors(...)
+//!   WITH ORDINALITY`), extended statistics and publications, and `\df`. Their texts are
+//!   fixed per psql version; each is recognised by its shape and answered from the
+//!   database's schemas, with the database catalog's OIDs (`table_oid`).
 //!
 //! # How a query is answered
 //! The query's select list is split into its items; each recognised family of queries
@@ -14,12 +19,8 @@
 //! is NULL (psql reads a NULL as an empty string). Name patterns (`'^(t.*)$'`, psql's
 //! translation of `t*`) are matched as regular expressions.
 //!
-//! Every table is in schema `public`, owned by the connected user, with one index, its
-//! primary key `<table>_pkey`. A table's OID is a hash of its name (stable across
-//! the several queries of one `\d`).
-//!
-//! Any other query on pg_catalog or information_schema gets a clean 0A000 naming the
-//! catalog, rather than a misleading error from the SQL layer.
+//! A query of these families that is not recognised goes to the database, whose error
+//! names what it lacks.
 
 use db::sql::ResultColumn;
 use db::{DataType, IndexDef, TableSchema, Value};
@@ -74,6 +75,34 @@ pub struct Asker<'a> {
     pub user: &'a str,
     pub database: &'a str,
     pub cursors: Vec<String>,
+}
+
+/// Whether the server answers catalog query `sql` itself rather than the database's
+/// catalog (`db::catalog`), which answers every other: a query of pg_cursors (the wire
+/// server's cursors, which the database does not know), and psql's queries that need
+/// arrays (`ARRAY(subquery)`, `= ANY (array)`, `array_to_string`, `unnest`) or a
+/// set-returning function in FROM, which the database's SQL does not have yet.
+pub fn answered_here(sql: &str) -> bool {
+    if !is_catalog_query(sql) {
+        return false;
+    }
+    let code = without_literals(sql).to_ascii_lowercase();
+    let code: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    code.contains("pg_cursors")
+        || [
+            "array(",
+            "array[",
+            "= any (",
+            "= any(",
+            "unnest(",
+            "array_to_string(",
+            "array_upper(",
+            "[]",
+            // A set-returning function in FROM (the arrays branch brings them).
+            "with ordinality",
+        ]
+        .iter()
+        .any(|needle| code.contains(needle))
 }
 
 /// Whether `sql` reads pg_catalog or information_schema (outside string literals). A
@@ -305,13 +334,9 @@ fn column_name(item: &str) -> String {
     }
 }
 
-/// A table's OID: a hash of its name, above PostgreSQL's first user OID (16384).
+/// A table's OID: the database catalog's (`db::catalog::object_oid`).
 pub fn table_oid(name: &str) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    16384 + hash % 1_000_000_000
+    db::catalog::object_oid(db::catalog::ObjectKind::Relation, name) as u32
 }
 
 /// PostgreSQL's name of a column type (`format_type`).
@@ -335,6 +360,7 @@ fn type_name(ty: DataType) -> String {
         DataType::Uuid => "uuid".into(),
         DataType::Json => "json".into(),
         DataType::Jsonb => "jsonb".into(),
+        DataType::Catalog(c) => c.sql_name().into(),
     }
 }
 

@@ -467,8 +467,12 @@ impl ClientStatement {
                 if let Some(set) = set_config(sql) {
                     return Some(set);
                 }
-                if crate::catalog::is_catalog_query(sql) {
-                    return answer(crate::catalog::recognise(sql).map(ClientStatement::Catalog));
+                // A catalog query the server does not recognise is the database's, whose
+                // error (an array it does not have yet) says what is missing.
+                if crate::catalog::answered_here(sql) {
+                    if let Ok(query) = crate::catalog::recognise(sql) {
+                        return Some(ClientStatement::Catalog(query));
+                    }
                 }
                 return None;
             }

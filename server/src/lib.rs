@@ -13,7 +13,9 @@
 //! - `client_sql`: the settings and statement bookkeeping the server answers itself;
 //!   `settings_txn`: what a transaction's SETs changed, put back when it ends;
 //! - `cursors`, `copy`, `catalog`: DECLARE/FETCH/CLOSE, COPY FROM STDIN / TO STDOUT, and
-//!   the pg_catalog queries of psql's `\d` (`words`: their small lexer);
+//!   the few catalog queries the database cannot answer yet (pg_cursors, psql's queries
+//!   that need arrays; `words`: their small lexer); the catalog itself is the
+//!   database's (`db::catalog`);
 //! - `types`: type OIDs, text and binary values;
 //! - `metrics`: `/metrics` over HTTP for Prometheus (`metrics_port`, off by default), from
 //!   the database's counter snapshot (`db::SystemCounters`).

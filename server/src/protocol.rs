@@ -555,6 +555,7 @@ impl SessionState {
         for (key, value) in settings.all() {
             session.set_client_setting(key, value);
         }
+        session.set_database_name(settings.database());
         SessionState {
             session,
             settings,

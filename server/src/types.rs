@@ -11,7 +11,7 @@
 //! (`db::numeric::write_binary`).
 
 use bytes::{BufMut, BytesMut};
-use db::{numeric, DataType, DbError, Value};
+use db::{numeric, CatalogType, DataType, DbError, Value};
 
 pub const OID_UNSPECIFIED: u32 = 0;
 pub const OID_BOOL: u32 = 16;
@@ -34,6 +34,13 @@ pub const OID_INTERVAL: u32 = 1186;
 pub const OID_NUMERIC: u32 = 1700;
 pub const OID_UUID: u32 = 2950;
 pub const OID_JSONB: u32 = 3802;
+pub const OID_CHAR: u32 = 18;
+pub const OID_NAME: u32 = 19;
+pub const OID_REGPROC: u32 = 24;
+pub const OID_OID: u32 = 26;
+pub const OID_REGCLASS: u32 = 2205;
+pub const OID_REGTYPE: u32 = 2206;
+pub const OID_REGNAMESPACE: u32 = 4089;
 /// The version byte before a jsonb's text in its binary form.
 const JSONB_VERSION: u8 = 1;
 
@@ -59,6 +66,9 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         Some(DataType::Uuid) => OID_UUID,
         Some(DataType::Json) => OID_JSON,
         Some(DataType::Jsonb) => OID_JSONB,
+        // oid 26, name 19, "char" 18, regclass 2205, regtype 2206, regproc 24,
+        // regnamespace 4089: the catalog's numbering.
+        Some(ty @ DataType::Catalog(_)) => db::catalog::type_oid(ty) as u32,
     }
 }
 
@@ -74,6 +84,9 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Bytea) => (-1, -1),
         Some(DataType::Uuid) => (16, -1),
         Some(DataType::Json | DataType::Jsonb) => (-1, -1),
+        Some(DataType::Catalog(CatalogType::Name)) => (64, -1),
+        Some(DataType::Catalog(CatalogType::Char)) => (1, -1),
+        Some(DataType::Catalog(_)) => (4, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
         Some(DataType::Text { max_chars: None }) | None => (-1, -1),
@@ -100,6 +113,10 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_UUID => Some(DataType::Uuid),
         OID_JSON => Some(DataType::Json),
         OID_JSONB => Some(DataType::Jsonb),
+        OID_OID => Some(DataType::Catalog(CatalogType::Oid)),
+        OID_NAME => Some(DataType::Catalog(CatalogType::Name)),
+        OID_REGCLASS => Some(DataType::Catalog(CatalogType::RegClass)),
+        OID_REGTYPE => Some(DataType::Catalog(CatalogType::RegType)),
         _ => None,
     }
 }
@@ -181,6 +198,11 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
             out.extend_from_slice(&f.to_be_bytes())
         }
         (Value::Bool(b), OID_BOOL) => out.push(u8::from(*b)),
+        // An OID is an unsigned 32-bit number (a `reg*` value still unnamed: a result
+        // names them before they are sent, see `db::catalog::name_objects`).
+        (Value::Int(v), OID_OID | OID_REGCLASS | OID_REGTYPE | OID_REGPROC | OID_REGNAMESPACE) => {
+            out.extend_from_slice(&(*v as u32).to_be_bytes())
+        }
         // PostgreSQL's binary forms are the values as they are: days or microseconds
         // since 2000-01-01, microseconds since midnight.
         (Value::Date(d), OID_DATE) => out.extend_from_slice(&d.to_be_bytes()),
@@ -371,6 +393,15 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
         (_, Some(DataType::Date)) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
             Ok(Value::Date(i32::from_be_bytes(b)))
+        }
+        // An OID: an unsigned 32-bit number. A name or "char": its text.
+        (_, Some(DataType::Catalog(c))) if c.is_oid() => {
+            let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
+            Ok(Value::Int(u32::from_be_bytes(b) as i64))
+        }
+        (_, Some(DataType::Catalog(_))) => {
+            let text = std::str::from_utf8(bytes).map_err(|_| invalid("name", "bytes that are not UTF-8"))?;
+            Ok(Value::Text(text.to_string()))
         }
         (_, Some(ty @ (DataType::Time | DataType::Timestamp | DataType::TimestampTz))) => {
             let b: [u8; 8] = bytes.try_into().map_err(|_| wrong_size())?;

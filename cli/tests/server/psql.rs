@@ -254,7 +254,8 @@ fn client_round_trips_and_waits_show_in_the_views() {
     assert_eq!(lines[5], "t");
 }
 
-/// psql's `\d` family against the server's minimal pg_catalog.
+/// psql's `\d` family, its queries run by the database's pg_catalog: tables, indexes,
+/// sequences, views, foreign keys both ways, CHECKs, defaults and identities.
 #[test]
 fn psql_describes_tables_from_the_catalog() {
     require_tool("psql");
@@ -273,7 +274,8 @@ fn psql_describes_tables_from_the_catalog() {
     assert_eq!(server.query("\\d"), list);
     assert_eq!(server.query("\\dt acc*"), "public|accounts|table|test\n");
     assert_eq!(server.query("\\dt nothing*"), "");
-    assert!(server.query("\\dt+").starts_with("public|accounts|table|test|permanent|heap|"));
+    // No size per relation is kept: the Size column is empty.
+    assert!(server.query("\\dt+").starts_with("public|accounts|table|test|permanent|heap||"));
     assert_eq!(
         server.query("\\di"),
         "public|accounts_active|index|test|accounts\npublic|accounts_owner|index|test|accounts\n\
@@ -309,16 +311,67 @@ fn psql_describes_tables_from_the_catalog() {
         "{out:?}"
     );
 
+    // Foreign keys (from the child and to the parent), CHECKs, UNIQUE constraints,
+    // SERIAL and IDENTITY columns, views and sequences, as PostgreSQL 15's psql shows them.
+    server.query(
+        "CREATE TABLE entries (id BIGSERIAL PRIMARY KEY, account BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE, \
+         amount NUMERIC(10,2) CHECK (amount <> 0), code VARCHAR(8) UNIQUE)",
+    );
+    server.query("CREATE TABLE events (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tag CHAR(3))");
+    server.query("CREATE VIEW rich AS SELECT id, balance FROM accounts WHERE balance > 100");
+    server.query("CREATE SEQUENCE tickets START 100");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d entries"]).stdout).into_owned();
+    for expected in [
+        " id      | bigint               |           | not null | nextval('entries_id_seq'::regclass)",
+        "\"entries_code_key\" UNIQUE CONSTRAINT, btree (code)",
+        "Check constraints:\n    \"entries_amount_check\" CHECK (amount <> 0)",
+        "Foreign-key constraints:\n    \"entries_account_fkey\" FOREIGN KEY (account) REFERENCES accounts(id) ON DELETE CASCADE",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d accounts"]).stdout).into_owned();
+    assert!(
+        text.contains("Referenced by:\n    TABLE \"entries\" CONSTRAINT \"entries_account_fkey\" FOREIGN KEY (account) REFERENCES accounts(id) ON DELETE CASCADE"),
+        "{text}"
+    );
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d events"]).stdout).into_owned();
+    assert!(
+        text.contains(" id     | bigint       |           | not null | generated always as identity"),
+        "{text}"
+    );
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d rich"]).stdout).into_owned();
+    assert!(
+        text.contains("View \"public.rich\"") && text.contains(" balance | double precision |"),
+        "{text}"
+    );
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d entries_id_seq"]).stdout).into_owned();
+    assert!(
+        text.contains("Sequence \"public.entries_id_seq\"") && text.contains("Owned by: public.entries.id"),
+        "{text}"
+    );
+    assert_eq!(
+        server.query("\\ds"),
+        "public|entries_id_seq|sequence|test\npublic|events_id_seq|sequence|test\npublic|tickets|sequence|test\n"
+    );
+    assert_eq!(server.query("\\dv"), "public|rich|view|test\n");
+
     assert!(server.query("\\l").starts_with("redodb|test|UTF8|C|C|"), "{}", server.query("\\l"));
     assert_eq!(server.query("\\dn"), "public|test\n");
 
-    // A catalog query the server does not know: a clean error, not a crash.
-    let error = server.query_error("SELECT typname FROM pg_catalog.pg_type");
-    assert!(error.contains("0A000") && error.contains("pg_type"), "{error}");
-    let error = server.query_error("\\df");
-    assert!(error.contains("0A000"), "{error}");
-    let error = server.query_error("SELECT * FROM information_schema.tables");
-    assert!(error.contains("0A000"), "{error}");
+    // The catalog is plain SQL for any client.
+    assert_eq!(server.query("SELECT typname FROM pg_catalog.pg_type WHERE oid = 20"), "int8\n");
+    assert_eq!(
+        server.query(
+            "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"
+        ),
+        "accounts|BASE TABLE\naudit|BASE TABLE\nentries|BASE TABLE\nevents|BASE TABLE\nrich|VIEW\n"
+    );
+    assert_eq!(
+        server.query("SELECT 'entries'::regclass, 'accounts'::regclass::oid = 'public.accounts'::regclass"),
+        "entries|t\n"
+    );
+    let error = server.query_error("SELECT 'nosuch'::regclass");
+    assert!(error.contains("42P01"), "{error}");
     assert_eq!(server.query("SELECT count(*) FROM accounts"), "0\n", "the session goes on");
 }
 

@@ -179,7 +179,7 @@ impl Session {
                         .as_ref()
                         .map(ident_name)
                         .unwrap_or_else(|| unique_name(&schema, &columns));
-                    self.create_index(table, IndexDef { name, columns, unique: true })?;
+                    self.create_index(table, IndexDef { name, columns, unique: true, constraint: true })?;
                 }
                 ast::TableConstraint::Check(check) => {
                     let schema = self.schema_of(table)?;
@@ -455,7 +455,8 @@ impl Session {
             let schema = self.schema_of(table)?;
             let at = schema.column_index(&name)?;
             let index_name = index_name.unwrap_or_else(|| unique_name(&schema, &[at]));
-            self.create_index(table, IndexDef { name: index_name, columns: vec![at], unique: true })?;
+            let index = IndexDef { name: index_name, columns: vec![at], unique: true, constraint: true };
+            self.create_index(table, index)?;
         }
         for reference in references {
             self.add_foreign_key(table, reference)?;

@@ -1134,6 +1134,7 @@ impl Session {
                 name: index_name,
                 columns: key,
                 unique: true,
+                constraint: true,
             })?;
         }
         for reference in &references {
@@ -1209,7 +1210,8 @@ impl Session {
                 format!("{table}_{}_{}", names.join("_"), if create.unique { "key" } else { "idx" })
             }
         };
-        let index = crate::schema::IndexDef { name: name.clone(), columns, unique: create.unique };
+        let index =
+            crate::schema::IndexDef { name: name.clone(), columns, unique: create.unique, constraint: false };
         match self.create_index(&table, index) {
             Err(DbError::TableExists(_)) if create.if_not_exists => {
                 self.notices.push(crate::error::Notice::with_state(

@@ -40,7 +40,7 @@ use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
 use crate::sql::functions::{self, TrimWhere};
 use crate::sql::{formatting, json_ops, temporal};
-use crate::value::{DataType, Value};
+use crate::value::{CatalogType, DataType, Value};
 use bigdecimal::BigDecimal;
 
 /// The largest string a function (repeat, rpad, lpad) builds, in characters.
@@ -357,6 +357,14 @@ pub(crate) enum Expr {
         negated: bool,
         case_insensitive: bool,
     },
+    /// `~`, `~*`, `!~`, `!~*`: a POSIX regular expression match (the `regex` crate's
+    /// syntax, which agrees with PostgreSQL's on the patterns clients send).
+    Regex {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    },
     Cast(Box<Expr>, DataType),
     Func(Func, Vec<Expr>),
     /// `now()`, `CURRENT_DATE` and the like in a compiled template: the transaction's
@@ -366,6 +374,9 @@ pub(crate) enum Expr {
     /// `nextval`, `currval`, `setval` (with its arguments): run at each evaluation, so
     /// each row gets its own value.
     Sequence(Box<SequenceCall>, Vec<Expr>),
+    /// A catalog function or `reg*` cast (with its arguments): run at each evaluation
+    /// against the schemas committed then (see `catalog::functions`).
+    Catalog(Box<crate::catalog::CatalogCall>, Vec<Expr>),
     Case {
         operand: Option<Box<Expr>>,
         whens: Vec<(Expr, Expr)>,
@@ -777,6 +788,24 @@ impl<'a> Binder<'a> {
                 self.compile_box(high)?,
                 *negated,
             ),
+            E::BinaryOp { left, op, right } if regex_operator(op).is_some() => {
+                let (negated, case_insensitive) = regex_operator(op).expect("a regex operator");
+                Expr::Regex {
+                    expr: self.compile_box(left)?,
+                    pattern: self.compile_box(right)?,
+                    negated,
+                    case_insensitive,
+                }
+            }
+            // `x COLLATE "C"`: the database compares text by its bytes, which is the C
+            // collation and the default one; no other is known.
+            E::Collate { expr, collation } => {
+                let name = collation.0.last().and_then(|p| p.as_ident()).map(ident_name).unwrap_or_default();
+                if !matches!(name.as_str(), "default" | "C" | "POSIX" | "c" | "posix") {
+                    return Err(DbError::Unsupported(format!("the collation {collation}")));
+                }
+                self.compile(expr)?
+            }
             E::BinaryOp { left, op, right } => {
                 let op = binary_operator(op)?;
                 let (mut a, mut b) = (self.compile(left)?, self.compile(right)?);
@@ -814,7 +843,10 @@ impl<'a> Binder<'a> {
                 expr,
                 data_type,
                 format: None,
-            } => Expr::Cast(self.compile_box(expr)?, sql_type(data_type)?),
+            } => {
+                let operand = self.compile(expr)?;
+                self.cast_to(operand, sql_type(data_type)?)?
+            }
             E::Function(function) => self.function(function)?,
             E::TypedString(typed) => {
                 let ty = sql_type(&typed.data_type)?;
@@ -909,6 +941,51 @@ impl<'a> Binder<'a> {
             _ => None,
         };
         ty.filter(|t| matches!(t, DataType::Char { .. }))
+    }
+
+    /// A call of catalog function `func` (or a `reg*` cast) on `args`.
+    fn catalog_call(&self, func: crate::catalog::CatalogFn, args: Vec<Expr>) -> DbResult<Expr> {
+        let session = self.session.ok_or_else(|| DbError::Unsupported(format!("{func:?} here")))?;
+        let call = crate::catalog::CatalogCall {
+            func,
+            db: std::sync::Arc::downgrade(&session.db),
+            user: session.entry.client().username,
+        };
+        Ok(Expr::Catalog(Box::new(call), args))
+    }
+
+    /// The type of `e`'s values, when it can be told as it is compiled.
+    fn type_of(&self, e: &Expr) -> Option<DataType> {
+        let columns: Vec<Option<DataType>> = self
+            .scope
+            .entries
+            .iter()
+            .flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty)))
+            .collect();
+        e.static_type(&columns, &[])
+    }
+
+    /// `operand::ty`. A cast to a `reg*` type looks the name up (`'t'::regclass`), and
+    /// one from a `reg*` type to text prints the object's name, both in the catalog.
+    fn cast_to(&self, operand: Expr, ty: DataType) -> DbResult<Expr> {
+        use crate::catalog::CatalogFn;
+        let from = self.type_of(&operand);
+        match (from, ty) {
+            (_, DataType::Catalog(c)) if c.is_oid() && c != CatalogType::Oid => {
+                if from == Some(ty) {
+                    return Ok(operand);
+                }
+                let call = self.catalog_call(CatalogFn::RegIn(c), vec![operand])?;
+                Ok(Expr::Cast(Box::new(call), ty))
+            }
+            (Some(DataType::Catalog(c)), DataType::Text { .. } | DataType::Catalog(CatalogType::Name))
+                if c.is_oid() && c != CatalogType::Oid =>
+            {
+                let call = self.catalog_call(CatalogFn::RegOut(c), vec![operand])?;
+                Ok(Expr::Cast(Box::new(call), ty))
+            }
+            _ => Ok(Expr::Cast(Box::new(operand), ty)),
+        }
     }
 
     /// A call of sequence `name` (as nextval's text names it: lowercased unless quoted).
@@ -1171,6 +1248,19 @@ impl<'a> Binder<'a> {
                 _ => Expr::Clock(clock),
             });
         }
+        if let Some((func, min, max)) = crate::catalog::CatalogFn::named(&name) {
+            if args.len() < min || args.len() > max {
+                return Err(wrong_arguments(&name, args.len()));
+            }
+            let args = args
+                .into_iter()
+                .map(|arg| match arg {
+                    Some(e) => self.compile(e),
+                    None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
+                })
+                .collect::<DbResult<Vec<_>>>()?;
+            return self.catalog_call(func, args);
+        }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         if args.len() < min || args.len() > max {
@@ -1224,6 +1314,16 @@ impl Binder<'_> {
             "version" => {
                 arity(0, 0)?;
                 Ok(Some(Value::Text(crate::params::version())))
+            }
+            "current_database" | "current_catalog" => {
+                arity(0, 0)?;
+                let session = self.session.ok_or_else(unavailable)?;
+                Ok(Some(Value::Text(session.database_name())))
+            }
+            // The database has no standby mode: it is never recovering while it serves.
+            "pg_is_in_recovery" => {
+                arity(0, 0)?;
+                Ok(Some(Value::Bool(false)))
             }
             "pg_backend_pid" => {
                 arity(0, 0)?;
@@ -1296,8 +1396,53 @@ pub(crate) fn grouping_error(message: String) -> DbError {
     DbError::Grouping(message)
 }
 
+/// Whether `op` is a regular expression match, and if so (negated, case-insensitive).
+/// `OPERATOR(pg_catalog.~)`, as psql writes it, is `~`.
+fn regex_operator(op: &ast::BinaryOperator) -> Option<(bool, bool)> {
+    use ast::BinaryOperator as B;
+    match op {
+        B::PGRegexMatch => Some((false, false)),
+        B::PGRegexIMatch => Some((false, true)),
+        B::PGRegexNotMatch => Some((true, false)),
+        B::PGRegexNotIMatch => Some((true, true)),
+        B::PGCustomBinaryOperator(parts) => match parts.as_slice() {
+            [schema, op] if schema == "pg_catalog" => match op.as_str() {
+                "~" => Some((false, false)),
+                "~*" => Some((false, true)),
+                "!~" => Some((true, false)),
+                "!~*" => Some((true, true)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
     use ast::BinaryOperator as B;
+    if let B::PGCustomBinaryOperator(parts) = op {
+        // `OPERATOR(pg_catalog.=)` and the like: the operator itself.
+        if let [schema, name] = parts.as_slice() {
+            if schema == "pg_catalog" {
+                let plain = match name.as_str() {
+                    "=" => B::Eq,
+                    "<>" | "!=" => B::NotEq,
+                    "<" => B::Lt,
+                    "<=" => B::LtEq,
+                    ">" => B::Gt,
+                    ">=" => B::GtEq,
+                    "+" => B::Plus,
+                    "-" => B::Minus,
+                    "*" => B::Multiply,
+                    "/" => B::Divide,
+                    "||" => B::StringConcat,
+                    _ => return Err(DbError::Unsupported(format!("the operator {op}"))),
+                };
+                return binary_operator(&plain);
+            }
+        }
+    }
     Ok(match op {
         B::Plus => BinOp::Add,
         B::Minus => BinOp::Sub,
@@ -1346,8 +1491,6 @@ const KNOWN_UNSUPPORTED_TYPES: &[&str] = &[
     "macaddr",
     "macaddr8",
     "xml",
-    "oid",
-    "name",
     "bit",
     "varbit",
     "serial",
@@ -1453,6 +1596,7 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         }
         T::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => DataType::TimestampTz,
         T::Interval { .. } => DataType::Interval,
+        T::Regclass => DataType::Catalog(CatalogType::RegClass),
         T::Custom(name, args) => {
             let name = object_name(name)?;
             match name.as_str() {
@@ -1480,9 +1624,12 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                     [p, s] => Some(NumericSpec::new(type_argument(p, ty)?, type_argument(s, ty)?)?),
                     _ => return Err(type_arguments_error(ty)),
                 }),
-                "float8" | "float4" => DataType::Float,
-                "int8" | "int4" | "int2" => DataType::Int,
-                "bool" => DataType::Bool,
+                "float8" | "float4" | "real" => DataType::Float,
+                "int8" | "int4" | "int2" | "bigint" | "integer" | "int" | "smallint" => DataType::Int,
+                "bool" | "boolean" => DataType::Bool,
+                // Qualified (`pg_catalog.text`), a type name parses as a custom one.
+                "text" => DataType::Text { max_chars: None },
+                "varchar" => DataType::Text { max_chars: None },
                 "bytea" | "raw" | "blob" => DataType::Bytea,
                 "uuid" => DataType::Uuid,
                 // PostgreSQL's bpchar (unbounded bare, as `bpchar(n)` CHAR(n)) and
@@ -1504,6 +1651,14 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                 }
                 "json" => DataType::Json,
                 "jsonb" => DataType::Jsonb,
+                // The catalog's types (`"char"` is only ever quoted: bare, it is CHAR).
+                "oid" => DataType::Catalog(CatalogType::Oid),
+                "name" => DataType::Catalog(CatalogType::Name),
+                "char" => DataType::Catalog(CatalogType::Char),
+                "regclass" => DataType::Catalog(CatalogType::RegClass),
+                "regtype" => DataType::Catalog(CatalogType::RegType),
+                "regproc" => DataType::Catalog(CatalogType::RegProc),
+                "regnamespace" => DataType::Catalog(CatalogType::RegNamespace),
                 "date" => DataType::Date,
                 "time" => DataType::Time,
                 "timestamp" => DataType::Timestamp,
@@ -1604,12 +1759,18 @@ impl Expr {
                 negated,
                 case_insensitive,
             },
+            Expr::Regex { expr, pattern, negated, case_insensitive } => {
+                Expr::Regex { expr: boxed(f, expr)?, pattern: boxed(f, pattern)?, negated, case_insensitive }
+            }
             Expr::Cast(e, ty) => Expr::Cast(boxed(f, e)?, ty),
             Expr::Func(func, args) => {
                 Expr::Func(func, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
             }
             Expr::Sequence(call, args) => {
                 Expr::Sequence(call, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
+            }
+            Expr::Catalog(call, args) => {
+                Expr::Catalog(call, args.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
             }
             Expr::Case { operand, whens, otherwise } => {
                 let operand = operand.map(|o| boxed(f, o)).transpose()?;
@@ -1653,11 +1814,11 @@ impl Expr {
                 f(lo);
                 f(hi);
             }
-            Expr::Like { expr, pattern, .. } => {
+            Expr::Like { expr, pattern, .. } | Expr::Regex { expr, pattern, .. } => {
                 f(expr);
                 f(pattern);
             }
-            Expr::Func(_, args) | Expr::Sequence(_, args) => args.iter().for_each(f),
+            Expr::Func(_, args) | Expr::Sequence(_, args) | Expr::Catalog(_, args) => args.iter().for_each(f),
             Expr::Case { operand, whens, otherwise } => {
                 if let Some(o) = operand {
                     f(o);
@@ -1682,6 +1843,7 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Clock(_)
             | Expr::Sequence(..)
+            | Expr::Catalog(..)
             | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
@@ -1803,6 +1965,7 @@ impl Expr {
                 | Expr::Window(_)
                 | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
                 | Expr::Sequence(..)
+                | Expr::Catalog(..)
                 | Expr::Outer { .. }
                 | Expr::Subquery(_) => false,
                 Expr::Literal(_) | Expr::Param(_) | Expr::Clock(_) => true,
@@ -1940,6 +2103,7 @@ impl Expr {
             Expr::Param(_) | Expr::Outer { .. } | Expr::Window(_) => None,
             Expr::Clock(clock) => Some(clock.data_type()),
             Expr::Sequence(..) => Some(DataType::Int),
+            Expr::Catalog(call, _) => Some(call.func.data_type()),
             Expr::Subquery(sub) => match sub.kind {
                 SubqueryKind::Scalar => sub.plan.0.columns().first().and_then(|c| c.ty),
                 _ => Some(DataType::Bool),
@@ -1972,7 +2136,8 @@ impl Expr {
             | Expr::IsDistinct(..)
             | Expr::InList(..)
             | Expr::Between(..)
-            | Expr::Like { .. } => Some(DataType::Bool),
+            | Expr::Like { .. }
+            | Expr::Regex { .. } => Some(DataType::Bool),
             Expr::Cast(_, ty) => Some(*ty),
             Expr::Func(func, args) => match func {
                 Func::Lower
@@ -2189,9 +2354,23 @@ impl Expr {
                     }
                 }
             }
+            Expr::Regex { expr, pattern, negated, case_insensitive } => {
+                match (expr.eval(row, aggs)?, pattern.eval(row, aggs)?) {
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (text, pattern) => {
+                        let found =
+                            regex_matches(&text.to_string(), &pattern.to_string(), *case_insensitive)?;
+                        Value::Bool(found != *negated)
+                    }
+                }
+            }
             Expr::Cast(e, ty) => cast(e.eval(row, aggs)?, *ty)?,
             Expr::Func(func, args) => call(*func, args, row, aggs)?,
             Expr::Sequence(call, args) => {
+                let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+                call.call(&values)?
+            }
+            Expr::Catalog(call, args) => {
                 let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
                 call.call(&values)?
             }
@@ -2507,6 +2686,28 @@ pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
         }
         (ty, v) => coerce(v, ty),
     }
+}
+
+/// Whether `pattern` (a regular expression) matches somewhere in `text`. The last
+/// pattern compiled on the thread is kept: a WHERE compares every row with one pattern.
+fn regex_matches(text: &str, pattern: &str, case_insensitive: bool) -> DbResult<bool> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, bool, regex_lite::Regex)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let fresh = !matches!(&*last, Some((p, ci, _)) if p == pattern && *ci == case_insensitive);
+        if fresh {
+            let regex = regex_lite::RegexBuilder::new(pattern)
+                .case_insensitive(case_insensitive)
+                .build()
+                .map_err(|e| DbError::InvalidRegex(format!("invalid regular expression: {e}")))?;
+            *last = Some((pattern.to_string(), case_insensitive, regex));
+        }
+        let (_, _, regex) = last.as_ref().expect("a compiled pattern");
+        Ok(regex.is_match(text))
+    })
 }
 
 /// A float rounded (half away from zero) to an integer, or an error out of range.

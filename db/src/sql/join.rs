@@ -330,6 +330,7 @@ impl Session {
         name: &ast::ObjectName,
         alias: Option<&ast::TableAlias>,
     ) -> DbResult<Relation> {
+        let written = name;
         let name = crate::sql::expr::object_name(name)?;
         let cte = self.ctes.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, plan)| plan.clone());
         if let Some(plan) = cte {
@@ -337,6 +338,17 @@ impl Session {
                 self.work_tables.note_read();
             }
             return derived_relation(name, alias, plan);
+        }
+        if let Some(catalog) = crate::catalog::relation_named(written)? {
+            // A catalog relation is known by its own name in the query (`tables`, not
+            // `information_schema.tables`).
+            let alias = match alias {
+                None => Some(name.clone()).filter(|n| *n != catalog),
+                Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
+                Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
+            };
+            let schema = crate::views::schema(&catalog).expect("a catalog relation has a schema");
+            return Ok(Relation { name: catalog, alias, schema, derived: None });
         }
         let schema = match crate::views::schema(&name) {
             Some(view) => view,

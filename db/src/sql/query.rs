@@ -417,6 +417,9 @@ impl Session {
         };
         let mut columns = plan.columns().to_vec();
         fill_types(&mut columns, &rows);
+        let mut rows = rows;
+        let types: Vec<Option<DataType>> = columns.iter().map(|c| c.ty).collect();
+        crate::catalog::name_objects(&self.db, &types, &mut rows);
         Ok(Output { columns, rows })
     }
 

@@ -89,6 +89,8 @@ fn comparable(a: DataType, b: DataType) -> bool {
         // json has no equality in PostgreSQL, so no foreign key of it; jsonb has one.
         DataType::Json => 8,
         DataType::Jsonb => 9,
+        DataType::Catalog(c) if c.is_oid() => 0,
+        DataType::Catalog(_) => 1,
     };
     if a == DataType::Json || b == DataType::Json {
         return false;

@@ -12,6 +12,7 @@ mod common;
 
 mod bulk;
 mod cancel;
+mod catalog;
 mod checkpoint_faults;
 mod checkpoints;
 mod create_view;
