@@ -128,6 +128,13 @@ impl std::hash::Hash for Key {
                     state.write_u8(13);
                     t.hash(state);
                 }
+                // Element by element, as arrays compare (a key of an array is rare:
+                // the copy is no concern).
+                Value::Array(a) => {
+                    state.write_u8(14);
+                    state.write_usize(a.items.len());
+                    Key(a.items.iter().cloned().collect()).hash(state);
+                }
             }
         }
     }
@@ -622,6 +629,16 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
     let mismatch = |v: &Value| DbError::TypeMismatch { expected: ty.name(), value: v.to_string() };
     match (ty, value) {
         (_, Value::Null) => Ok(Value::Null),
+        (DataType::Array(elem), Value::Array(a)) if a.elem == elem => Ok(Value::Array(a)),
+        // Element by element, each as an assignment converts it (an int[] to a
+        // numeric[], a text[] of digits to an int[]).
+        (DataType::Array(elem), Value::Array(a)) => {
+            let ty = elem.data_type();
+            let items = a.items.into_iter().map(|v| coerce(v, ty)).collect::<DbResult<Vec<_>>>()?;
+            Ok(crate::array::Array::new(elem, items).into_value())
+        }
+        (DataType::Array(elem), Value::Text(t)) => Ok(crate::array::parse(&t, elem)?.into_value()),
+        (DataType::Array(_), v) => Err(mismatch(&v)),
         (DataType::Numeric(spec), v) => {
             let n = match v {
                 Value::Numeric(n) => *n,

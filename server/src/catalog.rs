@@ -335,6 +335,7 @@ fn type_name(ty: DataType) -> String {
         DataType::Uuid => "uuid".into(),
         DataType::Json => "json".into(),
         DataType::Jsonb => "jsonb".into(),
+        DataType::Array(elem) => format!("{}[]", type_name(elem.data_type())),
     }
 }
 

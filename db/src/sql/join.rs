@@ -752,6 +752,12 @@ fn hash_key<'e>(
             Value::Jsonb(t) => HashKey::Jsonb(crate::json::equality_key(&t)?),
             // PostgreSQL's json has no equality.
             Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
+            // Arrays equal as SQL compares them may differ in element type (an int[]
+            // and a numeric[]): one key for all, every match checked.
+            Value::Array(_) => {
+                lossy = true;
+                HashKey::Bool(false)
+            }
         });
     }
     Ok(Some((key, lossy)))

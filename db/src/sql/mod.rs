@@ -13,6 +13,7 @@
 //! - `bulk`: bulk load (a wire client's COPY FROM) as one statement over many calls.
 
 pub mod access;
+pub(crate) mod arrays;
 pub(crate) mod binds;
 pub mod bulk;
 pub mod cache;

@@ -89,6 +89,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         // json has no equality in PostgreSQL, so no foreign key of it; jsonb has one.
         DataType::Json => 8,
         DataType::Jsonb => 9,
+        DataType::Array(_) => 10,
     };
     if a == DataType::Json || b == DataType::Json {
         return false;
