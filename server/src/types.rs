@@ -558,6 +558,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn binary_arrays_follow_array_send_and_read_back() {
+        let a = db::array::Array::new(ElemType::Int, vec![Value::Int(7), Value::Null, Value::Int(-1)])
+            .into_value();
+        let mut out = Vec::new();
+        write_binary(&a, OID_INT8_ARRAY, &mut out);
+        let mut want = Vec::new();
+        for word in [1i32, 1, OID_INT8 as i32, 3, 1, 8] {
+            want.extend_from_slice(&word.to_be_bytes());
+        }
+        want.extend_from_slice(&7i64.to_be_bytes());
+        want.extend_from_slice(&(-1i32).to_be_bytes());
+        want.extend_from_slice(&8i32.to_be_bytes());
+        want.extend_from_slice(&(-1i64).to_be_bytes());
+        assert_eq!(out, want);
+        assert_eq!(read_parameter(Some(&out), FORMAT_BINARY, OID_INT8_ARRAY, None).unwrap(), a);
+        // The empty array: no dimensions.
+        let empty = db::array::Array::new(ElemType::Text, Vec::new()).into_value();
+        let mut out = Vec::new();
+        write_binary(&empty, OID_TEXT_ARRAY, &mut out);
+        assert_eq!(out.len(), 12);
+        assert_eq!(read_parameter(Some(&out), FORMAT_BINARY, OID_TEXT_ARRAY, None).unwrap(), empty);
+        // int4 elements (PgJDBC's int4[]) widen; a text parameter is read as an array.
+        let mut int4 = Vec::new();
+        for word in [1i32, 0, OID_INT4 as i32, 1, 1, 4, 42] {
+            int4.extend_from_slice(&word.to_be_bytes());
+        }
+        let got = read_parameter(Some(&int4), FORMAT_BINARY, OID_INT4_ARRAY, None).unwrap();
+        assert_eq!(got.to_string(), "{42}");
+        let got = read_parameter(Some(b"{1,NULL}"), FORMAT_TEXT, OID_INT2_ARRAY, None).unwrap();
+        assert_eq!(got.to_string(), "{1,NULL}");
+    }
+
+    #[test]
+    fn bad_binary_arrays_are_refused_before_allocating() {
+        let header = |words: &[i32]| words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>();
+        // A billion elements declared, none sent.
+        let huge = header(&[1, 0, OID_INT8 as i32, 1_000_000_000, 1]);
+        assert!(read_parameter(Some(&huge), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        // An element longer than the bytes left, a cut header, two dimensions.
+        let cut = header(&[1, 0, OID_INT8 as i32, 1, 1, 8]);
+        assert!(read_parameter(Some(&cut), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        assert!(read_parameter(Some(&[0, 0, 0]), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        let two = header(&[2, 0, OID_INT8 as i32, 1, 1, 1, 1]);
+        let e = read_parameter(Some(&two), FORMAT_BINARY, OID_INT8_ARRAY, None).unwrap_err();
+        assert_eq!(e.sqlstate(), "0A000");
+    }
+
+    #[test]
     fn integers_of_every_width_widen_to_int8() {
         let int = Some(DataType::Int);
         assert_eq!(read_parameter(Some(&7i16.to_be_bytes()), 1, OID_INT2, None).unwrap(), Value::Int(7));

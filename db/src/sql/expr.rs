@@ -340,6 +340,8 @@ pub(crate) enum AggFunc {
     Avg,
     Min,
     Max,
+    /// `array_agg(x [ORDER BY ...])`: the values, NULLs included, as an array.
+    ArrayAgg,
 }
 
 /// One aggregate call of a query; `Expr::Agg(i)` refers to the i-th.
@@ -349,6 +351,16 @@ pub(crate) struct AggCall {
     /// The argument, compiled against the input row (None for count(*)).
     pub arg: Option<Expr>,
     pub distinct: bool,
+    /// `ORDER BY` inside the call (array_agg's), compiled against the input row.
+    pub order: Vec<AggOrder>,
+}
+
+/// One key of an aggregate's `ORDER BY`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AggOrder {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: bool,
 }
 
 /// A compiled expression.
@@ -1170,7 +1182,10 @@ impl<'a> Binder<'a> {
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false),
             ast::FunctionArguments::List(list) => {
-                if !list.clauses.is_empty() {
+                let only_order_by =
+                    list.clauses.iter().all(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
+                let allowed = list.clauses.is_empty() || (name == "array_agg" && only_order_by);
+                if !allowed {
                     return Err(DbError::Unsupported(format!("clauses in the arguments of {name}()")));
                 }
                 let args = list
@@ -1192,6 +1207,7 @@ impl<'a> Binder<'a> {
             "avg" => Some(AggFunc::Avg),
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
+            "array_agg" => Some(AggFunc::ArrayAgg),
             _ => None,
         };
         if let Some(mut func) = aggregate {
@@ -1216,7 +1232,28 @@ impl<'a> Binder<'a> {
                 }
                 _ => return Err(wrong_arguments(&name, args.len())),
             };
-            self.aggs.push(AggCall { func, arg, distinct });
+            let mut order = Vec::new();
+            if let ast::FunctionArguments::List(list) = &f.args {
+                for clause in &list.clauses {
+                    let ast::FunctionArgumentClause::OrderBy(keys) = clause else { continue };
+                    for key in keys {
+                        let descending = match &key.options.sort {
+                            None | Some(ast::OrderBySort::Asc) => false,
+                            Some(ast::OrderBySort::Desc) => true,
+                            Some(ast::OrderBySort::Using(_)) => {
+                                return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
+                            }
+                        };
+                        self.in_aggregate = true;
+                        let expr = self.compile(&key.expr).and_then(Expr::fold);
+                        self.in_aggregate = false;
+                        // PostgreSQL's default: NULLs sort as the largest value.
+                        let nulls_first = key.options.nulls_first.unwrap_or(descending);
+                        order.push(AggOrder { expr: expr?, descending, nulls_first });
+                    }
+                }
+            }
+            self.aggs.push(AggCall { func, arg, distinct, order });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
         if distinct {

@@ -203,6 +203,33 @@ fn array_columns_are_stored_queried_and_updated() {
 }
 
 #[test]
+fn array_agg_collects_values_with_nulls_in_the_order_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE g (id int, grp text, v int)");
+    run(&mut s, "INSERT INTO g VALUES (1,'a',3),(2,'a',NULL),(3,'a',1),(4,'b',2),(5,'b',2)");
+    let by_group = |s: &mut db::Session, agg: &str| {
+        table(s, &format!("SELECT grp, {agg} FROM g GROUP BY grp ORDER BY grp"))
+    };
+    assert_eq!(by_group(&mut s, "array_agg(v)"), ["a|{3,NULL,1}", "b|{2,2}"]);
+    assert_eq!(by_group(&mut s, "array_agg(v ORDER BY v)"), ["a|{1,3,NULL}", "b|{2,2}"]);
+    assert_eq!(by_group(&mut s, "array_agg(v ORDER BY v DESC)"), ["a|{NULL,3,1}", "b|{2,2}"]);
+    assert_eq!(by_group(&mut s, "array_agg(v ORDER BY v NULLS FIRST)"), ["a|{NULL,1,3}", "b|{2,2}"]);
+    assert_eq!(by_group(&mut s, "array_agg(DISTINCT v)"), ["a|{1,3,NULL}", "b|{2}"]);
+    assert_eq!(table(&mut s, "SELECT array_agg(id ORDER BY grp DESC, id) FROM g"), ["{4,5,1,2,3}"]);
+    assert_eq!(table(&mut s, "SELECT array_agg(v) IS NULL FROM g WHERE id > 10"), ["t"]);
+    assert_eq!(table(&mut s, "SELECT array_agg(grp ORDER BY id) FROM g"), ["{a,a,a,b,b}"]);
+    assert_eq!(
+        table(
+            &mut s,
+            "SELECT cardinality(array_agg(id)), array_to_string(array_agg(grp ORDER BY id DESC), ',') FROM g"
+        ),
+        ["5|b,b,a,a,a"]
+    );
+}
+
+#[test]
 fn arrays_are_bind_parameters_as_values_and_as_text() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
