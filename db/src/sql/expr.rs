@@ -492,6 +492,9 @@ pub(crate) struct Relation {
     /// A subquery in FROM or a WITH query: its plan gives the rows (`schema` describes
     /// them); None for a table.
     pub derived: Option<std::sync::Arc<crate::sql::query::QueryPlan>>,
+    /// A set-returning function in FROM (`generate_series`, `unnest`): its call gives
+    /// the rows; None otherwise.
+    pub function: Option<std::sync::Arc<crate::sql::srf::FunctionScan>>,
 }
 
 impl Relation {
@@ -3153,8 +3156,13 @@ mod tests {
             vec![0],
         )
         .unwrap();
-        let relation =
-            Relation { name: "t".into(), alias: None, schema: std::sync::Arc::new(schema), derived: None };
+        let relation = Relation {
+            name: "t".into(),
+            alias: None,
+            schema: std::sync::Arc::new(schema),
+            derived: None,
+            function: None,
+        };
         let row = [Value::Int(3), Value::Int(10), Value::Text("abc".into())];
         let params = [Value::Int(3), Value::Text("x".into()), Value::Int(0)];
         let cases = [

@@ -30,6 +30,7 @@ pub mod oracle;
 pub mod prepared;
 pub mod query;
 pub(crate) mod references;
+pub(crate) mod srf;
 pub(crate) mod stored_views;
 pub(crate) mod temporal;
 pub(crate) mod window;

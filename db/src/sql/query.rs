@@ -801,7 +801,8 @@ impl Session {
         }
         let (scope, written) = self.scope_of_from(&select.from, params, outer)?;
         // Several relations, or a subquery's rows: through the joins' scans.
-        let several = scope.entries.len() > 1 || scope.entries.iter().any(|e| e.relation.derived.is_some());
+        let several = scope.entries.len() > 1
+            || scope.entries.iter().any(|e| e.relation.derived.is_some() || e.relation.function.is_some());
         let relation = if several { None } else { scope.single().cloned() };
         let input_names = scope.names();
         let input_types = scope.types();

@@ -295,3 +295,61 @@ fn array_columns_survive_a_checkpoint_and_the_redo_after_it() {
         ]
     );
 }
+
+#[test]
+fn set_returning_functions_in_from_give_postgresqls_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE posts (id int primary key, tags text[])");
+    run(&mut s, "INSERT INTO posts VALUES (1, '{a,b}'), (2, '{c}'), (3, '{}')");
+    let cases: &[(&str, &[&str])] = &[
+        ("SELECT * FROM generate_series(1,3)", &["1", "2", "3"]),
+        ("SELECT array_to_string(array_agg(g), ',') FROM generate_series(10, 1, -3) g", &["10,7,4,1"]),
+        ("SELECT array_to_string(array_agg(n), ',') FROM generate_series(1, 2, 0.5) AS t(n)", &["1,1.5,2.0"]),
+        (
+            "SELECT array_to_string(array_agg(g), ',') FROM generate_series('2024-01-01'::timestamp, '2024-01-02', '12 hours') g",
+            &["2024-01-01 00:00:00,2024-01-01 12:00:00,2024-01-02 00:00:00"],
+        ),
+        ("SELECT * FROM unnest(ARRAY['a','b']) WITH ORDINALITY", &["a|1", "b|2"]),
+        ("SELECT * FROM unnest(ARRAY[1,2,3], ARRAY['x']) AS u(n, s)", &["1|x", "2|", "3|"]),
+        ("SELECT x FROM unnest('{5,6}'::int[]) AS x", &["5", "6"]),
+        ("SELECT id, tag FROM posts, unnest(posts.tags) AS tag ORDER BY id, tag", &["1|a", "1|b", "2|c"]),
+        (
+            "SELECT p.id, t.tag, t.n FROM posts p CROSS JOIN LATERAL unnest(p.tags) WITH ORDINALITY AS t(tag, n) ORDER BY 1, 3",
+            &["1|a|1", "1|b|2", "2|c|1"],
+        ),
+        (
+            "SELECT p.id, t FROM posts p LEFT JOIN LATERAL unnest(p.tags) AS t ON true ORDER BY 1, 2",
+            &["1|a", "1|b", "2|c", "3|"],
+        ),
+        ("SELECT count(*) FROM generate_series(1, 10) g WHERE g % 2 = 0", &["5"]),
+        ("SELECT * FROM generate_series(3, 1)", &[]),
+    ];
+    let mut wrong = Vec::new();
+    for (sql, expected) in cases {
+        match s.execute(sql, &[]) {
+            Ok(r) => {
+                let got: Vec<String> = r
+                    .rows()
+                    .iter()
+                    .map(|row| row.iter().map(pg_text).collect::<Vec<_>>().join("|"))
+                    .collect();
+                if got != *expected {
+                    wrong.push(format!("{sql}: got {got:?}, PostgreSQL gives {expected:?}"));
+                }
+            }
+            Err(e) => wrong.push(format!("{sql}: failed with {e}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    let e = fails(&mut s, "SELECT * FROM generate_series(1, 3, 0)");
+    assert_eq!((e.sqlstate(), e.to_string().as_str()), ("22023", "step size cannot equal zero"));
+    // A parameter array unnested.
+    let ids = Array::new(ElemType::Int, vec![Value::Int(4), Value::Null]).into_value();
+    let got = s.execute("SELECT count(*), count(u) FROM unnest($1) AS u", &[ids]).unwrap();
+    assert_eq!(got.rows()[0].iter().map(pg_text).collect::<Vec<_>>(), ["2", "1"]);
+    // EXPLAIN shows the function as a scan of its own.
+    let plan = table(&mut s, "EXPLAIN SELECT id, tag FROM posts, unnest(posts.tags) AS tag").join("\n");
+    assert!(plan.contains("Function Scan on unnest tag"), "{plan}");
+}
