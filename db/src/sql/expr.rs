@@ -616,6 +616,10 @@ impl Scope {
         let mut merged = Vec::new();
         let mut out = Vec::new();
         for entry in entries {
+            // The select list's own set-returning functions (`srf`) are no part of `*`.
+            if entry.relation.alias.as_deref() == Some(crate::sql::srf::SELECT_LIST_ALIAS) {
+                continue;
+            }
             for (i, column) in entry.relation.schema.visible_columns().iter().enumerate() {
                 if qualifier.is_none() && entry.merged_away.contains(&column.name) {
                     continue;
@@ -1323,6 +1327,11 @@ impl<'a> Binder<'a> {
                 (Some(session), Some(_)) => Expr::Literal(clock.value(session.transaction_timestamp())?),
                 _ => Expr::Clock(clock),
             });
+        }
+        if crate::sql::srf::SetFunction::named(&name).is_some() {
+            return Err(DbError::Unsupported(format!(
+                "{name}() here: a set-returning function is taken in FROM or as a whole select-list item"
+            )));
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;

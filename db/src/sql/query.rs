@@ -779,6 +779,14 @@ impl Session {
         params: &[Value],
         outer: &[Scope],
     ) -> DbResult<SelectPlan> {
+        let rewritten;
+        let select = match crate::sql::srf::select_list_functions(select)? {
+            Some(s) => {
+                rewritten = s;
+                &rewritten
+            }
+            None => select,
+        };
         let QueryClauses { limit, offset, for_update } = clauses;
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,

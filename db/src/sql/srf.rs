@@ -9,6 +9,8 @@
 //! The rows are materialized, as every scan's are in this executor: a series longer
 //! than `MAX_ROWS` is refused (54000) rather than exhausting memory.
 
+use sqlparser::ast;
+
 use crate::error::{DbError, DbResult};
 use crate::sql::arrays;
 use crate::sql::expr::{to_num, BinOp, Expr, Num};
@@ -264,4 +266,102 @@ fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
     let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
     let mut iters: Vec<_> = arrays.into_iter().map(Vec::into_iter).collect();
     Ok((0..n).map(|_| iters.iter_mut().map(|it| it.next().unwrap_or(Value::Null)).collect()).collect())
+}
+
+/// The alias of the FROM item a select list's set-returning functions become.
+pub(crate) const SELECT_LIST_ALIAS: &str = "__select_list_srf";
+
+/// A SELECT whose select list calls set-returning functions (`SELECT generate_series(1,
+/// 3)`, `SELECT id, unnest(tags) FROM t`), rewritten as PostgreSQL 10+ runs it: one
+/// row per value the function gives for each input row (none for an empty array), as
+/// if the call were a lateral function in FROM whose column the item reads. Several
+/// `unnest` items run in lockstep, the shorter padded with NULLs (one zipped unnest).
+/// None when the select list calls none.
+///
+/// Only a call that is the whole select item is taken; a call inside an expression,
+/// or beside GROUP BY or HAVING (where PostgreSQL runs it after grouping), is 0A000.
+pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast::Select>> {
+    let call_of = |e: &ast::Expr| -> Option<(SetFunction, Vec<ast::Expr>)> {
+        let ast::Expr::Function(f) = e else { return None };
+        let [part] = f.name.0.as_slice() else { return None };
+        let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
+        let ast::FunctionArguments::List(list) = &f.args else { return None };
+        let args = list
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        (f.over.is_none() && list.clauses.is_empty()).then_some((func, args))
+    };
+    let mut calls = Vec::new();
+    for item in &select.projection {
+        let expr = match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => continue,
+        };
+        if let Some(call) = call_of(expr) {
+            calls.push(call);
+        }
+    }
+    if calls.is_empty() {
+        return Ok(None);
+    }
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        || select.having.is_some();
+    if grouped {
+        return Err(DbError::Unsupported(
+            "a set-returning function in the select list with GROUP BY or HAVING".into(),
+        ));
+    }
+    // One FROM item for all: a zipped unnest, or a lone generate_series.
+    let (func, args) = match calls.as_slice() {
+        [(func, args)] => (*func, args.clone()),
+        many if many.iter().all(|(f, args)| *f == SetFunction::Unnest && args.len() == 1) => {
+            (SetFunction::Unnest, many.iter().map(|(_, args)| args[0].clone()).collect())
+        }
+        _ => {
+            return Err(DbError::Unsupported(
+                "several set-returning functions in a select list other than unnest of one array each".into(),
+            ))
+        }
+    };
+    let outputs = if func == SetFunction::Unnest { args.len() } else { 1 };
+    let columns: Vec<String> = (1..=outputs).map(|i| format!("c{i}")).collect();
+    let factor = ast::TableFactor::Function {
+        lateral: true,
+        name: ast::ObjectName::from(vec![ast::Ident::new(func.name())]),
+        args: args.into_iter().map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))).collect(),
+        with_ordinality: false,
+        alias: Some(ast::TableAlias {
+            explicit: true,
+            name: ast::Ident::new(SELECT_LIST_ALIAS),
+            columns: columns.iter().map(|c| ast::TableAliasColumnDef::from_name(c.as_str())).collect(),
+            at: None,
+        }),
+    };
+    let mut out = select.clone();
+    out.from.push(ast::TableWithJoins { relation: factor, joins: Vec::new() });
+    let mut next = 0;
+    for item in &mut out.projection {
+        let (expr, alias) = match item {
+            ast::SelectItem::UnnamedExpr(e) => (e.clone(), None),
+            ast::SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
+            _ => continue,
+        };
+        if call_of(&expr).is_none() {
+            continue;
+        }
+        let column = ast::Expr::CompoundIdentifier(vec![
+            ast::Ident::new(SELECT_LIST_ALIAS),
+            ast::Ident::new(columns[next].as_str()),
+        ]);
+        next += 1;
+        // The output column keeps the call's name (`generate_series`), as PostgreSQL's.
+        let alias = alias.unwrap_or_else(|| ast::Ident::new(func.name()));
+        *item = ast::SelectItem::ExprWithAlias { expr: column, alias };
+    }
+    Ok(Some(out))
 }

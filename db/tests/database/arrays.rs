@@ -353,3 +353,36 @@ fn set_returning_functions_in_from_give_postgresqls_rows() {
     let plan = table(&mut s, "EXPLAIN SELECT id, tag FROM posts, unnest(posts.tags) AS tag").join("\n");
     assert!(plan.contains("Function Scan on unnest tag"), "{plan}");
 }
+
+#[test]
+fn set_returning_functions_in_the_select_list_give_a_row_per_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE posts (id int primary key, tags text[])");
+    run(&mut s, "INSERT INTO posts VALUES (1, '{a,b}'), (2, '{c}'), (3, '{}')");
+    let cases: &[(&str, &[&str])] = &[
+        ("SELECT generate_series(1,3)", &["1", "2", "3"]),
+        ("SELECT unnest(ARRAY[1,2])", &["1", "2"]),
+        ("SELECT id, unnest(tags) FROM posts ORDER BY 1, 2", &["1|a", "1|b", "2|c"]),
+        ("SELECT *, unnest(tags) AS tag FROM posts ORDER BY 1, 3", &["1|{a,b}|a", "1|{a,b}|b", "2|{c}|c"]),
+        ("SELECT unnest(ARRAY[1,2,3]), unnest(ARRAY['a','b'])", &["1|a", "2|b", "3|"]),
+        (
+            "SELECT generate_series(1, id) AS n, id FROM posts ORDER BY id, n",
+            &["1|1", "1|2", "2|2", "1|3", "2|3", "3|3"],
+        ),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(table(&mut s, sql), *expected, "{sql}");
+    }
+    let names = |s: &mut db::Session, sql: &str| {
+        run(s, sql).columns().iter().map(|c| c.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(names(&mut s, "SELECT generate_series(1, 2)"), ["generate_series"]);
+    assert_eq!(names(&mut s, "SELECT id, unnest(tags) AS u FROM posts"), ["id", "u"]);
+    // generate_series beside another function in the select list: not zipped here.
+    assert_eq!(fails(&mut s, "SELECT generate_series(1, 2), unnest(ARRAY[1])").sqlstate(), "0A000");
+    // Inside an expression (PostgreSQL takes it) and beside GROUP BY: refused, not wrong.
+    assert_eq!(fails(&mut s, "SELECT unnest(ARRAY[1,2]) + 1").sqlstate(), "0A000");
+    assert_eq!(fails(&mut s, "SELECT id, unnest(tags) FROM posts GROUP BY id").sqlstate(), "0A000");
+}
