@@ -59,6 +59,8 @@ fn array_expressions_give_postgresqls_results() {
         ("SELECT ARRAY['a'] || 'b'::text", "{a,b}"),
         ("SELECT NULL || ARRAY[1]", "{1}"),
         ("SELECT ARRAY[1,2] || NULL", "{1,2}"),
+        ("SELECT to_json(ARRAY[1,NULL])", "[1,null]"),
+        ("SELECT to_jsonb(ARRAY['a'])", "[\"a\"]"),
         ("SELECT ARRAY['a'] || ARRAY['b','c']", "{a,b,c}"),
         ("SELECT array_length(ARRAY[1,2,3], 1)", "3"),
         ("SELECT array_length('{}'::int[], 1) IS NULL", "t"),
