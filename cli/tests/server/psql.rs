@@ -664,4 +664,12 @@ fn psql_prints_arrays_in_postgresqls_text_form() {
     );
     let error = server.query_error("SELECT '{1,2'::int[]");
     assert!(error.contains("22P02") && error.contains("malformed array literal"), "{error}");
+    // Set-returning functions in the select list and in FROM.
+    assert_eq!(server.query("SELECT generate_series(1, 3)"), "1\n2\n3\n");
+    assert_eq!(
+        server.query(
+            "SELECT p.id, t.tag, t.n FROM posts p, unnest(p.tags) WITH ORDINALITY AS t(tag, n) ORDER BY 1, 3"
+        ),
+        "1|a b|1\n1|c|2\n1||3\n1||4\n"
+    );
 }

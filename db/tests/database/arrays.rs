@@ -282,10 +282,16 @@ fn array_columns_survive_a_checkpoint_and_the_redo_after_it() {
         run(&mut s, "INSERT INTO a (id, t) VALUES (3, ARRAY['after', NULL])");
         run(&mut s, "UPDATE a SET i = i || 7 WHERE id = 1");
         run(&mut s, "COMMIT");
+        // A schema change in the redo: the array column's type in the logged schema.
+        run(&mut s, "ALTER TABLE a ADD COLUMN extra numeric[]");
+        run(&mut s, "UPDATE a SET extra = ARRAY[1.50, NULL] WHERE id = 2");
+        run(&mut s, "COMMIT");
     }
     let db = open(dir.path());
     let mut s = db.session();
     run(&mut s, "SET TIME ZONE 'UTC'");
+    assert_eq!(table(&mut s, "SELECT extra FROM a ORDER BY id"), ["", "{1.50,NULL}", ""]);
+    run(&mut s, "ALTER TABLE a DROP COLUMN extra");
     assert_eq!(
         table(&mut s, "SELECT * FROM a ORDER BY id"),
         [
