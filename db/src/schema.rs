@@ -562,6 +562,22 @@ impl TableSchema {
                     column.name,
                     column.ty.name()
                 )));
+            } else if let Value::Array(a) = value {
+                // Elements are of the element type (`has_type`); JSON ones must be JSON
+                // too, as a column's are.
+                for item in &a.items {
+                    let bad = match item {
+                        Value::Json(text) => crate::json::validate(text).is_err(),
+                        Value::Jsonb(text) => crate::json::normalize(text).ok().as_deref() != Some(&**text),
+                        _ => false,
+                    };
+                    if bad {
+                        return Err(corrupt(format!(
+                            "has an invalid JSON element in column \"{}\"",
+                            column.name
+                        )));
+                    }
+                }
             } else if let Value::Json(text) = value {
                 if let Err(e) = crate::json::validate(text) {
                     return Err(corrupt(format!("has invalid JSON in column \"{}\": {e}", column.name)));
@@ -781,6 +797,36 @@ mod tests {
 
     fn checked(schema: &TableSchema, mut row: Vec<Value>) -> DbResult<Vec<Value>> {
         schema.check_row(&mut row).map(|()| row)
+    }
+
+    #[test]
+    fn a_stored_array_must_hold_its_element_type_and_valid_json() {
+        use crate::array::{Array, ElemType};
+        let schema = |elem| {
+            TableSchema::new(
+                "t",
+                vec![
+                    Column { name: "id".into(), ty: DataType::Int, nullable: false },
+                    Column { name: "a".into(), ty: DataType::Array(elem), nullable: true },
+                ],
+                vec![0],
+            )
+            .unwrap()
+        };
+        let ints = schema(ElemType::Int);
+        let row = |items: Vec<Value>, elem| vec![Value::Int(1), Array { elem, items }.into_value()];
+        assert!(ints.check_stored_row(&row(vec![Value::Int(2), Value::Null], ElemType::Int)).is_ok());
+        for bad in
+            [row(vec![Value::Text("2".into())], ElemType::Int), row(vec![Value::Int(2)], ElemType::Text)]
+        {
+            assert!(matches!(ints.check_stored_row(&bad), Err(DbError::CorruptChange(_))), "{bad:?}");
+        }
+        let docs = schema(ElemType::Jsonb);
+        assert!(docs
+            .check_stored_row(&row(vec![Value::Jsonb("{\"a\": 1}".into())], ElemType::Jsonb))
+            .is_ok());
+        let bad = row(vec![Value::Jsonb("{\"a\":1}".into())], ElemType::Jsonb);
+        assert!(matches!(docs.check_stored_row(&bad), Err(DbError::CorruptChange(_))));
     }
 
     #[test]
