@@ -27,13 +27,15 @@
 //!               length, magnitude LE bytes (numeric: no high zero byte, zero has none)
 //!             | 11 u32 LE length, bytes (bytea) | 12 16 bytes (uuid) | 13 str (json)
 //!             | 14 str (jsonb, in its normal form)
+//!             | 15 u8 element type (a column type tag, 1-14), values (array: its
+//!               elements, each NULL or of the element type; no array inside)
 //! schema   := str name, u32 ncols, (str name, u8 type, u32 modifier, u8 nullable)*,
 //!             u32 nkey, u32 column index*
 //!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
 //!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC, 11 BYTEA, 12 UUID,
-//!             13 JSON, 14 JSONB, 15 CHAR
+//!             13 JSON, 14 JSONB, 15 CHAR, 16 ARRAY
 //!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod; CHAR's
-//!             length
+//!             length; an ARRAY's element type tag
 //! ```
 //! Decoding never trusts a length or tag from disk: bad bytes are an error.
 
@@ -114,6 +116,13 @@ fn fits_tag_1(schema: &TableSchema) -> bool {
         .is_ok_and(|plain| plain == *schema)
 }
 
+/// Where a value is read: a row's (or key's) value, or an array's element.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nesting {
+    Row,
+    Element,
+}
+
 fn put_values(out: &mut Vec<u8>, values: &[Value]) {
     put_u32(out, values.len() as u32);
     for v in values {
@@ -185,6 +194,11 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
                 out.push(14);
                 put_str(out, t);
             }
+            Value::Array(a) => {
+                out.push(15);
+                out.push(a.elem.tag());
+                put_values(out, &a.items);
+            }
         }
     }
 }
@@ -232,6 +246,7 @@ impl Change {
                         DataType::Jsonb => (14, u32::MAX),
                         DataType::Char { len } => (15, len.unwrap_or(u32::MAX)),
                         DataType::Catalog(_) => unreachable!("fits_tag_1 sends catalog types to tag 7"),
+                        DataType::Array(elem) => (16, elem.tag() as u32),
                     };
                     out.push(tag);
                     put_u32(out, max);
@@ -323,6 +338,12 @@ impl Change {
                         13 => DataType::Json,
                         14 => DataType::Jsonb,
                         15 => DataType::Char { len: (max != u32::MAX).then_some(max) },
+                        16 => DataType::Array(
+                            u8::try_from(max)
+                                .ok()
+                                .and_then(crate::array::ElemType::from_tag)
+                                .ok_or_else(|| corrupt(format!("array element type tag {max}")))?,
+                        ),
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -460,35 +481,54 @@ impl Reader<'_> {
         let n = self.count(1)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
-            out.push(match self.u8()? {
-                0 => Value::Null,
-                1 => Value::Int(self.u64()? as i64),
-                2 => Value::Float(f64::from_bits(self.u64()?)),
-                3 => Value::Text(self.str()?),
-                4 => Value::Bool(self.bool()?),
-                5 => Value::Date(self.u32()? as i32),
-                6 => Value::Time(self.u64()? as i64),
-                7 => Value::Timestamp(self.u64()? as i64),
-                8 => Value::TimestampTz(self.u64()? as i64),
-                9 => Value::Interval(crate::datetime::Interval {
-                    months: self.u32()? as i32,
-                    days: self.u32()? as i32,
-                    micros: self.u64()? as i64,
-                }),
-                10 => self.numeric()?,
-                11 => {
-                    let n = self.count(1)?;
-                    Value::Bytea(self.take(n)?.into())
-                }
-                12 => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
-                // The text is checked to be JSON (and normal) where rows are checked
-                // against their table (`TableSchema::check_stored_row`).
-                13 => Value::Json(self.str()?.into()),
-                14 => Value::Jsonb(self.str()?.into()),
-                t => return Err(corrupt(format!("value tag {t}"))),
-            });
+            out.push(self.value(Nesting::Row)?);
         }
         Ok(out)
+    }
+
+    /// One value; an array's elements are read with `Nesting::Element`, where another
+    /// array is corrupt (arrays have one dimension), so a crafted image cannot recurse.
+    fn value(&mut self, nesting: Nesting) -> DbResult<Value> {
+        Ok(match self.u8()? {
+            0 => Value::Null,
+            1 => Value::Int(self.u64()? as i64),
+            2 => Value::Float(f64::from_bits(self.u64()?)),
+            3 => Value::Text(self.str()?),
+            4 => Value::Bool(self.bool()?),
+            5 => Value::Date(self.u32()? as i32),
+            6 => Value::Time(self.u64()? as i64),
+            7 => Value::Timestamp(self.u64()? as i64),
+            8 => Value::TimestampTz(self.u64()? as i64),
+            9 => Value::Interval(crate::datetime::Interval {
+                months: self.u32()? as i32,
+                days: self.u32()? as i32,
+                micros: self.u64()? as i64,
+            }),
+            10 => self.numeric()?,
+            11 => {
+                let n = self.count(1)?;
+                Value::Bytea(self.take(n)?.into())
+            }
+            12 => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
+            // The text is checked to be JSON (and normal) where rows are checked
+            // against their table (`TableSchema::check_stored_row`).
+            13 => Value::Json(self.str()?.into()),
+            14 => Value::Jsonb(self.str()?.into()),
+            // Elements are checked to be of the element type where rows are checked
+            // against their table (`Value::has_type`).
+            15 if nesting == Nesting::Row => {
+                let tag = self.u8()?;
+                let elem = crate::array::ElemType::from_tag(tag)
+                    .ok_or_else(|| corrupt(format!("array element type tag {tag}")))?;
+                let n = self.count(1)?;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.value(Nesting::Element)?);
+                }
+                Value::Array(Box::new(crate::array::Array { elem, items }))
+            }
+            t => return Err(corrupt(format!("value tag {t}"))),
+        })
     }
 }
 
@@ -515,7 +555,43 @@ mod tests {
             )),
             ("-?[0-9]{1,40}(\\.[0-9]{0,30})?")
                 .prop_map(|t| Value::numeric(crate::numeric::parse(&t).unwrap())),
+            proptest::collection::vec(proptest::option::of(any::<i64>()), 0..5).prop_map(|items| {
+                crate::array::Array::new(
+                    crate::array::ElemType::Int,
+                    items.into_iter().map(|i| i.map_or(Value::Null, Value::Int)).collect(),
+                )
+                .into_value()
+            }),
+            proptest::collection::vec(proptest::option::of(".{0,6}"), 0..5).prop_map(|items| {
+                crate::array::Array::new(
+                    crate::array::ElemType::Text,
+                    items.into_iter().map(|t| t.map_or(Value::Null, Value::Text)).collect(),
+                )
+                .into_value()
+            }),
         ]
+    }
+
+    #[test]
+    fn an_array_inside_an_array_is_corrupt() {
+        // A row of one value: an int[] whose element is (tag 15) another array.
+        let mut bytes = vec![4];
+        put_str(&mut bytes, "t");
+        put_u32(&mut bytes, 1);
+        bytes.extend_from_slice(&[15, 1]);
+        put_u32(&mut bytes, 1);
+        bytes.extend_from_slice(&[15, 1]);
+        put_u32(&mut bytes, 0);
+        assert!(matches!(Change::decode(&bytes), Err(DbError::CorruptChange(_))));
+        // The same with an integer element decodes.
+        let mut bytes = vec![4];
+        put_str(&mut bytes, "t");
+        put_u32(&mut bytes, 1);
+        bytes.extend_from_slice(&[15, 1]);
+        put_u32(&mut bytes, 1);
+        bytes.push(1);
+        bytes.extend_from_slice(&5i64.to_le_bytes());
+        assert!(Change::decode(&bytes).is_ok());
     }
 
     fn arb_change() -> impl Strategy<Value = Change> {

@@ -87,6 +87,13 @@ pub enum DbError {
     /// A result past a limit of the implementation (`repeat('x', 2000000000)`: 54000).
     #[error("{0}")]
     ProgramLimitExceeded(String),
+    /// Text that is no array (22P02).
+    #[error("malformed array literal: \"{0}\"")]
+    MalformedArray(String),
+    /// Types that cannot meet (`ARRAY[1, true]`, a subscript of a non-array): 42804,
+    /// with PostgreSQL's own message.
+    #[error("{0}")]
+    TypeConflict(String),
     #[error("type \"{0}\" does not exist")]
     UndefinedType(String),
     /// A named object of another kind than those with their own errors, missing
@@ -283,6 +290,8 @@ impl DbError {
             DbError::UndefinedSchema(_) => "3F000",
             DbError::InvalidRegex(_) => "2201B",
             DbError::DatatypeMismatch(_) => "42804",
+            DbError::TypeConflict(_) => "42804",
+            DbError::MalformedArray(_) => "22P02",
             DbError::CannotCoerce(_) => "42846",
             DbError::WrongObjectType(_) => "42809",
             DbError::SequenceLimit(_) => "2200H",

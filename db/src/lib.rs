@@ -1,6 +1,7 @@
 //! redodb's database layer: tables, transactions, SQL, sessions, parameters and
 //! checkpoints, built on the redo log engine (`redo`). It knows nothing of the network.
 
+pub mod array;
 pub mod awr;
 pub mod bytea;
 mod call_clock;

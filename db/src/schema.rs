@@ -128,6 +128,13 @@ impl std::hash::Hash for Key {
                     state.write_u8(13);
                     t.hash(state);
                 }
+                // Element by element, as arrays compare (a key of an array is rare:
+                // the copy is no concern).
+                Value::Array(a) => {
+                    state.write_u8(14);
+                    state.write_usize(a.items.len());
+                    Key(a.items.iter().cloned().collect()).hash(state);
+                }
             }
         }
     }
@@ -559,6 +566,22 @@ impl TableSchema {
                     column.name,
                     column.ty.name()
                 )));
+            } else if let Value::Array(a) = value {
+                // Elements are of the element type (`has_type`); JSON ones must be JSON
+                // too, as a column's are.
+                for item in &a.items {
+                    let bad = match item {
+                        Value::Json(text) => crate::json::validate(text).is_err(),
+                        Value::Jsonb(text) => crate::json::normalize(text).ok().as_deref() != Some(&**text),
+                        _ => false,
+                    };
+                    if bad {
+                        return Err(corrupt(format!(
+                            "has an invalid JSON element in column \"{}\"",
+                            column.name
+                        )));
+                    }
+                }
             } else if let Value::Json(text) = value {
                 if let Err(e) = crate::json::validate(text) {
                     return Err(corrupt(format!("has invalid JSON in column \"{}\": {e}", column.name)));
@@ -638,6 +661,16 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
     let mismatch = |v: &Value| DbError::TypeMismatch { expected: ty.name(), value: v.to_string() };
     match (ty, value) {
         (_, Value::Null) => Ok(Value::Null),
+        (DataType::Array(elem), Value::Array(a)) if a.elem == elem => Ok(Value::Array(a)),
+        // Element by element, each as an assignment converts it (an int[] to a
+        // numeric[], a text[] of digits to an int[]).
+        (DataType::Array(elem), Value::Array(a)) => {
+            let ty = elem.data_type();
+            let items = a.items.into_iter().map(|v| coerce(v, ty)).collect::<DbResult<Vec<_>>>()?;
+            Ok(crate::array::Array::new(elem, items).into_value())
+        }
+        (DataType::Array(elem), Value::Text(t)) => Ok(crate::array::parse(&t, elem)?.into_value()),
+        (DataType::Array(_), v) => Err(mismatch(&v)),
         (DataType::Numeric(spec), v) => {
             let n = match v {
                 Value::Numeric(n) => *n,
@@ -811,6 +844,36 @@ mod tests {
 
     fn checked(schema: &TableSchema, mut row: Vec<Value>) -> DbResult<Vec<Value>> {
         schema.check_row(&mut row).map(|()| row)
+    }
+
+    #[test]
+    fn a_stored_array_must_hold_its_element_type_and_valid_json() {
+        use crate::array::{Array, ElemType};
+        let schema = |elem| {
+            TableSchema::new(
+                "t",
+                vec![
+                    Column { name: "id".into(), ty: DataType::Int, nullable: false },
+                    Column { name: "a".into(), ty: DataType::Array(elem), nullable: true },
+                ],
+                vec![0],
+            )
+            .unwrap()
+        };
+        let ints = schema(ElemType::Int);
+        let row = |items: Vec<Value>, elem| vec![Value::Int(1), Array { elem, items }.into_value()];
+        assert!(ints.check_stored_row(&row(vec![Value::Int(2), Value::Null], ElemType::Int)).is_ok());
+        for bad in
+            [row(vec![Value::Text("2".into())], ElemType::Int), row(vec![Value::Int(2)], ElemType::Text)]
+        {
+            assert!(matches!(ints.check_stored_row(&bad), Err(DbError::CorruptChange(_))), "{bad:?}");
+        }
+        let docs = schema(ElemType::Jsonb);
+        assert!(docs
+            .check_stored_row(&row(vec![Value::Jsonb("{\"a\": 1}".into())], ElemType::Jsonb))
+            .is_ok());
+        let bad = row(vec![Value::Jsonb("{\"a\":1}".into())], ElemType::Jsonb);
+        assert!(matches!(docs.check_stored_row(&bad), Err(DbError::CorruptChange(_))));
     }
 
     #[test]

@@ -106,6 +106,10 @@ fn shard_of_any(key: &[Value]) -> usize {
                     add(u64::from_le_bytes(word));
                 }
             }
+            Value::Array(a) => {
+                add(a.items.len() as u64 ^ 10);
+                add(shard_of(&a.items) as u64);
+            }
             Value::Uuid(u) => {
                 add(u64::from_le_bytes(u[..8].try_into().expect("8 bytes")) ^ 9);
                 add(u64::from_le_bytes(u[8..].try_into().expect("8 bytes")));

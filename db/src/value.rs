@@ -13,6 +13,7 @@ use std::fmt;
 
 use bigdecimal::BigDecimal;
 
+pub use crate::array::{Array, ElemType};
 use crate::datetime::{self, Interval, ZoneId};
 use crate::numeric::{self, NumericSpec};
 
@@ -56,6 +57,9 @@ pub enum DataType {
     Json,
     /// JSONB: validated text in PostgreSQL's normal form (see `json`).
     Jsonb,
+    /// A one-dimensional array of elements of one type (see `array`). The element type
+    /// carries no modifier, so that `DataType` stays `Copy` and no larger.
+    Array(ElemType),
     /// One of PostgreSQL's catalog types (`oid`, `name`, `regclass`, ...): the types of
     /// the pg_catalog relations' columns and of the casts catalog queries write.
     Catalog(CatalogType),
@@ -119,6 +123,7 @@ impl DataType {
             DataType::Json => "JSON".into(),
             DataType::Jsonb => "JSONB".into(),
             DataType::Catalog(c) => c.sql_name().to_ascii_uppercase(),
+            DataType::Array(elem) => format!("{}[]", elem.data_type().name()),
         }
     }
 
@@ -169,6 +174,9 @@ pub enum Value {
     Json(Box<str>),
     /// JSONB text in its normal form.
     Jsonb(Box<str>),
+    /// An array: boxed, so that a value stays 24 bytes and the scalar variants' clones
+    /// and drops cost what they did.
+    Array(Box<Array>),
 }
 
 impl Clone for Value {
@@ -205,6 +213,7 @@ impl Value {
             Value::Uuid(u) => Value::Uuid(*u),
             Value::Json(j) => Value::Json(j.clone()),
             Value::Jsonb(j) => Value::Jsonb(j.clone()),
+            Value::Array(a) => Value::Array(a.clone()),
         }
     }
 }
@@ -233,6 +242,7 @@ impl Value {
             Value::Uuid(_) => 8,
             Value::Json(_) => 9,
             Value::Jsonb(_) => 10,
+            Value::Array(_) => 11,
         }
     }
 
@@ -254,6 +264,7 @@ impl Value {
             Value::Uuid(_) => Some(DataType::Uuid),
             Value::Json(_) => Some(DataType::Json),
             Value::Jsonb(_) => Some(DataType::Jsonb),
+            Value::Array(a) => Some(DataType::Array(a.elem)),
         }
     }
 
@@ -332,7 +343,7 @@ impl Value {
                 | (Value::Uuid(_), DataType::Uuid)
                 | (Value::Json(_), DataType::Json)
                 | (Value::Jsonb(_), DataType::Jsonb)
-        )
+        ) || matches!((self, ty), (Value::Array(a), DataType::Array(elem)) if a.elem == elem && a.is_well_typed())
     }
 }
 
@@ -378,6 +389,7 @@ impl Value {
             // By their text: a total order for keys. (SQL compares jsonb by value, where
             // 1.0 and 1.00 are equal: `json::Jsonb::compare`.)
             (Value::Json(a), Value::Json(b)) | (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
+            (Value::Array(a), Value::Array(b)) => crate::array::cmp(a, b),
             // Dates and timestamps on one scale; a date before a timestamp of its
             // midnight, so that equal instants of different types stay distinct keys.
             (a, b) if a.rank() == 4 && b.rank() == 4 => {
@@ -417,6 +429,7 @@ impl fmt::Display for Value {
             Value::Bytea(b) => f.write_str(&crate::bytea::to_text(b)),
             Value::Uuid(u) => f.write_str(&crate::uuid::to_text(u)),
             Value::Json(t) | Value::Jsonb(t) => f.write_str(t),
+            Value::Array(a) => f.write_str(&crate::array::to_text(a)),
             other => {
                 let mut text = String::new();
                 other.write_datetime(&mut text);
@@ -509,7 +522,9 @@ mod tests {
     }
 
     #[test]
-    fn a_value_stays_24_bytes() {
+    fn a_value_stays_24_bytes_and_a_type_12() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
+        // A NUMERIC's modifier's size: an array's element type adds nothing.
+        assert_eq!(std::mem::size_of::<DataType>(), 12);
     }
 }

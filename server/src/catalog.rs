@@ -361,6 +361,7 @@ fn type_name(ty: DataType) -> String {
         DataType::Json => "json".into(),
         DataType::Jsonb => "jsonb".into(),
         DataType::Catalog(c) => c.sql_name().into(),
+        DataType::Array(elem) => format!("{}[]", type_name(elem.data_type())),
     }
 }
 

@@ -11,6 +11,7 @@
 //! (`db::numeric::write_binary`).
 
 use bytes::{BufMut, BytesMut};
+use db::value::ElemType;
 use db::{numeric, CatalogType, DataType, DbError, Value};
 
 pub const OID_UNSPECIFIED: u32 = 0;
@@ -41,6 +42,33 @@ pub const OID_OID: u32 = 26;
 pub const OID_REGCLASS: u32 = 2205;
 pub const OID_REGTYPE: u32 = 2206;
 pub const OID_REGNAMESPACE: u32 = 4089;
+
+/// The array types' OIDs (PostgreSQL's `_int8` and the like).
+pub const OID_BOOL_ARRAY: u32 = 1000;
+pub const OID_BYTEA_ARRAY: u32 = 1001;
+pub const OID_NAME_ARRAY: u32 = 1003;
+pub const OID_INT2_ARRAY: u32 = 1005;
+pub const OID_INT4_ARRAY: u32 = 1007;
+pub const OID_TEXT_ARRAY: u32 = 1009;
+pub const OID_BPCHAR_ARRAY: u32 = 1014;
+pub const OID_VARCHAR_ARRAY: u32 = 1015;
+pub const OID_INT8_ARRAY: u32 = 1016;
+pub const OID_FLOAT4_ARRAY: u32 = 1021;
+pub const OID_FLOAT8_ARRAY: u32 = 1022;
+pub const OID_OID_ARRAY: u32 = 1028;
+pub const OID_TIMESTAMP_ARRAY: u32 = 1115;
+pub const OID_DATE_ARRAY: u32 = 1182;
+pub const OID_TIME_ARRAY: u32 = 1183;
+pub const OID_TIMESTAMPTZ_ARRAY: u32 = 1185;
+pub const OID_INTERVAL_ARRAY: u32 = 1187;
+pub const OID_NUMERIC_ARRAY: u32 = 1231;
+pub const OID_JSON_ARRAY: u32 = 199;
+pub const OID_UUID_ARRAY: u32 = 2951;
+pub const OID_JSONB_ARRAY: u32 = 3807;
+
+/// The most elements a binary array parameter may declare before any is read: what
+/// a message of at most 1 GiB could hold at 4 bytes (a length) each.
+const MAX_BINARY_ARRAY_ELEMENTS: usize = db::array::MAX_ELEMENTS;
 /// The version byte before a jsonb's text in its binary form.
 const JSONB_VERSION: u8 = 1;
 
@@ -69,6 +97,27 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         // oid 26, name 19, "char" 18, regclass 2205, regtype 2206, regproc 24,
         // regnamespace 4089: the catalog's numbering.
         Some(ty @ DataType::Catalog(_)) => db::catalog::type_oid(ty) as u32,
+        Some(DataType::Array(elem)) => array_oid(elem),
+    }
+}
+
+/// The OID of an array of `elem` (an integer array is int8[], as an integer is int8).
+pub fn array_oid(elem: ElemType) -> u32 {
+    match elem {
+        ElemType::Int => OID_INT8_ARRAY,
+        ElemType::Float => OID_FLOAT8_ARRAY,
+        ElemType::Numeric => OID_NUMERIC_ARRAY,
+        ElemType::Text => OID_TEXT_ARRAY,
+        ElemType::Bool => OID_BOOL_ARRAY,
+        ElemType::Date => OID_DATE_ARRAY,
+        ElemType::Time => OID_TIME_ARRAY,
+        ElemType::Timestamp => OID_TIMESTAMP_ARRAY,
+        ElemType::TimestampTz => OID_TIMESTAMPTZ_ARRAY,
+        ElemType::Interval => OID_INTERVAL_ARRAY,
+        ElemType::Bytea => OID_BYTEA_ARRAY,
+        ElemType::Uuid => OID_UUID_ARRAY,
+        ElemType::Json => OID_JSON_ARRAY,
+        ElemType::Jsonb => OID_JSONB_ARRAY,
     }
 }
 
@@ -83,7 +132,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
         Some(DataType::Bytea) => (-1, -1),
         Some(DataType::Uuid) => (16, -1),
-        Some(DataType::Json | DataType::Jsonb) => (-1, -1),
+        Some(DataType::Json | DataType::Jsonb | DataType::Array(_)) => (-1, -1),
         Some(DataType::Catalog(CatalogType::Name)) => (64, -1),
         Some(DataType::Catalog(CatalogType::Char)) => (1, -1),
         Some(DataType::Catalog(_)) => (4, -1),
@@ -117,6 +166,25 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_NAME => Some(DataType::Catalog(CatalogType::Name)),
         OID_REGCLASS => Some(DataType::Catalog(CatalogType::RegClass)),
         OID_REGTYPE => Some(DataType::Catalog(CatalogType::RegType)),
+        // Arrays of the types above; name[] and bpchar[] as text[], oid[] as int8[].
+        OID_INT2_ARRAY | OID_INT4_ARRAY | OID_INT8_ARRAY | OID_OID_ARRAY => {
+            Some(DataType::Array(ElemType::Int))
+        }
+        OID_FLOAT4_ARRAY | OID_FLOAT8_ARRAY => Some(DataType::Array(ElemType::Float)),
+        OID_NUMERIC_ARRAY => Some(DataType::Array(ElemType::Numeric)),
+        OID_TEXT_ARRAY | OID_VARCHAR_ARRAY | OID_NAME_ARRAY | OID_BPCHAR_ARRAY => {
+            Some(DataType::Array(ElemType::Text))
+        }
+        OID_BOOL_ARRAY => Some(DataType::Array(ElemType::Bool)),
+        OID_DATE_ARRAY => Some(DataType::Array(ElemType::Date)),
+        OID_TIME_ARRAY => Some(DataType::Array(ElemType::Time)),
+        OID_TIMESTAMP_ARRAY => Some(DataType::Array(ElemType::Timestamp)),
+        OID_TIMESTAMPTZ_ARRAY => Some(DataType::Array(ElemType::TimestampTz)),
+        OID_INTERVAL_ARRAY => Some(DataType::Array(ElemType::Interval)),
+        OID_BYTEA_ARRAY => Some(DataType::Array(ElemType::Bytea)),
+        OID_UUID_ARRAY => Some(DataType::Array(ElemType::Uuid)),
+        OID_JSON_ARRAY => Some(DataType::Array(ElemType::Json)),
+        OID_JSONB_ARRAY => Some(DataType::Array(ElemType::Jsonb)),
         _ => None,
     }
 }
@@ -136,6 +204,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         Value::Json(t) | Value::Jsonb(t) => out.extend_from_slice(t.as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+        Value::Array(a) => out.extend_from_slice(db::array::to_text(a).as_bytes()),
         // In the session's zone: the connection makes it current while it handles the
         // client's messages (`SessionState::handle_messages`).
         other => {
@@ -203,6 +272,7 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Int(v), OID_OID | OID_REGCLASS | OID_REGTYPE | OID_REGPROC | OID_REGNAMESPACE) => {
             out.extend_from_slice(&(*v as u32).to_be_bytes())
         }
+        (Value::Array(a), oid) if oid == array_oid(a.elem) => write_binary_array(a, out),
         // PostgreSQL's binary forms are the values as they are: days or microseconds
         // since 2000-01-01, microseconds since midnight.
         (Value::Date(d), OID_DATE) => out.extend_from_slice(&d.to_be_bytes()),
@@ -216,6 +286,88 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         }
         (value, _) => write_text(value, out),
     }
+}
+
+/// PostgreSQL's binary array (`array_send`): i32 ndim (0 for an empty array), i32
+/// has-NULL flag, i32 element OID, then per dimension i32 length and i32 lower bound
+/// (1), then each element as an i32 length (-1 for NULL) and its binary form.
+fn write_binary_array(a: &db::array::Array, out: &mut Vec<u8>) {
+    let elem_oid = oid_of(Some(a.elem.data_type()));
+    let ndim: i32 = if a.items.is_empty() { 0 } else { 1 };
+    out.extend_from_slice(&ndim.to_be_bytes());
+    out.extend_from_slice(&i32::from(a.items.iter().any(Value::is_null)).to_be_bytes());
+    out.extend_from_slice(&elem_oid.to_be_bytes());
+    if ndim == 1 {
+        out.extend_from_slice(&(a.items.len() as i32).to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+    }
+    for item in &a.items {
+        if item.is_null() {
+            out.extend_from_slice(&(-1i32).to_be_bytes());
+            continue;
+        }
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        write_binary(item, elem_oid, out);
+        let len = (out.len() - at - 4) as i32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// Reads PostgreSQL's binary array (see `write_binary_array`) as an array of `elem`
+/// (the type the parameter's place wants; else the element OID's type): each element
+/// read by its own OID's binary form, then converted as an assignment would.
+fn read_binary_array(bytes: &[u8], elem: Option<ElemType>) -> Result<Value, DbError> {
+    let bad = |what: &str| invalid("binary array", what.to_string());
+    let mut at = 0;
+    let i32_at = |at: &mut usize| -> Result<i32, DbError> {
+        let b = bytes.get(*at..*at + 4).ok_or_else(|| bad("a header cut short"))?;
+        *at += 4;
+        Ok(i32::from_be_bytes(b.try_into().expect("4 bytes")))
+    };
+    let ndim = i32_at(&mut at)?;
+    let _has_null = i32_at(&mut at)?;
+    let elem_oid = i32_at(&mut at)? as u32;
+    let elem_ty = type_of_oid(elem_oid);
+    let target = elem
+        .or_else(|| elem_ty.and_then(ElemType::of))
+        .ok_or_else(|| invalid("binary array", format!("elements of OID {elem_oid}")))?;
+    let count = match ndim {
+        0 => 0,
+        1 => {
+            let len = i32_at(&mut at)?;
+            let _lower_bound = i32_at(&mut at)?;
+            usize::try_from(len).map_err(|_| bad("a negative length"))?
+        }
+        n if n > 1 => return Err(DbError::Unsupported("multidimensional arrays".into())),
+        _ => return Err(bad("a negative number of dimensions")),
+    };
+    // Every element takes at least its 4-byte length: a count the bytes cannot hold is
+    // refused before anything is allocated for it.
+    if count > MAX_BINARY_ARRAY_ELEMENTS || count > (bytes.len() - at) / 4 {
+        return Err(bad("more elements than bytes"));
+    }
+    let mut items = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = i32_at(&mut at)?;
+        if len == -1 {
+            items.push(Value::Null);
+            continue;
+        }
+        let len = usize::try_from(len).map_err(|_| bad("a negative element length"))?;
+        let element = bytes.get(at..at + len).ok_or_else(|| bad("an element cut short"))?;
+        at += len;
+        let value = if elem_oid == OID_NUMERIC {
+            read_numeric(element, FORMAT_BINARY, Some(target.data_type()))?
+        } else {
+            read_binary(element, elem_oid, elem_ty.or(Some(target.data_type())))?
+        };
+        items.push(db::schema::coerce(value, target.data_type())?);
+    }
+    if at != bytes.len() {
+        return Err(bad("bytes after the last element"));
+    }
+    Ok(db::array::Array::new(target, items).into_value())
 }
 
 /// Appends one DataRow field of a column of type `ty`: its length (-1 for NULL) and
@@ -425,6 +577,7 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
                 std::str::from_utf8(bytes).map_err(|_| invalid("character", "bytes that are not UTF-8"))?;
             db::schema::coerce(Value::Text(text.to_string()), ty)
         }
+        (_, Some(DataType::Array(elem))) => read_binary_array(bytes, Some(elem)),
         (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
             .map(|s| Value::Text(s.to_string()))
             .map_err(|_| invalid("text", "bytes that are not UTF-8")),
@@ -434,6 +587,54 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_arrays_follow_array_send_and_read_back() {
+        let a = db::array::Array::new(ElemType::Int, vec![Value::Int(7), Value::Null, Value::Int(-1)])
+            .into_value();
+        let mut out = Vec::new();
+        write_binary(&a, OID_INT8_ARRAY, &mut out);
+        let mut want = Vec::new();
+        for word in [1i32, 1, OID_INT8 as i32, 3, 1, 8] {
+            want.extend_from_slice(&word.to_be_bytes());
+        }
+        want.extend_from_slice(&7i64.to_be_bytes());
+        want.extend_from_slice(&(-1i32).to_be_bytes());
+        want.extend_from_slice(&8i32.to_be_bytes());
+        want.extend_from_slice(&(-1i64).to_be_bytes());
+        assert_eq!(out, want);
+        assert_eq!(read_parameter(Some(&out), FORMAT_BINARY, OID_INT8_ARRAY, None).unwrap(), a);
+        // The empty array: no dimensions.
+        let empty = db::array::Array::new(ElemType::Text, Vec::new()).into_value();
+        let mut out = Vec::new();
+        write_binary(&empty, OID_TEXT_ARRAY, &mut out);
+        assert_eq!(out.len(), 12);
+        assert_eq!(read_parameter(Some(&out), FORMAT_BINARY, OID_TEXT_ARRAY, None).unwrap(), empty);
+        // int4 elements (PgJDBC's int4[]) widen; a text parameter is read as an array.
+        let mut int4 = Vec::new();
+        for word in [1i32, 0, OID_INT4 as i32, 1, 1, 4, 42] {
+            int4.extend_from_slice(&word.to_be_bytes());
+        }
+        let got = read_parameter(Some(&int4), FORMAT_BINARY, OID_INT4_ARRAY, None).unwrap();
+        assert_eq!(got.to_string(), "{42}");
+        let got = read_parameter(Some(b"{1,NULL}"), FORMAT_TEXT, OID_INT2_ARRAY, None).unwrap();
+        assert_eq!(got.to_string(), "{1,NULL}");
+    }
+
+    #[test]
+    fn bad_binary_arrays_are_refused_before_allocating() {
+        let header = |words: &[i32]| words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>();
+        // A billion elements declared, none sent.
+        let huge = header(&[1, 0, OID_INT8 as i32, 1_000_000_000, 1]);
+        assert!(read_parameter(Some(&huge), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        // An element longer than the bytes left, a cut header, two dimensions.
+        let cut = header(&[1, 0, OID_INT8 as i32, 1, 1, 8]);
+        assert!(read_parameter(Some(&cut), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        assert!(read_parameter(Some(&[0, 0, 0]), FORMAT_BINARY, OID_INT8_ARRAY, None).is_err());
+        let two = header(&[2, 0, OID_INT8 as i32, 1, 1, 1, 1]);
+        let e = read_parameter(Some(&two), FORMAT_BINARY, OID_INT8_ARRAY, None).unwrap_err();
+        assert_eq!(e.sqlstate(), "0A000");
+    }
 
     #[test]
     fn integers_of_every_width_widen_to_int8() {

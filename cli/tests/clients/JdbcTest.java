@@ -568,6 +568,55 @@ public class JdbcTest {
     }
 
     /**
+     * Arrays: createArrayOf("int4"/"text"/"int8") + setArray as parameters (binary or text
+     * as the driver picks, inlined in simple mode), `k = ANY(?)`, and getArray() of int[]
+     * and text[] columns (binary results past prepareThreshold in the extended modes),
+     * with NULL elements, quoting and the empty array.
+     */
+    static void arrays(String mode) throws Exception {
+        String t = "arrays_" + mode.toLowerCase();
+        // Binary for int4[], int8[] and text[], both ways, past prepareThreshold.
+        try (Connection c = connect(mode, "&binaryTransferEnable=1007,1016,1009")) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, nums INT[], tags TEXT[])");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?, ?)")) {
+                for (int k = 1; k <= 7; k++) {
+                    ins.setLong(1, k);
+                    ins.setArray(2, c.createArrayOf("int4", k == 7 ? new Integer[0] : new Integer[] {k, k * 10, null}));
+                    ins.setArray(3, c.createArrayOf("text", new String[] {"a b", "q\"\\" + k, null, "", "NULL"}));
+                    equal(1, ins.executeUpdate(), "rows inserted by execution " + k);
+                }
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT k, nums, tags FROM " + t + " WHERE k = ANY(?) ORDER BY k")) {
+                for (int round = 0; round < 7; round++) {
+                    sel.setArray(1, c.createArrayOf("int8", new Long[] {2L, 7L, 99L}));
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row 2 of round " + round);
+                        equal(2L, rs.getLong(1), "k");
+                        java.sql.Array nums = rs.getArray(2);
+                        equal(java.util.Arrays.asList(2L, 20L, null), java.util.Arrays.asList((Object[]) nums.getArray()), "nums");
+                        equal(Types.BIGINT, nums.getBaseType(), "int elements are bigint");
+                        equal(java.util.Arrays.asList("a b", "q\"\\2", null, "", "NULL"),
+                                java.util.Arrays.asList((Object[]) rs.getArray(3).getArray()), "tags");
+                        equal(Types.ARRAY, rs.getMetaData().getColumnType(2), "int[] is ARRAY");
+                        equal("_int8", rs.getMetaData().getColumnTypeName(2), "type name of nums");
+                        check(rs.next(), "row 7 of round " + round);
+                        equal(0, ((Object[]) rs.getArray(2).getArray()).length, "the empty array");
+                        check(!rs.next(), "two rows");
+                    }
+                }
+            }
+            try (Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT nums[2], cardinality(tags), array_to_string(tags, '/') FROM " + t + " WHERE k = 3")) {
+                check(rs.next(), "a row");
+                equal(30L, rs.getLong(1), "nums[2]");
+                equal(5L, rs.getLong(2), "cardinality");
+                equal("a b/q\"\\3//NULL", rs.getString(3), "array_to_string skips NULLs");
+            }
+            expectError("22P02", () -> exec(c, "SELECT '{1,2'::int[]"));
+        }
+    }
+
+    /**
      * byte[] as bytea (setBytes/getBytes) and java.util.UUID as uuid (setObject/getObject),
      * in binary past prepareThreshold in the extended modes; a uuid key from
      * gen_random_uuid() read back as a UUID and used to find its row.
@@ -967,6 +1016,8 @@ public class JdbcTest {
             checks.add(() -> byteaAndUuid(mode));
             names.add("json and jsonb [" + mode + "]");
             checks.add(() -> jsonAndJsonb(mode));
+            names.add("arrays [" + mode + "]");
+            checks.add(() -> arrays(mode));
             names.add("char(n) [" + mode + "]");
             checks.add(() -> charN(mode));
         }

@@ -287,6 +287,39 @@ def check_json_and_jsonb_with_psycopgs_adapters():
         expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT %s::jsonb", ("{bad",)))
 
 
+def check_arrays_as_python_lists_in_text_and_binary():
+    """Python lists as int[] and text[] parameters in each format (psycopg picks the
+    array OID from the elements), with NULLs, quoting and empty lists; results loaded
+    back as lists from text and binary; `= ANY(%s)` with a list; array OIDs described."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "arr (id INT PRIMARY KEY, nums INT[], tags TEXT[])")
+        rows = [
+            (1, [1, 2, None], ["a", "b c", None, ""]),
+            (2, [], []),
+            (3, [2**40, -7], ['x"y\\z', "NULL", "{}", "é"]),
+        ]
+        for (id_, nums, tags), form in zip(rows, ["%s", "%b", "%t"]):
+            conn.execute(f"INSERT INTO arr VALUES ({form}, {form}, {form})", (id_, nums, tags))
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT id, nums, tags FROM arr ORDER BY id").fetchall()
+                assert got == rows, (binary, got)
+                types = [c.type_code for c in cur.description]
+                assert types == [20, 1016, 1009], types
+                got = cur.execute("SELECT ARRAY[1.5, 2], ARRAY[true, NULL], '{2024-01-02}'::date[]").fetchone()
+                assert got == ([Decimal("1.5"), Decimal("2")], [True, None], [__import__("datetime").date(2024, 1, 2)]), (binary, got)
+        for form in ("%s", "%b", "%t"):
+            got = conn.execute(f"SELECT id FROM arr WHERE id = ANY({form}) ORDER BY id", ([1, 3, 99],)).fetchall()
+            assert got == [(1,), (3,)], (form, got)
+            got = conn.execute(f"SELECT id FROM arr WHERE tags && {form} ORDER BY id", (["b c", "é"],)).fetchall()
+            assert got == [(1,), (3,)], (form, got)
+        got = conn.execute("SELECT nums[2], tags[2:3], cardinality(tags) FROM arr WHERE id = 1").fetchone()
+        assert got == (2, ["b c", None], 4), got
+        conn.execute("UPDATE arr SET nums = nums || %s WHERE id = 2", ([5, 6],))
+        assert conn.execute("SELECT nums FROM arr WHERE id = 2").fetchone() == ([5, 6],)
+        expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT '{1,2'::int[]"))
+
+
 def check_char_n_is_blank_padded():
     """CHAR(n) values come back blank-padded in both formats, parameters compare without
     their trailing blanks, a value too long is 22001."""

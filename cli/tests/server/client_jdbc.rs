@@ -10,7 +10,8 @@
 //! pg_backend_pid() and a FETCH read with a fetch size, and the exact and structured
 //! types: NUMERIC(p,s) as BigDecimal (precision and scale in the metadata), byte[] as
 //! bytea and java.util.UUID as uuid (binary results past prepareThreshold), JSON/JSONB
-//! through casts, CHAR(n) blank-padded. The checks are
+//! through casts, CHAR(n) blank-padded, arrays (createArrayOf + setArray, `= ANY(?)`,
+//! getArray, binary both ways). The checks are
 //! `cli/tests/clients/JdbcTest.java`, compiled here; it reports how many it ran, and the
 //! test fails unless all of them ran (at least one) and passed.
 

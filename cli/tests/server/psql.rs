@@ -699,3 +699,34 @@ fn psql_gets_function_results_with_their_types_and_postgresql_s_errors() {
     let error = server.query_error("SELECT repeat('x', 2000000000)");
     assert!(error.contains("54000"), "{error}");
 }
+
+#[test]
+fn psql_prints_arrays_in_postgresqls_text_form() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE posts (id BIGINT PRIMARY KEY, tags TEXT[], scores INT[])");
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d posts"]).stdout).into_owned();
+    for expected in ["tags   | text[]   |", "scores | bigint[] |"] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(r#"INSERT INTO posts VALUES (1, '{"a b", c, NULL, ""}', ARRAY[3, 1]), (2, '{}', '{7}')"#);
+    assert_eq!(
+        server.query("SELECT id, tags, scores, scores[1], tags[2:3] FROM posts ORDER BY id"),
+        "1|{\"a b\",c,NULL,\"\"}|{3,1}|3|{c,NULL}\n2|{}|{7}|7|{}\n"
+    );
+    assert_eq!(
+        server.query("SELECT id FROM posts WHERE 7 = ANY(scores) OR 'c' = ANY(tags) ORDER BY id"),
+        "1\n2\n"
+    );
+    let error = server.query_error("SELECT '{1,2'::int[]");
+    assert!(error.contains("22P02") && error.contains("malformed array literal"), "{error}");
+    // Set-returning functions in the select list and in FROM.
+    assert_eq!(server.query("SELECT generate_series(1, 3)"), "1\n2\n3\n");
+    assert_eq!(
+        server.query(
+            "SELECT p.id, t.tag, t.n FROM posts p, unnest(p.tags) WITH ORDINALITY AS t(tag, n) ORDER BY 1, 3"
+        ),
+        "1|a b|1\n1|c|2\n1||3\n1||4\n"
+    );
+}

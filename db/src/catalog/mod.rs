@@ -47,7 +47,7 @@ pub use relations::{is_relation, relation_names, schema};
 use crate::database::DbShared;
 use crate::error::{DbError, DbResult};
 use crate::schema::TableSchema;
-use crate::value::{CatalogType, DataType, Value};
+use crate::value::{CatalogType, DataType, ElemType, Value};
 
 /// Namespace OIDs, PostgreSQL's.
 pub const PG_CATALOG_OID: i64 = 11;
@@ -149,9 +149,9 @@ const fn builtin(
 }
 
 /// Every type a value of the database can have, and the catalog types, with PostgreSQL
-/// 15's OIDs. int2 and int4 are here because clients send parameters of them, though
+/// 15's OIDs; then the arrays of them. int2 and int4 are here because clients send parameters of them, though
 /// the database keeps every integer as an int8.
-pub const BUILTIN_TYPES: [BuiltinType; 26] = [
+pub const BUILTIN_TYPES: [BuiltinType; 45] = [
     builtin(16, "bool", "boolean", 1, 'B', 1000, 0),
     builtin(17, "bytea", "bytea", -1, 'U', 1001, 0),
     builtin(18, "char", "\"char\"", 1, 'Z', 1002, 0),
@@ -178,6 +178,26 @@ pub const BUILTIN_TYPES: [BuiltinType; 26] = [
     builtin(2950, "uuid", "uuid", 16, 'U', 2951, 0),
     builtin(3802, "jsonb", "jsonb", -1, 'U', 3807, 0),
     builtin(4089, "regnamespace", "regnamespace", 4, 'N', 4090, 0),
+    // The array types of the element types a value may have (category 'A').
+    builtin(1000, "_bool", "boolean[]", -1, 'A', 0, 0),
+    builtin(1001, "_bytea", "bytea[]", -1, 'A', 0, 0),
+    builtin(1003, "_name", "name[]", -1, 'A', 0, 0),
+    builtin(1005, "_int2", "smallint[]", -1, 'A', 0, 0),
+    builtin(1007, "_int4", "integer[]", -1, 'A', 0, 0),
+    builtin(1009, "_text", "text[]", -1, 'A', 0, 100),
+    builtin(1015, "_varchar", "character varying[]", -1, 'A', 0, 100),
+    builtin(1016, "_int8", "bigint[]", -1, 'A', 0, 0),
+    builtin(1022, "_float8", "double precision[]", -1, 'A', 0, 0),
+    builtin(1028, "_oid", "oid[]", -1, 'A', 0, 0),
+    builtin(1115, "_timestamp", "timestamp without time zone[]", -1, 'A', 0, 0),
+    builtin(1182, "_date", "date[]", -1, 'A', 0, 0),
+    builtin(1183, "_time", "time without time zone[]", -1, 'A', 0, 0),
+    builtin(1185, "_timestamptz", "timestamp with time zone[]", -1, 'A', 0, 0),
+    builtin(1187, "_interval", "interval[]", -1, 'A', 0, 0),
+    builtin(1231, "_numeric", "numeric[]", -1, 'A', 0, 0),
+    builtin(199, "_json", "json[]", -1, 'A', 0, 0),
+    builtin(2951, "_uuid", "uuid[]", -1, 'A', 0, 0),
+    builtin(3807, "_jsonb", "jsonb[]", -1, 'A', 0, 0),
 ];
 
 /// The built-in type with OID `oid`.
@@ -204,6 +224,23 @@ pub fn type_oid(ty: DataType) -> i64 {
         DataType::Uuid => 2950,
         DataType::Json => 114,
         DataType::Jsonb => 3802,
+        // PostgreSQL's array types (an integer array is int8[], as an integer is int8).
+        DataType::Array(elem) => match elem {
+            ElemType::Int => 1016,
+            ElemType::Float => 1022,
+            ElemType::Numeric => 1231,
+            ElemType::Text => 1009,
+            ElemType::Bool => 1000,
+            ElemType::Date => 1182,
+            ElemType::Time => 1183,
+            ElemType::Timestamp => 1115,
+            ElemType::TimestampTz => 1185,
+            ElemType::Interval => 1187,
+            ElemType::Bytea => 1001,
+            ElemType::Uuid => 2951,
+            ElemType::Json => 199,
+            ElemType::Jsonb => 3807,
+        },
         DataType::Catalog(c) => match c {
             CatalogType::Oid => 26,
             CatalogType::Name => 19,

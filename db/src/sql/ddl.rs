@@ -790,6 +790,7 @@ pub(crate) fn compile_checks(schema: &std::sync::Arc<TableSchema>) -> DbResult<V
         alias: None,
         schema: schema.clone(),
         derived: None,
+        function: None,
     };
     schema
         .checks

@@ -391,6 +391,7 @@ impl InsertTarget {
             alias: self.alias.clone(),
             schema: self.schema.clone(),
             derived: None,
+            function: None,
         }
     }
 
@@ -1438,6 +1439,7 @@ impl Session {
                     alias: None,
                     schema: schema.clone(),
                     derived: None,
+                    function: None,
                 });
                 let mut binder = Binder::over(scope, Vec::new(), params).in_session(self);
                 let mut sets = Vec::new();

@@ -38,9 +38,10 @@ use crate::error::{DbError, DbResult};
 use crate::numeric::{self, NumericSpec, RoundMode};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
+use crate::sql::arrays;
 use crate::sql::functions::{self, TrimWhere};
 use crate::sql::{formatting, json_ops, temporal};
-use crate::value::{CatalogType, DataType, Value};
+use crate::value::{CatalogType, DataType, ElemType, Value};
 use bigdecimal::BigDecimal;
 
 /// The largest string a function (repeat, rpad, lpad) builds, in characters.
@@ -76,6 +77,8 @@ pub(crate) enum BinOp {
     ContainedBy,
     /// `?`: a jsonb key (or string element) exists.
     HasKey,
+    /// `&&`: two arrays have an element in common.
+    Overlaps,
 }
 
 impl BinOp {
@@ -90,7 +93,7 @@ impl BinOp {
         }
     }
 
-    fn is_comparison(self) -> bool {
+    pub(crate) fn is_comparison(self) -> bool {
         matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
     }
 }
@@ -175,6 +178,18 @@ pub(crate) enum Func {
     ToDate,
     /// `to_timestamp(text, template)` and `to_timestamp(seconds since 1970)`.
     ToTimestamp,
+    /// The array functions (see `arrays::call`).
+    ArrayLength,
+    ArrayUpper,
+    ArrayLower,
+    Cardinality,
+    ArrayPosition,
+    ArrayAppend,
+    ArrayPrepend,
+    ArrayCat,
+    ArrayRemove,
+    ArrayToString,
+    StringToArray,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -300,6 +315,17 @@ impl Func {
             "to_char" => (Func::ToChar, 2, 2),
             "to_date" => (Func::ToDate, 2, 2),
             "to_timestamp" => (Func::ToTimestamp, 1, 2),
+            "array_length" => (Func::ArrayLength, 2, 2),
+            "array_upper" => (Func::ArrayUpper, 2, 2),
+            "array_lower" => (Func::ArrayLower, 2, 2),
+            "cardinality" => (Func::Cardinality, 1, 1),
+            "array_position" => (Func::ArrayPosition, 2, 3),
+            "array_append" => (Func::ArrayAppend, 2, 2),
+            "array_prepend" => (Func::ArrayPrepend, 2, 2),
+            "array_cat" => (Func::ArrayCat, 2, 2),
+            "array_remove" => (Func::ArrayRemove, 2, 2),
+            "array_to_string" => (Func::ArrayToString, 2, 3),
+            "string_to_array" => (Func::StringToArray, 2, 3),
             _ => return None,
         })
     }
@@ -314,6 +340,8 @@ pub(crate) enum AggFunc {
     Avg,
     Min,
     Max,
+    /// `array_agg(x [ORDER BY ...])`: the values, NULLs included, as an array.
+    ArrayAgg,
 }
 
 /// One aggregate call of a query; `Expr::Agg(i)` refers to the i-th.
@@ -323,6 +351,16 @@ pub(crate) struct AggCall {
     /// The argument, compiled against the input row (None for count(*)).
     pub arg: Option<Expr>,
     pub distinct: bool,
+    /// `ORDER BY` inside the call (array_agg's), compiled against the input row.
+    pub order: Vec<AggOrder>,
+}
+
+/// One key of an aggregate's `ORDER BY`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AggOrder {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: bool,
 }
 
 /// A compiled expression.
@@ -400,6 +438,20 @@ pub(crate) enum Expr {
         all: bool,
         values: Vec<Value>,
     },
+    /// `lhs op ANY/ALL (array)`: the array an expression (a column, `$1`, `ARRAY[...]`).
+    AnyArray {
+        lhs: Box<Expr>,
+        op: BinOp,
+        all: bool,
+        array: Box<Expr>,
+    },
+    /// `ARRAY[e, ...]`: its elements converted to the element type chosen at compile
+    /// time (`arrays::element_type`).
+    Array(ElemType, Vec<Expr>),
+    /// `a[i]`.
+    Subscript(Box<Expr>, Box<Expr>),
+    /// `a[lo:hi]`, either bound omitted.
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
 }
 
 /// A subquery in an expression: what it is asked, and its plan.
@@ -451,6 +503,9 @@ pub(crate) struct Relation {
     /// A subquery in FROM or a WITH query: its plan gives the rows (`schema` describes
     /// them); None for a table.
     pub derived: Option<std::sync::Arc<crate::sql::query::QueryPlan>>,
+    /// A set-returning function in FROM (`generate_series`, `unnest`): its call gives
+    /// the rows; None otherwise.
+    pub function: Option<std::sync::Arc<crate::sql::srf::FunctionScan>>,
 }
 
 impl Relation {
@@ -572,6 +627,10 @@ impl Scope {
         let mut merged = Vec::new();
         let mut out = Vec::new();
         for entry in entries {
+            // The select list's own set-returning functions (`srf`) are no part of `*`.
+            if entry.relation.alias.as_deref() == Some(crate::sql::srf::SELECT_LIST_ALIAS) {
+                continue;
+            }
             for (i, column) in entry.relation.schema.visible_columns().iter().enumerate() {
                 if qualifier.is_none() && entry.merged_away.contains(&column.name) {
                     continue;
@@ -819,6 +878,11 @@ impl<'a> Binder<'a> {
                         a = as_char_operand(a);
                     }
                 }
+                if op == BinOp::Concat {
+                    if let Some(call) = self.array_concat(a.clone(), b.clone()) {
+                        return Ok(call);
+                    }
+                }
                 Expr::Binary(op, Box::new(a), Box::new(b))
             }
             E::Like { negated, any: false, expr, pattern, escape_char } => {
@@ -919,18 +983,90 @@ impl<'a> Binder<'a> {
             }
             E::AnyOp { left, compare_op, right, .. } | E::AllOp { left, compare_op, right } => {
                 let all = matches!(expr, E::AllOp { .. });
-                let E::Subquery(query) = right.as_ref() else {
-                    return Err(DbError::Unsupported(format!("ANY/ALL over {right} (a subquery only)")));
-                };
                 let op = binary_operator(compare_op)?;
                 if !op.is_comparison() {
                     return Err(DbError::Unsupported(format!("ANY/ALL with the operator {compare_op}")));
                 }
                 let lhs = self.compile_box(left)?;
-                self.subquery(query, SubqueryKind::Quantified { lhs, op, all })?
+                match right.as_ref() {
+                    E::Subquery(query) => self.subquery(query, SubqueryKind::Quantified { lhs, op, all })?,
+                    other => {
+                        let array = self.compile(other)?;
+                        match self.type_of(&array) {
+                            Some(DataType::Array(_) | DataType::Text { .. }) | None => {}
+                            Some(_) => return Err(arrays::any_of_non_array()),
+                        }
+                        Expr::AnyArray { lhs, op, all, array: Box::new(array) }
+                    }
+                }
+            }
+            E::Array(ast::Array { elem, .. }) => {
+                let elems = elem.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+                let types: Vec<(Option<DataType>, bool)> = elems
+                    .iter()
+                    .map(|e| (self.type_of(e), matches!(e, Expr::Literal(Value::Text(_)))))
+                    .collect();
+                Expr::Array(arrays::element_type(&types)?, elems)
+            }
+            E::CompoundFieldAccess { root, access_chain } => {
+                let mut base = self.compile(root)?;
+                for access in access_chain {
+                    if let Some(ty) = self.type_of(&base).filter(|t| !matches!(t, DataType::Array(_))) {
+                        return Err(arrays::not_subscriptable(ty));
+                    }
+                    if matches!(base, Expr::Subscript(..) | Expr::Slice(..)) {
+                        return Err(DbError::Unsupported("multidimensional arrays".into()));
+                    }
+                    base = match access {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            Expr::Subscript(Box::new(base), self.compile_box(index)?)
+                        }
+                        ast::AccessExpr::Subscript(ast::Subscript::Slice {
+                            lower_bound,
+                            upper_bound,
+                            stride: None,
+                        }) => Expr::Slice(
+                            Box::new(base),
+                            lower_bound.as_ref().map(|e| self.compile_box(e)).transpose()?,
+                            upper_bound.as_ref().map(|e| self.compile_box(e)).transpose()?,
+                        ),
+                        other => return Err(DbError::Unsupported(format!("the access {other}"))),
+                    };
+                }
+                base
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
+    }
+
+    /// `a || b` with an array on a side whose other side's type is known: the array
+    /// function it means, so that a NULL of an element type is appended as an element
+    /// (`ARRAY[1] || NULL::int` is `{1,NULL}`) and one of the array type is no change.
+    /// A text literal beside an array is an array literal (`ARRAY[1] || '{2,3}'`), as
+    /// PostgreSQL reads it. None when no side is known to be an array.
+    fn array_concat(&self, a: Expr, b: Expr) -> Option<Expr> {
+        let (ta, tb) = (self.type_of(&a), self.type_of(&b));
+        let as_array_literal = |e: Expr, ty: DataType| match e {
+            e @ Expr::Literal(Value::Text(_)) => Expr::Cast(Box::new(e), ty),
+            other => other,
+        };
+        Some(match (ta, tb) {
+            (Some(DataType::Array(_)), Some(DataType::Array(_))) => Expr::Func(Func::ArrayCat, vec![a, b]),
+            (Some(t @ DataType::Array(_)), _) if matches!(b, Expr::Literal(Value::Text(_))) => {
+                Expr::Func(Func::ArrayCat, vec![a, as_array_literal(b, t)])
+            }
+            (_, Some(t @ DataType::Array(_))) if matches!(a, Expr::Literal(Value::Text(_))) => {
+                Expr::Func(Func::ArrayCat, vec![as_array_literal(a, t), b])
+            }
+            (Some(DataType::Array(_)), Some(_)) => Expr::Func(Func::ArrayAppend, vec![a, b]),
+            (Some(_), Some(DataType::Array(_))) => Expr::Func(Func::ArrayPrepend, vec![a, b]),
+            _ => return None,
+        })
+    }
+
+    /// The static type of an expression compiled in this scope.
+    fn type_of(&self, e: &Expr) -> Option<DataType> {
+        e.static_type(&self.scope.types(), &[])
     }
 
     /// The CHAR(n) type of a column or a cast that is one.
@@ -952,17 +1088,6 @@ impl<'a> Binder<'a> {
             user: session.entry.client().username,
         };
         Ok(Expr::Catalog(Box::new(call), args))
-    }
-
-    /// The type of `e`'s values, when it can be told as it is compiled.
-    fn type_of(&self, e: &Expr) -> Option<DataType> {
-        let columns: Vec<Option<DataType>> = self
-            .scope
-            .entries
-            .iter()
-            .flat_map(|e| e.relation.schema.columns.iter().map(|c| Some(c.ty)))
-            .collect();
-        e.static_type(&columns, &[])
     }
 
     /// `operand::ty`. A cast to a `reg*` type looks the name up (`'t'::regclass`), and
@@ -1134,7 +1259,10 @@ impl<'a> Binder<'a> {
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false),
             ast::FunctionArguments::List(list) => {
-                if !list.clauses.is_empty() {
+                let only_order_by =
+                    list.clauses.iter().all(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
+                let allowed = list.clauses.is_empty() || (name == "array_agg" && only_order_by);
+                if !allowed {
                     return Err(DbError::Unsupported(format!("clauses in the arguments of {name}()")));
                 }
                 let args = list
@@ -1156,6 +1284,7 @@ impl<'a> Binder<'a> {
             "avg" => Some(AggFunc::Avg),
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
+            "array_agg" => Some(AggFunc::ArrayAgg),
             _ => None,
         };
         if let Some(mut func) = aggregate {
@@ -1180,7 +1309,28 @@ impl<'a> Binder<'a> {
                 }
                 _ => return Err(wrong_arguments(&name, args.len())),
             };
-            self.aggs.push(AggCall { func, arg, distinct });
+            let mut order = Vec::new();
+            if let ast::FunctionArguments::List(list) = &f.args {
+                for clause in &list.clauses {
+                    let ast::FunctionArgumentClause::OrderBy(keys) = clause else { continue };
+                    for key in keys {
+                        let descending = match &key.options.sort {
+                            None | Some(ast::OrderBySort::Asc) => false,
+                            Some(ast::OrderBySort::Desc) => true,
+                            Some(ast::OrderBySort::Using(_)) => {
+                                return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
+                            }
+                        };
+                        self.in_aggregate = true;
+                        let expr = self.compile(&key.expr).and_then(Expr::fold);
+                        self.in_aggregate = false;
+                        // PostgreSQL's default: NULLs sort as the largest value.
+                        let nulls_first = key.options.nulls_first.unwrap_or(descending);
+                        order.push(AggOrder { expr: expr?, descending, nulls_first });
+                    }
+                }
+            }
+            self.aggs.push(AggCall { func, arg, distinct, order });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
         if distinct {
@@ -1260,6 +1410,11 @@ impl<'a> Binder<'a> {
                 })
                 .collect::<DbResult<Vec<_>>>()?;
             return self.catalog_call(func, args);
+        }
+        if crate::sql::srf::SetFunction::named(&name).is_some() {
+            return Err(DbError::Unsupported(format!(
+                "{name}() here: a set-returning function is taken in FROM or as a whole select-list item"
+            )));
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
@@ -1465,6 +1620,7 @@ fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
         B::AtArrow => BinOp::Contains,
         B::ArrowAt => BinOp::ContainedBy,
         B::Question => BinOp::HasKey,
+        B::PGOverlap => BinOp::Overlaps,
         other => return Err(DbError::Unsupported(format!("the operator {other}"))),
     })
 }
@@ -1597,6 +1753,16 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         T::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => DataType::TimestampTz,
         T::Interval { .. } => DataType::Interval,
         T::Regclass => DataType::Catalog(CatalogType::RegClass),
+        // `int[]`, `int[3]` and `int ARRAY` (a declared size is not enforced, as in
+        // PostgreSQL); `int[][]` is more than one dimension.
+        T::Array(
+            ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::Qualified(inner, _),
+        ) => {
+            if let T::Array(_) = inner.as_ref() {
+                return Err(DbError::Unsupported("multidimensional arrays".into()));
+            }
+            DataType::Array(ElemType::of_checked(sql_type(inner)?)?)
+        }
         T::Custom(name, args) => {
             let name = object_name(name)?;
             match name.as_str() {
@@ -1741,6 +1907,18 @@ impl Expr {
             Expr::Quantified { lhs, op, all, values } => {
                 Expr::Quantified { lhs: boxed(f, lhs)?, op, all, values }
             }
+            Expr::AnyArray { lhs, op, all, array } => {
+                Expr::AnyArray { lhs: boxed(f, lhs)?, op, all, array: boxed(f, array)? }
+            }
+            Expr::Array(elem, items) => {
+                Expr::Array(elem, items.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
+            }
+            Expr::Subscript(a, i) => Expr::Subscript(boxed(f, a)?, boxed(f, i)?),
+            Expr::Slice(a, lo, hi) => Expr::Slice(
+                boxed(f, a)?,
+                lo.map(|e| boxed(f, e)).transpose()?,
+                hi.map(|e| boxed(f, e)).transpose()?,
+            ),
             Expr::Neg(e) => Expr::Neg(boxed(f, e)?),
             Expr::Not(e) => Expr::Not(boxed(f, e)?),
             Expr::Binary(op, a, b) => Expr::Binary(op, boxed(f, a)?, boxed(f, b)?),
@@ -1798,6 +1976,24 @@ impl Expr {
                 SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
             },
             Expr::Quantified { lhs, .. } => f(lhs),
+            Expr::AnyArray { lhs, array, .. } => {
+                f(lhs);
+                f(array);
+            }
+            Expr::Array(_, items) => items.iter().for_each(f),
+            Expr::Subscript(a, i) => {
+                f(a);
+                f(i);
+            }
+            Expr::Slice(a, lo, hi) => {
+                f(a);
+                if let Some(lo) = lo {
+                    f(lo);
+                }
+                if let Some(hi) = hi {
+                    f(hi);
+                }
+            }
             Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) | Expr::Cast(e, _) => {
                 f(e)
             }
@@ -2108,7 +2304,13 @@ impl Expr {
                 SubqueryKind::Scalar => sub.plan.0.columns().first().and_then(|c| c.ty),
                 _ => Some(DataType::Bool),
             },
-            Expr::Quantified { .. } => Some(DataType::Bool),
+            Expr::Quantified { .. } | Expr::AnyArray { .. } => Some(DataType::Bool),
+            Expr::Array(elem, _) => Some(DataType::Array(*elem)),
+            Expr::Subscript(a, _) => match a.static_type(columns, aggs) {
+                Some(DataType::Array(elem)) => Some(elem.data_type()),
+                _ => None,
+            },
+            Expr::Slice(a, _, _) => a.static_type(columns, aggs),
             Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
                 op if json_ops::result_type(
@@ -2120,8 +2322,10 @@ impl Expr {
                 {
                     json_ops::result_type(*op, a.static_type(columns, aggs), b.static_type(columns, aggs))
                 }
+                BinOp::Overlaps => Some(DataType::Bool),
                 BinOp::Concat => match (a.static_type(columns, aggs), b.static_type(columns, aggs)) {
                     (Some(DataType::Bytea), Some(DataType::Bytea)) => Some(DataType::Bytea),
+                    (Some(t @ DataType::Array(_)), _) | (_, Some(t @ DataType::Array(_))) => Some(t),
                     _ => text,
                 },
                 op if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Some(DataType::Bool),
@@ -2201,6 +2405,11 @@ impl Expr {
                     .find_map(|(_, a)| a.static_type(columns, aggs)),
                 Func::ToDate => Some(DataType::Date),
                 Func::ToTimestamp => Some(DataType::TimestampTz),
+                _ if arrays::is_array_function(*func) => arrays::result_type(
+                    *func,
+                    &args.iter().map(|a| a.static_type(columns, aggs)).collect::<Vec<_>>(),
+                ),
+                _ => None,
             },
             Expr::Case { whens, otherwise, .. } => common_type(
                 whens
@@ -2259,6 +2468,21 @@ impl Expr {
                     Value::Bool(*all)
                 }
             }
+            Expr::AnyArray { lhs, op, all, array } => {
+                arrays::quantified(*op, *all, &lhs.eval(row, aggs)?, array.eval(row, aggs)?)?
+            }
+            Expr::Array(elem, items) => {
+                let ty = elem.data_type();
+                let values =
+                    items.iter().map(|e| coerce(e.eval(row, aggs)?, ty)).collect::<DbResult<Vec<_>>>()?;
+                crate::array::Array::new(*elem, values).into_value()
+            }
+            Expr::Subscript(a, i) => arrays::subscript(a.eval(row, aggs)?, i.eval(row, aggs)?)?,
+            Expr::Slice(a, lo, hi) => arrays::slice(
+                a.eval(row, aggs)?,
+                lo.as_ref().map(|e| e.eval(row, aggs)).transpose()?,
+                hi.as_ref().map(|e| e.eval(row, aggs)).transpose()?,
+            )?,
             Expr::Neg(e) => match e.eval(row, aggs)? {
                 Value::Null => Value::Null,
                 v if temporal::is_temporal(&v) => return temporal::negate(&v).expect("a temporal value"),
@@ -2294,7 +2518,16 @@ impl Expr {
                     _ => Value::Null,
                 }
             }
-            Expr::Binary(op, a, b) => binary(*op, a.eval(row, aggs)?, b.eval(row, aggs)?)?,
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (a.eval(row, aggs)?, b.eval(row, aggs)?);
+                // `||` with an array keeps a NULL side (as an element, or as no array).
+                if *op == BinOp::Concat {
+                    if let Some(result) = arrays::concat(&a, &b) {
+                        return result;
+                    }
+                }
+                binary(*op, a, b)?
+            }
             Expr::IsNull(e, negated) => Value::Bool(e.eval(row, aggs)?.is_null() != *negated),
             Expr::IsBool(e, value, negated) => {
                 Value::Bool((truth(&e.eval(row, aggs)?)? == Some(*value)) != *negated)
@@ -2502,6 +2735,10 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => arrays::compare_arrays(x, y)?,
+        // Text meeting an array is read as one of its element type.
+        (Value::Array(x), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Array(x.elem))?),
+        (Value::Text(_), Value::Array(y)) => return compare(&coerce(a.clone(), DataType::Array(y.elem))?, b),
         (Value::Jsonb(_), _) | (_, Value::Jsonb(_)) if json_ops::compare(a, b).is_some() => {
             json_ops::compare(a, b).expect("checked")?
         }
@@ -2545,6 +2782,9 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
     let cmp = |want: fn(Ordering) -> bool| -> DbResult<Value> {
         Ok(compare(&a, &b)?.map_or(Value::Null, |o| Value::Bool(want(o))))
     };
+    if let Some(result) = arrays::set_operator(op, &a, &b) {
+        return result;
+    }
     if let Some(result) = json_ops::binary(op, &a, &b) {
         return result;
     }
@@ -2567,6 +2807,7 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
         | BinOp::Contains
         | BinOp::ContainedBy
         | BinOp::HasKey => unreachable!("json_ops answers its operators"),
+        BinOp::Overlaps => unreachable!("arrays answers &&"),
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
             if let Some(result) = temporal::arithmetic(op, &a, &b) {
                 return result;
@@ -2822,6 +3063,10 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
         Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
+        _ if arrays::is_array_function(func) => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            return arrays::call(func, &values);
+        }
         // NULLs are values of these (a JSON null), not a NULL result.
         Func::JsonBuildObject | Func::JsonbBuildObject | Func::JsonBuildArray | Func::JsonbBuildArray => {
             let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
@@ -2987,7 +3232,18 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::JsonbBuildObject
         | Func::JsonBuildArray
         | Func::JsonbBuildArray
-        | Func::CurrentSchema => unreachable!("handled above"),
+        | Func::CurrentSchema
+        | Func::ArrayLength
+        | Func::ArrayUpper
+        | Func::ArrayLower
+        | Func::Cardinality
+        | Func::ArrayPosition
+        | Func::ArrayAppend
+        | Func::ArrayPrepend
+        | Func::ArrayCat
+        | Func::ArrayRemove
+        | Func::ArrayToString
+        | Func::StringToArray => unreachable!("handled above"),
     })
 }
 
@@ -3135,8 +3391,13 @@ mod tests {
             vec![0],
         )
         .unwrap();
-        let relation =
-            Relation { name: "t".into(), alias: None, schema: std::sync::Arc::new(schema), derived: None };
+        let relation = Relation {
+            name: "t".into(),
+            alias: None,
+            schema: std::sync::Arc::new(schema),
+            derived: None,
+            function: None,
+        };
         let row = [Value::Int(3), Value::Int(10), Value::Text("abc".into())];
         let params = [Value::Int(3), Value::Text("x".into()), Value::Int(0)];
         let cases = [

@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use crate::schema::{Column, TableSchema};
 use crate::sql::expr::{compare, ident_name, BinOp, Expr, Num, Relation, Scope};
+use crate::sql::srf::{FunctionScan, SetFunction};
 use crate::value::{DataType, Value};
 
 /// How two inputs are joined.
@@ -57,6 +58,11 @@ pub(crate) enum Node {
     /// The rows of scope entry `entry`, with `filter` (in the relation's own column
     /// numbering) choosing the access path and applied to each row.
     Scan { entry: usize, filter: Option<Expr>, access: Access, estimate: f64 },
+    /// The rows of a set-returning function of scope entry `entry` (`srf`), with
+    /// `filter` (in the function's own column numbering). A lateral call (its arguments
+    /// read the relations before it) runs once per row of the join it is the right side
+    /// of; any other once.
+    Function { entry: usize, scan: FunctionScan, filter: Option<Expr> },
     Join {
         kind: JoinKind,
         left: Box<Node>,
@@ -98,6 +104,10 @@ impl Node {
     fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
         match self {
             Node::Scan { filter, .. } => filter.iter().for_each(f),
+            Node::Function { scan, filter, .. } => {
+                scan.args.iter().for_each(&mut *f);
+                filter.iter().for_each(f);
+            }
             Node::Join { left, right, equi, condition, .. } => {
                 left.for_each_expr(f);
                 right.for_each_expr(f);
@@ -117,6 +127,11 @@ impl Node {
                 let access = plan_access(&scope.entries[*entry].relation.schema, filter.as_ref());
                 Node::Scan { entry: *entry, filter, access, estimate: *estimate }
             }
+            Node::Function { entry, scan, filter } => Node::Function {
+                entry: *entry,
+                scan: scan.map_args(f)?,
+                filter: filter.as_ref().map(&mut *f).transpose()?,
+            },
             Node::Join { kind, left, right, equi, condition } => Node::Join {
                 kind: *kind,
                 left: Box::new(left.map_exprs(scope, f)?),
@@ -130,7 +145,7 @@ impl Node {
     /// The scope entries under this node.
     fn entries(&self, out: &mut Vec<usize>) {
         match self {
-            Node::Scan { entry, .. } => out.push(*entry),
+            Node::Scan { entry, .. } | Node::Function { entry, .. } => out.push(*entry),
             Node::Join { left, right, .. } => {
                 left.entries(out);
                 right.entries(out);
@@ -142,6 +157,18 @@ impl Node {
     pub(crate) fn explain(&self, scope: &Scope, depth: usize, out: &mut Vec<String>) {
         let pad = "  ".repeat(depth);
         match self {
+            Node::Function { entry, scan, filter } => {
+                let relation = &scope.entries[*entry].relation;
+                let alias = match &relation.alias {
+                    Some(a) if a != scan.explain_name() => format!(" {a}"),
+                    _ => String::new(),
+                };
+                out.push(format!(
+                    "{pad}-> Function Scan on {}{alias}{}",
+                    scan.explain_name(),
+                    if filter.is_some() { " (filtered)" } else { "" }
+                ));
+            }
             Node::Scan { entry, access, filter, .. } => {
                 let relation = &scope.entries[*entry].relation;
                 let what = match access {
@@ -300,6 +327,19 @@ impl Session {
             ast::TableFactor::Table { name, alias, args: None, .. } => {
                 self.relation_named(name, alias.as_ref())?
             }
+            ast::TableFactor::Table { name, alias, args: Some(args), with_ordinality, .. } => {
+                let args = plain_arguments(&args.args)?;
+                self.function_relation(scope, name, &args, *with_ordinality, alias.as_ref(), params, outer)?
+            }
+            ast::TableFactor::Function { name, args, with_ordinality, alias, .. } => {
+                let args = plain_arguments(args)?;
+                self.function_relation(scope, name, &args, *with_ordinality, alias.as_ref(), params, outer)?
+            }
+            ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. } => {
+                let name = ast::ObjectName::from(vec![ast::Ident::new("unnest")]);
+                let args: Vec<&ast::Expr> = array_exprs.iter().collect();
+                self.function_relation(scope, &name, &args, *with_ordinality, alias.as_ref(), params, outer)?
+            }
             ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
                 let Some(alias) = alias else {
                     return Err(DbError::Syntax {
@@ -322,6 +362,75 @@ impl Session {
         };
         scope.push(relation);
         Ok(Written::Relation(scope.entries.len() - 1))
+    }
+
+    /// The relation of a set-returning function call in FROM: its arguments compiled
+    /// against the relations before it (so that it may read them: LATERAL, implicit for
+    /// a function as in PostgreSQL) and the scopes around the query.
+    #[allow(clippy::too_many_arguments)]
+    fn function_relation(
+        &self,
+        scope: &Scope,
+        name: &ast::ObjectName,
+        args: &[&ast::Expr],
+        ordinality: bool,
+        alias: Option<&ast::TableAlias>,
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<Relation> {
+        let fname = crate::sql::expr::object_name(name)?;
+        let fname = fname.strip_prefix("pg_catalog.").unwrap_or(&fname).to_string();
+        let Some(func) = SetFunction::named(&fname) else {
+            return Err(DbError::Unsupported(format!("the function {fname}() in FROM")));
+        };
+        let mut binder =
+            crate::sql::expr::Binder::over(scope.clone(), outer.to_vec(), params).in_session(self);
+        let args =
+            args.iter().map(|a| binder.scalar(a, "functions in FROM")).collect::<DbResult<Vec<_>>>()?;
+        let types = scope.types();
+        let arg_types: Vec<Option<DataType>> = args.iter().map(|a| a.static_type(&types, &[])).collect();
+        let scan = FunctionScan::new(func, args, &arg_types, ordinality)?;
+        let mut names = scan.column_names();
+        // unnest of several arrays: PostgreSQL names every column `unnest`; one name
+        // each here (a relation's columns have distinct names), `unnest_2` and on.
+        for i in 1..names.len() {
+            if names[..i].contains(&names[i]) {
+                names[i] = format!("{}_{}", names[i], i + 1);
+            }
+        }
+        if let Some(alias) = alias {
+            if alias.columns.len() > names.len() {
+                return Err(DbError::Syntax {
+                    message: format!(
+                        "table \"{}\" has {} columns available but {} columns specified",
+                        ident_name(&alias.name),
+                        names.len(),
+                        alias.columns.len()
+                    ),
+                    position: 0,
+                });
+            }
+            if alias.columns.is_empty() && scan.types.len() == 1 {
+                // `FROM generate_series(1, 3) AS n`: the one value column is `n` too.
+                names[0] = ident_name(&alias.name);
+            }
+            for (slot, column) in names.iter_mut().zip(&alias.columns) {
+                *slot = ident_name(&column.name);
+            }
+        }
+        let columns = names
+            .into_iter()
+            .zip(scan.column_types())
+            .map(|(name, ty)| Column { name, ty, nullable: true })
+            .collect();
+        let schema = Arc::new(TableSchema::new(&fname, columns, Vec::new())?);
+        Ok(Relation {
+            name: fname,
+            alias: alias.map(|a| ident_name(&a.name)),
+            schema,
+            derived: None,
+            function: Some(Arc::new(scan)),
+        })
     }
 
     /// The table (or view of the database's state) `name`, as FROM names it.
@@ -348,7 +457,7 @@ impl Session {
                 Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
             };
             let schema = crate::views::schema(&catalog).expect("a catalog relation has a schema");
-            return Ok(Relation { name: catalog, alias, schema, derived: None });
+            return Ok(Relation { name: catalog, alias, schema, derived: None, function: None });
         }
         let schema = match crate::views::schema(&name) {
             Some(view) => view,
@@ -364,7 +473,7 @@ impl Session {
             Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
             Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
         };
-        Ok(Relation { name, alias, schema, derived: None })
+        Ok(Relation { name, alias, schema, derived: None, function: None })
     }
 
     /// Plans the joins of a FROM clause (`items` as `from_clause` returned them) with the
@@ -380,7 +489,11 @@ impl Session {
         if let Some(f) = filter {
             split_and(f, &mut conjuncts);
         }
-        let has_outer = items.iter().any(|i| i.0.has_outer());
+        // A lateral function reads the relations before it: the clause is run in the
+        // order written (as with outer joins), the function the right side of its join.
+        let lateral =
+            scope.entries.iter().any(|e| e.relation.function.as_ref().is_some_and(|f| f.is_lateral()));
+        let has_outer = lateral || items.iter().any(|i| i.0.has_outer());
         // Inner joins: every ON condition is a WHERE conjunct like any other.
         let mut leaves: Vec<Node> = Vec::new();
         let mut written_nodes: Vec<Node> = Vec::new();
@@ -423,6 +536,9 @@ impl Session {
     fn scan_node(&self, scope: &Scope, entry: usize, filters: Vec<Expr>) -> DbResult<Node> {
         let relation = &scope.entries[entry].relation;
         let filter = and_all(filters);
+        if let Some(scan) = &relation.function {
+            return Ok(Node::Function { entry, scan: FunctionScan::clone(scan), filter });
+        }
         let access = plan_access(&relation.schema, filter.as_ref());
         let rows = if relation.derived.is_some() || crate::views::is_view(&relation.name) {
             100.0
@@ -495,6 +611,11 @@ impl Session {
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
         match node {
+            Node::Function { entry, scan, filter } => {
+                // Not lateral (a lateral one is run by its join): arguments of no row.
+                let wide = vec![Value::Null; scope.width()];
+                self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)
+            }
             Node::Scan { entry, filter, access, .. } => {
                 let e = &scope.entries[*entry];
                 let width = scope.width();
@@ -527,6 +648,19 @@ impl Session {
             }
             Node::Join { kind, left, right, equi, condition } => {
                 let left_rows = self.run_node(scope, left, row_filter)?;
+                if let Node::Function { entry, scan, filter } = right.as_ref() {
+                    if scan.is_lateral() {
+                        return self.run_lateral(
+                            scope,
+                            *kind,
+                            &left_rows,
+                            (*entry, scan, filter.as_ref()),
+                            equi,
+                            condition.as_ref(),
+                            row_filter,
+                        );
+                    }
+                }
                 let right_rows = self.run_node(scope, right, row_filter)?;
                 let (mut l, mut r) = (Vec::new(), Vec::new());
                 left.entries(&mut l);
@@ -603,6 +737,84 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The rows of function `scan` of scope entry `entry`, its arguments evaluated on
+    /// the wide row `outer` (the row so far, for a lateral call), each as a wide row:
+    /// `outer` with the function's columns set.
+    fn function_rows(
+        &self,
+        scope: &Scope,
+        entry: usize,
+        scan: &FunctionScan,
+        filter: Option<&Expr>,
+        outer: &[Value],
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        let e = &scope.entries[entry];
+        let n = e.relation.schema.columns.len();
+        let mut out = Vec::new();
+        for row in scan.rows(outer)? {
+            let mut wide = outer.to_vec();
+            wide[e.offset..e.offset + row.len()].clone_from_slice(&row);
+            if let Some(f) = filter {
+                if !row_filter(f, &wide[e.offset..e.offset + n])? {
+                    continue;
+                }
+            }
+            out.push(wide);
+        }
+        Ok(out)
+    }
+
+    /// A join whose right side is a lateral function: the function run for each left
+    /// row (a LEFT join keeps a left row it gives nothing for).
+    #[allow(clippy::too_many_arguments)]
+    fn run_lateral(
+        &self,
+        scope: &Scope,
+        kind: JoinKind,
+        left_rows: &[Vec<Value>],
+        (entry, scan, filter): (usize, &FunctionScan, Option<&Expr>),
+        equi: &[(Expr, Expr)],
+        condition: Option<&Expr>,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        if matches!(kind, JoinKind::Right | JoinKind::Full) {
+            return Err(DbError::Unsupported("a RIGHT or FULL join with a lateral function".into()));
+        }
+        let mut out = Vec::new();
+        for a in left_rows {
+            let mut matched = false;
+            for row in self.function_rows(scope, entry, scan, filter, a, row_filter)? {
+                if !equal_on(equi, &row)? {
+                    continue;
+                }
+                if let Some(c) = condition {
+                    if !row_filter(c, &row)? {
+                        continue;
+                    }
+                }
+                matched = true;
+                out.push(row);
+            }
+            if !matched && kind == JoinKind::Left {
+                out.push(a.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A table function's arguments, each a plain expression.
+fn plain_arguments(args: &[ast::FunctionArg]) -> DbResult<Vec<&ast::Expr>> {
+    args.iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+            other => Err(DbError::Unsupported(format!("the argument {other} of a function in FROM"))),
+        })
+        .collect()
+}
+
 /// The relation of a subquery in FROM or of a WITH query named `name`: its result columns
 /// (renamed by the alias's column list, if it has one) as a table's.
 pub(crate) fn derived_relation(
@@ -637,7 +849,7 @@ pub(crate) fn derived_relation(
         .collect();
     let schema = Arc::new(TableSchema::new(&name, columns, Vec::new())?);
     let alias = alias.map(|a| ident_name(&a.name));
-    Ok(Relation { name, alias, schema, derived: Some(plan) })
+    Ok(Relation { name, alias, schema, derived: Some(plan), function: None })
 }
 
 /// A FROM item as written (a relation, or joins of them).
@@ -767,6 +979,12 @@ fn hash_key<'e>(
             Value::Jsonb(t) => HashKey::Jsonb(crate::json::equality_key(&t)?),
             // PostgreSQL's json has no equality.
             Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
+            // Arrays equal as SQL compares them may differ in element type (an int[]
+            // and a numeric[]): one key for all, every match checked.
+            Value::Array(_) => {
+                lossy = true;
+                HashKey::Bool(false)
+            }
         });
     }
     Ok(Some((key, lossy)))
@@ -858,6 +1076,8 @@ fn split_equi(
 fn order_inner(scope: &Scope, leaves: Vec<Node>, rest: &mut Vec<Expr>) -> Node {
     let estimate = |n: &Node| match n {
         Node::Scan { estimate, .. } => *estimate,
+        // PostgreSQL's default estimate of a function's rows.
+        Node::Function { .. } => 1000.0,
         Node::Join { .. } => f64::MAX,
     };
     let mut remaining: Vec<Option<Node>> = leaves.into_iter().map(Some).collect();

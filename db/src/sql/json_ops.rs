@@ -200,6 +200,8 @@ pub(crate) fn to_jsonb(v: &Value) -> DbResult<Jsonb> {
         // A float is a number as float8 prints it; NaN and the infinities as strings.
         Value::Float(f) if f.is_finite() => Jsonb::Number(crate::numeric::parse(&format!("{f}"))?),
         Value::Json(t) | Value::Jsonb(t) => json::parse_jsonb(t)?,
+        // An array is a JSON array of its elements, as PostgreSQL's to_json gives it.
+        Value::Array(a) => Jsonb::Array(a.items.iter().map(to_jsonb).collect::<DbResult<_>>()?),
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             let text = v.to_string();
             Jsonb::String(iso_timestamp(&text))
@@ -230,6 +232,11 @@ fn iso_timestamp(text: &str) -> String {
 pub(crate) fn to_json_text(v: &Value) -> DbResult<String> {
     Ok(match v {
         Value::Json(t) => t.to_string(),
+        // PostgreSQL's to_json of an array: its elements' JSON, comma-separated, no blanks.
+        Value::Array(a) => {
+            let items = a.items.iter().map(to_json_text).collect::<DbResult<Vec<_>>>()?;
+            format!("[{}]", items.join(","))
+        }
         other => to_jsonb(other)?.to_text(),
     })
 }

@@ -14,6 +14,7 @@
 
 pub mod access;
 pub(crate) mod alter_sequence;
+pub(crate) mod arrays;
 pub(crate) mod binds;
 pub mod bulk;
 pub mod cache;
@@ -32,6 +33,7 @@ pub mod prepared;
 pub mod query;
 pub(crate) mod recursive;
 pub(crate) mod references;
+pub(crate) mod srf;
 pub(crate) mod stored_views;
 pub(crate) mod temporal;
 pub(crate) mod window;

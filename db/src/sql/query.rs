@@ -42,7 +42,7 @@ use crate::sql::expr::{
 };
 use crate::sql::join::JoinPlan;
 use crate::sql::recursive::{RecursivePlan, WorkTablePlan};
-use crate::value::{DataType, Value};
+use crate::value::{DataType, ElemType, Value};
 
 /// The rows a query produced.
 pub(crate) struct Output {
@@ -814,6 +814,14 @@ impl Session {
         params: &[Value],
         outer: &[Scope],
     ) -> DbResult<SelectPlan> {
+        let rewritten;
+        let select = match crate::sql::srf::select_list_functions(select)? {
+            Some(s) => {
+                rewritten = s;
+                &rewritten
+            }
+            None => select,
+        };
         let QueryClauses { limit, offset, for_update } = clauses;
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,
@@ -835,7 +843,8 @@ impl Session {
         }
         let (scope, written) = self.scope_of_from(&select.from, params, outer)?;
         // Several relations, or a subquery's rows: through the joins' scans.
-        let several = scope.entries.len() > 1 || scope.entries.iter().any(|e| e.relation.derived.is_some());
+        let several = scope.entries.len() > 1
+            || scope.entries.iter().any(|e| e.relation.derived.is_some() || e.relation.function.is_some());
         let relation = if several { None } else { scope.single().cloned() };
         let input_names = scope.names();
         let input_types = scope.types();
@@ -1530,6 +1539,7 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
             _ => Some(DataType::Float),
         },
         AggFunc::Min | AggFunc::Max => arg(),
+        AggFunc::ArrayAgg => Some(DataType::Array(arg().and_then(ElemType::of).unwrap_or(ElemType::Text))),
     }
 }
 
@@ -1539,11 +1549,19 @@ pub(crate) struct Accumulator {
     sum: Option<Num>,
     best: Option<Value>,
     seen: Option<BTreeSet<Value>>,
+    /// array_agg's values, each with its ORDER BY keys.
+    collected: Vec<(Vec<Value>, Value)>,
 }
 
 impl Accumulator {
     pub(crate) fn new(call: &AggCall) -> Accumulator {
-        Accumulator { count: 0, sum: None, best: None, seen: call.distinct.then(BTreeSet::new) }
+        Accumulator {
+            count: 0,
+            sum: None,
+            best: None,
+            seen: call.distinct.then(BTreeSet::new),
+            collected: Vec::new(),
+        }
     }
 
     pub(crate) fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
@@ -1552,6 +1570,9 @@ impl Accumulator {
             return Ok(());
         };
         let v = arg.eval(row, &[])?;
+        if call.func == AggFunc::ArrayAgg {
+            return self.collect(call, row, v);
+        }
         if v.is_null() {
             return Ok(());
         }
@@ -1589,9 +1610,97 @@ impl Accumulator {
                     self.best = Some(v);
                 }
             }
-            AggFunc::Count | AggFunc::CountStar => {}
+            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg => {}
         }
         Ok(())
+    }
+
+    /// array_agg's step: every value, NULL too (once each with DISTINCT).
+    fn collect(&mut self, call: &AggCall, row: &[Value], v: Value) -> DbResult<()> {
+        if let Value::Array(_) = v {
+            return Err(DbError::Unsupported("array_agg of arrays (multidimensional arrays)".into()));
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(v.clone()) {
+                return Ok(());
+            }
+        }
+        if self.collected.len() >= crate::array::MAX_ELEMENTS {
+            return Err(crate::array::too_many());
+        }
+        let keys = call.order.iter().map(|o| o.expr.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+        self.collected.push((keys, v));
+        Ok(())
+    }
+
+    /// array_agg's result: the values in their ORDER BY's order (else as they came),
+    /// NULL for no row.
+    fn array(&self, call: &AggCall) -> DbResult<Value> {
+        if self.collected.is_empty() {
+            return Ok(Value::Null);
+        }
+        let mut order: Vec<usize> = (0..self.collected.len()).collect();
+        if call.distinct && call.order.is_empty() {
+            // DISTINCT gives the values sorted, NULL last, as PostgreSQL's sort-based
+            // DISTINCT does.
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&self.collected[a].1, &self.collected[b].1);
+                x.is_null().cmp(&y.is_null()).then_with(|| x.cmp(y))
+            });
+        }
+        if !call.order.is_empty() {
+            let mut failure = None;
+            // A stable sort: rows equal on every key keep their input order.
+            order.sort_by(|&a, &b| {
+                for (i, key) in call.order.iter().enumerate() {
+                    let (x, y) = (&self.collected[a].0[i], &self.collected[b].0[i]);
+                    let o = match (x.is_null(), y.is_null()) {
+                        (true, true) => std::cmp::Ordering::Equal,
+                        (true, false) if key.nulls_first => std::cmp::Ordering::Less,
+                        (true, false) => std::cmp::Ordering::Greater,
+                        (false, true) if key.nulls_first => std::cmp::Ordering::Greater,
+                        (false, true) => std::cmp::Ordering::Less,
+                        (false, false) => {
+                            let o = compare(x, y).unwrap_or_else(|e| {
+                                failure.get_or_insert(e);
+                                None
+                            });
+                            let o = o.unwrap_or(std::cmp::Ordering::Equal);
+                            if key.descending {
+                                o.reverse()
+                            } else {
+                                o
+                            }
+                        }
+                    };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        let elem = self
+            .collected
+            .iter()
+            .find_map(|(_, v)| v.data_type())
+            .and_then(ElemType::of)
+            .or_else(|| {
+                aggregate_type(call, &[]).and_then(|t| match t {
+                    DataType::Array(e) => Some(e),
+                    _ => None,
+                })
+            })
+            .unwrap_or(ElemType::Text);
+        let ty = elem.data_type();
+        let items = order
+            .into_iter()
+            .map(|i| crate::schema::coerce(self.collected[i].1.clone(), ty))
+            .collect::<DbResult<Vec<_>>>()?;
+        Ok(crate::array::Array::new(elem, items).into_value())
     }
 
     pub(crate) fn finish(&self, call: &AggCall) -> DbResult<Value> {
@@ -1605,6 +1714,7 @@ impl Accumulator {
                 Some(sum) => Value::Float(sum.as_f64() / self.count as f64),
             },
             AggFunc::Min | AggFunc::Max => self.best.clone().unwrap_or(Value::Null),
+            AggFunc::ArrayAgg => self.array(call)?,
         })
     }
 }

@@ -91,6 +91,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Jsonb => 9,
         DataType::Catalog(c) if c.is_oid() => 0,
         DataType::Catalog(_) => 1,
+        DataType::Array(_) => 10,
     };
     if a == DataType::Json || b == DataType::Json {
         return false;

@@ -120,7 +120,12 @@ impl WindowCall {
             WindowFunc::Aggregate(func) => {
                 let input = self.args.first().and_then(|a| a.static_type(row, aggs));
                 crate::sql::query::aggregate_type(
-                    &AggCall { func, arg: self.args.first().map(|_| Expr::Column(0)), distinct: false },
+                    &AggCall {
+                        func,
+                        arg: self.args.first().map(|_| Expr::Column(0)),
+                        distinct: false,
+                        order: Vec::new(),
+                    },
                     &[input],
                 )
             }
@@ -566,6 +571,7 @@ fn partition(
                 func,
                 arg: (func != AggFunc::CountStar).then_some(Expr::Column(0)),
                 distinct: false,
+                order: Vec::new(),
             };
             let inputs: Vec<Value> = match func {
                 AggFunc::CountStar => vec![Value::Null; m],

@@ -10,6 +10,7 @@
 
 mod common;
 
+mod arrays;
 mod bulk;
 mod cancel;
 mod catalog;

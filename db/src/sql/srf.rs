@@ -1,0 +1,367 @@
+//! Set-returning functions in FROM: `generate_series(start, stop [, step])` over
+//! integers, numerics and timestamps (an interval step), and `unnest(array [, ...])`
+//! (several arrays zipped, the shorter padded with NULLs), each `WITH ORDINALITY` if
+//! asked. A call is a relation of the FROM clause (`Relation::function`), planned as a
+//! Function Scan node of the joins (`join::Node::Function`); its arguments may read the
+//! relations before it (`FROM t, unnest(t.tags)`, `CROSS JOIN LATERAL`), which makes
+//! it run once per row of those.
+//!
+//! The rows are materialized, as every scan's are in this executor: a series longer
+//! than `MAX_ROWS` is refused (54000) rather than exhausting memory.
+
+use sqlparser::ast;
+
+use crate::error::{DbError, DbResult};
+use crate::sql::arrays;
+use crate::sql::expr::{to_num, BinOp, Expr, Num};
+use crate::value::{DataType, Value};
+
+/// The most rows one call may give.
+pub const MAX_ROWS: usize = 50_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SetFunction {
+    GenerateSeries,
+    Unnest,
+}
+
+impl SetFunction {
+    pub(crate) fn named(name: &str) -> Option<SetFunction> {
+        match name {
+            "generate_series" => Some(SetFunction::GenerateSeries),
+            "unnest" => Some(SetFunction::Unnest),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            SetFunction::GenerateSeries => "generate_series",
+            SetFunction::Unnest => "unnest",
+        }
+    }
+}
+
+/// A compiled call of a set-returning function in FROM.
+#[derive(Clone, Debug)]
+pub struct FunctionScan {
+    pub(crate) func: SetFunction,
+    /// Compiled against the FROM clause's wide row (the relations before this one).
+    pub(crate) args: Vec<Expr>,
+    pub(crate) ordinality: bool,
+    /// The result columns' types (before the ordinality).
+    pub(crate) types: Vec<DataType>,
+}
+
+impl FunctionScan {
+    /// Checks the call and works out its columns' types from its arguments' static
+    /// types (`arg_types`).
+    pub(crate) fn new(
+        func: SetFunction,
+        args: Vec<Expr>,
+        arg_types: &[Option<DataType>],
+        ordinality: bool,
+    ) -> DbResult<FunctionScan> {
+        let types = match func {
+            SetFunction::GenerateSeries => {
+                if !(2..=3).contains(&args.len()) {
+                    return Err(DbError::UndefinedFunction(format!(
+                        "generate_series() with {} argument(s)",
+                        args.len()
+                    )));
+                }
+                vec![series_type(arg_types)]
+            }
+            SetFunction::Unnest => {
+                if args.is_empty() {
+                    return Err(DbError::UndefinedFunction("unnest() with 0 argument(s)".into()));
+                }
+                arg_types
+                    .iter()
+                    .map(|t| match t {
+                        Some(DataType::Array(elem)) => Ok(elem.data_type()),
+                        Some(DataType::Text { .. }) | None => Ok(DataType::Text { max_chars: None }),
+                        Some(other) => {
+                            Err(DbError::UndefinedFunction(format!("unnest({})", arrays::pg_name(*other))))
+                        }
+                    })
+                    .collect::<DbResult<Vec<_>>>()?
+            }
+        };
+        Ok(FunctionScan { func, args, ordinality, types })
+    }
+
+    /// Whether the arguments read a row of the relations before this one (LATERAL).
+    pub(crate) fn is_lateral(&self) -> bool {
+        let mut columns = Vec::new();
+        self.args.iter().for_each(|a| a.columns(&mut columns));
+        !columns.is_empty()
+    }
+
+    /// The column names as PostgreSQL gives them: the function's name for each value
+    /// column, `ordinality` for the counter.
+    pub(crate) fn column_names(&self) -> Vec<String> {
+        let mut names = vec![self.func.name().to_string(); self.types.len()];
+        if self.ordinality {
+            names.push("ordinality".into());
+        }
+        names
+    }
+
+    /// The column types, the ordinality's included.
+    pub(crate) fn column_types(&self) -> Vec<DataType> {
+        let mut types = self.types.clone();
+        if self.ordinality {
+            types.push(DataType::Int);
+        }
+        types
+    }
+
+    /// The rows of the call, its arguments evaluated on `row`.
+    pub(crate) fn rows(&self, row: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let values = self.args.iter().map(|a| a.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+        let mut rows = match self.func {
+            SetFunction::GenerateSeries => series(&values, self.types[0])?,
+            SetFunction::Unnest => unnest(values)?,
+        };
+        if self.ordinality {
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.push(Value::Int(i as i64 + 1));
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The call as EXPLAIN shows it.
+    pub(crate) fn explain_name(&self) -> &'static str {
+        self.func.name()
+    }
+
+    pub(crate) fn map_args(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<FunctionScan> {
+        Ok(FunctionScan { args: self.args.iter().map(&mut *f).collect::<DbResult<_>>()?, ..self.clone() })
+    }
+}
+
+/// generate_series's result type: a timestamp's kind with timestamps (a date's series is
+/// a TIMESTAMPTZ's, as PostgreSQL resolves it), NUMERIC with a NUMERIC or a FLOAT
+/// argument, else BIGINT.
+fn series_type(args: &[Option<DataType>]) -> DataType {
+    let start_and_stop = &args[..args.len().min(2)];
+    if start_and_stop.iter().any(|t| matches!(t, Some(DataType::Timestamp))) {
+        DataType::Timestamp
+    } else if start_and_stop.iter().any(|t| matches!(t, Some(DataType::TimestampTz | DataType::Date))) {
+        DataType::TimestampTz
+    } else if args.iter().any(|t| matches!(t, Some(DataType::Numeric(_) | DataType::Float))) {
+        DataType::Numeric(None)
+    } else {
+        DataType::Int
+    }
+}
+
+fn step_zero() -> DbError {
+    DbError::InvalidArgument("step size cannot equal zero".into())
+}
+
+fn too_many_rows() -> DbError {
+    DbError::ProgramLimitExceeded(format!("generate_series of more than {MAX_ROWS} rows"))
+}
+
+fn series(values: &[Value], ty: DataType) -> DbResult<Vec<Vec<Value>>> {
+    if values.iter().any(Value::is_null) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    match ty {
+        DataType::Int => {
+            let int = |v: &Value| match to_num(v)? {
+                Num::I(i) => Ok(i),
+                _ => Err(DbError::TypeMismatch { expected: "bigint".into(), value: v.to_string() }),
+            };
+            let (start, stop) = (int(&values[0])?, int(&values[1])?);
+            let step = values.get(2).map(int).transpose()?.unwrap_or(1);
+            if step == 0 {
+                return Err(step_zero());
+            }
+            let mut i = start;
+            while (step > 0 && i <= stop) || (step < 0 && i >= stop) {
+                if out.len() >= MAX_ROWS {
+                    return Err(too_many_rows());
+                }
+                out.push(vec![Value::Int(i)]);
+                match i.checked_add(step) {
+                    Some(next) => i = next,
+                    None => break,
+                }
+            }
+        }
+        DataType::Numeric(_) => {
+            let dec = |v: &Value| crate::schema::coerce(v.clone(), DataType::Numeric(None));
+            let (start, stop) = (dec(&values[0])?, dec(&values[1])?);
+            let step = values.get(2).map(dec).transpose()?.unwrap_or(Value::Int(1));
+            let zero = Value::Int(0);
+            let sign = crate::sql::expr::compare(&step, &zero)?.expect("not NULL");
+            if sign == std::cmp::Ordering::Equal {
+                return Err(step_zero());
+            }
+            let mut i = start;
+            loop {
+                let past = crate::sql::expr::compare(&i, &stop)?.expect("not NULL");
+                if past == sign {
+                    break;
+                }
+                if out.len() >= MAX_ROWS {
+                    return Err(too_many_rows());
+                }
+                let next = crate::sql::expr::arithmetic(BinOp::Add, to_num(&i)?, to_num(&step)?)?.value();
+                out.push(vec![crate::schema::coerce(i, DataType::Numeric(None))?]);
+                i = next;
+            }
+        }
+        ty => {
+            let Some(step) = values.get(2) else {
+                return Err(DbError::UndefinedFunction(format!(
+                    "generate_series({0}, {0})",
+                    arrays::pg_name(ty)
+                )));
+            };
+            let step = crate::schema::coerce(step.clone(), DataType::Interval)?;
+            let Value::Interval(iv) = &step else { unreachable!("coerced to an interval") };
+            if iv.comparable() == 0 {
+                return Err(step_zero());
+            }
+            let forward = iv.comparable() > 0;
+            let start = crate::schema::coerce(values[0].clone(), ty)?;
+            let stop = crate::schema::coerce(values[1].clone(), ty)?;
+            let mut i = start;
+            loop {
+                let o = crate::sql::expr::compare(&i, &stop)?.expect("not NULL");
+                if (forward && o == std::cmp::Ordering::Greater)
+                    || (!forward && o == std::cmp::Ordering::Less)
+                {
+                    break;
+                }
+                if out.len() >= MAX_ROWS {
+                    return Err(too_many_rows());
+                }
+                let next = crate::sql::temporal::arithmetic(BinOp::Add, &i, &step)
+                    .expect("a timestamp plus an interval")?;
+                out.push(vec![i]);
+                i = next;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// unnest of one or more arrays: row i holds element i of each (NULL past an array's
+/// end); a NULL array has no elements.
+fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
+    let arrays = values
+        .into_iter()
+        .map(|v| match v {
+            Value::Null => Ok(Vec::new()),
+            v => arrays::as_array(v, None).map(|a| a.items),
+        })
+        .collect::<DbResult<Vec<_>>>()?;
+    let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+    let mut iters: Vec<_> = arrays.into_iter().map(Vec::into_iter).collect();
+    Ok((0..n).map(|_| iters.iter_mut().map(|it| it.next().unwrap_or(Value::Null)).collect()).collect())
+}
+
+/// The alias of the FROM item a select list's set-returning functions become.
+pub(crate) const SELECT_LIST_ALIAS: &str = "__select_list_srf";
+
+/// A SELECT whose select list calls set-returning functions (`SELECT generate_series(1,
+/// 3)`, `SELECT id, unnest(tags) FROM t`), rewritten as PostgreSQL 10+ runs it: one
+/// row per value the function gives for each input row (none for an empty array), as
+/// if the call were a lateral function in FROM whose column the item reads. Several
+/// `unnest` items run in lockstep, the shorter padded with NULLs (one zipped unnest).
+/// None when the select list calls none.
+///
+/// Only a call that is the whole select item is taken; a call inside an expression,
+/// or beside GROUP BY or HAVING (where PostgreSQL runs it after grouping), is 0A000.
+pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast::Select>> {
+    let call_of = |e: &ast::Expr| -> Option<(SetFunction, Vec<ast::Expr>)> {
+        let ast::Expr::Function(f) = e else { return None };
+        let [part] = f.name.0.as_slice() else { return None };
+        let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
+        let ast::FunctionArguments::List(list) = &f.args else { return None };
+        let args = list
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        (f.over.is_none() && list.clauses.is_empty()).then_some((func, args))
+    };
+    let mut calls = Vec::new();
+    for item in &select.projection {
+        let expr = match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => continue,
+        };
+        if let Some(call) = call_of(expr) {
+            calls.push(call);
+        }
+    }
+    if calls.is_empty() {
+        return Ok(None);
+    }
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        || select.having.is_some();
+    if grouped {
+        return Err(DbError::Unsupported(
+            "a set-returning function in the select list with GROUP BY or HAVING".into(),
+        ));
+    }
+    // One FROM item for all: a zipped unnest, or a lone generate_series.
+    let (func, args) = match calls.as_slice() {
+        [(func, args)] => (*func, args.clone()),
+        many if many.iter().all(|(f, args)| *f == SetFunction::Unnest && args.len() == 1) => {
+            (SetFunction::Unnest, many.iter().map(|(_, args)| args[0].clone()).collect())
+        }
+        _ => {
+            return Err(DbError::Unsupported(
+                "several set-returning functions in a select list other than unnest of one array each".into(),
+            ))
+        }
+    };
+    let outputs = if func == SetFunction::Unnest { args.len() } else { 1 };
+    let columns: Vec<String> = (1..=outputs).map(|i| format!("c{i}")).collect();
+    let factor = ast::TableFactor::Function {
+        lateral: true,
+        name: ast::ObjectName::from(vec![ast::Ident::new(func.name())]),
+        args: args.into_iter().map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))).collect(),
+        with_ordinality: false,
+        alias: Some(ast::TableAlias {
+            explicit: true,
+            name: ast::Ident::new(SELECT_LIST_ALIAS),
+            columns: columns.iter().map(|c| ast::TableAliasColumnDef::from_name(c.as_str())).collect(),
+            at: None,
+        }),
+    };
+    let mut out = select.clone();
+    out.from.push(ast::TableWithJoins { relation: factor, joins: Vec::new() });
+    let mut next = 0;
+    for item in &mut out.projection {
+        let (expr, alias) = match item {
+            ast::SelectItem::UnnamedExpr(e) => (e.clone(), None),
+            ast::SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
+            _ => continue,
+        };
+        if call_of(&expr).is_none() {
+            continue;
+        }
+        let column = ast::Expr::CompoundIdentifier(vec![
+            ast::Ident::new(SELECT_LIST_ALIAS),
+            ast::Ident::new(columns[next].as_str()),
+        ]);
+        next += 1;
+        // The output column keeps the call's name (`generate_series`), as PostgreSQL's.
+        let alias = alias.unwrap_or_else(|| ast::Ident::new(func.name()));
+        *item = ast::SelectItem::ExprWithAlias { expr: column, alias };
+    }
+    Ok(Some(out))
+}
