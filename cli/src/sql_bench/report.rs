@@ -283,7 +283,7 @@ pub fn print_checkpoint(c: &CheckpointStall) {
         c.sessions,
         c.mode,
         c.phase_seconds,
-        c.phase_seconds,
+        c.phase_seconds * 2.0,
         c.checkpoints.len()
     );
     println!(
