@@ -77,7 +77,21 @@ impl Key {
 /// (`total_cmp` equates exactly the identical bit patterns), a text by its bytes, a
 /// numeric by its value whatever its scale.
 impl std::hash::Hash for Key {
+    /// One integer (the commonest key: the row lock tables hash it at each lock and
+    /// release) inline; any other key through `hash_any`, the same bytes either way.
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self.0.as_slice() {
+            [Value::Int(i)] => state.write_i64(*i),
+            _ => self.hash_any(state),
+        }
+    }
+}
+
+impl Key {
+    #[inline(never)]
+    fn hash_any<H: std::hash::Hasher>(&self, state: &mut H) {
+        use std::hash::Hash;
         for value in &self.0 {
             match value {
                 Value::Null => state.write_u8(0),
@@ -666,7 +680,7 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
         // numeric[], a text[] of digits to an int[]).
         (DataType::Array(elem), Value::Array(a)) => {
             let ty = elem.data_type();
-            let items = a.items.into_iter().map(|v| coerce(v, ty)).collect::<DbResult<Vec<_>>>()?;
+            let items = a.into_items().into_iter().map(|v| coerce(v, ty)).collect::<DbResult<Vec<_>>>()?;
             Ok(crate::array::Array::new(elem, items).into_value())
         }
         (DataType::Array(elem), Value::Text(t)) => Ok(crate::array::parse(&t, elem)?.into_value()),

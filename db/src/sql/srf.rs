@@ -260,7 +260,7 @@ fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
         .into_iter()
         .map(|v| match v {
             Value::Null => Ok(Vec::new()),
-            v => arrays::as_array(v, None).map(|a| a.items),
+            v => arrays::as_array(v, None).map(|a| a.into_items()),
         })
         .collect::<DbResult<Vec<_>>>()?;
     let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
