@@ -23,7 +23,7 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sql::exec::{assignable, InsertTarget, QueryResult};
-use crate::sql::expr::{object_name, truth, Binder, Expr};
+use crate::sql::expr::{object_name, Binder, Expr};
 use crate::value::Value;
 
 /// What a WHEN clause does.
@@ -50,11 +50,9 @@ struct When {
     action: Action,
 }
 
+/// Whether an optional condition (none: always) holds for the joined row.
 fn holds(condition: &Option<Expr>, row: &[Value]) -> DbResult<bool> {
-    match condition {
-        None => Ok(true),
-        Some(c) => Ok(truth(&c.eval(row, &[])?)? == Some(true)),
-    }
+    condition.as_ref().map_or(Ok(true), |c| c.holds(row, &[]))
 }
 
 impl Session {
@@ -192,7 +190,7 @@ impl Session {
                     match current {
                         Some(current) => {
                             row[offset..offset + width].clone_from_slice(&current);
-                            matched = holds(&Some(on.clone()), &row)?;
+                            matched = on.holds(&row, &[])?;
                         }
                         None => matched = false,
                     }
