@@ -525,7 +525,7 @@ impl Reader<'_> {
                 for _ in 0..n {
                     items.push(self.value(Nesting::Element)?);
                 }
-                Value::Array(Box::new(crate::array::Array { elem, items }))
+                Value::Array(crate::array::ArrayBox::new(crate::array::Array { elem, items }))
             }
             t => return Err(corrupt(format!("value tag {t}"))),
         })

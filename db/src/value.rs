@@ -176,7 +176,7 @@ pub enum Value {
     Jsonb(Box<str>),
     /// An array: boxed, so that a value stays 24 bytes and the scalar variants' clones
     /// and drops cost what they did.
-    Array(Box<Array>),
+    Array(crate::array::ArrayBox),
 }
 
 impl Clone for Value {

@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 
-use crate::array::{self, Array, ElemType};
+use crate::array::{self, Array, ArrayBox, ElemType};
 use crate::error::{DbError, DbResult};
 use crate::schema::coerce;
 use crate::sql::expr::{compare, BinOp, Func};
@@ -49,10 +49,10 @@ pub(crate) fn pg_name(ty: DataType) -> String {
 
 /// The value as an array of `elem` (text is read as an array's text form: a parameter
 /// sent as text, a literal); an error if it is neither.
-pub(crate) fn as_array(v: Value, elem: Option<ElemType>) -> DbResult<Box<Array>> {
+pub(crate) fn as_array(v: Value, elem: Option<ElemType>) -> DbResult<ArrayBox> {
     match v {
         Value::Array(a) => Ok(a),
-        Value::Text(t) => Ok(Box::new(array::parse(&t, elem.unwrap_or(ElemType::Text))?)),
+        Value::Text(t) => Ok(ArrayBox::new(array::parse(&t, elem.unwrap_or(ElemType::Text))?)),
         other => Err(any_of_non_array_value(&other)),
     }
 }
@@ -299,7 +299,7 @@ pub(crate) fn result_type(func: Func, args: &[Option<DataType>]) -> Option<DataT
 }
 
 /// An array argument: NULL is None, text is read as an array, anything else is 42804.
-fn array_arg(name: &str, v: &Value) -> DbResult<Option<Box<Array>>> {
+fn array_arg(name: &str, v: &Value) -> DbResult<Option<ArrayBox>> {
     match v {
         Value::Null => Ok(None),
         Value::Array(a) => Ok(Some(a.clone())),
@@ -367,7 +367,7 @@ pub(crate) fn call(func: Func, values: &[Value]) -> DbResult<Value> {
             )? {
                 Some(a) => a,
                 None => match elem.data_type().and_then(ElemType::of) {
-                    Some(e) => Box::new(Array::new(e, Vec::new())),
+                    Some(e) => ArrayBox::new(Array::new(e, Vec::new())),
                     None => return Ok(Value::Null),
                 },
             };
