@@ -216,14 +216,10 @@ impl LockManager {
         cancel: &CancelFlag,
         slept: &mut bool,
     ) -> DbResult<RowLock> {
-        let index = shard_of(key);
-        let mut waited_since: Option<Instant> = None;
-        loop {
-            let mut st = self.shard(index);
+        let what = || format!("row {key:?} of \"{table}\"");
+        self.lock_key(shard_of(key), txn, cancel, slept, what, |shard| {
             let mut blockers = Vec::new();
-            let shard = &mut *st;
-            let table_owner = shard.tables.get(table).copied().filter(|&owner| owner != txn);
-            blockers.extend(table_owner);
+            blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             if !shard.shared.is_empty() {
                 let sharers = shard.shared.get(table).and_then(|keys| keys.get(key));
                 blockers.extend(sharers.into_iter().flatten().copied().filter(|&t| t != txn));
@@ -234,22 +230,19 @@ impl LockManager {
             };
             // One walk of the owners for the look and the insert.
             match owners.entry(key.clone()) {
-                Entry::Occupied(owner) if *owner.get() == txn => {
-                    return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: false })
+                Entry::Occupied(owner) if *owner.get() == txn => Ok(false),
+                Entry::Occupied(owner) => {
+                    blockers.push(*owner.get());
+                    Err(blockers)
                 }
-                Entry::Occupied(owner) => blockers.push(*owner.get()),
                 Entry::Vacant(free) if blockers.is_empty() => {
                     free.insert(txn);
                     held.add_row(table, key.clone());
-                    return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired: true });
+                    Ok(true)
                 }
-                Entry::Vacant(_) => {}
+                Entry::Vacant(_) => Err(blockers),
             }
-            self.wait(st, txn, blockers, &mut waited_since, cancel, || {
-                format!("row {key:?} of \"{table}\"")
-            })?;
-            *slept = true;
-        }
+        })
     }
 
     /// Locks one key in share mode for `txn`: beside other share-mode holders, waiting
@@ -265,32 +258,50 @@ impl LockManager {
         cancel: &CancelFlag,
         slept: &mut bool,
     ) -> DbResult<RowLock> {
-        let index = shard_of(key);
-        let mut waited_since: Option<Instant> = None;
-        loop {
-            let mut st = self.shard(index);
-            let shard = &mut *st;
-            let waited = waited_since.map(|t| t.elapsed());
+        let what = || format!("key {key:?} of \"{table}\" (share)");
+        self.lock_key(shard_of(key), txn, cancel, slept, what, |shard| {
             let mut blockers: Vec<TxnId> = Vec::new();
             blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             match shard.rows.get(table).and_then(|owners| owners.get(key)) {
-                Some(&owner) if owner == txn => return Ok(RowLock { waited, acquired: false }),
+                Some(&owner) if owner == txn => return Ok(false),
                 Some(&owner) => blockers.push(owner),
                 None => {}
             }
-            if blockers.is_empty() {
-                let holders =
-                    shard.shared.entry(table.to_string()).or_default().entry(key.clone()).or_default();
-                if holders.contains(&txn) {
-                    return Ok(RowLock { waited, acquired: false });
-                }
-                holders.push(txn);
-                held.add_shared(table, key.clone());
-                return Ok(RowLock { waited, acquired: true });
+            if !blockers.is_empty() {
+                return Err(blockers);
             }
-            self.wait(st, txn, blockers, &mut waited_since, cancel, || {
-                format!("key {key:?} of \"{table}\" (share)")
-            })?;
+            let holders = shard.shared.entry(table.to_string()).or_default().entry(key.clone()).or_default();
+            if holders.contains(&txn) {
+                return Ok(false);
+            }
+            holders.push(txn);
+            held.add_shared(table, key.clone());
+            Ok(true)
+        })
+    }
+
+    /// The wait loop of a key's lock in shard `index`: `attempt` looks under the shard's
+    /// mutex and either has the lock (`Ok(acquired)`: false when `txn` held it already)
+    /// or names the transactions in the way, which this waits for before it looks again.
+    /// Sets `slept` as `lock_row` does. Inlined into each caller: `lock_row` is on every
+    /// UPDATE's path.
+    #[inline]
+    fn lock_key(
+        &self,
+        index: usize,
+        txn: TxnId,
+        cancel: &CancelFlag,
+        slept: &mut bool,
+        what: impl Fn() -> String,
+        mut attempt: impl FnMut(&mut LockShard) -> Result<bool, Vec<TxnId>>,
+    ) -> DbResult<RowLock> {
+        let mut waited_since: Option<Instant> = None;
+        loop {
+            let mut shard = self.shard(index);
+            match attempt(&mut shard) {
+                Ok(acquired) => return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired }),
+                Err(blockers) => self.wait(shard, txn, blockers, &mut waited_since, cancel, &what)?,
+            }
             *slept = true;
         }
     }
