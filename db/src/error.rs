@@ -10,12 +10,22 @@ use redo::RedoError;
 pub enum DbError {
     #[error("syntax error at or near position {position}: {message}")]
     Syntax { message: String, position: usize },
+    /// An error at a place in the statement's text, PostgreSQL's error position (what
+    /// psql underlines): a name that does not resolve. See `DbError::at`.
+    #[error("{error}")]
+    At { error: Box<DbError>, at: TextPosition },
     #[error("relation \"{0}\" does not exist")]
     UnknownTable(String),
     #[error("relation \"{0}\" already exists")]
     TableExists(String),
     #[error("column \"{0}\" does not exist")]
     UnknownColumn(String),
+    /// `q.c` where `q` is in the FROM clause and has no column `c` (PostgreSQL's words).
+    #[error("column {qualifier}.{column} does not exist")]
+    UnknownQualifiedColumn { qualifier: String, column: String },
+    /// `q.c` where no relation of the FROM clause answers to `q` (42P01).
+    #[error("missing FROM-clause entry for table \"{0}\"")]
+    MissingFromEntry(String),
     #[error("duplicate key value violates unique constraint \"{index}\": key ({values}) already exists")]
     DuplicateValue { index: String, values: String },
     #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
@@ -241,7 +251,69 @@ pub enum Termination {
     ApplyFailed { scn: redo::Scn, detail: String },
 }
 
+/// Where in a statement's text an error is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextPosition {
+    /// The parser's line and column (both from 1), until the statement's text turns them
+    /// into a character position (`DbError::located_in`).
+    LineColumn { line: u64, column: u64 },
+    /// PostgreSQL's position: a character offset into the statement's text, from 1.
+    Char(usize),
+}
+
 impl DbError {
+    /// This error at `line` and `column` of the statement's text (the parser's span of
+    /// the name it is about). An error already placed keeps its place (the innermost
+    /// name is the one to point at); an unknown place (line 0: a name the database
+    /// made, not the parser) adds none.
+    pub(crate) fn at(self, line: u64, column: u64) -> DbError {
+        if line == 0 || matches!(self, DbError::At { .. }) {
+            return self;
+        }
+        DbError::At { error: Box::new(self), at: TextPosition::LineColumn { line, column } }
+    }
+
+    /// This error with its line and column turned into a character position in `text`,
+    /// the statement they were found in.
+    pub(crate) fn located_in(self, text: &str) -> DbError {
+        match self {
+            DbError::At { error, at: TextPosition::LineColumn { line, column } } => {
+                let line = usize::try_from(line).unwrap_or(usize::MAX);
+                let column = usize::try_from(column).unwrap_or(usize::MAX);
+                let before: usize =
+                    text.split('\n').take(line.saturating_sub(1)).map(|l| l.chars().count() + 1).sum();
+                DbError::At { error, at: TextPosition::Char(before.saturating_add(column.max(1))) }
+            }
+            other => other,
+        }
+    }
+
+    /// This error without a place (found in another text than the statement's: a view's
+    /// stored query).
+    pub(crate) fn unplaced(self) -> DbError {
+        match self {
+            DbError::At { error, .. } => *error,
+            other => other,
+        }
+    }
+
+    /// The error itself, without its place in the text.
+    pub fn kind(&self) -> &DbError {
+        match self {
+            DbError::At { error, .. } => error,
+            other => other,
+        }
+    }
+
+    /// PostgreSQL's error position: a character offset into the statement's text, from 1.
+    pub fn position(&self) -> Option<usize> {
+        match self {
+            DbError::Syntax { position, .. } => Some(*position).filter(|&p| p > 0),
+            DbError::At { at: TextPosition::Char(p), .. } => Some(*p),
+            _ => None,
+        }
+    }
+
     /// A JSON syntax error said of type `ty` (`jsonb` where the text was read as one).
     pub(crate) fn for_type(self, ty: &str) -> DbError {
         match self {
@@ -258,9 +330,11 @@ impl DbError {
     pub fn sqlstate(&self) -> &'static str {
         match self {
             DbError::Syntax { .. } => "42601",
+            DbError::At { error, .. } => error.sqlstate(),
             DbError::UnknownTable(_) => "42P01",
             DbError::TableExists(_) => "42P07",
-            DbError::UnknownColumn(_) => "42703",
+            DbError::UnknownColumn(_) | DbError::UnknownQualifiedColumn { .. } => "42703",
+            DbError::MissingFromEntry(_) => "42P01",
             DbError::AmbiguousColumn(_) => "42702",
             DbError::DuplicateValue { .. } => "23505",
             DbError::UnknownIndex(_) => "42704",

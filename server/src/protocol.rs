@@ -146,7 +146,7 @@ impl From<DbError> for SqlError {
                 context: None,
                 routine: None,
             },
-            _ => SqlError::new(e.sqlstate(), e.to_string()),
+            _ => SqlError { position: e.position(), ..SqlError::new(e.sqlstate(), e.to_string()) },
         }
     }
 }

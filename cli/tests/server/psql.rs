@@ -52,6 +52,11 @@ fn psql_runs_statements_transactions_and_oracle_commands() {
     // Errors carry the db's SQLSTATE, syntax errors their position.
     let error = server.query_error("SELECT * FROM nosuch");
     assert!(error.contains("42P01") && error.contains("nosuch"), "{error}");
+    // A name that does not resolve is placed too, as PostgreSQL places it.
+    let error = server.query_error("SELECT k, nosuch FROM t");
+    assert!(error.contains("42703") && error.contains("LINE 1: SELECT k, nosuch FROM t"), "{error}");
+    let caret = error.lines().find(|l| l.trim() == "^").expect("psql's caret line");
+    assert_eq!(caret.find('^'), Some("LINE 1: SELECT k, ".len()), "{error}");
     let error = server.query_error("SELECT * FORM t");
     assert!(error.contains("42601"), "{error}");
     assert!(error.contains("LINE 1: SELECT * FORM t"), "psql shows the position: {error}");

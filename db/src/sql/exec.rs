@@ -553,9 +553,11 @@ impl Session {
         let mut executed = None;
         let nested = self.call_depth > 0;
         let result = self.user_call_sql(SqlText::Borrowed(sql), |s| {
-            let (prepared, stats) = s.prepare_cached(sql)?;
+            let (prepared, stats) = s.prepare_cached(sql).map_err(|e| e.located_in(sql))?;
             let defer = s.defer_durability;
-            let result = s.run(&prepared, params, &mut Call { optimize: false, pending: None, defer });
+            let result = s
+                .run(&prepared, params, &mut Call { optimize: false, pending: None, defer })
+                .map_err(|e| e.located_in(sql));
             executed = Some(stats);
             result
         });

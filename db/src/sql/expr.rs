@@ -595,6 +595,10 @@ impl Scope {
             let Some(entry) = self.entry_named(q) else { return Ok(None) };
             return match entry.relation.schema.column_index(column) {
                 Ok(i) => Ok(Some(entry.offset + i)),
+                Err(DbError::UnknownColumn(_)) => Err(DbError::UnknownQualifiedColumn {
+                    qualifier: q.to_string(),
+                    column: column.to_string(),
+                }),
                 Err(e) => Err(e),
             };
         }
@@ -619,7 +623,7 @@ impl Scope {
     /// The columns `SELECT *` (qualifier None) or `q.*` expands to: (name, row position).
     pub(crate) fn star(&self, qualifier: Option<&str>) -> DbResult<Vec<(String, usize)>> {
         let entries: Vec<&ScopeEntry> = match qualifier {
-            Some(q) => vec![self.entry_named(q).ok_or_else(|| DbError::UnknownTable(q.to_string()))?],
+            Some(q) => vec![self.entry_named(q).ok_or_else(|| DbError::MissingFromEntry(q.to_string()))?],
             None => self.entries.iter().collect(),
         };
         // Columns merged by USING come first, once each (PostgreSQL's order), then the
@@ -1151,7 +1155,14 @@ impl<'a> Binder<'a> {
         session.plan_subquery(query, params, self.scopes_for_subquery(), kind)
     }
 
+    /// A column reference; an error names its place in the text (the qualifier's, as
+    /// PostgreSQL points at the start of the reference).
     fn column(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
+        let start = qualifier.unwrap_or(column).span.start;
+        self.column_unplaced(qualifier, column).map_err(|e| e.at(start.line, start.column))
+    }
+
+    fn column_unplaced(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
         let name = ident_name(column);
         let qualifier = qualifier.map(ident_name);
         if let Some(i) = self.scope.resolve(qualifier.as_deref(), &name)? {
@@ -1173,9 +1184,14 @@ impl<'a> Binder<'a> {
                 return self.sequence_call(op, &format!("\"{}\"", sequence.replace('"', "\"\"")), Vec::new());
             }
         }
+        let known = |q: &str| {
+            self.scope.entry_named(q).is_some()
+                || self.outer.iter().any(|scope| scope.entry_named(q).is_some())
+        };
         Err(match qualifier {
-            Some(q) if self.scope.entry_named(&q).is_none() => DbError::UnknownTable(q),
-            _ => DbError::UnknownColumn(name),
+            Some(q) if !known(&q) => DbError::MissingFromEntry(q),
+            Some(qualifier) => DbError::UnknownQualifiedColumn { qualifier, column: name },
+            None => DbError::UnknownColumn(name),
         })
     }
 

@@ -461,7 +461,12 @@ impl Session {
         }
         let schema = match crate::views::schema(&name) {
             Some(view) => view,
-            None => self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone()))?,
+            None => {
+                self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone())).map_err(|e| {
+                    let start = sqlparser::ast::Spanned::span(written).start;
+                    e.at(start.line, start.column)
+                })?
+            }
         };
         if schema.view.is_some() {
             // A view: its query, planned here as a subquery in FROM.

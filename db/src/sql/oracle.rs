@@ -25,7 +25,7 @@
 
 use redo::{CommitLogging, CommitWait};
 
-use crate::error::{DbError, DbResult};
+use crate::error::{DbError, DbResult, TextPosition};
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -47,12 +47,16 @@ impl SqlText {
         chars_before(original, self.offset) + position
     }
 
-    /// Moves the position of a syntax error found in `text` into `original`, the string
-    /// this statement was split from. Other errors are returned unchanged.
+    /// Moves the position of an error found in `text` (a syntax error's, or a name's:
+    /// `DbError::At`) into `original`, the string this statement was split from. Other
+    /// errors are returned unchanged.
     pub fn relocate(&self, original: &str, error: DbError) -> DbError {
-        match error {
+        match error.located_in(&self.text) {
             DbError::Syntax { message, position } => {
                 DbError::Syntax { message, position: self.original_position(original, position) }
+            }
+            DbError::At { error, at: TextPosition::Char(position) } => {
+                DbError::At { error, at: TextPosition::Char(self.original_position(original, position)) }
             }
             other => other,
         }

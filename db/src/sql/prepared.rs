@@ -99,7 +99,7 @@ impl Session {
     /// parse call), its time in DB time.
     pub fn prepare(&mut self, sql: &str) -> DbResult<PreparedStatement> {
         self.user_call(|s| {
-            let (parsed, stats) = s.prepare_cached(sql)?;
+            let (parsed, stats) = s.prepare_cached(sql).map_err(|e| e.located_in(sql))?;
             Ok(PreparedStatement { parsed, text: Arc::from(sql), stats, compiled: Arc::default() })
         })
     }
@@ -112,6 +112,7 @@ impl Session {
     ) -> DbResult<QueryResult> {
         self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
             s.run_prepared(&statement.parsed, &statement.compiled, params)
+                .map_err(|e| e.located_in(&statement.text))
         })
     }
 
@@ -120,16 +121,18 @@ impl Session {
     pub fn query(&mut self, statement: &PreparedStatement, params: &[Value]) -> DbResult<Cursor> {
         let fetches = self.fetches.clone();
         self.user_call_sql(SqlText::Prepared(&statement.text, &statement.stats), |s| {
-            let (columns, rows, command, processed) =
-                match s.run_prepared(&statement.parsed, &statement.compiled, params)? {
-                    QueryResult::Rows { columns, rows, command } => {
-                        let n = rows.len() as u64;
-                        (columns, rows.into(), command, n)
-                    }
-                    QueryResult::Command { rows_affected, .. } => {
-                        (Vec::new(), VecDeque::new(), None, rows_affected)
-                    }
-                };
+            let (columns, rows, command, processed) = match s
+                .run_prepared(&statement.parsed, &statement.compiled, params)
+                .map_err(|e| e.located_in(&statement.text))?
+            {
+                QueryResult::Rows { columns, rows, command } => {
+                    let n = rows.len() as u64;
+                    (columns, rows.into(), command, n)
+                }
+                QueryResult::Command { rows_affected, .. } => {
+                    (Vec::new(), VecDeque::new(), None, rows_affected)
+                }
+            };
             Ok(Cursor { columns, rows, command, fetched: 0, fetches, processed })
         })
     }

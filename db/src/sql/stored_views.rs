@@ -53,7 +53,8 @@ impl Session {
             )));
         }
         DEPTH.with(|d| d.set(depth + 1));
-        let plan = self.plan_query_in(&query, &[], &[]);
+        // Places found in the view's text are no places in the statement's.
+        let plan = self.plan_query_in(&query, &[], &[]).map_err(DbError::unplaced);
         DEPTH.with(|d| d.set(depth));
         plan
     }

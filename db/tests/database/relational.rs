@@ -557,3 +557,46 @@ fn column_defaults_fill_the_columns_an_insert_leaves_out_across_reopens() {
         ]
     );
 }
+
+/// A name that does not resolve is placed in the statement's text as PostgreSQL places
+/// it (psql's `LINE 1: ... ^`): positions checked against PostgreSQL 15.20.
+#[test]
+fn an_unknown_or_ambiguous_name_carries_its_position_in_the_statement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+    run(&mut s, "CREATE TABLE u (id INT PRIMARY KEY, w INT)");
+    run(&mut s, "CREATE VIEW vv AS SELECT v FROM t");
+    let cases: [(&str, &str, usize); 7] = [
+        ("SELECT nosuch FROM t", "42703", 8),
+        ("SELECT t.nosuch FROM t", "42703", 8),
+        ("SELECT x.v FROM t", "42P01", 8),
+        ("SELECT v FROM nosuch", "42P01", 15),
+        ("SELECT id FROM t, u", "42702", 8),
+        ("SELECT v\n  FROM t WHERE   zzz = 1", "42703", 27),
+        ("SELECT * FROM vv JOIN u ON u.nosuch = 1", "42703", 28),
+    ];
+    for (sql, sqlstate, position) in cases {
+        let e = fails(&mut s, sql);
+        assert_eq!((e.sqlstate(), e.position()), (sqlstate, Some(position)), "{sql}: {e}");
+        // Prepared (the extended protocol's Parse, Bind, Execute), the same place.
+        let e = match s.prepare(sql) {
+            Ok(statement) => s.query(&statement, &[]).err().expect("fails"),
+            Err(e) => e,
+        };
+        assert_eq!(e.position(), Some(position), "prepared {sql}: {e}");
+    }
+    // PostgreSQL's words for a qualified name.
+    assert_eq!(fails(&mut s, "SELECT t.nosuch FROM t").to_string(), "column t.nosuch does not exist");
+    assert_eq!(fails(&mut s, "SELECT x.v FROM t").to_string(), "missing FROM-clause entry for table \"x\"");
+    // In a string of several statements, the place is in the whole string.
+    let e = s.execute_batch("SELECT 1; SELECT nosuch FROM t").err().expect("fails");
+    assert_eq!((e.sqlstate(), e.position()), ("42703", Some(18)), "{e}");
+    // A name inside a view's stored query has no place in the statement that reads it.
+    run(&mut s, "ALTER TABLE t RENAME COLUMN v TO v2");
+    let e = fails(&mut s, "SELECT * FROM vv");
+    assert_eq!((e.kind().sqlstate(), e.position()), ("42703", None), "{e}");
+    // The error itself is what it was.
+    assert!(matches!(fails(&mut s, "SELECT nosuch FROM t").kind(), DbError::UnknownColumn(_)));
+}
