@@ -591,7 +591,7 @@ fn an_unknown_or_ambiguous_name_carries_its_position_in_the_statement() {
     assert_eq!(fails(&mut s, "SELECT t.nosuch FROM t").to_string(), "column t.nosuch does not exist");
     assert_eq!(fails(&mut s, "SELECT x.v FROM t").to_string(), "missing FROM-clause entry for table \"x\"");
     // In a string of several statements, the place is in the whole string.
-    let e = s.execute_batch("SELECT 1; SELECT nosuch FROM t").err().expect("fails");
+    let e = s.execute_batch("SELECT 1; SELECT nosuch FROM t").expect_err("fails");
     assert_eq!((e.sqlstate(), e.position()), ("42703", Some(18)), "{e}");
     // A name inside a view's stored query has no place in the statement that reads it.
     run(&mut s, "ALTER TABLE t RENAME COLUMN v TO v2");
