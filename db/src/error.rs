@@ -150,6 +150,10 @@ pub enum DbError {
     /// DISTINCT that is not one of its arguments).
     #[error("{0}")]
     InvalidColumnReference(String),
+    /// A NULL where the statement needs a value (22004: an array subscript in an
+    /// assignment).
+    #[error("{0}")]
+    NullValueNotAllowed(String),
     /// A value given for a GENERATED ALWAYS column (428C9).
     #[error("{0}")]
     GeneratedAlways(String),
@@ -308,6 +312,7 @@ impl DbError {
             DbError::InvalidObjectDefinition(_) => "42P17",
             DbError::InvalidForeignKey(_) => "42830",
             DbError::InvalidColumnReference(_) => "42P10",
+            DbError::NullValueNotAllowed(_) => "22004",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",

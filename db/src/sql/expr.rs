@@ -188,6 +188,9 @@ pub(crate) enum Func {
     ArrayPrepend,
     ArrayCat,
     ArrayRemove,
+    /// `UPDATE ... SET a[i] = x` rewritten (see `array_assign`): the array with its
+    /// i-th element set.
+    ArrayAssign,
     ArrayToString,
     StringToArray,
 }
@@ -324,6 +327,7 @@ impl Func {
             "array_prepend" => (Func::ArrayPrepend, 2, 2),
             "array_cat" => (Func::ArrayCat, 2, 2),
             "array_remove" => (Func::ArrayRemove, 2, 2),
+            crate::sql::array_assign::FUNCTION => (Func::ArrayAssign, 3, 3),
             "array_to_string" => (Func::ArrayToString, 2, 3),
             "string_to_array" => (Func::StringToArray, 2, 3),
             _ => return None,
@@ -3335,6 +3339,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::ArrayPrepend
         | Func::ArrayCat
         | Func::ArrayRemove
+        | Func::ArrayAssign
         | Func::ArrayToString
         | Func::StringToArray => unreachable!("handled above"),
     })
