@@ -156,6 +156,14 @@ pub enum DbError {
     /// columns).
     #[error("{0}")]
     InvalidForeignKey(String),
+    /// A reference a clause cannot make (42P10: an ORDER BY key of an aggregate with
+    /// DISTINCT that is not one of its arguments).
+    #[error("{0}")]
+    InvalidColumnReference(String),
+    /// A NULL where the statement needs a value (22004: an array subscript in an
+    /// assignment).
+    #[error("{0}")]
+    NullValueNotAllowed(String),
     /// A value given for a GENERATED ALWAYS column (428C9).
     #[error("{0}")]
     GeneratedAlways(String),
@@ -377,6 +385,8 @@ impl DbError {
             DbError::InvalidRecursion(_) => "42P19",
             DbError::InvalidObjectDefinition(_) => "42P17",
             DbError::InvalidForeignKey(_) => "42830",
+            DbError::InvalidColumnReference(_) => "42P10",
+            DbError::NullValueNotAllowed(_) => "22004",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",

@@ -427,6 +427,20 @@ pub fn avg(sum: &BigDecimal, count: i64) -> DbResult<BigDecimal> {
     div(sum, &from_i64(count))
 }
 
+/// The square root of `n` (not negative) at `n`'s scale, rounded to the nearest, as
+/// PostgreSQL's stddev takes it from the variance.
+pub fn sqrt(n: &BigDecimal) -> DbResult<BigDecimal> {
+    let (digits, scale) = n.as_bigint_and_scale();
+    if digits.is_negative() {
+        return Err(DbError::InvalidPowerArgument("cannot take square root of a negative number".into()));
+    }
+    // sqrt(d / 10^s) * 10^s = sqrt(d * 10^s); rounded as floor(sqrt(4x)) + 1, halved.
+    let shift = u32::try_from(scale.max(0)).map_err(|_| overflow())?;
+    let radicand = digits.as_ref() * BigInt::from(10u32).pow(shift) * BigInt::from(4u32);
+    let root = (radicand.sqrt() + BigInt::from(1u32)) / BigInt::from(2u32);
+    checked(BigDecimal::new(root, scale.max(0)))
+}
+
 /// `round(n, digits)` (half away from zero) or `trunc(n, digits)`: scale `digits` when
 /// positive, else 0 with the digits from the `-digits`-th before the point zeroed.
 pub fn round(n: &BigDecimal, digits: i64, mode: RoundMode) -> DbResult<BigDecimal> {

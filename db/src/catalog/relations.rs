@@ -183,6 +183,8 @@ pub fn function_names() -> &'static [&'static str] {
         "age",
         "array_agg",
         "avg",
+        "bool_and",
+        "bool_or",
         "btrim",
         "ceil",
         "ceiling",
@@ -201,6 +203,7 @@ pub fn function_names() -> &'static [&'static str] {
         "decode",
         "dense_rank",
         "encode",
+        "every",
         "floor",
         "format_type",
         "gen_random_uuid",
@@ -267,6 +270,10 @@ pub fn function_names() -> &'static [&'static str] {
         "sign",
         "split_part",
         "sqrt",
+        "stddev",
+        "stddev_pop",
+        "stddev_samp",
+        "string_agg",
         "strpos",
         "substr",
         "substring",
@@ -281,11 +288,31 @@ pub fn function_names() -> &'static [&'static str] {
         "to_timestamp",
         "trunc",
         "upper",
+        "var_pop",
+        "var_samp",
+        "variance",
         "version",
     ]
 }
 
-const AGGREGATES: [&str; 6] = ["array_agg", "avg", "count", "max", "min", "sum"];
+const AGGREGATES: [&str; 16] = [
+    "array_agg",
+    "avg",
+    "bool_and",
+    "bool_or",
+    "count",
+    "every",
+    "max",
+    "min",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "string_agg",
+    "sum",
+    "var_pop",
+    "var_samp",
+    "variance",
+];
 const WINDOWS: [&str; 5] = ["dense_rank", "lag", "lead", "rank", "row_number"];
 
 /// A row under construction: values by column name (a name set again: the later

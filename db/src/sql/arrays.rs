@@ -274,6 +274,7 @@ pub(crate) fn is_array_function(func: Func) -> bool {
             | Func::ArrayPrepend
             | Func::ArrayCat
             | Func::ArrayRemove
+            | Func::ArrayAssign
             | Func::ArrayToString
             | Func::StringToArray
     )
@@ -287,7 +288,7 @@ pub(crate) fn result_type(func: Func, args: &[Option<DataType>]) -> Option<DataT
         Func::ArrayLength | Func::ArrayUpper | Func::ArrayLower | Func::Cardinality | Func::ArrayPosition => {
             Some(DataType::Int)
         }
-        Func::ArrayAppend | Func::ArrayRemove => {
+        Func::ArrayAppend | Func::ArrayRemove | Func::ArrayAssign => {
             arg(0).filter(|t| matches!(t, DataType::Array(_))).or(array_of(1))
         }
         Func::ArrayPrepend => arg(1).filter(|t| matches!(t, DataType::Array(_))).or(array_of(0)),
@@ -393,6 +394,45 @@ pub(crate) fn call(func: Func, values: &[Value]) -> DbResult<Value> {
             (Some(x), None) | (None, Some(x)) => Value::Array(x),
             (None, None) => Value::Null,
         },
+        Func::ArrayAssign => {
+            let index = match &values[1] {
+                Value::Null => {
+                    return Err(DbError::NullValueNotAllowed(
+                        "array subscript in assignment must not be null".into(),
+                    ))
+                }
+                _ => int(1)?,
+            };
+            let element = values[2].clone();
+            let mut a = match array_arg("array assignment", &values[0])? {
+                Some(a) => a,
+                // PostgreSQL's: a NULL array assigned an element is an array of it.
+                None => Box::new(Array::new(
+                    element.data_type().and_then(ElemType::of).unwrap_or(ElemType::Text),
+                    Vec::new(),
+                )),
+            };
+            // Arrays here always start at 1 (see crate::array): PostgreSQL's
+            // assignment below the lower bound, or past the end of a NULL or empty
+            // array, would give another lower bound, which no array here can have.
+            if index < 1 || (a.items.is_empty() && index != 1) {
+                return Err(DbError::Unsupported(format!(
+                    "assigning element {index} of {} (arrays here start at 1: it would change the lower bound)",
+                    if a.items.is_empty() { "an empty or NULL array" } else { "an array" }
+                )));
+            }
+            let at = usize::try_from(index - 1).map_err(|_| crate::array::too_many())?;
+            if at >= crate::array::MAX_ELEMENTS {
+                return Err(crate::array::too_many());
+            }
+            let element = crate::schema::coerce(element, a.elem.data_type())?;
+            // Past the end: the elements between are NULLs, as in PostgreSQL.
+            if at >= a.items.len() {
+                a.items.resize(at + 1, Value::Null);
+            }
+            a.items[at] = element;
+            Value::Array(a)
+        }
         Func::ArrayRemove => {
             let Some(mut a) = array_arg("array_remove", &values[0])? else { return Ok(Value::Null) };
             let wanted = &values[1];

@@ -455,6 +455,12 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     if let Some(alter) = crate::sql::alter_sequence::parse(sql) {
         return alter.map(|a| Prepared::AlterSequence(Box::new(a)));
     }
+    // `UPDATE t SET a[i] = x`, which sqlparser does not read, as an assignment of `a`.
+    let element_assigned = match crate::sql::array_assign::rewrite(sql) {
+        Some(rewritten) => Some(rewritten?),
+        None => None,
+    };
+    let sql = element_assigned.as_deref().unwrap_or(sql);
     // Sequence options in the words and the order sqlparser reads (Oracle's words,
     // PostgreSQL's any order).
     let oracle_sequence = oracle::standard_sequence_options(sql);

@@ -188,6 +188,9 @@ pub(crate) enum Func {
     ArrayPrepend,
     ArrayCat,
     ArrayRemove,
+    /// `UPDATE ... SET a[i] = x` rewritten (see `array_assign`): the array with its
+    /// i-th element set.
+    ArrayAssign,
     ArrayToString,
     StringToArray,
 }
@@ -324,6 +327,7 @@ impl Func {
             "array_prepend" => (Func::ArrayPrepend, 2, 2),
             "array_cat" => (Func::ArrayCat, 2, 2),
             "array_remove" => (Func::ArrayRemove, 2, 2),
+            crate::sql::array_assign::FUNCTION => (Func::ArrayAssign, 3, 3),
             "array_to_string" => (Func::ArrayToString, 2, 3),
             "string_to_array" => (Func::StringToArray, 2, 3),
             _ => return None,
@@ -342,17 +346,87 @@ pub(crate) enum AggFunc {
     Max,
     /// `array_agg(x [ORDER BY ...])`: the values, NULLs included, as an array.
     ArrayAgg,
+    /// `string_agg(x, sep [ORDER BY ...])` and Oracle's `LISTAGG(x [, sep]) WITHIN
+    /// GROUP (ORDER BY ...)`: the non-NULL texts joined, each after its own row's
+    /// separator but the first.
+    StringAgg,
+    /// `bool_and` and its standard name `every`.
+    BoolAnd,
+    BoolOr,
+    /// `stddev` and `stddev_samp`.
+    StddevSamp,
+    StddevPop,
+    /// `variance` and `var_samp`.
+    VarSamp,
+    VarPop,
+}
+
+impl AggFunc {
+    /// The aggregate called `name` (PostgreSQL's names and Oracle's `listagg`), with
+    /// the name as a `'static` (for its messages).
+    pub(crate) fn named(name: &str) -> Option<(AggFunc, &'static str)> {
+        const NAMES: [&str; 17] = [
+            "count",
+            "sum",
+            "avg",
+            "min",
+            "max",
+            "array_agg",
+            "string_agg",
+            "listagg",
+            "bool_and",
+            "every",
+            "bool_or",
+            "stddev",
+            "stddev_samp",
+            "stddev_pop",
+            "variance",
+            "var_samp",
+            "var_pop",
+        ];
+        let name = NAMES.into_iter().find(|n| *n == name)?;
+        let func = match name {
+            "count" => AggFunc::Count,
+            "sum" => AggFunc::Sum,
+            "avg" => AggFunc::Avg,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            "array_agg" => AggFunc::ArrayAgg,
+            "string_agg" | "listagg" => AggFunc::StringAgg,
+            "bool_and" | "every" => AggFunc::BoolAnd,
+            "bool_or" => AggFunc::BoolOr,
+            "stddev" | "stddev_samp" => AggFunc::StddevSamp,
+            "stddev_pop" => AggFunc::StddevPop,
+            "variance" | "var_samp" => AggFunc::VarSamp,
+            "var_pop" => AggFunc::VarPop,
+            _ => return None,
+        };
+        Some((func, name))
+    }
+
+    /// The statistics of the second moment.
+    pub(crate) fn is_spread(self) -> bool {
+        matches!(self, AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop)
+    }
 }
 
 /// One aggregate call of a query; `Expr::Agg(i)` refers to the i-th.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct AggCall {
     pub func: AggFunc,
+    /// The name it was called by (`every` is bool_and's other name), for messages.
+    pub name: &'static str,
     /// The argument, compiled against the input row (None for count(*)).
     pub arg: Option<Expr>,
+    /// string_agg's separator (None for every other aggregate, and for LISTAGG without
+    /// one), compiled against the input row.
+    pub separator: Option<Expr>,
     pub distinct: bool,
-    /// `ORDER BY` inside the call (array_agg's), compiled against the input row.
+    /// `ORDER BY` inside the call (array_agg's, string_agg's), compiled against the
+    /// input row.
     pub order: Vec<AggOrder>,
+    /// `FILTER (WHERE ...)`: only the rows it holds for are aggregated.
+    pub filter: Option<Expr>,
 }
 
 /// One key of an aggregate's `ORDER BY`.
@@ -1269,7 +1343,15 @@ impl<'a> Binder<'a> {
         if let Some(over) = &f.over {
             return self.window_function(&name, f, over);
         }
-        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+        let named = AggFunc::named(&name);
+        let aggregate = named.map(|(func, _)| func);
+        let ordered_within_group = name == "listagg";
+        if aggregate.is_none() && f.filter.is_some() {
+            return Err(DbError::WrongObjectType(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
+        if f.null_treatment.is_some() || (!ordered_within_group && !f.within_group.is_empty()) {
             return Err(DbError::Unsupported(format!("this form of {name}()")));
         }
         let (args, distinct) = match &f.args {
@@ -1277,7 +1359,8 @@ impl<'a> Binder<'a> {
             ast::FunctionArguments::List(list) => {
                 let only_order_by =
                     list.clauses.iter().all(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
-                let allowed = list.clauses.is_empty() || (name == "array_agg" && only_order_by);
+                let ordered = matches!(aggregate, Some(AggFunc::ArrayAgg | AggFunc::StringAgg));
+                let allowed = list.clauses.is_empty() || (ordered && only_order_by);
                 if !allowed {
                     return Err(DbError::Unsupported(format!("clauses in the arguments of {name}()")));
                 }
@@ -1294,15 +1377,6 @@ impl<'a> Binder<'a> {
             }
             ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("a subquery".into())),
         };
-        let aggregate = match name.as_str() {
-            "count" => Some(AggFunc::Count),
-            "sum" => Some(AggFunc::Sum),
-            "avg" => Some(AggFunc::Avg),
-            "min" => Some(AggFunc::Min),
-            "max" => Some(AggFunc::Max),
-            "array_agg" => Some(AggFunc::ArrayAgg),
-            _ => None,
-        };
         if let Some(mut func) = aggregate {
             if let Some(clause) = self.no_aggs_in {
                 return Err(grouping_error(format!("aggregate functions are not allowed in {clause}")));
@@ -1310,43 +1384,66 @@ impl<'a> Binder<'a> {
             if self.in_aggregate {
                 return Err(grouping_error("aggregate function calls cannot be nested".into()));
             }
-            let arg = match args.as_slice() {
-                [None] if func == AggFunc::Count && !distinct => {
+            // Inside the call: the input row's columns, no aggregate, no window call.
+            let inside = |this: &mut Self, e: &ast::Expr| -> DbResult<Expr> {
+                this.in_aggregate = true;
+                let windows_allowed = std::mem::replace(&mut this.windows_allowed, false);
+                let compiled = this.compile(e).and_then(Expr::fold);
+                this.in_aggregate = false;
+                this.windows_allowed = windows_allowed;
+                compiled
+            };
+            let (arg, separator) = match (func, args.as_slice()) {
+                (AggFunc::Count, [None]) if !distinct => {
                     func = AggFunc::CountStar;
-                    None
+                    (None, None)
                 }
-                [Some(e)] => {
-                    self.in_aggregate = true;
-                    let windows_allowed = std::mem::replace(&mut self.windows_allowed, false);
-                    let arg = self.compile(e).and_then(Expr::fold);
-                    self.in_aggregate = false;
-                    self.windows_allowed = windows_allowed;
-                    Some(arg?)
+                (AggFunc::StringAgg, [Some(e), Some(sep)]) => {
+                    (Some(inside(self, e)?), Some(inside(self, sep)?))
                 }
+                // Oracle's LISTAGG without a separator joins with none.
+                (AggFunc::StringAgg, [Some(e)]) if ordered_within_group => (Some(inside(self, e)?), None),
+                (AggFunc::StringAgg, _) => return Err(wrong_arguments(&name, args.len())),
+                (_, [Some(e)]) => (Some(inside(self, e)?), None),
                 _ => return Err(wrong_arguments(&name, args.len())),
             };
-            let mut order = Vec::new();
+            let mut keys: Vec<&ast::OrderByExpr> = f.within_group.iter().collect();
             if let ast::FunctionArguments::List(list) = &f.args {
                 for clause in &list.clauses {
-                    let ast::FunctionArgumentClause::OrderBy(keys) = clause else { continue };
-                    for key in keys {
-                        let descending = match &key.options.sort {
-                            None | Some(ast::OrderBySort::Asc) => false,
-                            Some(ast::OrderBySort::Desc) => true,
-                            Some(ast::OrderBySort::Using(_)) => {
-                                return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
-                            }
-                        };
-                        self.in_aggregate = true;
-                        let expr = self.compile(&key.expr).and_then(Expr::fold);
-                        self.in_aggregate = false;
-                        // PostgreSQL's default: NULLs sort as the largest value.
-                        let nulls_first = key.options.nulls_first.unwrap_or(descending);
-                        order.push(AggOrder { expr: expr?, descending, nulls_first });
+                    if let ast::FunctionArgumentClause::OrderBy(k) = clause {
+                        keys.extend(k);
                     }
                 }
             }
-            self.aggs.push(AggCall { func, arg, distinct, order });
+            let mut order = Vec::new();
+            for key in keys {
+                let descending = match &key.options.sort {
+                    None | Some(ast::OrderBySort::Asc) => false,
+                    Some(ast::OrderBySort::Desc) => true,
+                    Some(ast::OrderBySort::Using(_)) => {
+                        return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
+                    }
+                };
+                let expr = inside(self, &key.expr)?;
+                // PostgreSQL's default: NULLs sort as the largest value.
+                let nulls_first = key.options.nulls_first.unwrap_or(descending);
+                order.push(AggOrder { expr, descending, nulls_first });
+            }
+            // DISTINCT keeps one of each set of arguments, so an ORDER BY key that is not
+            // an argument would have no single value to sort by (PostgreSQL's rule).
+            if distinct
+                && order.iter().any(|o| Some(&o.expr) != arg.as_ref() && Some(&o.expr) != separator.as_ref())
+            {
+                return Err(DbError::InvalidColumnReference(
+                    "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
+                ));
+            }
+            let filter = match &f.filter {
+                Some(condition) => Some(inside(self, condition)?),
+                None => None,
+            };
+            let name = named.map_or("count", |(_, name)| name);
+            self.aggs.push(AggCall { func, name, arg, separator, distinct, order, filter });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
         if distinct {
@@ -3258,6 +3355,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::ArrayPrepend
         | Func::ArrayCat
         | Func::ArrayRemove
+        | Func::ArrayAssign
         | Func::ArrayToString
         | Func::StringToArray => unreachable!("handled above"),
     })

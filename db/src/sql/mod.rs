@@ -14,6 +14,7 @@
 
 pub mod access;
 pub(crate) mod alter_sequence;
+pub(crate) mod array_assign;
 pub(crate) mod arrays;
 pub(crate) mod binds;
 pub mod bulk;

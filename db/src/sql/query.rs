@@ -43,6 +43,7 @@ use crate::sql::expr::{
 use crate::sql::join::JoinPlan;
 use crate::sql::recursive::{RecursivePlan, WorkTablePlan};
 use crate::value::{DataType, ElemType, Value};
+use bigdecimal::BigDecimal;
 
 /// The rows a query produced.
 pub(crate) struct Output {
@@ -987,6 +988,9 @@ impl Session {
         } else {
             input_types.clone()
         };
+        for call in &aggs {
+            check_aggregate_arguments(call, &input_types)?;
+        }
         let agg_types: Vec<Option<DataType>> = aggs.iter().map(|a| aggregate_type(a, &input_types)).collect();
         // A window call's values are the row's columns after the input's (or the
         // group key's).
@@ -1521,18 +1525,20 @@ fn pg_type_name(ty: &ast::DataType) -> Option<String> {
 }
 
 /// The type of an aggregate's result: sum of INTs an INT, of NUMERICs a NUMERIC, of
-/// anything else a FLOAT; avg of NUMERICs a NUMERIC, of anything else a FLOAT (where
-/// PostgreSQL's avg of integers is a NUMERIC).
+/// anything else a FLOAT; avg, stddev and variance of INTs or NUMERICs a NUMERIC, of
+/// anything else a FLOAT (PostgreSQL's, whose avg of integers is a NUMERIC).
 pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType> {
     let arg = || call.arg.as_ref().and_then(|a| a.static_type(input, &[]));
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Some(DataType::Int),
-        // PostgreSQL's: the average of integers or numerics is a numeric.
-        AggFunc::Avg => match arg() {
-            Some(DataType::Numeric(_) | DataType::Int) => Some(DataType::Numeric(None)),
-            None => None,
-            _ => Some(DataType::Float),
-        },
+        // PostgreSQL's: the average and spread of integers or numerics are numerics.
+        AggFunc::Avg | AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            match arg() {
+                Some(DataType::Numeric(_) | DataType::Int) => Some(DataType::Numeric(None)),
+                None => None,
+                _ => Some(DataType::Float),
+            }
+        }
         AggFunc::Sum => match arg() {
             Some(DataType::Int) => Some(DataType::Int),
             Some(DataType::Numeric(_)) => Some(DataType::Numeric(None)),
@@ -1540,7 +1546,54 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
         },
         AggFunc::Min | AggFunc::Max => arg(),
         AggFunc::ArrayAgg => Some(DataType::Array(arg().and_then(ElemType::of).unwrap_or(ElemType::Text))),
+        AggFunc::StringAgg => Some(DataType::Text { max_chars: None }),
+        AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Bool),
     }
+}
+
+/// The error for an aggregate given an argument of a type it has no version for
+/// (PostgreSQL's 42883, which it raises before running; here where the type is known
+/// before running, else at the first such value).
+pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType>]) -> DbResult<()> {
+    let ty = |e: &Option<Expr>| e.as_ref().and_then(|a| a.static_type(input, &[]));
+    let (arg, mut separator) = (ty(&call.arg), ty(&call.separator));
+    let textual =
+        |t: &Option<DataType>| matches!(t, None | Some(DataType::Text { .. } | DataType::Char { .. }));
+    let fits = match call.func {
+        AggFunc::StringAgg => textual(&arg) && textual(&separator),
+        AggFunc::BoolAnd | AggFunc::BoolOr => matches!(arg, None | Some(DataType::Bool)),
+        f if f.is_spread() => {
+            matches!(arg, None | Some(DataType::Int | DataType::Float | DataType::Numeric(_)))
+        }
+        _ => true,
+    };
+    if fits {
+        return Ok(());
+    }
+    // A string literal has no type of its own yet where PostgreSQL resolves the call.
+    if let Some(Expr::Literal(Value::Text(_))) = call.separator {
+        separator = None;
+    }
+    Err(no_such_aggregate(call, arg, separator))
+}
+
+fn no_such_aggregate(call: &AggCall, arg: Option<DataType>, separator: Option<DataType>) -> DbError {
+    let name = |t: Option<DataType>| t.map_or_else(|| "unknown".to_string(), crate::sql::arrays::pg_name);
+    let func = call.name;
+    let args = match call.separator {
+        Some(_) => format!("{}, {}", name(arg), name(separator)),
+        None => name(arg),
+    };
+    DbError::UndefinedFunction(format!("{func}({args})"))
+}
+
+/// The running second moment of stddev's and variance's inputs: exact sums for
+/// integers and numerics (PostgreSQL's numeric state), Youngs-Cramer's running sum of
+/// squared deviations for floats (PostgreSQL's `float8_accum`, so that the results are
+/// the same to the last bit).
+enum Moments {
+    Exact { sum: BigDecimal, sum_squares: BigDecimal },
+    Float { sum: f64, deviations: f64 },
 }
 
 /// The running state of one aggregate call for one group.
@@ -1548,9 +1601,14 @@ pub(crate) struct Accumulator {
     count: i64,
     sum: Option<Num>,
     best: Option<Value>,
-    seen: Option<BTreeSet<Value>>,
-    /// array_agg's values, each with its ORDER BY keys.
-    collected: Vec<(Vec<Value>, Value)>,
+    /// bool_and's or bool_or's value so far.
+    truth: Option<bool>,
+    moments: Option<Moments>,
+    /// The argument sets seen, with DISTINCT (the separator is string_agg's; NULL else).
+    seen: Option<BTreeSet<(Value, Value)>>,
+    /// array_agg's and string_agg's values, each with its ORDER BY keys and its
+    /// separator (NULL for array_agg).
+    collected: Vec<(Vec<Value>, Value, Value)>,
 }
 
 impl Accumulator {
@@ -1559,25 +1617,48 @@ impl Accumulator {
             count: 0,
             sum: None,
             best: None,
+            truth: None,
+            moments: None,
             seen: call.distinct.then(BTreeSet::new),
             collected: Vec::new(),
         }
     }
 
     pub(crate) fn feed(&mut self, call: &AggCall, row: &[Value]) -> DbResult<()> {
+        if let Some(filter) = &call.filter {
+            if !matches!(filter.eval(row, &[])?, Value::Bool(true)) {
+                return Ok(());
+            }
+        }
         let Some(arg) = &call.arg else {
             self.count += 1;
             return Ok(());
         };
         let v = arg.eval(row, &[])?;
-        if call.func == AggFunc::ArrayAgg {
-            return self.collect(call, row, v);
+        match call.func {
+            AggFunc::ArrayAgg => return self.collect(call, row, v, Value::Null),
+            AggFunc::StringAgg => {
+                let separator = match &call.separator {
+                    Some(e) => e.eval(row, &[])?,
+                    None => Value::Null,
+                };
+                let textual = |v: &Value| matches!(v, Value::Null | Value::Text(_));
+                if !textual(&v) || !textual(&separator) {
+                    return Err(no_such_aggregate(call, v.data_type(), separator.data_type()));
+                }
+                // NULL values are skipped, their separators with them.
+                if v.is_null() {
+                    return Ok(());
+                }
+                return self.collect(call, row, v, separator);
+            }
+            _ => {}
         }
         if v.is_null() {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
-            if !seen.insert(v.clone()) {
+            if !seen.insert((v.clone(), Value::Null)) {
                 return Ok(());
             }
         }
@@ -1610,18 +1691,58 @@ impl Accumulator {
                     self.best = Some(v);
                 }
             }
-            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg => {}
+            AggFunc::BoolAnd | AggFunc::BoolOr => {
+                let Value::Bool(b) = v else {
+                    return Err(no_such_aggregate(call, v.data_type(), None));
+                };
+                self.truth = Some(match (self.truth, call.func) {
+                    (None, _) => b,
+                    (Some(t), AggFunc::BoolAnd) => t && b,
+                    (Some(t), _) => t || b,
+                });
+            }
+            AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+                let x = match to_num(&v) {
+                    Ok(x) => x,
+                    Err(_) => return Err(no_such_aggregate(call, v.data_type(), None)),
+                };
+                self.moments = Some(match (self.moments.take(), x) {
+                    (None, Num::F(x)) => {
+                        // PostgreSQL's: a first input that is not finite makes the result NaN.
+                        Moments::Float { sum: x, deviations: if x.is_finite() { 0.0 } else { f64::NAN } }
+                    }
+                    (None, x) => {
+                        let x = exact(x)?;
+                        Moments::Exact { sum_squares: &x * &x, sum: x }
+                    }
+                    (Some(Moments::Float { sum, deviations }), x) => {
+                        let (x, n_before, n) = (x.as_f64(), (self.count - 1) as f64, self.count as f64);
+                        let sum = sum + x;
+                        let deviation = x * n - sum;
+                        Moments::Float {
+                            sum,
+                            deviations: deviations + deviation * deviation / (n * n_before),
+                        }
+                    }
+                    (Some(Moments::Exact { sum, sum_squares }), x) => {
+                        let x = exact(x)?;
+                        Moments::Exact { sum_squares: sum_squares + &x * &x, sum: sum + x }
+                    }
+                });
+            }
+            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg | AggFunc::StringAgg => {}
         }
         Ok(())
     }
 
-    /// array_agg's step: every value, NULL too (once each with DISTINCT).
-    fn collect(&mut self, call: &AggCall, row: &[Value], v: Value) -> DbResult<()> {
+    /// array_agg's and string_agg's step: array_agg keeps every value, NULL too,
+    /// string_agg every non-NULL one (once each set of arguments with DISTINCT).
+    fn collect(&mut self, call: &AggCall, row: &[Value], v: Value, separator: Value) -> DbResult<()> {
         if let Value::Array(_) = v {
             return Err(DbError::Unsupported("array_agg of arrays (multidimensional arrays)".into()));
         }
         if let Some(seen) = &mut self.seen {
-            if !seen.insert(v.clone()) {
+            if !seen.insert((v.clone(), separator.clone())) {
                 return Ok(());
             }
         }
@@ -1629,23 +1750,23 @@ impl Accumulator {
             return Err(crate::array::too_many());
         }
         let keys = call.order.iter().map(|o| o.expr.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
-        self.collected.push((keys, v));
+        self.collected.push((keys, v, separator));
         Ok(())
     }
 
-    /// array_agg's result: the values in their ORDER BY's order (else as they came),
-    /// NULL for no row.
-    fn array(&self, call: &AggCall) -> DbResult<Value> {
-        if self.collected.is_empty() {
-            return Ok(Value::Null);
-        }
+    /// The positions of the collected values in their ORDER BY's order (else as they
+    /// came; sorted with DISTINCT, as PostgreSQL's sort-based DISTINCT gives them).
+    fn collected_order(&self, call: &AggCall) -> DbResult<Vec<usize>> {
         let mut order: Vec<usize> = (0..self.collected.len()).collect();
         if call.distinct && call.order.is_empty() {
-            // DISTINCT gives the values sorted, NULL last, as PostgreSQL's sort-based
-            // DISTINCT does.
+            // NULL last, as PostgreSQL's sort.
             order.sort_by(|&a, &b| {
-                let (x, y) = (&self.collected[a].1, &self.collected[b].1);
-                x.is_null().cmp(&y.is_null()).then_with(|| x.cmp(y))
+                let (x, y) = (&self.collected[a], &self.collected[b]);
+                let key = |v: &Value| v.is_null();
+                key(&x.1)
+                    .cmp(&key(&y.1))
+                    .then_with(|| x.1.cmp(&y.1))
+                    .then_with(|| key(&x.2).cmp(&key(&y.2)).then_with(|| x.2.cmp(&y.2)))
             });
         }
         if !call.order.is_empty() {
@@ -1683,10 +1804,19 @@ impl Accumulator {
                 return Err(e);
             }
         }
+        Ok(order)
+    }
+
+    /// array_agg's result: the values in order, NULL for no row.
+    fn array(&self, call: &AggCall) -> DbResult<Value> {
+        if self.collected.is_empty() {
+            return Ok(Value::Null);
+        }
+        let order = self.collected_order(call)?;
         let elem = self
             .collected
             .iter()
-            .find_map(|(_, v)| v.data_type())
+            .find_map(|(_, v, _)| v.data_type())
             .and_then(ElemType::of)
             .or_else(|| {
                 aggregate_type(call, &[]).and_then(|t| match t {
@@ -1703,6 +1833,61 @@ impl Accumulator {
         Ok(crate::array::Array::new(elem, items).into_value())
     }
 
+    /// string_agg's result: the texts in order, each but the first after its own
+    /// separator (a NULL separator as none), NULL for no text.
+    fn joined(&self, call: &AggCall) -> DbResult<Value> {
+        if self.collected.is_empty() {
+            return Ok(Value::Null);
+        }
+        let mut out = String::new();
+        for (n, i) in self.collected_order(call)?.into_iter().enumerate() {
+            let (_, value, separator) = &self.collected[i];
+            if let (true, Value::Text(sep)) = (n > 0, separator) {
+                out.push_str(sep);
+            }
+            if let Value::Text(t) = value {
+                out.push_str(t);
+            }
+            if out.len() > crate::sql::functions::MAX_RESULT_BYTES {
+                return Err(crate::sql::functions::too_long(out.len()));
+            }
+        }
+        Ok(Value::Text(out))
+    }
+
+    /// stddev's and variance's result (PostgreSQL's `numeric_stddev_internal` and
+    /// `float8_var_samp` and kin): NULL for no row, and for one row when sampled.
+    fn spread(&self, func: AggFunc) -> DbResult<Value> {
+        let sampled = matches!(func, AggFunc::StddevSamp | AggFunc::VarSamp);
+        let root = matches!(func, AggFunc::StddevSamp | AggFunc::StddevPop);
+        let n = self.count;
+        if n == 0 || (sampled && n == 1) {
+            return Ok(Value::Null);
+        }
+        Ok(match &self.moments {
+            None => Value::Null,
+            Some(Moments::Float { deviations, .. }) => {
+                let variance = deviations / if sampled { (n - 1) as f64 } else { n as f64 };
+                Value::Float(if root { variance.sqrt() } else { variance })
+            }
+            Some(Moments::Exact { sum, sum_squares }) => {
+                // n * sum(x^2) - sum(x)^2 at twice the inputs' scale, over n(n-1) or n^2.
+                let scale = sum.as_bigint_and_scale().1 * 2;
+                let n_big = numeric::from_i64(n);
+                let numerator = ((&n_big * sum_squares).with_scale(scale) - (sum * sum).with_scale(scale))
+                    .with_scale(scale);
+                if numerator.sign() != bigdecimal::num_bigint::Sign::Plus {
+                    // Rounding cannot make it negative here, but PostgreSQL's guard
+                    // answers 0 (scale 0) for no spread, and so do we.
+                    return Ok(Value::numeric(BigDecimal::from(0)));
+                }
+                let denominator = if sampled { &n_big * numeric::from_i64(n - 1) } else { &n_big * &n_big };
+                let variance = numeric::div(&numerator, &denominator)?;
+                Value::numeric(if root { numeric::sqrt(&variance)? } else { variance })
+            }
+        })
+    }
+
     pub(crate) fn finish(&self, call: &AggCall) -> DbResult<Value> {
         Ok(match call.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
@@ -1715,6 +1900,20 @@ impl Accumulator {
             },
             AggFunc::Min | AggFunc::Max => self.best.clone().unwrap_or(Value::Null),
             AggFunc::ArrayAgg => self.array(call)?,
+            AggFunc::StringAgg => self.joined(call)?,
+            AggFunc::BoolAnd | AggFunc::BoolOr => self.truth.map_or(Value::Null, Value::Bool),
+            AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+                self.spread(call.func)?
+            }
         })
     }
+}
+
+/// An integer or numeric input of stddev or variance as an exact decimal.
+fn exact(x: Num) -> DbResult<BigDecimal> {
+    Ok(match x {
+        Num::I(i) => numeric::from_i64(i),
+        Num::N(n) => n,
+        Num::F(f) => numeric::from_f64(f)?,
+    })
 }

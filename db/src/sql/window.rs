@@ -10,7 +10,8 @@
 //!
 //! Functions: `row_number`, `rank`, `dense_rank`, `percent_rank`, `cume_dist`, `ntile`,
 //! `lag`/`lead` (offset, default), `first_value`, `last_value`, `nth_value`, and the
-//! aggregates `count`, `sum`, `avg`, `min`, `max` over a frame. Frames: PostgreSQL's
+//! aggregates (but array_agg and LISTAGG, whose ORDER BY PostgreSQL does not take in a
+//! window either) over a frame, with `FILTER (WHERE ...)`. Frames: PostgreSQL's
 //! default (with ORDER BY, from the partition's start to the current row's last peer;
 //! without, the whole partition), `ROWS` with `UNBOUNDED`/`n PRECEDING`/`CURRENT ROW`/
 //! `n FOLLOWING` bounds, `RANGE` with `UNBOUNDED` and `CURRENT ROW` bounds. A frame that
@@ -44,7 +45,8 @@ pub(crate) enum WindowFunc {
     FirstValue,
     LastValue,
     NthValue,
-    Aggregate(AggFunc),
+    /// An aggregate over the frame, with the name it was called by.
+    Aggregate(AggFunc, &'static str),
 }
 
 /// A frame bound: rows before or after the current one (None: unbounded).
@@ -65,6 +67,8 @@ pub(crate) struct WindowCall {
     pub order: Vec<(Expr, bool, bool)>,
     /// `ROWS` (true) or `RANGE`, and the bounds; None: PostgreSQL's default frame.
     pub frame: Option<(bool, Bound, Bound)>,
+    /// An aggregate's `FILTER (WHERE ...)`.
+    pub filter: Option<Expr>,
 }
 
 impl WindowCall {
@@ -90,11 +94,17 @@ impl WindowCall {
                 None => None,
                 Some((rows, start, end)) => Some((rows, bound(start, f)?, bound(end, f)?)),
             },
+            filter: self.filter.map(&mut *f).transpose()?,
         })
     }
 
     pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
-        self.args.iter().chain(&self.partition).chain(self.order.iter().map(|(e, _, _)| e)).for_each(&mut *f);
+        self.args
+            .iter()
+            .chain(&self.partition)
+            .chain(self.order.iter().map(|(e, _, _)| e))
+            .chain(&self.filter)
+            .for_each(&mut *f);
         if let Some((_, start, end)) = &self.frame {
             for b in [start, end] {
                 if let Bound::Preceding(Some(e)) | Bound::Following(Some(e)) = b {
@@ -117,19 +127,28 @@ impl WindowCall {
             | WindowFunc::FirstValue
             | WindowFunc::LastValue
             | WindowFunc::NthValue => self.args.first().and_then(|a| a.static_type(row, aggs)),
-            WindowFunc::Aggregate(func) => {
+            WindowFunc::Aggregate(func, name) => {
                 let input = self.args.first().and_then(|a| a.static_type(row, aggs));
                 crate::sql::query::aggregate_type(
-                    &AggCall {
-                        func,
-                        arg: self.args.first().map(|_| Expr::Column(0)),
-                        distinct: false,
-                        order: Vec::new(),
-                    },
+                    &aggregate_call(func, name, self.args.len(), false),
                     &[input],
                 )
             }
         }
+    }
+}
+
+/// The aggregate a window call runs, over rows of its `arity` arguments' values (and
+/// its filter's after them).
+fn aggregate_call(func: AggFunc, name: &'static str, arity: usize, filtered: bool) -> AggCall {
+    AggCall {
+        func,
+        name,
+        arg: (func != AggFunc::CountStar).then_some(Expr::Column(0)),
+        separator: (arity > 1).then_some(Expr::Column(1)),
+        distinct: false,
+        order: Vec::new(),
+        filter: filtered.then_some(Expr::Column(arity)),
     }
 }
 
@@ -160,7 +179,7 @@ impl Binder<'_> {
             ast::WindowType::NamedWindow(name) => self.named_window(&ident_name(name))?.clone(),
         };
         let spec = &spec;
-        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+        if !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(DbError::Unsupported(format!("this form of {name}() OVER")));
         }
         let mut star = false;
@@ -198,18 +217,25 @@ impl Binder<'_> {
             "first_value" => (WindowFunc::FirstValue, 1..=1),
             "last_value" => (WindowFunc::LastValue, 1..=1),
             "nth_value" => (WindowFunc::NthValue, 2..=2),
-            "count" if star => (WindowFunc::Aggregate(AggFunc::CountStar), 0..=0),
-            "count" => (WindowFunc::Aggregate(AggFunc::Count), 1..=1),
-            "sum" => (WindowFunc::Aggregate(AggFunc::Sum), 1..=1),
-            "avg" => (WindowFunc::Aggregate(AggFunc::Avg), 1..=1),
-            "min" => (WindowFunc::Aggregate(AggFunc::Min), 1..=1),
-            "max" => (WindowFunc::Aggregate(AggFunc::Max), 1..=1),
-            other => {
-                return Err(DbError::WrongObjectType(format!(
-                    "OVER specified, but {other} is not a window function nor an aggregate function"
-                )))
+            "count" if star => (WindowFunc::Aggregate(AggFunc::CountStar, "count"), 0..=0),
+            "string_agg" => (WindowFunc::Aggregate(AggFunc::StringAgg, "string_agg"), 2..=2),
+            "array_agg" | "listagg" => {
+                return Err(DbError::Unsupported(format!("{name}() as a window function")));
             }
+            other => match AggFunc::named(other) {
+                Some((func, name)) => (WindowFunc::Aggregate(func, name), 1..=1),
+                None => {
+                    return Err(DbError::WrongObjectType(format!(
+                        "OVER specified, but {other} is not a window function nor an aggregate function"
+                    )))
+                }
+            },
         };
+        if f.filter.is_some() && !matches!(func, WindowFunc::Aggregate(..)) {
+            return Err(DbError::WrongObjectType(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
         if !arity.contains(&arg_asts.len()) {
             return Err(DbError::UndefinedFunction(format!(
                 "function {name} with {} arguments does not exist",
@@ -277,7 +303,11 @@ impl Binder<'_> {
                     Some((rows, start, end))
                 }
             };
-            Ok(WindowCall { func, args, partition, order, frame })
+            let filter = match &f.filter {
+                Some(condition) => Some(self.compile_window_part(condition)?),
+                None => None,
+            };
+            Ok(WindowCall { func, args, partition, order, frame, filter })
         })();
         self.windows_allowed = true;
         self.windows.push(compiled?);
@@ -566,17 +596,19 @@ fn partition(
                 };
             }
         }
-        WindowFunc::Aggregate(func) => {
-            let agg = AggCall {
-                func,
-                arg: (func != AggFunc::CountStar).then_some(Expr::Column(0)),
-                distinct: false,
-                order: Vec::new(),
-            };
-            let inputs: Vec<Value> = match func {
-                AggFunc::CountStar => vec![Value::Null; m],
-                _ => (0..m).map(|p| arg(0, p)).collect::<DbResult<_>>()?,
-            };
+        WindowFunc::Aggregate(func, name) => {
+            let agg = aggregate_call(func, name, call.args.len(), call.filter.is_some());
+            // Each row's arguments, then its filter's value.
+            let inputs: Vec<Vec<Value>> = (0..m)
+                .map(|p| {
+                    let mut input = (0..call.args.len()).map(|k| arg(k, p)).collect::<DbResult<Vec<_>>>()?;
+                    if let Some(filter) = &call.filter {
+                        let (r, a) = &rows[members[p]];
+                        input.push(eval(filter, r, a)?);
+                    }
+                    Ok(input)
+                })
+                .collect::<DbResult<_>>()?;
             let mut frames = Vec::with_capacity(m);
             for p in 0..m {
                 frames.push(frame_of(call, p, m, &first_peer, &last_peer, rows, members, eval)?);
@@ -587,7 +619,7 @@ fn partition(
                 let mut fed = 0;
                 for p in 0..m {
                     while fed < frames[p].1 {
-                        acc.feed(&agg, std::slice::from_ref(&inputs[fed]))?;
+                        acc.feed(&agg, &inputs[fed])?;
                         fed += 1;
                     }
                     out[members[p]] = acc.finish(&agg)?;
@@ -596,7 +628,7 @@ fn partition(
                 for p in 0..m {
                     let mut acc = crate::sql::query::Accumulator::new(&agg);
                     for input in &inputs[frames[p].0..frames[p].1.max(frames[p].0)] {
-                        acc.feed(&agg, std::slice::from_ref(input))?;
+                        acc.feed(&agg, input)?;
                     }
                     out[members[p]] = acc.finish(&agg)?;
                 }

@@ -394,3 +394,42 @@ fn set_returning_functions_in_the_select_list_give_a_row_per_value() {
     assert_eq!(fails(&mut s, "SELECT unnest(ARRAY[1,2]) + 1").sqlstate(), "0A000");
     assert_eq!(fails(&mut s, "SELECT id, unnest(tags) FROM posts GROUP BY id").sqlstate(), "0A000");
 }
+
+#[test]
+fn update_sets_one_element_of_an_array_as_postgresql_does() {
+    // Expected values: PostgreSQL 15 on the same rows (bigint[] for INT[]).
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE ta (id INT PRIMARY KEY, a INT[], t TEXT[])");
+    run(&mut s, "INSERT INTO ta VALUES (1, '{1,2,3}', '{x}'), (2, NULL, NULL), (3, '{}', '{}')");
+    run(&mut s, "COMMIT");
+    run(&mut s, "UPDATE ta SET a[2] = 20, t[3] = 'z' WHERE id = 1");
+    // A NULL array assigned its first element is an array of it.
+    run(&mut s, "UPDATE ta SET a[1] = 7 WHERE id = 2");
+    run(&mut s, "COMMIT");
+    assert_eq!(
+        crate::common::cells(&mut s, "SELECT id, a, t FROM ta ORDER BY id"),
+        [["1", "{1,20,3}", "{x,NULL,z}"], ["2", "{7}", "NULL"], ["3", "{}", "{}"]]
+    );
+    // Past the end: NULLs between; the element coerced to the array's type.
+    assert_eq!(
+        crate::common::one(&mut s, "UPDATE ta SET a[5] = '9' WHERE id = 1 RETURNING a"),
+        "{1,20,3,NULL,9}"
+    );
+    let e = fails(&mut s, "UPDATE ta SET a[NULL] = 1 WHERE id = 1");
+    assert_eq!(
+        (e.sqlstate(), e.to_string().as_str()),
+        ("22004", "array subscript in assignment must not be null")
+    );
+    // PostgreSQL would give `[0:5]={1,1,20,3,NULL,9}`: a lower bound arrays here do not
+    // have, so it is refused rather than renumbered.
+    let e = fails(&mut s, "UPDATE ta SET a[0] = 1 WHERE id = 1");
+    assert_eq!(e.sqlstate(), "0A000", "{e}");
+    let e = fails(&mut s, "UPDATE ta SET a[1:2] = '{1,2}' WHERE id = 1");
+    assert_eq!(e.sqlstate(), "0A000", "{e}");
+    // With bind parameters, as a driver sends it: an empty array takes element 1.
+    let sql = "UPDATE ta SET a[$1] = $2 WHERE id = $3";
+    s.execute(sql, &[Value::Int(1), Value::Int(5), Value::Int(3)]).unwrap();
+    assert_eq!(crate::common::one(&mut s, "SELECT a FROM ta WHERE id = 3"), "{5}");
+}

@@ -10,6 +10,7 @@
 
 mod common;
 
+mod aggregates;
 mod arrays;
 mod bulk;
 mod cancel;
