@@ -212,6 +212,8 @@ impl PlanText {
 
 /// The nodes of a SELECT's plan, top first; with `counts` (ANALYZE), what each handed on.
 fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts>) -> Vec<Node> {
+    let unordered = plan.without_order_if_narrow();
+    let plan = unordered.as_ref().unwrap_or(plan);
     let mut nodes = Vec::new();
     let actual = |rows: fn(&SelectCounts) -> u64| counts.map(rows);
     if plan.limit.is_some() || plan.offset > 0 {

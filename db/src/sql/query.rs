@@ -34,7 +34,7 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::numeric;
 use crate::schema::coerce;
-use crate::sql::access::plan as plan_access;
+use crate::sql::access::{plan as plan_access, Access};
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
     arithmetic, compare, grouping_error, ident_name, to_num, AggCall, AggFunc, BinOp, Binder, Expr, Num,
@@ -184,6 +184,26 @@ impl SelectPlan {
     /// type decides).
     pub(crate) fn columns(&self) -> &[ResultColumn] {
         &self.columns
+    }
+
+    /// When the plan reads in index order but its WHERE (with this execution's values)
+    /// pins keys (point lookups, or a key prefix), the plan that reads those few rows
+    /// and sorts them instead: an ordered read would pass every row before the ones the
+    /// WHERE wants. None when the plan stands.
+    pub(crate) fn without_order_if_narrow(&self) -> Option<SelectPlan> {
+        let (Some(_), Some(rel)) = (self.ordered, &self.relation) else { return None };
+        let narrow = match plan_access(&rel.schema, self.filter.as_ref()) {
+            Access::Empty | Access::Points(_) => true,
+            Access::Range { prefix, .. } => !prefix.is_empty(),
+            Access::Index { within, .. } => matches!(*within, Access::Points(_)),
+            Access::Full => false,
+        };
+        narrow.then(|| SelectPlan {
+            ordered: None,
+            needs_sort: !self.sorts.is_empty(),
+            stop_after: None,
+            ..self.clone()
+        })
     }
 }
 
@@ -1219,6 +1239,14 @@ impl Session {
             &resolved
         } else {
             plan
+        };
+        let unordered;
+        let plan = match plan.without_order_if_narrow() {
+            Some(p) => {
+                unordered = p;
+                &unordered
+            }
+            None => plan,
         };
         // What is left are correlated subqueries: run for each row they meet.
         let correlated = plan.has_subquery();

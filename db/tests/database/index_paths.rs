@@ -201,3 +201,24 @@ fn min_and_max_of_an_indexed_column_read_one_end_of_the_index() {
     run(&mut s, "DELETE FROM events");
     assert_eq!(query(&mut s, "SELECT max(at) FROM events", &[]), [["NULL"]]);
 }
+
+#[test]
+fn a_where_that_pins_keys_is_read_by_key_and_sorted_not_read_in_index_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    events(&mut s);
+    let sql = "SELECT id, at FROM events WHERE id IN (7, 3, 1500) ORDER BY at LIMIT 2";
+    let plan = plan_of(&mut s, sql);
+    assert!(plan.iter().any(|l| l.contains("Sort")), "{plan:#?}");
+    assert!(plan.iter().any(|l| l.contains("Index Scan using events_pkey on events  (3 keys)")), "{plan:#?}");
+    let (rows, read) = visited(&mut s, sql, &[]);
+    assert_eq!(
+        rows,
+        query(&mut s, "SELECT id, at FROM events WHERE id IN (7, 3, 1500) ORDER BY at + 0 LIMIT 2", &[])
+    );
+    assert_eq!(read, 3);
+    // A bind value pins it too, decided at each execution.
+    let (rows, read) = visited(&mut s, "SELECT max(at) FROM events WHERE id = $1", &[Value::Int(3)]);
+    assert_eq!((rows, read), (vec![vec!["111".to_string()]], 1));
+}
