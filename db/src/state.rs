@@ -558,6 +558,70 @@ impl DbState {
         self.shards[0].schemas()
     }
 
+    /// The entries of `table`'s primary key (`index` None: each row's key) or of its
+    /// `index`-th secondary index (the indexed values, then the key), each with its row,
+    /// in the order of the entries (descending when `backward`): a merge of the shards'
+    /// ordered maps, read lazily (an ORDER BY ... LIMIT stops after a few).
+    pub fn ordered_entries<'a>(
+        &'a self,
+        table: &str,
+        index: Option<usize>,
+        backward: bool,
+    ) -> DbResult<impl Iterator<Item = (Key, &'a Row)> + 'a> {
+        type Source<'a> = Box<dyn Iterator<Item = (Key, &'a Row)> + 'a>;
+        let mut sources: Vec<Source<'a>> = Vec::with_capacity(self.shards.len());
+        for shard in &self.shards {
+            let t = shard.table(table)?;
+            let entries: Source<'a> = match index {
+                None => {
+                    let rows = t.rows.iter().map(|(k, r)| (k.clone(), r));
+                    if backward {
+                        Box::new(rows.rev())
+                    } else {
+                        Box::new(rows)
+                    }
+                }
+                Some(i) => {
+                    let width = t.schema.indexes.get(i).map(|ix| ix.columns.len()).ok_or_else(|| {
+                        DbError::CorruptChange(format!("index {i} of \"{table}\" does not exist"))
+                    })?;
+                    let with_row = move |(entry, ()): (&Key, &())| {
+                        let key: Key = entry[width..].iter().cloned().collect();
+                        t.rows.get(&key).map(|row| (entry.clone(), row))
+                    };
+                    if backward {
+                        Box::new(t.indexes[i].iter().rev().filter_map(with_row))
+                    } else {
+                        Box::new(t.indexes[i].iter().filter_map(with_row))
+                    }
+                }
+            };
+            sources.push(entries);
+        }
+        let mut heads: Vec<Option<(Key, &'a Row)>> = sources.iter_mut().map(Iterator::next).collect();
+        Ok(std::iter::from_fn(move || {
+            // The source whose next entry comes first (16 shards: a scan of the heads).
+            let mut best: Option<usize> = None;
+            for (i, head) in heads.iter().enumerate() {
+                let Some((key, _)) = head else { continue };
+                let better = best.is_none_or(|b| {
+                    let best_key = &heads[b].as_ref().expect("a head").0;
+                    if backward {
+                        key > best_key
+                    } else {
+                        key < best_key
+                    }
+                });
+                if better {
+                    best = Some(i);
+                }
+            }
+            let best = best?;
+            let next = sources[best].next();
+            std::mem::replace(&mut heads[best], next)
+        }))
+    }
+
     /// Applies one change (see `apply_change`).
     pub fn apply(&mut self, change: &Change) -> DbResult<()> {
         apply_change(&mut self.shards[..], change)

@@ -3,7 +3,7 @@
 //!
 //! [`plan`] looks at the conjuncts (ANDed parts) of a compiled WHERE that compare a key
 //! column with a constant:
-//! - every key column pinned with `=` (or `IN (...)`): point lookups;
+//! - every key column pinned with `=` (or `IN (...)`, or `= ANY(array)`): point lookups;
 //! - the first key columns pinned with `=`, and the next one bounded (`<`, `<=`, `>`,
 //!   `>=`, BETWEEN, or a set of `=` values): a range scan of the ordered map;
 //! - otherwise a full scan.
@@ -17,6 +17,11 @@
 //! that has changed something reads through `Session::get` (point lookups) and
 //! `Session::scan` (ranges and full scans: the whole table, filtered); one that has not
 //! reads the snapshot's ordered map directly. See `Session::own_changes`.
+//!
+//! Two more readers use the same merge of own changes over one snapshot: [`KeyReader`]
+//! (repeated lookups by a key or index prefix: the inner side of an index nested loop
+//! join) and `Session::visit_ordered` (every row in an index's order, read lazily: ORDER
+//! BY ... LIMIT and min/max, which stop after a few rows).
 //!
 //! [`rows_visited`] counts, per thread, the rows handed to the statement (a diagnostic
 //! that tests use to check that a point lookup does not scan).
@@ -369,20 +374,36 @@ fn plan_conjuncts(schema: &TableSchema, key_columns: &[usize], filter: &Expr) ->
             Expr::InList(e, list, false) => {
                 let Expr::Column(column) = e.as_ref() else { continue };
                 let Some(k) = key_position(*column) else { continue };
-                let ty = schema.columns[*column].ty;
-                let mut values = Vec::new();
-                let mut usable = true;
-                for item in list {
-                    match item {
-                        Expr::Literal(v) => match convert(v, ty, Role::Equal) {
-                            Conv::Value(v, _) => values.push(v),
-                            Conv::Never => {}
-                            Conv::Unknown => usable = false,
-                        },
-                        _ => usable = false,
-                    }
+                let items: Option<Vec<&Value>> = list
+                    .iter()
+                    .map(|item| match item {
+                        Expr::Literal(v) => Some(v),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(values) = items.and_then(|items| equal_values(items, schema.columns[*column].ty))
+                {
+                    keys[k].restrict_equal(values);
                 }
-                if usable {
+            }
+            // `key = ANY(array)`, what drivers send for an IN list (`= ANY($1)`): as IN.
+            Expr::AnyArray { lhs, op: BinOp::Eq, all: false, array } => {
+                let Expr::Column(column) = lhs.as_ref() else { continue };
+                let Some(k) = key_position(*column) else { continue };
+                let items: Option<Vec<&Value>> = match array.as_ref() {
+                    Expr::Literal(Value::Array(a)) => Some(a.items.iter().collect()),
+                    Expr::Literal(Value::Null) => return Access::Empty,
+                    Expr::Array(_, elements) => elements
+                        .iter()
+                        .map(|item| match item {
+                            Expr::Literal(v) => Some(v),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => None,
+                };
+                if let Some(values) = items.and_then(|items| equal_values(items, schema.columns[*column].ty))
+                {
                     keys[k].restrict_equal(values);
                 }
             }
@@ -435,6 +456,21 @@ fn plan_conjuncts(schema: &TableSchema, key_columns: &[usize], filter: &Expr) ->
         return Access::Full;
     }
     Access::Range { prefix: prefix.into(), lo, hi }
+}
+
+/// The key values of column type `ty` that `= v` for some `v` of `items` may find (a
+/// NULL or a value no key equals finds none), or None if one is compared in another
+/// type's order (the list cannot narrow the access).
+fn equal_values(items: Vec<&Value>, ty: DataType) -> Option<Vec<Value>> {
+    let mut values = Vec::with_capacity(items.len());
+    for v in items {
+        match convert(v, ty, Role::Equal) {
+            Conv::Value(v, _) => values.push(v),
+            Conv::Never => {}
+            Conv::Unknown => return None,
+        }
+    }
+    Some(values)
 }
 
 fn in_range(key: &[Value], prefix: &[Value], lo: &Option<Limit>, hi: &Option<Limit>) -> bool {
@@ -497,7 +533,248 @@ fn merge_visit<'a>(
     Ok(())
 }
 
+/// Repeated reads of one table by a prefix of its primary key or of one of its secondary
+/// indexes: the inner side of an index nested loop join, one lookup per outer row. All
+/// the lookups see one snapshot (taken when the reader is made), with the transaction's
+/// own changes merged in as `Session::visit_rows` merges them: a committed row the
+/// transaction changed or deleted is replaced by its own version, and its own rows are
+/// found by their values of the same columns.
+pub(crate) struct KeyReader {
+    snapshot: std::sync::Arc<crate::state::DbState>,
+    table: String,
+    schema: std::sync::Arc<TableSchema>,
+    /// None: the primary key; Some(i): the table's i-th secondary index.
+    index: Option<usize>,
+    /// The transaction's own versions of the table's rows, in key order (None: deleted).
+    own: Vec<(Key, Option<Row>)>,
+    /// The own rows present, by their values of the looked-up columns, sorted.
+    own_by_columns: Vec<(Vec<Value>, Row)>,
+}
+
+impl KeyReader {
+    /// The columns a lookup's prefix gives values of, in order.
+    fn columns(&self) -> &[usize] {
+        match self.index {
+            None => &self.schema.primary_key,
+            Some(i) => &self.schema.indexes[i].columns,
+        }
+    }
+
+    /// Hands each row whose first `prefix.len()` looked-up columns equal `prefix` (values
+    /// already of the columns' types: see [`key_value`]) to `hand`.
+    pub(crate) fn lookup(
+        &self,
+        prefix: &[Value],
+        hand: &mut dyn FnMut(&Row) -> DbResult<()>,
+    ) -> DbResult<()> {
+        assert!(
+            !prefix.is_empty() && prefix.len() <= self.columns().len(),
+            "a lookup of {} values on {} columns",
+            prefix.len(),
+            self.columns().len()
+        );
+        let mut hand_committed = |key: &Key, row: &Row| -> DbResult<()> {
+            // A row this transaction changed is handed in its own version below.
+            if !self.own.is_empty() && self.own.binary_search_by(|(k, _)| k.cmp(key)).is_ok() {
+                return Ok(());
+            }
+            count_visit();
+            hand(row)
+        };
+        let view = self.snapshot.table(&self.table)?;
+        match self.index {
+            None if prefix.len() == self.schema.primary_key.len() => {
+                let key: Key = prefix.iter().cloned().collect();
+                if let Some(row) = view.rows.get(&key) {
+                    hand_committed(&key, row)?;
+                }
+            }
+            None => {
+                let start: Key = prefix.iter().cloned().collect();
+                for (key, row) in view
+                    .rows
+                    .range((Bound::Included(start), Bound::Unbounded))
+                    .take_while(|(key, _)| key.starts_with(prefix))
+                {
+                    hand_committed(key, row)?;
+                }
+            }
+            Some(index) => {
+                for row in self.snapshot.index_rows(&self.table, index, prefix)? {
+                    hand_committed(&self.schema.key_of(&row), &row)?;
+                }
+            }
+        }
+        if !self.own_by_columns.is_empty() {
+            let first = self.own_by_columns.partition_point(|(values, _)| values[..prefix.len()] < *prefix);
+            for (values, row) in &self.own_by_columns[first..] {
+                if values[..prefix.len()] != *prefix {
+                    break;
+                }
+                count_visit();
+                hand(row)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The value to look up in a key column of type `ty` for a value an equality compares
+/// with it: Ok(Some) the key value, Ok(None) when no key value can equal it (NULL, or
+/// `int_key = 1.5`), Err(()) when the column's order cannot find it (the caller reads
+/// otherwise).
+#[allow(clippy::result_unit_err)]
+pub(crate) fn key_value(v: &Value, ty: DataType) -> Result<Option<Value>, ()> {
+    match convert(v, ty, Role::Equal) {
+        Conv::Value(v, _) => Ok(Some(v)),
+        Conv::Never => Ok(None),
+        Conv::Unknown => Err(()),
+    }
+}
+
+/// How an ordered scan treats rows whose first ordering column is NULL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NullRows {
+    /// Where PostgreSQL sorts them by default: last ascending, first descending.
+    Include,
+    /// Not handed at all (min and max ignore NULLs).
+    Skip,
+}
+
 impl Session {
+    /// Hands the rows of `table` to `visit` in the order of its primary key (`index`
+    /// None) or of its `index`-th secondary index, descending when `backward`, until
+    /// `visit` returns false: the access of an `ORDER BY <index prefix> LIMIT n` and of
+    /// min/max, which stop after a few rows. The transaction's own changes are merged in
+    /// (its own rows in their places, the committed versions of rows it changed left
+    /// out), as `visit_rows` merges them.
+    pub(crate) fn visit_ordered(
+        &self,
+        table: &str,
+        index: Option<usize>,
+        backward: bool,
+        nulls: NullRows,
+        visit: &mut dyn FnMut(&Row) -> DbResult<bool>,
+    ) -> DbResult<()> {
+        let snapshot = self.db.snapshot();
+        let schema = snapshot.table(table)?.schema.clone();
+        let own = if self.own_changes() { self.own_rows(table) } else { Vec::new() };
+        let entry_of = |row: &Row| -> Key {
+            match index {
+                None => schema.key_of(row),
+                Some(i) => schema.index_key(&schema.indexes[i], row),
+            }
+        };
+        let mut mine: Vec<(Key, &Row)> =
+            own.iter().filter_map(|(_, row)| row.as_ref()).map(|row| (entry_of(row), row)).collect();
+        mine.sort_by(|a, b| if backward { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) });
+        let changed = |entry: &Key| -> bool {
+            if own.is_empty() {
+                return false;
+            }
+            let key: Key = match index {
+                None => entry.clone(),
+                Some(i) => entry[schema.indexes[i].columns.len()..].iter().cloned().collect(),
+            };
+            own.binary_search_by(|(k, _)| k.cmp(&key)).is_ok()
+        };
+        let mut handed = 0u32;
+        // One pass over the entries whose first value is (`null_pass`) or is not NULL.
+        let mut pass = |null_pass: bool, visit: &mut dyn FnMut(&Row) -> DbResult<bool>| -> DbResult<bool> {
+            // The NULLs lead the ascending order: read forward whichever way the pass
+            // goes (a descending read would pass every other entry first).
+            let entries: Box<dyn Iterator<Item = (Key, &Row)>> = match (null_pass, backward) {
+                (true, false) => Box::new(
+                    snapshot.ordered_entries(table, index, false)?.take_while(|(e, _)| e[0].is_null()),
+                ),
+                (true, true) => {
+                    let mut nulls: Vec<(Key, &Row)> = snapshot
+                        .ordered_entries(table, index, false)?
+                        .take_while(|(e, _)| e[0].is_null())
+                        .collect();
+                    nulls.reverse();
+                    Box::new(nulls.into_iter())
+                }
+                (false, false) => Box::new(
+                    snapshot.ordered_entries(table, index, false)?.skip_while(|(e, _)| e[0].is_null()),
+                ),
+                (false, true) => Box::new(
+                    snapshot.ordered_entries(table, index, true)?.take_while(|(e, _)| !e[0].is_null()),
+                ),
+            };
+            let committed = entries.filter(|(entry, _)| !changed(entry));
+            let mut mine = mine.iter().filter(|(entry, _)| entry[0].is_null() == null_pass).peekable();
+            let mut committed = committed.peekable();
+            loop {
+                let take_mine = match (committed.peek(), mine.peek()) {
+                    (None, None) => return Ok(true),
+                    (Some(_), None) => false,
+                    (None, Some(_)) => true,
+                    (Some((c, _)), Some((m, _))) => {
+                        if backward {
+                            m > c
+                        } else {
+                            m < c
+                        }
+                    }
+                };
+                let row: &Row = if take_mine {
+                    mine.next().expect("peeked").1
+                } else {
+                    committed.next().expect("peeked").1
+                };
+                count_visit();
+                handed = handed.wrapping_add(1);
+                if handed.is_multiple_of(crate::database::CANCEL_CHECK_ROWS) {
+                    self.check_cancel()?;
+                }
+                if !visit(row)? {
+                    return Ok(false);
+                }
+            }
+        };
+        // NULL is the lowest value of the entries' order; PostgreSQL's default puts NULLs
+        // after the other values ascending and before them descending.
+        match (nulls, backward) {
+            (NullRows::Skip, _) => {
+                pass(false, visit)?;
+            }
+            (NullRows::Include, false) => {
+                if pass(false, visit)? {
+                    pass(true, visit)?;
+                }
+            }
+            (NullRows::Include, true) => {
+                if pass(true, visit)? {
+                    pass(false, visit)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// A reader of `table` by a prefix of its primary key (`index` None) or of its
+    /// `index`-th secondary index, for many lookups (see [`KeyReader`]).
+    pub(crate) fn key_reader(&self, table: &str, index: Option<usize>) -> DbResult<KeyReader> {
+        let snapshot = self.db.snapshot();
+        let schema = snapshot.table(table)?.schema.clone();
+        let own = if self.own_changes() { self.own_rows(table) } else { Vec::new() };
+        let mut reader =
+            KeyReader { snapshot, table: table.to_string(), schema, index, own, own_by_columns: Vec::new() };
+        let columns = reader.columns().to_vec();
+        let mut own_by_columns: Vec<(Vec<Value>, Row)> = reader
+            .own
+            .iter()
+            .filter_map(|(_, row)| row.as_ref())
+            .map(|row| (columns.iter().map(|&c| row[c].clone()).collect(), row.clone()))
+            .collect();
+        own_by_columns.sort_by(|a, b| a.0.cmp(&b.0));
+        reader.own_by_columns = own_by_columns;
+        Ok(reader)
+    }
+
     /// Whether the open transaction may have changed rows (so reads must go through its
     /// overlay). Conservative: true from its first logged change to its end.
     pub(crate) fn own_changes(&self) -> bool {

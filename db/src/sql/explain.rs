@@ -15,6 +15,9 @@
 //!                           ->  <the access path>
 //! Index Scan using t_pkey on t  (1 key)      a point lookup per key
 //! Index Range Scan using t_pkey on t         keys within bounds, in order
+//! Index Scan [Backward] using i on t         every row in the index's order (ORDER BY
+//!                                            its first columns with a LIMIT; under a
+//!                                            Limit, min/max of its first column)
 //! Seq Scan on t                              every row
 //! Result  (no row can match)                 the WHERE is never true: nothing is read
 //!   Filter: <the WHERE>                      what each row read is checked against
@@ -209,6 +212,8 @@ impl PlanText {
 
 /// The nodes of a SELECT's plan, top first; with `counts` (ANALYZE), what each handed on.
 fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts>) -> Vec<Node> {
+    let unordered = plan.without_order_if_narrow();
+    let plan = unordered.as_ref().unwrap_or(plan);
     let mut nodes = Vec::new();
     let actual = |rows: fn(&SelectCounts) -> u64| counts.map(rows);
     if plan.limit.is_some() || plan.offset > 0 {
@@ -257,7 +262,25 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
                 None => node,
             }
         }
-        Some(relation) => access_node(relation, plan.filter.as_ref(), text.filter.clone()),
+        Some(relation) => match plan.ordered {
+            Some(ordered) => {
+                if ordered.first_only {
+                    // min/max: the first row of the index's order the WHERE keeps.
+                    nodes.push(Node::new("Limit  (first row: min/max through the index)"));
+                }
+                let name = match ordered.index {
+                    None => format!("{}_pkey", relation.name),
+                    Some(i) => relation.schema.indexes[i].name.clone(),
+                };
+                let backward = if ordered.backward { " Backward" } else { "" };
+                let node = Node::new(format!("Index Scan{backward} using {name} on {}", relation.name));
+                match text.filter.clone() {
+                    Some(filter) => node.detail(format!("Filter: {filter}")),
+                    None => node,
+                }
+            }
+            None => access_node(relation, plan.filter.as_ref(), text.filter.clone()),
+        },
         None => match &text.filter {
             Some(filter) => Node::new("Result").detail(format!("One-Time Filter: {filter}")),
             None => Node::new("Result"),

@@ -11,7 +11,12 @@
 //!   pushed down into that relation's scan, where it also chooses the access path (point
 //!   lookups, key ranges: `access`). One that reads several is applied at the first join
 //!   where they are all present; `a = b` across the two sides of a join makes it a hash
-//!   join (build on the new relation's rows, probe with the rows so far).
+//!   join (build on the new relation's rows, probe with the rows so far), or, when the
+//!   new relation is a stored table whose primary key or a secondary index has a prefix
+//!   pinned by such equalities and the rows so far are few (`choose_lookup`, the cost
+//!   rule at `LOOKUP_COST_FULL_KEY`), an index nested loop: one lookup per row so far,
+//!   through `access::KeyReader` (the statement's snapshot with the transaction's own
+//!   changes). Inner and LEFT joins only; a RIGHT or FULL join must see every inner row.
 //! - Join order, for inner joins (and comma joins): greedy by estimated rows. Start with
 //!   the relation with the fewest, then add, of those joined to the set by an equality,
 //!   the one with the fewest; a cross product only when nothing is joined. A relation's
@@ -26,10 +31,10 @@ use sqlparser::ast;
 
 use crate::database::Session;
 use crate::error::{DbError, DbResult};
-use crate::sql::access::{plan as plan_access, Access};
+use crate::sql::access::{key_value, plan as plan_access, Access};
 use std::sync::Arc;
 
-use crate::schema::{Column, TableSchema};
+use crate::schema::{Column, Row, TableSchema};
 use crate::sql::expr::{compare, ident_name, BinOp, Expr, Num, Relation, Scope};
 use crate::sql::srf::{FunctionScan, SetFunction};
 use crate::value::{DataType, Value};
@@ -57,7 +62,7 @@ pub(crate) struct JoinPlan {
 pub(crate) enum Node {
     /// The rows of scope entry `entry`, with `filter` (in the relation's own column
     /// numbering) choosing the access path and applied to each row.
-    Scan { entry: usize, filter: Option<Expr>, access: Access, estimate: f64 },
+    Scan { entry: usize, filter: Option<Expr>, access: Access, estimate: f64, rows: f64 },
     /// The rows of a set-returning function of scope entry `entry` (`srf`), with
     /// `filter` (in the function's own column numbering). A lateral call (its arguments
     /// read the relations before it) runs once per row of the join it is the right side
@@ -72,8 +77,36 @@ pub(crate) enum Node {
         /// Applied to each joined pair (the ON condition's other parts, or the WHERE
         /// conjuncts that became complete here).
         condition: Option<Expr>,
+        /// Some: an index nested loop (the right side, a scan of a stored table, is
+        /// looked up by key for each left row) instead of a hash join.
+        lookup: Option<Lookup>,
     },
 }
+
+/// The inner side of an index nested loop join: for each outer row, the rows of the right
+/// scan's table whose first `outer.len()` columns of the primary key (`index` None) or of
+/// secondary index `index` equal the values of `outer` on the outer row. The join's
+/// `equi` still holds every equality (each is checked on the joined row: a lookup only
+/// narrows), and the scan's filter applies to each row looked up.
+#[derive(Clone, Debug)]
+pub(crate) struct Lookup {
+    pub index: Option<usize>,
+    /// Per column of the key's prefix, in key order: its value, a wide-row expression
+    /// of the outer row.
+    pub outer: Vec<Expr>,
+}
+
+/// The cost rule choosing an index nested loop over a hash join, in units of one row of
+/// a hash build (reading a row, hashing its key, storing it): the hash join reads every
+/// row its right scan reads, the nested loop does one lookup per outer row. A lookup of a
+/// whole primary key is one seek in one shard's tree; a prefix of the key, or a secondary
+/// index (whose entries are spread over every shard, `state::SHARDS` = 16 seeks, then
+/// the rows fetched and put in order), costs several. The nested loop runs when
+/// `outer rows x LOOKUP_COST < rows the right scan reads`, with the rows estimated as
+/// `scan_node` estimates them.
+const LOOKUP_COST_FULL_KEY: f64 = 2.0;
+const LOOKUP_COST_KEY_PREFIX: f64 = 4.0;
+const LOOKUP_COST_SECONDARY: f64 = 16.0;
 
 impl JoinPlan {
     /// Every expression of the plan.
@@ -108,36 +141,44 @@ impl Node {
                 scan.args.iter().for_each(&mut *f);
                 filter.iter().for_each(f);
             }
-            Node::Join { left, right, equi, condition, .. } => {
+            Node::Join { left, right, equi, condition, lookup, .. } => {
                 left.for_each_expr(f);
                 right.for_each_expr(f);
                 for (a, b) in equi {
                     f(a);
                     f(b);
                 }
-                condition.iter().for_each(f);
+                condition.iter().for_each(&mut *f);
+                lookup.iter().flat_map(|l| &l.outer).for_each(f);
             }
         }
     }
 
     fn map_exprs(&self, scope: &Scope, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<Node> {
         Ok(match self {
-            Node::Scan { entry, filter, estimate, .. } => {
+            Node::Scan { entry, filter, estimate, rows, .. } => {
                 let filter = filter.as_ref().map(&mut *f).transpose()?;
                 let access = plan_access(&scope.entries[*entry].relation.schema, filter.as_ref());
-                Node::Scan { entry: *entry, filter, access, estimate: *estimate }
+                Node::Scan { entry: *entry, filter, access, estimate: *estimate, rows: *rows }
             }
             Node::Function { entry, scan, filter } => Node::Function {
                 entry: *entry,
                 scan: scan.map_args(f)?,
                 filter: filter.as_ref().map(&mut *f).transpose()?,
             },
-            Node::Join { kind, left, right, equi, condition } => Node::Join {
+            Node::Join { kind, left, right, equi, condition, lookup } => Node::Join {
                 kind: *kind,
                 left: Box::new(left.map_exprs(scope, f)?),
                 right: Box::new(right.map_exprs(scope, f)?),
                 equi: equi.iter().map(|(a, b)| Ok((f(a)?, f(b)?))).collect::<DbResult<_>>()?,
                 condition: condition.as_ref().map(&mut *f).transpose()?,
+                lookup: match lookup {
+                    Some(l) => Some(Lookup {
+                        index: l.index,
+                        outer: l.outer.iter().map(&mut *f).collect::<DbResult<_>>()?,
+                    }),
+                    None => None,
+                },
             },
         })
     }
@@ -195,7 +236,47 @@ impl Node {
                     if filter.is_some() { " (filtered)" } else { "" }
                 ));
             }
-            Node::Join { kind, left, right, equi, condition } => {
+            Node::Join { kind, left, right, lookup: Some(lookup), condition, .. } => {
+                let kind = match kind {
+                    JoinKind::Left => " Left",
+                    _ => "",
+                };
+                let cond = if condition.is_some() { " (filtered)" } else { "" };
+                out.push(format!("{pad}-> Nested Loop{kind}{cond}"));
+                left.explain(scope, depth + 1, out);
+                let Node::Scan { entry, filter, .. } = right.as_ref() else {
+                    unreachable!("the inner side of an index nested loop is a table scan")
+                };
+                let relation = &scope.entries[*entry].relation;
+                let (index_name, columns) = match lookup.index {
+                    None => (format!("{}_pkey", relation.name), &relation.schema.primary_key),
+                    Some(i) => (relation.schema.indexes[i].name.clone(), &relation.schema.indexes[i].columns),
+                };
+                let alias = match &relation.alias {
+                    Some(a) if *a != relation.name => format!(" {a}"),
+                    _ => String::new(),
+                };
+                let inner_pad = "  ".repeat(depth + 1);
+                out.push(format!(
+                    "{inner_pad}-> Index Scan using {index_name} on {}{alias}{}",
+                    relation.name,
+                    if filter.is_some() { " (filtered)" } else { "" }
+                ));
+                let conditions: Vec<String> = columns
+                    .iter()
+                    .zip(&lookup.outer)
+                    .map(|(&c, outer)| {
+                        format!(
+                            "{}.{} = {}",
+                            relation.reference_name(),
+                            relation.schema.columns[c].name,
+                            expr_text(scope, outer)
+                        )
+                    })
+                    .collect();
+                out.push(format!("{inner_pad}     Index Cond: ({})", conditions.join(" AND ")));
+            }
+            Node::Join { kind, left, right, equi, condition, lookup: None } => {
                 let method = if equi.is_empty() { "Nested Loop" } else { "Hash Join" };
                 let kind = match kind {
                     JoinKind::Inner => "",
@@ -533,6 +614,7 @@ impl Session {
                 right: Box::new(next),
                 equi: Vec::new(),
                 condition: None,
+                lookup: None,
             };
         }
         Ok(JoinPlan { scope, root, residual: and_all(conjuncts) })
@@ -564,7 +646,7 @@ impl Session {
             Access::Full if filter.is_some() => (rows / 3.0).max(1.0),
             Access::Full => rows.max(1.0),
         };
-        Ok(Node::Scan { entry, filter, access, estimate })
+        Ok(Node::Scan { entry, filter, access, estimate, rows })
     }
 
     /// A FROM item with outer joins, in the order written.
@@ -588,12 +670,19 @@ impl Session {
                 left_node.entries(&mut l);
                 right_node.entries(&mut r);
                 let (equi, rest) = split_equi(scope, conjuncts, &l, &r);
+                let lookup = match kind {
+                    JoinKind::Inner | JoinKind::Left => {
+                        choose_lookup(scope, estimate(&left_node), &right_node, &equi)
+                    }
+                    JoinKind::Right | JoinKind::Full => None,
+                };
                 Ok(Node::Join {
                     kind: *kind,
                     left: Box::new(left_node),
                     right: Box::new(right_node),
                     equi,
                     condition: and_all(rest),
+                    lookup,
                 })
             }
         }
@@ -651,8 +740,19 @@ impl Session {
                 })?;
                 Ok(out)
             }
-            Node::Join { kind, left, right, equi, condition } => {
+            Node::Join { kind, left, right, equi, condition, lookup } => {
                 let left_rows = self.run_node(scope, left, row_filter)?;
+                if let (Some(lookup), Node::Scan { entry, filter, .. }) = (lookup, right.as_ref()) {
+                    return self.run_lookup_join(
+                        scope,
+                        *kind,
+                        &left_rows,
+                        (*entry, filter.as_ref(), lookup),
+                        equi,
+                        condition.as_ref(),
+                        row_filter,
+                    );
+                }
                 if let Node::Function { entry, scan, filter } = right.as_ref() {
                     if scan.is_lateral() {
                         return self.run_lateral(
@@ -767,6 +867,87 @@ impl Session {
                 }
             }
             out.push(wide);
+        }
+        Ok(out)
+    }
+
+    /// An index nested loop join (see [`Lookup`]): for each left row, the rows of the
+    /// right table its key values look up, each checked against the right scan's filter,
+    /// every equality and the join's condition; a LEFT join keeps a left row that finds
+    /// nothing, NULLs on the right.
+    #[allow(clippy::too_many_arguments)]
+    fn run_lookup_join(
+        &self,
+        scope: &Scope,
+        kind: JoinKind,
+        left_rows: &[Vec<Value>],
+        (entry, filter, lookup): (usize, Option<&Expr>, &Lookup),
+        equi: &[(Expr, Expr)],
+        condition: Option<&Expr>,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<Vec<Vec<Value>>> {
+        assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a nested loop of a {kind:?} join");
+        let e = &scope.entries[entry];
+        let reader = self.key_reader(&e.relation.name, lookup.index)?;
+        let schema = &e.relation.schema;
+        let columns = match lookup.index {
+            None => &schema.primary_key,
+            Some(i) => &schema.indexes[i].columns,
+        };
+        let (from, to) = slot(scope, entry);
+        let mut out = Vec::new();
+        let mut prefix = Vec::with_capacity(lookup.outer.len());
+        for (n, a) in left_rows.iter().enumerate() {
+            if n % crate::database::CANCEL_CHECK_ROWS as usize == 0 {
+                self.check_cancel()?;
+            }
+            prefix.clear();
+            // Some(prefix) to look up, None when no row can match (a NULL key).
+            let mut matchable = true;
+            let mut by_lookup = true;
+            for (expr, &column) in lookup.outer.iter().zip(columns) {
+                match key_value(&expr.eval(a, &[])?, schema.columns[column].ty) {
+                    Ok(Some(v)) => prefix.push(v),
+                    Ok(None) => matchable = false,
+                    Err(()) => by_lookup = false,
+                }
+            }
+            let mut matched = false;
+            let mut try_row = |row: &Row| -> DbResult<()> {
+                if let Some(f) = filter {
+                    if !row_filter(f, row)? {
+                        return Ok(());
+                    }
+                }
+                let mut joined = a.clone();
+                joined[from..to].clone_from_slice(row);
+                if !equal_on(equi, &joined)? {
+                    return Ok(());
+                }
+                if let Some(c) = condition {
+                    if !row_filter(c, &joined)? {
+                        return Ok(());
+                    }
+                }
+                matched = true;
+                out.push(joined);
+                Ok(())
+            };
+            if !matchable {
+                // A NULL (or a value no key equals) matches nothing.
+            } else if by_lookup {
+                reader.lookup(&prefix, &mut try_row)?;
+            } else {
+                // A value the key's order cannot find (compared in another type's
+                // order): every row, each checked.
+                self.visit_rows(&e.relation.name, &Access::Full, &mut |row| {
+                    try_row(row)?;
+                    Ok(true)
+                })?;
+            }
+            if !matched && kind == JoinKind::Left {
+                out.push(a.clone());
+            }
         }
         Ok(out)
     }
@@ -1079,12 +1260,6 @@ fn split_equi(
 /// the first join where every relation it reads is present; what is left in `rest`
 /// reads no relation or holds a subquery (the caller applies it to the joined rows).
 fn order_inner(scope: &Scope, leaves: Vec<Node>, rest: &mut Vec<Expr>) -> Node {
-    let estimate = |n: &Node| match n {
-        Node::Scan { estimate, .. } => *estimate,
-        // PostgreSQL's default estimate of a function's rows.
-        Node::Function { .. } => 1000.0,
-        Node::Join { .. } => f64::MAX,
-    };
     let mut remaining: Vec<Option<Node>> = leaves.into_iter().map(Some).collect();
     let first = (0..remaining.len())
         .min_by(|&a, &b| {
@@ -1133,14 +1308,115 @@ fn order_inner(scope: &Scope, leaves: Vec<Node>, rest: &mut Vec<Expr>) -> Node {
         }
         *rest = later;
         let (equi, others) = split_equi(scope, now, &joined, &[next]);
+        let lookup = choose_lookup(scope, estimate(&root), &right, &equi);
         root = Node::Join {
             kind: JoinKind::Inner,
             left: Box::new(root),
             right: Box::new(right),
             equi,
             condition: and_all(others),
+            lookup,
         };
         joined.push(next);
     }
     root
+}
+
+/// The estimated rows a node hands on: a scan's from `scan_node`; a join's, for an
+/// equality join, the left side's times the fraction of its table the right scan keeps
+/// (as if each left row matched one row of the right table: right for a join on the
+/// right table's key, low for a fan-out); for a join without an equality, the product.
+fn estimate(n: &Node) -> f64 {
+    match n {
+        Node::Scan { estimate, .. } => *estimate,
+        // PostgreSQL's default estimate of a function's rows.
+        Node::Function { .. } => 1000.0,
+        Node::Join { left, right, equi, .. } => {
+            let (l, r) = (estimate(left), estimate(right));
+            let joined = match right.as_ref() {
+                Node::Scan { rows, .. } if !equi.is_empty() => l * (r / rows.max(1.0)),
+                _ if !equi.is_empty() => l.max(r),
+                _ => l * r,
+            };
+            joined.max(1.0)
+        }
+    }
+}
+
+/// An index nested loop for joining `right` to rows estimated at `outer_rows` on the
+/// equalities `equi` (left side, right side), if `right` is a scan of a stored table, some
+/// of the equalities pin a prefix of its primary key or of a secondary index to
+/// expressions of the left rows, and the cost rule (see `LOOKUP_COST_FULL_KEY`) favours it.
+/// Of several keys, the one pinned whole and unique, else the longest prefix pinned, the
+/// primary key first on a tie.
+fn choose_lookup(scope: &Scope, outer_rows: f64, right: &Node, equi: &[(Expr, Expr)]) -> Option<Lookup> {
+    let Node::Scan { entry, access, estimate: scan_rows, rows, .. } = right else { return None };
+    let relation = &scope.entries[*entry].relation;
+    if equi.is_empty()
+        || relation.derived.is_some()
+        || relation.function.is_some()
+        || crate::views::is_view(&relation.name)
+    {
+        return None;
+    }
+    let offset = scope.entries[*entry].offset;
+    let schema = &relation.schema;
+    // The outer expression each column of the right table is equal to.
+    let pinned = |column: usize| {
+        equi.iter().find_map(|(l, r)| match r {
+            Expr::Column(c) if *c == offset + column => Some(l.clone()),
+            _ => None,
+        })
+    };
+    let usable = |column: usize| {
+        !matches!(schema.columns[column].ty, DataType::Json | DataType::Jsonb | DataType::Array(_))
+    };
+    let mut best: Option<(Lookup, bool, f64)> = None;
+    let keys = std::iter::once((None, &schema.primary_key, true))
+        .chain(schema.indexes.iter().enumerate().map(|(i, ix)| (Some(i), &ix.columns, ix.unique)));
+    for (index, columns, unique) in keys {
+        let outer: Vec<Expr> =
+            columns.iter().map_while(|&c| if usable(c) { pinned(c) } else { None }).collect();
+        if outer.is_empty() {
+            continue;
+        }
+        let whole = unique && outer.len() == columns.len();
+        let cost = match (index, whole) {
+            (None, true) => LOOKUP_COST_FULL_KEY,
+            (None, false) => LOOKUP_COST_KEY_PREFIX,
+            (Some(_), _) => LOOKUP_COST_SECONDARY,
+        };
+        let better = match &best {
+            None => true,
+            Some((b, b_whole, _)) => {
+                (whole && !b_whole) || (whole == *b_whole && outer.len() > b.outer.len())
+            }
+        };
+        if better {
+            best = Some((Lookup { index, outer }, whole, cost));
+        }
+    }
+    let (lookup, _, cost) = best?;
+    // The rows the hash join's build would read: all of them for a sequential scan.
+    let read = match access {
+        Access::Full => rows.max(1.0),
+        _ => *scan_rows,
+    };
+    (outer_rows * cost < read).then_some(lookup)
+}
+
+/// An expression of a plan as EXPLAIN shows it: a column by its qualified name.
+fn expr_text(scope: &Scope, e: &Expr) -> String {
+    match e {
+        Expr::Column(c) => match scope.entries.iter().rev().find(|en| en.offset <= *c) {
+            Some(entry) => format!(
+                "{}.{}",
+                entry.relation.reference_name(),
+                entry.relation.schema.columns[c - entry.offset].name
+            ),
+            None => format!("${c}"),
+        },
+        Expr::Literal(v) => v.to_string(),
+        _ => "(expression)".to_string(),
+    }
 }

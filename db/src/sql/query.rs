@@ -34,7 +34,7 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::numeric;
 use crate::schema::coerce;
-use crate::sql::access::plan as plan_access;
+use crate::sql::access::{plan as plan_access, Access};
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
     arithmetic, compare, grouping_error, ident_name, to_num, AggCall, AggFunc, BinOp, Binder, Expr, Num,
@@ -95,6 +95,89 @@ pub(crate) struct SelectPlan {
     /// With no step between the access and the LIMIT that needs every row, the scan stops
     /// after this many.
     stop_after: Option<usize>,
+    /// Some: the rows are read in the order of an index (or the primary key), so that
+    /// an ORDER BY on its first columns sorts nothing and its LIMIT stops the read, and a
+    /// lone min() or max() of its first column reads one end (`read_select` stops at
+    /// the first row the WHERE keeps).
+    pub ordered: Option<OrderedScan>,
+}
+
+/// An access in index order (see `SelectPlan::ordered`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OrderedScan {
+    /// None: the primary key; Some(i): the table's i-th secondary index.
+    pub index: Option<usize>,
+    pub backward: bool,
+    pub nulls: crate::sql::access::NullRows,
+    /// For min/max: the first row the WHERE keeps is the answer.
+    pub first_only: bool,
+}
+
+/// Whether values of a column of type `ty` sort in the index as ORDER BY sorts them.
+fn orders_as_sql(ty: DataType) -> bool {
+    !matches!(ty, DataType::Json | DataType::Jsonb | DataType::Array(_) | DataType::Float)
+}
+
+/// The ordered access of a SELECT from one stored table (see `SelectPlan::ordered`):
+/// (a) ORDER BY the first columns of the primary key or of an index, all ascending with
+/// NULLs last or all descending with NULLs first (PostgreSQL's defaults), with a LIMIT;
+/// or (b) a lone `min(c)` / `max(c)` without GROUP BY, c the first column of one.
+#[allow(clippy::too_many_arguments)]
+fn ordered_scan(
+    relation: &Relation,
+    sorts: &[Sort],
+    items: &[Expr],
+    aggs: &[AggCall],
+    grouped_by: usize,
+    limit: Option<usize>,
+    plain: bool,
+) -> Option<OrderedScan> {
+    if relation.derived.is_some() || relation.function.is_some() || crate::views::is_view(&relation.name) {
+        return None;
+    }
+    let schema = &relation.schema;
+    let keys = std::iter::once((None, &schema.primary_key))
+        .chain(schema.indexes.iter().enumerate().map(|(i, ix)| (Some(i), &ix.columns)));
+    if let [call] = aggs {
+        let (Some(Expr::Column(c)), false, true, true) =
+            (&call.arg, call.distinct, call.order.is_empty(), grouped_by == 0 && sorts.is_empty())
+        else {
+            return None;
+        };
+        if !matches!(call.func, AggFunc::Min | AggFunc::Max) || !orders_as_sql(schema.columns[*c].ty) {
+            return None;
+        }
+        let index = keys.clone().find(|(_, columns)| columns.first() == Some(c))?.0;
+        return Some(OrderedScan {
+            index,
+            backward: call.func == AggFunc::Max,
+            nulls: crate::sql::access::NullRows::Skip,
+            first_only: true,
+        });
+    }
+    if !plain || limit.is_none() || sorts.is_empty() || !aggs.is_empty() {
+        return None;
+    }
+    let backward = sorts[0].desc;
+    let mut columns = Vec::with_capacity(sorts.len());
+    for (i, sort) in sorts.iter().enumerate() {
+        let key = match &sort.key {
+            SortKey::Output(i) => &items[*i],
+            SortKey::Expr(e) => e,
+        };
+        let Expr::Column(c) = key else { return None };
+        // NULLs sort where PostgreSQL's default puts them, and only a first column
+        // may hold them (the scan places the rows whose first value is NULL).
+        if sort.desc != backward || sort.nulls_first != backward || !orders_as_sql(schema.columns[*c].ty) {
+            return None;
+        }
+        if i > 0 && schema.columns[*c].nullable {
+            return None;
+        }
+        columns.push(*c);
+    }
+    let (index, _) = keys.into_iter().find(|(_, key)| key.starts_with(&columns))?;
+    Some(OrderedScan { index, backward, nulls: crate::sql::access::NullRows::Include, first_only: false })
 }
 
 impl SelectPlan {
@@ -102,6 +185,26 @@ impl SelectPlan {
     /// type decides).
     pub(crate) fn columns(&self) -> &[ResultColumn] {
         &self.columns
+    }
+
+    /// When the plan reads in index order but its WHERE (with this execution's values)
+    /// pins keys (point lookups, or a key prefix), the plan that reads those few rows
+    /// and sorts them instead: an ordered read would pass every row before the ones the
+    /// WHERE wants. None when the plan stands.
+    pub(crate) fn without_order_if_narrow(&self) -> Option<SelectPlan> {
+        let (Some(_), Some(rel)) = (self.ordered, &self.relation) else { return None };
+        let narrow = match plan_access(&rel.schema, self.filter.as_ref()) {
+            Access::Empty | Access::Points(_) => true,
+            Access::Range { prefix, .. } => !prefix.is_empty(),
+            Access::Index { within, .. } => matches!(*within, Access::Points(_)),
+            Access::Full => false,
+        };
+        narrow.then(|| SelectPlan {
+            ordered: None,
+            needs_sort: !self.sorts.is_empty(),
+            stop_after: None,
+            ..self.clone()
+        })
     }
 }
 
@@ -1029,7 +1132,14 @@ impl Session {
                     !s.desc && *column == Expr::Column(k)
                 })
         });
-        let needs_sort = !sorts.is_empty() && !follows_key;
+        let plain = !grouped && !distinct && windows.is_empty() && !for_update;
+        let ordered = match &relation {
+            Some(r) if !follows_key && !for_update && windows.is_empty() && having.is_none() => {
+                ordered_scan(r, &sorts, &items, &aggs, groups.len(), limit, plain)
+            }
+            _ => None,
+        };
+        let needs_sort = !sorts.is_empty() && !follows_key && ordered.is_none();
         let stop_after = match limit {
             Some(limit) if !needs_sort && !distinct && !grouped && windows.is_empty() => {
                 Some(offset.saturating_add(limit))
@@ -1054,6 +1164,7 @@ impl Session {
             limit,
             offset,
             stop_after,
+            ordered,
         })
     }
 
@@ -1132,6 +1243,14 @@ impl Session {
             &resolved
         } else {
             plan
+        };
+        let unordered;
+        let plan = match plan.without_order_if_narrow() {
+            Some(p) => {
+                unordered = p;
+                &unordered
+            }
+            None => plan,
         };
         // What is left are correlated subqueries: run for each row they meet.
         let correlated = plan.has_subquery();
@@ -1216,6 +1335,10 @@ impl Session {
                 for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
                     acc.feed(call, row)?;
                 }
+                // min/max read in their column's order: the first row kept is the answer.
+                if plan.ordered.is_some_and(|o| o.first_only) {
+                    return Ok(false);
+                }
             }
             Ok(true)
         })?;
@@ -1259,11 +1382,16 @@ impl Session {
             None => {
                 visit(&[])?;
             }
-            Some(rel) => {
-                let access = plan_access(&rel.schema, plan.filter.as_ref());
-                log::trace!("SELECT from {}: {}", rel.name, access.describe());
-                self.visit_rows(&rel.name, &access, &mut |row| visit(row))?;
-            }
+            Some(rel) => match plan.ordered {
+                Some(o) => {
+                    self.visit_ordered(&rel.name, o.index, o.backward, o.nulls, &mut |row| visit(row))?
+                }
+                None => {
+                    let access = plan_access(&rel.schema, plan.filter.as_ref());
+                    log::trace!("SELECT from {}: {}", rel.name, access.describe());
+                    self.visit_rows(&rel.name, &access, &mut |row| visit(row))?;
+                }
+            },
         }
         Ok(())
     }

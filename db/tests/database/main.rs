@@ -22,6 +22,8 @@ mod describe;
 mod fail_stop;
 mod foreign_keys;
 mod functions;
+mod index_joins;
+mod index_paths;
 mod instance;
 mod merge;
 mod params;
