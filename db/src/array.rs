@@ -84,6 +84,7 @@ impl ElemType {
             DataType::Json => ElemType::Json,
             DataType::Jsonb => ElemType::Jsonb,
             // oid[] and the reg*[] as integer arrays, name[] and "char"[] as text[].
+            DataType::Catalog(c) if c.is_vector() => return None,
             DataType::Catalog(c) if c.is_oid() => ElemType::Int,
             DataType::Catalog(_) => ElemType::Text,
             DataType::Char { .. } | DataType::Array(_) => return None,

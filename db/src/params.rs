@@ -157,6 +157,17 @@ pub const SERVER_VERSION: &str = "16.0";
 /// `server_version_num`, the same version as a number.
 pub const SERVER_VERSION_NUM: &str = "160000";
 
+/// PostgreSQL's preset options that describe the server's build and that clients read
+/// (PgJDBC's DatabaseMetaData reads `max_index_keys` from pg_settings): (name, value,
+/// description), fixed, as PostgreSQL's are for a build.
+pub const PRESETS: [(&str, &str, &str); 5] = [
+    ("block_size", "8192", "Shows the size of a disk block."),
+    ("integer_datetimes", "on", "Shows whether datetimes are integer based."),
+    ("max_function_args", "100", "Shows the maximum number of function arguments."),
+    ("max_identifier_length", "63", "Shows the maximum identifier length."),
+    ("max_index_keys", "32", "Shows the maximum number of index keys."),
+];
+
 /// `version()`: in PostgreSQL's form ("PostgreSQL 16.0 ... on x86_64-..."), which tools
 /// parse for the version, saying that redodb answers.
 pub fn version() -> String {
@@ -569,6 +580,9 @@ impl Session {
             "statement_timeout" => Ok(format_timeout_ms(self.statement_timeout_ms())),
             "server_version" => Ok(SERVER_VERSION.to_string()),
             "server_version_num" => Ok(SERVER_VERSION_NUM.to_string()),
+            preset if PRESETS.iter().any(|(n, ..)| *n == preset) => {
+                Ok(PRESETS.iter().find(|(n, ..)| *n == preset).map_or("", |(_, v, _)| v).to_string())
+            }
             _ => self.parameter_value(&name),
         }
     }

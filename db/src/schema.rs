@@ -242,6 +242,12 @@ pub struct TableSchema {
     /// `GENERATED ALWAYS AS IDENTITY` columns: an INSERT may not give them a value.
     #[serde(default)]
     pub always_generated: Vec<usize>,
+    /// Integer columns declared narrower than the bigint the database keeps every
+    /// integer as (`INTEGER`, `SMALLINT`, `SERIAL`): the column and its declared width in
+    /// bytes (4 or 2). The catalog shows the declared type (pg_attribute.atttypid int4,
+    /// information_schema's `integer`), as clients reflecting a schema expect.
+    #[serde(default)]
+    pub int_widths: Vec<(usize, u8)>,
     /// Set when this relation is a sequence (`CREATE SEQUENCE`, a SERIAL or IDENTITY
     /// column's): its one row is its state (see `sequences`).
     #[serde(default)]
@@ -353,6 +359,12 @@ pub struct IndexDef {
 pub const ROWID: &str = "rowid";
 
 impl TableSchema {
+    /// The declared width in bytes of integer column `column`: 2, 4, or 8 (BIGINT, and
+    /// any column not declared narrower).
+    pub fn int_width(&self, column: usize) -> u8 {
+        self.int_widths.iter().find(|(c, _)| *c == column).map_or(8, |(_, w)| *w)
+    }
+
     /// Builds a schema, checking that names are unique and the key is valid. Key columns
     /// become NOT NULL.
     pub fn new(name: &str, mut columns: Vec<Column>, primary_key: Vec<usize>) -> DbResult<TableSchema> {
@@ -389,6 +401,7 @@ impl TableSchema {
                 indexes: Vec::new(),
                 defaults: Vec::new(),
                 always_generated: Vec::new(),
+                int_widths: Vec::new(),
                 sequence: None,
                 checks: Vec::new(),
                 foreign_keys: Vec::new(),
@@ -412,6 +425,7 @@ impl TableSchema {
             indexes: Vec::new(),
             defaults: Vec::new(),
             always_generated: Vec::new(),
+            int_widths: Vec::new(),
             sequence: None,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
@@ -477,6 +491,11 @@ impl TableSchema {
         }
         schema.defaults = self.defaults;
         schema.always_generated = self.always_generated;
+        // A width of a missing column or another than 2 or 4 is dropped: the column is
+        // then shown as the bigint it is kept as.
+        let columns = schema.visible_columns().len();
+        schema.int_widths =
+            self.int_widths.into_iter().filter(|&(c, w)| c < columns && matches!(w, 2 | 4)).collect();
         schema.sequence = self.sequence;
         schema.checks = self.checks;
         for fk in &self.foreign_keys {

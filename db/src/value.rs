@@ -79,6 +79,11 @@ pub enum CatalogType {
     RegType,
     RegProc,
     RegNamespace,
+    /// `int2vector` and `oidvector` (`pg_index.indkey`, `pg_proc.proargtypes`): arrays
+    /// of integers (a `Value::Array` of `ElemType::Int`) subscripted from 0, printed
+    /// with blanks between the numbers (`1 2`), as PostgreSQL's.
+    Int2Vector,
+    OidVector,
 }
 
 impl CatalogType {
@@ -92,12 +97,19 @@ impl CatalogType {
             CatalogType::RegType => "regtype",
             CatalogType::RegProc => "regproc",
             CatalogType::RegNamespace => "regnamespace",
+            CatalogType::Int2Vector => "int2vector",
+            CatalogType::OidVector => "oidvector",
         }
     }
 
     /// Whether its values are object identifiers (integers), not text.
     pub fn is_oid(self) -> bool {
-        !matches!(self, CatalogType::Name | CatalogType::Char)
+        !matches!(self, CatalogType::Name | CatalogType::Char) && !self.is_vector()
+    }
+
+    /// Whether it is `int2vector` or `oidvector`: an array subscripted from 0.
+    pub fn is_vector(self) -> bool {
+        matches!(self, CatalogType::Int2Vector | CatalogType::OidVector)
     }
 }
 
@@ -344,6 +356,8 @@ impl Value {
                 | (Value::Json(_), DataType::Json)
                 | (Value::Jsonb(_), DataType::Jsonb)
         ) || matches!((self, ty), (Value::Array(a), DataType::Array(elem)) if a.elem == elem && a.is_well_typed())
+            || matches!((self, ty), (Value::Array(a), DataType::Catalog(c))
+                if c.is_vector() && a.elem == ElemType::Int && a.is_well_typed())
     }
 }
 

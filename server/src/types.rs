@@ -135,6 +135,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Json | DataType::Jsonb | DataType::Array(_)) => (-1, -1),
         Some(DataType::Catalog(CatalogType::Name)) => (64, -1),
         Some(DataType::Catalog(CatalogType::Char)) => (1, -1),
+        Some(DataType::Catalog(CatalogType::Int2Vector | CatalogType::OidVector)) => (-1, -1),
         Some(DataType::Catalog(_)) => (4, -1),
         // PostgreSQL's varchar(n) modifier is n plus the 4-byte header.
         Some(DataType::Text { max_chars: Some(n) }) => (-1, n.saturating_add(4) as i32),
@@ -314,6 +315,48 @@ fn write_binary_array(a: &db::array::Array, out: &mut Vec<u8>) {
     }
 }
 
+/// An int2vector's or oidvector's text (`int2vectorout`): the numbers with a blank
+/// between them, `1 2`.
+fn write_vector_text(a: &db::array::Array, out: &mut Vec<u8>) {
+    use std::io::Write;
+    for (n, item) in a.items.iter().enumerate() {
+        if n > 0 {
+            out.push(b' ');
+        }
+        if let Value::Int(v) = item {
+            let _ = write!(out, "{v}");
+        }
+    }
+}
+
+/// An int2vector's or oidvector's binary form (`int2vectorsend`, `oidvectorsend`): an
+/// array of int2 or oid (see `write_binary_array`) with lower bound 0.
+fn write_binary_vector(a: &db::array::Array, ty: CatalogType, out: &mut Vec<u8>) {
+    let (elem_oid, width) = match ty {
+        CatalogType::Int2Vector => (OID_INT2, 2i32),
+        _ => (OID_OID, 4i32),
+    };
+    let ndim: i32 = if a.items.is_empty() { 0 } else { 1 };
+    out.extend_from_slice(&ndim.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    out.extend_from_slice(&elem_oid.to_be_bytes());
+    if ndim == 1 {
+        out.extend_from_slice(&(a.items.len() as i32).to_be_bytes());
+        out.extend_from_slice(&0i32.to_be_bytes());
+    }
+    for item in &a.items {
+        let v = match item {
+            Value::Int(v) => *v,
+            _ => 0,
+        };
+        out.extend_from_slice(&width.to_be_bytes());
+        match width {
+            2 => out.extend_from_slice(&(v as i16).to_be_bytes()),
+            _ => out.extend_from_slice(&(v as u32).to_be_bytes()),
+        }
+    }
+}
+
 /// Reads PostgreSQL's binary array (see `write_binary_array`) as an array of `elem`
 /// (the type the parameter's place wants; else the element OID's type): each element
 /// read by its own OID's binary form, then converted as an assignment would.
@@ -387,6 +430,10 @@ pub fn put_field(
     match (value, ty) {
         // A CHAR(n)'s binary form is its padded text, as its text form.
         (_, Some(DataType::Char { .. })) => write_text_as(value, ty, scratch),
+        (Value::Array(a), Some(DataType::Catalog(c))) if c.is_vector() => match format {
+            FORMAT_BINARY => write_binary_vector(a, c, scratch),
+            _ => write_vector_text(a, scratch),
+        },
         _ if format == FORMAT_BINARY => write_binary(value, oid_of(ty), scratch),
         _ => write_text(value, scratch),
     }

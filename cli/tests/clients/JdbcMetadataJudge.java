@@ -18,9 +18,10 @@
 // time zone (PgJDBC sends it as the session's TimeZone) is set to Asia/Kolkata, +05:30, so
 // that zone offsets are exercised.
 //
-// It is the judge, proven on PostgreSQL 15 (Debian's 15.x). It is not run by cargo's tests
-// yet: redodb cannot pass it until its pg_catalog exists (the catalog queries PgJDBC sends
-// are listed in docs/catalog-queries.md).
+// It is the judge, proven on PostgreSQL 15 (Debian's 15.x), and run against redodb by
+// cargo's `client_jdbc_metadata` test (cli/tests/server/client_jdbc_metadata.rs), which
+// requires every check to pass (the catalog queries PgJDBC sends are listed in
+// docs/catalog-queries.md).
 //
 // Compile with `javac -cp /usr/share/java/postgresql.jar -d DIR JdbcMetadataJudge.java`,
 // run as `java -cp DIR:/usr/share/java/postgresql.jar JdbcMetadataJudge PORT|JDBC_URL [NAME]`

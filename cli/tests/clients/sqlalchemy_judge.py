@@ -21,9 +21,10 @@ What it checks, each step with asserts on its results:
   column with a foreign key), `compare_metadata` finding nothing left to migrate, and
   `command.downgrade` step by step back to base, with the data kept throughout.
 
-It is the judge, proven on PostgreSQL 15 (Debian's 15.x). It is not run by cargo's tests
-yet: redodb cannot pass it until its pg_catalog and information_schema exist (the catalog
-queries the inspector and Alembic send are listed in docs/catalog-queries.md).
+It is the judge, proven on PostgreSQL 15 (Debian's 15.x), and run against redodb by
+cargo's `client_sqlalchemy` test (cli/tests/server/client_sqlalchemy.rs), which requires
+every check to pass (the catalog queries the inspector and Alembic send are listed in
+docs/catalog-queries.md).
 
 Run as `python3 sqlalchemy_judge.py --port N` (postgresql+psycopg://sqlalchemy@127.0.0.1:N/
 redodb) or `--url URL`; names after the options pick checks by substring. Each check is a

@@ -25,7 +25,7 @@ use crate::common::{assert_client_checks_passed, assert_client_passed, run_clien
 const JAR: &str = "/usr/share/java/postgresql.jar";
 
 /// Fails (never skips) when the JDK or the driver is missing.
-fn require_jdbc() -> PathBuf {
+pub(crate) fn require_jdbc() -> PathBuf {
     for tool in ["javac", "java"] {
         let found = Command::new(tool).arg("-version").output();
         assert!(

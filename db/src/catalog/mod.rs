@@ -36,6 +36,7 @@
 //! definition but left out of its schema (`relations::is_array_type`): giving them is a
 //! change of that one function and a value per row.
 
+mod deparse;
 mod functions;
 mod relations;
 
@@ -151,7 +152,7 @@ const fn builtin(
 /// Every type a value of the database can have, and the catalog types, with PostgreSQL
 /// 15's OIDs; then the arrays of them. int2 and int4 are here because clients send parameters of them, though
 /// the database keeps every integer as an int8.
-pub const BUILTIN_TYPES: [BuiltinType; 45] = [
+pub const BUILTIN_TYPES: [BuiltinType; 47] = [
     builtin(16, "bool", "boolean", 1, 'B', 1000, 0),
     builtin(17, "bytea", "bytea", -1, 'U', 1001, 0),
     builtin(18, "char", "\"char\"", 1, 'Z', 1002, 0),
@@ -178,6 +179,9 @@ pub const BUILTIN_TYPES: [BuiltinType; 45] = [
     builtin(2950, "uuid", "uuid", 16, 'U', 2951, 0),
     builtin(3802, "jsonb", "jsonb", -1, 'U', 3807, 0),
     builtin(4089, "regnamespace", "regnamespace", 4, 'N', 4090, 0),
+    // The catalog's vectors (pg_index.indkey, pg_proc.proargtypes): arrays from 0.
+    builtin(22, "int2vector", "int2vector", -1, 'A', 1006, 0),
+    builtin(30, "oidvector", "oidvector", -1, 'A', 1013, 0),
     // The array types of the element types a value may have (category 'A').
     builtin(1000, "_bool", "boolean[]", -1, 'A', 0, 0),
     builtin(1001, "_bytea", "bytea[]", -1, 'A', 0, 0),
@@ -249,6 +253,8 @@ pub fn type_oid(ty: DataType) -> i64 {
             CatalogType::RegType => 2206,
             CatalogType::RegProc => 24,
             CatalogType::RegNamespace => 4089,
+            CatalogType::Int2Vector => 22,
+            CatalogType::OidVector => 30,
         },
     }
 }
@@ -502,7 +508,11 @@ pub(crate) fn lookup(objects: &Objects, ty: CatalogType, text: &str) -> DbResult
             let name = parts.last().map(String::as_str).unwrap_or("");
             relations::function_names().contains(&name).then(|| object_oid(ObjectKind::Function, name))
         }
-        CatalogType::Oid | CatalogType::Name | CatalogType::Char => None,
+        CatalogType::Oid
+        | CatalogType::Name
+        | CatalogType::Char
+        | CatalogType::Int2Vector
+        | CatalogType::OidVector => None,
     })
 }
 
@@ -531,7 +541,11 @@ pub(crate) fn object_name(objects: &Objects, ty: CatalogType, oid: i64) -> Strin
             .iter()
             .find(|n| object_oid(ObjectKind::Function, n) == oid)
             .map(|n| n.to_string()),
-        CatalogType::Oid | CatalogType::Name | CatalogType::Char => None,
+        CatalogType::Oid
+        | CatalogType::Name
+        | CatalogType::Char
+        | CatalogType::Int2Vector
+        | CatalogType::OidVector => None,
     };
     name.unwrap_or_else(|| oid.to_string())
 }

@@ -10,14 +10,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{
-    constraint_oid, index_oid, object_oid, primary_key_name, type_modifier, type_oid, ObjectKind, Objects,
-    Relation, BTREE_AM_OID, BUILTIN_TYPES, DATABASE_OID, DEFAULT_COLLATION_OID, HEAP_AM_OID,
+    constraint_oid, deparse, index_oid, object_oid, primary_key_name, type_modifier, type_oid, ObjectKind,
+    Objects, Relation, BTREE_AM_OID, BUILTIN_TYPES, DATABASE_OID, DEFAULT_COLLATION_OID, HEAP_AM_OID,
     INFORMATION_SCHEMA_OID, NAMESPACES, OWNER_OID, PG_CATALOG_OID, PUBLIC_OID,
 };
 use crate::database::Session;
 use crate::error::DbResult;
 use crate::schema::{Column, Row, TableSchema};
-use crate::value::{CatalogType, DataType, Value};
+use crate::value::{Array, CatalogType, DataType, ElemType, Value};
 
 /// A catalog relation: its schema, internal name, OID and PostgreSQL's column list.
 struct Definition {
@@ -71,12 +71,6 @@ const DEFINITIONS: &[Definition] = &[
     def("information_schema.views", 13483, 'v', "table_catalog:sql_identifier table_schema:sql_identifier table_name:sql_identifier view_definition:character_data check_option:character_data is_updatable:yes_or_no is_insertable_into:yes_or_no is_trigger_updatable:yes_or_no is_trigger_deletable:yes_or_no is_trigger_insertable_into:yes_or_no"),
 ];
 
-/// Whether a PostgreSQL column type is an array (`text[]`, `int2vector`, ...): such
-/// columns wait for the database's array type (see the module `catalog`).
-fn is_array_type(ty: &str) -> bool {
-    ty.ends_with("[]") || ty.ends_with("vector") || ty == "anyarray"
-}
-
 /// The database's type for a PostgreSQL catalog column type.
 fn column_type(ty: &str) -> DataType {
     match ty {
@@ -84,6 +78,14 @@ fn column_type(ty: &str) -> DataType {
         "name" | "sql_identifier" => DataType::Catalog(CatalogType::Name),
         "\"char\"" => DataType::Catalog(CatalogType::Char),
         "regproc" => DataType::Catalog(CatalogType::RegProc),
+        // Subscripted from 0 and printed `1 2`, as PostgreSQL's.
+        "int2vector" => DataType::Catalog(CatalogType::Int2Vector),
+        "oidvector" => DataType::Catalog(CatalogType::OidVector),
+        // The database keeps every integer as an int8, so smallint[] and oid[] are
+        // int8[]; name[], "char"[], aclitem[] (privileges: NULL, as for an object
+        // nobody granted anything on) and anyarray are text[].
+        "smallint[]" | "oid[]" => DataType::Array(ElemType::Int),
+        ty if ty.ends_with("[]") || ty == "anyarray" => DataType::Array(ElemType::Text),
         "smallint" | "integer" | "bigint" | "xid" | "cardinal_number" => DataType::Int,
         "real" => DataType::Float,
         "boolean" => DataType::Bool,
@@ -116,11 +118,7 @@ fn parse_columns(spec: &str) -> Vec<Column> {
         }
     }
     columns.extend(current);
-    columns
-        .into_iter()
-        .filter(|(_, ty)| !is_array_type(ty))
-        .map(|(name, ty)| Column { name, ty: column_type(&ty), nullable: true })
-        .collect()
+    columns.into_iter().map(|(name, ty)| Column { name, ty: column_type(&ty), nullable: true }).collect()
 }
 
 struct Built {
@@ -349,6 +347,16 @@ fn ch(c: char) -> Value {
     }
 }
 
+/// An int2vector, oidvector or integer array of `items`.
+fn int_array(items: impl IntoIterator<Item = i64>) -> Value {
+    Array::new(ElemType::Int, items.into_iter().map(Value::Int).collect()).into_value()
+}
+
+/// The attribute numbers (from 1) of columns at `positions` (from 0).
+fn attnums(positions: &[usize]) -> Value {
+    int_array(positions.iter().map(|&c| c as i64 + 1))
+}
+
 fn yes_no(b: bool) -> Value {
     text(if b { "YES" } else { "NO" })
 }
@@ -476,8 +484,11 @@ pub(crate) fn constraints_of(objects: &Objects, table: &Arc<TableSchema>) -> Vec
 }
 
 /// `information_schema.columns.data_type` of a type.
-fn information_type(ty: DataType) -> &'static str {
+fn information_type(ty: DataType, width: u8) -> &'static str {
     match ty {
+        DataType::Int if width != 8 => {
+            crate::catalog::builtin_type(declared_type_oid(ty, width)).map_or("bigint", |t| t.sql_name)
+        }
         DataType::Text { max_chars: Some(_) } => "character varying",
         DataType::Char { .. } => "character",
         DataType::Numeric(_) => "numeric",
@@ -550,6 +561,15 @@ impl Session {
                             }
                             None => (0, ch(' '), ch(' ')),
                         };
+                        // A CHECK constraint's columns are not kept apart from its text.
+                        let conkey = if c.kind == 'c' { Value::Null } else { attnums(&c.columns) };
+                        let (confkey, eqop) = match &c.foreign {
+                            Some((_, parent_columns, ..)) => (
+                                attnums(parent_columns),
+                                int_array(c.columns.iter().map(|&k| equality_operator(t.columns[k].ty))),
+                            ),
+                            None => (Value::Null, Value::Null),
+                        };
                         Fields::new()
                             .set("oid", oid(c.oid))
                             .set("conname", c.name)
@@ -569,6 +589,11 @@ impl Session {
                             .set("conislocal", flag(true))
                             .set("coninhcount", Value::Int(0))
                             .set("connoinherit", flag(false))
+                            .set("conkey", conkey)
+                            .set("confkey", confkey)
+                            .set("conpfeqop", eqop.clone())
+                            .set("conppeqop", eqop.clone())
+                            .set("conffeqop", eqop)
                             .set("conbin", c.check.map_or(Value::Null, Value::Text))
                     })
                 })
@@ -591,7 +616,10 @@ impl Session {
                                 )
                                 .set("adrelid", oid(relid))
                                 .set("adnum", Value::Int(*column as i64 + 1))
-                                .set("adbin", expr.as_str())
+                                .set(
+                                    "adbin",
+                                    deparse::default_expr(expr, t.columns[*column].ty, t.int_width(*column)),
+                                )
                         },
                     )
                 })
@@ -756,6 +784,19 @@ impl Session {
                         .set("reset_val", p.value)
                         .set("pending_restart", flag(false))
                 })
+                .chain(crate::params::PRESETS.iter().map(|&(name, value, description)| {
+                    Fields::new()
+                        .set("name", name)
+                        .set("setting", value)
+                        .set("category", "Preset Options")
+                        .set("short_desc", description)
+                        .set("context", "internal")
+                        .set("vartype", if value.parse::<i64>().is_ok() { "integer" } else { "bool" })
+                        .set("source", "default")
+                        .set("boot_val", value)
+                        .set("reset_val", value)
+                        .set("pending_restart", flag(false))
+                }))
                 .collect(),
             // Nothing of these exists in the database: no comments, inheritance, row
             // security, triggers, rules, extended statistics or publications.
@@ -1062,8 +1103,23 @@ fn class_row(objects: &Objects, r: &Relation) -> Fields {
         .set("relminmxid", Value::Int(0))
 }
 
+/// The type OID a column is shown with: int4 or int2 for an integer column declared
+/// INTEGER or SMALLINT (`width` 4 or 2), else its type's.
+fn declared_type_oid(ty: DataType, width: u8) -> i64 {
+    match (ty, width) {
+        (DataType::Int, 4) => 23,
+        (DataType::Int, 2) => 21,
+        (ty, _) => type_oid(ty),
+    }
+}
+
 fn attribute(relid: i64, attnum: i64, column: &Column) -> Fields {
-    let type_id = type_oid(column.ty);
+    attribute_declared(relid, attnum, column, 8)
+}
+
+/// A column's pg_attribute row, an integer column's type as declared (`width`).
+fn attribute_declared(relid: i64, attnum: i64, column: &Column, width: u8) -> Fields {
+    let type_id = declared_type_oid(column.ty, width);
     let builtin = crate::catalog::builtin_type(type_id);
     Fields::new()
         .set("attrelid", oid(relid))
@@ -1096,7 +1152,10 @@ fn attribute_rows(r: &Relation) -> Vec<Fields> {
         return columns
             .iter()
             .enumerate()
-            .map(|(n, &c)| attribute(r.oid, n as i64 + 1, &table.columns[c]).set("attnotnull", flag(false)))
+            .map(|(n, &c)| {
+                attribute_declared(r.oid, n as i64 + 1, &table.columns[c], table.int_width(c))
+                    .set("attnotnull", flag(false))
+            })
             .collect();
     }
     if r.kind == 'S' {
@@ -1118,7 +1177,7 @@ fn attribute_rows(r: &Relation) -> Vec<Fields> {
             let has_default =
                 user && !table.always_generated.contains(&n) && table.defaults.iter().any(|(d, _)| *d == n);
             let identity = if user && table.always_generated.contains(&n) { 'a' } else { '\0' };
-            attribute(r.oid, n as i64 + 1, c)
+            attribute_declared(r.oid, n as i64 + 1, c, table.int_width(n))
                 .set("atthasdef", flag(has_default))
                 .set("attidentity", ch(identity))
         })
@@ -1144,8 +1203,52 @@ fn index_row(r: &Relation) -> Option<Fields> {
             .set("indcheckxmin", flag(false))
             .set("indisready", flag(true))
             .set("indislive", flag(true))
-            .set("indisreplident", flag(false)),
+            .set("indisreplident", flag(false))
+            .set("indkey", attnums(&columns))
+            .set("indcollation", int_array(columns.iter().map(|&c| type_collation(table.columns[c].ty))))
+            .set("indclass", int_array(columns.iter().map(|&c| default_opclass(table.columns[c].ty))))
+            // Every key ascending, NULLs last: the one order the database's indexes keep.
+            .set("indoption", int_array(columns.iter().map(|_| 0))),
     )
+}
+
+/// The collation of a column of type `ty` (pg_attribute.attcollation): the default
+/// one for the text types, none (0) for the others.
+fn type_collation(ty: DataType) -> i64 {
+    crate::catalog::builtin_type(type_oid(ty)).map_or(0, |t| t.collation)
+}
+
+/// The default btree operator class of a key of type `ty` (varchar and bpchar keys as
+/// PostgreSQL's: text_ops and bpchar_ops), 0 for a type without one.
+fn default_opclass(ty: DataType) -> i64 {
+    let input = match type_oid(ty) {
+        1043 => 25,
+        other => other,
+    };
+    OPCLASSES.iter().find(|(_, _, t)| *t == input).map_or(0, |(o, _, _)| *o)
+}
+
+/// The equality operator (pg_operator's OID) a foreign key compares a key of type `ty`
+/// with (pg_constraint.conpfeqop), PostgreSQL's; 0 for a type without one.
+fn equality_operator(ty: DataType) -> i64 {
+    match type_oid(ty) {
+        16 => 91,
+        17 => 1955,
+        20 => 410,
+        26 => 607,
+        25 | 1043 => 98,
+        701 => 670,
+        1042 => 1054,
+        1082 => 1093,
+        1083 => 1108,
+        1114 => 2060,
+        1184 => 1320,
+        1186 => 1330,
+        1700 => 1752,
+        2950 => 2972,
+        3802 => 3240,
+        _ => 0,
+    }
 }
 
 fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
@@ -1158,13 +1261,17 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
         .map(|(n, c)| {
             let identity = user && table.always_generated.contains(&n);
             let default = match user && !identity {
-                true => table.defaults.iter().find(|(d, _)| *d == n).map(|(_, e)| e.clone()),
+                true => table
+                    .defaults
+                    .iter()
+                    .find(|(d, _)| *d == n)
+                    .map(|(_, e)| deparse::default_expr(e, c.ty, table.int_width(n))),
                 false => None,
             };
             let (char_len, precision, radix, scale, datetime) = match c.ty {
                 DataType::Text { max_chars } => (max_chars.map(|n| n as i64), None, None, None, None),
                 DataType::Char { len } => (Some(len.unwrap_or(1) as i64), None, None, None, None),
-                DataType::Int => (None, Some(64), Some(2), Some(0), None),
+                DataType::Int => (None, Some(8 * table.int_width(n) as i64), Some(2), Some(0), None),
                 DataType::Float => (None, Some(53), Some(2), None, None),
                 DataType::Numeric(spec) => {
                     (None, spec.map(|s| s.precision as i64), Some(10), spec.map(|s| s.scale as i64), None)
@@ -1176,7 +1283,7 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
                 _ => (None, None, None, None, None),
             };
             let int = |v: Option<i64>| v.map_or(Value::Null, Value::Int);
-            let type_id = type_oid(c.ty);
+            let type_id = declared_type_oid(c.ty, table.int_width(n));
             Fields::new()
                 .set("table_catalog", database)
                 .set("table_schema", namespace_name(r.namespace))
@@ -1185,7 +1292,7 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
                 .set("ordinal_position", Value::Int(n as i64 + 1))
                 .set("column_default", default.map_or(Value::Null, Value::Text))
                 .set("is_nullable", yes_no(c.nullable))
-                .set("data_type", information_type(c.ty))
+                .set("data_type", information_type(c.ty, table.int_width(n)))
                 .set("character_maximum_length", int(char_len))
                 .set("character_octet_length", int(char_len.map(|n| n * 4)))
                 .set("numeric_precision", int(precision))

@@ -29,6 +29,11 @@ pub(crate) fn not_subscriptable(ty: DataType) -> DbError {
     ))
 }
 
+/// Whether a value of type `ty` takes subscripts: an array, an int2vector, an oidvector.
+pub(crate) fn is_subscriptable(ty: DataType) -> bool {
+    matches!(ty, DataType::Array(_)) || matches!(ty, DataType::Catalog(c) if c.is_vector())
+}
+
 /// PostgreSQL's error for `op ANY/ALL (x)` with x no array (42809).
 pub(crate) fn any_of_non_array() -> DbError {
     DbError::WrongObjectType("op ANY/ALL (array) requires array on right side".into())

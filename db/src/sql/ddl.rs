@@ -41,6 +41,8 @@ pub(crate) struct ColumnSpec {
     pub checks: Vec<(Option<String>, String)>,
     /// `REFERENCES parent [(column)]` on the column.
     pub references: Vec<crate::sql::references::ForeignKeySpec>,
+    /// The declared width of an INTEGER (4) or SMALLINT (2) column (`TableSchema::int_widths`).
+    pub int_width: Option<u8>,
 }
 
 impl Session {
@@ -75,6 +77,11 @@ impl Session {
             identity: None,
             checks: Vec::new(),
             references: Vec::new(),
+            int_width: match (ty, type_max) {
+                (crate::value::DataType::Int, m) if m == i16::MAX as i64 => Some(2),
+                (crate::value::DataType::Int, m) if m == i32::MAX as i64 => Some(4),
+                _ => None,
+            },
         };
         if let Some(max) = serial_max {
             spec.identity =
@@ -404,6 +411,7 @@ impl Session {
             schema.indexes = old.indexes.clone();
             schema.defaults = old.defaults.clone();
             schema.always_generated = old.always_generated.clone();
+            schema.int_widths = old.int_widths.clone();
             schema.checks = old.checks.clone();
             schema.foreign_keys = old.foreign_keys.clone();
             let sources = (0..schema.columns.len()).map(ColumnSource::Old).collect();
@@ -424,7 +432,7 @@ impl Session {
             Some((_, expr)) => coerce(expr.eval(&[], &[])?, spec.column.ty)?,
             None => Value::Null,
         };
-        let ColumnSpec { column, unique, default, references, .. } = spec;
+        let ColumnSpec { column, unique, default, references, int_width, .. } = spec;
         let name = column.name.clone();
         self.ddl(table, |st| {
             let t = st.table(table)?;
@@ -443,6 +451,9 @@ impl Session {
             }
             if let Some((text, _)) = &default {
                 schema.defaults.push((at, text.clone()));
+            }
+            if let Some(width) = int_width {
+                schema.int_widths.push((at, width));
             }
             let mut sources: Vec<ColumnSource> = (0..at).map(ColumnSource::Old).collect();
             sources.push(ColumnSource::Constant(value.clone()));
@@ -512,6 +523,8 @@ impl Session {
                 .filter(|&&c| c != dropped)
                 .map(|&c| shift(c))
                 .collect();
+            schema.int_widths =
+                old.int_widths.iter().filter(|(c, _)| *c != dropped).map(|&(c, w)| (shift(c), w)).collect();
             let sources = (0..old.columns.len()).filter(|&c| c != dropped).map(ColumnSource::Old).collect();
             Ok(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() })
         })

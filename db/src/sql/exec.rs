@@ -1017,6 +1017,7 @@ impl Session {
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         let mut defaults: Vec<(usize, String)> = Vec::new();
         let mut always_generated = Vec::new();
+        let mut int_widths = Vec::new();
         // CHECK constraints: (name if given, condition, the column it was declared on).
         let mut checks: Vec<(Option<String>, String, Option<String>)> = Vec::new();
         // The sequences of SERIAL and IDENTITY columns: (name, definition).
@@ -1033,6 +1034,9 @@ impl Session {
             }
             if let Some((text, _)) = spec.default {
                 defaults.push((i, text));
+            }
+            if let Some(width) = spec.int_width {
+                int_widths.push((i, width));
             }
             for (check_name, text) in spec.checks.drain(..) {
                 checks.push((check_name, text, Some(spec.column.name.clone())));
@@ -1128,6 +1132,7 @@ impl Session {
         let mut schema = TableSchema::new(&name, columns, primary_key)?;
         schema.defaults = defaults;
         schema.always_generated = always_generated;
+        schema.int_widths = int_widths;
         for (check_name, text, column) in checks {
             let check = crate::sql::ddl::named_check(&schema, check_name, text, column.as_deref());
             if schema.checks.iter().any(|c| c.name == check.name) {

@@ -1072,6 +1072,7 @@ impl<'a> Binder<'a> {
                         let array = self.compile(other)?;
                         match self.type_of(&array) {
                             Some(DataType::Array(_) | DataType::Text { .. }) | None => {}
+                            Some(DataType::Catalog(c)) if c.is_vector() => {}
                             Some(_) => return Err(arrays::any_of_non_array()),
                         }
                         Expr::AnyArray { lhs, op, all, array: Box::new(array) }
@@ -1089,15 +1090,28 @@ impl<'a> Binder<'a> {
             E::CompoundFieldAccess { root, access_chain } => {
                 let mut base = self.compile(root)?;
                 for access in access_chain {
-                    if let Some(ty) = self.type_of(&base).filter(|t| !matches!(t, DataType::Array(_))) {
+                    let base_type = self.type_of(&base);
+                    if let Some(ty) = base_type.filter(|t| !arrays::is_subscriptable(*t)) {
                         return Err(arrays::not_subscriptable(ty));
                     }
                     if matches!(base, Expr::Subscript(..) | Expr::Slice(..)) {
                         return Err(DbError::Unsupported("multidimensional arrays".into()));
                     }
+                    // int2vector and oidvector count from 0: their subscripts are moved
+                    // onto the arrays' count from 1.
+                    let from_zero = matches!(base_type, Some(DataType::Catalog(c)) if c.is_vector());
+                    let mut index = |e: &ast::Expr| -> DbResult<Box<Expr>> {
+                        let i = self.compile_box(e)?;
+                        Ok(match from_zero {
+                            true => {
+                                Box::new(Expr::Binary(BinOp::Add, i, Box::new(Expr::Literal(Value::Int(1)))))
+                            }
+                            false => i,
+                        })
+                    };
                     base = match access {
-                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                            Expr::Subscript(Box::new(base), self.compile_box(index)?)
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index: i }) => {
+                            Expr::Subscript(Box::new(base), index(i)?)
                         }
                         ast::AccessExpr::Subscript(ast::Subscript::Slice {
                             lower_bound,
@@ -1105,8 +1119,8 @@ impl<'a> Binder<'a> {
                             stride: None,
                         }) => Expr::Slice(
                             Box::new(base),
-                            lower_bound.as_ref().map(|e| self.compile_box(e)).transpose()?,
-                            upper_bound.as_ref().map(|e| self.compile_box(e)).transpose()?,
+                            lower_bound.as_ref().map(&mut index).transpose()?,
+                            upper_bound.as_ref().map(&mut index).transpose()?,
                         ),
                         other => return Err(DbError::Unsupported(format!("the access {other}"))),
                     };
@@ -2421,9 +2435,14 @@ impl Expr {
             Expr::Array(elem, _) => Some(DataType::Array(*elem)),
             Expr::Subscript(a, _) => match a.static_type(columns, aggs) {
                 Some(DataType::Array(elem)) => Some(elem.data_type()),
+                Some(DataType::Catalog(c)) if c.is_vector() => Some(DataType::Int),
                 _ => None,
             },
-            Expr::Slice(a, _, _) => a.static_type(columns, aggs),
+            Expr::Slice(a, _, _) => match a.static_type(columns, aggs) {
+                // A slice of a vector is an array from 1 (int2[] in PostgreSQL).
+                Some(DataType::Catalog(c)) if c.is_vector() => Some(DataType::Array(ElemType::Int)),
+                other => other,
+            },
             Expr::Neg(e) => e.static_type(columns, aggs).map(DataType::unconstrained),
             Expr::Binary(op, a, b) => match op {
                 op if json_ops::result_type(

@@ -461,16 +461,30 @@ impl Session {
     ) -> DbResult<Relation> {
         let fname = crate::sql::expr::object_name(name)?;
         let fname = fname.strip_prefix("pg_catalog.").unwrap_or(&fname).to_string();
-        let Some(func) = SetFunction::named(&fname) else {
-            return Err(DbError::Unsupported(format!("the function {fname}() in FROM")));
-        };
         let mut binder =
             crate::sql::expr::Binder::over(scope.clone(), outer.to_vec(), params).in_session(self);
-        let args =
-            args.iter().map(|a| binder.scalar(a, "functions in FROM")).collect::<DbResult<Vec<_>>>()?;
         let types = scope.types();
-        let arg_types: Vec<Option<DataType>> = args.iter().map(|a| a.static_type(&types, &[])).collect();
-        let scan = FunctionScan::new(func, args, &arg_types, ordinality)?;
+        let mut call = |func: SetFunction, args: &[&ast::Expr], ordinality: bool| -> DbResult<FunctionScan> {
+            let args =
+                args.iter().map(|a| binder.scalar(a, "functions in FROM")).collect::<DbResult<Vec<_>>>()?;
+            let arg_types: Vec<Option<DataType>> = args.iter().map(|a| a.static_type(&types, &[])).collect();
+            FunctionScan::new(func, args, &arg_types, ordinality)
+        };
+        let scan = if fname == crate::sql::srf::ROWS_FROM {
+            // Several calls of a select list, in lockstep (`srf::select_list_functions`).
+            let mut parts = Vec::with_capacity(args.len());
+            for a in args {
+                let (func, call_args) = crate::sql::srf::call_of(a)
+                    .ok_or_else(|| DbError::Unsupported(format!("{a} in ROWS FROM")))?;
+                parts.push(call(func, &call_args.iter().collect::<Vec<_>>(), false)?);
+            }
+            FunctionScan::zip(parts, ordinality)
+        } else {
+            let Some(func) = SetFunction::named(&fname) else {
+                return Err(DbError::Unsupported(format!("the function {fname}() in FROM")));
+            };
+            call(func, args, ordinality)?
+        };
         let mut names = scan.column_names();
         // unnest of several arrays: PostgreSQL names every column `unnest`; one name
         // each here (a relation's columns have distinct names), `unnest_2` and on.

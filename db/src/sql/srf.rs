@@ -23,6 +23,9 @@ pub const MAX_ROWS: usize = 50_000_000;
 pub(crate) enum SetFunction {
     GenerateSeries,
     Unnest,
+    /// `generate_subscripts(array, dim [, reverse])`: the subscripts of the array's
+    /// dimension `dim` (from 0 for an int2vector or oidvector).
+    GenerateSubscripts,
 }
 
 impl SetFunction {
@@ -30,6 +33,7 @@ impl SetFunction {
         match name {
             "generate_series" => Some(SetFunction::GenerateSeries),
             "unnest" => Some(SetFunction::Unnest),
+            "generate_subscripts" => Some(SetFunction::GenerateSubscripts),
             _ => None,
         }
     }
@@ -38,19 +42,36 @@ impl SetFunction {
         match self {
             SetFunction::GenerateSeries => "generate_series",
             SetFunction::Unnest => "unnest",
+            SetFunction::GenerateSubscripts => "generate_subscripts",
         }
     }
 }
 
-/// A compiled call of a set-returning function in FROM.
+/// The name of the FROM item that runs several set-returning calls in lockstep
+/// (PostgreSQL's `ROWS FROM (f(..), g(..))`, which a select list of several calls
+/// becomes): its arguments are the calls.
+pub(crate) const ROWS_FROM: &str = "__rows_from";
+
+/// One call of the calls a scan zips: its function, how many of the scan's arguments
+/// and result columns are its, and the first subscript of its array (generate_subscripts).
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    func: SetFunction,
+    args: usize,
+    columns: usize,
+    lower: i64,
+}
+
+/// A compiled call of a set-returning function in FROM, or several zipped (ROWS FROM).
 #[derive(Clone, Debug)]
 pub struct FunctionScan {
-    pub(crate) func: SetFunction,
-    /// Compiled against the FROM clause's wide row (the relations before this one).
+    /// Every call's arguments one after the other, compiled against the FROM clause's
+    /// wide row (the relations before this one).
     pub(crate) args: Vec<Expr>,
     pub(crate) ordinality: bool,
     /// The result columns' types (before the ordinality).
     pub(crate) types: Vec<DataType>,
+    parts: Vec<Part>,
 }
 
 impl FunctionScan {
@@ -62,6 +83,7 @@ impl FunctionScan {
         arg_types: &[Option<DataType>],
         ordinality: bool,
     ) -> DbResult<FunctionScan> {
+        let mut lower = 1;
         let types = match func {
             SetFunction::GenerateSeries => {
                 if !(2..=3).contains(&args.len()) {
@@ -80,6 +102,7 @@ impl FunctionScan {
                     .iter()
                     .map(|t| match t {
                         Some(DataType::Array(elem)) => Ok(elem.data_type()),
+                        Some(DataType::Catalog(c)) if c.is_vector() => Ok(DataType::Int),
                         Some(DataType::Text { .. }) | None => Ok(DataType::Text { max_chars: None }),
                         Some(other) => {
                             Err(DbError::UndefinedFunction(format!("unnest({})", arrays::pg_name(*other))))
@@ -87,8 +110,40 @@ impl FunctionScan {
                     })
                     .collect::<DbResult<Vec<_>>>()?
             }
+            SetFunction::GenerateSubscripts => {
+                if !(2..=3).contains(&args.len()) {
+                    return Err(DbError::UndefinedFunction(format!(
+                        "generate_subscripts() with {} argument(s)",
+                        args.len()
+                    )));
+                }
+                match arg_types[0] {
+                    Some(DataType::Catalog(c)) if c.is_vector() => lower = 0,
+                    Some(DataType::Array(_) | DataType::Text { .. }) | None => {}
+                    Some(other) => {
+                        return Err(DbError::UndefinedFunction(format!(
+                            "generate_subscripts({}, integer)",
+                            arrays::pg_name(other)
+                        )))
+                    }
+                }
+                vec![DataType::Int]
+            }
         };
-        Ok(FunctionScan { func, args, ordinality, types })
+        let part = Part { func, args: args.len(), columns: types.len(), lower };
+        Ok(FunctionScan { args, ordinality, types, parts: vec![part] })
+    }
+
+    /// Several calls run in lockstep (`ROWS FROM`): row i holds each call's row i, NULLs
+    /// for a call that has fewer rows.
+    pub(crate) fn zip(scans: Vec<FunctionScan>, ordinality: bool) -> FunctionScan {
+        let mut out = FunctionScan { args: Vec::new(), ordinality, types: Vec::new(), parts: Vec::new() };
+        for scan in scans {
+            out.args.extend(scan.args);
+            out.types.extend(scan.types);
+            out.parts.extend(scan.parts);
+        }
+        out
     }
 
     /// Whether the arguments read a row of the relations before this one (LATERAL).
@@ -101,7 +156,11 @@ impl FunctionScan {
     /// The column names as PostgreSQL gives them: the function's name for each value
     /// column, `ordinality` for the counter.
     pub(crate) fn column_names(&self) -> Vec<String> {
-        let mut names = vec![self.func.name().to_string(); self.types.len()];
+        let mut names: Vec<String> = self
+            .parts
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(p.func.name().to_string(), p.columns))
+            .collect();
         if self.ordinality {
             names.push("ordinality".into());
         }
@@ -120,9 +179,31 @@ impl FunctionScan {
     /// The rows of the call, its arguments evaluated on `row`.
     pub(crate) fn rows(&self, row: &[Value]) -> DbResult<Vec<Vec<Value>>> {
         let values = self.args.iter().map(|a| a.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
-        let mut rows = match self.func {
-            SetFunction::GenerateSeries => series(&values, self.types[0])?,
-            SetFunction::Unnest => unnest(values)?,
+        let mut rows = match self.parts.as_slice() {
+            [part] => self.part_rows(part, 0, values)?,
+            parts => {
+                let mut values = values.into_iter();
+                let mut each = Vec::with_capacity(parts.len());
+                let mut column = 0;
+                for part in parts {
+                    let args: Vec<Value> = values.by_ref().take(part.args).collect();
+                    each.push((part.columns, self.part_rows(part, column, args)?.into_iter()));
+                    column += part.columns;
+                }
+                let n = each.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+                (0..n)
+                    .map(|_| {
+                        let mut out = Vec::with_capacity(self.types.len() + 1);
+                        for (width, rows) in &mut each {
+                            match rows.next() {
+                                Some(r) => out.extend(r),
+                                None => out.extend(std::iter::repeat_n(Value::Null, *width)),
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            }
         };
         if self.ordinality {
             for (i, r) in rows.iter_mut().enumerate() {
@@ -132,14 +213,54 @@ impl FunctionScan {
         Ok(rows)
     }
 
+    /// The rows of one call (whose first result column is `column`).
+    fn part_rows(&self, part: &Part, column: usize, values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
+        match part.func {
+            SetFunction::GenerateSeries => series(&values, self.types[column]),
+            SetFunction::Unnest => unnest(values),
+            SetFunction::GenerateSubscripts => subscripts(values, part.lower),
+        }
+    }
+
     /// The call as EXPLAIN shows it.
     pub(crate) fn explain_name(&self) -> &'static str {
-        self.func.name()
+        match self.parts.as_slice() {
+            [part] => part.func.name(),
+            _ => "ROWS FROM",
+        }
     }
 
     pub(crate) fn map_args(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<FunctionScan> {
         Ok(FunctionScan { args: self.args.iter().map(&mut *f).collect::<DbResult<_>>()?, ..self.clone() })
     }
+}
+
+/// generate_subscripts(array, dim [, reverse]): the subscripts of an array's dimension,
+/// the first `lower`; none for a NULL array or another dimension than the one arrays
+/// have here (1), as PostgreSQL gives none for a dimension an array lacks.
+fn subscripts(values: Vec<Value>, lower: i64) -> DbResult<Vec<Vec<Value>>> {
+    let mut values = values.into_iter();
+    let (array, dim) = (values.next().unwrap_or(Value::Null), values.next().unwrap_or(Value::Null));
+    let reverse = values.next().unwrap_or(Value::Bool(false));
+    if array.is_null() || dim.is_null() || reverse.is_null() {
+        return Ok(Vec::new());
+    }
+    let dim = match to_num(&dim)? {
+        Num::I(i) => i,
+        _ => return Err(DbError::TypeMismatch { expected: "integer".into(), value: dim.to_string() }),
+    };
+    let Value::Bool(reverse) = crate::schema::coerce(reverse, DataType::Bool)? else {
+        unreachable!("coerced to a boolean")
+    };
+    let len = arrays::as_array(array, None)?.items.len() as i64;
+    if dim != 1 {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Vec<Value>> = (lower..lower + len).map(|i| vec![Value::Int(i)]).collect();
+    if reverse {
+        out.reverse();
+    }
+    Ok(out)
 }
 
 /// generate_series's result type: a timestamp's kind with timestamps (a date's series is
@@ -268,6 +389,24 @@ fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
     Ok((0..n).map(|_| iters.iter_mut().map(|it| it.next().unwrap_or(Value::Null)).collect()).collect())
 }
 
+/// The set-returning function `e` calls with its arguments, if it is such a call (not
+/// a window, no ORDER BY inside).
+pub(crate) fn call_of(e: &ast::Expr) -> Option<(SetFunction, Vec<ast::Expr>)> {
+    let ast::Expr::Function(f) = e else { return None };
+    let [part] = f.name.0.as_slice() else { return None };
+    let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
+    let ast::FunctionArguments::List(list) = &f.args else { return None };
+    let args = list
+        .args
+        .iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    (f.over.is_none() && list.clauses.is_empty()).then_some((func, args))
+}
+
 /// The alias of the FROM item a select list's set-returning functions become.
 pub(crate) const SELECT_LIST_ALIAS: &str = "__select_list_srf";
 
@@ -281,22 +420,8 @@ pub(crate) const SELECT_LIST_ALIAS: &str = "__select_list_srf";
 /// Only a call that is the whole select item is taken; a call inside an expression,
 /// or beside GROUP BY or HAVING (where PostgreSQL runs it after grouping), is 0A000.
 pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast::Select>> {
-    let call_of = |e: &ast::Expr| -> Option<(SetFunction, Vec<ast::Expr>)> {
-        let ast::Expr::Function(f) = e else { return None };
-        let [part] = f.name.0.as_slice() else { return None };
-        let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
-        let ast::FunctionArguments::List(list) = &f.args else { return None };
-        let args = list
-            .args
-            .iter()
-            .map(|a| match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()?;
-        (f.over.is_none() && list.clauses.is_empty()).then_some((func, args))
-    };
     let mut calls = Vec::new();
+    let mut call_items = Vec::new();
     for item in &select.projection {
         let expr = match item {
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
@@ -304,6 +429,7 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
         };
         if let Some(call) = call_of(expr) {
             calls.push(call);
+            call_items.push(expr.clone());
         }
     }
     if calls.is_empty() {
@@ -316,23 +442,31 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
             "a set-returning function in the select list with GROUP BY or HAVING".into(),
         ));
     }
-    // One FROM item for all: a zipped unnest, or a lone generate_series.
-    let (func, args) = match calls.as_slice() {
-        [(func, args)] => (*func, args.clone()),
+    // One FROM item for all: a lone call, a zipped unnest, or the calls in lockstep
+    // (ROWS FROM), each giving one column.
+    let (name, args, outputs) = match calls.as_slice() {
+        [(func, args)] => {
+            let outputs = if *func == SetFunction::Unnest { args.len() } else { 1 };
+            (func.name(), args.clone(), outputs)
+        }
         many if many.iter().all(|(f, args)| *f == SetFunction::Unnest && args.len() == 1) => {
-            (SetFunction::Unnest, many.iter().map(|(_, args)| args[0].clone()).collect())
+            let args: Vec<ast::Expr> = many.iter().map(|(_, args)| args[0].clone()).collect();
+            let n = args.len();
+            (SetFunction::Unnest.name(), args, n)
+        }
+        many if many.iter().all(|(f, args)| *f != SetFunction::Unnest || args.len() == 1) => {
+            (ROWS_FROM, call_items.clone(), many.len())
         }
         _ => {
             return Err(DbError::Unsupported(
-                "several set-returning functions in a select list other than unnest of one array each".into(),
+                "unnest of several arrays beside other set-returning functions in a select list".into(),
             ))
         }
     };
-    let outputs = if func == SetFunction::Unnest { args.len() } else { 1 };
     let columns: Vec<String> = (1..=outputs).map(|i| format!("c{i}")).collect();
     let factor = ast::TableFactor::Function {
         lateral: true,
-        name: ast::ObjectName::from(vec![ast::Ident::new(func.name())]),
+        name: ast::ObjectName::from(vec![ast::Ident::new(name)]),
         args: args.into_iter().map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))).collect(),
         with_ordinality: false,
         alias: Some(ast::TableAlias {
@@ -360,7 +494,7 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
         ]);
         next += 1;
         // The output column keeps the call's name (`generate_series`), as PostgreSQL's.
-        let alias = alias.unwrap_or_else(|| ast::Ident::new(func.name()));
+        let alias = alias.unwrap_or_else(|| ast::Ident::new(call_of(&expr).map_or("", |(f, _)| f.name())));
         *item = ast::SelectItem::ExprWithAlias { expr: column, alias };
     }
     Ok(Some(out))

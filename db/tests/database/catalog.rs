@@ -133,8 +133,7 @@ fn constraints_indexes_columns_and_defaults_match_postgresql() {
             "parent|note|text|false|true|",
         ]
     );
-    // PostgreSQL prints the text default with its type (`'none'::text`); the database
-    // keeps a default as written.
+    // As PostgreSQL prints them: the text default with its type (`catalog::deparse`).
     assert_eq!(
         rows(
             &mut s,
@@ -142,7 +141,7 @@ fn constraints_indexes_columns_and_defaults_match_postgresql() {
         )
         .into_iter()
         .collect::<std::collections::BTreeSet<_>>(),
-        ["child|1|nextval('child_id_seq'::regclass)", "parent|3|'none'"].map(String::from).into()
+        ["child|1|nextval('child_id_seq'::regclass)", "parent|3|'none'::text"].map(String::from).into()
     );
     assert_eq!(
         rows(&mut s, "SELECT seqrelid::regclass, seqstart, seqincrement, seqmin, seqmax, seqcycle FROM pg_sequence WHERE seqrelid = 'tickets'::regclass"),
@@ -187,8 +186,7 @@ fn information_schema_answers_as_postgresql_does() {
             "events|tag|character|YES|3|NULL|NULL|NULL|NO",
             "parent|id|bigint|NO|NULL|64|0|NULL|NO",
             "parent|code|character varying|YES|10|NULL|NULL|NULL|NO",
-            // PostgreSQL: 'none'::text (see pg_attrdef above).
-            "parent|note|text|YES|NULL|NULL|NULL|'none'|NO",
+            "parent|note|text|YES|NULL|NULL|NULL|'none'::text|NO",
         ]
     );
     assert_eq!(
