@@ -412,7 +412,7 @@ pub(crate) fn call(func: Func, values: &[Value]) -> DbResult<Value> {
             let mut a = match array_arg("array assignment", &values[0])? {
                 Some(a) => a,
                 // PostgreSQL's: a NULL array assigned an element is an array of it.
-                None => Box::new(Array::new(
+                None => ArrayBox::new(Array::new(
                     element.data_type().and_then(ElemType::of).unwrap_or(ElemType::Text),
                     Vec::new(),
                 )),
