@@ -158,10 +158,13 @@ pub const SERVER_VERSION: &str = "16.0";
 pub const SERVER_VERSION_NUM: &str = "160000";
 
 /// PostgreSQL's preset options that describe the server's build and that clients read
-/// (PgJDBC's DatabaseMetaData reads `max_index_keys` from pg_settings): (name, value,
-/// description), fixed, as PostgreSQL's are for a build.
-pub const PRESETS: [(&str, &str, &str); 5] = [
+/// (PgJDBC's DatabaseMetaData reads `max_index_keys` from pg_settings; SQLAlchemy's
+/// inspector compares a table's access method with `default_table_access_method`):
+/// (name, value, description), fixed, as PostgreSQL's are for a build (redodb has one
+/// table access method, `heap` in pg_am).
+pub const PRESETS: [(&str, &str, &str); 6] = [
     ("block_size", "8192", "Shows the size of a disk block."),
+    ("default_table_access_method", "heap", "Sets the default table access method for new tables."),
     ("integer_datetimes", "on", "Shows whether datetimes are integer based."),
     ("max_function_args", "100", "Shows the maximum number of function arguments."),
     ("max_identifier_length", "63", "Shows the maximum identifier length."),
