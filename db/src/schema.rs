@@ -782,6 +782,13 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
         }
         // An OID is an unsigned 32-bit number; a negative one wraps, as PostgreSQL reads
         // `'-1'::oid` (4294967295).
+        // A name bound to a `reg*` parameter (`CAST($1 AS regclass)` with $1 'my_seq'):
+        // kept as text for the cast's lookup in the catalog, which `coerce` cannot see.
+        (DataType::Catalog(c), Value::Text(t))
+            if c.is_oid() && c != crate::value::CatalogType::Oid && t.trim().parse::<i64>().is_err() =>
+        {
+            Ok(Value::Text(t))
+        }
         (DataType::Catalog(c), v) if c.is_oid() => {
             let number = match &v {
                 Value::Int(i) => Some(*i),

@@ -726,8 +726,9 @@ impl Session {
                 .set("datfrozenxid", Value::Int(0))
                 .set("datminmxid", Value::Int(1))
                 .set("dattablespace", oid(1663))
-                .set("datcollate", "C.UTF-8")
-                .set("datctype", "C.UTF-8")],
+                // Text compares byte by byte (Rust's `str` order): the C collation.
+                .set("datcollate", "C")
+                .set("datctype", "C")],
             "pg_roles" => vec![Fields::new()
                 .set("rolname", user.as_str())
                 .set("rolsuper", flag(true))

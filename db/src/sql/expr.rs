@@ -1189,7 +1189,9 @@ impl<'a> Binder<'a> {
         let from = self.type_of(&operand);
         match (from, ty) {
             (_, DataType::Catalog(c)) if c.is_oid() && c != CatalogType::Oid => {
-                if from == Some(ty) {
+                // A bind value typed by this cast (`CAST($1 AS regclass)`) arrives as the
+                // name the client sent: looked up here, as PostgreSQL's regclassin does.
+                if from == Some(ty) && !matches!(operand, Expr::Param(_)) {
                     return Ok(operand);
                 }
                 let call = self.catalog_call(CatalogFn::RegIn(c), vec![operand])?;

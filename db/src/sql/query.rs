@@ -1685,8 +1685,17 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
 pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType>]) -> DbResult<()> {
     let ty = |e: &Option<Expr>| e.as_ref().and_then(|a| a.static_type(input, &[]));
     let (arg, mut separator) = (ty(&call.arg), ty(&call.separator));
-    let textual =
-        |t: &Option<DataType>| matches!(t, None | Some(DataType::Text { .. } | DataType::Char { .. }));
+    // `name` and `"char"` (catalog columns) cast to text implicitly, as PostgreSQL's.
+    let textual = |t: &Option<DataType>| {
+        matches!(
+            t,
+            None | Some(
+                DataType::Text { .. }
+                    | DataType::Char { .. }
+                    | DataType::Catalog(crate::value::CatalogType::Name | crate::value::CatalogType::Char)
+            )
+        )
+    };
     let fits = match call.func {
         AggFunc::StringAgg => textual(&arg) && textual(&separator),
         AggFunc::BoolAnd | AggFunc::BoolOr => matches!(arg, None | Some(DataType::Bool)),
