@@ -2059,7 +2059,10 @@ impl Session {
                 )));
             }
             if existing.is_some() {
-                return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&key) });
+                return Err(DbError::DuplicateKey {
+                    constraint: schema.primary_key_name(),
+                    key: format_key(&key),
+                });
             }
             let stored = row;
             s.log(
@@ -2138,7 +2141,10 @@ impl Session {
         if &new_key != key {
             let clash = self.lock_and_read(table, &new_key, None, None)?.row;
             if clash.is_some() {
-                return Err(DbError::DuplicateKey { table: table.to_string(), key: format_key(&new_key) });
+                return Err(DbError::DuplicateKey {
+                    constraint: schema.primary_key_name(),
+                    key: format_key(&new_key),
+                });
             }
             self.txn().set_own(table, key.clone(), None);
         }

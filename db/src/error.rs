@@ -41,8 +41,9 @@ pub enum DbError {
     /// MERGE meeting one target row for a second source row (21000).
     #[error("MERGE command cannot affect row a second time")]
     MergeRowTwice,
-    #[error("duplicate key value violates unique constraint \"{table}_pkey\": key ({key}) already exists")]
-    DuplicateKey { table: String, key: String },
+    /// A primary key taken: `constraint` is the key's name (`TableSchema::primary_key_name`).
+    #[error("duplicate key value violates unique constraint \"{constraint}\": key ({key}) already exists")]
+    DuplicateKey { constraint: String, key: String },
     #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
     NotNull { table: String, column: String },
     #[error("invalid input for type {expected}: {value}")]

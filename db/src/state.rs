@@ -298,7 +298,7 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
                         let shard = &mut fresh[shard_of(&key)];
                         if shard.rows.insert(key.clone(), row).is_some() {
                             return Err(DbError::DuplicateKey {
-                                table: schema.name.clone(),
+                                constraint: schema.primary_key_name(),
                                 key: format!("{key:?}"),
                             });
                         }
@@ -351,7 +351,10 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
             // row lock and the read under it exclude one) is put back.
             if let Some(existing) = t.rows.insert(key.clone(), row.clone()) {
                 t.rows.insert(key.clone(), existing);
-                return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{key:?}") });
+                return Err(DbError::DuplicateKey {
+                    constraint: t.schema.primary_key_name(),
+                    key: format!("{key:?}"),
+                });
             }
             if !t.indexes.is_empty() {
                 t.index_row(row, true);
@@ -382,7 +385,10 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
             let new_key = t.schema.key_of(row);
             let t = shards.shard(shard_of(&new_key)).table_mut(table)?;
             if t.rows.contains_key(&new_key) {
-                return Err(DbError::DuplicateKey { table: table.clone(), key: format!("{new_key:?}") });
+                return Err(DbError::DuplicateKey {
+                    constraint: t.schema.primary_key_name(),
+                    key: format!("{new_key:?}"),
+                });
             }
             t.rows.insert(new_key, row.clone());
             if indexed {

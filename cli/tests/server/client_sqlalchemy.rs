@@ -29,7 +29,6 @@ fn require_sqlalchemy() {
 }
 
 #[test]
-#[ignore = "issue 20, not yet passing: 2 of 4 checks (the inspector wants named primary-key constraints; Alembic's compare finds no table through pg_class joined to a derived table over pg_catalog.pg_inherits with relkind = ANY(...)). Run with --ignored"]
 fn sqlalchemy_creates_maps_and_reflects_the_schema_and_alembic_upgrades_and_downgrades_it() {
     require_sqlalchemy();
     let dir = tempfile::tempdir().unwrap();

@@ -365,7 +365,7 @@ impl Relation {
 
 /// The name of a table's primary key (its index and constraint), PostgreSQL's.
 pub fn primary_key_name(table: &TableSchema) -> String {
-    format!("{}_pkey", table.name)
+    table.primary_key_name()
 }
 
 /// The user's schemas committed now, by name.

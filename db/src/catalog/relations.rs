@@ -604,7 +604,7 @@ impl Session {
                 .flat_map(|t| {
                     let relid = object_oid(ObjectKind::Relation, &t.name);
                     // An identity column's sequence is no default in PostgreSQL's catalog.
-                    t.defaults.iter().filter(|(c, _)| !t.always_generated.contains(c)).map(
+                    t.defaults.iter().filter(|(c, _)| t.identity_of(*c).is_none()).map(
                         move |(column, expr)| {
                             Fields::new()
                                 .set(
@@ -633,7 +633,7 @@ impl Session {
                     let (table, column) = t.sequence.as_ref()?.owned_by.as_ref()?;
                     let owner = objects.table(table)?;
                     let at = owner.column_index(column).ok()?;
-                    let identity = owner.always_generated.contains(&at);
+                    let identity = owner.identity_of(at).is_some();
                     Some(
                         Fields::new()
                             .set("classid", oid(1259))
@@ -940,7 +940,7 @@ impl Session {
                     // An IDENTITY column's sequence is internal to it: not listed.
                     let internal = s.owned_by.as_ref().is_some_and(|(table, column)| {
                         objects.table(table).is_some_and(|o| {
-                            o.column_index(column).is_ok_and(|at| o.always_generated.contains(&at))
+                            o.column_index(column).is_ok_and(|at| o.identity_of(at).is_some())
                         })
                     });
                     if internal {
@@ -1176,8 +1176,8 @@ fn attribute_rows(r: &Relation) -> Vec<Fields> {
         .enumerate()
         .map(|(n, c)| {
             let has_default =
-                user && !table.always_generated.contains(&n) && table.defaults.iter().any(|(d, _)| *d == n);
-            let identity = if user && table.always_generated.contains(&n) { 'a' } else { '\0' };
+                user && table.identity_of(n).is_none() && table.defaults.iter().any(|(d, _)| *d == n);
+            let identity = if user { table.identity_of(n).unwrap_or('\0') } else { '\0' };
             attribute_declared(r.oid, n as i64 + 1, c, table.int_width(n))
                 .set("atthasdef", flag(has_default))
                 .set("attidentity", ch(identity))
@@ -1260,7 +1260,7 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
         .iter()
         .enumerate()
         .map(|(n, c)| {
-            let identity = user && table.always_generated.contains(&n);
+            let identity = user && table.identity_of(n).is_some();
             let default = match user && !identity {
                 true => table
                     .defaults
@@ -1306,7 +1306,14 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
                 .set("dtd_identifier", (n + 1).to_string())
                 .set("is_self_referencing", yes_no(false))
                 .set("is_identity", yes_no(identity))
-                .set("identity_generation", if identity { text("ALWAYS") } else { Value::Null })
+                .set(
+                    "identity_generation",
+                    match table.identity_of(n).filter(|_| user) {
+                        Some('a') => text("ALWAYS"),
+                        Some(_) => text("BY DEFAULT"),
+                        None => Value::Null,
+                    },
+                )
                 .set("is_generated", "NEVER")
                 .set("is_updatable", yes_no(user && r.kind == 'r'))
         })

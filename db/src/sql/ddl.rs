@@ -30,6 +30,8 @@ use crate::value::Value;
 pub(crate) struct ColumnSpec {
     pub column: Column,
     pub primary_key: bool,
+    /// `CONSTRAINT name PRIMARY KEY` on the column: the name.
+    pub primary_key_name: Option<String>,
     /// UNIQUE, with the constraint's name if it has one.
     pub unique: Option<Option<String>>,
     /// DEFAULT: the expression's text, and the expression compiled (checked).
@@ -37,6 +39,8 @@ pub(crate) struct ColumnSpec {
     /// SERIAL or `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY`: whether ALWAYS, and the
     /// definition of the sequence that gives its values.
     pub identity: Option<(bool, SequenceDef)>,
+    /// Declared `GENERATED ... AS IDENTITY` (not SERIAL).
+    pub generated_identity: bool,
     /// CHECK conditions on the column: (constraint name if given, condition text).
     pub checks: Vec<(Option<String>, String)>,
     /// `REFERENCES parent [(column)]` on the column.
@@ -72,6 +76,8 @@ impl Session {
         let mut spec = ColumnSpec {
             column: Column { name: name.clone(), ty, nullable: serial_max.is_none() },
             primary_key: false,
+            primary_key_name: None,
+            generated_identity: false,
             unique: None,
             default: None,
             identity: None,
@@ -91,7 +97,10 @@ impl Session {
             match &option.option {
                 ast::ColumnOption::Null => spec.column.nullable = true,
                 ast::ColumnOption::NotNull => spec.column.nullable = false,
-                ast::ColumnOption::PrimaryKey(_) => spec.primary_key = true,
+                ast::ColumnOption::PrimaryKey(pk) => {
+                    spec.primary_key = true;
+                    spec.primary_key_name = pk.name.as_ref().or(option.name.as_ref()).map(ident_name);
+                }
                 ast::ColumnOption::Unique(_) => spec.unique = Some(option.name.as_ref().map(ident_name)),
                 ast::ColumnOption::Check(check) => {
                     let name = check.name.as_ref().or(option.name.as_ref()).map(ident_name);
@@ -121,6 +130,7 @@ impl Session {
                         .or_else(|_| sequence_definition(None, options, |e| self.constant_int(e)))?;
                     let def = crate::schema::SequenceDef { max: def.max.min(type_max), ..def };
                     spec.identity = Some((matches!(generated, ast::GeneratedAs::Always), def));
+                    spec.generated_identity = true;
                     spec.column.nullable = false;
                 }
                 ast::ColumnOption::Default(expr) => {
@@ -176,7 +186,7 @@ impl Session {
                 ast::TableConstraint::PrimaryKey(pk) => {
                     let schema = self.schema_of(table)?;
                     let columns = constraint_columns(&schema, pk.columns.iter().map(|c| &c.column.expr))?;
-                    self.add_primary_key(table, columns)?;
+                    self.add_primary_key(table, columns, pk.name.as_ref().map(ident_name))?;
                 }
                 ast::TableConstraint::Unique(unique) => {
                     let schema = self.schema_of(table)?;
@@ -240,7 +250,7 @@ impl Session {
                         schema.foreign_keys.retain(|f| f.name != name);
                         Ok(())
                     })?;
-                } else if name == format!("{table}_pkey") && !schema.rowid {
+                } else if name == schema.primary_key_name() && !schema.rowid {
                     return Err(DbError::Unsupported("dropping a primary key".into()));
                 } else if *if_exists {
                     self.notice(
@@ -378,7 +388,12 @@ impl Session {
 
     /// `ADD PRIMARY KEY (columns)` of a table keyed by its hidden row id: checked
     /// (no NULL, no value twice), then its rows keyed by the new key, without the row id.
-    pub fn add_primary_key(&mut self, table: &str, columns: Vec<usize>) -> DbResult<()> {
+    pub fn add_primary_key(
+        &mut self,
+        table: &str,
+        columns: Vec<usize>,
+        name: Option<String>,
+    ) -> DbResult<()> {
         self.ddl(table, |st| {
             let t = st.table(table)?;
             if !t.schema.rowid {
@@ -397,7 +412,7 @@ impl Session {
                 }
                 if !seen.insert(key.clone()) {
                     return Err(DbError::DuplicateValue {
-                        index: format!("{table}_pkey"),
+                        index: name.clone().unwrap_or_else(|| format!("{table}_pkey")),
                         values: format_key(&key),
                     });
                 }
@@ -408,9 +423,11 @@ impl Session {
                 visible[c].nullable = false;
             }
             let mut schema = TableSchema::new(table, visible, columns.clone())?;
+            schema.primary_key_constraint = name.clone();
             schema.indexes = old.indexes.clone();
             schema.defaults = old.defaults.clone();
             schema.always_generated = old.always_generated.clone();
+            schema.identity_by_default = old.identity_by_default.clone();
             schema.int_widths = old.int_widths.clone();
             schema.checks = old.checks.clone();
             schema.foreign_keys = old.foreign_keys.clone();
@@ -523,6 +540,8 @@ impl Session {
                 .filter(|&&c| c != dropped)
                 .map(|&c| shift(c))
                 .collect();
+            schema.identity_by_default =
+                old.identity_by_default.iter().filter(|&&c| c != dropped).map(|&c| shift(c)).collect();
             schema.int_widths =
                 old.int_widths.iter().filter(|(c, _)| *c != dropped).map(|&(c, w)| (shift(c), w)).collect();
             let sources = (0..old.columns.len()).filter(|&c| c != dropped).map(ColumnSource::Old).collect();

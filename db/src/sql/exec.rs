@@ -1017,17 +1017,20 @@ impl Session {
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         let mut defaults: Vec<(usize, String)> = Vec::new();
         let mut always_generated = Vec::new();
+        let mut identity_by_default = Vec::new();
         let mut int_widths = Vec::new();
         // CHECK constraints: (name if given, condition, the column it was declared on).
         let mut checks: Vec<(Option<String>, String, Option<String>)> = Vec::new();
         // The sequences of SERIAL and IDENTITY columns: (name, definition).
         let mut identities: Vec<(String, crate::schema::SequenceDef)> = Vec::new();
         let mut references: Vec<crate::sql::references::ForeignKeySpec> = Vec::new();
+        let mut primary_key_name = None;
         for (i, def) in create.columns.iter().enumerate() {
             let mut spec = self.column_spec(def)?;
             references.append(&mut spec.references);
             if spec.primary_key {
                 set_key(vec![i], &mut primary_key)?;
+                primary_key_name = spec.primary_key_name.take();
             }
             if let Some(name) = spec.unique {
                 uniques.push((name, vec![i]));
@@ -1062,6 +1065,8 @@ impl Session {
                 defaults.push((i, format!("nextval('{}'::regclass)", quoted.replace('\'', "''"))));
                 if always {
                     always_generated.push(i);
+                } else if spec.generated_identity {
+                    identity_by_default.push(i);
                 }
                 identities.push((sequence, def));
             }
@@ -1088,6 +1093,7 @@ impl Session {
                         key.push(index);
                     }
                     set_key(key, &mut primary_key)?;
+                    primary_key_name = pk.name.as_ref().map(ident_name);
                 }
                 ast::TableConstraint::Unique(unique) => {
                     let mut key = Vec::new();
@@ -1130,8 +1136,10 @@ impl Session {
             return exists(self);
         }
         let mut schema = TableSchema::new(&name, columns, primary_key)?;
+        schema.primary_key_constraint = primary_key_name;
         schema.defaults = defaults;
         schema.always_generated = always_generated;
+        schema.identity_by_default = identity_by_default;
         schema.int_widths = int_widths;
         for (check_name, text, column) in checks {
             let check = crate::sql::ddl::named_check(&schema, check_name, text, column.as_deref());
@@ -1391,7 +1399,7 @@ impl Session {
     ) -> DbResult<Option<OnConflict>> {
         let Some(ast::OnInsert::OnConflict(on)) = &insert.on else { return Ok(None) };
         let schema = &target.schema;
-        let pk_name = format!("{}_pkey", target.table);
+        let pk_name = schema.primary_key_name();
         let constraint = match &on.conflict_target {
             None => None,
             Some(ast::ConflictTarget::Columns(columns)) => {

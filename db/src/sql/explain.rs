@@ -144,16 +144,17 @@ fn lines_of(nodes: Vec<Node>) -> Vec<String> {
 /// written.
 fn access_node(relation: &Relation, filter: Option<&Expr>, shown: Option<String>) -> Node {
     let name = &relation.name;
+    let pkey = relation.schema.primary_key_name();
     let text = if crate::views::is_view(name) {
         format!("Seq Scan on {name}  (a v$ view, built for the statement)")
     } else {
         match plan(&relation.schema, filter) {
             Access::Points(keys) => format!(
-                "Index Scan using {name}_pkey on {name}  ({} key{})",
+                "Index Scan using {pkey} on {name}  ({} key{})",
                 keys.len(),
                 if keys.len() == 1 { "" } else { "s" }
             ),
-            Access::Range { .. } => format!("Index Range Scan using {name}_pkey on {name}"),
+            Access::Range { .. } => format!("Index Range Scan using {pkey} on {name}"),
             Access::Index { index, within } => {
                 let index = &relation.schema.indexes[index].name;
                 match *within {
@@ -269,7 +270,7 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
                     nodes.push(Node::new("Limit  (first row: min/max through the index)"));
                 }
                 let name = match ordered.index {
-                    None => format!("{}_pkey", relation.name),
+                    None => relation.schema.primary_key_name(),
                     Some(i) => relation.schema.indexes[i].name.clone(),
                 };
                 let backward = if ordered.backward { " Backward" } else { "" };

@@ -220,7 +220,7 @@ impl Node {
                 };
                 let name = match access {
                     Access::Points(_) | Access::Range { .. } => {
-                        format!("{}_pkey on {}", relation.name, relation.name)
+                        format!("{} on {}", relation.schema.primary_key_name(), relation.name)
                     }
                     Access::Index { index, .. } => {
                         format!("{} on {}", relation.schema.indexes[*index].name, relation.name)
@@ -249,7 +249,7 @@ impl Node {
                 };
                 let relation = &scope.entries[*entry].relation;
                 let (index_name, columns) = match lookup.index {
-                    None => (format!("{}_pkey", relation.name), &relation.schema.primary_key),
+                    None => (relation.schema.primary_key_name(), &relation.schema.primary_key),
                     Some(i) => (relation.schema.indexes[i].name.clone(), &relation.schema.indexes[i].columns),
                 };
                 let alias = match &relation.alias {

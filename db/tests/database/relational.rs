@@ -600,3 +600,40 @@ fn an_unknown_or_ambiguous_name_carries_its_position_in_the_statement() {
     // The error itself is what it was.
     assert!(matches!(fails(&mut s, "SELECT nosuch FROM t").kind(), DbError::UnknownColumn(_)));
 }
+
+/// A primary key declared with a name (what ORMs' naming conventions write) keeps it: in
+/// the catalog, in its duplicate-key error, in EXPLAIN, and across a reopen; one without
+/// a name is PostgreSQL's `{table}_pkey`.
+#[test]
+fn a_named_primary_key_keeps_its_name_in_the_catalog_errors_and_across_reopens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE tags (a INT, b INT, CONSTRAINT pk_tags PRIMARY KEY (a, b))");
+        run(&mut s, "CREATE TABLE one (id INT CONSTRAINT pk_one PRIMARY KEY)");
+        run(&mut s, "CREATE TABLE plain (id INT PRIMARY KEY)");
+        run(&mut s, "CREATE TABLE later (id INT NOT NULL)");
+        run(&mut s, "ALTER TABLE later ADD CONSTRAINT pk_later PRIMARY KEY (id)");
+        run(&mut s, "INSERT INTO tags VALUES (1, 2)");
+        run(&mut s, "COMMIT");
+        let e = fails(&mut s, "INSERT INTO tags VALUES (1, 2)");
+        assert_eq!(e.sqlstate(), "23505");
+        assert!(e.to_string().contains("\"pk_tags\""), "{e}");
+        run(&mut s, "ROLLBACK");
+    }
+    let db = open(dir.path());
+    let mut s = db.session();
+    let names = rows(
+        &mut s,
+        "SELECT c.conname, i.relname FROM pg_constraint c JOIN pg_class i ON i.oid = c.conindid \
+         WHERE c.contype = 'p' ORDER BY 1",
+    );
+    let pair = |a: &str| vec![t(a), t(a)];
+    assert_eq!(names, vec![pair("pk_later"), pair("pk_one"), pair("pk_tags"), pair("plain_pkey")]);
+    let plan = rows(&mut s, "EXPLAIN SELECT * FROM tags WHERE a = 1 AND b = 2");
+    assert!(format!("{plan:?}").contains("using pk_tags on tags"), "{plan:?}");
+    let e = fails(&mut s, "INSERT INTO one VALUES (NULL)");
+    assert_eq!(e.sqlstate(), "23502", "{e}");
+    assert_eq!(fails(&mut s, "ALTER TABLE tags DROP CONSTRAINT pk_tags").sqlstate(), "0A000");
+}
