@@ -11,7 +11,8 @@ pub enum DbError {
     #[error("syntax error at or near position {position}: {message}")]
     Syntax { message: String, position: usize },
     /// An error at a place in the statement's text, PostgreSQL's error position (what
-    /// psql underlines): a name that does not resolve. See `DbError::at`.
+    /// psql underlines): a name that does not resolve. See `DbError::at`. A caller that
+    /// matches on the error's variant matches `DbError::kind()`.
     #[error("{error}")]
     At { error: Box<DbError>, at: TextPosition },
     #[error("relation \"{0}\" does not exist")]

@@ -350,7 +350,8 @@ fn read_table(session: &mut Session) -> Result<Option<Table>, DbError> {
             }
             Ok(Some(table))
         }
-        Err(DbError::UnknownTable(_)) => Ok(None),
+        // `kind`: the error carries its place in the statement (`DbError::At`).
+        Err(e) if matches!(e.kind(), DbError::UnknownTable(_)) => Ok(None),
         Err(e) => Err(e),
     }
 }

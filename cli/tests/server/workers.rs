@@ -56,8 +56,8 @@ fn wait_commits_of_many_connections_share_log_writes_on_one_worker() {
     let per_write = commits as f64 / writes.max(1) as f64;
     // A worker held by each wait would serve one commit at a time: at most one per
     // write. How many more share a write depends on the CPU time of a statement against
-    // the time of a write: measured on the 2-vCPU VM (stop 30, 14 runs) from 1.18 to
-    // 1.93 per write, 1.26 beside the rest of the suite; earlier 2-5 alone. The bound
+    // the time of a write: measured on the 2-vCPU VM (stop 30, 8 runs alone) from 1.18
+    // to 1.93 per write, 1.26 beside the rest of the suite; earlier 2-5 alone. The bound
     // keeps a margin above the one-per-write of a held worker.
     assert!(
         per_write >= 1.1,
