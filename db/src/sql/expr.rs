@@ -1347,6 +1347,26 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// A call's arguments compiled, after its count is checked against `min..=max`
+    /// (`name(*)` is only COUNT's).
+    fn call_arguments(
+        &mut self,
+        name: &str,
+        args: Vec<Option<&ast::Expr>>,
+        min: usize,
+        max: usize,
+    ) -> DbResult<Vec<Expr>> {
+        if args.len() < min || args.len() > max {
+            return Err(wrong_arguments(name, args.len()));
+        }
+        args.into_iter()
+            .map(|arg| match arg {
+                Some(e) => self.compile(e),
+                None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
+            })
+            .collect()
+    }
+
     fn function(&mut self, f: &ast::Function) -> DbResult<Expr> {
         let name = match f.name.0.as_slice() {
             [part] => part.as_ident().map(ident_name),
@@ -1528,16 +1548,7 @@ impl<'a> Binder<'a> {
             });
         }
         if let Some((func, min, max)) = crate::catalog::CatalogFn::named(&name) {
-            if args.len() < min || args.len() > max {
-                return Err(wrong_arguments(&name, args.len()));
-            }
-            let args = args
-                .into_iter()
-                .map(|arg| match arg {
-                    Some(e) => self.compile(e),
-                    None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
-                })
-                .collect::<DbResult<Vec<_>>>()?;
+            let args = self.call_arguments(&name, args, min, max)?;
             return self.catalog_call(func, args);
         }
         if crate::sql::srf::SetFunction::named(&name).is_some() {
@@ -1547,16 +1558,7 @@ impl<'a> Binder<'a> {
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
-        if args.len() < min || args.len() > max {
-            return Err(wrong_arguments(&name, args.len()));
-        }
-        let args = args
-            .into_iter()
-            .map(|arg| match arg {
-                Some(e) => self.compile(e),
-                None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
-            })
-            .collect::<DbResult<Vec<_>>>()?;
+        let args = self.call_arguments(&name, args, min, max)?;
         self.checked_call(&name, func, args)
     }
 
