@@ -1287,6 +1287,7 @@ impl DbShared {
             client_settings: std::collections::BTreeMap::new(),
             database_name: None,
             notices: Vec::new(),
+            open_cursors: Vec::new(),
             ctes: Default::default(),
             work_tables: Default::default(),
             statement_depth: 0,
@@ -1369,6 +1370,8 @@ pub struct Session {
     pub(crate) database_name: Option<String>,
     /// Warnings for the client (PostgreSQL NOTICE/WARNING), taken with `take_notices`.
     pub(crate) notices: Vec<crate::error::Notice>,
+    /// The cursors the layer above keeps open for its client (pg_cursors).
+    pub(crate) open_cursors: Vec<crate::catalog::OpenCursor>,
     /// The WITH queries in scope of the query being compiled, innermost last (see
     /// `query::plan_query_in`): a FROM name is looked up here before the catalog.
     pub(crate) ctes: std::cell::RefCell<Vec<(String, Arc<crate::sql::query::QueryPlan>)>>,

@@ -28,7 +28,6 @@ use std::collections::BTreeMap;
 
 use db::sql::{parse_special, Special};
 
-use crate::catalog::CatalogQuery;
 use crate::copy::CopyStatement;
 use crate::cursors::CursorStatement;
 use crate::protocol::SqlError;
@@ -366,10 +365,8 @@ pub enum ClientStatement {
     /// DECLARE, FETCH, MOVE, CLOSE.
     Cursor(CursorStatement),
     Copy(CopyStatement),
-    /// A query on pg_catalog that psql sends for `\d` and the like.
-    Catalog(CatalogQuery),
-    /// A statement the server recognises but cannot run (a SCROLL cursor, COPY BINARY, a
-    /// catalog query it does not know): it fails with this error when run.
+    /// A statement the server recognises but cannot run (a SCROLL cursor, COPY BINARY):
+    /// it fails with this error when run.
     Rejected(SqlError),
 }
 
@@ -466,13 +463,6 @@ impl ClientStatement {
             "SELECT" | "WITH" => {
                 if let Some(set) = set_config(sql) {
                     return Some(set);
-                }
-                // A catalog query the server does not recognise is the database's, whose
-                // error (an array it does not have yet) says what is missing.
-                if crate::catalog::answered_here(sql) {
-                    if let Ok(query) = crate::catalog::recognise(sql) {
-                        return Some(ClientStatement::Catalog(query));
-                    }
                 }
                 return None;
             }

@@ -16,6 +16,8 @@ use crate::words::{tokenize, Kind, Token};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Declare {
     pub name: String,
+    /// The whole statement, as the client sent it (pg_cursors shows it).
+    pub statement: String,
     /// Rows in binary format (DECLARE ... BINARY CURSOR).
     pub binary: bool,
     /// WITH HOLD: the cursor outlives the transaction that declared it (if it commits).
@@ -113,6 +115,7 @@ fn parse_declare(sql: &str, tokens: &[Token]) -> Result<Declare, SqlError> {
         .ok_or_else(|| syntax("DECLARE needs a cursor name", tokens.get(1), sql))?;
     let mut declare = Declare {
         name,
+        statement: sql.to_string(),
         binary: false,
         hold: false,
         query: String::new(),

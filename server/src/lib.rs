@@ -12,16 +12,14 @@
 //! - `protocol`: simple and extended query, transaction blocks, replies;
 //! - `client_sql`: the settings and statement bookkeeping the server answers itself;
 //!   `settings_txn`: what a transaction's SETs changed, put back when it ends;
-//! - `cursors`, `copy`, `catalog`: DECLARE/FETCH/CLOSE, COPY FROM STDIN / TO STDOUT, and
-//!   the few catalog queries the database cannot answer yet (pg_cursors, psql's queries
-//!   that need arrays; `words`: their small lexer); the catalog itself is the
-//!   database's (`db::catalog`);
+//! - `cursors`, `copy`: DECLARE/FETCH/CLOSE, COPY FROM STDIN / TO STDOUT (`words`: their
+//!   small lexer); the catalog is the database's (`db::catalog`), pg_cursors included:
+//!   the server tells the db session which cursors are open (`set_open_cursors`);
 //! - `types`: type OIDs, text and binary values;
 //! - `metrics`: `/metrics` over HTTP for Prometheus (`metrics_port`, off by default), from
 //!   the database's counter snapshot (`db::SystemCounters`).
 
 pub mod auth;
-pub mod catalog;
 pub mod client_sql;
 pub mod config;
 pub mod connection;

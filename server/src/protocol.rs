@@ -72,7 +72,6 @@ use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use redo::CommitOptions;
 
-use crate::catalog::Asker;
 use crate::client_sql::{self, ClientSettings, ClientStatement, SavepointStatement, SettingError};
 use crate::copy::{self, CopyStatement, DecodedRow, Direction, Source};
 use crate::cursors::{CursorStatement, Declare, Fetch};
@@ -420,6 +419,12 @@ struct Portal {
 
 /// What a DECLAREd cursor adds to its portal.
 struct SqlCursor {
+    /// The DECLARE statement, as the client sent it (pg_cursors.statement).
+    statement: String,
+    /// DECLARE ... BINARY CURSOR.
+    binary: bool,
+    /// When it was declared (pg_cursors.creation_time).
+    created: i64,
     /// WITH HOLD: kept when its transaction commits.
     hold: bool,
     /// Its transaction committed: kept when a later one rolls back.
@@ -805,6 +810,7 @@ impl SessionState {
                     self.put_back(key, &value);
                 }
                 self.portals.retain(|name, portal| portal.cursor.is_none() || portals.contains(name));
+                self.sync_open_cursors();
                 self.failed = false;
                 Ok("ROLLBACK")
             }
@@ -821,13 +827,20 @@ impl SessionState {
     /// transaction has committed. `keep_unnamed` keeps the unnamed portal (a COMMIT run
     /// from it in a pipeline).
     fn close_portals(&mut self, committed: bool, keep_unnamed: bool) {
+        let mut cursor_closed = false;
         self.portals.retain(|name, portal| match &mut portal.cursor {
             Some(cursor) if cursor.hold && (committed || cursor.committed) => {
                 cursor.committed = true;
                 true
             }
-            _ => keep_unnamed && name.is_empty(),
+            cursor => {
+                cursor_closed |= cursor.is_some();
+                keep_unnamed && name.is_empty()
+            }
         });
+        if cursor_closed {
+            self.sync_open_cursors();
+        }
     }
 
     fn track_tag(&mut self, tag: &str) {
@@ -1091,17 +1104,12 @@ impl SessionState {
                 }
                 self.statements.clear();
                 self.portals.clear();
+                self.sync_open_cursors();
                 self.reset_all()?;
                 command("DISCARD ALL")
             }
             ClientStatement::TransactionModes => command("SET"),
             ClientStatement::Rejected(error) => return Err(error.clone()),
-            ClientStatement::Catalog(query) => {
-                let asker = self.asker();
-                let (columns, rows) = query.answer(&self.session.table_schemas(), &asker);
-                let tag = format!("SELECT {}", rows.len());
-                return Ok(ClientOutcome::Rows { columns, rows, formats: Vec::new(), tag: tag.into() });
-            }
             ClientStatement::Cursor(CursorStatement::Declare(declare)) => {
                 let query = self.prepare_declared(declare)?;
                 return self.declare(declare, query, Vec::new()).map(ClientOutcome::Result);
@@ -1111,10 +1119,12 @@ impl SessionState {
                 if name.is_empty() || self.portals.remove(name).is_none() {
                     return Err(no_cursor(name));
                 }
+                self.sync_open_cursors();
                 command("CLOSE CURSOR")
             }
             ClientStatement::Cursor(CursorStatement::Close(None)) => {
                 self.portals.retain(|name, _| name.is_empty());
+                self.sync_open_cursors();
                 command("CLOSE CURSOR ALL")
             }
             ClientStatement::Copy(copy) => return self.copy(copy),
@@ -1165,10 +1175,17 @@ impl SessionState {
             params,
             result_formats: if declare.binary { vec![types::FORMAT_BINARY] } else { Vec::new() },
             state: PortalState::Rows { cursor },
-            cursor: Some(SqlCursor { hold: declare.hold, committed: false }),
+            cursor: Some(SqlCursor {
+                statement: declare.statement.clone(),
+                binary: declare.binary,
+                created: db::datetime::now(),
+                hold: declare.hold,
+                committed: false,
+            }),
             described: false,
         };
         self.portals.insert(declare.name.clone(), portal);
+        self.sync_open_cursors();
         Ok(QueryResult::Command { tag: "DECLARE CURSOR".into(), rows_affected: 0 })
     }
 
@@ -1715,11 +1732,26 @@ impl SessionState {
         }
     }
 
-    /// Who asks a catalog query.
-    fn asker(&self) -> Asker<'_> {
-        let cursors =
-            self.portals.iter().filter(|(_, p)| p.cursor.is_some()).map(|(n, _)| n.clone()).collect();
-        Asker { user: self.settings.user(), database: self.settings.database(), cursors }
+    /// Tells the db session the cursors open now, for pg_cursors: called wherever the
+    /// set of DECLAREd cursors may have changed.
+    fn sync_open_cursors(&mut self) {
+        let mut open: Vec<db::catalog::OpenCursor> = self
+            .portals
+            .iter()
+            .filter_map(|(name, portal)| {
+                let cursor = portal.cursor.as_ref()?;
+                Some(db::catalog::OpenCursor {
+                    name: name.clone(),
+                    statement: cursor.statement.clone(),
+                    holdable: cursor.hold,
+                    binary: cursor.binary,
+                    scrollable: false,
+                    created: cursor.created,
+                })
+            })
+            .collect();
+        open.sort_by(|a, b| a.name.cmp(&b.name));
+        self.session.set_open_cursors(open);
     }
 
     /// The columns a statement the server runs itself returns, if it returns rows.
@@ -1728,10 +1760,6 @@ impl SessionState {
             ClientStatement::Show { name } => Some(vec![show_column(name)]),
             ClientStatement::SetConfig { column, .. } => Some(vec![text_column(column)]),
             ClientStatement::Cursor(CursorStatement::Fetch(fetch)) => self.fetch_columns(fetch),
-            ClientStatement::Catalog(query) => {
-                let asker = self.asker();
-                Some(query.answer(&self.session.table_schemas(), &asker).0)
-            }
             _ => None,
         }
     }
@@ -1889,7 +1917,9 @@ impl SessionState {
                 self.statements.remove(&name);
             }
             TARGET_TYPE_BYTE_PORTAL => {
-                self.portals.remove(&name);
+                if self.portals.remove(&name).is_some_and(|p| p.cursor.is_some()) {
+                    self.sync_open_cursors();
+                }
             }
             other => return Err(SqlError::new("08P01", format!("invalid Close target {:?}", other as char))),
         }

@@ -361,6 +361,8 @@ fn psql_describes_tables_from_the_catalog() {
     );
     assert_eq!(server.query("\\dv"), "public|rich|view|test\n");
 
+    // Roles with what they are members of: an array built from a subquery.
+    assert_eq!(server.query("\\du"), "test|Superuser, Create role, Create DB, Bypass RLS|{}\n");
     assert!(server.query("\\l").starts_with("redodb|test|UTF8|C|C|"), "{}", server.query("\\l"));
     assert_eq!(server.query("\\dn"), "public|test\n");
 
@@ -514,6 +516,34 @@ fn psql_fetches_from_cursors_in_portions() {
     assert!(error.contains("55000"), "{error}");
     let error = server.query_error("BEGIN; DECLARE s SCROLL CURSOR FOR SELECT 1");
     assert!(error.contains("0A000"), "{error}");
+
+    // pg_cursors lists the session's open cursors, as any catalog relation: declared,
+    // closed, undone by ROLLBACK TO, closed with their transaction unless WITH HOLD.
+    let stdout = server.commands(&[
+        "BEGIN",
+        "DECLARE a CURSOR FOR SELECT k FROM c",
+        "DECLARE \"B b\" BINARY CURSOR WITH HOLD FOR SELECT 1",
+        "SELECT name, statement, is_holdable, is_binary, is_scrollable, creation_time <= now() FROM pg_cursors ORDER BY name",
+        "SAVEPOINT s",
+        "DECLARE later CURSOR FOR SELECT 2",
+        "SELECT string_agg(name, ',' ORDER BY name) FROM pg_catalog.pg_cursors",
+        "ROLLBACK TO SAVEPOINT s",
+        "SELECT string_agg(name, ',' ORDER BY name) FROM pg_catalog.pg_cursors",
+        "CLOSE a",
+        "SELECT count(*) FROM pg_cursors WHERE name = 'a'",
+        "COMMIT",
+        "SELECT name, is_holdable FROM pg_cursors",
+        "CLOSE ALL",
+        "SELECT count(*) FROM pg_cursors",
+    ]);
+    assert_eq!(
+        stdout,
+        "BEGIN\nDECLARE CURSOR\nDECLARE CURSOR\n\
+         B b|DECLARE \"B b\" BINARY CURSOR WITH HOLD FOR SELECT 1|t|t|f|t\n\
+         a|DECLARE a CURSOR FOR SELECT k FROM c|f|f|f|t\n\
+         SAVEPOINT\nDECLARE CURSOR\nB b,a,later\nROLLBACK\nB b,a\nCLOSE CURSOR\n0\nCOMMIT\n\
+         B b|t\nCLOSE CURSOR ALL\n0\n"
+    );
     assert_eq!(server.terminate().code(), Some(0));
 }
 

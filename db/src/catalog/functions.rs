@@ -69,9 +69,6 @@ impl CatalogFn {
             "to_regtype" => (CatalogFn::ToReg(CatalogType::RegType), 1, 1),
             "to_regnamespace" => (CatalogFn::ToReg(CatalogType::RegNamespace), 1, 1),
             "to_regproc" => (CatalogFn::ToReg(CatalogType::RegProc), 1, 1),
-            // No table is partitioned: a relation's only ancestor is itself (psql asks
-            // for the foreign keys that reference any of them).
-            "pg_partition_ancestors" => (CatalogFn::RegIn(CatalogType::RegClass), 1, 1),
             "pg_table_is_visible" => (CatalogFn::TableIsVisible, 1, 1),
             "pg_type_is_visible" => (CatalogFn::TypeIsVisible, 1, 1),
             "pg_collation_is_visible" => (CatalogFn::CollationIsVisible, 1, 1),

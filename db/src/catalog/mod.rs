@@ -31,10 +31,14 @@
 //! result passes through `name_objects`, PostgreSQL's output function for them.
 //!
 //! # Arrays
-//! The database has no array type yet, so the catalog's array columns (`conkey`,
-//! `indkey`, `indclass`, `reloptions`, `proargtypes`, ...) are listed in each relation's
-//! definition but left out of its schema (`relations::is_array_type`): giving them is a
-//! change of that one function and a value per row.
+//! The catalog's array columns have PostgreSQL's types (`relations::column_type`):
+//! `conkey` a smallint[] (an int8 array here, as every integer), `indkey` and `indclass`
+//! an int2vector / oidvector subscripted from 0 and printed `1 2`, `reloptions` and the
+//! privilege lists text[] (NULL: nothing granted).
+//!
+//! # What the layer above tells it
+//! pg_cursors lists the cursors a wire server keeps for its client (`OpenCursor`): the
+//! database runs their queries but does not keep them.
 
 mod deparse;
 mod functions;
@@ -49,6 +53,32 @@ use crate::database::DbShared;
 use crate::error::{DbError, DbResult};
 use crate::schema::TableSchema;
 use crate::value::{CatalogType, DataType, ElemType, Value};
+
+/// A cursor the layer above keeps open for its client (the wire server's DECLAREd
+/// cursors), as pg_cursors shows it. The database runs a cursor's query but does not
+/// keep the cursor, so its keeper tells the session (`Session::set_open_cursors`)
+/// whenever its set of cursors changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenCursor {
+    pub name: String,
+    /// The statement that declared it, as the client sent it.
+    pub statement: String,
+    /// WITH HOLD.
+    pub holdable: bool,
+    /// BINARY.
+    pub binary: bool,
+    /// SCROLL (forward-only cursors here: false).
+    pub scrollable: bool,
+    /// When it was declared (`datetime::now()`).
+    pub created: i64,
+}
+
+impl crate::database::Session {
+    /// Tells the session which cursors its client has open now (pg_cursors).
+    pub fn set_open_cursors(&mut self, cursors: Vec<OpenCursor>) {
+        self.open_cursors = cursors;
+    }
+}
 
 /// Namespace OIDs, PostgreSQL's.
 pub const PG_CATALOG_OID: i64 = 11;

@@ -45,6 +45,7 @@ const DEFINITIONS: &[Definition] = &[
     def("pg_description", 2609, 'r', "objoid:oid classoid:oid objsubid:integer description:text"),
     def("pg_am", 2601, 'r', "oid:oid amname:name amhandler:regproc amtype:\"char\""),
     def("pg_collation", 3456, 'r', "oid:oid collname:name collnamespace:oid collowner:oid collprovider:\"char\" collisdeterministic:boolean collencoding:integer collcollate:text collctype:text colliculocale:text collversion:text"),
+    def("pg_auth_members", 1261, 'r', "roleid:oid member:oid grantor:oid admin_option:boolean"),
     def("pg_inherits", 2611, 'r', "inhrelid:oid inhparent:oid inhseqno:integer inhdetachpending:boolean"),
     def("pg_sequence", 2224, 'r', "seqrelid:oid seqtypid:oid seqstart:bigint seqincrement:bigint seqmax:bigint seqmin:bigint seqcache:bigint seqcycle:boolean"),
     def("pg_tablespace", 1213, 'r', "oid:oid spcname:name spcowner:oid spcacl:aclitem[] spcoptions:text[]"),
@@ -53,6 +54,7 @@ const DEFINITIONS: &[Definition] = &[
     def("pg_roles", 12000, 'v', "rolname:name rolsuper:boolean rolinherit:boolean rolcreaterole:boolean rolcreatedb:boolean rolcanlogin:boolean rolreplication:boolean rolconnlimit:integer rolpassword:text rolvaliduntil:timestamp with time zone rolbypassrls:boolean rolconfig:text[] oid:oid"),
     def("pg_user", 12014, 'v', "usename:name usesysid:oid usecreatedb:boolean usesuper:boolean userepl:boolean usebypassrls:boolean passwd:text valuntil:timestamp with time zone useconfig:text[]"),
     def("pg_proc", 1255, 'r', "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:real prorows:real provariadic:oid prosupport:regproc prokind:\"char\" prosecdef:boolean proleakproof:boolean proisstrict:boolean proretset:boolean provolatile:\"char\" proparallel:\"char\" pronargs:smallint pronargdefaults:smallint prorettype:oid proargtypes:oidvector proallargtypes:oid[] proargmodes:\"char\"[] proargnames:text[] proargdefaults:pg_node_tree protrftypes:oid[] prosrc:text probin:text prosqlbody:pg_node_tree proconfig:text[] proacl:aclitem[]"),
+    def("pg_cursors", 12077, 'v', "name:text statement:text is_holdable:boolean is_binary:boolean is_scrollable:boolean creation_time:timestamp with time zone"),
     def("pg_settings", 12104, 'v', "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text vartype:text source:text min_val:text max_val:text enumvals:text[] boot_val:text reset_val:text sourcefile:text sourceline:integer pending_restart:boolean"),
     def("pg_policy", 3256, 'r', "oid:oid polname:name polrelid:oid polcmd:\"char\" polpermissive:boolean polroles:oid[] polqual:pg_node_tree polwithcheck:pg_node_tree"),
     def("pg_trigger", 2620, 'r', "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:smallint tgenabled:\"char\" tgisinternal:boolean tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:boolean tginitdeferred:boolean tgnargs:smallint tgattr:int2vector tgargs:bytea tgqual:pg_node_tree tgoldtable:name tgnewtable:name"),
@@ -770,6 +772,19 @@ impl Session {
                         .set("prosrc", n)
                 })
                 .collect(),
+            "pg_cursors" => self
+                .open_cursors
+                .iter()
+                .map(|c| {
+                    Fields::new()
+                        .set("name", c.name.as_str())
+                        .set("statement", c.statement.as_str())
+                        .set("is_holdable", flag(c.holdable))
+                        .set("is_binary", flag(c.binary))
+                        .set("is_scrollable", flag(c.scrollable))
+                        .set("creation_time", Value::TimestampTz(c.created))
+                })
+                .collect(),
             "pg_settings" => self
                 .show_parameters(None)
                 .into_iter()
@@ -799,9 +814,11 @@ impl Session {
                         .set("pending_restart", flag(false))
                 }))
                 .collect(),
-            // Nothing of these exists in the database: no comments, inheritance, row
-            // security, triggers, rules, extended statistics or publications.
+            // Nothing of these exists in the database: no comments, role memberships,
+            // inheritance, row security, triggers, rules, extended statistics or
+            // publications.
             "pg_description"
+            | "pg_auth_members"
             | "pg_inherits"
             | "pg_policy"
             | "pg_trigger"

@@ -545,6 +545,9 @@ pub(crate) enum SubqueryKind {
     In { lhs: Box<Expr>, negated: bool },
     /// `lhs op ANY|SOME|ALL (SELECT ...)`.
     Quantified { lhs: Box<Expr>, op: BinOp, all: bool },
+    /// `ARRAY(SELECT ...)`: the one column's values in the subquery's order, as an array
+    /// of the column's type (empty, not NULL, without a row).
+    Array(ElemType),
 }
 
 /// A subquery's compiled plan, shared by the copies of its expression. Two are equal
@@ -1245,6 +1248,17 @@ impl<'a> Binder<'a> {
         session.plan_subquery(query, params, self.scopes_for_subquery(), kind)
     }
 
+    /// `ARRAY(SELECT ...)`: planned as any subquery, then typed by its one column (an
+    /// element type arrays hold, else 0A000; a column of unknown type makes text[]).
+    fn array_subquery(&mut self, query: &ast::Query) -> DbResult<Expr> {
+        let planned = self.subquery(query, SubqueryKind::Array(ElemType::Text))?;
+        let Expr::Subquery(mut sub) = planned else { unreachable!("a subquery plans to Expr::Subquery") };
+        let column_type = sub.plan.0.columns().first().and_then(|c| c.ty);
+        let elem = arrays::element_type(&[(column_type, false)])?;
+        sub.kind = SubqueryKind::Array(elem);
+        Ok(Expr::Subquery(sub))
+    }
+
     /// A column reference; an error names its place in the text (the qualifier's, as
     /// PostgreSQL points at the start of the reference).
     fn column(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
@@ -1411,6 +1425,7 @@ impl<'a> Binder<'a> {
                     .collect::<DbResult<Vec<_>>>()?;
                 (args, matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
             }
+            ast::FunctionArguments::Subquery(query) if name == "array" => return self.array_subquery(query),
             ast::FunctionArguments::Subquery(_) => return Err(DbError::Unsupported("a subquery".into())),
         };
         if let Some(mut func) = aggregate {
@@ -2104,7 +2119,7 @@ impl Expr {
             | Expr::Clock(_) => {}
             Expr::Subquery(sub) => match &sub.kind {
                 SubqueryKind::In { lhs, .. } | SubqueryKind::Quantified { lhs, .. } => f(lhs),
-                SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                SubqueryKind::Scalar | SubqueryKind::Exists { .. } | SubqueryKind::Array(_) => {}
             },
             Expr::Quantified { lhs, .. } => f(lhs),
             Expr::AnyArray { lhs, array, .. } => {
@@ -2433,6 +2448,7 @@ impl Expr {
             Expr::Catalog(call, _) => Some(call.func.data_type()),
             Expr::Subquery(sub) => match sub.kind {
                 SubqueryKind::Scalar => sub.plan.0.columns().first().and_then(|c| c.ty),
+                SubqueryKind::Array(elem) => Some(DataType::Array(elem)),
                 _ => Some(DataType::Bool),
             },
             Expr::Quantified { .. } | Expr::AnyArray { .. } => Some(DataType::Bool),

@@ -837,6 +837,18 @@ impl Session {
                         }
                         Expr::Literal(values.pop().unwrap_or(Value::Null))
                     }
+                    SubqueryKind::Array(elem) => {
+                        let values = single_column()?;
+                        if values.len() > crate::array::MAX_ELEMENTS {
+                            return Err(crate::array::too_many());
+                        }
+                        let ty = elem.data_type();
+                        let values = values
+                            .into_iter()
+                            .map(|v| crate::schema::coerce(v, ty))
+                            .collect::<DbResult<Vec<_>>>()?;
+                        Expr::Literal(crate::array::Array::new(*elem, values).into_value())
+                    }
                     SubqueryKind::Exists { negated } => {
                         Expr::Literal(Value::Bool(rows.is_empty() == *negated))
                     }

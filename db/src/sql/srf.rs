@@ -14,7 +14,7 @@ use sqlparser::ast;
 use crate::error::{DbError, DbResult};
 use crate::sql::arrays;
 use crate::sql::expr::{to_num, BinOp, Expr, Num};
-use crate::value::{DataType, Value};
+use crate::value::{CatalogType, DataType, Value};
 
 /// The most rows one call may give.
 pub const MAX_ROWS: usize = 50_000_000;
@@ -26,6 +26,11 @@ pub(crate) enum SetFunction {
     /// `generate_subscripts(array, dim [, reverse])`: the subscripts of the array's
     /// dimension `dim` (from 0 for an int2vector or oidvector).
     GenerateSubscripts,
+    /// `pg_partition_ancestors(regclass)`: the partitioned tables above a partition and
+    /// the partition itself. No table is partitioned here, so none, as PostgreSQL gives
+    /// for a table that is not a partition (psql's `\d` reads it for foreign keys and
+    /// triggers).
+    PartitionAncestors,
 }
 
 impl SetFunction {
@@ -34,6 +39,7 @@ impl SetFunction {
             "generate_series" => Some(SetFunction::GenerateSeries),
             "unnest" => Some(SetFunction::Unnest),
             "generate_subscripts" => Some(SetFunction::GenerateSubscripts),
+            "pg_partition_ancestors" => Some(SetFunction::PartitionAncestors),
             _ => None,
         }
     }
@@ -43,6 +49,16 @@ impl SetFunction {
             SetFunction::GenerateSeries => "generate_series",
             SetFunction::Unnest => "unnest",
             SetFunction::GenerateSubscripts => "generate_subscripts",
+            SetFunction::PartitionAncestors => "pg_partition_ancestors",
+        }
+    }
+
+    /// The name of its result column in FROM: the function's own, or its OUT
+    /// parameter's where it has one named.
+    fn column_name(self) -> &'static str {
+        match self {
+            SetFunction::PartitionAncestors => "relid",
+            other => other.name(),
         }
     }
 }
@@ -129,6 +145,15 @@ impl FunctionScan {
                 }
                 vec![DataType::Int]
             }
+            SetFunction::PartitionAncestors => {
+                if args.len() != 1 {
+                    return Err(DbError::UndefinedFunction(format!(
+                        "pg_partition_ancestors() with {} argument(s)",
+                        args.len()
+                    )));
+                }
+                vec![DataType::Catalog(CatalogType::RegClass)]
+            }
         };
         let part = Part { func, args: args.len(), columns: types.len(), lower };
         Ok(FunctionScan { args, ordinality, types, parts: vec![part] })
@@ -159,7 +184,7 @@ impl FunctionScan {
         let mut names: Vec<String> = self
             .parts
             .iter()
-            .flat_map(|p| std::iter::repeat_n(p.func.name().to_string(), p.columns))
+            .flat_map(|p| std::iter::repeat_n(p.func.column_name().to_string(), p.columns))
             .collect();
         if self.ordinality {
             names.push("ordinality".into());
@@ -219,6 +244,7 @@ impl FunctionScan {
             SetFunction::GenerateSeries => series(&values, self.types[column]),
             SetFunction::Unnest => unnest(values),
             SetFunction::GenerateSubscripts => subscripts(values, part.lower),
+            SetFunction::PartitionAncestors => Ok(Vec::new()),
         }
     }
 
@@ -393,7 +419,11 @@ fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
 /// a window, no ORDER BY inside).
 pub(crate) fn call_of(e: &ast::Expr) -> Option<(SetFunction, Vec<ast::Expr>)> {
     let ast::Expr::Function(f) = e else { return None };
-    let [part] = f.name.0.as_slice() else { return None };
+    let part = match f.name.0.as_slice() {
+        [part] => part,
+        [schema, part] if crate::sql::expr::ident_name(schema.as_ident()?) == "pg_catalog" => part,
+        _ => return None,
+    };
     let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
     let ast::FunctionArguments::List(list) = &f.args else { return None };
     let args = list

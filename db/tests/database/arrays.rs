@@ -437,3 +437,34 @@ fn update_sets_one_element_of_an_array_as_postgresql_does() {
     s.execute(sql, &[Value::Int(1), Value::Int(5), Value::Int(3)]).unwrap();
     assert_eq!(crate::common::one(&mut s, "SELECT a FROM ta WHERE id = 3"), "{5}");
 }
+
+/// `ARRAY(SELECT ...)`: the subquery's one column as an array in the subquery's order,
+/// empty (not NULL) without a row, correlated or not, typed by the column (psql's
+/// `\du` builds the roles' memberships so). Expected results from PostgreSQL 15.
+#[test]
+fn an_array_is_built_from_a_subquery() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE g (k INT PRIMARY KEY, name TEXT, price NUMERIC(6,2))");
+    run(&mut s, "INSERT INTO g VALUES (1, 'b', 1.50), (2, 'a', NULL), (3, 'c', 3)");
+    run(&mut s, "COMMIT");
+    let cases: &[(&str, &str)] = &[
+        ("SELECT ARRAY(SELECT name FROM g ORDER BY k)", "{b,a,c}"),
+        ("SELECT ARRAY(SELECT name FROM g WHERE k > 9)", "{}"),
+        ("SELECT ARRAY(SELECT price FROM g ORDER BY k DESC)", "{3.00,NULL,1.50}"),
+        ("SELECT ARRAY(SELECT k FROM g ORDER BY k) = '{1,2,3}'::int[]", "t"),
+        ("SELECT cardinality(ARRAY(SELECT generate_series(1, 5)))", "5"),
+        ("SELECT array_to_string(ARRAY(SELECT name FROM g ORDER BY 1), ',')", "a,b,c"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(value(&mut s, sql, &[]), *expected, "{sql}");
+    }
+    assert_eq!(
+        table(&mut s, "SELECT k, ARRAY(SELECT g2.k FROM g g2 WHERE g2.k < g.k ORDER BY 1) FROM g ORDER BY k"),
+        ["1|{}", "2|{1}", "3|{1,2}"]
+    );
+    let error = fails(&mut s, "SELECT ARRAY(SELECT k, name FROM g)");
+    assert_eq!(error.sqlstate(), "42601", "{error}");
+    assert!(error.to_string().contains("subquery must return only one column"), "{error}");
+}

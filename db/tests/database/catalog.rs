@@ -331,6 +331,23 @@ fn catalog_functions_and_regex_operators_answer_as_postgresql() {
         ["true|true|embedded|true|redodb|false|NULL|true"]
     );
     assert_eq!(fails(&mut s, "SELECT pg_get_serial_sequence('nope', 'id')").sqlstate(), "42P01");
+    // No table is partitioned: a table has no partition ancestors, in FROM (as psql's `\d`
+    // triggers query reads it, WITH ORDINALITY) or in a select list, as in PostgreSQL.
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM pg_catalog.pg_partition_ancestors('child') WITH ORDINALITY AS a(relid, depth)"),
+        ["0"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c.relname FROM pg_class c WHERE c.oid IN (SELECT pg_catalog.pg_partition_ancestors('child') \
+             UNION ALL VALUES ('child'::pg_catalog.regclass))"
+        ),
+        ["child"]
+    );
+    assert_eq!(run(&mut s, "SELECT * FROM pg_partition_ancestors('child')").columns()[0].name, "relid");
+    // Nobody is a member of a role.
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM pg_auth_members"), ["0"]);
     // `~`, `~*`, `!~`, `!~*`, and psql's spelling of them with a collation.
     assert_eq!(
         rows(
