@@ -145,7 +145,7 @@ fn lock_directory(storage: &dyn Storage, dir: &Path) -> DbResult<DirLock> {
 }
 
 pub(crate) struct DbShared {
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Where every durable file of the database lives (the log has its own handle).
     pub(crate) storage: Arc<dyn Storage>,
     log: RedoLog,

@@ -590,6 +590,23 @@ impl Session {
         }
     }
 
+    /// Every setting `current_setting()` knows, by lowercase name, with its value now:
+    /// what a call with a name that is not a constant (`current_setting(s.name)` over
+    /// pg_settings, psql's `\dconfig`) looks its names up in.
+    pub(crate) fn all_settings(&self) -> std::collections::BTreeMap<String, String> {
+        let fixed = ["synchronous_commit", "statement_timeout", "server_version", "server_version_num"];
+        let names = PARAMETERS
+            .iter()
+            .map(|p| p.name)
+            .chain(PRESETS.iter().map(|(name, ..)| *name))
+            .chain(fixed)
+            .map(str::to_string)
+            .chain(self.client_settings.keys().cloned());
+        names
+            .filter_map(|name| Some((name.to_ascii_lowercase(), self.current_setting(&name).ok()?)))
+            .collect()
+    }
+
     /// Tells the session the value of a setting the layer above keeps for its client (a
     /// wire server's application_name, DateStyle, ...), so that `current_setting()` reads
     /// it. The database does not check or use it.

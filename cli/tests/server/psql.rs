@@ -361,6 +361,40 @@ fn psql_describes_tables_from_the_catalog() {
     );
     assert_eq!(server.query("\\dv"), "public|rich|view|test\n");
 
+    // The rest of psql's listing commands a DBA reaches for run through the SQL layer
+    // (roles, databases with their size, extensions, functions with their languages,
+    // tablespaces, types, event triggers, foreign servers, per-role settings, the
+    // non-default settings) and list what exists.
+    for command in [
+        "\\l+",
+        "\\dx",
+        "\\df+",
+        "\\db",
+        "\\dT+",
+        "\\dL",
+        "\\dy",
+        "\\des",
+        "\\dew",
+        "\\drds",
+        "\\dconfig",
+        "\\du+",
+        "\\dv+",
+        "\\ds+",
+    ] {
+        let out = server.psql(&["-c", command]);
+        assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+        // (psql says "Did not find any settings." for an empty \drds, as with PostgreSQL.)
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("ERROR"), "{command}: {stderr}");
+    }
+    assert_eq!(server.query("\\db"), "pg_default|test|\npg_global|test|\n");
+    assert_eq!(server.query("\\dx"), "");
+    let size_listed = server.query("\\l+");
+    assert!(size_listed.starts_with("redodb|test|UTF8|C|C||libc||"), "{size_listed}");
+    assert!(
+        size_listed.contains(" MB|pg_default|") || size_listed.contains(" kB|pg_default|"),
+        "{size_listed}"
+    );
     // Roles with what they are members of: an array built from a subquery.
     assert_eq!(server.query("\\du"), "test|Superuser, Create role, Create DB, Bypass RLS|{}\n");
     assert!(server.query("\\l").starts_with("redodb|test|UTF8|C|C|"), "{}", server.query("\\l"));

@@ -58,6 +58,22 @@ pub(crate) enum CatalogFn {
     /// pg_get_function_arguments, pg_get_function_result: pg_proc keeps no signatures
     /// yet (they are arrays of types), so NULL.
     FunctionSignature,
+    /// pg_get_function_sqlbody: no function has a SQL-standard body (there is no CREATE
+    /// FUNCTION), so NULL.
+    FunctionBody,
+    /// pg_tablespace_location: the built-in tablespaces are in the data directory, which
+    /// PostgreSQL shows as an empty location.
+    TablespaceLocation,
+    /// pg_database_size(name | oid): the bytes of the data directory (every file of the
+    /// one database: control file, redo logs, checkpoint images), NULL for another
+    /// database.
+    DatabaseSize,
+    /// `current_setting(name [, missing_ok])` with a name that is not a constant: looked
+    /// up in the session's settings as the statement was compiled (`settings`), as
+    /// PostgreSQL's is stable within a statement.
+    Setting {
+        missing_ok: bool,
+    },
 }
 
 impl CatalogFn {
@@ -82,7 +98,14 @@ impl CatalogFn {
             "obj_description" => (CatalogFn::Description, 1, 2),
             "col_description" => (CatalogFn::Description, 2, 2),
             "shobj_description" => (CatalogFn::Description, 2, 2),
-            "has_table_privilege" | "has_schema_privilege" => (CatalogFn::HasPrivilege, 2, 3),
+            "has_table_privilege"
+            | "has_schema_privilege"
+            | "has_database_privilege"
+            | "has_sequence_privilege"
+            | "has_function_privilege" => (CatalogFn::HasPrivilege, 2, 3),
+            "pg_get_function_sqlbody" => (CatalogFn::FunctionBody, 1, 1),
+            "pg_tablespace_location" => (CatalogFn::TablespaceLocation, 1, 1),
+            "pg_database_size" => (CatalogFn::DatabaseSize, 1, 1),
             "pg_encoding_to_char" => (CatalogFn::EncodingToChar, 1, 1),
             "quote_ident" => (CatalogFn::QuoteIdent, 1, 1),
             "pg_get_triggerdef" | "pg_get_ruledef" => (CatalogFn::NoSuchObject, 1, 2),
@@ -109,7 +132,7 @@ impl CatalogFn {
             | CatalogFn::HasPrivilege
             | CatalogFn::IsPublishable
             | CatalogFn::FunctionIsVisible => DataType::Bool,
-            CatalogFn::RelationSize => DataType::Int,
+            CatalogFn::RelationSize | CatalogFn::DatabaseSize => DataType::Int,
             CatalogFn::GetUserById | CatalogFn::EncodingToChar => DataType::Catalog(CatalogType::Name),
             _ => text,
         }
@@ -123,6 +146,10 @@ pub(crate) struct CatalogCall {
     pub db: Weak<DbShared>,
     /// The session's user: the owner of everything (role OID 10).
     pub user: String,
+    /// The name the session's client connected to the database by.
+    pub database: String,
+    /// `CatalogFn::Setting`'s settings, by lowercase name.
+    pub settings: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
 }
 
 impl std::fmt::Debug for CatalogCall {
@@ -283,7 +310,32 @@ impl CatalogCall {
             CatalogFn::QuoteIdent => text(quote_ident(&args[0].to_string())),
             CatalogFn::NoSuchObject => Ok(Value::Null),
             CatalogFn::IsPublishable => Ok(Value::Bool(false)),
-            CatalogFn::RelationSize | CatalogFn::FunctionSignature => Ok(Value::Null),
+            CatalogFn::RelationSize | CatalogFn::FunctionSignature | CatalogFn::FunctionBody => {
+                Ok(Value::Null)
+            }
+            CatalogFn::TablespaceLocation => text(String::new()),
+            CatalogFn::DatabaseSize => {
+                let db = self
+                    .db
+                    .upgrade()
+                    .ok_or_else(|| DbError::Unsupported("the catalog of a closed database".into()))?;
+                let this_database = match &args[0] {
+                    Value::Int(oid) => *oid == crate::catalog::DATABASE_OID,
+                    name => name.to_string() == self.database,
+                };
+                if !this_database {
+                    return Ok(Value::Null);
+                }
+                Ok(Value::Int(i64::try_from(directory_bytes(&db.dir)?).unwrap_or(i64::MAX)))
+            }
+            CatalogFn::Setting { missing_ok } => {
+                let name = args[0].to_string().to_ascii_lowercase();
+                match self.settings.as_ref().and_then(|s| s.get(&name)) {
+                    Some(value) => text(value.clone()),
+                    None if missing_ok => Ok(Value::Null),
+                    None => Err(DbError::UnknownParameter(args[0].to_string())),
+                }
+            }
             CatalogFn::FunctionIsVisible => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);
                 let known =
@@ -332,4 +384,20 @@ mod tests {
         assert_eq!(size_pretty(20_447_232), "20 MB");
         assert_eq!(size_pretty(20_971_520), "20 MB");
     }
+}
+
+/// The bytes of the files under `dir`, its subdirectories' included.
+fn directory_bytes(dir: &std::path::Path) -> DbResult<u64> {
+    let mut total = 0;
+    let read = |e: std::io::Error| DbError::storage("read the size of", dir, e);
+    for entry in std::fs::read_dir(dir).map_err(read)? {
+        let entry = entry.map_err(read)?;
+        let kind = entry.file_type().map_err(read)?;
+        if kind.is_dir() {
+            total += directory_bytes(&entry.path())?;
+        } else if kind.is_file() {
+            total += entry.metadata().map_err(read)?.len();
+        }
+    }
+    Ok(total)
 }

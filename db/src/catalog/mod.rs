@@ -499,6 +499,16 @@ fn name_parts(text: &str) -> Vec<String> {
 }
 
 /// What a `reg*` cast or `to_reg*` finds for `text`.
+/// The OID of the relation a FROM clause names `name` (a table, view or sequence, or a
+/// catalog relation: `pg_class`, `information_schema.tables`).
+pub(crate) fn relation_oid(db: &DbShared, name: &str) -> DbResult<Option<i64>> {
+    let written = match name.strip_prefix("information_schema.") {
+        Some(relation) => format!("information_schema.{}", quote_ident(relation)),
+        None => quote_ident(name),
+    };
+    lookup(&Objects::load(db), CatalogType::RegClass, &written)
+}
+
 pub(crate) fn lookup(objects: &Objects, ty: CatalogType, text: &str) -> DbResult<Option<i64>> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {

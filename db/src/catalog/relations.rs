@@ -45,6 +45,13 @@ const DEFINITIONS: &[Definition] = &[
     def("pg_description", 2609, 'r', "objoid:oid classoid:oid objsubid:integer description:text"),
     def("pg_am", 2601, 'r', "oid:oid amname:name amhandler:regproc amtype:\"char\""),
     def("pg_collation", 3456, 'r', "oid:oid collname:name collnamespace:oid collowner:oid collprovider:\"char\" collisdeterministic:boolean collencoding:integer collcollate:text collctype:text colliculocale:text collversion:text"),
+    def("pg_language", 2612, 'r', "oid:oid lanname:name lanowner:oid lanispl:boolean lanpltrusted:boolean lanplcallfoid:oid laninline:oid lanvalidator:oid lanacl:aclitem[]"),
+    def("pg_extension", 3079, 'r', "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:boolean extversion:text extconfig:oid[] extcondition:text[]"),
+    def("pg_enum", 3501, 'r', "oid:oid enumtypid:oid enumsortorder:real enumlabel:name"),
+    def("pg_event_trigger", 3466, 'r', "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:\"char\" evttags:text[]"),
+    def("pg_db_role_setting", 2964, 'r', "setdatabase:oid setrole:oid setconfig:text[]"),
+    def("pg_foreign_data_wrapper", 2328, 'r', "oid:oid fdwname:name fdwowner:oid fdwhandler:oid fdwvalidator:oid fdwacl:aclitem[] fdwoptions:text[]"),
+    def("pg_foreign_server", 1417, 'r', "oid:oid srvname:name srvowner:oid srvfdw:oid srvtype:text srvversion:text srvacl:aclitem[] srvoptions:text[]"),
     def("pg_auth_members", 1261, 'r', "roleid:oid member:oid grantor:oid admin_option:boolean"),
     def("pg_inherits", 2611, 'r', "inhrelid:oid inhparent:oid inhseqno:integer inhdetachpending:boolean"),
     def("pg_sequence", 2224, 'r', "seqrelid:oid seqtypid:oid seqstart:bigint seqincrement:bigint seqmax:bigint seqmin:bigint seqcache:bigint seqcycle:boolean"),
@@ -814,11 +821,35 @@ impl Session {
                         .set("pending_restart", flag(false))
                 }))
                 .collect(),
+            // The languages functions are written in: the built-in ones (their validators
+            // PostgreSQL 15's OIDs). No procedural language (plpgsql) is installed: there
+            // is no CREATE FUNCTION.
+            "pg_language" => [(12, "internal", false, 2246), (13, "c", false, 2247), (14, "sql", true, 2248)]
+                .into_iter()
+                .map(|(o, name, trusted, validator)| {
+                    Fields::new()
+                        .set("oid", oid(o))
+                        .set("lanname", name)
+                        .set("lanowner", oid(OWNER_OID))
+                        .set("lanispl", flag(false))
+                        .set("lanpltrusted", flag(trusted))
+                        .set("lanplcallfoid", oid(0))
+                        .set("laninline", oid(0))
+                        .set("lanvalidator", oid(validator))
+                })
+                .collect(),
             // Nothing of these exists in the database: no comments, role memberships,
+            // extensions, enum types, event triggers, per-role settings, foreign data,
             // inheritance, row security, triggers, rules, extended statistics or
             // publications.
             "pg_description"
             | "pg_auth_members"
+            | "pg_extension"
+            | "pg_enum"
+            | "pg_event_trigger"
+            | "pg_db_role_setting"
+            | "pg_foreign_data_wrapper"
+            | "pg_foreign_server"
             | "pg_inherits"
             | "pg_policy"
             | "pg_trigger"

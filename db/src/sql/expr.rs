@@ -1181,6 +1181,8 @@ impl<'a> Binder<'a> {
             func,
             db: std::sync::Arc::downgrade(&session.db),
             user: session.entry.client().username,
+            database: session.database_name(),
+            settings: None,
         };
         Ok(Expr::Catalog(Box::new(call), args))
     }
@@ -1259,6 +1261,30 @@ impl<'a> Binder<'a> {
         Ok(Expr::Subquery(sub))
     }
 
+    /// The system column `tableoid` of the stored table or catalog relation `qualifier`
+    /// names (or of the only relation in FROM): the relation's OID, as every row of it
+    /// gives in PostgreSQL (psql joins pg_description on it). None where the name is a
+    /// column of its own, or the relation a subquery or a function.
+    fn table_oid(&self, qualifier: Option<&str>) -> DbResult<Option<i64>> {
+        let entry = match qualifier {
+            Some(q) => self.scope.entry_named(q),
+            None => match self.scope.entries.as_slice() {
+                [only] => Some(only),
+                _ => None,
+            },
+        };
+        let Some(entry) = entry else { return Ok(None) };
+        let relation = &entry.relation;
+        if relation.derived.is_some()
+            || relation.function.is_some()
+            || relation.schema.column_index("tableoid").is_ok()
+        {
+            return Ok(None);
+        }
+        let Some(session) = self.session else { return Ok(None) };
+        crate::catalog::relation_oid(&session.db, &relation.name)
+    }
+
     /// A column reference; an error names its place in the text (the qualifier's, as
     /// PostgreSQL points at the start of the reference).
     fn column(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
@@ -1269,6 +1295,14 @@ impl<'a> Binder<'a> {
     fn column_unplaced(&self, qualifier: Option<&ast::Ident>, column: &ast::Ident) -> DbResult<Expr> {
         let name = ident_name(column);
         let qualifier = qualifier.map(ident_name);
+        if name == "tableoid" {
+            if let Some(oid) = self.table_oid(qualifier.as_deref())? {
+                return Ok(Expr::Cast(
+                    Box::new(Expr::Literal(Value::Int(oid))),
+                    DataType::Catalog(CatalogType::Oid),
+                ));
+            }
+        }
         if let Some(i) = self.scope.resolve(qualifier.as_deref(), &name)? {
             return Ok(Expr::Column(i));
         }
@@ -1501,7 +1535,7 @@ impl<'a> Binder<'a> {
             return Err(DbError::Unsupported(format!("DISTINCT in {name}()")));
         }
         if let Some(value) = self.session_function(&name, &args)? {
-            return Ok(Expr::Literal(value));
+            return Ok(value);
         }
         if let Some(op) = match name.as_str() {
             "nextval" => Some(SequenceOp::Next),
@@ -1602,7 +1636,7 @@ impl Binder<'_> {
     /// compiled at each execution instead (see `Session::compiled`). `set_config()`
     /// changes a setting, which an expression cannot: the wire server runs `SELECT
     /// set_config(...)` as a statement of its own; elsewhere it is refused.
-    fn session_function(&mut self, name: &str, args: &[Option<&ast::Expr>]) -> DbResult<Option<Value>> {
+    fn session_function(&mut self, name: &str, args: &[Option<&ast::Expr>]) -> DbResult<Option<Expr>> {
         let arity = |min: usize, max: usize| {
             if args.len() < min || args.len() > max {
                 Err(wrong_arguments(name, args.len()))
@@ -1614,22 +1648,22 @@ impl Binder<'_> {
         match name {
             "version" => {
                 arity(0, 0)?;
-                Ok(Some(Value::Text(crate::params::version())))
+                Ok(Some(Expr::Literal(Value::Text(crate::params::version()))))
             }
             "current_database" | "current_catalog" => {
                 arity(0, 0)?;
                 let session = self.session.ok_or_else(unavailable)?;
-                Ok(Some(Value::Text(session.database_name())))
+                Ok(Some(Expr::Literal(Value::Text(session.database_name()))))
             }
             // The database has no standby mode: it is never recovering while it serves.
             "pg_is_in_recovery" => {
                 arity(0, 0)?;
-                Ok(Some(Value::Bool(false)))
+                Ok(Some(Expr::Literal(Value::Bool(false))))
             }
             "pg_backend_pid" => {
                 arity(0, 0)?;
                 let session = self.session.ok_or_else(unavailable)?;
-                Ok(Some(Value::Int(session.sid() as i64)))
+                Ok(Some(Expr::Literal(Value::Int(session.sid() as i64))))
             }
             "current_setting" => {
                 arity(1, 2)?;
@@ -1637,24 +1671,38 @@ impl Binder<'_> {
                     return Err(DbError::Unsupported(format!("{name}() in a compiled template")));
                 }
                 let session = self.session.ok_or_else(unavailable)?;
-                let mut constant = |arg: Option<&ast::Expr>, what: &str| match arg {
-                    Some(e) => match self.compile(e)?.fold()? {
-                        Expr::Literal(v) => Ok(v),
-                        _ => Err(DbError::Unsupported(format!("{name}() with a {what} that is not a constant"))),
-                    },
+                let mut compiled = |arg: Option<&ast::Expr>| match arg {
+                    Some(e) => self.compile(e)?.fold(),
                     None => Err(DbError::Syntax { message: format!("{name}(*) is not valid"), position: 0 }),
                 };
-                let setting = match constant(args[0], "name")? {
-                    Value::Null => return Ok(Some(Value::Null)),
-                    v => v.to_string(),
-                };
+                let setting = compiled(args[0])?;
                 let missing_ok = match args.get(1) {
-                    Some(arg) => truth(&constant(*arg, "missing_ok")?)?.unwrap_or(false),
+                    Some(arg) => match compiled(*arg)? {
+                        Expr::Literal(v) => truth(&v)?.unwrap_or(false),
+                        _ => {
+                            return Err(DbError::Unsupported(format!(
+                                "{name}() with a missing_ok that is not a constant"
+                            )))
+                        }
+                    },
                     None => false,
                 };
+                let setting = match setting {
+                    Expr::Literal(Value::Null) => return Ok(Some(Expr::Literal(Value::Null))),
+                    Expr::Literal(v) => v.to_string(),
+                    // A name from each row (`current_setting(s.name)` over pg_settings):
+                    // looked up in the settings as they are now.
+                    by_row => {
+                        let mut call = self.catalog_call(crate::catalog::CatalogFn::Setting { missing_ok }, vec![by_row])?;
+                        if let Expr::Catalog(call, _) = &mut call {
+                            call.settings = Some(std::sync::Arc::new(session.all_settings()));
+                        }
+                        return Ok(Some(call));
+                    }
+                };
                 match session.current_setting(&setting) {
-                    Ok(value) => Ok(Some(Value::Text(value))),
-                    Err(DbError::UnknownParameter(_)) if missing_ok => Ok(Some(Value::Null)),
+                    Ok(value) => Ok(Some(Expr::Literal(Value::Text(value)))),
+                    Err(DbError::UnknownParameter(_)) if missing_ok => Ok(Some(Expr::Literal(Value::Null))),
                     Err(e) => Err(e),
                 }
             }

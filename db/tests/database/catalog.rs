@@ -348,6 +348,48 @@ fn catalog_functions_and_regex_operators_answer_as_postgresql() {
     assert_eq!(run(&mut s, "SELECT * FROM pg_partition_ancestors('child')").columns()[0].name, "relid");
     // Nobody is a member of a role.
     assert_eq!(rows(&mut s, "SELECT count(*) FROM pg_auth_members"), ["0"]);
+    // The system column tableoid: the relation's OID on every row, qualified or not.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c.tableoid = 'pg_class'::regclass, l.tableoid::regclass FROM pg_class c, pg_language l \
+             WHERE c.relname = 'child' AND l.lanname = 'sql'"
+        ),
+        ["true|pg_language"]
+    );
+    run(&mut s, "INSERT INTO parent VALUES (77, 'tableoid')");
+    assert_eq!(rows(&mut s, "SELECT tableoid = 'parent'::regclass FROM parent WHERE id = 77"), ["true"]);
+    run(&mut s, "ROLLBACK");
+    // current_setting of a name read from each row, as psql's \dconfig asks; an unknown
+    // name is 42704 unless missing_ok.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT count(*) FROM pg_settings s WHERE current_setting(s.name) IS DISTINCT FROM s.setting"
+        ),
+        ["0"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT current_setting(x, true) FROM (VALUES ('nope'), ('server_version_num')) v(x) ORDER BY 1"
+        ),
+        ["160000", "NULL"]
+    );
+    assert_eq!(fails(&mut s, "SELECT current_setting(x) FROM (VALUES ('nope')) v(x)").sqlstate(), "42704");
+    // The database's size is its directory's; privileges are all the owner's.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT pg_database_size(current_database()) > 0, pg_database_size('other') IS NULL, \
+             has_database_privilege(current_database(), 'CONNECT'), pg_tablespace_location(1663)"
+        ),
+        ["true|true|true|"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT lanname, lanpltrusted FROM pg_language ORDER BY oid"),
+        ["internal|false", "c|false", "sql|true"]
+    );
     // `~`, `~*`, `!~`, `!~*`, and psql's spelling of them with a collation.
     assert_eq!(
         rows(
