@@ -370,22 +370,6 @@ fn size_pretty(bytes: i64) -> String {
     unreachable!("the loop returns at TB")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::size_pretty;
-
-    #[test]
-    fn sizes_print_in_postgresqls_units() {
-        assert_eq!(size_pretty(0), "0 bytes");
-        assert_eq!(size_pretty(10239), "10239 bytes");
-        assert_eq!(size_pretty(10240), "10 kB");
-        assert_eq!(size_pretty(1 << 20), "1024 kB");
-        assert_eq!(size_pretty(10 << 20), "10 MB");
-        assert_eq!(size_pretty(20_447_232), "20 MB");
-        assert_eq!(size_pretty(20_971_520), "20 MB");
-    }
-}
-
 /// The bytes of the files under `dir`, its subdirectories' included.
 fn directory_bytes(dir: &std::path::Path) -> DbResult<u64> {
     let mut total = 0;
@@ -400,4 +384,20 @@ fn directory_bytes(dir: &std::path::Path) -> DbResult<u64> {
         }
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_pretty;
+
+    #[test]
+    fn sizes_print_in_postgresqls_units() {
+        assert_eq!(size_pretty(0), "0 bytes");
+        assert_eq!(size_pretty(10239), "10239 bytes");
+        assert_eq!(size_pretty(10240), "10 kB");
+        assert_eq!(size_pretty(1 << 20), "1024 kB");
+        assert_eq!(size_pretty(10 << 20), "10 MB");
+        assert_eq!(size_pretty(20_447_232), "20 MB");
+        assert_eq!(size_pretty(20_971_520), "20 MB");
+    }
 }
