@@ -10,6 +10,11 @@
 //! given file exists (`redodb serve` takes it from `REDODB_FAULTS_WHILE`), so a test of a
 //! whole process can fill the disk for a while and then give the space back by removing
 //! one file, without reaching into the process.
+//!
+//! A slow disk: the errno `STALL` ([`STALL`]) makes the operation wait, instead of
+//! failing, for as long as the fault is armed (`sync:.log:0:STALL` with a trigger file:
+//! every log write's sync hangs until the test removes the file), so a test can hold a
+//! commit in `log file sync` for exactly as long as it needs.
 
 use std::io;
 use std::path::Path;
@@ -48,7 +53,13 @@ impl FaultOp {
     }
 }
 
-/// A fault: the `skip`+1-th matching operation, and every later one, fails with `errno`.
+/// The `errno` of a fault that stalls the operation while armed instead of failing it
+/// (spec `STALL`). Only [`FaultyStorage`] waits; the simulated disk fails such an
+/// operation with `WouldBlock`.
+pub const STALL: i32 = -1;
+
+/// A fault: the `skip`+1-th matching operation, and every later one, fails with `errno`
+/// (or waits: [`STALL`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
     pub op: FaultOp,
@@ -70,7 +81,7 @@ const ERRNOS: [(&str, i32); 6] = [
 
 /// A fault spec that does not read.
 #[derive(Debug, thiserror::Error)]
-#[error("fault spec {spec:?}: {problem} (expected op:path_contains:skip:errno, op one of write, sync, create, rename, remove, syncdir; errno a number or one of EIO, ENOSPC, EROFS, EDQUOT, EACCES, EFBIG)")]
+#[error("fault spec {spec:?}: {problem} (expected op:path_contains:skip:errno, op one of write, sync, create, rename, remove, syncdir; errno a number or one of EIO, ENOSPC, EROFS, EDQUOT, EACCES, EFBIG, or STALL)")]
 pub struct FaultSpecError {
     pub spec: String,
     pub problem: String,
@@ -93,6 +104,7 @@ fn parse_fault(spec: &str) -> Result<Fault, FaultSpecError> {
     let errno =
         match ERRNOS.iter().find(|(name, _)| name.eq_ignore_ascii_case(errno)) {
             Some(&(_, n)) => n,
+            None if errno.eq_ignore_ascii_case("STALL") => STALL,
             None => errno.parse::<i32>().ok().filter(|n| *n > 0).ok_or_else(|| {
                 bad(&format!("errno {errno:?} is neither a known name nor a positive number"))
             })?,
@@ -125,6 +137,9 @@ impl FaultSet {
         for (fault, seen) in self.faults.iter_mut() {
             if fault.op == op && p.contains(fault.path_contains.as_str()) {
                 if *seen >= fault.skip {
+                    if fault.errno == STALL {
+                        return Err(io::Error::new(io::ErrorKind::WouldBlock, "a stalled operation (fault)"));
+                    }
                     return Err(io::Error::from_raw_os_error(fault.errno));
                 }
                 *seen += 1;
@@ -169,15 +184,23 @@ impl FaultyStorage {
     }
 
     fn check(&self, op: FaultOp, path: &Path) -> io::Result<()> {
-        if let Some(trigger) = &self.armed_while {
-            // The trigger is a file of the test's, on the real file system; an error
-            // other than "not found" (a permission) keeps the faults armed.
-            if matches!(std::fs::symlink_metadata(trigger.as_path()), Err(e) if e.kind() == io::ErrorKind::NotFound)
-            {
-                return Ok(());
+        loop {
+            if let Some(trigger) = &self.armed_while {
+                // The trigger is a file of the test's, on the real file system; an error
+                // other than "not found" (a permission) keeps the faults armed.
+                if matches!(std::fs::symlink_metadata(trigger.as_path()), Err(e) if e.kind() == io::ErrorKind::NotFound)
+                {
+                    return Ok(());
+                }
             }
+            match self.faults.lock().expect("faults poisoned").check(op, path) {
+                // A stall: look again until the fault is disarmed (without a trigger,
+                // for good: the operation hangs, as on a disk that stopped answering).
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return other,
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        self.faults.lock().expect("faults poisoned").check(op, path)
     }
 }
 
@@ -309,5 +332,32 @@ mod tests {
         storage.create(&dir.path().join("redo01.log")).unwrap();
         std::fs::remove_file(&trigger).unwrap();
         storage.create(&image(6)).unwrap();
+    }
+
+    #[test]
+    fn a_stall_holds_the_operation_until_its_trigger_is_gone_then_lets_it_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let trigger = dir.path().join("slow-disk");
+        let faults = parse_faults("sync:redo:0:STALL").unwrap();
+        assert_eq!(faults[0].errno, STALL);
+        let storage = FaultyStorage::new(faults).armed_while(&trigger);
+        let f = storage.create(&dir.path().join("redo01.log")).unwrap();
+        f.write_at(&[b"x"], 0).unwrap();
+        f.sync().unwrap();
+        std::fs::write(&trigger, b"").unwrap();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let syncing = std::thread::spawn(move || {
+            let result = f.sync();
+            done_tx.send(()).unwrap();
+            result
+        });
+        // Held while the trigger exists: no answer within a generous wait.
+        assert!(
+            done_rx.recv_timeout(std::time::Duration::from_millis(200)).is_err(),
+            "the stalled sync returned"
+        );
+        std::fs::remove_file(&trigger).unwrap();
+        done_rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the sync goes on once disarmed");
+        syncing.join().unwrap().expect("and succeeds");
     }
 }
