@@ -223,6 +223,10 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
     if plan.for_update {
         nodes.push(Node { actual: actual(|c| c.locked), ..Node::new("LockRows") });
     }
+    if plan.distinct_on.is_some() {
+        // DISTINCT ON keeps the first of each run of the sorted rows: above the sort.
+        nodes.push(Node { actual: actual(|c| c.distinct), ..Node::new("Unique") });
+    }
     if plan.needs_sort {
         let node = Node::new("Sort").detail(format!("Sort Key: {}", text.sorts.join(", ")));
         nodes.push(Node { actual: actual(|c| c.sorted), ..node });

@@ -88,6 +88,9 @@ pub(crate) struct SelectPlan {
     sorts: Vec<Sort>,
     pub grouped: bool,
     pub distinct: bool,
+    /// DISTINCT ON: how many of the first sort keys are its keys (the rows after
+    /// sorting keep the first of each run equal on them).
+    pub distinct_on: Option<usize>,
     pub needs_sort: bool,
     pub for_update: bool,
     pub limit: Option<usize>,
@@ -939,10 +942,10 @@ impl Session {
             None => select,
         };
         let QueryClauses { limit, offset, for_update } = clauses;
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(DbError::Unsupported("DISTINCT ON".into())),
+        let (distinct, distinct_on) = match &select.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(exprs)) => (false, Some(exprs)),
         };
         if select.top.is_some()
             || select.into.is_some()
@@ -1060,6 +1063,54 @@ impl Session {
             }
         }
 
+        // DISTINCT ON (e, ...): the first row of each run of equal values of its keys,
+        // which lead the sort (ORDER BY's first keys, in any order, then those it left
+        // out), so that a run is the rows sorted together.
+        let distinct_on = match distinct_on {
+            None => None,
+            Some(exprs) => {
+                let mut on = Vec::with_capacity(exprs.len());
+                for e in exprs {
+                    let key = match output_reference(e, &names, &scope)? {
+                        Some(i) => items[i].clone(),
+                        None => binder.with_aggregates(e)?,
+                    };
+                    if !on.contains(&key) {
+                        on.push(key);
+                    }
+                }
+                let resolved = |key: &SortKey| match key {
+                    SortKey::Output(i) => items[*i].clone(),
+                    SortKey::Expr(e) => e.clone(),
+                };
+                let mut unmatched = on.clone();
+                for sort in &sorts {
+                    if unmatched.is_empty() {
+                        break;
+                    }
+                    let key = resolved(&sort.key);
+                    match unmatched.iter().position(|u| *u == key) {
+                        Some(i) => {
+                            unmatched.remove(i);
+                        }
+                        None if on.contains(&key) => {}
+                        None => {
+                            return Err(DbError::InvalidColumnReference(
+                                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"
+                                    .into(),
+                            ))
+                        }
+                    }
+                }
+                sorts.extend(unmatched.into_iter().map(|e| Sort {
+                    key: SortKey::Expr(e),
+                    desc: false,
+                    nulls_first: false,
+                }));
+                Some(on.len())
+            }
+        };
+
         let aggs = std::mem::take(&mut binder.aggs);
         let windows = std::mem::take(&mut binder.windows);
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
@@ -1091,7 +1142,9 @@ impl Session {
         } else {
             (items, having, sorts)
         };
-        if for_update && (grouped || distinct || relation.is_none() || !windows.is_empty()) {
+        if for_update
+            && (grouped || distinct || distinct_on.is_some() || relation.is_none() || !windows.is_empty())
+        {
             return Err(DbError::Unsupported(
                 "FOR UPDATE with GROUP BY, aggregates, DISTINCT, window functions, a join or no table".into(),
             ));
@@ -1144,7 +1197,7 @@ impl Session {
                     !s.desc && *column == Expr::Column(k)
                 })
         });
-        let plain = !grouped && !distinct && windows.is_empty() && !for_update;
+        let plain = !grouped && !distinct && distinct_on.is_none() && windows.is_empty() && !for_update;
         let ordered = match &relation {
             Some(r) if !follows_key && !for_update && windows.is_empty() && having.is_none() => {
                 ordered_scan(r, &sorts, &items, &aggs, groups.len(), limit, plain)
@@ -1153,7 +1206,9 @@ impl Session {
         };
         let needs_sort = !sorts.is_empty() && !follows_key && ordered.is_none();
         let stop_after = match limit {
-            Some(limit) if !needs_sort && !distinct && !grouped && windows.is_empty() => {
+            Some(limit)
+                if !needs_sort && !distinct && distinct_on.is_none() && !grouped && windows.is_empty() =>
+            {
                 Some(offset.saturating_add(limit))
             }
             _ => None,
@@ -1171,6 +1226,7 @@ impl Session {
             sorts,
             grouped,
             distinct,
+            distinct_on,
             needs_sort,
             for_update,
             limit,
@@ -1464,6 +1520,13 @@ fn finish(
         });
     }
     counts.sorted = results.len() as u64;
+    if let Some(keys) = plan.distinct_on {
+        // NULLs are not distinct from each other here, as in DISTINCT.
+        results.dedup_by(|(_, later), (_, first)| {
+            later[..keys].iter().zip(&first[..keys]).all(|(x, y)| order_values(x, y, false, false).is_eq())
+        });
+        counts.distinct = results.len() as u64;
+    }
     let rows: Vec<Vec<Value>> = results
         .into_iter()
         .skip(plan.offset)

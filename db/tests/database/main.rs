@@ -19,6 +19,7 @@ mod checkpoint_faults;
 mod checkpoints;
 mod create_view;
 mod describe;
+mod distinct_on;
 mod fail_stop;
 mod foreign_keys;
 mod functions;
