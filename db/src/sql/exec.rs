@@ -1702,6 +1702,10 @@ impl Session {
         params: &[Value],
         slot: Option<&CompiledSlot>,
     ) -> DbResult<QueryResult> {
+        if update.from.is_some() {
+            // Joined: planned at each execution (`joined_dml`).
+            return self.update_from_statement(update, params);
+        }
         let compiled =
             self.compiled(slot, params, |s, params| s.compile_update(update, params).map(Compiled::Dml))?;
         let Compiled::Dml(compiled) = compiled.as_ref() else {
@@ -1819,6 +1823,10 @@ impl Session {
         params: &[Value],
         slot: Option<&CompiledSlot>,
     ) -> DbResult<QueryResult> {
+        if delete.using.is_some() {
+            // Joined: planned at each execution (`joined_dml`).
+            return self.delete_using_statement(delete, params);
+        }
         let compiled =
             self.compiled(slot, params, |s, params| s.compile_delete(delete, params).map(Compiled::Dml))?;
         let Compiled::Dml(compiled) = compiled.as_ref() else {

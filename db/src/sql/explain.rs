@@ -346,6 +346,16 @@ impl Session {
                     select_nodes(&plan, &text, None)
                 }
             }
+            _ if crate::sql::joined_dml::joined_parts(statement).is_some() => {
+                // The join as its query would run (EXPLAIN ANALYZE runs the statement).
+                let (verb, target, others, selection) =
+                    crate::sql::joined_dml::joined_parts(statement).expect("a joined UPDATE or DELETE");
+                let query = crate::sql::joined_dml::joined_query(target, others, selection)?;
+                let plan = self.plan_query(&query, params)?.ok_or_else(unsupported)?;
+                let mut nodes = vec![Node::new(format!("{verb} on {}", target.relation))];
+                nodes.extend(select_nodes(&plan, &PlanText::of(&query), None));
+                nodes
+            }
             ast::Statement::Update(update) => {
                 // Compiled as it would run: its table, columns and WHERE checked.
                 let compiled = self.compile_update(update, Some(params))?;

@@ -27,6 +27,7 @@ pub mod expr;
 pub(crate) mod formatting;
 pub(crate) mod functions;
 pub(crate) mod join;
+pub(crate) mod joined_dml;
 pub(crate) mod json_ops;
 pub(crate) mod merge;
 pub mod oracle;

@@ -26,6 +26,7 @@ mod functions;
 mod index_joins;
 mod index_paths;
 mod instance;
+mod joined_dml;
 mod merge;
 mod params;
 mod recursive;
