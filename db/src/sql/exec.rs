@@ -996,6 +996,9 @@ impl Session {
     // -----------------------------------------------------------------------------------
 
     fn create_table_statement(&mut self, create: &ast::CreateTable) -> DbResult<QueryResult> {
+        if let Some(query) = &create.query {
+            return self.create_table_as(create, query);
+        }
         if create.or_replace
             || create.temporary
             || create.external

@@ -249,9 +249,6 @@ impl QueryClauses {
 
 /// Checks the clauses around a query's body and evaluates LIMIT, OFFSET and FOR UPDATE.
 fn query_clauses(query: &ast::Query, params: &[Value]) -> DbResult<QueryClauses> {
-    if query.fetch.is_some() {
-        return Err(DbError::Unsupported("FETCH FIRST (use LIMIT)".into()));
-    }
     if query.for_clause.is_some() || query.settings.is_some() || query.format_clause.is_some() {
         return Err(DbError::Unsupported(format!("the query {query}")));
     }
@@ -1645,13 +1642,31 @@ fn limits(query: &ast::Query, params: &[Value]) -> DbResult<(Option<usize>, usiz
             _ => Err(syntax(format!("{what} must be a constant"))),
         }
     };
+    // The standard's `FETCH FIRST [n] ROW[S] ONLY`: LIMIT n (one row when n is left out).
+    let fetch = match &query.fetch {
+        None => None,
+        Some(ast::Fetch { with_ties: true, .. }) => {
+            return Err(DbError::Unsupported("FETCH ... WITH TIES".into()))
+        }
+        Some(ast::Fetch { percent: true, .. }) => {
+            return Err(DbError::Unsupported("FETCH ... PERCENT".into()))
+        }
+        Some(ast::Fetch { quantity: None, .. }) => Some(Some(1)),
+        Some(ast::Fetch { quantity: Some(n), .. }) => Some(count(n, "FETCH FIRST")?),
+    };
     match &query.limit_clause {
-        None => Ok((None, 0)),
+        None => Ok((fetch.flatten(), 0)),
         Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
             if !limit_by.is_empty() {
                 return Err(DbError::Unsupported("LIMIT BY".into()));
             }
-            let limit = limit.as_ref().map(|e| count(e, "LIMIT")).transpose()?.flatten();
+            if limit.is_some() && fetch.is_some() {
+                return Err(syntax("multiple LIMIT clauses not allowed".into()));
+            }
+            let limit = match fetch {
+                Some(fetch) => fetch,
+                None => limit.as_ref().map(|e| count(e, "LIMIT")).transpose()?.flatten(),
+            };
             let offset = offset.as_ref().map(|o| count(&o.value, "OFFSET")).transpose()?.flatten();
             Ok((limit, offset.unwrap_or(0)))
         }

@@ -1762,3 +1762,60 @@ fn an_update_changing_primary_keys_moves_rows_that_survive_recovery() {
         vec![vec![i(3)]]
     );
 }
+
+/// `CREATE TABLE ... AS query`: the query's columns with their types, its rows, committed at once; PostgreSQL 15's answers and errors.
+#[test]
+fn create_table_as_makes_a_table_of_a_query_and_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::common::open(dir.path());
+    let mut s = db.session();
+    let rows = |s: &mut db::Session, sql: &str| -> Vec<String> {
+        crate::common::cells(s, sql).into_iter().map(|r| r.join("|")).collect()
+    };
+    crate::common::run(&mut s, "CREATE TABLE src (id INT PRIMARY KEY, name VARCHAR(10), price NUMERIC(6,2))");
+    crate::common::run(&mut s, "INSERT INTO src VALUES (1, 'a', 1.5), (2, 'b', NULL)");
+    crate::common::run(&mut s, "COMMIT");
+    let made = crate::common::run(&mut s, "CREATE TABLE c1 AS SELECT * FROM src WHERE id > 0");
+    assert_eq!(made.rows_affected(), 2);
+    // Committed with its rows: another session sees them.
+    let mut other = db.session();
+    assert_eq!(rows(&mut other, "SELECT * FROM c1 ORDER BY id"), ["1|a|1.50", "2|b|NULL"]);
+    assert_eq!(
+        rows(&mut s, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'c1' ORDER BY ordinal_position"),
+        ["id|bigint", "name|character varying", "price|numeric"]
+    );
+    crate::common::run(&mut s, "CREATE TABLE c2 AS SELECT id * 2 AS x, upper(name) FROM src");
+    assert_eq!(rows(&mut s, "SELECT x, upper FROM c2 ORDER BY x"), ["2|A", "4|B"]);
+    crate::common::run(&mut s, "CREATE TABLE c3 AS SELECT 1 AS a, 'x' AS b WHERE false");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM c3"), ["0"]);
+    crate::common::run(&mut s, "INSERT INTO c3 VALUES (5, 'y')");
+    assert_eq!(rows(&mut s, "SELECT a + 1, b FROM c3"), ["6|y"]);
+    crate::common::run(&mut s, "ROLLBACK");
+    crate::common::run(&mut s, "CREATE TABLE IF NOT EXISTS c1 AS SELECT 1");
+    assert_eq!(s.take_notices().len(), 1);
+    let error = crate::common::fails(&mut s, "CREATE TABLE c5 AS SELECT 1 AS a, 2 AS a");
+    assert!(error.to_string().contains("column \"a\" specified more than once"), "{error}");
+    assert_eq!(crate::common::fails(&mut s, "CREATE TABLE c1 AS SELECT 1").sqlstate(), "42P07");
+    assert_eq!(crate::common::fails(&mut s, "CREATE TABLE c6 AS SELECT * FROM nope").sqlstate(), "42P01");
+}
+
+/// The standard's `FETCH FIRST n ROWS ONLY` (with `OFFSET n ROWS`) is LIMIT, as in
+/// PostgreSQL; WITH TIES is not supported.
+#[test]
+fn fetch_first_rows_only_limits_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::common::open(dir.path());
+    let mut s = db.session();
+    crate::common::run(&mut s, "CREATE TABLE f (id INT PRIMARY KEY)");
+    crate::common::run(&mut s, "INSERT INTO f VALUES (1), (2), (3)");
+    let ids = |s: &mut db::Session, sql: &str| -> Vec<String> {
+        crate::common::cells(s, sql).into_iter().map(|r| r.join("|")).collect()
+    };
+    assert_eq!(ids(&mut s, "SELECT id FROM f ORDER BY id FETCH FIRST 2 ROWS ONLY"), ["1", "2"]);
+    assert_eq!(ids(&mut s, "SELECT id FROM f ORDER BY id OFFSET 1 ROWS FETCH NEXT 5 ROWS ONLY"), ["2", "3"]);
+    assert_eq!(ids(&mut s, "SELECT id FROM f ORDER BY id DESC FETCH FIRST ROW ONLY"), ["3"]);
+    assert_eq!(
+        crate::common::fails(&mut s, "SELECT id FROM f ORDER BY id FETCH FIRST 1 ROWS WITH TIES").sqlstate(),
+        "0A000"
+    );
+}
