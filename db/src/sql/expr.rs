@@ -193,6 +193,12 @@ pub(crate) enum Func {
     ArrayAssign,
     ArrayToString,
     StringToArray,
+    /// `md5(text)`: the hex digest.
+    Md5,
+    /// `regexp_replace(source, pattern, replacement [, flags])`.
+    RegexpReplace,
+    /// `format(formatstr, args...)`: `%s`, `%I`, `%L`, `%%`, positions and widths.
+    Format,
 }
 
 /// The functions that read the transaction's time (see `Session::transaction_timestamp`).
@@ -330,6 +336,9 @@ impl Func {
             crate::sql::array_assign::FUNCTION => (Func::ArrayAssign, 3, 3),
             "array_to_string" => (Func::ArrayToString, 2, 3),
             "string_to_array" => (Func::StringToArray, 2, 3),
+            "md5" => (Func::Md5, 1, 1),
+            "regexp_replace" => (Func::RegexpReplace, 3, 4),
+            "format" => (Func::Format, 1, MANY),
             _ => return None,
         })
     }
@@ -1650,6 +1659,12 @@ impl Binder<'_> {
                 arity(0, 0)?;
                 Ok(Some(Expr::Literal(Value::Text(crate::params::version()))))
             }
+            // The session's user: it owns everything (see `catalog`).
+            "current_user" | "session_user" | "user" | "current_role" => {
+                arity(0, 0)?;
+                let session = self.session.ok_or_else(unavailable)?;
+                Ok(Some(Expr::Literal(Value::Text(session.entry.client().username))))
+            }
             "current_database" | "current_catalog" => {
                 arity(0, 0)?;
                 let session = self.session.ok_or_else(unavailable)?;
@@ -2593,6 +2608,9 @@ impl Expr {
                 | Func::Right
                 | Func::Initcap
                 | Func::Reverse
+                | Func::Md5
+                | Func::RegexpReplace
+                | Func::Format
                 | Func::ToChar => text,
                 Func::Strpos | Func::Instr => Some(DataType::Int),
                 Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
@@ -3132,6 +3150,15 @@ pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
 /// Whether `pattern` (a regular expression) matches somewhere in `text`. The last
 /// pattern compiled on the thread is kept: a WHERE compares every row with one pattern.
 fn regex_matches(text: &str, pattern: &str, case_insensitive: bool) -> DbResult<bool> {
+    with_regex(pattern, case_insensitive, |regex| regex.is_match(text))
+}
+
+/// `f` of `pattern` compiled (the last pattern compiled on the thread is kept).
+fn with_regex<T>(
+    pattern: &str,
+    case_insensitive: bool,
+    f: impl FnOnce(&regex_lite::Regex) -> T,
+) -> DbResult<T> {
     thread_local! {
         static LAST: std::cell::RefCell<Option<(String, bool, regex_lite::Regex)>> =
             const { std::cell::RefCell::new(None) };
@@ -3147,7 +3174,7 @@ fn regex_matches(text: &str, pattern: &str, case_insensitive: bool) -> DbResult<
             *last = Some((pattern.to_string(), case_insensitive, regex));
         }
         let (_, _, regex) = last.as_ref().expect("a compiled pattern");
-        Ok(regex.is_match(text))
+        Ok(f(regex))
     })
 }
 
@@ -3233,6 +3260,13 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::ConcatWs => {
             let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
             return functions::concat_ws(&values[0], &values[1..]);
+        }
+        Func::Format => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            return match &values[0] {
+                Value::Null => Ok(Value::Null),
+                format => Ok(Value::Text(functions::format(&text_of(format.clone()), &values[1..])?)),
+            };
         }
         Func::Nvl2 => {
             let chosen = if args[0].eval(row, aggs)?.is_null() { &args[2] } else { &args[1] };
@@ -3406,6 +3440,20 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Right => Value::Text(functions::right(&text_of(values[0].clone()), int_arg(&values[1])?)),
         Func::Initcap => Value::Text(functions::initcap(&text_of(values[0].clone()))),
         Func::Reverse => Value::Text(functions::reverse(&text_of(values[0].clone()))),
+        Func::Md5 => Value::Text(functions::md5_hex(text_of(values[0].clone()).as_bytes())),
+        Func::RegexpReplace => {
+            let flags = values.get(3).map(|f| text_of(f.clone())).unwrap_or_default();
+            let (source, pattern) = (text_of(values[0].clone()), text_of(values[1].clone()));
+            let (global, case_insensitive) = functions::regexp_flags(&flags)?;
+            let replacement = functions::regexp_replacement(&text_of(values[2].clone()));
+            with_regex(&pattern, case_insensitive, |regex| {
+                Value::Text(if global {
+                    regex.replace_all(&source, replacement.as_str()).into_owned()
+                } else {
+                    regex.replace(&source, replacement.as_str()).into_owned()
+                })
+            })?
+        }
         Func::Sign => functions::sign(&num(0)?.value())?,
         Func::ToChar => {
             if formatting::to_char_is_null(&values[0]) {
@@ -3419,7 +3467,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             1 => formatting::to_timestamp_epoch(num(0)?.as_f64())?,
             _ => formatting::to_timestamp(&text_of(values[0].clone()), &text_of(values[1].clone()))?,
         },
-        Func::ConcatWs | Func::Nvl2 | Func::OracleDecode => unreachable!("handled above"),
+        Func::ConcatWs | Func::Format | Func::Nvl2 | Func::OracleDecode => unreachable!("handled above"),
         Func::Coalesce
         | Func::Greatest
         | Func::Least

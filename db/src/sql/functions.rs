@@ -55,7 +55,9 @@ enum Param {
 fn params(func: Func, n: usize) -> Option<Vec<Param>> {
     use Param::*;
     Some(match func {
-        Func::Lower | Func::Upper | Func::Initcap | Func::Reverse => vec![Text],
+        Func::Lower | Func::Upper | Func::Initcap | Func::Reverse | Func::Md5 => vec![Text],
+        Func::RegexpReplace => vec![Text, Text, Text, Text],
+        Func::Format => vec![Text],
         Func::Length | Func::OctetLength => vec![TextOrBytes],
         Func::Repeat | Func::Left | Func::Right => vec![Text, Int],
         Func::Lpad | Func::Rpad => vec![Text, Int, Text],
@@ -286,6 +288,145 @@ pub(crate) fn initcap(s: &str) -> String {
 
 pub(crate) fn reverse(s: &str) -> String {
     s.chars().rev().collect()
+}
+
+/// md5's digest of `bytes` as 32 lowercase hex digits.
+pub(crate) fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    let digest = md5::Md5::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// regexp_replace's flags: (`g`: every match, `i`: case-insensitive); `c` (case
+/// sensitive, the default) is accepted, others are 22023 as in PostgreSQL.
+pub(crate) fn regexp_flags(flags: &str) -> DbResult<(bool, bool)> {
+    let (mut global, mut case_insensitive) = (false, false);
+    for c in flags.chars() {
+        match c {
+            'g' => global = true,
+            'i' => case_insensitive = true,
+            'c' => case_insensitive = false,
+            other => {
+                return Err(DbError::InvalidArgument(format!(
+                    "invalid regular expression option: \"{other}\""
+                )))
+            }
+        }
+    }
+    Ok((global, case_insensitive))
+}
+
+/// A PostgreSQL replacement text (`\1`..`\9` the groups, `\&` the match, `\\` a
+/// backslash) in the regex crate's syntax (`${1}`, `${0}`, `$$` for a dollar).
+pub(crate) fn regexp_replacement(replacement: &str) -> String {
+    let mut out = String::with_capacity(replacement.len());
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' => out.push_str("$$"),
+            '\\' => match chars.peek().copied() {
+                Some(d @ '1'..='9') => {
+                    chars.next();
+                    out.push_str(&format!("${{{d}}}"));
+                }
+                Some('&') => {
+                    chars.next();
+                    out.push_str("${0}");
+                }
+                Some('\\') => {
+                    chars.next();
+                    out.push('\\');
+                }
+                _ => out.push('\\'),
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// PostgreSQL's `format()`: `%s` a value as text (NULL as nothing), `%I` an identifier
+/// quoted as needed (NULL is 22004), `%L` a literal quoted (NULL as `NULL`), `%%` a
+/// percent; `%n$` takes argument n, `%-w` / `%w` pad to width w (left-aligned with `-`).
+pub(crate) fn format(format: &str, args: &[Value]) -> DbResult<String> {
+    let bad = |m: &str| DbError::InvalidArgument(m.to_string());
+    let mut out = String::with_capacity(format.len());
+    let mut chars = format.chars().peekable();
+    let mut next_arg = 0usize;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // [position$][-][width]type
+        let mut digits = String::new();
+        while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+            digits.push(d);
+            chars.next();
+        }
+        let mut position = None;
+        if !digits.is_empty() && chars.peek() == Some(&'$') {
+            chars.next();
+            let n: usize = digits.parse().map_err(|_| bad("argument number is out of range"))?;
+            if n == 0 {
+                return Err(bad("format specifies argument 0, but arguments are numbered from 1"));
+            }
+            position = Some(n - 1);
+            digits.clear();
+        }
+        let left = chars.peek() == Some(&'-');
+        if left {
+            chars.next();
+        }
+        while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+            digits.push(d);
+            chars.next();
+        }
+        let width: usize =
+            if digits.is_empty() { 0 } else { digits.parse().map_err(|_| bad("number is out of range"))? };
+        let kind = chars.next().ok_or_else(|| bad("unterminated format() type specifier"))?;
+        let index = position.unwrap_or(next_arg);
+        next_arg = index + 1;
+        let value = args.get(index).ok_or_else(|| bad("too few arguments for format()"))?;
+        let text = match (kind, value) {
+            ('s', Value::Null) => String::new(),
+            ('s', v) => output_text(v.clone()),
+            ('I', Value::Null) => {
+                return Err(DbError::NullValueNotAllowed(
+                    "null values cannot be formatted as an SQL identifier".into(),
+                ))
+            }
+            ('I', v) => crate::catalog::quote_ident(&output_text(v.clone())),
+            ('L', Value::Null) => "NULL".to_string(),
+            ('L', v) => quote_literal(&output_text(v.clone())),
+            (other, _) => return Err(bad(&format!("unrecognized format() type specifier \"{other}\""))),
+        };
+        let pad = width.saturating_sub(text.chars().count());
+        if left {
+            out.push_str(&text);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(&text);
+        }
+    }
+    Ok(out)
+}
+
+/// A text as a SQL literal: single quotes doubled; with a backslash, PostgreSQL's `E'...'`
+/// form with the backslashes doubled.
+fn quote_literal(text: &str) -> String {
+    let quoted = text.replace('\'', "''");
+    if text.contains('\\') {
+        format!("E'{}'", quoted.replace('\\', "\\\\"))
+    } else {
+        format!("'{quoted}'")
+    }
 }
 
 /// A value as `concat` and `concat_ws` write it: its output form, as a client reads it

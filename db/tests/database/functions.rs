@@ -549,3 +549,48 @@ fn function_results_describe_their_types_for_the_client() {
         ]
     );
 }
+
+/// md5, regexp_replace (groups, `\&`, flags g and i), format (`%s`, `%I`, `%L`, `%%`,
+/// positions, widths) and the session's user, with PostgreSQL 15's answers and errors.
+#[test]
+fn md5_regexp_replace_format_and_current_user_answer_as_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    let one = |s: &mut Session, sql: &str| -> String {
+        crate::common::cells(s, sql).into_iter().map(|r| r.join("|")).collect::<Vec<_>>().join("\n")
+    };
+    let cases: &[(&str, &str)] = &[
+        ("SELECT md5('a'), md5('')", "0cc175b9c0f1b6a831c399e269772661|d41d8cd98f00b204e9800998ecf8427e"),
+        ("SELECT regexp_replace('Thomas', '.[mN]a.', 'M')", "ThM"),
+        ("SELECT regexp_replace('foobarbaz', 'b(..)', 'X\\1Y', 'g')", "fooXarYXazY"),
+        ("SELECT regexp_replace('ABC abc', 'b', 'x', 'gi')", "AxC axc"),
+        ("SELECT regexp_replace('a$b', '\\$', '\\&\\&')", "a$$b"),
+        ("SELECT regexp_replace(NULL, 'a', 'b') IS NULL", "true"),
+        ("SELECT format('Hello %s, %1$s', 'World')", "Hello World, World"),
+        (
+            "SELECT format('INSERT INTO %I VALUES(%L)', 'My Table', E'O''Re\\\\illy')",
+            "INSERT INTO \"My Table\" VALUES(E'O''Re\\\\illy')",
+        ),
+        ("SELECT format('|%10s|%-10s|', 'foo', 'bar')", "|       foo|bar       |"),
+        (
+            "SELECT format('%s %s', 'a', NULL) || '|', format('%L', NULL), format(NULL) IS NULL",
+            "a ||NULL|true",
+        ),
+        ("SELECT format('%%x%s', 1)", "%x1"),
+        ("SELECT current_user = session_user, user = current_user", "true|true"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), *expected, "{sql}");
+    }
+    for (sql, state, message) in [
+        ("SELECT format('%s %s', 1)", "22023", "too few arguments for format()"),
+        ("SELECT format('%I', NULL)", "22004", "null values cannot be formatted as an SQL identifier"),
+        ("SELECT regexp_replace('a', 'a', 'b', 'x')", "22023", "invalid regular expression option: \"x\""),
+        ("SELECT format('%z', 1)", "22023", "unrecognized format() type specifier \"z\""),
+    ] {
+        let error = fails(&mut s, sql);
+        assert_eq!(error.sqlstate(), state, "{sql}: {error}");
+        assert!(error.to_string().contains(message), "{sql}: {error}");
+    }
+}
