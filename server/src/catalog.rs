@@ -351,6 +351,7 @@ fn type_name(ty: DataType) -> String {
         DataType::Jsonb => "jsonb".into(),
         DataType::Catalog(c) => c.sql_name().into(),
         DataType::Array(elem) => format!("{}[]", type_name(elem.data_type())),
+        DataType::Record(_) => "record".into(),
     }
 }
 

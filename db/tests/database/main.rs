@@ -27,6 +27,7 @@ mod index_paths;
 mod instance;
 mod merge;
 mod params;
+mod records;
 mod recursive;
 mod relational;
 mod sequences;
