@@ -81,3 +81,20 @@ fn a_missing_field_and_a_field_of_a_scalar_are_errors() {
     let e = fails(&mut s, "CREATE VIEW expanded AS SELECT information_schema._pg_expandarray(ARRAY[1]) AS e");
     assert_eq!(e.sqlstate(), "0A000", "{e}");
 }
+
+#[test]
+fn pg_proc_lists_pg_expandarray_in_information_schema_as_set_returning() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    // PostgreSQL 15 (which lists generate_series once per overload).
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT DISTINCT n.nspname, p.proname, p.proretset FROM pg_proc p \
+             JOIN pg_namespace n ON n.oid = p.pronamespace \
+             WHERE p.proname IN ('_pg_expandarray', 'generate_series') ORDER BY 2"
+        ),
+        ["information_schema|_pg_expandarray|true", "pg_catalog|generate_series|true"]
+    );
+}
