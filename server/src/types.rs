@@ -663,6 +663,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_record_goes_out_as_record_send_and_record_out_write_it() {
+        let record = db::record::Record::new(
+            db::record::RecordType::ExpandArray(ElemType::Text),
+            vec![Value::Null, Value::Int(2)],
+        )
+        .into_value();
+        assert_eq!(oid_of(record.data_type()), OID_RECORD);
+        let mut out = Vec::new();
+        write_binary(&record, OID_RECORD, &mut out);
+        // Two fields: a NULL text, then an int8 of 8 bytes.
+        let mut want = Vec::new();
+        for word in [2i32, OID_TEXT as i32, -1, OID_INT8 as i32, 8] {
+            want.extend_from_slice(&word.to_be_bytes());
+        }
+        want.extend_from_slice(&2i64.to_be_bytes());
+        assert_eq!(out, want);
+        let mut text = Vec::new();
+        write_text(&record, &mut text);
+        assert_eq!(text, b"(,2)");
+        // PostgreSQL has no input of an anonymous record in binary.
+        assert!(read_parameter(Some(&out), FORMAT_BINARY, OID_RECORD, record.data_type()).is_err());
+    }
+
+    #[test]
     fn binary_arrays_follow_array_send_and_read_back() {
         let a = db::array::Array::new(ElemType::Int, vec![Value::Int(7), Value::Null, Value::Int(-1)])
             .into_value();
