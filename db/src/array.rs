@@ -87,7 +87,7 @@ impl ElemType {
             DataType::Catalog(c) if c.is_vector() => return None,
             DataType::Catalog(c) if c.is_oid() => ElemType::Int,
             DataType::Catalog(_) => ElemType::Text,
-            DataType::Char { .. } | DataType::Array(_) => return None,
+            DataType::Char { .. } | DataType::Array(_) | DataType::Record(_) => return None,
         })
     }
 

@@ -128,6 +128,9 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
     for v in values {
         match v {
             Value::Null => out.push(0),
+            Value::Record(_) => {
+                unreachable!("no table keeps a record (stored_views refuses a record column)")
+            }
             Value::Int(i) => {
                 out.push(1);
                 out.extend_from_slice(&i.to_le_bytes());
@@ -247,6 +250,9 @@ impl Change {
                         DataType::Char { len } => (15, len.unwrap_or(u32::MAX)),
                         DataType::Catalog(_) => unreachable!("fits_tag_1 sends catalog types to tag 7"),
                         DataType::Array(elem) => (16, elem.tag() as u32),
+                        DataType::Record(_) => {
+                            unreachable!("no table keeps a record (stored_views refuses a record column)")
+                        }
                     };
                     out.push(tag);
                     put_u32(out, max);

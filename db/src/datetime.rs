@@ -277,7 +277,34 @@ pub fn timestamp_of(dt: DateTime) -> DbResult<i64> {
 
 /// A TIMESTAMPTZ's civil date and time in `zone`.
 pub fn civil_in(micros: i64, zone: &TimeZone) -> DbResult<DateTime> {
-    Ok(zone.to_datetime(instant(micros)?))
+    match instant(micros) {
+        Ok(t) => Ok(zone.to_datetime(t)),
+        Err(_) => civil(shifted_at_edge(micros, zone)?),
+    }
+}
+
+/// The offset of `zone` (seconds east of UTC) at an instant past jiff's (whose
+/// instants stop at 9999-12-30 22:00 UTC and -9999-01-02, so that every civil time of
+/// theirs is one at any offset): its offset at jiff's nearest one, as a zone's last
+/// rule goes on. PostgreSQL's instants go on to 294276 AD; 9999-12-31 23:59:59.999999
+/// at -08:00, a common "forever" in a zone west of UTC, is one of them.
+fn offset_at_edge(micros: i64, zone: &TimeZone) -> i64 {
+    let edge = if micros > 0 { Timestamp::MAX } else { Timestamp::MIN };
+    i64::from(zone.to_offset(edge).seconds())
+}
+
+/// The offset of `zone` (seconds east of UTC) at the TIMESTAMPTZ `micros`, one past
+/// jiff's instants included (`offset_at_edge`).
+pub fn offset_at(micros: i64, zone: &TimeZone) -> i32 {
+    match instant(micros) {
+        Ok(t) => zone.to_offset(t).seconds(),
+        Err(_) => offset_at_edge(micros, zone) as i32,
+    }
+}
+
+/// An instant past jiff's as the TIMESTAMP of its civil time in `zone`.
+fn shifted_at_edge(micros: i64, zone: &TimeZone) -> DbResult<i64> {
+    micros.checked_add(offset_at_edge(micros, zone) * MICROS_PER_SECOND).ok_or_else(timestamp_overflow)
 }
 
 /// A TIMESTAMPTZ's civil date and time in `zone`, with the zone's offset then (seconds
@@ -297,7 +324,14 @@ pub fn timestamptz_of_unix_micros(micros: i64) -> DbResult<i64> {
 /// The TIMESTAMPTZ of a civil time in `zone` (a time skipped by a daylight-saving change
 /// is read with the offset before it, a repeated one as the earlier: jiff's "compatible").
 pub fn timestamptz_of(dt: DateTime, zone: &TimeZone) -> DbResult<i64> {
-    zone.to_ambiguous_timestamp(dt).compatible().map(micros_of_instant).map_err(|_| timestamp_overflow())
+    match zone.to_ambiguous_timestamp(dt).compatible() {
+        Ok(t) => Ok(micros_of_instant(t)),
+        // An instant past jiff's (see `offset_at_edge`).
+        Err(_) => {
+            let local = timestamp_of(dt)?;
+            local.checked_sub(offset_at_edge(local, zone) * MICROS_PER_SECOND).ok_or_else(timestamp_overflow)
+        }
+    }
 }
 
 pub fn date_of_days(days: i32) -> DbResult<Date> {
@@ -730,7 +764,19 @@ pub fn write_timestamptz(micros: i64, zone: &TimeZone, out: &mut String) {
         NEG_INFINITY => return out.push_str("-infinity"),
         m => match instant(m) {
             Ok(t) => t,
-            Err(_) => return out.push_str("(timestamp out of range)"),
+            // Past jiff's instants (`offset_at_edge`): shown while its civil time is one
+            // of jiff's dates (to 9999-12-31).
+            Err(_) => {
+                let civil_time = shifted_at_edge(m, zone).and_then(civil);
+                return match civil_time {
+                    Ok(dt) => write_civil(
+                        dt.date(),
+                        Some((time_of_day(dt), Some(offset_at_edge(m, zone) as i32))),
+                        out,
+                    ),
+                    Err(_) => out.push_str("(timestamp out of range)"),
+                };
+            }
         },
     };
     let dt = zone.to_datetime(t);

@@ -120,6 +120,10 @@ pub enum DbError {
     UndefinedSchema(String),
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
+    /// An operator with no variant for its operands' types (`numeric & integer`):
+    /// PostgreSQL's 42883.
+    #[error("operator does not exist: {0}")]
+    UndefinedOperator(String),
     /// A relation of the wrong kind for the statement (a sequence changed by DML, DROP
     /// SEQUENCE of a table): PostgreSQL's 42809.
     #[error("{0}")]
@@ -374,6 +378,7 @@ impl DbError {
             DbError::UndefinedSchema(_) => "3F000",
             DbError::InvalidRegex(_) => "2201B",
             DbError::DatatypeMismatch(_) => "42804",
+            DbError::UndefinedOperator(_) => "42883",
             DbError::TypeConflict(_) => "42804",
             DbError::MalformedArray(_) => "22P02",
             DbError::CannotCoerce(_) => "42846",

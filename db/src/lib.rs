@@ -19,6 +19,7 @@ pub mod json;
 pub mod locks;
 pub mod numeric;
 pub mod params;
+pub mod record;
 pub mod schema;
 pub mod sequences;
 pub mod sessions;

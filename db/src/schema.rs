@@ -149,6 +149,11 @@ impl Key {
                     state.write_usize(a.items.len());
                     Key(a.items.iter().cloned().collect()).hash(state);
                 }
+                // A query's DISTINCT or GROUP BY may key rows by a record.
+                Value::Record(r) => {
+                    state.write_u8(15);
+                    Key(r.fields.iter().cloned().collect()).hash(state);
+                }
             }
         }
     }

@@ -110,6 +110,7 @@ fn shard_of_any(key: &[Value]) -> usize {
                 add(a.items.len() as u64 ^ 10);
                 add(shard_of(&a.items) as u64);
             }
+            Value::Record(r) => add(shard_of(&r.fields) as u64 ^ 11),
             Value::Uuid(u) => {
                 add(u64::from_le_bytes(u[..8].try_into().expect("8 bytes")) ^ 9);
                 add(u64::from_le_bytes(u[8..].try_into().expect("8 bytes")));

@@ -16,6 +16,7 @@ use bigdecimal::BigDecimal;
 pub use crate::array::{Array, ElemType};
 use crate::datetime::{self, Interval, ZoneId};
 use crate::numeric::{self, NumericSpec};
+pub use crate::record::{Record, RecordType};
 
 /// A column type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -63,6 +64,9 @@ pub enum DataType {
     /// One of PostgreSQL's catalog types (`oid`, `name`, `regclass`, ...): the types of
     /// the pg_catalog relations' columns and of the casts catalog queries write.
     Catalog(CatalogType),
+    /// A composite value of a function with several output columns (`record`): only in
+    /// queries, never a column of a table (see `record`).
+    Record(RecordType),
 }
 
 /// PostgreSQL's catalog types. An object identifier (`oid` and the `reg*` aliases) is a
@@ -136,6 +140,7 @@ impl DataType {
             DataType::Jsonb => "JSONB".into(),
             DataType::Catalog(c) => c.sql_name().to_ascii_uppercase(),
             DataType::Array(elem) => format!("{}[]", elem.data_type().name()),
+            DataType::Record(_) => "RECORD".into(),
         }
     }
 
@@ -189,6 +194,8 @@ pub enum Value {
     /// An array: boxed, so that a value stays 24 bytes and the scalar variants' clones
     /// and drops cost what they did.
     Array(crate::array::ArrayBox),
+    /// A composite value (see `record`): boxed, as an array is.
+    Record(crate::record::RecordBox),
 }
 
 impl Clone for Value {
@@ -226,6 +233,7 @@ impl Value {
             Value::Json(j) => Value::Json(j.clone()),
             Value::Jsonb(j) => Value::Jsonb(j.clone()),
             Value::Array(a) => Value::Array(a.clone()),
+            Value::Record(r) => Value::Record(r.clone()),
         }
     }
 }
@@ -255,6 +263,7 @@ impl Value {
             Value::Json(_) => 9,
             Value::Jsonb(_) => 10,
             Value::Array(_) => 11,
+            Value::Record(_) => 12,
         }
     }
 
@@ -277,6 +286,7 @@ impl Value {
             Value::Json(_) => Some(DataType::Json),
             Value::Jsonb(_) => Some(DataType::Jsonb),
             Value::Array(a) => Some(DataType::Array(a.elem)),
+            Value::Record(r) => Some(DataType::Record(r.ty)),
         }
     }
 
@@ -358,6 +368,7 @@ impl Value {
         ) || matches!((self, ty), (Value::Array(a), DataType::Array(elem)) if a.elem == elem && a.is_well_typed())
             || matches!((self, ty), (Value::Array(a), DataType::Catalog(c))
                 if c.is_vector() && a.elem == ElemType::Int && a.is_well_typed())
+            || matches!((self, ty), (Value::Record(r), DataType::Record(t)) if r.ty == t)
     }
 }
 
@@ -404,6 +415,7 @@ impl Value {
             // 1.0 and 1.00 are equal: `json::Jsonb::compare`.)
             (Value::Json(a), Value::Json(b)) | (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             (Value::Array(a), Value::Array(b)) => crate::array::cmp(a, b),
+            (Value::Record(a), Value::Record(b)) => crate::record::cmp(a, b),
             // Dates and timestamps on one scale; a date before a timestamp of its
             // midnight, so that equal instants of different types stay distinct keys.
             (a, b) if a.rank() == 4 && b.rank() == 4 => {
@@ -444,6 +456,7 @@ impl fmt::Display for Value {
             Value::Uuid(u) => f.write_str(&crate::uuid::to_text(u)),
             Value::Json(t) | Value::Jsonb(t) => f.write_str(t),
             Value::Array(a) => f.write_str(&crate::array::to_text(a)),
+            Value::Record(r) => f.write_str(&crate::record::to_text(r)),
             other => {
                 let mut text = String::new();
                 other.write_datetime(&mut text);

@@ -65,6 +65,8 @@ pub const OID_NUMERIC_ARRAY: u32 = 1231;
 pub const OID_JSON_ARRAY: u32 = 199;
 pub const OID_UUID_ARRAY: u32 = 2951;
 pub const OID_JSONB_ARRAY: u32 = 3807;
+/// The anonymous composite type (`record`).
+pub const OID_RECORD: u32 = 2249;
 
 /// The most elements a binary array parameter may declare before any is read: what
 /// a message of at most 1 GiB could hold at 4 bytes (a length) each.
@@ -98,6 +100,7 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
         // regnamespace 4089: the catalog's numbering.
         Some(ty @ DataType::Catalog(_)) => db::catalog::type_oid(ty) as u32,
         Some(DataType::Array(elem)) => array_oid(elem),
+        Some(DataType::Record(_)) => OID_RECORD,
     }
 }
 
@@ -132,7 +135,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
         Some(DataType::Bytea) => (-1, -1),
         Some(DataType::Uuid) => (16, -1),
-        Some(DataType::Json | DataType::Jsonb | DataType::Array(_)) => (-1, -1),
+        Some(DataType::Json | DataType::Jsonb | DataType::Array(_) | DataType::Record(_)) => (-1, -1),
         Some(DataType::Catalog(CatalogType::Name)) => (64, -1),
         Some(DataType::Catalog(CatalogType::Char)) => (1, -1),
         Some(DataType::Catalog(CatalogType::Int2Vector | CatalogType::OidVector)) => (-1, -1),
@@ -206,6 +209,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
         Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
         Value::Array(a) => out.extend_from_slice(db::array::to_text(a).as_bytes()),
+        Value::Record(r) => out.extend_from_slice(db::record::to_text(r).as_bytes()),
         // In the session's zone: the connection makes it current while it handles the
         // client's messages (`SessionState::handle_messages`).
         other => {
@@ -274,6 +278,7 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
             out.extend_from_slice(&(*v as u32).to_be_bytes())
         }
         (Value::Array(a), oid) if oid == array_oid(a.elem) => write_binary_array(a, out),
+        (Value::Record(r), OID_RECORD) => write_binary_record(r, out),
         // PostgreSQL's binary forms are the values as they are: days or microseconds
         // since 2000-01-01, microseconds since midnight.
         (Value::Date(d), OID_DATE) => out.extend_from_slice(&d.to_be_bytes()),
@@ -286,6 +291,25 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
             out.extend_from_slice(&iv.months.to_be_bytes());
         }
         (value, _) => write_text(value, out),
+    }
+}
+
+/// PostgreSQL's binary record (`record_send`): i32 number of fields, then each field as
+/// its type's OID, an i32 length (-1 for NULL) and its binary form.
+fn write_binary_record(r: &db::record::Record, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(r.fields.len() as i32).to_be_bytes());
+    for (value, ty) in r.fields.iter().zip(r.ty.field_types()) {
+        let oid = oid_of(Some(ty));
+        out.extend_from_slice(&oid.to_be_bytes());
+        if value.is_null() {
+            out.extend_from_slice(&(-1i32).to_be_bytes());
+            continue;
+        }
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        write_binary(value, oid, out);
+        let len = (out.len() - at - 4) as i32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
     }
 }
 
@@ -625,6 +649,9 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
             db::schema::coerce(Value::Text(text.to_string()), ty)
         }
         (_, Some(DataType::Array(elem))) => read_binary_array(bytes, Some(elem)),
+        (_, Some(DataType::Record(_))) => {
+            Err(DbError::Unsupported("binary input of anonymous composite types".into()))
+        }
         (_, Some(DataType::Text { .. }) | None) => std::str::from_utf8(bytes)
             .map(|s| Value::Text(s.to_string()))
             .map_err(|_| invalid("text", "bytes that are not UTF-8")),
@@ -634,6 +661,30 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_goes_out_as_record_send_and_record_out_write_it() {
+        let record = db::record::Record::new(
+            db::record::RecordType::ExpandArray(ElemType::Text),
+            vec![Value::Null, Value::Int(2)],
+        )
+        .into_value();
+        assert_eq!(oid_of(record.data_type()), OID_RECORD);
+        let mut out = Vec::new();
+        write_binary(&record, OID_RECORD, &mut out);
+        // Two fields: a NULL text, then an int8 of 8 bytes.
+        let mut want = Vec::new();
+        for word in [2i32, OID_TEXT as i32, -1, OID_INT8 as i32, 8] {
+            want.extend_from_slice(&word.to_be_bytes());
+        }
+        want.extend_from_slice(&2i64.to_be_bytes());
+        assert_eq!(out, want);
+        let mut text = Vec::new();
+        write_text(&record, &mut text);
+        assert_eq!(text, b"(,2)");
+        // PostgreSQL has no input of an anonymous record in binary.
+        assert!(read_parameter(Some(&out), FORMAT_BINARY, OID_RECORD, record.data_type()).is_err());
+    }
 
     #[test]
     fn binary_arrays_follow_array_send_and_read_back() {

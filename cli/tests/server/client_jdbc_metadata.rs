@@ -17,7 +17,6 @@ use crate::client_jdbc::require_jdbc;
 use crate::common::{assert_client_checks_passed, assert_client_passed, run_client, Server};
 
 #[test]
-#[ignore = "issue 20, not yet passing: 4 of 8 checks (getPrimaryKeys and getIndexInfo need information_schema._pg_expandarray and (f(x)).n; the foreign-key calls, con.confkey[pos.n] read as a subscript; timestamps to 9999-12-31 with offsets). Run with --ignored"]
 fn pgjdbc_database_metadata_and_binary_values_match_postgresql() {
     let jar = require_jdbc();
     let classes = tempfile::tempdir().unwrap();

@@ -286,6 +286,7 @@ pub fn type_oid(ty: DataType) -> i64 {
             CatalogType::Int2Vector => 22,
             CatalogType::OidVector => 30,
         },
+        DataType::Record(_) => 2249,
     }
 }
 

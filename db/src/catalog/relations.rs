@@ -184,6 +184,16 @@ pub(crate) fn catalog_relations() -> impl Iterator<Item = Relation> {
 
 /// The functions pg_proc lists: those the SQL layer has (built in, aggregates and
 /// window functions) and the catalog's.
+/// The set-returning functions (`sql::srf::SetFunction`) and their schemas, as pg_proc
+/// lists them (apart from `function_names`: a set-returning function is no scalar
+/// call).
+const SET_RETURNING_FUNCTIONS: &[(&str, i64)] = &[
+    ("generate_series", PG_CATALOG_OID),
+    ("generate_subscripts", PG_CATALOG_OID),
+    ("unnest", PG_CATALOG_OID),
+    ("_pg_expandarray", INFORMATION_SCHEMA_OID),
+];
+
 pub fn function_names() -> &'static [&'static str] {
     &[
         "abs",
@@ -778,6 +788,19 @@ impl Session {
                         .set("proretset", flag(false))
                         .set("prosrc", n)
                 })
+                // The set-returning functions (`sql::srf`), `_pg_expandarray` in
+                // information_schema, where PostgreSQL keeps it.
+                .chain(SET_RETURNING_FUNCTIONS.iter().map(|&(n, namespace)| {
+                    Fields::new()
+                        .set("oid", oid(object_oid(ObjectKind::Function, n)))
+                        .set("proname", n)
+                        .set("pronamespace", oid(namespace))
+                        .set("proowner", oid(OWNER_OID))
+                        .set("prolang", oid(12))
+                        .set("prokind", ch('f'))
+                        .set("proretset", flag(true))
+                        .set("prosrc", n)
+                }))
                 .collect(),
             "pg_cursors" => self
                 .open_cursors

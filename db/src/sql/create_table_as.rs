@@ -49,6 +49,10 @@ impl Session {
                 .unwrap_or(DataType::Text { max_chars: None });
             columns.push(Column { name, ty, nullable: true });
         }
+        // No record is stored (records are values of queries only).
+        if let Some(c) = columns.iter().find(|c| matches!(c.ty, DataType::Record(_))) {
+            return Err(DbError::Unsupported(format!("the column \"{}\" of type record in a table", c.name)));
+        }
         let schema = TableSchema::new(&name, columns, Vec::new())?;
         self.create_table(schema)?;
         let filled = self.insert_target_of(name.clone(), &[], None, None).and_then(|target| {

@@ -79,6 +79,12 @@ pub(crate) enum BinOp {
     HasKey,
     /// `&&`: two arrays have an element in common.
     Overlaps,
+    /// `&`, `|`, `#`, `<<`, `>>`: the bitwise operators of the integers.
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
 }
 
 impl BinOp {
@@ -535,6 +541,9 @@ pub(crate) enum Expr {
     Subscript(Box<Expr>, Box<Expr>),
     /// `a[lo:hi]`, either bound omitted.
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `(r).field`: the field at this position of a record (see `record`), resolved by
+    /// name when the query is compiled.
+    Field(Box<Expr>, usize),
 }
 
 /// A subquery in an expression: what it is asked, and its plan.
@@ -1100,9 +1109,13 @@ impl<'a> Binder<'a> {
                 Expr::Array(arrays::element_type(&types)?, elems)
             }
             E::CompoundFieldAccess { root, access_chain } => {
-                let mut base = self.compile(root)?;
+                let (mut base, access_chain) = self.access_root(root, access_chain)?;
                 for access in access_chain {
                     let base_type = self.type_of(&base);
+                    if let ast::AccessExpr::Dot(field) = access {
+                        base = self.field(base, base_type, field)?;
+                        continue;
+                    }
                     if let Some(ty) = base_type.filter(|t| !arrays::is_subscriptable(*t)) {
                         return Err(arrays::not_subscriptable(ty));
                     }
@@ -1141,6 +1154,64 @@ impl<'a> Binder<'a> {
             }
             other => return Err(DbError::Unsupported(format!("the expression {other}"))),
         })
+    }
+
+    /// The start of `root.a.b[i]...`: PostgreSQL reads `t.c[i]` and `s.t.c[i]` as a
+    /// subscript of the column `c` of the relation `t` (sqlparser gives the names after
+    /// the first as field accesses), so leading names after an identifier that names a
+    /// relation are the column reference. What is left of the chain (subscripts, and
+    /// fields of a record: `(r).f`) applies to it.
+    fn access_root<'c>(
+        &mut self,
+        root: &ast::Expr,
+        chain: &'c [ast::AccessExpr],
+    ) -> DbResult<(Expr, &'c [ast::AccessExpr])> {
+        let dotted = |a: &ast::AccessExpr| match a {
+            ast::AccessExpr::Dot(ast::Expr::Identifier(ident)) => Some(ident.clone()),
+            _ => None,
+        };
+        if let ast::Expr::Identifier(first) = root {
+            let names: Vec<ast::Ident> = chain.iter().map_while(dotted).take(2).collect();
+            let relation_named = |binder: &Self, q: &ast::Ident| {
+                let q = ident_name(q);
+                binder.scope.entry_named(&q).is_some()
+                    || binder.outer.iter().any(|s| s.entry_named(&q).is_some())
+            };
+            match names.as_slice() {
+                // schema.table.column
+                [table, column] if !relation_named(self, first) && relation_named(self, table) => {
+                    return Ok((self.column(Some(table), column)?, &chain[2..]));
+                }
+                [column, ..] if relation_named(self, first) => {
+                    return Ok((self.column(Some(first), column)?, &chain[1..]));
+                }
+                // Neither a relation nor a column (of a record): PostgreSQL's missing
+                // FROM-clause entry.
+                [column, ..] if self.column(None, first).is_err() => {
+                    return Err(self
+                        .column(Some(first), column)
+                        .err()
+                        .unwrap_or_else(|| DbError::MissingFromEntry(ident_name(first))));
+                }
+                _ => {}
+            }
+        }
+        Ok((self.compile(root)?, chain))
+    }
+
+    /// `(base).field`: the field of a record, found by name in its type.
+    fn field(&self, base: Expr, base_type: Option<DataType>, field: &ast::Expr) -> DbResult<Expr> {
+        let ast::Expr::Identifier(ident) = field else {
+            return Err(DbError::Unsupported(format!("the field access .{field}")));
+        };
+        let name = ident_name(ident);
+        match base_type {
+            Some(DataType::Record(ty)) => match ty.field_index(&name) {
+                Some(i) => Ok(Expr::Field(Box::new(base), i)),
+                None => Err(DbError::UnknownColumn(name)),
+            },
+            other => Err(not_composite(other)),
+        }
     }
 
     /// `a || b` with an array on a side whose other side's type is known: the array
@@ -1425,6 +1496,12 @@ impl<'a> Binder<'a> {
     }
 
     fn function(&mut self, f: &ast::Function) -> DbResult<Expr> {
+        if crate::sql::srf::SetFunction::named_in_schema(&f.name).is_some() {
+            return Err(DbError::Unsupported(format!(
+                "{}() here: a set-returning function is taken in FROM or as a whole select-list item",
+                f.name
+            )));
+        }
         let name = match f.name.0.as_slice() {
             [part] => part.as_ident().map(ident_name),
             [schema, part] if schema.as_ident().is_some_and(|s| ident_name(s) == "pg_catalog") => {
@@ -1608,11 +1685,6 @@ impl<'a> Binder<'a> {
         if let Some((func, min, max)) = crate::catalog::CatalogFn::named(&name) {
             let args = self.call_arguments(&name, args, min, max)?;
             return self.catalog_call(func, args);
-        }
-        if crate::sql::srf::SetFunction::named(&name).is_some() {
-            return Err(DbError::Unsupported(format!(
-                "{name}() here: a set-returning function is taken in FROM or as a whole select-list item"
-            )));
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
@@ -1830,6 +1902,11 @@ fn binary_operator(op: &ast::BinaryOperator) -> DbResult<BinOp> {
         B::ArrowAt => BinOp::ContainedBy,
         B::Question => BinOp::HasKey,
         B::PGOverlap => BinOp::Overlaps,
+        B::BitwiseAnd => BinOp::BitAnd,
+        B::BitwiseOr => BinOp::BitOr,
+        B::PGBitwiseXor => BinOp::BitXor,
+        B::PGBitwiseShiftLeft => BinOp::ShiftLeft,
+        B::PGBitwiseShiftRight => BinOp::ShiftRight,
         other => return Err(DbError::Unsupported(format!("the operator {other}"))),
     })
 }
@@ -2123,6 +2200,7 @@ impl Expr {
                 Expr::Array(elem, items.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
             }
             Expr::Subscript(a, i) => Expr::Subscript(boxed(f, a)?, boxed(f, i)?),
+            Expr::Field(a, i) => Expr::Field(boxed(f, a)?, i),
             Expr::Slice(a, lo, hi) => Expr::Slice(
                 boxed(f, a)?,
                 lo.map(|e| boxed(f, e)).transpose()?,
@@ -2194,6 +2272,7 @@ impl Expr {
                 f(a);
                 f(i);
             }
+            Expr::Field(a, _) => f(a),
             Expr::Slice(a, lo, hi) => {
                 f(a);
                 if let Some(lo) = lo {
@@ -2521,6 +2600,10 @@ impl Expr {
                 Some(DataType::Catalog(c)) if c.is_vector() => Some(DataType::Int),
                 _ => None,
             },
+            Expr::Field(a, i) => match a.static_type(columns, aggs) {
+                Some(DataType::Record(ty)) => ty.field_types().get(*i).copied(),
+                _ => None,
+            },
             Expr::Slice(a, _, _) => match a.static_type(columns, aggs) {
                 // A slice of a vector is an array from 1 (int2[] in PostgreSQL).
                 Some(DataType::Catalog(c)) if c.is_vector() => Some(DataType::Array(ElemType::Int)),
@@ -2696,6 +2779,11 @@ impl Expr {
                 crate::array::Array::new(*elem, values).into_value()
             }
             Expr::Subscript(a, i) => arrays::subscript(a.eval(row, aggs)?, i.eval(row, aggs)?)?,
+            Expr::Field(a, i) => match a.eval(row, aggs)? {
+                Value::Null => Value::Null,
+                Value::Record(r) => r.fields.get(*i).cloned().unwrap_or(Value::Null),
+                other => return Err(not_composite(other.data_type())),
+            },
             Expr::Slice(a, lo, hi) => arrays::slice(
                 a.eval(row, aggs)?,
                 lo.as_ref().map(|e| e.eval(row, aggs)).transpose()?,
@@ -3026,6 +3114,9 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
         | BinOp::ContainedBy
         | BinOp::HasKey => unreachable!("json_ops answers its operators"),
         BinOp::Overlaps => unreachable!("arrays answers &&"),
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::ShiftLeft | BinOp::ShiftRight => {
+            bitwise(op, &a, &b)
+        }
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
             if let Some(result) = temporal::arithmetic(op, &a, &b) {
                 return result;
@@ -3033,6 +3124,39 @@ fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
             arithmetic(op, to_num(&a)?, to_num(&b)?).map(Num::value)
         }
     }
+}
+
+/// PostgreSQL's 42809 for `.field` of a value that is no record.
+fn not_composite(ty: Option<DataType>) -> DbError {
+    let name = ty.map_or("unknown".into(), |t| t.name().to_lowercase());
+    DbError::WrongObjectType(format!(
+        "column notation .field applied to type {name}, which is not a composite type"
+    ))
+}
+
+/// The bitwise operators on two integers (PostgreSQL has them for the integer types and
+/// bit strings only; a shift by 64 or more, or by a negative count, follows its C: the
+/// count taken modulo 64).
+fn bitwise(op: BinOp, a: &Value, b: &Value) -> DbResult<Value> {
+    let (Value::Int(x), Value::Int(y)) = (a, b) else {
+        let name = |v: &Value| v.data_type().map_or("unknown".into(), |t| t.name().to_lowercase());
+        let symbol = match op {
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "#",
+            BinOp::ShiftLeft => "<<",
+            _ => ">>",
+        };
+        return Err(DbError::UndefinedOperator(format!("{} {symbol} {}", name(a), name(b))));
+    };
+    Ok(Value::Int(match op {
+        BinOp::BitAnd => x & y,
+        BinOp::BitOr => x | y,
+        BinOp::BitXor => x ^ y,
+        BinOp::ShiftLeft => x.wrapping_shl(*y as u32),
+        BinOp::ShiftRight => x.wrapping_shr(*y as u32),
+        _ => unreachable!("not a bitwise operator"),
+    }))
 }
 
 pub(crate) fn arithmetic(op: BinOp, a: Num, b: Num) -> DbResult<Num> {

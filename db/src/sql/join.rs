@@ -476,11 +476,11 @@ impl Session {
             for a in args {
                 let (func, call_args) = crate::sql::srf::call_of(a)
                     .ok_or_else(|| DbError::Unsupported(format!("{a} in ROWS FROM")))?;
-                parts.push(call(func, &call_args.iter().collect::<Vec<_>>(), false)?);
+                parts.push(call(func, &call_args.iter().collect::<Vec<_>>(), false)?.into_one_column());
             }
             FunctionScan::zip(parts, ordinality)
         } else {
-            let Some(func) = SetFunction::named(&fname) else {
+            let Some(func) = SetFunction::named_in_schema(name) else {
                 return Err(DbError::Unsupported(format!("the function {fname}() in FROM")));
             };
             call(func, args, ordinality)?
@@ -1181,7 +1181,7 @@ fn hash_key<'e>(
             Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
             // Arrays equal as SQL compares them may differ in element type (an int[]
             // and a numeric[]): one key for all, every match checked.
-            Value::Array(_) => {
+            Value::Array(_) | Value::Record(_) => {
                 lossy = true;
                 HashKey::Bool(false)
             }

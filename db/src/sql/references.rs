@@ -92,6 +92,7 @@ fn comparable(a: DataType, b: DataType) -> bool {
         DataType::Catalog(c) if c.is_oid() => 0,
         DataType::Catalog(_) => 1,
         DataType::Array(_) => 10,
+        DataType::Record(_) => 11,
     };
     if a == DataType::Json || b == DataType::Json {
         return false;

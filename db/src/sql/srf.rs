@@ -1,7 +1,9 @@
 //! Set-returning functions in FROM: `generate_series(start, stop [, step])` over
-//! integers, numerics and timestamps (an interval step), and `unnest(array [, ...])`
-//! (several arrays zipped, the shorter padded with NULLs), each `WITH ORDINALITY` if
-//! asked. A call is a relation of the FROM clause (`Relation::function`), planned as a
+//! integers, numerics and timestamps (an interval step), `unnest(array [, ...])`
+//! (several arrays zipped, the shorter padded with NULLs), `generate_subscripts` and
+//! `information_schema._pg_expandarray(array)` (columns `x`, an element, and `n`, its
+//! position from 1; in a select list one `record` of the two, as PostgreSQL's OUT
+//! parameters give), each `WITH ORDINALITY` if asked. A call is a relation of the FROM clause (`Relation::function`), planned as a
 //! Function Scan node of the joins (`join::Node::Function`); its arguments may read the
 //! relations before it (`FROM t, unnest(t.tags)`, `CROSS JOIN LATERAL`), which makes
 //! it run once per row of those.
@@ -12,6 +14,7 @@
 use sqlparser::ast;
 
 use crate::error::{DbError, DbResult};
+use crate::record::{Record, RecordType};
 use crate::sql::arrays;
 use crate::sql::expr::{to_num, BinOp, Expr, Num};
 use crate::value::{CatalogType, DataType, Value};
@@ -31,6 +34,9 @@ pub(crate) enum SetFunction {
     /// for a table that is not a partition (psql's `\d` reads it for foreign keys and
     /// triggers).
     PartitionAncestors,
+    /// `information_schema._pg_expandarray(array)`: (x, n) for each element x at
+    /// position n (from 1, whatever the array's first subscript: an int2vector's too).
+    ExpandArray,
 }
 
 impl SetFunction {
@@ -44,12 +50,29 @@ impl SetFunction {
         }
     }
 
+    /// The function a (possibly schema-qualified) name calls: the built-in ones bare or
+    /// in `pg_catalog`, `_pg_expandarray` in `information_schema` only (where
+    /// PostgreSQL keeps it, off the search path).
+    pub(crate) fn named_in_schema(name: &ast::ObjectName) -> Option<SetFunction> {
+        let ident = |p: &ast::ObjectNamePart| p.as_ident().map(crate::sql::expr::ident_name);
+        match name.0.as_slice() {
+            [part] => SetFunction::named(&ident(part)?),
+            [schema, part] => match (ident(schema)?.as_str(), ident(part)?.as_str()) {
+                ("information_schema", "_pg_expandarray") => Some(SetFunction::ExpandArray),
+                ("pg_catalog", name) => SetFunction::named(name),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             SetFunction::GenerateSeries => "generate_series",
             SetFunction::Unnest => "unnest",
             SetFunction::GenerateSubscripts => "generate_subscripts",
             SetFunction::PartitionAncestors => "pg_partition_ancestors",
+            SetFunction::ExpandArray => "_pg_expandarray",
         }
     }
 
@@ -69,13 +92,15 @@ impl SetFunction {
 pub(crate) const ROWS_FROM: &str = "__rows_from";
 
 /// One call of the calls a scan zips: its function, how many of the scan's arguments
-/// and result columns are its, and the first subscript of its array (generate_subscripts).
+/// and result columns are its, the first subscript of its array (generate_subscripts),
+/// and the record its columns are given as (`FunctionScan::into_one_column`).
 #[derive(Clone, Copy, Debug)]
 struct Part {
     func: SetFunction,
     args: usize,
     columns: usize,
     lower: i64,
+    record: Option<RecordType>,
 }
 
 /// A compiled call of a set-returning function in FROM, or several zipped (ROWS FROM).
@@ -154,8 +179,28 @@ impl FunctionScan {
                 }
                 vec![DataType::Catalog(CatalogType::RegClass)]
             }
+            SetFunction::ExpandArray => {
+                if args.len() != 1 {
+                    return Err(DbError::UndefinedFunction(format!(
+                        "information_schema._pg_expandarray() with {} argument(s)",
+                        args.len()
+                    )));
+                }
+                let elem = match arg_types[0] {
+                    Some(DataType::Array(elem)) => elem.data_type(),
+                    Some(DataType::Catalog(c)) if c.is_vector() => DataType::Int,
+                    Some(DataType::Text { .. }) | None => DataType::Text { max_chars: None },
+                    Some(other) => {
+                        return Err(DbError::UndefinedFunction(format!(
+                            "information_schema._pg_expandarray({})",
+                            arrays::pg_name(other)
+                        )))
+                    }
+                };
+                vec![elem, DataType::Int]
+            }
         };
-        let part = Part { func, args: args.len(), columns: types.len(), lower };
+        let part = Part { func, args: args.len(), columns: types.len(), lower, record: None };
         Ok(FunctionScan { args, ordinality, types, parts: vec![part] })
     }
 
@@ -171,6 +216,22 @@ impl FunctionScan {
         out
     }
 
+    /// The call as a select list reads it: one value per row, a function of several
+    /// output columns giving them as one record (PostgreSQL's `SELECT
+    /// information_schema._pg_expandarray(a)` is a column of `record`).
+    pub(crate) fn into_one_column(mut self) -> FunctionScan {
+        if let [part] = self.parts.as_mut_slice() {
+            if part.func == SetFunction::ExpandArray {
+                let elem = crate::array::ElemType::of(self.types[0]).unwrap_or(crate::array::ElemType::Text);
+                let ty = RecordType::ExpandArray(elem);
+                part.record = Some(ty);
+                part.columns = 1;
+                self.types = vec![DataType::Record(ty)];
+            }
+        }
+        self
+    }
+
     /// Whether the arguments read a row of the relations before this one (LATERAL).
     pub(crate) fn is_lateral(&self) -> bool {
         let mut columns = Vec::new();
@@ -184,7 +245,10 @@ impl FunctionScan {
         let mut names: Vec<String> = self
             .parts
             .iter()
-            .flat_map(|p| std::iter::repeat_n(p.func.column_name().to_string(), p.columns))
+            .flat_map(|p| match (p.func, p.record) {
+                (SetFunction::ExpandArray, None) => vec!["x".to_string(), "n".to_string()],
+                _ => vec![p.func.column_name().to_string(); p.columns],
+            })
             .collect();
         if self.ordinality {
             names.push("ordinality".into());
@@ -240,12 +304,17 @@ impl FunctionScan {
 
     /// The rows of one call (whose first result column is `column`).
     fn part_rows(&self, part: &Part, column: usize, values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
-        match part.func {
+        let rows = match part.func {
             SetFunction::GenerateSeries => series(&values, self.types[column]),
             SetFunction::Unnest => unnest(values),
             SetFunction::GenerateSubscripts => subscripts(values, part.lower),
             SetFunction::PartitionAncestors => Ok(Vec::new()),
-        }
+            SetFunction::ExpandArray => expand_array(values),
+        }?;
+        Ok(match part.record {
+            None => rows,
+            Some(ty) => rows.into_iter().map(|fields| vec![Record::new(ty, fields).into_value()]).collect(),
+        })
     }
 
     /// The call as EXPLAIN shows it.
@@ -287,6 +356,17 @@ fn subscripts(values: Vec<Value>, lower: i64) -> DbResult<Vec<Vec<Value>>> {
         out.reverse();
     }
     Ok(out)
+}
+
+/// `_pg_expandarray(array)`: (element, position from 1) for each element; none for a
+/// NULL array.
+fn expand_array(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
+    let array = values.into_iter().next().unwrap_or(Value::Null);
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let items = arrays::as_array(array, None)?.into_items();
+    Ok(items.into_iter().zip(1..).map(|(x, n)| vec![x, Value::Int(n)]).collect())
 }
 
 /// generate_series's result type: a timestamp's kind with timestamps (a date's series is
@@ -419,12 +499,7 @@ fn unnest(values: Vec<Value>) -> DbResult<Vec<Vec<Value>>> {
 /// a window, no ORDER BY inside).
 pub(crate) fn call_of(e: &ast::Expr) -> Option<(SetFunction, Vec<ast::Expr>)> {
     let ast::Expr::Function(f) = e else { return None };
-    let part = match f.name.0.as_slice() {
-        [part] => part,
-        [schema, part] if crate::sql::expr::ident_name(schema.as_ident()?) == "pg_catalog" => part,
-        _ => return None,
-    };
-    let func = SetFunction::named(&crate::sql::expr::ident_name(part.as_ident()?))?;
+    let func = SetFunction::named_in_schema(&f.name)?;
     let ast::FunctionArguments::List(list) = &f.args else { return None };
     let args = list
         .args
@@ -435,6 +510,18 @@ pub(crate) fn call_of(e: &ast::Expr) -> Option<(SetFunction, Vec<ast::Expr>)> {
         })
         .collect::<Option<Vec<_>>>()?;
     (f.over.is_none() && list.clauses.is_empty()).then_some((func, args))
+}
+
+/// A select item `(f(..)).field` of a set-returning call `f` whose rows are records:
+/// the call and the field's name.
+fn field_of_call(e: &ast::Expr) -> Option<(ast::Expr, ast::Ident)> {
+    let ast::Expr::CompoundFieldAccess { root, access_chain } = e else { return None };
+    let [ast::AccessExpr::Dot(ast::Expr::Identifier(field))] = access_chain.as_slice() else { return None };
+    let mut call = root.as_ref();
+    while let ast::Expr::Nested(inner) = call {
+        call = inner;
+    }
+    call_of(call).map(|_| (call.clone(), field.clone()))
 }
 
 /// The alias of the FROM item a select list's set-returning functions become.
@@ -460,6 +547,9 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
         if let Some(call) = call_of(expr) {
             calls.push(call);
             call_items.push(expr.clone());
+        } else if let Some((call, _)) = field_of_call(expr) {
+            calls.push(call_of(&call).expect("a set-returning call"));
+            call_items.push(call);
         }
     }
     if calls.is_empty() {
@@ -474,8 +564,10 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
     }
     // One FROM item for all: a lone call, a zipped unnest, or the calls in lockstep
     // (ROWS FROM), each giving one column.
+    // A function of several output columns (`_pg_expandarray`) gives one record per row
+    // here: it goes through ROWS FROM, whose calls give one column each.
     let (name, args, outputs) = match calls.as_slice() {
-        [(func, args)] => {
+        [(func, args)] if *func != SetFunction::ExpandArray => {
             let outputs = if *func == SetFunction::Unnest { args.len() } else { 1 };
             (func.name(), args.clone(), outputs)
         }
@@ -515,14 +607,25 @@ pub(crate) fn select_list_functions(select: &ast::Select) -> DbResult<Option<ast
             ast::SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.clone())),
             _ => continue,
         };
-        if call_of(&expr).is_none() {
+        let field = field_of_call(&expr).map(|(_, field)| field);
+        if call_of(&expr).is_none() && field.is_none() {
             continue;
         }
-        let column = ast::Expr::CompoundIdentifier(vec![
+        let mut column = ast::Expr::CompoundIdentifier(vec![
             ast::Ident::new(SELECT_LIST_ALIAS),
             ast::Ident::new(columns[next].as_str()),
         ]);
         next += 1;
+        if let Some(field) = field {
+            // `(f(..)).n`: the field of the call's record, a column named after the field.
+            column = ast::Expr::CompoundFieldAccess {
+                root: Box::new(ast::Expr::Nested(Box::new(column))),
+                access_chain: vec![ast::AccessExpr::Dot(ast::Expr::Identifier(field.clone()))],
+            };
+            let alias = alias.unwrap_or(field);
+            *item = ast::SelectItem::ExprWithAlias { expr: column, alias };
+            continue;
+        }
         // The output column keeps the call's name (`generate_series`), as PostgreSQL's.
         let alias = alias.unwrap_or_else(|| ast::Ident::new(call_of(&expr).map_or("", |(f, _)| f.name())));
         *item = ast::SelectItem::ExprWithAlias { expr: column, alias };

@@ -131,6 +131,10 @@ impl Session {
                 }
             }
         }
+        // A view's schema is logged with its columns' types, and no record is stored.
+        if let Some(c) = columns.iter().find(|c| matches!(c.ty, DataType::Record(_))) {
+            return Err(DbError::Unsupported(format!("the view column \"{}\" of type record", c.name)));
+        }
         let mut schema = TableSchema::new(&name, columns, Vec::new())?;
         schema.view = Some(query.to_string());
         let replacing = existing.is_some();

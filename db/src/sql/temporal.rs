@@ -269,10 +269,7 @@ pub(crate) fn date_part(field_value: &Value, v: &Value) -> DbResult<Value> {
         Value::Timestamp(t) if matches!(*t, datetime::INFINITY | datetime::NEG_INFINITY) => infinite(*t),
         Value::TimestampTz(t) => {
             let dt = datetime::civil_in(*t, &zone)?;
-            let offset = zone.to_offset(
-                jiff::Timestamp::from_microsecond(*t + 946_684_800_000_000).map_err(|_| out_of_range())?,
-            );
-            datetime::extract(field, dt, *t, offset.seconds())?
+            datetime::extract(field, dt, *t, datetime::offset_at(*t, &zone))?
         }
         Value::Timestamp(t) => datetime::extract(field, datetime::civil(*t)?, *t, 0)?,
         Value::Date(d) => {
@@ -299,10 +296,6 @@ fn infinite(t: i64) -> f64 {
     } else {
         f64::NEG_INFINITY
     }
-}
-
-fn out_of_range() -> DbError {
-    DbError::DatetimeOverflow("timestamp out of range".into())
 }
 
 fn unit_error(field: Field, ty: &str) -> DbError {

@@ -468,3 +468,39 @@ fn an_array_is_built_from_a_subquery() {
     assert_eq!(error.sqlstate(), "42601", "{error}");
     assert!(error.to_string().contains("subquery must return only one column"), "{error}");
 }
+
+#[test]
+fn a_subscript_of_a_qualified_column_reads_that_relations_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE tq (k INT PRIMARY KEY, a INT[])");
+    run(&mut s, "INSERT INTO tq VALUES (1, '{4,5,6}')");
+    run(&mut s, "COMMIT");
+    // PostgreSQL 15: 5|6|{4,5}.
+    assert_eq!(table(&mut s, "SELECT tq.a[2], public.tq.a[3], tq.a[1:2] FROM tq"), ["5|6|{4,5}"]);
+    // A subscript from another relation of the FROM clause, as PgJDBC's foreign-key
+    // query pairs each key's columns by position (`con.confkey[pos.n]`).
+    assert_eq!(
+        table(
+            &mut s,
+            "SELECT pos.n, t.a[pos.n] FROM tq t, generate_series(1, 4) pos(n) WHERE t.a[pos.n] > 4 ORDER BY pos.n"
+        ),
+        ["2|5", "3|6"]
+    );
+    // A name before the column that names no relation is an error, as PostgreSQL's.
+    assert_eq!(fails(&mut s, "SELECT nosuch.a[1] FROM tq").sqlstate(), "42P01");
+}
+
+#[test]
+fn bitwise_operators_of_integers_give_postgresqls_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    // PostgreSQL 15: 8|15|6|16|64.
+    assert_eq!(table(&mut s, "SELECT 12 & 10, 12 | 3, 12 # 10, 1 << 4, 256 >> 2"), ["8|15|6|16|64"]);
+    // An array's element and a smallint (PgJDBC's getIndexInfo reads the DESC bit of
+    // pg_index.indoption so: `catalog::pgjdbcs_metadata_queries_give_postgresqls_rows`).
+    assert_eq!(table(&mut s, "SELECT (ARRAY[1,0])[1] & 1::smallint, (ARRAY[1,0])[2] & 1::smallint"), ["1|0"]);
+    assert_eq!(fails(&mut s, "SELECT 1.5 & 1").sqlstate(), "42883");
+}

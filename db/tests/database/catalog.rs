@@ -408,3 +408,95 @@ fn catalog_functions_and_regex_operators_answer_as_postgresql() {
     );
     assert_eq!(fails(&mut s, "SELECT 'a' ~ '('").sqlstate(), "2201B");
 }
+
+/// The queries PgJDBC 42.5 sends for `DatabaseMetaData.getPrimaryKeys`,
+/// `getCrossReference` (getImportedKeys and getExportedKeys are the same query with
+/// one side's condition) and `getIndexInfo`, as PostgreSQL 15's log recorded them
+/// (`log_statement = all`) for the schema of issue 20's PgJDBC judge
+/// (`cli/tests/clients/JdbcMetadataJudge.java`), answered here through the catalog as
+/// PostgreSQL answers them: `information_schema._pg_expandarray` of an int2vector,
+/// `(f(x)).n` and `(result.KEYS).x`, `con.confkey[pos.n]` over
+/// `generate_series(1, 32) pos(n)`, `I_INDOPTION[ORDINAL_POSITION - 1] & 1::smallint`.
+#[test]
+fn pgjdbcs_metadata_queries_give_postgresqls_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    for statement in include_str!("pgjdbc_schema.sql").split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        run(&mut s, statement);
+    }
+    // The named columns of each row, joined by `|` (NULL as nothing, as psql -A).
+    let mut columns = |sql: &str, names: &[&str]| -> Vec<String> {
+        let result = run(&mut s, sql);
+        let at: Vec<usize> = names
+            .iter()
+            .map(|n| {
+                result.columns().iter().position(|c| c.name == *n).unwrap_or_else(|| panic!("no column {n}"))
+            })
+            .collect();
+        let text = |v: &db::Value| if v.is_null() { String::new() } else { v.to_string() };
+        result
+            .rows()
+            .iter()
+            .map(|row| at.iter().map(|&i| text(&row[i])).collect::<Vec<_>>().join("|"))
+            .collect()
+    };
+    assert_eq!(
+        columns(
+            include_str!("pgjdbc_primary_keys.sql"),
+            &["table_cat", "table_schem", "table_name", "column_name", "key_seq", "pk_name"]
+        ),
+        ["|public|jm_line|order_id|1|jm_line_pkey", "|public|jm_line|line_no|2|jm_line_pkey"]
+    );
+    assert_eq!(
+        columns(
+            include_str!("pgjdbc_cross_reference.sql"),
+            &[
+                "pktable_cat",
+                "pktable_schem",
+                "pktable_name",
+                "pkcolumn_name",
+                "fktable_cat",
+                "fktable_schem",
+                "fktable_name",
+                "fkcolumn_name",
+                "key_seq",
+                "update_rule",
+                "delete_rule",
+                "fk_name",
+                "pk_name",
+                "deferrability",
+            ]
+        ),
+        [
+            "|public|jm_line|order_id||public|jm_note|order_id|1|0|2|jm_note_line_fk|jm_line_pkey|7",
+            "|public|jm_line|line_no||public|jm_note|line_no|2|0|2|jm_note_line_fk|jm_line_pkey|7",
+        ]
+    );
+    // Without the cardinality and pages columns: the database keeps no statistics of
+    // its indexes (PostgreSQL answers 0 and 1 for an index of an empty table).
+    assert_eq!(
+        columns(
+            include_str!("pgjdbc_index_info.sql"),
+            &[
+                "table_cat",
+                "table_schem",
+                "table_name",
+                "non_unique",
+                "index_qualifier",
+                "index_name",
+                "type",
+                "ordinal_position",
+                "column_name",
+                "asc_or_desc",
+                "filter_condition",
+            ]
+        ),
+        [
+            "|public|jm_line|false||jm_line_pkey|3|1|order_id|A|",
+            "|public|jm_line|false||jm_line_pkey|3|2|line_no|A|",
+            "|public|jm_line|true||jm_line_shipped_amount_idx|3|1|shipped|A|",
+            "|public|jm_line|true||jm_line_shipped_amount_idx|3|2|amount|A|",
+        ]
+    );
+}

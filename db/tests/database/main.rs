@@ -29,6 +29,7 @@ mod instance;
 mod joined_dml;
 mod merge;
 mod params;
+mod records;
 mod recursive;
 mod relational;
 mod sequences;

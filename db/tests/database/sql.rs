@@ -1797,6 +1797,14 @@ fn create_table_as_makes_a_table_of_a_query_and_its_rows() {
     assert!(error.to_string().contains("column \"a\" specified more than once"), "{error}");
     assert_eq!(crate::common::fails(&mut s, "CREATE TABLE c1 AS SELECT 1").sqlstate(), "42P07");
     assert_eq!(crate::common::fails(&mut s, "CREATE TABLE c6 AS SELECT * FROM nope").sqlstate(), "42P01");
+    assert_eq!(
+        crate::common::fails(
+            &mut s,
+            "CREATE TABLE c7 AS SELECT information_schema._pg_expandarray(ARRAY[1, 2])"
+        )
+        .sqlstate(),
+        "0A000"
+    );
 }
 
 /// The standard's `FETCH FIRST n ROWS ONLY` (with `OFFSET n ROWS`) is LIMIT, as in

@@ -638,3 +638,40 @@ fn char_n_is_blank_padded_and_its_trailing_blanks_insignificant() {
     assert_eq!(names, ["CHAR(5)", "CHAR(1)", "CHAR(4)", "VARCHAR(5)"]);
     assert_eq!(fails(&mut s, "SELECT 'a'::char(0)").sqlstate(), "42601");
 }
+
+/// 9999-12-31 23:59:59.999999 at a zone west of UTC is an instant in the year 10000 in
+/// UTC, inside PostgreSQL's range (to 294276 AD) though past the calendar library's:
+/// PgJDBC sends one for `OffsetDateTime.of(9999, 12, 31, ...)` at -08:00.
+#[test]
+fn a_timestamptz_at_the_end_of_9999_west_of_utc_is_stored_compared_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "SET TIME ZONE 'America/Los_Angeles'");
+    run(&mut s, "CREATE TABLE tt (k INT PRIMARY KEY, tstz TIMESTAMPTZ)");
+    run(
+        &mut s,
+        "INSERT INTO tt VALUES (1, '9999-12-31 23:59:59.999999-08'), (2, '9999-12-31 23:59:59.999999+05:30')",
+    );
+    run(&mut s, "COMMIT");
+    // PostgreSQL 15, the same statements.
+    let rows: Vec<String> = cells(
+        &mut s,
+        "SELECT k, tstz, tstz - '9999-12-31 00:00:00+00'::timestamptz, extract(hour from tstz), \
+         tstz AT TIME ZONE 'America/Los_Angeles', tstz > '9999-12-31 00:00:00+00' FROM tt ORDER BY k",
+    )
+    .into_iter()
+    .map(|row| row.join("|"))
+    .collect();
+    assert_eq!(
+        rows,
+        [
+            "1|9999-12-31 23:59:59.999999-08|1 day 07:59:59.999999|23|9999-12-31 23:59:59.999999|true",
+            "2|9999-12-31 10:29:59.999999-08|18:29:59.999999|10|9999-12-31 10:29:59.999999|true",
+        ]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT '9999-12-31 23:59:59.999999'::timestamp AT TIME ZONE 'America/Los_Angeles'"),
+        "9999-12-31 23:59:59.999999-08"
+    );
+}
