@@ -781,8 +781,8 @@ impl Session {
             }
             S::CreateIndex(create) => self.create_index_statement(create),
             S::CreateView(create) => self.create_view_statement(create),
-            S::Drop { object_type: ast::ObjectType::View, if_exists, names, .. } => {
-                self.drop_view_statement(names, *if_exists)
+            S::Drop { object_type: ast::ObjectType::View, if_exists, names, cascade, .. } => {
+                self.drop_view_statement(names, *if_exists, *cascade)
             }
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
                 if *temporary || owned_by.is_some() {

@@ -668,7 +668,10 @@ impl Scope {
         if let Some(q) = qualifier {
             let Some(entry) = self.entry_named(q) else { return Ok(None) };
             return match entry.relation.schema.column_index(column) {
-                Ok(i) => Ok(Some(entry.offset + i)),
+                Ok(i) => {
+                    crate::sql::stored_views::note_column(&entry.relation, column);
+                    Ok(Some(entry.offset + i))
+                }
                 Err(DbError::UnknownColumn(_)) => Err(DbError::UnknownQualifiedColumn {
                     qualifier: q.to_string(),
                     column: column.to_string(),
@@ -683,15 +686,20 @@ impl Scope {
             }
             if let Ok(i) = entry.relation.schema.column_index(column) {
                 if entry.merged.iter().any(|m| m == column) {
+                    crate::sql::stored_views::note_column(&entry.relation, column);
                     return Ok(Some(entry.offset + i));
                 }
                 if found.is_some() {
                     return Err(DbError::AmbiguousColumn(column.to_string()));
                 }
-                found = Some(entry.offset + i);
+                found = Some((entry, i));
             }
         }
-        Ok(found)
+        Ok(found.map(|(entry, i)| {
+            // A name a view's query resolves is a column the view depends on.
+            crate::sql::stored_views::note_column(&entry.relation, column);
+            entry.offset + i
+        }))
     }
 
     /// The columns `SELECT *` (qualifier None) or `q.*` expands to: (name, row position).
@@ -713,6 +721,10 @@ impl Scope {
                 if qualifier.is_none() && entry.merged_away.contains(&column.name) {
                     continue;
                 }
+                if crate::sql::stored_views::is_unread_column(&column.name) {
+                    continue;
+                }
+                crate::sql::stored_views::note_column(&entry.relation, &column.name);
                 if qualifier.is_none() && entry.merged.contains(&column.name) {
                     merged.push((column.name.clone(), entry.offset + i));
                 } else {
