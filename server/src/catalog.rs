@@ -453,7 +453,9 @@ impl CatalogQuery {
                 .filter(|t| matches(&self.name_pattern, &t.name))
                 .map(|t| vec![text(table_oid(&t.name).to_string()), text("public"), text(t.name.clone())])
                 .collect(),
-            Family::TableInfo => by_oid().map(|_| vec![self.row(table_info_value)]).unwrap_or_default(),
+            Family::TableInfo => {
+                by_oid().map(|t| vec![self.row(|item, _| table_info_value(t, item))]).unwrap_or_default()
+            }
             Family::Columns => match by_oid() {
                 Some(t) => (0..t.visible_columns().len())
                     .map(|i| self.row(|item, _| column_value(t, i, item)))
@@ -516,16 +518,26 @@ fn relation_value(relation: &Relation, _item: &str, name: &str, asker: &Asker) -
     }
 }
 
-fn table_info_value(item: &str, _name: &str) -> Value {
+/// psql's `\d NAME` header query of `table`: a view (relkind v, a rule, no index, no
+/// access method) is told from a table, so psql titles and lays it out as one.
+fn table_info_value(table: &TableSchema, item: &str) -> Value {
     let is = |word: &str| item.contains(word);
+    let kind = if table.view.is_some() {
+        "v"
+    } else if table.sequence.is_some() {
+        "S"
+    } else {
+        "r"
+    };
     if is("relchecks") {
         text("0")
     } else if is("relkind") {
-        text("r")
+        text(kind)
     } else if is("relhasindex") {
-        flag(true)
-    } else if is("relhasrules")
-        || is("relhastriggers")
+        flag(kind == "r")
+    } else if is("relhasrules") {
+        flag(kind == "v")
+    } else if is("relhastriggers")
         || is("relrowsecurity")
         || is("relforcerowsecurity")
         || is("relhasoids")
@@ -539,9 +551,13 @@ fn table_info_value(item: &str, _name: &str) -> Value {
     } else if is("relpersistence") {
         text("p")
     } else if is("relreplident") {
-        text("d")
+        text(if kind == "r" { "d" } else { "n" })
     } else if is("amname") {
-        text("heap")
+        if kind == "r" {
+            text("heap")
+        } else {
+            Value::Null
+        }
     } else {
         Value::Null
     }
