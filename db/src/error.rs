@@ -171,6 +171,14 @@ pub enum DbError {
     /// assignment).
     #[error("{0}")]
     NullValueNotAllowed(String),
+    /// A RANGE frame's offset for an ORDER BY key of a type it cannot be added to or
+    /// taken from (0A000, PostgreSQL's words; `offset` None: no offset type fits `key`).
+    #[error("RANGE with offset PRECEDING/FOLLOWING is not supported for column type {key}{}", offset.as_ref().map_or(String::new(), |o| format!(" and offset type {o}")))]
+    RangeOffsetType { key: String, offset: Option<String> },
+    /// A window frame's offset below zero (22013, PostgreSQL's
+    /// invalid_preceding_or_following_size).
+    #[error("{0}")]
+    InvalidFrameOffset(String),
     /// A value given for a GENERATED ALWAYS column (428C9).
     #[error("{0}")]
     GeneratedAlways(String),
@@ -327,6 +335,9 @@ impl DbError {
     pub fn hint(&self) -> Option<&str> {
         match self.kind() {
             DbError::DependentObjects { hint, .. } => hint.as_deref(),
+            DbError::RangeOffsetType { offset: Some(_), .. } => {
+                Some("Cast the offset value to an appropriate type.")
+            }
             _ => None,
         }
     }
@@ -414,6 +425,8 @@ impl DbError {
             DbError::InvalidForeignKey(_) => "42830",
             DbError::InvalidColumnReference(_) => "42P10",
             DbError::NullValueNotAllowed(_) => "22004",
+            DbError::InvalidFrameOffset(_) => "22013",
+            DbError::RangeOffsetType { .. } => "0A000",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",

@@ -2905,7 +2905,7 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
     }))
 }
 
-fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
+pub(crate) fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
     // Two integers, the commonest operands (`SET n = n + 1`, `WHERE id < $1`), answered
     // here: the general path below asks the JSON and date operators first and goes
     // through `Num`, ~100 instructions more per operation (callgrind, `commit_loop`).
