@@ -26,8 +26,10 @@
 //!
 //! Named windows (`WINDOW w AS (...)`, `OVER w`, `OVER (w ORDER BY ...)`) are resolved
 //! to whole specifications before the calls compile, with PostgreSQL's rules and errors.
-//! Not supported: frame exclusion (`EXCLUDE ...`, which the SQL parser does not read:
-//! a syntax error), DISTINCT in a window aggregate (0A000, as in PostgreSQL).
+//! Frame exclusion (`EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS`, carried into the
+//! frame's last bound by `frame_exclusion`) leaves rows out of each row's frame: such a
+//! frame is aggregated afresh for each row. Not supported (0A000, as in PostgreSQL):
+//! DISTINCT in a window aggregate.
 
 use std::cmp::Ordering;
 
@@ -35,6 +37,7 @@ use sqlparser::ast;
 
 use crate::error::{DbError, DbResult};
 use crate::sql::expr::{ident_name, AggCall, AggFunc, Binder, Expr};
+use crate::sql::frame_exclusion::Exclusion;
 use crate::value::{DataType, Value};
 
 /// A window function.
@@ -84,6 +87,8 @@ pub(crate) struct WindowCall {
     pub frame: Option<(FrameUnits, Bound, Bound)>,
     /// An aggregate's `FILTER (WHERE ...)`.
     pub filter: Option<Expr>,
+    /// The frame's `EXCLUDE ...`: rows of the frame left out of it.
+    pub exclude: Exclusion,
 }
 
 impl WindowCall {
@@ -110,6 +115,7 @@ impl WindowCall {
                 Some((units, start, end)) => Some((units, bound(start, f)?, bound(end, f)?)),
             },
             filter: self.filter.map(&mut *f).transpose()?,
+            exclude: self.exclude,
         })
     }
 
@@ -277,6 +283,7 @@ impl Binder<'_> {
                 };
                 order.push((self.compile_window_part(&o.expr)?, desc, o.options.nulls_first.unwrap_or(desc)));
             }
+            let mut exclude = Exclusion::NoOthers;
             let frame = match &spec.window_frame {
                 None => None,
                 Some(frame) => {
@@ -304,11 +311,25 @@ impl Binder<'_> {
                                     Some(e) => this.compile_window_part(e).map(Some),
                                 }
                         };
-                        Ok(match b {
-                            ast::WindowFrameBound::CurrentRow => Bound::CurrentRow,
-                            ast::WindowFrameBound::Preceding(e) => Bound::Preceding(offset(e, self)?),
-                            ast::WindowFrameBound::Following(e) => Bound::Following(offset(e, self)?),
-                        })
+                        // A bound carrying the frame's exclusion (`frame_exclusion`).
+                        let (preceding, written) = match b {
+                            ast::WindowFrameBound::CurrentRow => return Ok(Bound::CurrentRow),
+                            ast::WindowFrameBound::Preceding(e) => (true, e),
+                            ast::WindowFrameBound::Following(e) => (false, e),
+                        };
+                        let written = match written.as_deref().and_then(exclusion_call) {
+                            Some((exclusion, carried)) => {
+                                exclude = exclusion;
+                                match carried {
+                                    CarriedBound::CurrentRow => return Ok(Bound::CurrentRow),
+                                    CarriedBound::Unbounded => None,
+                                    CarriedBound::Offset(e) => Some(Box::new(e.clone())),
+                                }
+                            }
+                            None => written.clone(),
+                        };
+                        let offset = offset(&written, self)?;
+                        Ok(if preceding { Bound::Preceding(offset) } else { Bound::Following(offset) })
                     };
                     let start = bound(&frame.start_bound)?;
                     let end = match &frame.end_bound {
@@ -328,7 +349,7 @@ impl Binder<'_> {
                 Some(condition) => Some(self.compile_window_part(condition)?),
                 None => None,
             };
-            Ok(WindowCall { func, args, partition, order, frame, filter })
+            Ok(WindowCall { func, args, partition, order, frame, filter, exclude })
         })();
         self.windows_allowed = true;
         self.windows.push(compiled?);
@@ -594,9 +615,11 @@ fn partition(
             for p in 0..m {
                 let (lo, hi) =
                     frame_of(call, p, m, &first_peer, &last_peer, order_keys, rows, members, eval)?;
+                // The frame's rows less those its exclusion leaves out.
+                let kept = |q: &usize| !excluded(call.exclude, p, *q, &first_peer);
                 let at = match call.func {
-                    WindowFunc::FirstValue => Some(lo),
-                    WindowFunc::LastValue => hi.checked_sub(1),
+                    WindowFunc::FirstValue => (lo..hi).find(kept),
+                    WindowFunc::LastValue => (lo..hi).rev().find(kept),
                     _ => {
                         let (r, a) = &rows[members[p]];
                         match count_arg(&call.args[1], r, a, eval, "nth_value's position")? {
@@ -607,7 +630,7 @@ fn partition(
                                     allowed: "greater than zero".into(),
                                 })
                             }
-                            Some(k) => lo.checked_add(k as usize - 1),
+                            Some(k) => (lo..hi).filter(kept).nth(k as usize - 1),
                             None => None,
                         }
                     }
@@ -635,7 +658,10 @@ fn partition(
             for p in 0..m {
                 frames.push(frame_of(call, p, m, &first_peer, &last_peer, order_keys, rows, members, eval)?);
             }
-            if frames.iter().all(|&(lo, _)| lo == 0) && frames.windows(2).all(|w| w[0].1 <= w[1].1) {
+            if call.exclude == Exclusion::NoOthers
+                && frames.iter().all(|&(lo, _)| lo == 0)
+                && frames.windows(2).all(|w| w[0].1 <= w[1].1)
+            {
                 // From the partition's start: one running accumulator.
                 let mut acc = crate::sql::query::Accumulator::new(&agg);
                 let mut fed = 0;
@@ -649,8 +675,11 @@ fn partition(
             } else {
                 for p in 0..m {
                     let mut acc = crate::sql::query::Accumulator::new(&agg);
-                    for input in &inputs[frames[p].0..frames[p].1.max(frames[p].0)] {
-                        acc.feed(&agg, input)?;
+                    let (lo, hi) = (frames[p].0, frames[p].1.max(frames[p].0));
+                    for (q, input) in inputs.iter().enumerate().take(hi).skip(lo) {
+                        if !excluded(call.exclude, p, q, &first_peer) {
+                            acc.feed(&agg, input)?;
+                        }
                     }
                     out[members[p]] = acc.finish(&agg)?;
                 }
@@ -837,6 +866,17 @@ fn range_frame(
     Ok((lo, hi.max(lo)))
 }
 
+/// Whether the row at `q` is left out of the frame of the row at `p` by `exclusion`.
+fn excluded(exclusion: Exclusion, p: usize, q: usize, first_peer: &[usize]) -> bool {
+    let peer = first_peer[q] == first_peer[p];
+    match exclusion {
+        Exclusion::NoOthers => false,
+        Exclusion::CurrentRow => q == p,
+        Exclusion::Group => peer,
+        Exclusion::Ties => peer && q != p,
+    }
+}
+
 fn has_offset(bound: &Bound) -> bool {
     matches!(bound, Bound::Preceding(Some(_)) | Bound::Following(Some(_)))
 }
@@ -880,4 +920,47 @@ fn range_target(key: &Value, distance: &Value, down: bool) -> DbResult<Value> {
     }
     let op = if down { crate::sql::expr::BinOp::Sub } else { crate::sql::expr::BinOp::Add };
     crate::sql::expr::binary(op, key.clone(), distance.clone())
+}
+
+/// What a rewritten bound (`frame_exclusion`) carries besides its exclusion.
+enum CarriedBound<'a> {
+    CurrentRow,
+    Unbounded,
+    Offset(&'a ast::Expr),
+}
+
+/// The exclusion and the bound of `redodb_frame_exclusion('ties', bound)`, when `e` is
+/// that call.
+fn exclusion_call(e: &ast::Expr) -> Option<(Exclusion, CarriedBound<'_>)> {
+    let ast::Expr::Function(f) = e else { return None };
+    if f.name.to_string() != crate::sql::frame_exclusion::FUNCTION {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else { return None };
+    let args: Vec<&ast::Expr> = list
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let text = |e: &ast::Expr| match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let [name, bound] = args.as_slice() else { return None };
+    let exclusion = Exclusion::named(&text(name)?)?;
+    let carried = match text(bound).as_deref() {
+        Some("current row") => CarriedBound::CurrentRow,
+        Some("unbounded") => CarriedBound::Unbounded,
+        _ => CarriedBound::Offset(match bound {
+            ast::Expr::Nested(inner) => inner,
+            other => other,
+        }),
+    };
+    Some((exclusion, carried))
 }

@@ -403,3 +403,55 @@ fn groups_and_range_offset_frames_are_postgresql_s() {
         assert_eq!(e.hint(), Some("Cast the offset value to an appropriate type."), "{sql}");
     }
 }
+
+/// `EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS` leaves rows out of each row's frame
+/// in every frame mode, for aggregates and the frame's values, as PostgreSQL 15 does.
+#[test]
+fn frame_exclusion_leaves_the_current_row_its_group_or_its_ties_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    frames_setup(&mut s);
+    let sql = "SELECT id, \
+        sum(id) OVER (ORDER BY x, id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW), \
+        sum(id) OVER (ORDER BY x RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP), \
+        sum(id) OVER (ORDER BY x GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES), \
+        first_value(id) OVER (ORDER BY x, id ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING EXCLUDE CURRENT ROW), \
+        last_value(id) OVER (ORDER BY x ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE GROUP), \
+        nth_value(id, 2) OVER (ORDER BY x, id ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING EXCLUDE CURRENT ROW), \
+        count(*) OVER (ORDER BY x, id ROWS UNBOUNDED PRECEDING EXCLUDE NO OTHERS), \
+        sum(id) OVER (ORDER BY d RANGE BETWEEN '2 days' PRECEDING AND '2 days' FOLLOWING EXCLUDE CURRENT ROW) \
+        FROM w ORDER BY id";
+    let expected = [
+        "1 2 NULL 6 2 5 3 1 2",
+        "2 4 1 25 3 5 3 2 13",
+        "3 8 1 26 6 5 2 3 11",
+        "4 13 36 17 5 5 8 8 NULL",
+        "5 4 40 9 NULL 4 4 9 NULL",
+        "6 10 6 19 7 5 3 4 7",
+        "7 15 6 20 9 5 6 5 6",
+        "8 13 28 34 4 5 9 7 NULL",
+        "9 15 6 22 8 5 7 6 5",
+    ];
+    assert_eq!(texts(&mut s, sql), expected);
+    // Prepared, the same.
+    let statement = s.prepare(sql).unwrap();
+    let rows: Vec<String> = s
+        .query(&statement, &[])
+        .unwrap()
+        .fetch(100)
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| if v.is_null() { "NULL".to_string() } else { v.to_string() })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(rows, expected);
+    // A frame of the current row alone, less the current row: empty.
+    assert_eq!(
+        texts(&mut s, "SELECT id, sum(id) OVER (ORDER BY x, id ROWS CURRENT ROW EXCLUDE CURRENT ROW) FROM w WHERE id < 3 ORDER BY id"),
+        ["1 NULL", "2 NULL"]
+    );
+}
