@@ -714,11 +714,15 @@ impl Session {
         &mut self,
         names: &[ast::ObjectName],
         if_exists: bool,
+        cascade: bool,
     ) -> DbResult<QueryResult> {
         for name in names {
             let name = object_name(name)?;
             match self.schema_of(&name) {
-                Ok(schema) if schema.sequence.is_some() => self.drop_table(&name)?,
+                // A view reading it is refused or, with CASCADE, dropped with it.
+                Ok(schema) if schema.sequence.is_some() => {
+                    self.drop_table_checked(&name, std::slice::from_ref(&name), cascade)?
+                }
                 Ok(_) => return Err(DbError::WrongObjectType(format!("\"{name}\" is not a sequence"))),
                 Err(DbError::UnknownTable(_)) if if_exists => {
                     self.notice("00000", format!("sequence \"{name}\" does not exist, skipping"))

@@ -793,8 +793,8 @@ impl Session {
                 }
                 self.create_sequence_statement(name, *if_not_exists, data_type.as_ref(), sequence_options)
             }
-            S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, .. } => {
-                self.drop_sequence_statement(names, *if_exists)
+            S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, cascade, .. } => {
+                self.drop_sequence_statement(names, *if_exists, *cascade)
             }
             S::Drop { object_type: ast::ObjectType::Index, if_exists, names, .. } => {
                 for name in names {

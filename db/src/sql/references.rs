@@ -271,8 +271,8 @@ impl Session {
         tables.extend(views.iter().map(String::as_str));
         let mut cascaded = Vec::new();
         self.ddl_tables(&tables, |st| {
-            st.table(table)?;
-            let what = format!("table {table}");
+            let kind = if st.table(table)?.schema.sequence.is_some() { "sequence" } else { "table" };
+            let what = format!("{kind} {table}");
             let mut changes = cascade_to_views(
                 st.schemas(),
                 Dropped::Relation(table),

@@ -331,3 +331,23 @@ fn columns_added_later_change_no_view() {
     let mut s = db.session();
     check_added_columns(&mut s);
 }
+
+/// A view reading a sequence depends on it as on a table.
+#[test]
+fn a_sequence_a_view_reads_is_dropped_only_with_cascade() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE SEQUENCE sq");
+    run(&mut s, "CREATE VIEW sv AS SELECT last_value FROM sq");
+    assert_eq!(
+        refused(&mut s, "DROP SEQUENCE sq"),
+        dependents(
+            "cannot drop sequence sq because other objects depend on it",
+            &["view sv depends on sequence sq"]
+        )
+    );
+    run(&mut s, "DROP SEQUENCE sq CASCADE");
+    assert_eq!(notices(&mut s), [("drop cascades to view sv".to_string(), None)]);
+    assert!(relations(&mut s).is_empty());
+}
