@@ -155,9 +155,14 @@ pub enum DbError {
     /// A window function where none may be, or a frame that cannot be (42P20).
     #[error("{0}")]
     WindowingError(String),
-    /// An object other objects depend on, dropped without CASCADE (2BP01).
-    #[error("{0}")]
-    DependentObjects(String),
+    /// An object other objects depend on, dropped without CASCADE (2BP01): `message`
+    /// names the object, `detail` has a line per dependent object (PostgreSQL's DETAIL),
+    /// `hint` says what to do (its HINT).
+    #[error("{message}")]
+    DependentObjects { message: String, detail: String, hint: Option<String> },
+    /// `ALTER COLUMN ... TYPE` of a column a view reads (0A000, as PostgreSQL's).
+    #[error("cannot alter type of a column used by a view or rule")]
+    ColumnUsedByView { view: String, column: String },
     /// A foreign key that cannot be (42830: no unique constraint on the referenced
     /// columns).
     #[error("{0}")]
@@ -170,6 +175,14 @@ pub enum DbError {
     /// assignment).
     #[error("{0}")]
     NullValueNotAllowed(String),
+    /// A RANGE frame's offset for an ORDER BY key of a type it cannot be added to or
+    /// taken from (0A000, PostgreSQL's words; `offset` None: no offset type fits `key`).
+    #[error("RANGE with offset PRECEDING/FOLLOWING is not supported for column type {key}{}", offset.as_ref().map_or(String::new(), |o| format!(" and offset type {o}")))]
+    RangeOffsetType { key: String, offset: Option<String> },
+    /// A window frame's offset below zero (22013, PostgreSQL's
+    /// invalid_preceding_or_following_size).
+    #[error("{0}")]
+    InvalidFrameOffset(String),
     /// A value given for a GENERATED ALWAYS column (428C9).
     #[error("{0}")]
     GeneratedAlways(String),
@@ -311,6 +324,28 @@ impl DbError {
         }
     }
 
+    /// PostgreSQL's DETAIL of the error, where it has one.
+    pub fn detail(&self) -> Option<String> {
+        match self.kind() {
+            DbError::DependentObjects { detail, .. } => Some(detail.clone()),
+            DbError::ColumnUsedByView { view, column } => {
+                Some(format!("rule _RETURN on view {view} depends on column \"{column}\""))
+            }
+            _ => None,
+        }
+    }
+
+    /// PostgreSQL's HINT of the error, where it has one.
+    pub fn hint(&self) -> Option<&str> {
+        match self.kind() {
+            DbError::DependentObjects { hint, .. } => hint.as_deref(),
+            DbError::RangeOffsetType { offset: Some(_), .. } => {
+                Some("Cast the offset value to an appropriate type.")
+            }
+            _ => None,
+        }
+    }
+
     /// The error itself, without its place in the text.
     pub fn kind(&self) -> &DbError {
         match self {
@@ -387,13 +422,16 @@ impl DbError {
             DbError::ObjectNotInPrerequisiteState(_) => "55000",
             DbError::GeneratedAlways(_) => "428C9",
             DbError::ForeignKeyViolation { .. } | DbError::ForeignKeyReferenced { .. } => "23503",
-            DbError::DependentObjects(_) => "2BP01",
+            DbError::DependentObjects { .. } => "2BP01",
+            DbError::ColumnUsedByView { .. } => "0A000",
             DbError::WindowingError(_) => "42P20",
             DbError::InvalidRecursion(_) => "42P19",
             DbError::InvalidObjectDefinition(_) => "42P17",
             DbError::InvalidForeignKey(_) => "42830",
             DbError::InvalidColumnReference(_) => "42P10",
             DbError::NullValueNotAllowed(_) => "22004",
+            DbError::InvalidFrameOffset(_) => "22013",
+            DbError::RangeOffsetType { .. } => "0A000",
             DbError::CheckViolation { .. } | DbError::CheckViolatedByRow { .. } => "23514",
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",
@@ -459,6 +497,8 @@ pub struct Notice {
     /// PostgreSQL's SQLSTATE for it ("00000" for a plain notice).
     pub sqlstate: &'static str,
     pub message: String,
+    /// PostgreSQL's DETAIL of the notice, where it has one.
+    pub detail: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,11 +524,16 @@ impl Notice {
 
     /// A NOTICE with PostgreSQL's SQLSTATE for it (`42P07` for "already exists, skipping").
     pub fn with_state(sqlstate: &'static str, message: String) -> Notice {
-        Notice { severity: Severity::Notice, sqlstate, message }
+        Notice { severity: Severity::Notice, sqlstate, message, detail: None }
+    }
+
+    /// A NOTICE with a DETAIL (`drop cascades to 2 other objects`, and which).
+    pub fn with_detail(message: String, detail: String) -> Notice {
+        Notice { detail: Some(detail), ..Notice::plain(message) }
     }
 
     /// A deprecated feature was used (SQLSTATE 01P01, PostgreSQL's deprecated_feature).
     pub fn deprecated(message: String) -> Notice {
-        Notice { severity: Severity::Warning, sqlstate: "01P01", message }
+        Notice { severity: Severity::Warning, sqlstate: "01P01", message, detail: None }
     }
 }

@@ -277,6 +277,54 @@ pub struct TableSchema {
     /// where a FROM clause names it; it has no rows of its own.
     #[serde(default)]
     pub view: Option<String>,
+    /// A view's dependencies: the relations (and their columns) its query reads, as
+    /// PostgreSQL's `pg_depend` rows of the view's rule. They refuse a DROP of what the
+    /// view reads (without CASCADE), and they bind the names written in the view's text
+    /// to the objects they named when it was created (see `stored_views`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub view_reads: Vec<ViewRead>,
+    /// A view's place in the order views were created (one more than the highest when
+    /// it was; kept by OR REPLACE and renames), as PostgreSQL's OIDs order them: a DROP's
+    /// DETAIL lists dependent views in that order.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub view_number: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A relation a view reads, found when the view was created (`CREATE VIEW`).
+///
+/// The view's query is kept as the text written, so a relation or column renamed since
+/// is still called by its old name there: `written` is that name, `relation` the
+/// relation's name now (RENAME TO follows it), and each column keeps both names too
+/// (RENAME COLUMN follows it). Planning the view reads `relation` under the written
+/// names, which is how PostgreSQL's views, bound to objects rather than names, behave.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ViewRead {
+    /// The relation's name now.
+    pub relation: String,
+    /// The name the view's query calls it by.
+    pub written: String,
+    /// The columns the query reads (all of them for a `*`); none when it reads only the
+    /// rows (`SELECT count(*) FROM t`), a dependency on the whole relation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<ViewColumn>,
+}
+
+/// A column a view reads: its name now and the name the view's query calls it by.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ViewColumn {
+    pub name: String,
+    pub written: String,
+}
+
+impl ViewRead {
+    /// Whether the view reads column `name` (its name now) of the relation.
+    pub fn reads_column(&self, name: &str) -> bool {
+        self.columns.iter().any(|c| c.name == name)
+    }
 }
 
 /// A FOREIGN KEY constraint, kept with the referencing (child) table, as PostgreSQL's
@@ -444,6 +492,8 @@ impl TableSchema {
                 checks: Vec::new(),
                 foreign_keys: Vec::new(),
                 view: None,
+                view_reads: Vec::new(),
+                view_number: 0,
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -470,6 +520,8 @@ impl TableSchema {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             view: None,
+            view_reads: Vec::new(),
+            view_number: 0,
         })
     }
 
@@ -556,6 +608,8 @@ impl TableSchema {
         }
         schema.foreign_keys = self.foreign_keys;
         schema.view = self.view;
+        schema.view_reads = self.view_reads;
+        schema.view_number = self.view_number;
         Ok(schema)
     }
 

@@ -322,12 +322,15 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
             if shards.any().has_table(to) {
                 return Err(DbError::TableExists(to.clone()));
             }
+            // One schema shared by every shard: a statement compiled against it finds the
+            // same one (`Arc::ptr_eq`) in whichever shard its row falls.
+            let mut schema = TableSchema::clone(&shards.any().table(from)?.schema);
+            schema.name = to.clone();
+            let schema = Arc::new(schema);
             for i in 0..SHARDS {
                 let shard = shards.shard(i);
                 let mut table = shard.tables.remove(from).expect("every shard has every table");
-                let mut schema = TableSchema::clone(&table.schema);
-                schema.name = to.clone();
-                table.schema = Arc::new(schema);
+                table.schema = schema.clone();
                 shard.tables.insert(to.clone(), table);
             }
         }

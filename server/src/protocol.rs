@@ -85,11 +85,24 @@ pub struct SqlError {
     pub sqlstate: String,
     pub message: String,
     pub position: Option<usize>,
+    /// PostgreSQL's DETAIL and HINT, where the error has them (boxed: few errors do, and
+    /// errors travel by value).
+    pub notes: Option<Box<ErrorNotes>>,
     /// Where it happened, beyond the statement (`COPY t, line 3`): PostgreSQL's CONTEXT.
     pub context: Option<String>,
     /// PostgreSQL's function that raises this error, for the few errors that drivers
     /// recognise by it (PgJDBC prepares a statement again after `RevalidateCachedQuery`).
     pub routine: Option<&'static str>,
+}
+
+/// More about an error than its message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorNotes {
+    /// More about it, line by line (PostgreSQL's DETAIL: the objects that depend on one a
+    /// DROP would remove).
+    pub detail: Option<String>,
+    /// What to do about it (PostgreSQL's HINT).
+    pub hint: Option<String>,
 }
 
 impl SqlError {
@@ -98,6 +111,7 @@ impl SqlError {
             sqlstate: sqlstate.to_string(),
             message: message.into(),
             position: None,
+            notes: None,
             context: None,
             routine: None,
         }
@@ -142,10 +156,19 @@ impl From<DbError> for SqlError {
                 sqlstate: e.sqlstate().to_string(),
                 message: format!("syntax error: {message}"),
                 position: (*position > 0).then_some(*position),
+                notes: None,
                 context: None,
                 routine: None,
             },
-            _ => SqlError { position: e.position(), ..SqlError::new(e.sqlstate(), e.to_string()) },
+            _ => {
+                let (detail, hint) = (e.detail(), e.hint().map(str::to_string));
+                SqlError {
+                    position: e.position(),
+                    notes: (detail.is_some() || hint.is_some())
+                        .then(|| Box::new(ErrorNotes { detail, hint })),
+                    ..SqlError::new(e.sqlstate(), e.to_string())
+                }
+            }
         }
     }
 }
@@ -212,16 +235,19 @@ impl Reply {
     }
 
     fn notice(&mut self, notice: db::Notice) {
-        self.notice_response(notice.severity.name(), notice.sqlstate, notice.message);
+        self.notice_response(notice.severity.name(), notice.sqlstate, notice.message, notice.detail);
     }
 
     fn warning(&mut self, sqlstate: &str, text: String) {
-        self.notice_response("WARNING", sqlstate, text);
+        self.notice_response("WARNING", sqlstate, text, None);
     }
 
-    fn notice_response(&mut self, severity: &str, sqlstate: &str, text: String) {
-        let fields =
+    fn notice_response(&mut self, severity: &str, sqlstate: &str, text: String, detail: Option<String>) {
+        let mut fields =
             vec![(b'S', severity.into()), (b'V', severity.into()), (b'C', sqlstate.into()), (b'M', text)];
+        if let Some(detail) = detail {
+            fields.push((b'D', detail));
+        }
         self.message(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields)));
     }
 
@@ -298,6 +324,14 @@ pub fn error_response(severity: &str, error: &SqlError) -> PgWireBackendMessage 
         (b'C', error.sqlstate.clone()),
         (b'M', error.message.clone()),
     ];
+    if let Some(notes) = &error.notes {
+        if let Some(detail) = &notes.detail {
+            fields.push((b'D', detail.clone()));
+        }
+        if let Some(hint) = &notes.hint {
+            fields.push((b'H', hint.clone()));
+        }
+    }
     if let Some(position) = error.position {
         fields.push((b'P', position.to_string()));
     }

@@ -111,6 +111,8 @@ pub enum ObjectKind {
     Default,
     /// A function, by name.
     Function,
+    /// A view's rule (`_RETURN`, pg_rewrite), by the view's name.
+    Rule,
 }
 
 impl ObjectKind {
@@ -121,6 +123,7 @@ impl ObjectKind {
             ObjectKind::Constraint => "constraint",
             ObjectKind::Default => "default",
             ObjectKind::Function => "function",
+            ObjectKind::Rule => "rule",
         }
     }
 }

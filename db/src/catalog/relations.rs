@@ -644,11 +644,13 @@ impl Session {
                 })
                 .collect(),
             // The dependencies that have an effect here: a SERIAL or IDENTITY column's
-            // sequence goes with its column (psql's `\d` of a sequence shows it).
+            // sequence goes with its column (psql's `\d` of a sequence shows it), and a
+            // view's rule on the view and on what it reads (`stored_views`).
             "pg_depend" => objects
                 .tables
                 .iter()
-                .filter_map(|t| {
+                .flat_map(|t| view_dependencies(&objects, t))
+                .chain(objects.tables.iter().filter_map(|t| {
                     let (table, column) = t.sequence.as_ref()?.owned_by.as_ref()?;
                     let owner = objects.table(table)?;
                     let at = owner.column_index(column).ok()?;
@@ -663,6 +665,22 @@ impl Session {
                             .set("refobjsubid", Value::Int(at as i64 + 1))
                             .set("deptype", ch(if identity { 'i' } else { 'a' })),
                     )
+                }))
+                .collect(),
+            // A view's rule, PostgreSQL's `_RETURN`: the view is its query.
+            "pg_rewrite" => objects
+                .tables
+                .iter()
+                .filter(|t| t.view.is_some())
+                .map(|t| {
+                    Fields::new()
+                        .set("oid", oid(object_oid(ObjectKind::Rule, &t.name)))
+                        .set("rulename", "_RETURN")
+                        .set("ev_class", oid(object_oid(ObjectKind::Relation, &t.name)))
+                        .set("ev_type", ch('1'))
+                        .set("ev_enabled", ch('O'))
+                        .set("is_instead", flag(true))
+                        .set("ev_qual", "<>")
                 })
                 .collect(),
             "pg_am" => [(HEAP_AM_OID, "heap", 't'), (BTREE_AM_OID, "btree", 'i')]
@@ -863,8 +881,8 @@ impl Session {
                 .collect(),
             // Nothing of these exists in the database: no comments, role memberships,
             // extensions, enum types, event triggers, per-role settings, foreign data,
-            // inheritance, row security, triggers, rules, extended statistics or
-            // publications.
+            // inheritance, row security, triggers, rules other than views', extended
+            // statistics or publications.
             "pg_description"
             | "pg_auth_members"
             | "pg_extension"
@@ -876,7 +894,6 @@ impl Session {
             | "pg_inherits"
             | "pg_policy"
             | "pg_trigger"
-            | "pg_rewrite"
             | "pg_statistic_ext"
             | "pg_publication"
             | "pg_publication_rel"
@@ -1389,4 +1406,37 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
                 .set("is_updatable", yes_no(user && r.kind == 'r'))
         })
         .collect()
+}
+
+/// The pg_depend rows of view `view`'s rule, as PostgreSQL's: internal on the view,
+/// normal on the view itself (its query's own range table), and normal on each column it
+/// reads, or on the whole relation when it reads none of its columns.
+fn view_dependencies<'o>(objects: &'o Objects, view: &'o TableSchema) -> Vec<Fields> {
+    if view.view.is_none() {
+        return Vec::new();
+    }
+    let rule = object_oid(ObjectKind::Rule, &view.name);
+    let row = |refobj: &str, refsub: i64, deptype: char| {
+        Fields::new()
+            .set("classid", oid(2618))
+            .set("objid", oid(rule))
+            .set("objsubid", Value::Int(0))
+            .set("refclassid", oid(1259))
+            .set("refobjid", oid(object_oid(ObjectKind::Relation, refobj)))
+            .set("refobjsubid", Value::Int(refsub))
+            .set("deptype", ch(deptype))
+    };
+    let mut rows = vec![row(&view.name, 0, 'i'), row(&view.name, 0, 'n')];
+    for read in &view.view_reads {
+        let Some(relation) = objects.table(&read.relation) else { continue };
+        if read.columns.is_empty() {
+            rows.push(row(&relation.name, 0, 'n'));
+        }
+        for column in &read.columns {
+            if let Ok(i) = relation.column_index(&column.name) {
+                rows.push(row(&relation.name, i as i64 + 1, 'n'));
+            }
+        }
+    }
+    rows
 }

@@ -23,6 +23,9 @@ use crate::sql::expr::{ident_name, object_name, sql_type, Binder, Expr};
 use crate::sql::references::{
     children_in_catalog, children_renamed, column_referenced, follow_rename, Rename,
 };
+use crate::sql::stored_views::{
+    cascade_to_views, follow_rename_in_views, refuse_type_change, Dropped, Renamed,
+};
 use crate::sql::QueryResult;
 use crate::value::Value;
 
@@ -222,7 +225,8 @@ impl Session {
                     self.add_column(table, spec)?;
                 }
             }
-            Op::DropColumn { column_names, if_exists, .. } => {
+            Op::DropColumn { column_names, if_exists, drop_behavior, .. } => {
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
                 for column in column_names {
                     let name = ident_name(column);
                     if *if_exists && self.schema_of(table)?.column_index(&name).is_err() {
@@ -232,7 +236,7 @@ impl Session {
                         );
                         continue;
                     }
-                    self.drop_column(table, &name)?;
+                    self.drop_column(table, &name, cascade)?;
                 }
             }
             Op::DropConstraint { if_exists, name, .. } => {
@@ -264,9 +268,12 @@ impl Session {
             Op::RenameColumn { old_column_name, new_column_name } => {
                 let (old, new) = (ident_name(old_column_name), ident_name(new_column_name));
                 // The constraints referencing the column follow it, in the same DDL.
+                // The views reading it follow too.
                 let children = children_in_catalog(self, table);
+                let views = self.views_depending(Dropped::Relation(table));
                 let mut tables = vec![table];
                 tables.extend(children.iter().map(String::as_str));
+                tables.extend(views.iter().map(String::as_str));
                 self.ddl_tables(&tables, |st| {
                     let mut schema = TableSchema::clone(st.table(table)?.schema);
                     let i = visible_column(&schema, &old)?;
@@ -278,6 +285,8 @@ impl Session {
                     follow_rename(&mut schema, table, &rename);
                     let mut changes = vec![Change::AlterTable(schema.validated()?)];
                     changes.extend(children_renamed(st, table, &rename)?);
+                    let renamed = Renamed::Column { from: &old, to: &new };
+                    changes.extend(follow_rename_in_views(st.schemas(), table, renamed)?);
                     Ok(changes)
                 })?;
             }
@@ -354,6 +363,7 @@ impl Session {
                     let t = st.table(table)?;
                     let mut schema = TableSchema::clone(t.schema);
                     let i = visible_column(&schema, &column)?;
+                    refuse_type_change(st.schemas(), table, &column)?;
                     // Every value must convert, as the apply will convert it.
                     for row in t.rows.values() {
                         coerce(row[i].clone(), ty)?;
@@ -494,10 +504,18 @@ impl Session {
 
     /// `DROP COLUMN`: the indexes on it go with it, as in PostgreSQL; a primary key
     /// column is refused.
-    fn drop_column(&mut self, table: &str, column: &str) -> DbResult<()> {
-        self.ddl(table, |st| {
+    fn drop_column(&mut self, table: &str, column: &str, cascade: bool) -> DbResult<()> {
+        let dropped_column = Dropped::Column { table, column };
+        let views = self.views_depending(dropped_column);
+        let mut tables = vec![table];
+        tables.extend(views.iter().map(String::as_str));
+        let mut cascaded = Vec::new();
+        self.ddl_tables(&tables, |st| {
             let old = st.table(table)?.schema;
             let dropped = visible_column(old, column)?;
+            // The views reading it first, as PostgreSQL's dependency check comes first.
+            let what = format!("column {column} of table {table}");
+            let mut changes = cascade_to_views(st.schemas(), dropped_column, &what, &[], cascade, &mut cascaded)?;
             if old.primary_key.contains(&dropped) {
                 return Err(DbError::Unsupported(format!(
                     "dropping column \"{column}\", part of the primary key"
@@ -507,9 +525,13 @@ impl Session {
                 return Err(DbError::Unsupported(format!("dropping the last column of \"{table}\"")));
             }
             if let Some((constraint, child)) = column_referenced(st, table, column) {
-                return Err(DbError::DependentObjects(format!(
-                    "cannot drop column {column} of table {table} because other objects depend on it (constraint {constraint} on table {child} depends on it; drop the constraint first)"
-                )));
+                return Err(DbError::DependentObjects {
+                    message: format!(
+                        "cannot drop column {column} of table {table} because other objects depend on it"
+                    ),
+                    detail: format!("constraint {constraint} on table {child} depends on column {column} of table {table}"),
+                    hint: Some("Drop the constraint first.".into()),
+                });
             }
             let shift = |c: usize| if c > dropped { c - 1 } else { c };
             let mut schema = TableSchema::clone(old);
@@ -545,8 +567,11 @@ impl Session {
             schema.int_widths =
                 old.int_widths.iter().filter(|(c, _)| *c != dropped).map(|&(c, w)| (shift(c), w)).collect();
             let sources = (0..old.columns.len()).filter(|&c| c != dropped).map(ColumnSource::Old).collect();
-            Ok(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() })
-        })
+            changes.push(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() });
+            Ok(changes)
+        })?;
+        self.notice_cascade(&cascaded);
+        Ok(())
     }
 
     fn rename_table(&mut self, table: &str, to: &str) -> DbResult<()> {
@@ -554,8 +579,10 @@ impl Session {
             return Err(DbError::TableExists(to.to_string()));
         }
         let children = children_in_catalog(self, table);
+        let views = self.views_depending(Dropped::Relation(table));
         let mut tables = vec![table];
         tables.extend(children.iter().map(String::as_str));
+        tables.extend(views.iter().map(String::as_str));
         self.ddl_tables(&tables, |st| {
             let own = st.table(table)?.schema;
             if st.has_table(to) || index_named(st, to).is_some() {
@@ -571,6 +598,7 @@ impl Session {
                 changes.push(Change::AlterTable(schema.validated()?));
             }
             changes.extend(children_renamed(st, table, &rename)?);
+            changes.extend(follow_rename_in_views(st.schemas(), table, Renamed::Relation { to })?);
             Ok(changes)
         })
     }
@@ -686,11 +714,15 @@ impl Session {
         &mut self,
         names: &[ast::ObjectName],
         if_exists: bool,
+        cascade: bool,
     ) -> DbResult<QueryResult> {
         for name in names {
             let name = object_name(name)?;
             match self.schema_of(&name) {
-                Ok(schema) if schema.sequence.is_some() => self.drop_table(&name)?,
+                // A view reading it is refused or, with CASCADE, dropped with it.
+                Ok(schema) if schema.sequence.is_some() => {
+                    self.drop_table_checked(&name, std::slice::from_ref(&name), cascade)?
+                }
                 Ok(_) => return Err(DbError::WrongObjectType(format!("\"{name}\" is not a sequence"))),
                 Err(DbError::UnknownTable(_)) if if_exists => {
                     self.notice("00000", format!("sequence \"{name}\" does not exist, skipping"))

@@ -461,6 +461,9 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
         None => None,
     };
     let sql = element_assigned.as_deref().unwrap_or(sql);
+    // A window frame's `EXCLUDE ...`, which sqlparser does not read, inside its last bound.
+    let exclusion_moved = crate::sql::frame_exclusion::rewrite(sql);
+    let sql = exclusion_moved.as_deref().unwrap_or(sql);
     // Sequence options in the words and the order sqlparser reads (Oracle's words,
     // PostgreSQL's any order).
     let oracle_sequence = oracle::standard_sequence_options(sql);
@@ -781,8 +784,8 @@ impl Session {
             }
             S::CreateIndex(create) => self.create_index_statement(create),
             S::CreateView(create) => self.create_view_statement(create),
-            S::Drop { object_type: ast::ObjectType::View, if_exists, names, .. } => {
-                self.drop_view_statement(names, *if_exists)
+            S::Drop { object_type: ast::ObjectType::View, if_exists, names, cascade, .. } => {
+                self.drop_view_statement(names, *if_exists, *cascade)
             }
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
                 if *temporary || owned_by.is_some() {
@@ -790,8 +793,8 @@ impl Session {
                 }
                 self.create_sequence_statement(name, *if_not_exists, data_type.as_ref(), sequence_options)
             }
-            S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, .. } => {
-                self.drop_sequence_statement(names, *if_exists)
+            S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, cascade, .. } => {
+                self.drop_sequence_statement(names, *if_exists, *cascade)
             }
             S::Drop { object_type: ast::ObjectType::Index, if_exists, names, .. } => {
                 for name in names {

@@ -689,7 +689,10 @@ impl Scope {
         if let Some(q) = qualifier {
             let Some(entry) = self.entry_named(q) else { return Ok(None) };
             return match entry.relation.schema.column_index(column) {
-                Ok(i) => Ok(Some(entry.offset + i)),
+                Ok(i) => {
+                    crate::sql::stored_views::note_column(&entry.relation, column);
+                    Ok(Some(entry.offset + i))
+                }
                 Err(DbError::UnknownColumn(_)) => Err(DbError::UnknownQualifiedColumn {
                     qualifier: q.to_string(),
                     column: column.to_string(),
@@ -704,15 +707,20 @@ impl Scope {
             }
             if let Ok(i) = entry.relation.schema.column_index(column) {
                 if entry.merged.iter().any(|m| m == column) {
+                    crate::sql::stored_views::note_column(&entry.relation, column);
                     return Ok(Some(entry.offset + i));
                 }
                 if found.is_some() {
                     return Err(DbError::AmbiguousColumn(column.to_string()));
                 }
-                found = Some(entry.offset + i);
+                found = Some((entry, i));
             }
         }
-        Ok(found)
+        Ok(found.map(|(entry, i)| {
+            // A name a view's query resolves is a column the view depends on.
+            crate::sql::stored_views::note_column(&entry.relation, column);
+            entry.offset + i
+        }))
     }
 
     /// The columns `SELECT *` (qualifier None) or `q.*` expands to: (name, row position).
@@ -734,6 +742,10 @@ impl Scope {
                 if qualifier.is_none() && entry.merged_away.contains(&column.name) {
                     continue;
                 }
+                if crate::sql::stored_views::is_unread_column(&column.name) {
+                    continue;
+                }
+                crate::sql::stored_views::note_column(&entry.relation, &column.name);
                 if qualifier.is_none() && entry.merged.contains(&column.name) {
                     merged.push((column.name.clone(), entry.offset + i));
                 } else {
@@ -3063,7 +3075,7 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
     }))
 }
 
-fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
+pub(crate) fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
     // Two integers, the commonest operands (`SET n = n + 1`, `WHERE id < $1`), answered
     // here: the general path below asks the JSON and date operators first and goes
     // through `Num`, ~100 instructions more per operation (callgrind, `commit_loop`).

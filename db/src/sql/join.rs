@@ -543,6 +543,11 @@ impl Session {
             }
             return derived_relation(name, alias, plan);
         }
+        // In a view's query, a name it recorded means the object it meant when the view
+        // was created, under whatever name that has now (`stored_views`).
+        if let Some(read) = crate::sql::stored_views::bound_read(&name) {
+            return self.bound_relation(written, alias, read);
+        }
         if let Some(catalog) = crate::catalog::relation_named(written)? {
             // A catalog relation is known by its own name in the query (`tables`, not
             // `information_schema.tables`).
@@ -565,15 +570,47 @@ impl Session {
         };
         if schema.view.is_some() {
             // A view: its query, planned here as a subquery in FROM.
-            let plan = self.plan_view(&schema)?;
-            return derived_relation(name, alias, Arc::new(plan));
+            let plan = Arc::new(self.plan_view(&schema)?);
+            crate::sql::stored_views::note_relation(&name, Some(&plan));
+            return view_relation(name, alias, plan, &schema);
         }
+        crate::sql::stored_views::note_relation(&name, None);
         let alias = match alias {
             None => None,
             Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
             Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
         };
         Ok(Relation { name, alias, schema, derived: None, function: None })
+    }
+
+    /// The relation a view's query names `read.written`: `read.relation` now, known in
+    /// the query by the written names (an unaliased one answers to the written name).
+    fn bound_relation(
+        &self,
+        written: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        read: crate::schema::ViewRead,
+    ) -> DbResult<Relation> {
+        let schema = self
+            .db
+            .read_catalog(|st| Ok::<_, DbError>(st.table(&read.relation)?.schema.clone()))
+            .map_err(|e| {
+                let start = sqlparser::ast::Spanned::span(written).start;
+                e.at(start.line, start.column)
+            })?;
+        if schema.view.is_some() {
+            let plan = Arc::new(self.plan_view(&schema)?);
+            let mut relation = view_relation(read.written.clone(), alias, plan, &schema)?;
+            relation.schema = crate::sql::stored_views::schema_as_written(relation.schema, &read);
+            return Ok(relation);
+        }
+        let alias = match alias {
+            None => Some(read.written.clone()).filter(|w| *w != read.relation),
+            Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
+            Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
+        };
+        let schema = crate::sql::stored_views::schema_as_written(schema, &read);
+        Ok(Relation { name: read.relation, alias, schema, derived: None, function: None })
     }
 
     /// Plans the joins of a FROM clause (`items` as `from_clause` returned them) with the
@@ -1017,6 +1054,30 @@ fn plain_arguments(args: &[ast::FunctionArg]) -> DbResult<Vec<&ast::Expr>> {
 
 /// The relation of a subquery in FROM or of a WITH query named `name`: its result columns
 /// (renamed by the alias's column list, if it has one) as a table's.
+/// A view in FROM: its query's rows, under the view's own column names (which a RENAME
+/// COLUMN of the view changes, not its query's text) unless the FROM item renames them.
+fn view_relation(
+    name: String,
+    alias: Option<&ast::TableAlias>,
+    plan: Arc<crate::sql::query::QueryPlan>,
+    view: &TableSchema,
+) -> DbResult<Relation> {
+    let mut relation = derived_relation(name, alias, plan)?;
+    let renamed_by_alias = alias.map_or(0, |a| a.columns.len());
+    let differs = |(i, c): (usize, &Column)| relation.schema.columns.get(i).is_some_and(|d| d.name != c.name);
+    if view.visible_columns().iter().enumerate().skip(renamed_by_alias).any(differs) {
+        let mut schema = TableSchema::clone(&relation.schema);
+        let visible = schema.visible_columns().len();
+        for (i, column) in view.visible_columns().iter().enumerate().skip(renamed_by_alias) {
+            if i < visible {
+                schema.columns[i].name = column.name.clone();
+            }
+        }
+        relation.schema = Arc::new(schema);
+    }
+    Ok(relation)
+}
+
 pub(crate) fn derived_relation(
     name: String,
     alias: Option<&ast::TableAlias>,
@@ -1102,7 +1163,9 @@ fn using_conditions(scope: &Scope, left: &Written, right: &Written, using: &[Str
     let position = |entries: &[usize], name: &str| {
         entries.iter().find_map(|&e| {
             let entry = &scope.entries[e];
-            entry.relation.schema.column_index(name).ok().map(|i| entry.offset + i)
+            let i = entry.relation.schema.column_index(name).ok()?;
+            crate::sql::stored_views::note_column(&entry.relation, name);
+            Some(entry.offset + i)
         })
     };
     using

@@ -26,6 +26,7 @@ pub mod exec;
 pub(crate) mod explain;
 pub mod expr;
 pub(crate) mod formatting;
+pub(crate) mod frame_exclusion;
 pub(crate) mod functions;
 pub(crate) mod join;
 pub(crate) mod joined_dml;

@@ -14,6 +14,7 @@ use crate::error::{DbError, DbResult};
 use crate::foreign_keys::column_positions;
 use crate::schema::{ForeignKeyDef, ReferentialAction, TableSchema};
 use crate::sql::expr::{ident_name, object_name};
+use crate::sql::stored_views::{cascade_to_views, Dropped};
 use crate::state::DbState;
 use crate::value::{DataType, Value};
 
@@ -265,18 +266,34 @@ impl Session {
         cascade: bool,
     ) -> DbResult<()> {
         let children = self.db.read_catalog(|st| children_of_shard(st, table));
+        let views = self.views_depending(Dropped::Relation(table));
         let mut tables: Vec<&str> = vec![table];
         tables.extend(children.iter().map(String::as_str));
+        tables.extend(views.iter().map(String::as_str));
+        let mut cascaded = Vec::new();
         self.ddl_tables(&tables, |st| {
-            st.table(table)?;
-            let mut changes = Vec::new();
+            let kind = if st.table(table)?.schema.sequence.is_some() { "sequence" } else { "table" };
+            let what = format!("{kind} {table}");
+            let mut changes = cascade_to_views(
+                st.schemas(),
+                Dropped::Relation(table),
+                &what,
+                dropping,
+                cascade,
+                &mut cascaded,
+            )?;
             for child in children_of(st, table) {
                 if !cascade && !dropping.contains(&child) {
-                    let fk = st.table(&child)?.schema.foreign_keys.iter().find(|f| f.parent == table).cloned();
-                    return Err(DbError::DependentObjects(format!(
-                        "cannot drop table {table} because other objects depend on it (constraint {} on table {child} depends on table {table}; use DROP ... CASCADE to drop the dependent objects too)",
-                        fk.map(|f| f.name).unwrap_or_default()
-                    )));
+                    let fk =
+                        st.table(&child)?.schema.foreign_keys.iter().find(|f| f.parent == table).cloned();
+                    return Err(DbError::DependentObjects {
+                        message: format!("cannot drop table {table} because other objects depend on it"),
+                        detail: format!(
+                            "constraint {} on table {child} depends on table {table}",
+                            fk.map(|f| f.name).unwrap_or_default()
+                        ),
+                        hint: Some(crate::sql::stored_views::CASCADE_HINT.into()),
+                    });
                 }
                 let mut schema = TableSchema::clone(st.table(&child)?.schema);
                 schema.foreign_keys.retain(|f| f.parent != table);
@@ -284,7 +301,9 @@ impl Session {
             }
             changes.push(Change::DropTable { table: table.to_string() });
             Ok(changes)
-        })
+        })?;
+        self.notice_cascade(&cascaded);
+        Ok(())
     }
 
     /// `TRUNCATE a, b [CASCADE]`: one DDL transaction; a referenced table only with every

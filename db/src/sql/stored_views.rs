@@ -5,21 +5,35 @@
 //! so the view always reads the tables as they are now. Views are read-only: an INSERT,
 //! UPDATE or DELETE on one gets 55000, as PostgreSQL's for a view it cannot update.
 //!
-//! Not tracked (unlike PostgreSQL): which tables a view reads. A table dropped under a
-//! view makes the view's queries fail (42P01) rather than the DROP; a view is checked
-//! when it is created and on every use.
+//! Dependencies, as PostgreSQL's `pg_depend` rows of a view's rule: while CREATE VIEW
+//! plans the query, the relations it names (`note_relation`) and the columns its names
+//! resolve to (`note_column`, called by `Scope::resolve` and `Scope::star`) are recorded
+//! in the view's schema (`TableSchema::view_reads`), logged and recovered with it. DROP
+//! TABLE / DROP VIEW / DROP COLUMN of something a view reads fails with 2BP01 unless
+//! CASCADE, which drops the dependent views (transitively, `dependents`); ALTER COLUMN
+//! TYPE of a column a view reads fails with 0A000.
+//!
+//! Renames: PostgreSQL binds a view to objects, not names. Here a view's query is kept
+//! as its text (the deparse of a plan back to SQL would be a second, riskier copy of the
+//! query), so the binding is kept beside it instead: each read holds the name written in
+//! the text and the object's name now, which RENAME TO and RENAME COLUMN update in every
+//! dependent view (in the same DDL transaction). Planning a view's query resolves a name
+//! its text wrote through those reads (`bound_read`), reading the renamed relation under
+//! the written names, so the text never needs rewriting.
 //!
 //! (The `v$` views of the database's state are another thing: `crate::views`.)
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use sqlparser::ast;
 
 use crate::change::Change;
 use crate::database::{index_named, Session};
 use crate::error::{DbError, DbResult};
-use crate::schema::{Column, TableSchema};
-use crate::sql::expr::{ident_name, object_name};
+use crate::schema::{Column, TableSchema, ViewColumn, ViewRead};
+use crate::sql::expr::{ident_name, object_name, Relation};
+use crate::sql::query::QueryPlan;
 use crate::sql::QueryResult;
 use crate::value::DataType;
 
@@ -29,6 +43,213 @@ const MAX_DEPTH: u32 = 32;
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// What the CREATE VIEW planning its query on this thread has found it reads.
+    static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
+    /// The reads of the views whose queries are being planned on this thread, innermost
+    /// last: the names their texts wrote, bound to the objects they meant.
+    static BINDINGS: RefCell<Vec<Vec<ViewRead>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// PostgreSQL's HINT for a DROP that other objects depend on.
+pub(crate) const CASCADE_HINT: &str = "Use DROP ... CASCADE to drop the dependent objects too.";
+
+/// The relations and columns a CREATE VIEW's query reads, collected while it is planned.
+#[derive(Default)]
+struct Recording {
+    reads: Vec<ViewRead>,
+    /// The plans of the views it reads, by name: a column in scope is one of such a view
+    /// only when its relation's plan is that very plan (a subquery's columns are no
+    /// dependency). Held here, the plans stay alive while the recording compares them.
+    view_plans: Vec<(String, Arc<QueryPlan>)>,
+}
+
+/// Recording while a CREATE VIEW plans its query; stopped however the planning ends.
+struct RecordingReads;
+
+impl RecordingReads {
+    fn start() -> RecordingReads {
+        RECORDING.with_borrow_mut(|r| *r = Some(Recording::default()));
+        RecordingReads
+    }
+
+    fn finish(self) -> Vec<ViewRead> {
+        RECORDING.with_borrow_mut(|r| r.take()).map(|r| r.reads).unwrap_or_default()
+    }
+}
+
+impl Drop for RecordingReads {
+    fn drop(&mut self) {
+        RECORDING.with_borrow_mut(|r| *r = None);
+    }
+}
+
+/// Planning a view's query: its bindings current, and a CREATE VIEW's recording paused
+/// (what a view read by the new view reads is no dependency of the new one); both
+/// restored however the planning ends.
+struct PlanningView {
+    paused: Option<Recording>,
+}
+
+impl PlanningView {
+    fn enter(reads: &[ViewRead]) -> PlanningView {
+        BINDINGS.with_borrow_mut(|b| b.push(reads.to_vec()));
+        PlanningView { paused: RECORDING.with_borrow_mut(|r| r.take()) }
+    }
+}
+
+impl Drop for PlanningView {
+    fn drop(&mut self) {
+        BINDINGS.with_borrow_mut(|b| b.pop());
+        let paused = self.paused.take();
+        RECORDING.with_borrow_mut(|r| *r = paused);
+    }
+}
+
+/// Records that the query being planned for a CREATE VIEW names relation `name` (a
+/// table, a view with its plan, or a sequence).
+pub(crate) fn note_relation(name: &str, view_plan: Option<&Arc<QueryPlan>>) {
+    RECORDING.with_borrow_mut(|recording| {
+        let Some(recording) = recording else { return };
+        if !recording.reads.iter().any(|r| r.relation == name) {
+            recording.reads.push(ViewRead {
+                relation: name.into(),
+                written: name.into(),
+                columns: Vec::new(),
+            });
+        }
+        if let Some(plan) = view_plan {
+            recording.view_plans.push((name.into(), plan.clone()));
+        }
+    });
+}
+
+/// Records that a name in the query being planned for a CREATE VIEW resolved to
+/// `column` of `relation`, when that relation is one the view depends on.
+pub(crate) fn note_column(relation: &Relation, column: &str) {
+    RECORDING.with_borrow_mut(|recording| {
+        let Some(recording) = recording else { return };
+        if relation.function.is_some() {
+            return;
+        }
+        let recorded = match &relation.derived {
+            None => true,
+            Some(plan) => {
+                recording.view_plans.iter().any(|(n, p)| *n == relation.name && Arc::ptr_eq(p, plan))
+            }
+        };
+        if !recorded {
+            return;
+        }
+        // A catalog relation has no read: only the relations `note_relation` saw do.
+        let Some(read) = recording.reads.iter_mut().find(|r| r.relation == relation.name) else { return };
+        if !read.reads_column(column) {
+            read.columns.push(ViewColumn { name: column.into(), written: column.into() });
+        }
+    });
+}
+
+/// The object the query of the view being planned meant by relation name `written`,
+/// when it recorded one (a view created before dependencies were kept has none).
+pub(crate) fn bound_read(written: &str) -> Option<ViewRead> {
+    BINDINGS.with_borrow(|b| b.last()?.iter().find(|r| r.written == written).cloned())
+}
+
+/// Relation `read.relation`'s schema as the view's query knows it: each column it reads
+/// under the name its text wrote, and every other column out of its reach (see
+/// `is_unread_column`).
+pub(crate) fn schema_as_written(schema: Arc<TableSchema>, read: &ViewRead) -> Arc<TableSchema> {
+    let visible = schema.visible_columns().len();
+    let as_written: Vec<Option<&str>> = schema.columns[..visible]
+        .iter()
+        .map(|c| read.columns.iter().find(|r| r.name == c.name).map(|r| r.written.as_str()))
+        .collect();
+    if as_written.iter().zip(&schema.columns).all(|(w, c)| *w == Some(c.name.as_str())) {
+        return schema;
+    }
+    let mut written = TableSchema::clone(&schema);
+    for (i, name) in as_written.into_iter().enumerate() {
+        written.columns[i].name = match name {
+            Some(name) => name.to_string(),
+            None => format!("{UNREAD}{i}"),
+        };
+    }
+    Arc::new(written)
+}
+
+/// What starts the name of a column a view's query did not read, where the query is
+/// planned: no identifier is spelled so (SQL text holds no NUL), and `Scope::star`
+/// leaves such a column out. A column added to a table after the view was created thus
+/// neither joins its `*` nor makes a name its text wrote ambiguous: PostgreSQL's views,
+/// bound when created, are untouched by one either.
+const UNREAD: char = '\0';
+
+/// Whether a column in scope is one a view's query did not read (`schema_as_written`).
+pub(crate) fn is_unread_column(name: &str) -> bool {
+    name.starts_with(UNREAD)
+}
+
+/// What a DROP would take with it.
+#[derive(Clone, Copy)]
+pub(crate) enum Dropped<'a> {
+    Relation(&'a str),
+    Column { table: &'a str, column: &'a str },
+}
+
+/// The views that depend on `dropped`, directly or through other views, with the line
+/// PostgreSQL's DETAIL gives each ("view w depends on view v"): depth first, each
+/// level in the order the views were created (`TableSchema::view_number`).
+pub(crate) fn dependents<'s>(
+    schemas: impl Iterator<Item = &'s Arc<TableSchema>>,
+    dropped: Dropped,
+) -> Vec<(String, String)> {
+    let all: Vec<&Arc<TableSchema>> = schemas.collect();
+    let kind_of = |name: &str| match all.iter().find(|s| s.name == name) {
+        Some(s) if s.view.is_some() => "view",
+        Some(s) if s.sequence.is_some() => "sequence",
+        _ => "table",
+    };
+    let mut views: Vec<&Arc<TableSchema>> = all.iter().copied().filter(|s| s.view.is_some()).collect();
+    views.sort_by(|a, b| (a.view_number, &a.name).cmp(&(b.view_number, &b.name)));
+    let (first, first_column) = match dropped {
+        Dropped::Relation(r) => (r, None),
+        Dropped::Column { table, column } => (table, Some(column)),
+    };
+    // The views reading `relation` (its `column` only, if given), each with its line,
+    // last first: pushed on the work list, the first is taken first.
+    let readers = |relation: &str, column: Option<&str>| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = views
+            .iter()
+            .filter(|v| v.name != relation && v.name != first)
+            .filter(|v| {
+                v.view_reads
+                    .iter()
+                    .any(|r| r.relation == relation && column.is_none_or(|c| r.reads_column(c)))
+            })
+            .map(|v| {
+                let line = match column {
+                    Some(c) => {
+                        format!("view {} depends on column {c} of {} {relation}", v.name, kind_of(relation))
+                    }
+                    None => format!("view {} depends on {} {relation}", v.name, kind_of(relation)),
+                };
+                (v.name.clone(), line)
+            })
+            .collect();
+        found.reverse();
+        found
+    };
+    // Depth first with a work list (views of views are as deep as users make them): a
+    // view is listed, then what reads it, then the next view of its level.
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut pending = readers(first, first_column);
+    while let Some((view, line)) = pending.pop() {
+        if out.iter().any(|(listed, _)| *listed == view) {
+            continue;
+        }
+        pending.extend(readers(&view, None));
+        out.push((view, line));
+    }
+    out
 }
 
 /// Parses a view's stored query text.
@@ -53,8 +274,10 @@ impl Session {
             )));
         }
         DEPTH.with(|d| d.set(depth + 1));
+        let planning = PlanningView::enter(&schema.view_reads);
         // Places found in the view's text are no places in the statement's.
         let plan = self.plan_query_in(&query, &[], &[]).map_err(DbError::unplaced);
+        drop(planning);
         DEPTH.with(|d| d.set(depth));
         plan
     }
@@ -82,8 +305,10 @@ impl Session {
             Some(_) if !create.or_replace => return Err(DbError::TableExists(name)),
             _ => {}
         }
-        // Planned now: names and types checked, the columns known.
+        // Planned now: names and types checked, the columns known, what it reads found.
+        let recording = RecordingReads::start();
         let plan = self.plan_query_in(&create.query, &[], &[])?;
+        let reads = recording.finish();
         let mut columns: Vec<Column> = plan
             .columns()
             .iter()
@@ -137,19 +362,31 @@ impl Session {
         }
         let mut schema = TableSchema::new(&name, columns, Vec::new())?;
         schema.view = Some(query.to_string());
+        schema.view_reads = reads;
         let replacing = existing.is_some();
-        self.ddl_tables(&[&name], |st| {
+        // What it reads is locked too: a DROP of one of them waits, then sees the view.
+        let mut locked = vec![name.as_str()];
+        locked.extend(schema.view_reads.iter().map(|r| r.relation.as_str()).filter(|r| *r != name));
+        self.ddl_tables(&locked, |st| {
             if st.has_table(&name) != replacing || index_named(st, &name).is_some() {
                 return Err(DbError::TableExists(name.clone()));
             }
+            if let Some(gone) = schema.view_reads.iter().find(|r| !st.has_table(&r.relation)) {
+                return Err(DbError::UnknownTable(gone.relation.clone()));
+            }
             let mut changes = Vec::new();
+            let mut schema = schema.clone();
             if replacing {
-                if st.table(&name)?.schema.view.is_none() {
+                let old = st.table(&name)?.schema;
+                if old.view.is_none() {
                     return Err(DbError::TableExists(name.clone()));
                 }
+                schema.view_number = old.view_number;
                 changes.push(Change::DropTable { table: name.clone() });
+            } else {
+                schema.view_number = 1 + st.schemas().map(|s| s.view_number).max().unwrap_or(0);
             }
-            changes.push(Change::CreateTable(schema.clone()));
+            changes.push(Change::CreateTable(schema));
             Ok(changes)
         })?;
         Ok(QueryResult::command("CREATE VIEW", 0))
@@ -167,6 +404,7 @@ impl Session {
         &mut self,
         names: &[ast::ObjectName],
         if_exists: bool,
+        cascade: bool,
     ) -> DbResult<QueryResult> {
         let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
         for name in &names {
@@ -177,20 +415,97 @@ impl Session {
                 Err(e) => return Err(e),
             }
         }
+        let mut cascaded: Vec<String> = Vec::new();
         for name in &names {
+            if cascaded.contains(name) {
+                continue;
+            }
             if self.schema_of(name).is_err() {
                 self.notices
                     .push(crate::error::Notice::plain(format!("view \"{name}\" does not exist, skipping")));
                 continue;
             }
-            let name = name.clone();
-            self.ddl_tables(&[&name], |st| {
-                st.table(&name)?;
-                Ok(vec![Change::DropTable { table: name.clone() }])
+            let mut tables = vec![name.as_str()];
+            let locked = self.views_depending(Dropped::Relation(name));
+            tables.extend(locked.iter().map(String::as_str));
+            let mut dropped = Vec::new();
+            self.ddl_tables(&tables, |st| {
+                st.table(name)?;
+                let what = format!("view {name}");
+                let mut changes = cascade_to_views(
+                    st.schemas(),
+                    Dropped::Relation(name),
+                    &what,
+                    &names,
+                    cascade,
+                    &mut dropped,
+                )?;
+                changes.push(Change::DropTable { table: name.clone() });
+                Ok(changes)
             })?;
+            self.notice_cascade(&dropped);
+            cascaded.extend(dropped.into_iter().map(|(view, _)| view));
         }
         Ok(QueryResult::command("DROP VIEW", 0))
     }
+
+    /// The views that depend on `dropped` now, for a DDL to lock before it looks again
+    /// under the locks.
+    pub(crate) fn views_depending(&self, dropped: Dropped) -> Vec<String> {
+        self.db
+            .read_catalog(|st| dependents(st.schemas(), dropped))
+            .into_iter()
+            .map(|(view, _)| view)
+            .collect()
+    }
+
+    /// PostgreSQL's notice of the views a CASCADE dropped (`cascade_to_views`).
+    pub(crate) fn notice_cascade(&mut self, dropped: &[(String, String)]) {
+        match dropped {
+            [] => {}
+            [(view, _)] => {
+                self.notices.push(crate::error::Notice::plain(format!("drop cascades to view {view}")))
+            }
+            many => {
+                let lines: Vec<String> =
+                    many.iter().map(|(view, _)| format!("drop cascades to view {view}")).collect();
+                self.notices.push(crate::error::Notice::with_detail(
+                    format!("drop cascades to {} other objects", many.len()),
+                    lines.join("\n"),
+                ));
+            }
+        }
+    }
+}
+
+/// Under a DROP's locks (`what` it drops: "table t", "column c of table t"): the views
+/// that depend on `dropped` and are not among `dropping` (the statement's own). Without
+/// CASCADE, any is 2BP01 with PostgreSQL's DETAIL and HINT; with it, the changes that
+/// drop them, their names and lines added to `cascaded`.
+pub(crate) fn cascade_to_views<'s>(
+    schemas: impl Iterator<Item = &'s Arc<TableSchema>>,
+    dropped: Dropped,
+    what: &str,
+    dropping: &[String],
+    cascade: bool,
+    cascaded: &mut Vec<(String, String)>,
+) -> DbResult<Vec<Change>> {
+    let found: Vec<(String, String)> =
+        dependents(schemas, dropped).into_iter().filter(|(view, _)| !dropping.contains(view)).collect();
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !cascade {
+        let lines: Vec<&str> = found.iter().map(|(_, line)| line.as_str()).collect();
+        return Err(DbError::DependentObjects {
+            message: format!("cannot drop {what} because other objects depend on it"),
+            detail: lines.join("\n"),
+            hint: Some(CASCADE_HINT.into()),
+        });
+    }
+    let changes = found.iter().map(|(view, _)| Change::DropTable { table: view.clone() }).collect();
+    cascaded.extend(found);
+    Ok(changes)
 }
 
 /// A name as SQL text: quoted unless it is a plain lowercase identifier.
@@ -209,6 +524,61 @@ pub(crate) fn refuse_view(schema: &TableSchema, verb: &str) -> DbResult<()> {
             "cannot {verb} view \"{}\": views are read-only (change the tables it reads)",
             schema.name
         ))),
+        None => Ok(()),
+    }
+}
+
+/// A rename a view's reads follow.
+#[derive(Clone, Copy)]
+pub(crate) enum Renamed<'a> {
+    /// `ALTER TABLE relation RENAME TO to`.
+    Relation { to: &'a str },
+    /// `ALTER TABLE relation RENAME COLUMN from TO to`.
+    Column { from: &'a str, to: &'a str },
+}
+
+/// Under a rename's locks: the schemas of the views reading `relation`, their reads
+/// following the rename (their texts keep the names written), as `Change::AlterTable`s
+/// logged in the rename's transaction.
+pub(crate) fn follow_rename_in_views<'s>(
+    schemas: impl Iterator<Item = &'s Arc<TableSchema>>,
+    relation: &str,
+    renamed: Renamed,
+) -> DbResult<Vec<Change>> {
+    let mut changes = Vec::new();
+    for view in schemas.filter(|s| s.view.is_some() && s.name != relation) {
+        let mut schema = TableSchema::clone(view);
+        let mut changed = false;
+        for read in schema.view_reads.iter_mut().filter(|r| r.relation == relation) {
+            match renamed {
+                Renamed::Relation { to } => {
+                    read.relation = to.to_string();
+                    changed = true;
+                }
+                Renamed::Column { from, to } => {
+                    for column in read.columns.iter_mut().filter(|c| c.name == from) {
+                        column.name = to.to_string();
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            changes.push(Change::AlterTable(schema.validated()?));
+        }
+    }
+    Ok(changes)
+}
+
+/// Under an `ALTER COLUMN ... TYPE`'s lock: refused with 0A000 when a view reads the
+/// column, as PostgreSQL refuses it (the view's result type would change under it).
+pub(crate) fn refuse_type_change<'s>(
+    schemas: impl Iterator<Item = &'s Arc<TableSchema>>,
+    table: &str,
+    column: &str,
+) -> DbResult<()> {
+    match dependents(schemas, Dropped::Column { table, column }).into_iter().next() {
+        Some((view, _)) => Err(DbError::ColumnUsedByView { view, column: column.to_string() }),
         None => Ok(()),
     }
 }

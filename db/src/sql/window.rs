@@ -14,14 +14,22 @@
 //! window either) over a frame, with `FILTER (WHERE ...)`. Frames: PostgreSQL's
 //! default (with ORDER BY, from the partition's start to the current row's last peer;
 //! without, the whole partition), `ROWS` with `UNBOUNDED`/`n PRECEDING`/`CURRENT ROW`/
-//! `n FOLLOWING` bounds, `RANGE` with `UNBOUNDED` and `CURRENT ROW` bounds. A frame that
-//! starts at the partition's start is aggregated incrementally (a running total costs
-//! one step a row); another frame is aggregated afresh for each row.
+//! `n FOLLOWING` bounds, `GROUPS` (n peer groups before or after the current row's;
+//! 42P20 without ORDER BY), `RANGE` with `UNBOUNDED` and `CURRENT ROW` bounds and with
+//! offsets: the rows whose one ORDER BY key lies within the offset of the current row's
+//! (`range_target`: integers, NUMERIC and FLOAT keys with numbers, date and time keys
+//! with an INTERVAL, 0A000 for other pairs; a NULL key's frame is its NULL peers, and a
+//! non-NULL key's never holds them). Offsets are checked as PostgreSQL checks them: NULL
+//! is 22004, a negative one 22013. A frame that starts at the partition's start is
+//! aggregated incrementally (a running total costs one step a row); another frame is
+//! aggregated afresh for each row.
 //!
 //! Named windows (`WINDOW w AS (...)`, `OVER w`, `OVER (w ORDER BY ...)`) are resolved
 //! to whole specifications before the calls compile, with PostgreSQL's rules and errors.
-//! Not supported (0A000): `RANGE` with an offset,
-//! `GROUPS`, frame exclusion, DISTINCT in a window aggregate (as in PostgreSQL).
+//! Frame exclusion (`EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS`, carried into the
+//! frame's last bound by `frame_exclusion`) leaves rows out of each row's frame: such a
+//! frame is aggregated afresh for each row. Not supported (0A000, as in PostgreSQL):
+//! DISTINCT in a window aggregate.
 
 use std::cmp::Ordering;
 
@@ -29,6 +37,7 @@ use sqlparser::ast;
 
 use crate::error::{DbError, DbResult};
 use crate::sql::expr::{ident_name, AggCall, AggFunc, Binder, Expr};
+use crate::sql::frame_exclusion::Exclusion;
 use crate::value::{DataType, Value};
 
 /// A window function.
@@ -49,6 +58,15 @@ pub(crate) enum WindowFunc {
     Aggregate(AggFunc, &'static str),
 }
 
+/// What a frame's offsets count: rows, a distance in the ORDER BY key's values, or peer
+/// groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameUnits {
+    Rows,
+    Range,
+    Groups,
+}
+
 /// A frame bound: rows before or after the current one (None: unbounded).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Bound {
@@ -65,10 +83,12 @@ pub(crate) struct WindowCall {
     pub partition: Vec<Expr>,
     /// ORDER BY: expression, descending, NULLs first.
     pub order: Vec<(Expr, bool, bool)>,
-    /// `ROWS` (true) or `RANGE`, and the bounds; None: PostgreSQL's default frame.
-    pub frame: Option<(bool, Bound, Bound)>,
+    /// The frame's units and bounds; None: PostgreSQL's default frame.
+    pub frame: Option<(FrameUnits, Bound, Bound)>,
     /// An aggregate's `FILTER (WHERE ...)`.
     pub filter: Option<Expr>,
+    /// The frame's `EXCLUDE ...`: rows of the frame left out of it.
+    pub exclude: Exclusion,
 }
 
 impl WindowCall {
@@ -92,9 +112,10 @@ impl WindowCall {
                 .collect::<DbResult<_>>()?,
             frame: match self.frame {
                 None => None,
-                Some((rows, start, end)) => Some((rows, bound(start, f)?, bound(end, f)?)),
+                Some((units, start, end)) => Some((units, bound(start, f)?, bound(end, f)?)),
             },
             filter: self.filter.map(&mut *f).transpose()?,
+            exclude: self.exclude,
         })
     }
 
@@ -262,32 +283,53 @@ impl Binder<'_> {
                 };
                 order.push((self.compile_window_part(&o.expr)?, desc, o.options.nulls_first.unwrap_or(desc)));
             }
+            let mut exclude = Exclusion::NoOthers;
             let frame = match &spec.window_frame {
                 None => None,
                 Some(frame) => {
-                    let rows = match frame.units {
-                        ast::WindowFrameUnits::Rows => true,
-                        ast::WindowFrameUnits::Range => false,
-                        ast::WindowFrameUnits::Groups => {
-                            return Err(DbError::Unsupported("GROUPS window frames".into()))
-                        }
+                    let units = match frame.units {
+                        ast::WindowFrameUnits::Rows => FrameUnits::Rows,
+                        ast::WindowFrameUnits::Range => FrameUnits::Range,
+                        ast::WindowFrameUnits::Groups => FrameUnits::Groups,
                     };
+                    if units == FrameUnits::Groups && order.is_empty() {
+                        return Err(window_error("GROUPS mode requires an ORDER BY clause".into()));
+                    }
                     let mut bound = |b: &ast::WindowFrameBound| -> DbResult<Bound> {
-                        let offset =
-                            |e: &Option<Box<ast::Expr>>, this: &mut Self| -> DbResult<Option<Expr>> {
-                                match e {
+                        let offset = |e: &Option<Box<ast::Expr>>,
+                                      this: &mut Self|
+                         -> DbResult<Option<Expr>> {
+                            match e {
                                     None => Ok(None),
-                                    Some(_) if !rows => {
-                                        Err(DbError::Unsupported("RANGE window frames with an offset".into()))
+                                    // A distance in the key's values needs one key.
+                                    Some(_) if units == FrameUnits::Range && order.len() != 1 => {
+                                        Err(window_error(
+                                            "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"
+                                                .into(),
+                                        ))
                                     }
                                     Some(e) => this.compile_window_part(e).map(Some),
                                 }
-                            };
-                        Ok(match b {
-                            ast::WindowFrameBound::CurrentRow => Bound::CurrentRow,
-                            ast::WindowFrameBound::Preceding(e) => Bound::Preceding(offset(e, self)?),
-                            ast::WindowFrameBound::Following(e) => Bound::Following(offset(e, self)?),
-                        })
+                        };
+                        // A bound carrying the frame's exclusion (`frame_exclusion`).
+                        let (preceding, written) = match b {
+                            ast::WindowFrameBound::CurrentRow => return Ok(Bound::CurrentRow),
+                            ast::WindowFrameBound::Preceding(e) => (true, e),
+                            ast::WindowFrameBound::Following(e) => (false, e),
+                        };
+                        let written = match written.as_deref().and_then(exclusion_call) {
+                            Some((exclusion, carried)) => {
+                                exclude = exclusion;
+                                match carried {
+                                    CarriedBound::CurrentRow => return Ok(Bound::CurrentRow),
+                                    CarriedBound::Unbounded => None,
+                                    CarriedBound::Offset(e) => Some(Box::new(e.clone())),
+                                }
+                            }
+                            None => written.clone(),
+                        };
+                        let offset = offset(&written, self)?;
+                        Ok(if preceding { Bound::Preceding(offset) } else { Bound::Following(offset) })
                     };
                     let start = bound(&frame.start_bound)?;
                     let end = match &frame.end_bound {
@@ -300,14 +342,14 @@ impl Binder<'_> {
                     if matches!(end, Bound::Preceding(None)) {
                         return Err(window_error("frame end cannot be UNBOUNDED PRECEDING".into()));
                     }
-                    Some((rows, start, end))
+                    Some((units, start, end))
                 }
             };
             let filter = match &f.filter {
                 Some(condition) => Some(self.compile_window_part(condition)?),
                 None => None,
             };
-            Ok(WindowCall { func, args, partition, order, frame, filter })
+            Ok(WindowCall { func, args, partition, order, frame, filter, exclude })
         })();
         self.windows_allowed = true;
         self.windows.push(compiled?);
@@ -571,10 +613,13 @@ fn partition(
         }
         WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
             for p in 0..m {
-                let (lo, hi) = frame_of(call, p, m, &first_peer, &last_peer, rows, members, eval)?;
+                let (lo, hi) =
+                    frame_of(call, p, m, &first_peer, &last_peer, order_keys, rows, members, eval)?;
+                // The frame's rows less those its exclusion leaves out.
+                let kept = |q: &usize| !excluded(call.exclude, p, *q, &first_peer);
                 let at = match call.func {
-                    WindowFunc::FirstValue => Some(lo),
-                    WindowFunc::LastValue => hi.checked_sub(1),
+                    WindowFunc::FirstValue => (lo..hi).find(kept),
+                    WindowFunc::LastValue => (lo..hi).rev().find(kept),
                     _ => {
                         let (r, a) = &rows[members[p]];
                         match count_arg(&call.args[1], r, a, eval, "nth_value's position")? {
@@ -585,7 +630,7 @@ fn partition(
                                     allowed: "greater than zero".into(),
                                 })
                             }
-                            Some(k) => lo.checked_add(k as usize - 1),
+                            Some(k) => (lo..hi).filter(kept).nth(k as usize - 1),
                             None => None,
                         }
                     }
@@ -611,9 +656,12 @@ fn partition(
                 .collect::<DbResult<_>>()?;
             let mut frames = Vec::with_capacity(m);
             for p in 0..m {
-                frames.push(frame_of(call, p, m, &first_peer, &last_peer, rows, members, eval)?);
+                frames.push(frame_of(call, p, m, &first_peer, &last_peer, order_keys, rows, members, eval)?);
             }
-            if frames.iter().all(|&(lo, _)| lo == 0) && frames.windows(2).all(|w| w[0].1 <= w[1].1) {
+            if call.exclude == Exclusion::NoOthers
+                && frames.iter().all(|&(lo, _)| lo == 0)
+                && frames.windows(2).all(|w| w[0].1 <= w[1].1)
+            {
                 // From the partition's start: one running accumulator.
                 let mut acc = crate::sql::query::Accumulator::new(&agg);
                 let mut fed = 0;
@@ -627,8 +675,11 @@ fn partition(
             } else {
                 for p in 0..m {
                     let mut acc = crate::sql::query::Accumulator::new(&agg);
-                    for input in &inputs[frames[p].0..frames[p].1.max(frames[p].0)] {
-                        acc.feed(&agg, input)?;
+                    let (lo, hi) = (frames[p].0, frames[p].1.max(frames[p].0));
+                    for (q, input) in inputs.iter().enumerate().take(hi).skip(lo) {
+                        if !excluded(call.exclude, p, q, &first_peer) {
+                            acc.feed(&agg, input)?;
+                        }
                     }
                     out[members[p]] = acc.finish(&agg)?;
                 }
@@ -646,40 +697,270 @@ fn frame_of(
     m: usize,
     first_peer: &[usize],
     last_peer: &[usize],
+    order_keys: &[Vec<Value>],
     rows: &[(Vec<Value>, Vec<Value>)],
     members: &[usize],
     eval: &Eval,
 ) -> DbResult<(usize, usize)> {
-    let Some((rows_mode, start, end)) = &call.frame else {
+    let Some((units, start, end)) = &call.frame else {
         // PostgreSQL's default: RANGE UNBOUNDED PRECEDING to the current row's last peer
         // (every row is a peer without an ORDER BY).
         return Ok((0, last_peer[p] + 1));
     };
     let (r, a) = &rows[members[p]];
-    let offset = |e: &Expr| -> DbResult<usize> {
-        count_arg(e, r, a, eval, "a window frame's offset")?.map(|o| o as usize).ok_or_else(|| {
-            DbError::InvalidParameterValue {
-                parameter: "a window frame's offset".into(),
-                value: "NULL".into(),
-                allowed: "a number of rows".into(),
+    // An offset's value, checked as PostgreSQL checks it: not NULL (22004), and for ROWS
+    // and GROUPS a count of rows or groups, not negative (22013).
+    let offset_value = |e: &Expr, starting: bool| -> DbResult<Value> {
+        let which = if starting { "starting" } else { "ending" };
+        let v = eval(e, r, a)?;
+        if v.is_null() {
+            return Err(DbError::NullValueNotAllowed(format!("frame {which} offset must not be null")));
+        }
+        Ok(v)
+    };
+    let count = |e: &Expr, starting: bool| -> DbResult<usize> {
+        let which = if starting { "starting" } else { "ending" };
+        let n = match offset_value(e, starting)? {
+            Value::Int(n) => n,
+            other => match crate::sql::expr::cast(other, DataType::Int)? {
+                Value::Int(n) => n,
+                _ => unreachable!("a cast to INT gives an INT"),
+            },
+        };
+        if n < 0 {
+            return Err(DbError::InvalidFrameOffset(format!("frame {which} offset must not be negative")));
+        }
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    match units {
+        FrameUnits::Range if has_offset(start) || has_offset(end) => {
+            let keys: Vec<&Value> = members.iter().map(|&q| &order_keys[q][0]).collect();
+            range_frame(call, p, first_peer, last_peer, &keys, &offset_value)
+        }
+        FrameUnits::Rows | FrameUnits::Range => {
+            let rows_mode = *units == FrameUnits::Rows;
+            let lo = match start {
+                Bound::Preceding(None) => 0,
+                Bound::Preceding(Some(e)) => p.saturating_sub(count(e, true)?),
+                Bound::CurrentRow if rows_mode => p,
+                Bound::CurrentRow => first_peer[p],
+                Bound::Following(Some(e)) => p.saturating_add(count(e, true)?).min(m),
+                Bound::Following(None) => m,
+            };
+            let hi = match end {
+                Bound::Following(None) => m,
+                Bound::Following(Some(e)) => p.saturating_add(count(e, false)?).saturating_add(1).min(m),
+                Bound::CurrentRow if rows_mode => p + 1,
+                Bound::CurrentRow => last_peer[p] + 1,
+                Bound::Preceding(Some(e)) => (p + 1).saturating_sub(count(e, false)?),
+                Bound::Preceding(None) => 0,
+            };
+            Ok((lo, hi.max(lo)))
+        }
+        FrameUnits::Groups => {
+            // Peer groups n before or after the current row's: the first row of the
+            // group a start bound names, the last of the group an end bound names.
+            let group_start = |q: usize| first_peer[q];
+            // The first row of the group `n` groups after (or before) row q's.
+            let groups_after = |q: usize, n: usize| -> usize {
+                let mut at = first_peer[q];
+                for _ in 0..n {
+                    at = last_peer[at] + 1;
+                    if at >= m {
+                        return m;
+                    }
+                }
+                at
+            };
+            let groups_before = |q: usize, n: usize| -> Option<usize> {
+                let mut at = first_peer[q];
+                for _ in 0..n {
+                    at = first_peer[at.checked_sub(1)?];
+                }
+                Some(at)
+            };
+            let lo = match start {
+                Bound::Preceding(None) => 0,
+                Bound::Preceding(Some(e)) => groups_before(p, count(e, true)?).unwrap_or(0),
+                Bound::CurrentRow => group_start(p),
+                Bound::Following(Some(e)) => groups_after(p, count(e, true)?),
+                Bound::Following(None) => m,
+            };
+            let hi = match end {
+                Bound::Following(None) => m,
+                Bound::Following(Some(e)) => match groups_after(p, count(e, false)?) {
+                    at if at >= m => m,
+                    at => last_peer[at] + 1,
+                },
+                Bound::CurrentRow => last_peer[p] + 1,
+                Bound::Preceding(Some(e)) => match groups_before(p, count(e, false)?) {
+                    Some(at) => last_peer[at] + 1,
+                    None => 0,
+                },
+                Bound::Preceding(None) => 0,
+            };
+            Ok((lo, hi.max(lo)))
+        }
+    }
+}
+
+/// A RANGE frame with an offset bound: the rows whose key (`keys`, the partition's in
+/// the window's order) lies within the offset's distance of the current row's (NULL
+/// keys: the NULL peers only).
+fn range_frame(
+    call: &WindowCall,
+    p: usize,
+    first_peer: &[usize],
+    last_peer: &[usize],
+    keys: &[&Value],
+    offset_value: &dyn Fn(&Expr, bool) -> DbResult<Value>,
+) -> DbResult<(usize, usize)> {
+    let Some((_, start, end)) = &call.frame else { unreachable!("a RANGE frame") };
+    let m = keys.len();
+    let (_, desc, nulls_first) = &call.order[0];
+    let current = keys[p];
+    // The rows with a non-NULL key: NULLs sort together at one end.
+    let null_count = keys.iter().filter(|k| k.is_null()).count();
+    let (values_lo, values_hi) = if *nulls_first { (null_count, m) } else { (0, m - null_count) };
+    // A bound `offset` from the current key toward the partition's start (`preceding`)
+    // or its end: for a start, the first row not before the bound's value in the
+    // window's order; for an end, the first row after it.
+    let bound_at = |offset: &Expr, preceding: bool, starting: bool| -> DbResult<usize> {
+        let distance = offset_value(offset, starting)?;
+        if current.is_null() {
+            // NULL keys are one peer group: the frame of a NULL row is its peers.
+            return Ok(if starting { first_peer[p] } else { last_peer[p] + 1 });
+        }
+        let target = range_target(current, &distance, preceding != *desc)?;
+        // The keys are sorted: binary search for the first that passes the bound.
+        let passes = |k: &Value| -> DbResult<bool> {
+            let o = crate::sql::expr::compare(k, &target)?.unwrap_or(Ordering::Equal);
+            let o = if *desc { o.reverse() } else { o };
+            Ok(if starting { o != Ordering::Less } else { o == Ordering::Greater })
+        };
+        let (mut lo, mut hi) = (values_lo, values_hi);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if passes(keys[mid])? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
-        })
+        }
+        Ok(lo)
     };
     let lo = match start {
         Bound::Preceding(None) => 0,
-        Bound::Preceding(Some(e)) => p.saturating_sub(offset(e)?),
-        Bound::CurrentRow if *rows_mode => p,
+        Bound::Preceding(Some(e)) => bound_at(e, true, true)?,
         Bound::CurrentRow => first_peer[p],
-        Bound::Following(Some(e)) => p.saturating_add(offset(e)?).min(m),
+        Bound::Following(Some(e)) => bound_at(e, false, true)?,
         Bound::Following(None) => m,
     };
     let hi = match end {
         Bound::Following(None) => m,
-        Bound::Following(Some(e)) => p.saturating_add(offset(e)?).saturating_add(1).min(m),
-        Bound::CurrentRow if *rows_mode => p + 1,
+        Bound::Following(Some(e)) => bound_at(e, false, false)?,
         Bound::CurrentRow => last_peer[p] + 1,
-        Bound::Preceding(Some(e)) => (p + 1).saturating_sub(offset(e)?),
+        Bound::Preceding(Some(e)) => bound_at(e, true, false)?,
         Bound::Preceding(None) => 0,
     };
     Ok((lo, hi.max(lo)))
+}
+
+/// Whether the row at `q` is left out of the frame of the row at `p` by `exclusion`.
+fn excluded(exclusion: Exclusion, p: usize, q: usize, first_peer: &[usize]) -> bool {
+    let peer = first_peer[q] == first_peer[p];
+    match exclusion {
+        Exclusion::NoOthers => false,
+        Exclusion::CurrentRow => q == p,
+        Exclusion::Group => peer,
+        Exclusion::Ties => peer && q != p,
+    }
+}
+
+fn has_offset(bound: &Bound) -> bool {
+    matches!(bound, Bound::Preceding(Some(_)) | Bound::Following(Some(_)))
+}
+
+/// The key value `distance` below (`down`) or above the current row's `key`, for a
+/// RANGE frame's offset: the pairs of key and offset types PostgreSQL has an in_range
+/// function for (integers, NUMERIC and FLOAT with numbers, date and time types with an
+/// INTERVAL), with its errors for others (0A000) and a negative distance (22013).
+fn range_target(key: &Value, distance: &Value, down: bool) -> DbResult<Value> {
+    let type_name = |v: &Value| v.data_type().map_or("unknown".to_string(), |t| t.name().to_lowercase());
+    let fits = match (key, distance) {
+        (Value::Int(_), Value::Int(_)) => Some(true),
+        (Value::Numeric(_), Value::Int(_) | Value::Numeric(_)) => Some(true),
+        (Value::Float(_), Value::Int(_) | Value::Float(_) | Value::Numeric(_)) => Some(true),
+        (
+            Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_),
+            Value::Interval(_),
+        ) => Some(true),
+        (Value::Interval(_), Value::Interval(_)) => Some(true),
+        // A key some offset type fits, with another.
+        (Value::Int(_) | Value::Numeric(_) | Value::Float(_), _)
+        | (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_), _)
+        | (Value::Interval(_), _) => Some(false),
+        _ => None,
+    };
+    match fits {
+        Some(true) => {}
+        Some(false) => {
+            return Err(DbError::RangeOffsetType { key: type_name(key), offset: Some(type_name(distance)) })
+        }
+        None => return Err(DbError::RangeOffsetType { key: type_name(key), offset: None }),
+    }
+    let zero = match distance {
+        Value::Interval(_) => Value::Interval(crate::datetime::Interval::default()),
+        _ => Value::Int(0),
+    };
+    if crate::sql::expr::compare(distance, &zero)? == Some(Ordering::Less) {
+        return Err(DbError::InvalidFrameOffset(
+            "invalid preceding or following size in window function".into(),
+        ));
+    }
+    let op = if down { crate::sql::expr::BinOp::Sub } else { crate::sql::expr::BinOp::Add };
+    crate::sql::expr::binary(op, key.clone(), distance.clone())
+}
+
+/// What a rewritten bound (`frame_exclusion`) carries besides its exclusion.
+enum CarriedBound<'a> {
+    CurrentRow,
+    Unbounded,
+    Offset(&'a ast::Expr),
+}
+
+/// The exclusion and the bound of `redodb_frame_exclusion('ties', bound)`, when `e` is
+/// that call.
+fn exclusion_call(e: &ast::Expr) -> Option<(Exclusion, CarriedBound<'_>)> {
+    let ast::Expr::Function(f) = e else { return None };
+    if f.name.to_string() != crate::sql::frame_exclusion::FUNCTION {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else { return None };
+    let args: Vec<&ast::Expr> = list
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let text = |e: &ast::Expr| match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let [name, bound] = args.as_slice() else { return None };
+    let exclusion = Exclusion::named(&text(name)?)?;
+    let carried = match text(bound).as_deref() {
+        Some("current row") => CarriedBound::CurrentRow,
+        Some("unbounded") => CarriedBound::Unbounded,
+        _ => CarriedBound::Offset(match bound {
+            ast::Expr::Nested(inner) => inner,
+            other => other,
+        }),
+    };
+    Some((exclusion, carried))
 }

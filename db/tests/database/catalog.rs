@@ -147,12 +147,26 @@ fn constraints_indexes_columns_and_defaults_match_postgresql() {
         rows(&mut s, "SELECT seqrelid::regclass, seqstart, seqincrement, seqmin, seqmax, seqcycle FROM pg_sequence WHERE seqrelid = 'tickets'::regclass"),
         ["tickets|100|1|1|9223372036854775807|false"]
     );
+    // A relation's own dependencies (classid pg_class): the sequences' on their columns.
+    // (The view's rule depends on what it reads: `view_dependencies.rs`.)
     assert_eq!(
         rows(
             &mut s,
-            "SELECT objid::regclass, refobjid::regclass, refobjsubid, deptype FROM pg_depend ORDER BY 1"
+            "SELECT objid::regclass, refobjid::regclass, refobjsubid, deptype FROM pg_depend \
+             WHERE classid = 'pg_class'::regclass ORDER BY 1"
         ),
         ["child_id_seq|child|1|a", "events_id_seq|events|1|i"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT r.rulename, c.relname, d.refobjid::regclass, d.refobjsubid, d.deptype FROM pg_depend d \
+             JOIN pg_rewrite r ON r.oid = d.objid JOIN pg_class c ON c.oid = r.ev_class \
+             WHERE d.classid = 'pg_rewrite'::regclass ORDER BY 3, 4, 5"
+        )
+        .len(),
+        2 + 2,
+        "the view's rule: internal and normal on the view, normal on the two columns it reads"
     );
 }
 

@@ -40,5 +40,6 @@ mod time_model;
 mod timed_statistics;
 mod transactions;
 mod types;
+mod view_dependencies;
 mod views;
 mod windows;
