@@ -943,6 +943,26 @@ impl<'a> Binder<'a> {
             E::IsNotUnknown(e) => Expr::IsNull(self.compile_box(e)?, true),
             E::IsDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, false),
             E::IsNotDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, true),
+            E::InList { expr, list, negated } if row_items(expr).is_some() => {
+                // `(a, b) IN ((1, 2), (3, 4))`: row equalities, OR-ed (NOT IN: negated).
+                let equalities = list
+                    .iter()
+                    .map(|item| row_comparison(expr, &ast::BinaryOperator::Eq, item))
+                    .collect::<DbResult<Vec<_>>>()?;
+                let any = equalities
+                    .into_iter()
+                    .reduce(|a, b| binary_ast(a, ast::BinaryOperator::Or, b))
+                    .ok_or_else(|| DbError::Syntax { message: "an empty IN list".into(), position: 0 })?;
+                let any = self.compile(&any)?;
+                if *negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
+            E::BinaryOp { left, op, right } if row_items(left).is_some() || row_items(right).is_some() => {
+                self.compile(&row_comparison(left, op, right)?)?
+            }
             E::InList { expr, list, negated } => {
                 let list = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
                 let expr = self.compile(expr)?;
@@ -1812,6 +1832,68 @@ impl Binder<'_> {
             _ => Ok(None),
         }
     }
+}
+
+/// The items of a row constructor `(a, b, ...)` (two or more items).
+fn row_items(e: &ast::Expr) -> Option<&[ast::Expr]> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items),
+        ast::Expr::Nested(inner) => row_items(inner),
+        _ => None,
+    }
+}
+
+fn binary_ast(left: ast::Expr, op: ast::BinaryOperator, right: ast::Expr) -> ast::Expr {
+    ast::Expr::BinaryOp { left: Box::new(left), op, right: Box::new(right) }
+}
+
+/// A comparison of two row constructors as PostgreSQL evaluates it, pair by pair:
+/// `=` all pairs equal, `<>` some pair unequal, and `<`, `<=`, `>`, `>=` ordered by the
+/// first unequal pair (`(a, b) < (c, d)` is `a < c OR (a = c AND b < d)`), NULL where a
+/// pair decides on a NULL. 42601 for rows of other lengths.
+fn row_comparison(left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr) -> DbResult<ast::Expr> {
+    use ast::BinaryOperator as B;
+    let (Some(l), Some(r)) = (row_items(left), row_items(right)) else {
+        return Err(DbError::Unsupported(format!(
+            "a row compared with a value that is not a row ({left} {op} {right})"
+        )));
+    };
+    if l.len() != r.len() {
+        return Err(DbError::Syntax {
+            message: "unequal number of entries in row expressions".into(),
+            position: 0,
+        });
+    }
+    let pairs = l.iter().cloned().zip(r.iter().cloned());
+    let join =
+        |parts: Vec<ast::Expr>, with: B| parts.into_iter().reduce(|a, b| binary_ast(a, with.clone(), b));
+    let combined = match op {
+        B::Eq => join(pairs.map(|(a, b)| binary_ast(a, B::Eq, b)).collect(), B::And),
+        B::NotEq => join(pairs.map(|(a, b)| binary_ast(a, B::NotEq, b)).collect(), B::Or),
+        B::Lt | B::LtEq | B::Gt | B::GtEq => {
+            let strict = match op {
+                B::Lt | B::LtEq => B::Lt,
+                _ => B::Gt,
+            };
+            let pairs: Vec<(ast::Expr, ast::Expr)> = pairs.collect();
+            let last = pairs.len() - 1;
+            // For each position i: the pairs before it equal, and pair i ordered (the
+            // last pair by the operator itself, so `<=` admits equal rows).
+            let terms = (0..pairs.len())
+                .map(|i| {
+                    let decisive = if i == last { op.clone() } else { strict.clone() };
+                    let mut term = binary_ast(pairs[i].0.clone(), decisive, pairs[i].1.clone());
+                    for (a, b) in pairs[..i].iter().rev() {
+                        term = binary_ast(binary_ast(a.clone(), B::Eq, b.clone()), B::And, term);
+                    }
+                    ast::Expr::Nested(Box::new(term))
+                })
+                .collect();
+            join(terms, B::Or)
+        }
+        other => return Err(DbError::Unsupported(format!("the operator {other} between rows"))),
+    };
+    Ok(ast::Expr::Nested(Box::new(combined.expect("a row has entries"))))
 }
 
 /// An operand compared with a CHAR(n) column: a text literal or a parameter read as a

@@ -1827,3 +1827,48 @@ fn fetch_first_rows_only_limits_the_rows() {
         "0A000"
     );
 }
+
+/// Row constructors compared as PostgreSQL compares them (`(a, b) > (1, 1)`: the first
+/// unequal pair decides, NULL where it holds a NULL), as keyset pagination writes them,
+/// and in IN lists; expected rows are PostgreSQL 15's for the same data.
+#[test]
+fn row_constructors_compare_pair_by_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::common::open(dir.path());
+    let mut s = db.session();
+    crate::common::run(&mut s, "CREATE TABLE r (a INT, b INT, c TEXT)");
+    crate::common::run(
+        &mut s,
+        "INSERT INTO r VALUES (1, 1, 'x'), (1, 2, 'y'), (2, 1, 'z'), (2, NULL, 'n'), (NULL, 3, 'm')",
+    );
+    let cs = |s: &mut db::Session, condition: &str| -> String {
+        let sql = format!("SELECT c FROM r WHERE {condition} ORDER BY c");
+        crate::common::cells(s, &sql).into_iter().map(|r| r.join("")).collect::<Vec<_>>().join(",")
+    };
+    assert_eq!(cs(&mut s, "(a, b) > (1, 1)"), "n,y,z");
+    assert_eq!(cs(&mut s, "(a, b) >= (1, 2)"), "n,y,z");
+    assert_eq!(cs(&mut s, "(a, b) < (2, 1)"), "x,y");
+    assert_eq!(cs(&mut s, "(a, b) <= (2, 1)"), "x,y,z");
+    assert_eq!(cs(&mut s, "(a, b) = (2, 1)"), "z");
+    assert_eq!(cs(&mut s, "(a, b) <> (1, 1)"), "m,n,y,z");
+    assert_eq!(cs(&mut s, "(a, b) IN ((1, 2), (2, 1))"), "y,z");
+    assert_eq!(cs(&mut s, "(a, b) NOT IN ((1, 2), (2, 1))"), "m,x");
+    assert_eq!(
+        crate::common::cells(
+            &mut s,
+            "SELECT (1, 2) < (1, 3), (1, NULL) < (2, 0), (1, NULL) < (1, 5), (2, 1) = (2, 1)"
+        ),
+        [["true", "true", "NULL", "true"]]
+    );
+    // Keyset pagination with bind values: the page after (1, 1).
+    let page = s
+        .execute(
+            "SELECT c FROM r WHERE (a, b) > ($1, $2) ORDER BY a, b LIMIT 2",
+            &[db::Value::Int(1), db::Value::Int(1)],
+        )
+        .unwrap();
+    let page: Vec<String> = page.rows().iter().map(|r| r[0].to_string()).collect();
+    assert_eq!(page, ["y", "z"]);
+    let error = crate::common::fails(&mut s, "SELECT (1, 2) = (1, 2, 3)");
+    assert!(error.to_string().contains("unequal number of entries in row expressions"), "{error}");
+}
