@@ -288,6 +288,13 @@ pub struct TableSchema {
     /// DETAIL lists dependent views in that order.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub view_number: u64,
+    /// `COMMENT ON TABLE` (or VIEW, SEQUENCE): pg_description's row for the relation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// `COMMENT ON COLUMN`: (column, text), by the column's place (kept in step by DROP
+    /// COLUMN, as the other per-column lists).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_comments: Vec<(usize, String)>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -494,6 +501,8 @@ impl TableSchema {
                 view: None,
                 view_reads: Vec::new(),
                 view_number: 0,
+                comment: None,
+                column_comments: Vec::new(),
             });
         }
         for (i, &k) in primary_key.iter().enumerate() {
@@ -522,6 +531,8 @@ impl TableSchema {
             view: None,
             view_reads: Vec::new(),
             view_number: 0,
+            comment: None,
+            column_comments: Vec::new(),
         })
     }
 
@@ -610,6 +621,9 @@ impl TableSchema {
         schema.view = self.view;
         schema.view_reads = self.view_reads;
         schema.view_number = self.view_number;
+        schema.comment = self.comment;
+        let columns = schema.visible_columns().len();
+        schema.column_comments = self.column_comments.into_iter().filter(|(c, _)| *c < columns).collect();
         Ok(schema)
     }
 

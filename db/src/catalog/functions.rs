@@ -34,8 +34,11 @@ pub(crate) enum CatalogFn {
     GetViewDef,
     GetSerialSequence,
     GetUserById,
-    /// obj_description, col_description, shobj_description: the database keeps no
-    /// comments, so always NULL.
+    /// obj_description(oid [, catalog]): a relation's comment (`COMMENT ON TABLE`).
+    ObjDescription,
+    /// col_description(table oid, attnum): a column's comment.
+    ColDescription,
+    /// shobj_description: no shared object (database, role) has a comment here: NULL.
     Description,
     /// has_table_privilege, has_schema_privilege: every session's user owns every
     /// object.
@@ -95,8 +98,8 @@ impl CatalogFn {
             "pg_get_viewdef" => (CatalogFn::GetViewDef, 1, 2),
             "pg_get_serial_sequence" => (CatalogFn::GetSerialSequence, 2, 2),
             "pg_get_userbyid" => (CatalogFn::GetUserById, 1, 1),
-            "obj_description" => (CatalogFn::Description, 1, 2),
-            "col_description" => (CatalogFn::Description, 2, 2),
+            "obj_description" => (CatalogFn::ObjDescription, 1, 2),
+            "col_description" => (CatalogFn::ColDescription, 2, 2),
             "shobj_description" => (CatalogFn::Description, 2, 2),
             "has_table_privilege"
             | "has_schema_privilege"
@@ -302,6 +305,34 @@ impl CatalogCall {
                 text(if oid == OWNER_OID { self.user.clone() } else { format!("unknown (OID={oid})") })
             }
             CatalogFn::Description => Ok(Value::Null),
+            CatalogFn::ObjDescription | CatalogFn::ColDescription => {
+                let oid = int_arg(args, 0)?.unwrap_or(0);
+                // obj_description(oid, catalog): only pg_class's objects have comments.
+                if self.func == CatalogFn::ObjDescription
+                    && args
+                        .get(1)
+                        .is_some_and(|c| c.to_string().trim_start_matches("pg_catalog.") != "pg_class")
+                {
+                    return Ok(Value::Null);
+                }
+                // A table, view or sequence (an index's comment is none: not kept).
+                let relation = self.objects()?.relation_by_oid(oid).filter(|r| r.index.is_none());
+                let Some(table) = relation.and_then(|r| r.table) else {
+                    return Ok(Value::Null);
+                };
+                let comment = match self.func {
+                    CatalogFn::ObjDescription => table.comment.clone(),
+                    _ => {
+                        let attnum = int_arg(args, 1)?.unwrap_or(0);
+                        table
+                            .column_comments
+                            .iter()
+                            .find(|(c, _)| *c as i64 + 1 == attnum)
+                            .map(|(_, text)| text.clone())
+                    }
+                };
+                Ok(comment.map_or(Value::Null, Value::Text))
+            }
             CatalogFn::HasPrivilege => Ok(Value::Bool(true)),
             CatalogFn::EncodingToChar => {
                 let encoding = int_arg(args, 0)?.unwrap_or(-1);

@@ -879,12 +879,34 @@ impl Session {
                         .set("lanvalidator", oid(validator))
                 })
                 .collect(),
-            // Nothing of these exists in the database: no comments, role memberships,
+            // Nothing of these exists in the database: no role memberships,
             // extensions, enum types, event triggers, per-role settings, foreign data,
             // inheritance, row security, triggers, rules other than views', extended
             // statistics or publications.
-            "pg_description"
-            | "pg_auth_members"
+            // The comments of tables, views and sequences (objsubid 0) and of their
+            // columns (objsubid the attnum).
+            "pg_description" => objects
+                .relations()
+                .iter()
+                .filter(|r| r.index.is_none())
+                .filter_map(|r| Some((r.oid, r.table.as_ref()?)))
+                .flat_map(|(relid, table)| {
+                    let of_relation = table.comment.iter().map(move |text| (relid, 0, text.clone()));
+                    let of_columns = table
+                        .column_comments
+                        .iter()
+                        .map(move |(c, text)| (relid, *c as i64 + 1, text.clone()));
+                    of_relation.chain(of_columns).collect::<Vec<_>>()
+                })
+                .map(|(relid, subid, text)| {
+                    Fields::new()
+                        .set("objoid", oid(relid))
+                        .set("classoid", oid(1259))
+                        .set("objsubid", Value::Int(subid))
+                        .set("description", text)
+                })
+                .collect(),
+            "pg_auth_members"
             | "pg_extension"
             | "pg_enum"
             | "pg_event_trigger"

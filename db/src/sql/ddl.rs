@@ -380,7 +380,7 @@ impl Session {
     }
 
     /// A schema change that keeps the rows as they are.
-    fn alter_schema(
+    pub(crate) fn alter_schema(
         &mut self,
         table: &str,
         change: impl FnOnce(&mut TableSchema) -> DbResult<()>,
@@ -441,6 +441,8 @@ impl Session {
             schema.int_widths = old.int_widths.clone();
             schema.checks = old.checks.clone();
             schema.foreign_keys = old.foreign_keys.clone();
+            schema.comment = old.comment.clone();
+            schema.column_comments = old.column_comments.clone();
             let sources = (0..schema.columns.len()).map(ColumnSource::Old).collect();
             Ok(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() })
         })
@@ -566,6 +568,12 @@ impl Session {
                 old.identity_by_default.iter().filter(|&&c| c != dropped).map(|&c| shift(c)).collect();
             schema.int_widths =
                 old.int_widths.iter().filter(|(c, _)| *c != dropped).map(|&(c, w)| (shift(c), w)).collect();
+            schema.column_comments = old
+                .column_comments
+                .iter()
+                .filter(|(c, _)| *c != dropped)
+                .map(|(c, text)| (shift(*c), text.clone()))
+                .collect();
             let sources = (0..old.columns.len()).filter(|&c| c != dropped).map(ColumnSource::Old).collect();
             changes.push(Change::RewriteTable { schema: schema.validated()?, sources, zone: "UTC".into() });
             Ok(changes)

@@ -779,6 +779,9 @@ impl Session {
             S::Merge(merge) => self.merge_statement(merge, params),
             S::Delete(delete) => self.delete_statement(delete, params, None),
             S::CreateTable(create) => self.create_table_statement(create),
+            S::Comment { object_type, object_name, comment, if_exists: false } => {
+                self.comment_statement(object_type, object_name, comment.as_deref())
+            }
             S::Drop { object_type: ast::ObjectType::Table, if_exists, names, cascade, .. } => {
                 self.drop_table_statement(names, *if_exists, *cascade)
             }

@@ -19,6 +19,7 @@ pub(crate) mod arrays;
 pub(crate) mod binds;
 pub mod bulk;
 pub mod cache;
+pub(crate) mod comments;
 pub(crate) mod create_table_as;
 pub(crate) mod ddl;
 pub mod describe;
