@@ -25,8 +25,6 @@
 //!   applied after the whole FROM clause (a conjunct pushed below an outer join would
 //!   change its result).
 
-use std::collections::HashMap;
-
 use sqlparser::ast;
 
 use crate::database::Session;
@@ -795,47 +793,62 @@ impl Session {
                 let passes = |row: &[Value]| condition.as_ref().map_or(Ok(true), |c| row_filter(c, row));
                 let mut out = Vec::new();
                 let mut right_matched = vec![false; right_rows.len()];
-                // Candidates of each left row: by hash on the equality keys, or all.
-                let mut lossy_build = false;
-                let table: Option<HashMap<Vec<HashKey>, Vec<usize>>> = if equi.is_empty() {
-                    None
-                } else {
-                    let mut table: HashMap<Vec<HashKey>, Vec<usize>> = HashMap::new();
-                    for (i, row) in right_rows.iter().enumerate() {
-                        if let Some((key, lossy)) = hash_key(equi.iter().map(|(_, rk)| rk), row)? {
-                            lossy_build |= lossy;
-                            table.entry(key).or_default().push(i);
-                        }
-                    }
-                    Some(table)
-                };
-                let all: Vec<usize> = (0..right_rows.len()).collect();
-                for a in &left_rows {
-                    let mut verify = false;
-                    let candidates: &[usize] = match &table {
-                        None => &all,
-                        Some(table) => match hash_key(equi.iter().map(|(lk, _)| lk), a)? {
-                            Some((key, lossy)) => {
-                                verify = lossy || lossy_build;
-                                table.get(&key).map_or(&[], Vec::as_slice)
+                if equi.is_empty() {
+                    // No equality: every pair is a candidate.
+                    for a in &left_rows {
+                        let mut matched = false;
+                        for (i, b) in right_rows.iter().enumerate() {
+                            let row = combine(a, b);
+                            if passes(&row)? {
+                                matched = true;
+                                right_matched[i] = true;
+                                out.push(row);
                             }
-                            None => &[],
-                        },
-                    };
-                    let mut matched = false;
-                    for &i in candidates {
-                        let row = combine(a, &right_rows[i]);
-                        if verify && !equal_on(equi, &row)? {
-                            continue;
                         }
-                        if passes(&row)? {
-                            matched = true;
-                            right_matched[i] = true;
-                            out.push(row);
+                        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                            out.push(a.clone());
                         }
                     }
-                    if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                        out.push(a.clone());
+                } else if *kind == JoinKind::Inner && left_rows.len() < right_rows.len() {
+                    // An inner join builds on the smaller input: here the left rows, probed
+                    // by each right row in turn (the output in the right rows' order).
+                    let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
+                    let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
+                    let table = JoinTable::build(&left_keys, &left_rows)?;
+                    let mut probe = Vec::with_capacity(equi.len());
+                    for b in &right_rows {
+                        let Some(hash) = probe_key(&right_keys, b, &mut probe)? else { continue };
+                        for i in table.candidates(hash) {
+                            if table.equals(i, &probe)? {
+                                let row = combine(&left_rows[i], b);
+                                if passes(&row)? {
+                                    out.push(row);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
+                    let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
+                    let table = JoinTable::build(&right_keys, &right_rows)?;
+                    let mut probe = Vec::with_capacity(equi.len());
+                    for a in &left_rows {
+                        let mut matched = false;
+                        if let Some(hash) = probe_key(&left_keys, a, &mut probe)? {
+                            for i in table.candidates(hash) {
+                                if table.equals(i, &probe)? {
+                                    let row = combine(a, &right_rows[i]);
+                                    if passes(&row)? {
+                                        matched = true;
+                                        right_matched[i] = true;
+                                        out.push(row);
+                                    }
+                                }
+                            }
+                        }
+                        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                            out.push(a.clone());
+                        }
                     }
                 }
                 if matches!(kind, JoinKind::Right | JoinKind::Full) {
@@ -1122,72 +1135,170 @@ fn slot(scope: &Scope, e: usize) -> (usize, usize) {
     (entry.offset, entry.offset + entry.relation.schema.columns.len())
 }
 
-/// A value as a hash key: numbers that compare equal hash equal (an integral float or
-/// numeric as the integer, a fraction as its float). A NUMERIC fraction's key is its
-/// nearest float, which it shares with the numerics nearest it: `hash_key` says so, and
-/// those candidates are checked with SQL's equality.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum HashKey {
+/// A value in the form a hash join hashes it: numbers that compare equal hash equal (an
+/// integral float or numeric as the integer, a fraction as its float; a NUMERIC
+/// fraction's nearest float, which it shares with the numerics nearest it). A form only
+/// picks candidates: every candidate's key values are then compared as SQL compares them
+/// ([`JoinTable::equals`]), so forms may collide, never split equal values. Text and
+/// bytes are borrowed: no allocation per row.
+#[derive(Hash)]
+enum HashForm<'v> {
     Int(i64),
     Float(u64),
-    Text(String),
+    Text(&'v str),
     Bool(bool),
     /// A date or a timestamp, on one scale (a date as its midnight), as SQL compares them.
     Micros(i64),
     Time(i64),
     Interval(i128),
-    Bytes(Box<[u8]>),
-    Uuid([u8; 16]),
+    Bytes(&'v [u8]),
+    Uuid(&'v [u8; 16]),
     Jsonb(String),
+    /// Arrays equal as SQL compares them may differ in element type (an int[] and a
+    /// numeric[]): one form for all, every candidate compared.
+    Array,
 }
 
-/// The hash key of `exprs` on `row`, and whether it is lossy (equal keys may be unequal
-/// values); None if a value is NULL (which equals nothing).
-fn hash_key<'e>(
-    exprs: impl Iterator<Item = &'e Expr>,
-    row: &[Value],
-) -> DbResult<Option<(Vec<HashKey>, bool)>> {
-    let mut key = Vec::new();
-    let mut lossy = false;
+/// The hash form of a value; None for NULL (which equals nothing).
+fn hash_form(v: &Value) -> DbResult<Option<HashForm<'_>>> {
+    let integral = |f: f64| {
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            HashForm::Int(f as i64)
+        } else {
+            HashForm::Float(f.to_bits())
+        }
+    };
+    Ok(Some(match v {
+        Value::Null => return Ok(None),
+        Value::Int(i) => HashForm::Int(*i),
+        Value::Float(f) => integral(*f),
+        Value::Numeric(n) => match crate::numeric::as_exact_i64(n) {
+            Some(i) => HashForm::Int(i),
+            None => integral(Num::N((**n).clone()).as_f64()),
+        },
+        Value::Text(t) => HashForm::Text(t),
+        Value::Bool(b) => HashForm::Bool(*b),
+        Value::Date(d) => HashForm::Micros(crate::datetime::date_to_timestamp(*d)),
+        Value::Timestamp(t) | Value::TimestampTz(t) => HashForm::Micros(*t),
+        Value::Time(t) => HashForm::Time(*t),
+        Value::Interval(iv) => HashForm::Interval(iv.comparable()),
+        Value::Bytea(b) => HashForm::Bytes(b),
+        Value::Uuid(u) => HashForm::Uuid(u),
+        // Equal jsonb values of different texts (1.0, 1.00) share a form.
+        Value::Jsonb(t) => HashForm::Jsonb(crate::json::equality_key(t)?),
+        // PostgreSQL's json has no equality.
+        Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
+        Value::Array(_) => HashForm::Array,
+    }))
+}
+
+/// The hash of a key's values; None if one is NULL.
+fn key_hash<V: std::borrow::Borrow<Value>>(values: &[V]) -> DbResult<Option<u64>> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    for v in values {
+        match hash_form(v.borrow())? {
+            Some(form) => form.hash(&mut hasher),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(hasher.finish()))
+}
+
+/// The key values of `exprs` on `row` into `out` (a column borrowed, not cloned) and
+/// their hash; None if one is NULL.
+fn probe_key<'r>(
+    exprs: &[&Expr],
+    row: &'r [Value],
+    out: &mut Vec<std::borrow::Cow<'r, Value>>,
+) -> DbResult<Option<u64>> {
+    out.clear();
     for e in exprs {
-        key.push(match e.eval(row, &[])? {
-            Value::Null => return Ok(None),
-            Value::Int(i) => HashKey::Int(i),
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => HashKey::Int(f as i64),
-            Value::Float(f) => HashKey::Float(f.to_bits()),
-            Value::Numeric(n) => match crate::numeric::as_exact_i64(&n) {
-                Some(i) => HashKey::Int(i),
-                None => {
-                    lossy = true;
-                    let f = Num::N(*n).as_f64();
-                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                        HashKey::Int(f as i64)
-                    } else {
-                        HashKey::Float(f.to_bits())
-                    }
-                }
-            },
-            Value::Text(t) => HashKey::Text(t.to_string()),
-            Value::Bool(b) => HashKey::Bool(b),
-            Value::Date(d) => HashKey::Micros(crate::datetime::date_to_timestamp(d)),
-            Value::Timestamp(t) | Value::TimestampTz(t) => HashKey::Micros(t),
-            Value::Time(t) => HashKey::Time(t),
-            Value::Interval(iv) => HashKey::Interval(iv.comparable()),
-            Value::Bytea(b) => HashKey::Bytes(b),
-            Value::Uuid(u) => HashKey::Uuid(u),
-            // Equal jsonb values of different texts (1.0, 1.00) share a key.
-            Value::Jsonb(t) => HashKey::Jsonb(crate::json::equality_key(&t)?),
-            // PostgreSQL's json has no equality.
-            Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
-            // Arrays equal as SQL compares them may differ in element type (an int[]
-            // and a numeric[]): one key for all, every match checked.
-            Value::Array(_) => {
-                lossy = true;
-                HashKey::Bool(false)
-            }
+        out.push(match e {
+            Expr::Column(c) => std::borrow::Cow::Borrowed(&row[*c]),
+            other => std::borrow::Cow::Owned(other.eval(row, &[])?),
         });
     }
-    Ok(Some((key, lossy)))
+    key_hash(out)
+}
+
+/// The build side of a hash join: its rows' key values (evaluated once) and, per hash,
+/// a chain of the rows with it, in the rows' order. One map entry per distinct hash and
+/// one link per row: no allocation per key.
+struct JoinTable {
+    /// The first row of each hash's chain.
+    heads: rustc_hash::FxHashMap<u64, u32>,
+    /// Per row, the next row of its chain ([`JoinTable::END`] ends it).
+    next: Vec<u32>,
+    /// Per row, its key values (`width` of them), NULL-keyed rows' too (never reached).
+    keys: Vec<Value>,
+    width: usize,
+}
+
+impl JoinTable {
+    const END: u32 = u32::MAX;
+
+    fn build(exprs: &[&Expr], rows: &[Vec<Value>]) -> DbResult<JoinTable> {
+        if rows.len() >= Self::END as usize {
+            return Err(DbError::ProgramLimitExceeded(format!(
+                "a hash join's build side of {} rows (at most {})",
+                rows.len(),
+                Self::END - 1
+            )));
+        }
+        let width = exprs.len();
+        let mut table = JoinTable {
+            heads: rustc_hash::FxHashMap::default(),
+            next: vec![Self::END; rows.len()],
+            keys: Vec::with_capacity(rows.len() * width),
+            width,
+        };
+        table.heads.reserve(rows.len());
+        let mut hashes = Vec::with_capacity(rows.len());
+        for row in rows {
+            for e in exprs {
+                table.keys.push(match e {
+                    Expr::Column(c) => row[*c].clone(),
+                    other => other.eval(row, &[])?,
+                });
+            }
+            let start = table.keys.len() - width;
+            hashes.push(key_hash(&table.keys[start..])?);
+        }
+        // Linked from the last row to the first, so each chain runs in the rows' order.
+        for (i, hash) in hashes.into_iter().enumerate().rev() {
+            if let Some(hash) = hash {
+                let i = i as u32;
+                if let Some(head) = table.heads.insert(hash, i) {
+                    table.next[i as usize] = head;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// The rows whose key hashes to `hash`, in order (candidates: see `equals`).
+    fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
+        let mut at = self.heads.get(&hash).copied().unwrap_or(Self::END);
+        std::iter::from_fn(move || {
+            (at != Self::END).then(|| {
+                let row = at as usize;
+                at = self.next[row];
+                row
+            })
+        })
+    }
+
+    /// Whether row `i`'s key equals `probe`, value by value as SQL compares.
+    fn equals<V: std::borrow::Borrow<Value>>(&self, i: usize, probe: &[V]) -> DbResult<bool> {
+        let keys = &self.keys[i * self.width..(i + 1) * self.width];
+        for (k, p) in keys.iter().zip(probe) {
+            if compare(k, p.borrow())? != Some(std::cmp::Ordering::Equal) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 /// Whether every equality of a hash join holds on a combined row, as SQL compares.

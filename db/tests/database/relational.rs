@@ -637,3 +637,60 @@ fn a_named_primary_key_keeps_its_name_in_the_catalog_errors_and_across_reopens()
     assert_eq!(e.sqlstate(), "23502", "{e}");
     assert_eq!(fails(&mut s, "ALTER TABLE tags DROP CONSTRAINT pk_tags").sqlstate(), "0A000");
 }
+
+#[test]
+fn hash_joins_build_on_either_side_and_match_as_sql_compares() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    // Keys of several types that compare equal across types (2 = 2.0 = 2.00), repeated
+    // on both sides, and NULLs (which match nothing).
+    run(&mut s, "CREATE TABLE few (id INT PRIMARY KEY, k INT, n NUMERIC(6,2), f FLOAT, w TEXT)");
+    run(&mut s, "CREATE TABLE many (id INT PRIMARY KEY, k INT, n NUMERIC(6,2), f FLOAT, w TEXT)");
+    run(
+        &mut s,
+        "INSERT INTO few VALUES (1, 2, 2.5, 2, 'c'), (2, 2, 2, 3.5, 'a'), (3, NULL, NULL, NULL, NULL), (4, 7, 7, 7, 'zz')",
+    );
+    let many: Vec<String> = (1..=60)
+        .map(|i| {
+            let k = if i % 13 == 0 { "NULL".to_string() } else { (i % 9).to_string() };
+            let w = if i % 11 == 0 { "NULL".to_string() } else { format!("'{}'", ["a", "b", "c"][i % 3]) };
+            let n = format!("{}.{}", i % 4, if i % 2 == 0 { "0" } else { "5" });
+            let f = format!("{}.{}", i % 5, if i % 3 == 0 { "0" } else { "5" });
+            format!("({i}, {k}, {n}, {f}, {w})")
+        })
+        .collect();
+    run(&mut s, &format!("INSERT INTO many VALUES {}", many.join(", ")));
+    run(&mut s, "COMMIT");
+    // Each equality join against the same join written without an equality (a nested
+    // loop over every pair): the same rows, whichever side the hash table is built on.
+    for (equal, between) in [
+        ("x.k = y.k", "x.k <= y.k AND x.k >= y.k"),
+        ("x.k = y.n", "x.k <= y.n AND x.k >= y.n"),
+        ("x.n = y.f", "x.n <= y.f AND x.n >= y.f"),
+        ("x.f = y.k", "x.f <= y.k AND x.f >= y.k"),
+        ("x.w = y.w AND x.k = y.k", "x.w <= y.w AND x.w >= y.w AND x.k <= y.k AND x.k >= y.k"),
+    ] {
+        // Inner joins build on the smaller side; outer joins keep the order written.
+        let sides = [("few", "many"), ("many", "few")];
+        for ((a, b), join) in
+            sides.into_iter().flat_map(|s| ["JOIN", "LEFT JOIN", "FULL JOIN"].map(|j| (s, j)))
+        {
+            let mut query = |on: &str| {
+                let sql = format!("SELECT x.id, y.id FROM {a} x {join} {b} y ON {on} ORDER BY 1, 2");
+                (rows(&mut s, &format!("EXPLAIN {sql}")), rows(&mut s, &sql))
+            };
+            let (hash_plan, hashed) = query(equal);
+            let (loop_plan, looped) = query(between);
+            let shown =
+                |plan: &[Vec<Value>]| plan.iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n");
+            assert!(shown(&hash_plan).contains("Hash Join"), "{}", shown(&hash_plan));
+            assert!(!shown(&loop_plan).contains("Hash Join"), "{}", shown(&loop_plan));
+            assert!(
+                looped.iter().any(|r| r[0] != NULL && r[1] != NULL),
+                "{a} {join} {b} on {equal}: some rows match"
+            );
+            assert_eq!(hashed, looped, "{a} {join} {b} on {equal}");
+        }
+    }
+}
