@@ -710,22 +710,59 @@ impl Session {
         self.run_node(&plan.scope, &plan.root, row_filter)
     }
 
+    /// Runs a join plan, handing each joined wide row (before the residual filter) to
+    /// `visit` as it is made, until `visit` returns false: the last join's output is
+    /// never held whole.
+    pub(crate) fn visit_joins(
+        &self,
+        plan: &JoinPlan,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
+    ) -> DbResult<()> {
+        let mut stopped = false;
+        self.run_node_into(&plan.scope, &plan.root, row_filter, &mut |row| {
+            if !stopped {
+                stopped = !visit(&row)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The rows of `node`, all of them (the inputs of a join).
     fn run_node(
         &self,
         scope: &Scope,
         node: &Node,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        self.run_node_into(scope, node, row_filter, &mut |row| {
+            out.push(row);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The rows of `node`, each handed to `sink` as it is made.
+    fn run_node_into(
+        &self,
+        scope: &Scope,
+        node: &Node,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         match node {
             Node::Function { entry, scan, filter } => {
                 // Not lateral (a lateral one is run by its join): arguments of no row.
                 let wide = vec![Value::Null; scope.width()];
-                self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)
+                for row in self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)? {
+                    sink(row)?;
+                }
+                Ok(())
             }
             Node::Scan { entry, filter, access, .. } => {
                 let e = &scope.entries[*entry];
                 let width = scope.width();
-                let mut out = Vec::new();
                 if let Some(plan) = &e.relation.derived {
                     for row in self.run_plan(plan)? {
                         let mut wide = vec![Value::Null; width];
@@ -735,9 +772,9 @@ impl Session {
                                 continue;
                             }
                         }
-                        out.push(wide);
+                        sink(wide)?;
                     }
-                    return Ok(out);
+                    return Ok(());
                 }
                 self.visit_rows(&e.relation.name, access, &mut |row| {
                     if let Some(f) = filter {
@@ -747,10 +784,10 @@ impl Session {
                     }
                     let mut wide = vec![Value::Null; width];
                     wide[e.offset..e.offset + row.len()].clone_from_slice(row);
-                    out.push(wide);
+                    sink(wide)?;
                     Ok(true)
                 })?;
-                Ok(out)
+                Ok(())
             }
             Node::Join { kind, left, right, equi, condition, lookup } => {
                 let left_rows = self.run_node(scope, left, row_filter)?;
@@ -763,6 +800,7 @@ impl Session {
                         equi,
                         condition.as_ref(),
                         row_filter,
+                        sink,
                     );
                 }
                 if let Node::Function { entry, scan, filter } = right.as_ref() {
@@ -775,12 +813,11 @@ impl Session {
                             equi,
                             condition.as_ref(),
                             row_filter,
+                            sink,
                         );
                     }
                 }
-                let right_rows = self.run_node(scope, right, row_filter)?;
-                let (mut l, mut r) = (Vec::new(), Vec::new());
-                left.entries(&mut l);
+                let mut r = Vec::new();
                 right.entries(&mut r);
                 let right_slots: Vec<(usize, usize)> = r.iter().map(|&e| slot(scope, e)).collect();
                 let combine = |a: &[Value], b: &[Value]| {
@@ -791,7 +828,43 @@ impl Session {
                     row
                 };
                 let passes = |row: &[Value]| condition.as_ref().map_or(Ok(true), |c| row_filter(c, row));
-                let mut out = Vec::new();
+                let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
+                let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
+                // An inner equality join whose right side is a stored table expected to
+                // hold more rows than the rows so far: the hash table is built on those
+                // rows, and the table's rows probe it as they are read, never held.
+                if let Node::Scan { entry, filter, access, estimate: right_estimate, .. } = right.as_ref() {
+                    let relation = &scope.entries[*entry].relation;
+                    if *kind == JoinKind::Inner
+                        && !equi.is_empty()
+                        && relation.derived.is_none()
+                        && *right_estimate > left_rows.len() as f64
+                    {
+                        let table = JoinTable::build(&left_keys, &left_rows)?;
+                        let from = scope.entries[*entry].offset;
+                        let mut wide = vec![Value::Null; scope.width()];
+                        self.visit_rows(&relation.name, access, &mut |row| {
+                            if let Some(f) = filter {
+                                if !row_filter(f, row)? {
+                                    return Ok(true);
+                                }
+                            }
+                            wide[from..from + row.len()].clone_from_slice(row);
+                            let (probe, Some(hash)) = probe_key(&right_keys, &wide)? else { return Ok(true) };
+                            for i in table.candidates(hash) {
+                                if table.equals(i, &probe)? {
+                                    let joined = combine(&left_rows[i], &wide);
+                                    if passes(&joined)? {
+                                        sink(joined)?;
+                                    }
+                                }
+                            }
+                            Ok(true)
+                        })?;
+                        return Ok(());
+                    }
+                }
+                let right_rows = self.run_node(scope, right, row_filter)?;
                 let mut right_matched = vec![false; right_rows.len()];
                 if equi.is_empty() {
                     // No equality: every pair is a candidate.
@@ -802,52 +875,46 @@ impl Session {
                             if passes(&row)? {
                                 matched = true;
                                 right_matched[i] = true;
-                                out.push(row);
+                                sink(row)?;
                             }
                         }
                         if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                            out.push(a.clone());
+                            sink(a.clone())?;
                         }
                     }
                 } else if *kind == JoinKind::Inner && left_rows.len() < right_rows.len() {
                     // An inner join builds on the smaller input: here the left rows, probed
                     // by each right row in turn (the output in the right rows' order).
-                    let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
-                    let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
                     let table = JoinTable::build(&left_keys, &left_rows)?;
-                    let mut probe = Vec::with_capacity(equi.len());
                     for b in &right_rows {
-                        let Some(hash) = probe_key(&right_keys, b, &mut probe)? else { continue };
+                        let (probe, Some(hash)) = probe_key(&right_keys, b)? else { continue };
                         for i in table.candidates(hash) {
                             if table.equals(i, &probe)? {
                                 let row = combine(&left_rows[i], b);
                                 if passes(&row)? {
-                                    out.push(row);
+                                    sink(row)?;
                                 }
                             }
                         }
                     }
                 } else {
-                    let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
-                    let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
                     let table = JoinTable::build(&right_keys, &right_rows)?;
-                    let mut probe = Vec::with_capacity(equi.len());
                     for a in &left_rows {
                         let mut matched = false;
-                        if let Some(hash) = probe_key(&left_keys, a, &mut probe)? {
+                        if let (probe, Some(hash)) = probe_key(&left_keys, a)? {
                             for i in table.candidates(hash) {
                                 if table.equals(i, &probe)? {
                                     let row = combine(a, &right_rows[i]);
                                     if passes(&row)? {
                                         matched = true;
                                         right_matched[i] = true;
-                                        out.push(row);
+                                        sink(row)?;
                                     }
                                 }
                             }
                         }
                         if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                            out.push(a.clone());
+                            sink(a.clone())?;
                         }
                     }
                 }
@@ -859,11 +926,11 @@ impl Session {
                             for &(from, to) in &right_slots {
                                 row[from..to].clone_from_slice(&b[from..to]);
                             }
-                            out.push(row);
+                            sink(row)?;
                         }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
     }
@@ -912,7 +979,8 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-    ) -> DbResult<Vec<Vec<Value>>> {
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a nested loop of a {kind:?} join");
         let e = &scope.entries[entry];
         let reader = self.key_reader(&e.relation.name, lookup.index)?;
@@ -922,7 +990,6 @@ impl Session {
             Some(i) => &schema.indexes[i].columns,
         };
         let (from, to) = slot(scope, entry);
-        let mut out = Vec::new();
         let mut prefix = Vec::with_capacity(lookup.outer.len());
         for (n, a) in left_rows.iter().enumerate() {
             if n % crate::database::CANCEL_CHECK_ROWS as usize == 0 {
@@ -957,7 +1024,7 @@ impl Session {
                     }
                 }
                 matched = true;
-                out.push(joined);
+                sink(joined)?;
                 Ok(())
             };
             if !matchable {
@@ -973,10 +1040,10 @@ impl Session {
                 })?;
             }
             if !matched && kind == JoinKind::Left {
-                out.push(a.clone());
+                sink(a.clone())?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A join whose right side is a lateral function: the function run for each left
@@ -991,11 +1058,11 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-    ) -> DbResult<Vec<Vec<Value>>> {
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         if matches!(kind, JoinKind::Right | JoinKind::Full) {
             return Err(DbError::Unsupported("a RIGHT or FULL join with a lateral function".into()));
         }
-        let mut out = Vec::new();
         for a in left_rows {
             let mut matched = false;
             for row in self.function_rows(scope, entry, scan, filter, a, row_filter)? {
@@ -1008,13 +1075,13 @@ impl Session {
                     }
                 }
                 matched = true;
-                out.push(row);
+                sink(row)?;
             }
             if !matched && kind == JoinKind::Left {
-                out.push(a.clone());
+                sink(a.clone())?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -1205,21 +1272,20 @@ fn key_hash<V: std::borrow::Borrow<Value>>(values: &[V]) -> DbResult<Option<u64>
     Ok(Some(hasher.finish()))
 }
 
-/// The key values of `exprs` on `row` into `out` (a column borrowed, not cloned) and
-/// their hash; None if one is NULL.
-fn probe_key<'r>(
-    exprs: &[&Expr],
-    row: &'r [Value],
-    out: &mut Vec<std::borrow::Cow<'r, Value>>,
-) -> DbResult<Option<u64>> {
-    out.clear();
+/// The key values of a probing row: a column borrowed, an expression's value owned.
+type ProbeKey<'r> = smallvec::SmallVec<[std::borrow::Cow<'r, Value>; 4]>;
+
+/// The key values of `exprs` on `row` and their hash (None if one is NULL).
+fn probe_key<'r>(exprs: &[&Expr], row: &'r [Value]) -> DbResult<(ProbeKey<'r>, Option<u64>)> {
+    let mut key = ProbeKey::new();
     for e in exprs {
-        out.push(match e {
+        key.push(match e {
             Expr::Column(c) => std::borrow::Cow::Borrowed(&row[*c]),
             other => std::borrow::Cow::Owned(other.eval(row, &[])?),
         });
     }
-    key_hash(out)
+    let hash = key_hash(&key)?;
+    Ok((key, hash))
 }
 
 /// The build side of a hash join: its rows' key values (evaluated once) and, per hash,
@@ -1293,7 +1359,12 @@ impl JoinTable {
     fn equals<V: std::borrow::Borrow<Value>>(&self, i: usize, probe: &[V]) -> DbResult<bool> {
         let keys = &self.keys[i * self.width..(i + 1) * self.width];
         for (k, p) in keys.iter().zip(probe) {
-            if compare(k, p.borrow())? != Some(std::cmp::Ordering::Equal) {
+            let equal = match (k, p.borrow()) {
+                // Most join keys: integers, compared without the general comparison.
+                (Value::Int(a), Value::Int(b)) => a == b,
+                (k, p) => compare(k, p)? == Some(std::cmp::Ordering::Equal),
+            };
+            if !equal {
                 return Ok(false);
             }
         }

@@ -1326,14 +1326,30 @@ impl Session {
     ) -> DbResult<Vec<(Vec<Value>, Vec<Value>)>> {
         let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
         let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+        // The key of each row is evaluated into one buffer and looked up by slice: a new
+        // key is copied into the map once, when its group starts, not once per row.
+        let mut key: Vec<Value> = Vec::with_capacity(plan.groups.len());
         self.visit_input(plan, &mut |row| {
             counts.read += 1;
             if matches(row)? {
                 counts.matched += 1;
-                let key = plan.groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
-                let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
-                for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
-                    acc.feed(call, row)?;
+                key.clear();
+                for g in &plan.groups {
+                    key.push(g.eval(row, &[])?);
+                }
+                let feed = |accumulators: &mut Vec<Accumulator>| -> DbResult<()> {
+                    for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
+                        acc.feed(call, row)?;
+                    }
+                    Ok(())
+                };
+                match by_group.get_mut(key.as_slice()) {
+                    Some(accumulators) => feed(accumulators)?,
+                    None => {
+                        let mut accumulators = new_accumulators();
+                        feed(&mut accumulators)?;
+                        by_group.insert(key.clone(), accumulators);
+                    }
                 }
                 // min/max read in their column's order: the first row kept is the answer.
                 if plan.ordered.is_some_and(|o| o.first_only) {
@@ -1370,13 +1386,7 @@ impl Session {
         visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
     ) -> DbResult<()> {
         if let Some(joins) = &plan.joins {
-            let rows = self.run_joins(joins, &|f, row| f.holds(row, &[]))?;
-            for row in &rows {
-                if !visit(row)? {
-                    break;
-                }
-            }
-            return Ok(());
+            return self.visit_joins(joins, &|f, row| f.holds(row, &[]), visit);
         }
         match &plan.relation {
             None => {
