@@ -54,6 +54,10 @@ pub(crate) struct JoinPlan {
     /// WHERE conjuncts applied to the joined rows (all of the WHERE when an outer join
     /// keeps it from being pushed down).
     pub residual: Option<Expr>,
+    /// Some: the wide row's columns anything reads (the query around the joins, and the
+    /// joins' own conditions); the others stay NULL in the joined rows, never copied.
+    /// None: every column (see `SelectPlan::prune_join_columns`).
+    pub needed: Option<Vec<bool>>,
 }
 
 #[derive(Clone, Debug)]
@@ -120,6 +124,7 @@ impl JoinPlan {
             scope: self.scope.clone(),
             root: self.root.map_exprs(&self.scope, f)?,
             residual: self.residual.as_ref().map(&mut *f).transpose()?,
+            needed: self.needed.clone(),
         })
     }
 
@@ -612,7 +617,7 @@ impl Session {
             }
             let root = order_inner(&scope, leaves, &mut rest);
             let residual = and_all(rest);
-            return Ok(JoinPlan { scope, root, residual });
+            return Ok(JoinPlan { scope, root, residual, needed: None });
         }
         for item in &items {
             written_nodes.push(self.written_node(&scope, &item.0, binder)?);
@@ -629,7 +634,7 @@ impl Session {
                 lookup: None,
             };
         }
-        Ok(JoinPlan { scope, root, residual: and_all(conjuncts) })
+        Ok(JoinPlan { scope, root, residual: and_all(conjuncts), needed: None })
     }
 
     fn scan_node(&self, scope: &Scope, entry: usize, filters: Vec<Expr>) -> DbResult<Node> {
@@ -707,7 +712,7 @@ impl Session {
         plan: &JoinPlan,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
-        self.run_node(&plan.scope, &plan.root, row_filter)
+        self.run_node(&plan.scope, plan.needed.as_deref(), &plan.root, row_filter)
     }
 
     /// Runs a join plan, handing each joined wide row (before the residual filter) to
@@ -720,7 +725,7 @@ impl Session {
         visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
     ) -> DbResult<()> {
         let mut stopped = false;
-        self.run_node_into(&plan.scope, &plan.root, row_filter, &mut |row| {
+        self.run_node_into(&plan.scope, plan.needed.as_deref(), &plan.root, row_filter, &mut |row| {
             if !stopped {
                 stopped = !visit(&row)?;
             }
@@ -732,11 +737,12 @@ impl Session {
     fn run_node(
         &self,
         scope: &Scope,
+        needed: Option<&[bool]>,
         node: &Node,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
         let mut out = Vec::new();
-        self.run_node_into(scope, node, row_filter, &mut |row| {
+        self.run_node_into(scope, needed, node, row_filter, &mut |row| {
             out.push(row);
             Ok(())
         })?;
@@ -747,6 +753,7 @@ impl Session {
     fn run_node_into(
         &self,
         scope: &Scope,
+        needed: Option<&[bool]>,
         node: &Node,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
         sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
@@ -765,13 +772,13 @@ impl Session {
                 let width = scope.width();
                 if let Some(plan) = &e.relation.derived {
                     for row in self.run_plan(plan)? {
-                        let mut wide = vec![Value::Null; width];
-                        wide[e.offset..e.offset + row.len()].clone_from_slice(&row);
                         if let Some(f) = filter {
-                            if !row_filter(f, &wide[e.offset..e.offset + e.relation.schema.columns.len()])? {
+                            if !row_filter(f, &row)? {
                                 continue;
                             }
                         }
+                        let mut wide = vec![Value::Null; width];
+                        widen(&mut wide, e.offset, &row, needed);
                         sink(wide)?;
                     }
                     return Ok(());
@@ -783,17 +790,18 @@ impl Session {
                         }
                     }
                     let mut wide = vec![Value::Null; width];
-                    wide[e.offset..e.offset + row.len()].clone_from_slice(row);
+                    widen(&mut wide, e.offset, row, needed);
                     sink(wide)?;
                     Ok(true)
                 })?;
                 Ok(())
             }
             Node::Join { kind, left, right, equi, condition, lookup } => {
-                let left_rows = self.run_node(scope, left, row_filter)?;
+                let left_rows = self.run_node(scope, needed, left, row_filter)?;
                 if let (Some(lookup), Node::Scan { entry, filter, .. }) = (lookup, right.as_ref()) {
                     return self.run_lookup_join(
                         scope,
+                        needed,
                         *kind,
                         &left_rows,
                         (*entry, filter.as_ref(), lookup),
@@ -849,7 +857,7 @@ impl Session {
                                     return Ok(true);
                                 }
                             }
-                            wide[from..from + row.len()].clone_from_slice(row);
+                            widen(&mut wide, from, row, needed);
                             let (probe, Some(hash)) = probe_key(&right_keys, &wide)? else { return Ok(true) };
                             for i in table.candidates(hash) {
                                 if table.equals(i, &probe)? {
@@ -864,7 +872,7 @@ impl Session {
                         return Ok(());
                     }
                 }
-                let right_rows = self.run_node(scope, right, row_filter)?;
+                let right_rows = self.run_node(scope, needed, right, row_filter)?;
                 let mut right_matched = vec![false; right_rows.len()];
                 if equi.is_empty() {
                     // No equality: every pair is a candidate.
@@ -973,6 +981,7 @@ impl Session {
     fn run_lookup_join(
         &self,
         scope: &Scope,
+        needed: Option<&[bool]>,
         kind: JoinKind,
         left_rows: &[Vec<Value>],
         (entry, filter, lookup): (usize, Option<&Expr>, &Lookup),
@@ -989,7 +998,7 @@ impl Session {
             None => &schema.primary_key,
             Some(i) => &schema.indexes[i].columns,
         };
-        let (from, to) = slot(scope, entry);
+        let from = scope.entries[entry].offset;
         let mut prefix = Vec::with_capacity(lookup.outer.len());
         for (n, a) in left_rows.iter().enumerate() {
             if n % crate::database::CANCEL_CHECK_ROWS as usize == 0 {
@@ -1014,7 +1023,7 @@ impl Session {
                     }
                 }
                 let mut joined = a.clone();
-                joined[from..to].clone_from_slice(row);
+                widen(&mut joined, from, row, needed);
                 if !equal_on(equi, &joined)? {
                     return Ok(());
                 }
@@ -1194,6 +1203,21 @@ fn using_conditions(scope: &Scope, left: &Written, right: &Written, using: &[Str
             _ => Err(DbError::UnknownColumn(name.clone())),
         })
         .collect()
+}
+
+/// Copies a relation's own `row` into the wide row at `offset`: every column, or with
+/// `needed` (see `JoinPlan::needed`) only those something reads.
+fn widen(wide: &mut [Value], offset: usize, row: &[Value], needed: Option<&[bool]>) {
+    match needed {
+        None => wide[offset..offset + row.len()].clone_from_slice(row),
+        Some(needed) => {
+            for (i, v) in row.iter().enumerate() {
+                if needed[offset + i] {
+                    wide[offset + i].clone_from(v);
+                }
+            }
+        }
+    }
 }
 
 /// The slice of a wide row that scope entry `e` occupies.

@@ -509,6 +509,28 @@ impl SelectPlan {
         self.for_each_expr(&mut |e| found |= e.has_subquery());
         found
     }
+
+    /// Marks the columns of the joined rows that the query reads (`JoinPlan::needed`),
+    /// so that the joins copy no others: a column no expression of the plan names (a
+    /// scan's filter, in its relation's own numbering, marks some columns needlessly,
+    /// never too few) is never read. Not with a subquery (a correlated one is given the
+    /// row's values as it runs) or a function in FROM (its arguments read the row).
+    fn prune_join_columns(&mut self) {
+        let Some(joins) = &self.joins else { return };
+        if self.has_subquery() || joins.scope.entries.iter().any(|e| e.relation.function.is_some()) {
+            return;
+        }
+        let width = joins.scope.width();
+        let mut columns = Vec::new();
+        self.for_each_expr(&mut |e| e.columns(&mut columns));
+        let mut needed = vec![false; width];
+        for c in columns.into_iter().filter(|&c| c < width) {
+            needed[c] = true;
+        }
+        if let Some(joins) = &mut self.joins {
+            joins.needed = Some(needed);
+        }
+    }
 }
 
 impl Session {
@@ -1146,7 +1168,7 @@ impl Session {
             }
             _ => None,
         };
-        Ok(SelectPlan {
+        let mut plan = SelectPlan {
             relation,
             joins,
             filter,
@@ -1165,7 +1187,9 @@ impl Session {
             offset,
             stop_after,
             ordered,
-        })
+        };
+        plan.prune_join_columns();
+        Ok(plan)
     }
 
     /// Runs a compiled SELECT, counting in `counts` what each step handed on. Returns its
