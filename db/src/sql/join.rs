@@ -24,6 +24,18 @@
 //!   a point lookup). Outer joins keep the order written, and WHERE conjuncts are then
 //!   applied after the whole FROM clause (a conjunct pushed below an outer join would
 //!   change its result).
+//!
+//! Running:
+//! - A hash join's table ([`JoinTable`]) holds the build rows' key values, evaluated once,
+//!   and per hash a chain of row numbers; keys are hashed in place ([`HashForm`]: text
+//!   borrowed, numbers that compare equal hashed alike) and every candidate is compared
+//!   as SQL compares. An inner join builds on its smaller input; when its right side is a
+//!   stored table expected to be larger than the rows so far, those rows are the build
+//!   side and the table's rows probe as they are read, never held.
+//! - The last join hands each row to the query as it is made (`visit_joins`); the inputs
+//!   of a join are held whole.
+//! - Only the columns the query reads are copied into the wide rows
+//!   (`JoinPlan::needed`), so an unread text column costs no copy per joined row.
 
 use sqlparser::ast;
 
