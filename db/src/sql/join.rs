@@ -1324,48 +1324,71 @@ fn probe_key<'r>(exprs: &[&Expr], row: &'r [Value]) -> DbResult<(ProbeKey<'r>, O
     Ok((key, hash))
 }
 
-/// The build side of a hash join: its rows' key values (evaluated once) and, per hash,
-/// a chain of the rows with it, in the rows' order. One map entry per distinct hash and
-/// one link per row: no allocation per key.
-struct JoinTable {
-    /// The first row of each hash's chain.
+/// The build side of a hash join: per hash, a chain of the rows with it, in the rows'
+/// order, and the rows' key values: read from the rows themselves when every key is a
+/// column (the probe reads the row it joins anyway: one cache miss, not two), else
+/// evaluated once into `keys`. One map entry per distinct hash and one link per row: no
+/// allocation per key. A link carries [`JoinTable::MORE`] when the chain goes on, so a
+/// unique key (the common case: a join on a key) never reads `next`.
+struct JoinTable<'r> {
+    rows: &'r [Vec<Value>],
+    /// The first link of each hash's chain.
     heads: rustc_hash::FxHashMap<u64, u32>,
-    /// Per row, the next row of its chain ([`JoinTable::END`] ends it).
+    /// Per row, the link to the next row of its chain (meaningful with `MORE` set on the
+    /// link that led to this row).
     next: Vec<u32>,
-    /// Per row, its key values (`width` of them), NULL-keyed rows' too (never reached).
+    /// Some: every key is a column of the rows, these. None: the values are in `keys`.
+    key_columns: Option<Vec<usize>>,
+    /// Per row, its key values (`width` of them), when they are not all columns.
     keys: Vec<Value>,
     width: usize,
 }
 
-impl JoinTable {
-    const END: u32 = u32::MAX;
+impl<'r> JoinTable<'r> {
+    /// The bit of a link saying that the chain goes on after its row.
+    const MORE: u32 = 1 << 31;
 
-    fn build(exprs: &[&Expr], rows: &[Vec<Value>]) -> DbResult<JoinTable> {
-        if rows.len() >= Self::END as usize {
+    fn build(exprs: &[&Expr], rows: &'r [Vec<Value>]) -> DbResult<JoinTable<'r>> {
+        if rows.len() >= Self::MORE as usize {
             return Err(DbError::ProgramLimitExceeded(format!(
                 "a hash join's build side of {} rows (at most {})",
                 rows.len(),
-                Self::END - 1
+                Self::MORE - 1
             )));
         }
         let width = exprs.len();
+        let key_columns: Option<Vec<usize>> = exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Column(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
         let mut table = JoinTable {
+            rows,
             heads: rustc_hash::FxHashMap::default(),
-            next: vec![Self::END; rows.len()],
-            keys: Vec::with_capacity(rows.len() * width),
+            next: vec![0; rows.len()],
+            key_columns,
+            keys: Vec::new(),
             width,
         };
         table.heads.reserve(rows.len());
         let mut hashes = Vec::with_capacity(rows.len());
         for row in rows {
-            for e in exprs {
-                table.keys.push(match e {
-                    Expr::Column(c) => row[*c].clone(),
-                    other => other.eval(row, &[])?,
-                });
-            }
-            let start = table.keys.len() - width;
-            hashes.push(key_hash(&table.keys[start..])?);
+            let hash = match &table.key_columns {
+                Some(columns) => {
+                    let values: ProbeKey =
+                        columns.iter().map(|&c| std::borrow::Cow::Borrowed(&row[c])).collect();
+                    key_hash(&values)?
+                }
+                None => {
+                    for e in exprs {
+                        table.keys.push(e.eval(row, &[])?);
+                    }
+                    key_hash(&table.keys[table.keys.len() - width..])?
+                }
+            };
+            hashes.push(hash);
         }
         // Linked from the last row to the first, so each chain runs in the rows' order.
         for (i, hash) in hashes.into_iter().enumerate().rev() {
@@ -1373,6 +1396,7 @@ impl JoinTable {
                 let i = i as u32;
                 if let Some(head) = table.heads.insert(hash, i) {
                     table.next[i as usize] = head;
+                    *table.heads.get_mut(&hash).expect("just inserted") = i | Self::MORE;
                 }
             }
         }
@@ -1381,20 +1405,22 @@ impl JoinTable {
 
     /// The rows whose key hashes to `hash`, in order (candidates: see `equals`).
     fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
-        let mut at = self.heads.get(&hash).copied().unwrap_or(Self::END);
+        let mut link = self.heads.get(&hash).copied();
         std::iter::from_fn(move || {
-            (at != Self::END).then(|| {
-                let row = at as usize;
-                at = self.next[row];
-                row
-            })
+            let this = link?;
+            let row = (this & !Self::MORE) as usize;
+            link = (this & Self::MORE != 0).then(|| self.next[row]);
+            Some(row)
         })
     }
 
     /// Whether row `i`'s key equals `probe`, value by value as SQL compares.
     fn equals<V: std::borrow::Borrow<Value>>(&self, i: usize, probe: &[V]) -> DbResult<bool> {
-        let keys = &self.keys[i * self.width..(i + 1) * self.width];
-        for (k, p) in keys.iter().zip(probe) {
+        for (n, p) in probe.iter().enumerate() {
+            let k = match &self.key_columns {
+                Some(columns) => &self.rows[i][columns[n]],
+                None => &self.keys[i * self.width + n],
+            };
             let equal = match (k, p.borrow()) {
                 // Most join keys: integers, compared without the general comparison.
                 (Value::Int(a), Value::Int(b)) => a == b,
