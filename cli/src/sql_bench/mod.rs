@@ -19,8 +19,11 @@
 //!    with `Database::checkpoint()` calls, comparing the longest commit;
 //! 7. the instrumentation overhead: loop (b) (and in a full run the raw engine and loop
 //!    (a)) with `timed_statistics` TRUE vs FALSE ([`overhead`]; alone: `--overhead-only`);
-//! 8. the JSON document.
+//! 8. joins: the same join queries on the same data in `redodb serve` and a throwaway
+//!    PostgreSQL 15, time per query ([`joins`]; alone: `--joins-only`);
+//! 9. the JSON document.
 
+mod joins;
 mod overhead;
 mod paired;
 mod report;
@@ -71,6 +74,10 @@ pub struct Args {
     /// with --quick]
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     ratio_pairs: Option<u64>,
+    /// Only the join part (redodb serve against a throwaway PostgreSQL 15, the same join
+    /// queries on the same data); JSON to target/sql-bench-joins.json unless --json is given
+    #[arg(long, conflicts_with = "overhead_only")]
+    joins_only: bool,
 }
 
 /// Sessions of the raw engine baseline and of the ratios.
@@ -106,6 +113,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     let (dir, _temp) = crate::engine_bench::bench_dir(args.dir.as_deref(), "redodb-sql-bench-")?;
     let facts = machine::facts(&dir);
+    if args.joins_only {
+        let path = if json_given { json_path } else { json_path.with_file_name("sql-bench-joins.json") };
+        return joins_alone(&dir, args.quick, facts, &path, started);
+    }
 
     // 1. The machine's limit, and the sync method every database here uses.
     let raw = probe::run(&dir, probe_seconds)?;
@@ -195,9 +206,13 @@ pub fn run(args: Args) -> Result<()> {
 
     // 7. What timing costs.
     let overhead = overhead::run_part(&dir, method, overhead_runs, &mut problems)?;
+
+    // 8. Joins, against PostgreSQL.
+    let joins = joins::run_part(&dir, args.quick, &mut problems)?;
+    joins::print(&joins);
     report::print_problems(&problems);
 
-    // 8. JSON.
+    // 9. JSON.
     let report = Report {
         machine: facts,
         settings,
@@ -211,6 +226,7 @@ pub fn run(args: Args) -> Result<()> {
         parse,
         checkpoint,
         overhead,
+        joins,
         not_run,
         problems,
         total_seconds: started.elapsed().as_secs_f64(),
@@ -224,6 +240,40 @@ pub fn run(args: Args) -> Result<()> {
             "{} problem(s) during the run, so the results are incomplete (see PROBLEMS above)",
             report.problems.len()
         );
+    }
+    Ok(())
+}
+
+/// `--joins-only`: the machine's facts, the join part, its JSON document.
+fn joins_alone(
+    dir: &Path,
+    quick: bool,
+    machine: machine::MachineFacts,
+    json_path: &Path,
+    started: Instant,
+) -> Result<()> {
+    println!(
+        "redodb sql-bench --joins-only{}: {} CPUs ({}), {} on {}, data in {}",
+        if quick { " --quick" } else { "" },
+        machine.cpus,
+        machine.arch,
+        machine.fs_type,
+        machine.fs_device,
+        machine.directory
+    );
+    println!();
+    let mut problems = Vec::new();
+    let joins = joins::run_part(dir, quick, &mut problems)?;
+    joins::print(&joins);
+    report::print_problems(&problems);
+    let report = joins::Alone { machine, joins, problems, total_seconds: started.elapsed().as_secs_f64() };
+    let mut text = serde_json::to_string_pretty(&report).context("encoding the JSON report")?;
+    text.push('\n');
+    std::fs::write(json_path, text).with_context(|| format!("writing {}", json_path.display()))?;
+    println!("JSON: {}", json_path.display());
+    println!("total time {:.1} s", report.total_seconds);
+    if !report.problems.is_empty() {
+        bail!("{} problem(s) during the run (see PROBLEMS above)", report.problems.len());
     }
     Ok(())
 }

@@ -76,6 +76,8 @@ pub struct Report {
     pub checkpoint: Option<CheckpointStall>,
     /// Commit throughput with timed_statistics TRUE vs FALSE, per loop.
     pub overhead: Vec<crate::engine_bench::overhead::Overhead>,
+    /// The join queries on redodb serve and PostgreSQL.
+    pub joins: super::joins::JoinReport,
     /// Configurations not run because their database had stalled.
     pub not_run: Vec<String>,
     /// Errors and stalls met during the run, one line each.

@@ -1,12 +1,26 @@
 //! Smoke test of `redodb sql-bench --quick`: it runs to the end, prints its tables,
-//! ratios, parse counts and checkpoint figures, and writes a JSON document with rows for
-//! both SQL loops. No timing is asserted: machines are noisy.
+//! ratios, parse counts, checkpoint figures and join timings, and writes a JSON document
+//! with rows for both SQL loops; and of `--joins-only --quick`: both servers started,
+//! every join query run on both with the same result. No timing is asserted: machines
+//! are noisy.
+//!
+//! The join part needs the Debian package postgresql-15 (`/usr/lib/postgresql/15/bin`),
+//! which `.ci/run` installs; without it these tests fail with that advice.
 
+use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
+
+/// A temporary directory PostgreSQL can reach: it runs as the postgres user when the
+/// tests run as root.
+fn reachable_tempdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
 
 #[test]
 fn quick_sql_bench_prints_the_tables_and_writes_json() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = reachable_tempdir();
     let json_path = dir.path().join("out.json");
     let out = Command::new(env!("CARGO_BIN_EXE_redodb"))
         .arg("sql-bench")
@@ -42,6 +56,7 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
         "variant                            statements/s",
         "CHECKPOINT STALL",
         "checkpoint durations ms:",
+        "JOINS: redodb serve vs PostgreSQL 15",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
@@ -127,9 +142,78 @@ fn quick_sql_bench_prints_the_tables_and_writes_json() {
     assert_eq!(checkpoint["checkpoints"].as_array().unwrap().len(), 6);
     assert!(checkpoint["with"]["commits"].as_u64().unwrap() > 0);
     assert!(checkpoint["without"]["max_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["joins"]["queries"].as_array().unwrap().len(), JOIN_QUERIES.len());
     assert!(json["problems"].as_array().unwrap().is_empty());
 
     // The run cleaned up after itself: only the JSON is left in the directory.
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
+}
+
+/// The join part's queries, as printed (`--quick` sizes).
+const JOIN_QUERIES: [&str; 5] = [
+    "(a) select5 8 tables x 10, 1 row",
+    "(a) chain 8 tables x 500, 1 row",
+    "(a) chain 8 tables x 500, all rows",
+    "(b) one customer's orders",
+    "(b) orders by region (whole join)",
+];
+
+#[test]
+fn quick_joins_run_on_both_servers_with_the_same_results() {
+    let dir = reachable_tempdir();
+    let json_path = dir.path().join("joins.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_redodb"))
+        .args(["sql-bench", "--joins-only", "--quick", "--dir"])
+        .arg(dir.path().join("run"))
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .expect("run redodb");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "sql-bench --joins-only failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("JOINS: redodb serve vs PostgreSQL 15"), "{stdout}");
+    assert!(stdout.contains("ratio = PostgreSQL ms / redodb ms"), "{stdout}");
+    // The disk and the commit loops are not part of it.
+    assert!(!stdout.contains("RAW DISK") && !stdout.contains("ENGINE BASELINE"), "{stdout}");
+    for name in JOIN_QUERIES {
+        let line = stdout.lines().find(|l| l.trim_start().starts_with(name));
+        let line = line.unwrap_or_else(|| panic!("no line for {name:?} in:\n{stdout}"));
+        assert!(line.trim_end().ends_with("same"), "{line}");
+    }
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("the JSON file"))
+            .expect("valid JSON");
+    let joins = &json["joins"];
+    assert!(joins["postgres_version"].as_str().unwrap().starts_with("15."), "{joins}");
+    let runs = joins["plan"]["runs"].as_u64().unwrap() as usize;
+    assert_eq!(runs, 3, "quick: 3 runs of each query");
+    let queries = joins["queries"].as_array().unwrap();
+    let names: Vec<&str> = queries.iter().map(|q| q["name"].as_str().unwrap()).collect();
+    assert_eq!(names, JOIN_QUERIES);
+    for q in queries {
+        assert_eq!(q["same_result"], true, "{q}");
+        assert!(q["rows"].as_u64().unwrap() >= 1, "{q}");
+        for side in ["postgres", "redodb"] {
+            let times = q[format!("{side}_ms")].as_array().unwrap();
+            assert_eq!(times.len(), runs, "{q}");
+            assert!(times.iter().all(|t| t.as_f64().unwrap() > 0.0), "{q}");
+        }
+        let (pg, rd) = (q["postgres_median_ms"].as_f64().unwrap(), q["redodb_median_ms"].as_f64().unwrap());
+        assert!((q["ratio"].as_f64().unwrap() - pg / rd).abs() <= 1e-9 * (pg / rd), "{q}");
+    }
+    // The chain's one-row queries find one row; the aggregate by region one per region.
+    assert_eq!(queries[0]["rows"], 1);
+    assert_eq!(queries[1]["rows"], 1);
+    assert_eq!(queries[4]["rows"], 10);
+    assert!(json["problems"].as_array().unwrap().is_empty(), "{json}");
+    // Both servers stopped and their directories removed.
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("run")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }

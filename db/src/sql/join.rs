@@ -24,8 +24,18 @@
 //!   a point lookup). Outer joins keep the order written, and WHERE conjuncts are then
 //!   applied after the whole FROM clause (a conjunct pushed below an outer join would
 //!   change its result).
-
-use std::collections::HashMap;
+//!
+//! Running:
+//! - A hash join's table ([`JoinTable`]) holds the build rows' key values, evaluated once,
+//!   and per hash a chain of row numbers; keys are hashed in place ([`HashForm`]: text
+//!   borrowed, numbers that compare equal hashed alike) and every candidate is compared
+//!   as SQL compares. An inner join builds on its smaller input; when its right side is a
+//!   stored table expected to be larger than the rows so far, those rows are the build
+//!   side and the table's rows probe as they are read, never held.
+//! - The last join hands each row to the query as it is made (`visit_joins`); the inputs
+//!   of a join are held whole.
+//! - Only the columns the query reads are copied into the wide rows
+//!   (`JoinPlan::needed`), so an unread text column costs no copy per joined row.
 
 use sqlparser::ast;
 
@@ -56,6 +66,10 @@ pub(crate) struct JoinPlan {
     /// WHERE conjuncts applied to the joined rows (all of the WHERE when an outer join
     /// keeps it from being pushed down).
     pub residual: Option<Expr>,
+    /// Some: the wide row's columns anything reads (the query around the joins, and the
+    /// joins' own conditions); the others stay NULL in the joined rows, never copied.
+    /// None: every column (see `SelectPlan::prune_join_columns`).
+    pub needed: Option<Vec<bool>>,
 }
 
 #[derive(Clone, Debug)]
@@ -122,6 +136,7 @@ impl JoinPlan {
             scope: self.scope.clone(),
             root: self.root.map_exprs(&self.scope, f)?,
             residual: self.residual.as_ref().map(&mut *f).transpose()?,
+            needed: self.needed.clone(),
         })
     }
 
@@ -651,7 +666,7 @@ impl Session {
             }
             let root = order_inner(&scope, leaves, &mut rest);
             let residual = and_all(rest);
-            return Ok(JoinPlan { scope, root, residual });
+            return Ok(JoinPlan { scope, root, residual, needed: None });
         }
         for item in &items {
             written_nodes.push(self.written_node(&scope, &item.0, binder)?);
@@ -668,7 +683,7 @@ impl Session {
                 lookup: None,
             };
         }
-        Ok(JoinPlan { scope, root, residual: and_all(conjuncts) })
+        Ok(JoinPlan { scope, root, residual: and_all(conjuncts), needed: None })
     }
 
     fn scan_node(&self, scope: &Scope, entry: usize, filters: Vec<Expr>) -> DbResult<Node> {
@@ -746,37 +761,76 @@ impl Session {
         plan: &JoinPlan,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
-        self.run_node(&plan.scope, &plan.root, row_filter)
+        self.run_node(&plan.scope, plan.needed.as_deref(), &plan.root, row_filter)
     }
 
+    /// Runs a join plan, handing each joined wide row (before the residual filter) to
+    /// `visit` as it is made, until `visit` returns false: the last join's output is
+    /// never held whole.
+    pub(crate) fn visit_joins(
+        &self,
+        plan: &JoinPlan,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
+    ) -> DbResult<()> {
+        let mut stopped = false;
+        self.run_node_into(&plan.scope, plan.needed.as_deref(), &plan.root, row_filter, &mut |row| {
+            if !stopped {
+                stopped = !visit(&row)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The rows of `node`, all of them (the inputs of a join).
     fn run_node(
         &self,
         scope: &Scope,
+        needed: Option<&[bool]>,
         node: &Node,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        self.run_node_into(scope, needed, node, row_filter, &mut |row| {
+            out.push(row);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The rows of `node`, each handed to `sink` as it is made.
+    fn run_node_into(
+        &self,
+        scope: &Scope,
+        needed: Option<&[bool]>,
+        node: &Node,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         match node {
             Node::Function { entry, scan, filter } => {
                 // Not lateral (a lateral one is run by its join): arguments of no row.
                 let wide = vec![Value::Null; scope.width()];
-                self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)
+                for row in self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)? {
+                    sink(row)?;
+                }
+                Ok(())
             }
             Node::Scan { entry, filter, access, .. } => {
                 let e = &scope.entries[*entry];
                 let width = scope.width();
-                let mut out = Vec::new();
                 if let Some(plan) = &e.relation.derived {
                     for row in self.run_plan(plan)? {
-                        let mut wide = vec![Value::Null; width];
-                        wide[e.offset..e.offset + row.len()].clone_from_slice(&row);
                         if let Some(f) = filter {
-                            if !row_filter(f, &wide[e.offset..e.offset + e.relation.schema.columns.len()])? {
+                            if !row_filter(f, &row)? {
                                 continue;
                             }
                         }
-                        out.push(wide);
+                        let mut wide = vec![Value::Null; width];
+                        widen(&mut wide, e.offset, &row, needed);
+                        sink(wide)?;
                     }
-                    return Ok(out);
+                    return Ok(());
                 }
                 self.visit_rows(&e.relation.name, access, &mut |row| {
                     if let Some(f) = filter {
@@ -785,23 +839,25 @@ impl Session {
                         }
                     }
                     let mut wide = vec![Value::Null; width];
-                    wide[e.offset..e.offset + row.len()].clone_from_slice(row);
-                    out.push(wide);
+                    widen(&mut wide, e.offset, row, needed);
+                    sink(wide)?;
                     Ok(true)
                 })?;
-                Ok(out)
+                Ok(())
             }
             Node::Join { kind, left, right, equi, condition, lookup } => {
-                let left_rows = self.run_node(scope, left, row_filter)?;
+                let left_rows = self.run_node(scope, needed, left, row_filter)?;
                 if let (Some(lookup), Node::Scan { entry, filter, .. }) = (lookup, right.as_ref()) {
                     return self.run_lookup_join(
                         scope,
+                        needed,
                         *kind,
                         &left_rows,
                         (*entry, filter.as_ref(), lookup),
                         equi,
                         condition.as_ref(),
                         row_filter,
+                        sink,
                     );
                 }
                 if let Node::Function { entry, scan, filter } = right.as_ref() {
@@ -814,12 +870,11 @@ impl Session {
                             equi,
                             condition.as_ref(),
                             row_filter,
+                            sink,
                         );
                     }
                 }
-                let right_rows = self.run_node(scope, right, row_filter)?;
-                let (mut l, mut r) = (Vec::new(), Vec::new());
-                left.entries(&mut l);
+                let mut r = Vec::new();
                 right.entries(&mut r);
                 let right_slots: Vec<(usize, usize)> = r.iter().map(|&e| slot(scope, e)).collect();
                 let combine = |a: &[Value], b: &[Value]| {
@@ -830,49 +885,94 @@ impl Session {
                     row
                 };
                 let passes = |row: &[Value]| condition.as_ref().map_or(Ok(true), |c| row_filter(c, row));
-                let mut out = Vec::new();
-                let mut right_matched = vec![false; right_rows.len()];
-                // Candidates of each left row: by hash on the equality keys, or all.
-                let mut lossy_build = false;
-                let table: Option<HashMap<Vec<HashKey>, Vec<usize>>> = if equi.is_empty() {
-                    None
-                } else {
-                    let mut table: HashMap<Vec<HashKey>, Vec<usize>> = HashMap::new();
-                    for (i, row) in right_rows.iter().enumerate() {
-                        if let Some((key, lossy)) = hash_key(equi.iter().map(|(_, rk)| rk), row)? {
-                            lossy_build |= lossy;
-                            table.entry(key).or_default().push(i);
-                        }
-                    }
-                    Some(table)
-                };
-                let all: Vec<usize> = (0..right_rows.len()).collect();
-                for a in &left_rows {
-                    let mut verify = false;
-                    let candidates: &[usize] = match &table {
-                        None => &all,
-                        Some(table) => match hash_key(equi.iter().map(|(lk, _)| lk), a)? {
-                            Some((key, lossy)) => {
-                                verify = lossy || lossy_build;
-                                table.get(&key).map_or(&[], Vec::as_slice)
+                let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
+                let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
+                // An inner equality join whose right side is a stored table expected to
+                // hold more rows than the rows so far: the hash table is built on those
+                // rows, and the table's rows probe it as they are read, never held.
+                if let Node::Scan { entry, filter, access, estimate: right_estimate, .. } = right.as_ref() {
+                    let relation = &scope.entries[*entry].relation;
+                    if *kind == JoinKind::Inner
+                        && !equi.is_empty()
+                        && relation.derived.is_none()
+                        && *right_estimate > left_rows.len() as f64
+                    {
+                        let table = JoinTable::build(&left_keys, &left_rows)?;
+                        let from = scope.entries[*entry].offset;
+                        let mut wide = vec![Value::Null; scope.width()];
+                        self.visit_rows(&relation.name, access, &mut |row| {
+                            if let Some(f) = filter {
+                                if !row_filter(f, row)? {
+                                    return Ok(true);
+                                }
                             }
-                            None => &[],
-                        },
-                    };
-                    let mut matched = false;
-                    for &i in candidates {
-                        let row = combine(a, &right_rows[i]);
-                        if verify && !equal_on(equi, &row)? {
-                            continue;
+                            widen(&mut wide, from, row, needed);
+                            let (probe, Some(hash)) = probe_key(&right_keys, &wide)? else { return Ok(true) };
+                            for i in table.candidates(hash) {
+                                if table.equals(i, &probe)? {
+                                    let joined = combine(&left_rows[i], &wide);
+                                    if passes(&joined)? {
+                                        sink(joined)?;
+                                    }
+                                }
+                            }
+                            Ok(true)
+                        })?;
+                        return Ok(());
+                    }
+                }
+                let right_rows = self.run_node(scope, needed, right, row_filter)?;
+                let mut right_matched = vec![false; right_rows.len()];
+                if equi.is_empty() {
+                    // No equality: every pair is a candidate.
+                    for a in &left_rows {
+                        let mut matched = false;
+                        for (i, b) in right_rows.iter().enumerate() {
+                            let row = combine(a, b);
+                            if passes(&row)? {
+                                matched = true;
+                                right_matched[i] = true;
+                                sink(row)?;
+                            }
                         }
-                        if passes(&row)? {
-                            matched = true;
-                            right_matched[i] = true;
-                            out.push(row);
+                        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                            sink(a.clone())?;
                         }
                     }
-                    if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                        out.push(a.clone());
+                } else if *kind == JoinKind::Inner && left_rows.len() < right_rows.len() {
+                    // An inner join builds on the smaller input: here the left rows, probed
+                    // by each right row in turn (the output in the right rows' order).
+                    let table = JoinTable::build(&left_keys, &left_rows)?;
+                    for b in &right_rows {
+                        let (probe, Some(hash)) = probe_key(&right_keys, b)? else { continue };
+                        for i in table.candidates(hash) {
+                            if table.equals(i, &probe)? {
+                                let row = combine(&left_rows[i], b);
+                                if passes(&row)? {
+                                    sink(row)?;
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let table = JoinTable::build(&right_keys, &right_rows)?;
+                    for a in &left_rows {
+                        let mut matched = false;
+                        if let (probe, Some(hash)) = probe_key(&left_keys, a)? {
+                            for i in table.candidates(hash) {
+                                if table.equals(i, &probe)? {
+                                    let row = combine(a, &right_rows[i]);
+                                    if passes(&row)? {
+                                        matched = true;
+                                        right_matched[i] = true;
+                                        sink(row)?;
+                                    }
+                                }
+                            }
+                        }
+                        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                            sink(a.clone())?;
+                        }
                     }
                 }
                 if matches!(kind, JoinKind::Right | JoinKind::Full) {
@@ -883,11 +983,11 @@ impl Session {
                             for &(from, to) in &right_slots {
                                 row[from..to].clone_from_slice(&b[from..to]);
                             }
-                            out.push(row);
+                            sink(row)?;
                         }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
     }
@@ -930,13 +1030,15 @@ impl Session {
     fn run_lookup_join(
         &self,
         scope: &Scope,
+        needed: Option<&[bool]>,
         kind: JoinKind,
         left_rows: &[Vec<Value>],
         (entry, filter, lookup): (usize, Option<&Expr>, &Lookup),
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-    ) -> DbResult<Vec<Vec<Value>>> {
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a nested loop of a {kind:?} join");
         let e = &scope.entries[entry];
         let reader = self.key_reader(&e.relation.name, lookup.index)?;
@@ -945,8 +1047,7 @@ impl Session {
             None => &schema.primary_key,
             Some(i) => &schema.indexes[i].columns,
         };
-        let (from, to) = slot(scope, entry);
-        let mut out = Vec::new();
+        let from = scope.entries[entry].offset;
         let mut prefix = Vec::with_capacity(lookup.outer.len());
         for (n, a) in left_rows.iter().enumerate() {
             if n % crate::database::CANCEL_CHECK_ROWS as usize == 0 {
@@ -971,7 +1072,7 @@ impl Session {
                     }
                 }
                 let mut joined = a.clone();
-                joined[from..to].clone_from_slice(row);
+                widen(&mut joined, from, row, needed);
                 if !equal_on(equi, &joined)? {
                     return Ok(());
                 }
@@ -981,7 +1082,7 @@ impl Session {
                     }
                 }
                 matched = true;
-                out.push(joined);
+                sink(joined)?;
                 Ok(())
             };
             if !matchable {
@@ -997,10 +1098,10 @@ impl Session {
                 })?;
             }
             if !matched && kind == JoinKind::Left {
-                out.push(a.clone());
+                sink(a.clone())?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A join whose right side is a lateral function: the function run for each left
@@ -1015,11 +1116,11 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-    ) -> DbResult<Vec<Vec<Value>>> {
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
         if matches!(kind, JoinKind::Right | JoinKind::Full) {
             return Err(DbError::Unsupported("a RIGHT or FULL join with a lateral function".into()));
         }
-        let mut out = Vec::new();
         for a in left_rows {
             let mut matched = false;
             for row in self.function_rows(scope, entry, scan, filter, a, row_filter)? {
@@ -1032,13 +1133,13 @@ impl Session {
                     }
                 }
                 matched = true;
-                out.push(row);
+                sink(row)?;
             }
             if !matched && kind == JoinKind::Left {
-                out.push(a.clone());
+                sink(a.clone())?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -1179,78 +1280,221 @@ fn using_conditions(scope: &Scope, left: &Written, right: &Written, using: &[Str
         .collect()
 }
 
+/// Copies a relation's own `row` into the wide row at `offset`: every column, or with
+/// `needed` (see `JoinPlan::needed`) only those something reads.
+fn widen(wide: &mut [Value], offset: usize, row: &[Value], needed: Option<&[bool]>) {
+    match needed {
+        None => wide[offset..offset + row.len()].clone_from_slice(row),
+        Some(needed) => {
+            for (i, v) in row.iter().enumerate() {
+                if needed[offset + i] {
+                    wide[offset + i].clone_from(v);
+                }
+            }
+        }
+    }
+}
+
 /// The slice of a wide row that scope entry `e` occupies.
 fn slot(scope: &Scope, e: usize) -> (usize, usize) {
     let entry = &scope.entries[e];
     (entry.offset, entry.offset + entry.relation.schema.columns.len())
 }
 
-/// A value as a hash key: numbers that compare equal hash equal (an integral float or
-/// numeric as the integer, a fraction as its float). A NUMERIC fraction's key is its
-/// nearest float, which it shares with the numerics nearest it: `hash_key` says so, and
-/// those candidates are checked with SQL's equality.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum HashKey {
+/// A value in the form a hash join hashes it: numbers that compare equal hash equal (an
+/// integral float or numeric as the integer, a fraction as its float; a NUMERIC
+/// fraction's nearest float, which it shares with the numerics nearest it). A form only
+/// picks candidates: every candidate's key values are then compared as SQL compares them
+/// ([`JoinTable::equals`]), so forms may collide, never split equal values. Text and
+/// bytes are borrowed: no allocation per row.
+#[derive(Hash)]
+enum HashForm<'v> {
     Int(i64),
     Float(u64),
-    Text(String),
+    Text(&'v str),
     Bool(bool),
     /// A date or a timestamp, on one scale (a date as its midnight), as SQL compares them.
     Micros(i64),
     Time(i64),
     Interval(i128),
-    Bytes(Box<[u8]>),
-    Uuid([u8; 16]),
+    Bytes(&'v [u8]),
+    Uuid(&'v [u8; 16]),
     Jsonb(String),
+    /// Arrays (and records) equal as SQL compares them may differ in element type (an
+    /// int[] and a numeric[]): one form for all, every candidate compared.
+    Array,
 }
 
-/// The hash key of `exprs` on `row`, and whether it is lossy (equal keys may be unequal
-/// values); None if a value is NULL (which equals nothing).
-fn hash_key<'e>(
-    exprs: impl Iterator<Item = &'e Expr>,
-    row: &[Value],
-) -> DbResult<Option<(Vec<HashKey>, bool)>> {
-    let mut key = Vec::new();
-    let mut lossy = false;
+/// The hash form of a value; None for NULL (which equals nothing).
+fn hash_form(v: &Value) -> DbResult<Option<HashForm<'_>>> {
+    let integral = |f: f64| {
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            HashForm::Int(f as i64)
+        } else {
+            HashForm::Float(f.to_bits())
+        }
+    };
+    Ok(Some(match v {
+        Value::Null => return Ok(None),
+        Value::Int(i) => HashForm::Int(*i),
+        Value::Float(f) => integral(*f),
+        Value::Numeric(n) => match crate::numeric::as_exact_i64(n) {
+            Some(i) => HashForm::Int(i),
+            None => integral(Num::N((**n).clone()).as_f64()),
+        },
+        Value::Text(t) => HashForm::Text(t),
+        Value::Bool(b) => HashForm::Bool(*b),
+        Value::Date(d) => HashForm::Micros(crate::datetime::date_to_timestamp(*d)),
+        Value::Timestamp(t) | Value::TimestampTz(t) => HashForm::Micros(*t),
+        Value::Time(t) => HashForm::Time(*t),
+        Value::Interval(iv) => HashForm::Interval(iv.comparable()),
+        Value::Bytea(b) => HashForm::Bytes(b),
+        Value::Uuid(u) => HashForm::Uuid(u),
+        // Equal jsonb values of different texts (1.0, 1.00) share a form.
+        Value::Jsonb(t) => HashForm::Jsonb(crate::json::equality_key(t)?),
+        // PostgreSQL's json has no equality.
+        Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
+        Value::Array(_) | Value::Record(_) => HashForm::Array,
+    }))
+}
+
+/// The hash of a key's values; None if one is NULL.
+fn key_hash<V: std::borrow::Borrow<Value>>(values: &[V]) -> DbResult<Option<u64>> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    for v in values {
+        match hash_form(v.borrow())? {
+            Some(form) => form.hash(&mut hasher),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(hasher.finish()))
+}
+
+/// The key values of a probing row: a column borrowed, an expression's value owned.
+type ProbeKey<'r> = smallvec::SmallVec<[std::borrow::Cow<'r, Value>; 4]>;
+
+/// The key values of `exprs` on `row` and their hash (None if one is NULL).
+fn probe_key<'r>(exprs: &[&Expr], row: &'r [Value]) -> DbResult<(ProbeKey<'r>, Option<u64>)> {
+    let mut key = ProbeKey::new();
     for e in exprs {
-        key.push(match e.eval(row, &[])? {
-            Value::Null => return Ok(None),
-            Value::Int(i) => HashKey::Int(i),
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => HashKey::Int(f as i64),
-            Value::Float(f) => HashKey::Float(f.to_bits()),
-            Value::Numeric(n) => match crate::numeric::as_exact_i64(&n) {
-                Some(i) => HashKey::Int(i),
-                None => {
-                    lossy = true;
-                    let f = Num::N(*n).as_f64();
-                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                        HashKey::Int(f as i64)
-                    } else {
-                        HashKey::Float(f.to_bits())
-                    }
-                }
-            },
-            Value::Text(t) => HashKey::Text(t.to_string()),
-            Value::Bool(b) => HashKey::Bool(b),
-            Value::Date(d) => HashKey::Micros(crate::datetime::date_to_timestamp(d)),
-            Value::Timestamp(t) | Value::TimestampTz(t) => HashKey::Micros(t),
-            Value::Time(t) => HashKey::Time(t),
-            Value::Interval(iv) => HashKey::Interval(iv.comparable()),
-            Value::Bytea(b) => HashKey::Bytes(b),
-            Value::Uuid(u) => HashKey::Uuid(u),
-            // Equal jsonb values of different texts (1.0, 1.00) share a key.
-            Value::Jsonb(t) => HashKey::Jsonb(crate::json::equality_key(&t)?),
-            // PostgreSQL's json has no equality.
-            Value::Json(_) => return Err(DbError::DatatypeMismatch("json = json".into())),
-            // Arrays equal as SQL compares them may differ in element type (an int[]
-            // and a numeric[]): one key for all, every match checked.
-            Value::Array(_) | Value::Record(_) => {
-                lossy = true;
-                HashKey::Bool(false)
-            }
+        key.push(match e {
+            Expr::Column(c) => std::borrow::Cow::Borrowed(&row[*c]),
+            other => std::borrow::Cow::Owned(other.eval(row, &[])?),
         });
     }
-    Ok(Some((key, lossy)))
+    let hash = key_hash(&key)?;
+    Ok((key, hash))
+}
+
+/// The build side of a hash join: per hash, a chain of the rows with it, in the rows'
+/// order, and the rows' key values: read from the rows themselves when every key is a
+/// column (the probe reads the row it joins anyway: one cache miss, not two), else
+/// evaluated once into `keys`. One map entry per distinct hash and one link per row: no
+/// allocation per key. A link carries [`JoinTable::MORE`] when the chain goes on, so a
+/// unique key (the common case: a join on a key) never reads `next`.
+struct JoinTable<'r> {
+    rows: &'r [Vec<Value>],
+    /// The first link of each hash's chain.
+    heads: rustc_hash::FxHashMap<u64, u32>,
+    /// Per row, the link to the next row of its chain (meaningful with `MORE` set on the
+    /// link that led to this row).
+    next: Vec<u32>,
+    /// Some: every key is a column of the rows, these. None: the values are in `keys`.
+    key_columns: Option<Vec<usize>>,
+    /// Per row, its key values (`width` of them), when they are not all columns.
+    keys: Vec<Value>,
+    width: usize,
+}
+
+impl<'r> JoinTable<'r> {
+    /// The bit of a link saying that the chain goes on after its row.
+    const MORE: u32 = 1 << 31;
+
+    fn build(exprs: &[&Expr], rows: &'r [Vec<Value>]) -> DbResult<JoinTable<'r>> {
+        if rows.len() >= Self::MORE as usize {
+            return Err(DbError::ProgramLimitExceeded(format!(
+                "a hash join's build side of {} rows (at most {})",
+                rows.len(),
+                Self::MORE - 1
+            )));
+        }
+        let width = exprs.len();
+        let key_columns: Option<Vec<usize>> = exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Column(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let mut table = JoinTable {
+            rows,
+            heads: rustc_hash::FxHashMap::default(),
+            next: vec![0; rows.len()],
+            key_columns,
+            keys: Vec::new(),
+            width,
+        };
+        table.heads.reserve(rows.len());
+        let mut hashes = Vec::with_capacity(rows.len());
+        for row in rows {
+            let hash = match &table.key_columns {
+                Some(columns) => {
+                    let values: ProbeKey =
+                        columns.iter().map(|&c| std::borrow::Cow::Borrowed(&row[c])).collect();
+                    key_hash(&values)?
+                }
+                None => {
+                    for e in exprs {
+                        table.keys.push(e.eval(row, &[])?);
+                    }
+                    key_hash(&table.keys[table.keys.len() - width..])?
+                }
+            };
+            hashes.push(hash);
+        }
+        // Linked from the last row to the first, so each chain runs in the rows' order.
+        for (i, hash) in hashes.into_iter().enumerate().rev() {
+            if let Some(hash) = hash {
+                let i = i as u32;
+                if let Some(head) = table.heads.insert(hash, i) {
+                    table.next[i as usize] = head;
+                    *table.heads.get_mut(&hash).expect("just inserted") = i | Self::MORE;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// The rows whose key hashes to `hash`, in order (candidates: see `equals`).
+    fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
+        let mut link = self.heads.get(&hash).copied();
+        std::iter::from_fn(move || {
+            let this = link?;
+            let row = (this & !Self::MORE) as usize;
+            link = (this & Self::MORE != 0).then(|| self.next[row]);
+            Some(row)
+        })
+    }
+
+    /// Whether row `i`'s key equals `probe`, value by value as SQL compares.
+    fn equals<V: std::borrow::Borrow<Value>>(&self, i: usize, probe: &[V]) -> DbResult<bool> {
+        for (n, p) in probe.iter().enumerate() {
+            let k = match &self.key_columns {
+                Some(columns) => &self.rows[i][columns[n]],
+                None => &self.keys[i * self.width + n],
+            };
+            let equal = match (k, p.borrow()) {
+                // Most join keys: integers, compared without the general comparison.
+                (Value::Int(a), Value::Int(b)) => a == b,
+                (k, p) => compare(k, p)? == Some(std::cmp::Ordering::Equal),
+            };
+            if !equal {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 /// Whether every equality of a hash join holds on a combined row, as SQL compares.

@@ -509,6 +509,28 @@ impl SelectPlan {
         self.for_each_expr(&mut |e| found |= e.has_subquery());
         found
     }
+
+    /// Marks the columns of the joined rows that the query reads (`JoinPlan::needed`),
+    /// so that the joins copy no others: a column no expression of the plan names (a
+    /// scan's filter, in its relation's own numbering, marks some columns needlessly,
+    /// never too few) is never read. Not with a subquery (a correlated one is given the
+    /// row's values as it runs) or a function in FROM (its arguments read the row).
+    fn prune_join_columns(&mut self) {
+        let Some(joins) = &self.joins else { return };
+        if self.has_subquery() || joins.scope.entries.iter().any(|e| e.relation.function.is_some()) {
+            return;
+        }
+        let width = joins.scope.width();
+        let mut columns = Vec::new();
+        self.for_each_expr(&mut |e| e.columns(&mut columns));
+        let mut needed = vec![false; width];
+        for c in columns.into_iter().filter(|&c| c < width) {
+            needed[c] = true;
+        }
+        if let Some(joins) = &mut self.joins {
+            joins.needed = Some(needed);
+        }
+    }
 }
 
 impl Session {
@@ -1210,7 +1232,7 @@ impl Session {
             }
             _ => None,
         };
-        Ok(SelectPlan {
+        let mut plan = SelectPlan {
             relation,
             joins,
             filter,
@@ -1230,7 +1252,9 @@ impl Session {
             offset,
             stop_after,
             ordered,
-        })
+        };
+        plan.prune_join_columns();
+        Ok(plan)
     }
 
     /// Runs a compiled SELECT, counting in `counts` what each step handed on. Returns its
@@ -1391,14 +1415,30 @@ impl Session {
     ) -> DbResult<Vec<(Vec<Value>, Vec<Value>)>> {
         let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
         let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+        // The key of each row is evaluated into one buffer and looked up by slice: a new
+        // key is copied into the map once, when its group starts, not once per row.
+        let mut key: Vec<Value> = Vec::with_capacity(plan.groups.len());
         self.visit_input(plan, &mut |row| {
             counts.read += 1;
             if matches(row)? {
                 counts.matched += 1;
-                let key = plan.groups.iter().map(|g| g.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
-                let accumulators = by_group.entry(key).or_insert_with(new_accumulators);
-                for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
-                    acc.feed(call, row)?;
+                key.clear();
+                for g in &plan.groups {
+                    key.push(g.eval(row, &[])?);
+                }
+                let feed = |accumulators: &mut Vec<Accumulator>| -> DbResult<()> {
+                    for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
+                        acc.feed(call, row)?;
+                    }
+                    Ok(())
+                };
+                match by_group.get_mut(key.as_slice()) {
+                    Some(accumulators) => feed(accumulators)?,
+                    None => {
+                        let mut accumulators = new_accumulators();
+                        feed(&mut accumulators)?;
+                        by_group.insert(key.clone(), accumulators);
+                    }
                 }
                 // min/max read in their column's order: the first row kept is the answer.
                 if plan.ordered.is_some_and(|o| o.first_only) {
@@ -1435,13 +1475,7 @@ impl Session {
         visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
     ) -> DbResult<()> {
         if let Some(joins) = &plan.joins {
-            let rows = self.run_joins(joins, &|f, row| f.holds(row, &[]))?;
-            for row in &rows {
-                if !visit(row)? {
-                    break;
-                }
-            }
-            return Ok(());
+            return self.visit_joins(joins, &|f, row| f.holds(row, &[]), visit);
         }
         match &plan.relation {
             None => {
