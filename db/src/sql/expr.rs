@@ -1453,6 +1453,9 @@ impl<'a> Binder<'a> {
         Err(match qualifier {
             Some(q) if !known(&q) => DbError::MissingFromEntry(q),
             Some(qualifier) => DbError::UnknownQualifiedColumn { qualifier, column: name },
+            // PostgreSQL reads a FROM item's name as its whole row, a composite value;
+            // the database has no composite of a table's columns yet.
+            None if known(&name) => whole_row_unsupported(&name),
             None => DbError::UnknownColumn(name),
         })
     }
@@ -1736,6 +1739,12 @@ impl<'a> Binder<'a> {
             let args = self.call_arguments(&name, args, min, max)?;
             return self.catalog_call(func, args);
         }
+        if name == "row_to_json" {
+            // Its argument is a whole row, a composite value the database has none of.
+            return Err(DbError::Unsupported(
+                "row_to_json() (a whole-row value): use json_build_object".into(),
+            ));
+        }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         let args = self.call_arguments(&name, args, min, max)?;
@@ -1871,6 +1880,14 @@ fn sequence_name(text: &str) -> String {
         Some(quoted) => quoted.replace("\"\"", "\""),
         None => last.to_lowercase(),
     }
+}
+
+/// The refusal of `t` standing for the whole row of the FROM item `t` (as in PostgreSQL's
+/// `json_agg(t)` or `to_json(t)`).
+fn whole_row_unsupported(name: &str) -> DbError {
+    DbError::Unsupported(format!(
+        "a whole-row reference (\"{name}\" as a value): name its columns, e.g. with json_build_object"
+    ))
 }
 
 fn wrong_arguments(name: &str, n: usize) -> DbError {

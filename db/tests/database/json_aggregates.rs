@@ -187,6 +187,23 @@ fn json_aggregates_filter_and_group() {
 }
 
 #[test]
+fn whole_row_references_are_refused_as_unsupported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    for sql in ["SELECT json_agg(jt) FROM jt", "SELECT to_json(jt) FROM jt", "SELECT row_to_json(jt) FROM jt"]
+    {
+        let e = fails(&mut s, sql);
+        assert!(matches!(e.kind(), DbError::Unsupported(_)), "{sql}: {e:?}");
+        assert_eq!(e.sqlstate(), "0A000", "{sql}");
+    }
+    assert!(fails(&mut s, "SELECT json_agg(jt) FROM jt").to_string().contains("whole-row reference"));
+    // A name that is neither a column nor a FROM item stays 42703.
+    assert_eq!(fails(&mut s, "SELECT json_agg(nothing) FROM jt").sqlstate(), "42703");
+}
+
+#[test]
 fn json_aggregates_as_window_functions_are_refused_as_unsupported() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
