@@ -374,13 +374,23 @@ pub(crate) enum AggFunc {
     /// `variance` and `var_samp`.
     VarSamp,
     VarPop,
+    /// `json_agg(x [ORDER BY ...])`: the values, NULLs as JSON null, as a json array in
+    /// PostgreSQL's layout (`[1, 2]`, a line break before each array but the first).
+    JsonAgg,
+    /// `jsonb_agg(x [ORDER BY ...])`: the same as a jsonb array.
+    JsonbAgg,
+    /// `json_object_agg(k, v)`: a json object of the pairs, in PostgreSQL's layout
+    /// (`{ "k" : v }`), every key kept; a NULL key is an error.
+    JsonObjectAgg,
+    /// `jsonb_object_agg(k, v)`: a jsonb object, the last value of each key kept.
+    JsonbObjectAgg,
 }
 
 impl AggFunc {
     /// The aggregate called `name` (PostgreSQL's names and Oracle's `listagg`), with
     /// the name as a `'static` (for its messages).
     pub(crate) fn named(name: &str) -> Option<(AggFunc, &'static str)> {
-        const NAMES: [&str; 17] = [
+        const NAMES: [&str; 21] = [
             "count",
             "sum",
             "avg",
@@ -398,6 +408,10 @@ impl AggFunc {
             "variance",
             "var_samp",
             "var_pop",
+            "json_agg",
+            "jsonb_agg",
+            "json_object_agg",
+            "jsonb_object_agg",
         ];
         let name = NAMES.into_iter().find(|n| *n == name)?;
         let func = match name {
@@ -414,6 +428,10 @@ impl AggFunc {
             "stddev_pop" => AggFunc::StddevPop,
             "variance" | "var_samp" => AggFunc::VarSamp,
             "var_pop" => AggFunc::VarPop,
+            "json_agg" => AggFunc::JsonAgg,
+            "jsonb_agg" => AggFunc::JsonbAgg,
+            "json_object_agg" => AggFunc::JsonObjectAgg,
+            "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
             _ => return None,
         };
         Some((func, name))
@@ -422,6 +440,19 @@ impl AggFunc {
     /// The statistics of the second moment.
     pub(crate) fn is_spread(self) -> bool {
         matches!(self, AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop)
+    }
+
+    /// The aggregates that keep their inputs and honour an `ORDER BY` in the call.
+    pub(crate) fn is_collecting(self) -> bool {
+        matches!(
+            self,
+            AggFunc::ArrayAgg
+                | AggFunc::StringAgg
+                | AggFunc::JsonAgg
+                | AggFunc::JsonbAgg
+                | AggFunc::JsonObjectAgg
+                | AggFunc::JsonbObjectAgg
+        )
     }
 }
 
@@ -433,9 +464,10 @@ pub(crate) struct AggCall {
     pub name: &'static str,
     /// The argument, compiled against the input row (None for count(*)).
     pub arg: Option<Expr>,
-    /// string_agg's separator (None for every other aggregate, and for LISTAGG without
-    /// one), compiled against the input row.
-    pub separator: Option<Expr>,
+    /// The second argument, compiled against the input row: string_agg's separator
+    /// (None for LISTAGG without one) and json_object_agg's value; None for every other
+    /// aggregate.
+    pub second_arg: Option<Expr>,
     pub distinct: bool,
     /// `ORDER BY` inside the call (array_agg's, string_agg's), compiled against the
     /// input row.
@@ -1441,6 +1473,9 @@ impl<'a> Binder<'a> {
         Err(match qualifier {
             Some(q) if !known(&q) => DbError::MissingFromEntry(q),
             Some(qualifier) => DbError::UnknownQualifiedColumn { qualifier, column: name },
+            // PostgreSQL reads a FROM item's name as its whole row, a composite value;
+            // the database has no composite of a table's columns yet.
+            None if known(&name) => whole_row_unsupported(&name),
             None => DbError::UnknownColumn(name),
         })
     }
@@ -1561,7 +1596,7 @@ impl<'a> Binder<'a> {
             ast::FunctionArguments::List(list) => {
                 let only_order_by =
                     list.clauses.iter().all(|c| matches!(c, ast::FunctionArgumentClause::OrderBy(_)));
-                let ordered = matches!(aggregate, Some(AggFunc::ArrayAgg | AggFunc::StringAgg));
+                let ordered = aggregate.is_some_and(AggFunc::is_collecting);
                 let allowed = list.clauses.is_empty() || (ordered && only_order_by);
                 if !allowed {
                     return Err(DbError::Unsupported(format!("clauses in the arguments of {name}()")));
@@ -1596,7 +1631,7 @@ impl<'a> Binder<'a> {
                 this.windows_allowed = windows_allowed;
                 compiled
             };
-            let (arg, separator) = match (func, args.as_slice()) {
+            let (arg, second_arg) = match (func, args.as_slice()) {
                 (AggFunc::Count, [None]) if !distinct => {
                     func = AggFunc::CountStar;
                     (None, None)
@@ -1607,6 +1642,12 @@ impl<'a> Binder<'a> {
                 // Oracle's LISTAGG without a separator joins with none.
                 (AggFunc::StringAgg, [Some(e)]) if ordered_within_group => (Some(inside(self, e)?), None),
                 (AggFunc::StringAgg, _) => return Err(wrong_arguments(&name, args.len())),
+                (AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, [Some(key), Some(value)]) => {
+                    (Some(inside(self, key)?), Some(inside(self, value)?))
+                }
+                (AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, _) => {
+                    return Err(wrong_arguments(&name, args.len()))
+                }
                 (_, [Some(e)]) => (Some(inside(self, e)?), None),
                 _ => return Err(wrong_arguments(&name, args.len())),
             };
@@ -1635,7 +1676,7 @@ impl<'a> Binder<'a> {
             // DISTINCT keeps one of each set of arguments, so an ORDER BY key that is not
             // an argument would have no single value to sort by (PostgreSQL's rule).
             if distinct
-                && order.iter().any(|o| Some(&o.expr) != arg.as_ref() && Some(&o.expr) != separator.as_ref())
+                && order.iter().any(|o| Some(&o.expr) != arg.as_ref() && Some(&o.expr) != second_arg.as_ref())
             {
                 return Err(DbError::InvalidColumnReference(
                     "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list".into(),
@@ -1646,7 +1687,7 @@ impl<'a> Binder<'a> {
                 None => None,
             };
             let name = named.map_or("count", |(_, name)| name);
-            self.aggs.push(AggCall { func, name, arg, separator, distinct, order, filter });
+            self.aggs.push(AggCall { func, name, arg, second_arg, distinct, order, filter });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
         if distinct {
@@ -1717,6 +1758,12 @@ impl<'a> Binder<'a> {
         if let Some((func, min, max)) = crate::catalog::CatalogFn::named(&name) {
             let args = self.call_arguments(&name, args, min, max)?;
             return self.catalog_call(func, args);
+        }
+        if name == "row_to_json" {
+            // Its argument is a whole row, a composite value the database has none of.
+            return Err(DbError::Unsupported(
+                "row_to_json() (a whole-row value): use json_build_object".into(),
+            ));
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
@@ -1915,6 +1962,14 @@ fn sequence_name(text: &str) -> String {
         Some(quoted) => quoted.replace("\"\"", "\""),
         None => last.to_lowercase(),
     }
+}
+
+/// The refusal of `t` standing for the whole row of the FROM item `t` (as in PostgreSQL's
+/// `json_agg(t)` or `to_json(t)`).
+fn whole_row_unsupported(name: &str) -> DbError {
+    DbError::Unsupported(format!(
+        "a whole-row reference (\"{name}\" as a value): name its columns, e.g. with json_build_object"
+    ))
 }
 
 fn wrong_arguments(name: &str, n: usize) -> DbError {

@@ -1,7 +1,9 @@
 //! The SQL semantics of JSON and JSONB: the operators (`->`, `->>`, `#>`, `#>>`, `@>`,
-//! `<@`, `?`, jsonb `||` and `-`), jsonb's comparisons, and the functions (`to_json`,
-//! `json_build_object`, `json_typeof`, `json_array_length` and their jsonb twins). The
-//! values and their text are `crate::json`'s.
+//! `<@`, `?`, jsonb `||` and `-`), jsonb's comparisons, the functions (`to_json`,
+//! `json_build_object`, `json_typeof`, `json_array_length` and their jsonb twins) and
+//! the results of the aggregates (`json_agg`, `json_object_agg` and their jsonb twins,
+//! whose rows `query::Accumulator` collects). The values and their text are
+//! `crate::json`'s.
 //!
 //! `->` and `#>` give a json from a json (the text as written) and a jsonb from a jsonb;
 //! `->>` and `#>>` give text (a string's contents, NULL for a JSON null). A step that
@@ -299,4 +301,77 @@ pub(crate) fn array_length(v: &Value) -> DbResult<Value> {
         Jsonb::Object(_) => Err(DbError::InvalidArgument("cannot get array length of a non-array".into())),
         _ => Err(DbError::InvalidArgument("cannot get array length of a scalar".into())),
     }
+}
+
+/// The refusal of a NULL, array or JSON key of `json_object_agg` (PostgreSQL's 22023s):
+/// an object's key is the text of a scalar.
+pub(crate) fn check_object_key(key: &Value) -> DbResult<()> {
+    match key {
+        Value::Null => Err(DbError::InvalidArgument("field name must not be null".into())),
+        Value::Array(_) | Value::Record(_) | Value::Json(_) | Value::Jsonb(_) => {
+            Err(DbError::InvalidArgument("key value must be scalar, not array, composite, or json".into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The text of an object key already checked by `check_object_key`.
+fn key_text(key: &Value) -> String {
+    match key {
+        Value::Text(t) => t.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `json_agg`'s result: the values' JSON, `, ` between them, and PostgreSQL's line
+/// break before every array but the first element (its `json_agg_transfn` does so for
+/// arrays and composites, not for JSON values).
+pub(crate) fn json_array_of<'a>(values: impl Iterator<Item = &'a Value>) -> DbResult<Value> {
+    let mut out = String::from("[");
+    for (i, value) in values.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+            if matches!(value, Value::Array(_) | Value::Record(_)) {
+                out.push_str("\n ");
+            }
+        }
+        out.push_str(&to_json_text(value)?);
+        if out.len() > crate::sql::functions::MAX_RESULT_BYTES {
+            return Err(crate::sql::functions::too_long(out.len()));
+        }
+    }
+    out.push(']');
+    Ok(Value::Json(out.into()))
+}
+
+/// `jsonb_agg`'s result: a jsonb array of the values.
+pub(crate) fn jsonb_array_of<'a>(values: impl Iterator<Item = &'a Value>) -> DbResult<Value> {
+    let items = values.map(to_jsonb).collect::<DbResult<Vec<_>>>()?;
+    Ok(Value::Jsonb(Jsonb::Array(items).to_text().into()))
+}
+
+/// `json_object_agg`'s result: every pair in order, duplicate keys kept, in
+/// PostgreSQL's layout `{ "k" : v, "k2" : v2 }`.
+pub(crate) fn json_object_of<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> DbResult<Value> {
+    let mut out = String::from("{ ");
+    for (i, (key, value)) in pairs.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        json::write_string(&key_text(key), &mut out);
+        out.push_str(" : ");
+        out.push_str(&to_json_text(value)?);
+        if out.len() > crate::sql::functions::MAX_RESULT_BYTES {
+            return Err(crate::sql::functions::too_long(out.len()));
+        }
+    }
+    out.push_str(" }");
+    Ok(Value::Json(out.into()))
+}
+
+/// `jsonb_object_agg`'s result: a jsonb object, the last value of a repeated key kept.
+pub(crate) fn jsonb_object_of<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> DbResult<Value> {
+    let pairs =
+        pairs.map(|(key, value)| Ok((key_text(key), to_jsonb(value)?))).collect::<DbResult<Vec<_>>>()?;
+    Ok(Value::Jsonb(Jsonb::object(pairs).to_text().into()))
 }

@@ -41,6 +41,7 @@ use crate::sql::expr::{
     Relation, Scope, SubPlan, Subquery, SubqueryKind,
 };
 use crate::sql::join::JoinPlan;
+use crate::sql::json_ops;
 use crate::sql::recursive::{RecursivePlan, WorkTablePlan};
 use crate::value::{DataType, ElemType, Value};
 use bigdecimal::BigDecimal;
@@ -1800,6 +1801,8 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
         AggFunc::ArrayAgg => Some(DataType::Array(arg().and_then(ElemType::of).unwrap_or(ElemType::Text))),
         AggFunc::StringAgg => Some(DataType::Text { max_chars: None }),
         AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Bool),
+        AggFunc::JsonAgg | AggFunc::JsonObjectAgg => Some(DataType::Json),
+        AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Some(DataType::Jsonb),
     }
 }
 
@@ -1808,7 +1811,7 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
 /// before running, else at the first such value).
 pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType>]) -> DbResult<()> {
     let ty = |e: &Option<Expr>| e.as_ref().and_then(|a| a.static_type(input, &[]));
-    let (arg, mut separator) = (ty(&call.arg), ty(&call.separator));
+    let (arg, mut separator) = (ty(&call.arg), ty(&call.second_arg));
     // `name` and `"char"` (catalog columns) cast to text implicitly, as PostgreSQL's.
     let textual = |t: &Option<DataType>| {
         matches!(
@@ -1832,7 +1835,7 @@ pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType
         return Ok(());
     }
     // A string literal has no type of its own yet where PostgreSQL resolves the call.
-    if let Some(Expr::Literal(Value::Text(_))) = call.separator {
+    if let Some(Expr::Literal(Value::Text(_))) = call.second_arg {
         separator = None;
     }
     Err(no_such_aggregate(call, arg, separator))
@@ -1841,7 +1844,7 @@ pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType
 fn no_such_aggregate(call: &AggCall, arg: Option<DataType>, separator: Option<DataType>) -> DbError {
     let name = |t: Option<DataType>| t.map_or_else(|| "unknown".to_string(), crate::sql::arrays::pg_name);
     let func = call.name;
-    let args = match call.separator {
+    let args = match call.second_arg {
         Some(_) => format!("{}, {}", name(arg), name(separator)),
         None => name(arg),
     };
@@ -1865,10 +1868,12 @@ pub(crate) struct Accumulator {
     /// bool_and's or bool_or's value so far.
     truth: Option<bool>,
     moments: Option<Moments>,
-    /// The argument sets seen, with DISTINCT (the separator is string_agg's; NULL else).
+    /// The argument sets seen, with DISTINCT (the second is string_agg's separator or
+    /// json_object_agg's value; NULL else).
     seen: Option<BTreeSet<(Value, Value)>>,
-    /// array_agg's and string_agg's values, each with its ORDER BY keys and its
-    /// separator (NULL for array_agg).
+    /// The inputs of the aggregates that keep them, each with its ORDER BY keys: the
+    /// value and string_agg's separator (NULL for array_agg and json_agg), or
+    /// json_object_agg's key and value.
     collected: Vec<(Vec<Value>, Value, Value)>,
 }
 
@@ -1897,9 +1902,21 @@ impl Accumulator {
         };
         let v = arg.eval(row, &[])?;
         match call.func {
-            AggFunc::ArrayAgg => return self.collect(call, row, v, Value::Null),
+            AggFunc::ArrayAgg | AggFunc::JsonAgg | AggFunc::JsonbAgg => {
+                return self.collect(call, row, v, Value::Null)
+            }
+            // The key kept as the value, the value where string_agg keeps its
+            // separator: DISTINCT then sorts by key first, as PostgreSQL's.
+            AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg => {
+                json_ops::check_object_key(&v)?;
+                let value = match &call.second_arg {
+                    Some(e) => e.eval(row, &[])?,
+                    None => Value::Null,
+                };
+                return self.collect(call, row, v, value);
+            }
             AggFunc::StringAgg => {
-                let separator = match &call.separator {
+                let separator = match &call.second_arg {
                     Some(e) => e.eval(row, &[])?,
                     None => Value::Null,
                 };
@@ -1991,15 +2008,23 @@ impl Accumulator {
                     }
                 });
             }
-            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg | AggFunc::StringAgg => {}
+            AggFunc::Count
+            | AggFunc::CountStar
+            | AggFunc::ArrayAgg
+            | AggFunc::StringAgg
+            | AggFunc::JsonAgg
+            | AggFunc::JsonbAgg
+            | AggFunc::JsonObjectAgg
+            | AggFunc::JsonbObjectAgg => {}
         }
         Ok(())
     }
 
-    /// array_agg's and string_agg's step: array_agg keeps every value, NULL too,
-    /// string_agg every non-NULL one (once each set of arguments with DISTINCT).
+    /// The step of the aggregates that keep their inputs: array_agg and json_agg keep
+    /// every value, NULL too, string_agg every non-NULL one, json_object_agg every
+    /// pair (once each set of arguments with DISTINCT).
     fn collect(&mut self, call: &AggCall, row: &[Value], v: Value, separator: Value) -> DbResult<()> {
-        if let Value::Array(_) = v {
+        if let (AggFunc::ArrayAgg, Value::Array(_)) = (call.func, &v) {
             return Err(DbError::Unsupported("array_agg of arrays (multidimensional arrays)".into()));
         }
         if let Some(seen) = &mut self.seen {
@@ -2162,6 +2187,19 @@ impl Accumulator {
             AggFunc::Min | AggFunc::Max => self.best.clone().unwrap_or(Value::Null),
             AggFunc::ArrayAgg => self.array(call)?,
             AggFunc::StringAgg => self.joined(call)?,
+            AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg => {
+                if self.collected.is_empty() {
+                    return Ok(Value::Null);
+                }
+                let order = self.collected_order(call)?;
+                let in_order = order.into_iter().map(|i| (&self.collected[i].1, &self.collected[i].2));
+                match call.func {
+                    AggFunc::JsonAgg => json_ops::json_array_of(in_order.map(|(value, _)| value))?,
+                    AggFunc::JsonbAgg => json_ops::jsonb_array_of(in_order.map(|(value, _)| value))?,
+                    AggFunc::JsonObjectAgg => json_ops::json_object_of(in_order)?,
+                    _ => json_ops::jsonb_object_of(in_order)?,
+                }
+            }
             AggFunc::BoolAnd | AggFunc::BoolOr => self.truth.map_or(Value::Null, Value::Bool),
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 self.spread(call.func)?

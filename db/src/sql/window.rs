@@ -166,7 +166,7 @@ fn aggregate_call(func: AggFunc, name: &'static str, arity: usize, filtered: boo
         func,
         name,
         arg: (func != AggFunc::CountStar).then_some(Expr::Column(0)),
-        separator: (arity > 1).then_some(Expr::Column(1)),
+        second_arg: (arity > 1).then_some(Expr::Column(1)),
         distinct: false,
         order: Vec::new(),
         filter: filtered.then_some(Expr::Column(arity)),
@@ -240,7 +240,7 @@ impl Binder<'_> {
             "nth_value" => (WindowFunc::NthValue, 2..=2),
             "count" if star => (WindowFunc::Aggregate(AggFunc::CountStar, "count"), 0..=0),
             "string_agg" => (WindowFunc::Aggregate(AggFunc::StringAgg, "string_agg"), 2..=2),
-            "array_agg" | "listagg" => {
+            "array_agg" | "listagg" | "json_agg" | "jsonb_agg" | "json_object_agg" | "jsonb_object_agg" => {
                 return Err(DbError::Unsupported(format!("{name}() as a window function")));
             }
             other => match AggFunc::named(other) {

@@ -27,6 +27,7 @@ mod index_joins;
 mod index_paths;
 mod instance;
 mod joined_dml;
+mod json_aggregates;
 mod merge;
 mod params;
 mod records;
