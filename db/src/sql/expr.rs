@@ -476,6 +476,31 @@ pub(crate) struct AggCall {
     pub filter: Option<Expr>,
 }
 
+impl AggCall {
+    /// Every expression of the call over the input row: the arguments, the ORDER BY
+    /// keys and the FILTER.
+    pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.arg
+            .iter()
+            .chain(&self.second_arg)
+            .chain(self.order.iter().map(|o| &o.expr))
+            .chain(&self.filter)
+            .for_each(f);
+    }
+
+    /// The call with each of its expressions mapped by `f`.
+    pub(crate) fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> DbResult<Expr>) -> DbResult<AggCall> {
+        let mut call = self.clone();
+        call.arg = self.arg.as_ref().map(&mut *f).transpose()?;
+        call.second_arg = self.second_arg.as_ref().map(&mut *f).transpose()?;
+        for order in &mut call.order {
+            order.expr = f(&order.expr)?;
+        }
+        call.filter = self.filter.as_ref().map(&mut *f).transpose()?;
+        Ok(call)
+    }
+}
+
 /// One key of an aggregate's `ORDER BY`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct AggOrder {

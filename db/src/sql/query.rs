@@ -468,7 +468,9 @@ impl SelectPlan {
         self.filter.iter().for_each(&mut *f);
         self.items.iter().for_each(&mut *f);
         self.groups.iter().for_each(&mut *f);
-        self.aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut *f);
+        for a in &self.aggs {
+            a.for_each_expr(f);
+        }
         self.having.iter().for_each(&mut *f);
         for w in &self.windows {
             w.for_each_expr(f);
@@ -488,9 +490,7 @@ impl SelectPlan {
         plan.filter = self.filter.as_ref().map(&mut *f).transpose()?;
         plan.items = self.items.iter().map(&mut *f).collect::<DbResult<_>>()?;
         plan.groups = self.groups.iter().map(&mut *f).collect::<DbResult<_>>()?;
-        for agg in &mut plan.aggs {
-            agg.arg = agg.arg.as_ref().map(&mut *f).transpose()?;
-        }
+        plan.aggs = self.aggs.iter().map(|a| a.map_exprs(&mut *f)).collect::<DbResult<_>>()?;
         plan.having = self.having.as_ref().map(&mut *f).transpose()?;
         plan.windows =
             self.windows.iter().map(|w| w.clone().map_exprs(&mut |e| f(&e))).collect::<DbResult<_>>()?;
@@ -1347,7 +1347,11 @@ impl Session {
         // (The WHERE runs on the rows read, before grouping: it may hold them.)
         let after_grouping =
             plan.items.iter().chain(&plan.groups).chain(&plan.having).any(Expr::has_subquery)
-                || plan.aggs.iter().filter_map(|a| a.arg.as_ref()).any(Expr::has_subquery)
+                || plan.aggs.iter().any(|a| {
+                    let mut found = false;
+                    a.for_each_expr(&mut |e| found |= e.has_subquery());
+                    found
+                })
                 || plan.sorts.iter().any(|s| matches!(&s.key, SortKey::Expr(e) if e.has_subquery()));
         if plan.grouped && after_grouping {
             return Err(DbError::Unsupported(

@@ -729,3 +729,26 @@ fn joins_copy_only_the_columns_a_query_reads_and_give_the_same_rows() {
         assert_eq!(pruned, whole, "{sql}");
     }
 }
+
+/// A column read only by an aggregate's second argument, ORDER BY or FILTER is copied
+/// through the joins like any other (the joins copy only the columns a query reads).
+#[test]
+fn columns_read_only_inside_an_aggregate_reach_it_through_a_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE p (id INT PRIMARY KEY, label TEXT)");
+    run(&mut s, "CREATE TABLE q (id INT PRIMARY KEY, p_id INT, rank INT, keep BOOLEAN, sep TEXT)");
+    run(&mut s, "INSERT INTO p VALUES (1, 'a'), (2, 'b')");
+    run(&mut s, "INSERT INTO q VALUES (1, 1, 3, true, '-'), (2, 1, 1, true, '-'), (3, 2, 2, false, '-'), (4, 1, 2, false, '-')");
+    let rows: Vec<String> = crate::common::cells(
+        &mut s,
+        "SELECT p.label, array_agg(q.id ORDER BY q.rank), count(*) FILTER (WHERE q.keep), string_agg(p.label, q.sep) \
+         FROM p JOIN q ON q.p_id = p.id GROUP BY p.label ORDER BY p.label",
+    )
+    .into_iter()
+    .map(|r| r.join("|"))
+    .collect();
+    // PostgreSQL 15: a|{2,4,1}|2|a-a-a, b|{3}|0|b.
+    assert_eq!(rows, ["a|{2,4,1}|2|a-a-a", "b|{3}|0|b"]);
+}
