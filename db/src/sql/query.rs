@@ -28,8 +28,9 @@
 //! rows the keys outside it are NULL, and `GROUPING(e, ...)` (a bit per argument, 1 where
 //! the set leaves it out) tells such a NULL from a NULL of the data.
 //!
-//! Not supported (0A000): a correlated subquery in a grouped query; ROLLUP, CUBE or
-//! GROUPING SETS nested inside GROUPING SETS.
+//! A ROLLUP or CUBE inside GROUPING SETS adds its sets to the list.
+//!
+//! Not supported (0A000): a correlated subquery in a grouped query.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -1052,26 +1053,27 @@ impl Session {
         let mut explicit_sets = false;
         for g in group_asts {
             let mut keys_of = |list: &[ast::Expr], binder: &mut Binder| -> DbResult<Vec<usize>> {
-                list.iter().map(|e| key_of(nested_set_refused(e)?, binder)).collect()
+                list.iter().map(|e| key_of(e, binder)).collect()
+            };
+            let mut elements_of = |lists: &[Vec<ast::Expr>], binder: &mut Binder| {
+                lists.iter().map(|l| keys_of(l, binder)).collect::<DbResult<Vec<_>>>()
             };
             let sets = match g {
-                ast::Expr::Rollup(lists) => {
-                    let elements =
-                        lists.iter().map(|l| keys_of(l, &mut binder)).collect::<DbResult<Vec<_>>>()?;
-                    rollup_sets(&elements)
-                }
-                ast::Expr::Cube(lists) => {
-                    if lists.len() > MAX_CUBE_ELEMENTS {
-                        return Err(DbError::TooManyColumns(format!(
-                            "CUBE is limited to {MAX_CUBE_ELEMENTS} elements"
-                        )));
-                    }
-                    let elements =
-                        lists.iter().map(|l| keys_of(l, &mut binder)).collect::<DbResult<Vec<_>>>()?;
-                    cube_sets(&elements)
-                }
+                ast::Expr::Rollup(lists) => SetsOf::Rollup.sets(&elements_of(lists, &mut binder)?)?,
+                ast::Expr::Cube(lists) => SetsOf::Cube.sets(&elements_of(lists, &mut binder)?)?,
                 ast::Expr::GroupingSets(lists) => {
-                    lists.iter().map(|l| keys_of(l, &mut binder)).collect::<DbResult<Vec<_>>>()?
+                    // A ROLLUP or CUBE among them adds its sets to the list.
+                    let mut sets = Vec::new();
+                    for list in lists {
+                        match list.as_slice() {
+                            [ast::Expr::Function(f)] if SetsOf::named(f).is_some() => {
+                                let (kind, nested) = nested_sets(f)?;
+                                sets.extend(kind.sets(&elements_of(&nested, &mut binder)?)?);
+                            }
+                            _ => sets.extend(elements_of(std::slice::from_ref(list), &mut binder)?),
+                        }
+                    }
+                    sets
                 }
                 ast::Expr::Tuple(list) if list.is_empty() => vec![Vec::new()],
                 plain => {
@@ -1581,17 +1583,55 @@ const MAX_CUBE_ELEMENTS: usize = 12;
 /// PostgreSQL's limit on the grouping sets of a query, after multiplying out.
 const MAX_GROUPING_SETS: usize = 4096;
 
-/// The element of a grouping set, refusing a ROLLUP or CUBE nested in it: the parser
-/// reads one there as a function call, and PostgreSQL's nesting (its sets joined into
-/// the enclosing list) is not implemented.
-fn nested_set_refused(e: &ast::Expr) -> DbResult<&ast::Expr> {
-    if let ast::Expr::Function(f) = e {
-        let name = f.name.to_string().to_lowercase();
-        if name == "rollup" || name == "cube" {
-            return Err(DbError::Unsupported(format!("{} nested in a grouping set", name.to_uppercase())));
+/// The two shorthands for lists of grouping sets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetsOf {
+    Rollup,
+    Cube,
+}
+
+impl SetsOf {
+    /// The shorthand a call in a grouping set is: the parser reads a ROLLUP or CUBE
+    /// nested in GROUPING SETS as a function call.
+    fn named(f: &ast::Function) -> Option<SetsOf> {
+        match f.name.to_string().to_lowercase().as_str() {
+            "rollup" => Some(SetsOf::Rollup),
+            "cube" => Some(SetsOf::Cube),
+            _ => None,
         }
     }
-    Ok(e)
+
+    /// The sets the shorthand of these elements (each a list of key positions) stands for.
+    fn sets(self, elements: &[Vec<usize>]) -> DbResult<Vec<Vec<usize>>> {
+        match self {
+            SetsOf::Rollup => Ok(rollup_sets(elements)),
+            SetsOf::Cube if elements.len() > MAX_CUBE_ELEMENTS => {
+                Err(DbError::TooManyColumns(format!("CUBE is limited to {MAX_CUBE_ELEMENTS} elements")))
+            }
+            SetsOf::Cube => Ok(cube_sets(elements)),
+        }
+    }
+}
+
+/// The elements of a ROLLUP or CUBE read as a function call (`GROUPING SETS (a,
+/// ROLLUP (b, (c, d)))`): each argument, a parenthesized list of several as one element.
+fn nested_sets(f: &ast::Function) -> DbResult<(SetsOf, Vec<Vec<ast::Expr>>)> {
+    let kind = SetsOf::named(f).expect("called on a ROLLUP or CUBE");
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(syntax(format!("syntax error at or near \"{}\"", f.name)));
+    };
+    let elements = list
+        .args
+        .iter()
+        .map(|arg| match arg {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Tuple(items))) => {
+                Ok(items.clone())
+            }
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(vec![e.clone()]),
+            other => Err(syntax(format!("syntax error at or near \"{other}\""))),
+        })
+        .collect::<DbResult<Vec<_>>>()?;
+    Ok((kind, elements))
 }
 
 /// `ROLLUP (e1, ..., en)`: the sets (e1..en), (e1..en-1), ..., (e1), ().

@@ -152,6 +152,33 @@ fn cube_and_grouping_sets_group_by_each_set() {
         ["east 3", "east 3", "east 3", "west 2", "west 2", "west 2", "NULL 1", "NULL 1", "NULL 1", "NULL 6"]
     );
     assert_eq!(rows(&mut s, "SELECT count(*) FROM sales GROUP BY ()"), ["6"]);
+    // ROLLUP and CUBE inside GROUPING SETS add their sets to its list.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT region, product, sum(qty) FROM sales \
+             GROUP BY GROUPING SETS ((region), ROLLUP (region, product), CUBE ((product))) \
+             ORDER BY GROUPING(region, product), 1, 2, 3"
+        ),
+        [
+            "east apple 3",
+            "east pear 5",
+            "west apple 2",
+            "west NULL 4",
+            "NULL apple 1",
+            "east NULL 8",
+            "east NULL 8",
+            "west NULL 6",
+            "west NULL 6",
+            "NULL NULL 1",
+            "NULL NULL 1",
+            "NULL apple 6",
+            "NULL pear 5",
+            "NULL NULL 4",
+            "NULL NULL 15",
+            "NULL NULL 15",
+        ]
+    );
 }
 
 #[test]
@@ -277,10 +304,11 @@ fn grouping_outside_a_grouped_query_or_past_the_limits_fails_as_postgresql() {
             "54001",
             "too many grouping sets present (maximum 4096)",
         ),
+        // Inside parentheses or another ROLLUP, PostgreSQL's grammar reads a function call.
         (
-            "SELECT sum(qty) FROM sales GROUP BY GROUPING SETS ((region), ROLLUP (product))",
-            "0A000",
-            "ROLLUP nested in a grouping set",
+            "SELECT sum(qty) FROM sales GROUP BY GROUPING SETS ((region, ROLLUP (product)))",
+            "42883",
+            "function rollup",
         ),
     ];
     for (sql, sqlstate, message) in cases {
