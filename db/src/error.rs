@@ -99,6 +99,12 @@ pub enum DbError {
     /// A result past a limit of the implementation (`repeat('x', 2000000000)`: 54000).
     #[error("{0}")]
     ProgramLimitExceeded(String),
+    /// More elements than a construct takes (`CUBE` of more than 12: 54011).
+    #[error("{0}")]
+    TooManyColumns(String),
+    /// A statement past what the planner takes (more than 4096 grouping sets: 54001).
+    #[error("{0}")]
+    StatementTooComplex(String),
     /// Text that is no array (22P02).
     #[error("malformed array literal: \"{0}\"")]
     MalformedArray(String),
@@ -409,6 +415,8 @@ impl DbError {
             DbError::InvalidPowerArgument(_) => "2201F",
             DbError::FormatSyntax(_) => "42601",
             DbError::ProgramLimitExceeded(_) => "54000",
+            DbError::TooManyColumns(_) => "54011",
+            DbError::StatementTooComplex(_) => "54001",
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
             DbError::UndefinedSchema(_) => "3F000",
             DbError::InvalidRegex(_) => "2201B",

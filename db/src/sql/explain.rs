@@ -11,6 +11,8 @@
 //!                     ->  WindowAgg          window functions (N calls)
 //!                     ->  GroupAggregate     GROUP BY (Aggregate: aggregates alone)
 //!                           Group Key: <the GROUP BY>
+//!                     ->  MixedAggregate     GROUPING SETS, ROLLUP, CUBE (HashAggregate without
+//!                           an empty set): Hash Key per set, Group Key: () per empty set
 //!                           Filter: <the HAVING>
 //!                           ->  <the access path>
 //! Index Scan using t_pkey on t  (1 key)      a point lookup per key
@@ -240,7 +242,26 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
         nodes.push(Node { actual: actual(rows), ..node });
     }
     if plan.grouped {
-        let mut node = if text.groups.is_empty() {
+        let mut node = if let Some(sets) = &plan.grouping_sets {
+            // One pass over the rows feeds every set's groups, each kept in a table by
+            // its key, as PostgreSQL's MixedAggregate (its hashed sets); a set of no
+            // keys is its one group.
+            let keyed = sets.iter().any(|set| !set.is_empty());
+            let total = sets.iter().any(|set| set.is_empty());
+            let mut node = Node::new(match (keyed, total) {
+                (true, true) => "MixedAggregate",
+                (true, false) => "HashAggregate",
+                (false, _) => "Aggregate",
+            });
+            for set in sets.iter().filter(|set| !set.is_empty()) {
+                let keys: Vec<&str> = set.iter().map(|&k| plan.group_texts[k].as_str()).collect();
+                node = node.detail(format!("Hash Key: {}", keys.join(", ")));
+            }
+            for _ in sets.iter().filter(|set| set.is_empty()) {
+                node = node.detail("Group Key: ()".to_string());
+            }
+            node
+        } else if text.groups.is_empty() {
             Node::new("Aggregate")
         } else {
             Node::new("GroupAggregate").detail(format!("Group Key: {}", text.groups.join(", ")))

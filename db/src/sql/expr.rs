@@ -521,6 +521,10 @@ pub(crate) enum Expr {
     /// placeholder the query's compilation replaces by the row column the call's
     /// values are put in.
     Window(usize),
+    /// The value of the i-th `GROUPING(...)` call of the query (`Binder::groupings`): a
+    /// placeholder the query's compilation replaces by the group row's column that holds
+    /// the call's bit mask for the grouping set the row belongs to.
+    Grouping(usize),
     /// Bind parameter `$n` (1-based) of a compiled template, replaced by its value in
     /// `with_params` before the expression runs.
     Param(usize),
@@ -883,6 +887,9 @@ pub(crate) struct Binder<'a> {
     no_aggs_in: Option<&'static str>,
     pub(crate) in_aggregate: bool,
     pub aggs: Vec<AggCall>,
+    /// The arguments of each `GROUPING(...)` call met (where aggregates are allowed),
+    /// compiled against the input row; the query checks each is a GROUP BY expression.
+    pub groupings: Vec<Vec<Expr>>,
     /// Where window functions may be called (the select list and ORDER BY), and those
     /// met there.
     pub windows_allowed: bool,
@@ -901,6 +908,7 @@ impl<'a> Binder<'a> {
             no_aggs_in: Some("this context"),
             in_aggregate: false,
             aggs: Vec::new(),
+            groupings: Vec::new(),
             windows_allowed: false,
             windows: Vec::new(),
             named_windows: Vec::new(),
@@ -919,6 +927,7 @@ impl<'a> Binder<'a> {
             no_aggs_in: Some("this context"),
             in_aggregate: false,
             aggs: Vec::new(),
+            groupings: Vec::new(),
             windows_allowed: false,
             windows: Vec::new(),
             named_windows: Vec::new(),
@@ -1587,6 +1596,50 @@ impl<'a> Binder<'a> {
             .collect()
     }
 
+    /// `GROUPING(e, ...)`: allowed where aggregates are (the select list, HAVING, ORDER
+    /// BY of a grouped query), its arguments recorded for the query to match against its
+    /// GROUP BY; `Expr::Grouping(i)` in its place.
+    fn grouping_call(&mut self, f: &ast::Function) -> DbResult<Expr> {
+        if let Some(clause) = self.no_aggs_in {
+            return Err(grouping_error(format!("grouping operations are not allowed in {clause}")));
+        }
+        if self.in_aggregate {
+            return Err(grouping_error("aggregate function calls cannot be nested".into()));
+        }
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(DbError::Unsupported(format!("this form of {}", f.name)));
+        };
+        if !list.clauses.is_empty()
+            || list.duplicate_treatment.is_some()
+            || f.filter.is_some()
+            || f.null_treatment.is_some()
+            || !f.within_group.is_empty()
+            || list.args.is_empty()
+        {
+            return Err(DbError::Unsupported(format!("this form of {}", f.name)));
+        }
+        // The mask is an int4 in PostgreSQL: one bit per argument.
+        if list.args.len() >= 32 {
+            return Err(DbError::TooManyColumns("GROUPING must have fewer than 32 arguments".into()));
+        }
+        let mut args = Vec::with_capacity(list.args.len());
+        for arg in &list.args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg else {
+                return Err(DbError::Unsupported(format!("the argument {arg} of GROUPING")));
+            };
+            // An argument is a GROUP BY expression, read from the input row: no
+            // aggregate or window call inside it.
+            self.in_aggregate = true;
+            let windows_allowed = std::mem::replace(&mut self.windows_allowed, false);
+            let compiled = self.compile(e).and_then(Expr::fold);
+            self.in_aggregate = false;
+            self.windows_allowed = windows_allowed;
+            args.push(compiled?);
+        }
+        self.groupings.push(args);
+        Ok(Expr::Grouping(self.groupings.len() - 1))
+    }
+
     fn function(&mut self, f: &ast::Function) -> DbResult<Expr> {
         if crate::sql::srf::SetFunction::named_in_schema(&f.name).is_some() {
             return Err(DbError::Unsupported(format!(
@@ -1604,6 +1657,9 @@ impl<'a> Binder<'a> {
         .ok_or_else(|| DbError::Unsupported(format!("the function {}", f.name)))?;
         if let Some(over) = &f.over {
             return self.window_function(&name, f, over);
+        }
+        if name == "grouping" {
+            return self.grouping_call(f);
         }
         let named = AggFunc::named(&name);
         let aggregate = named.map(|(func, _)| func);
@@ -2350,6 +2406,7 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Agg(_)
             | Expr::Window(_)
+            | Expr::Grouping(_)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::Clock(_)) => e,
@@ -2429,6 +2486,7 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Agg(_)
             | Expr::Window(_)
+            | Expr::Grouping(_)
             | Expr::Param(_)
             | Expr::Outer { .. }
             | Expr::Clock(_) => {}
@@ -2498,6 +2556,7 @@ impl Expr {
             Expr::Column(_)
             | Expr::Agg(_)
             | Expr::Window(_)
+            | Expr::Grouping(_)
             | Expr::Param(_)
             | Expr::Clock(_)
             | Expr::Sequence(..)
@@ -2621,6 +2680,7 @@ impl Expr {
                 Expr::Column(_)
                 | Expr::Agg(_)
                 | Expr::Window(_)
+                | Expr::Grouping(_)
                 | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
                 | Expr::Sequence(..)
                 | Expr::Catalog(..)
@@ -2759,6 +2819,7 @@ impl Expr {
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
             Expr::Param(_) | Expr::Outer { .. } | Expr::Window(_) => None,
+            Expr::Grouping(_) => Some(DataType::Int),
             Expr::Clock(clock) => Some(clock.data_type()),
             Expr::Sequence(..) => Some(DataType::Int),
             Expr::Catalog(call, _) => Some(call.func.data_type()),
@@ -2912,6 +2973,9 @@ impl Expr {
                 return Err(DbError::CorruptChange(
                     "a window function's value read before it was computed".into(),
                 ))
+            }
+            Expr::Grouping(_) => {
+                return Err(DbError::CorruptChange("a GROUPING() value read outside its group row".into()))
             }
             Expr::Param(index) => {
                 return Err(DbError::BindParameter { index: *index, problem: "not bound to a value".into() })

@@ -22,8 +22,15 @@
 //! Window functions (`window`) run after grouping and HAVING, before the select list:
 //! each call's values are appended to the rows, as columns the select list reads.
 //!
-//! Not supported (0A000): DISTINCT ON, GROUPING SETS, a correlated subquery in a
-//! grouped query.
+//! GROUP BY takes GROUPING SETS, ROLLUP, CUBE and `()` beside plain keys, as PostgreSQL:
+//! the sets of its items multiplied out (`GROUP BY x, ROLLUP (a, b)` is the sets (x, a,
+//! b), (x, a), (x)). Each input row is aggregated once per set in one pass; in a set's
+//! rows the keys outside it are NULL, and `GROUPING(e, ...)` (a bit per argument, 1 where
+//! the set leaves it out) tells such a NULL from a NULL of the data.
+//!
+//! A ROLLUP or CUBE inside GROUPING SETS adds its sets to the list.
+//!
+//! Not supported (0A000): a correlated subquery in a grouped query.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -80,7 +87,16 @@ pub(crate) struct SelectPlan {
     pub filter: Option<Expr>,
     items: Vec<Expr>,
     columns: Vec<ResultColumn>,
+    /// The distinct GROUP BY expressions: a group row's first columns.
     groups: Vec<Expr>,
+    /// With GROUPING SETS, ROLLUP, CUBE or `()`: each set, as positions in `groups`
+    /// (duplicates kept, as PostgreSQL keeps them). None: one set of every key.
+    pub grouping_sets: Option<Vec<Vec<usize>>>,
+    /// Each GROUPING() call's arguments as positions in `groups`; the i-th call's value
+    /// is the group row's column `groups.len() + i`.
+    groupings: Vec<Vec<usize>>,
+    /// The text of each of `groups` as written, for EXPLAIN's key lines.
+    pub group_texts: Vec<String>,
     aggs: Vec<AggCall>,
     having: Option<Expr>,
     /// Window function calls, over the rows before the select list (the input rows, or
@@ -1038,7 +1054,8 @@ impl Session {
             other => return Err(DbError::Unsupported(format!("{other}"))),
         };
         let mut groups = Vec::new();
-        for g in group_asts {
+        let mut group_texts = Vec::new();
+        let mut key_of = |g: &ast::Expr, binder: &mut Binder| -> DbResult<usize> {
             let e = match output_reference(g, &names, &scope)? {
                 Some(i) => items[i].clone(),
                 None => binder.scalar(g, "GROUP BY")?,
@@ -1046,8 +1063,51 @@ impl Session {
             if e.contains_aggregate() {
                 return Err(grouping_error("aggregate functions are not allowed in GROUP BY".into()));
             }
-            groups.push(e);
+            Ok(match groups.iter().position(|known| *known == e) {
+                Some(i) => i,
+                None => {
+                    groups.push(e);
+                    group_texts.push(g.to_string());
+                    groups.len() - 1
+                }
+            })
+        };
+        let mut item_sets: Vec<Vec<Vec<usize>>> = Vec::with_capacity(group_asts.len());
+        let mut explicit_sets = false;
+        for g in group_asts {
+            let mut keys_of = |list: &[ast::Expr], binder: &mut Binder| -> DbResult<Vec<usize>> {
+                list.iter().map(|e| key_of(e, binder)).collect()
+            };
+            let mut elements_of = |lists: &[Vec<ast::Expr>], binder: &mut Binder| {
+                lists.iter().map(|l| keys_of(l, binder)).collect::<DbResult<Vec<_>>>()
+            };
+            let sets = match g {
+                ast::Expr::Rollup(lists) => SetsOf::Rollup.sets(&elements_of(lists, &mut binder)?)?,
+                ast::Expr::Cube(lists) => SetsOf::Cube.sets(&elements_of(lists, &mut binder)?)?,
+                ast::Expr::GroupingSets(lists) => {
+                    // A ROLLUP or CUBE among them adds its sets to the list.
+                    let mut sets = Vec::new();
+                    for list in lists {
+                        match list.as_slice() {
+                            [ast::Expr::Function(f)] if SetsOf::named(f).is_some() => {
+                                let (kind, nested) = nested_sets(f)?;
+                                sets.extend(kind.sets(&elements_of(&nested, &mut binder)?)?);
+                            }
+                            _ => sets.extend(elements_of(std::slice::from_ref(list), &mut binder)?),
+                        }
+                    }
+                    sets
+                }
+                ast::Expr::Tuple(list) if list.is_empty() => vec![Vec::new()],
+                plain => {
+                    item_sets.push(vec![vec![key_of(plain, &mut binder)?]]);
+                    continue;
+                }
+            };
+            explicit_sets = true;
+            item_sets.push(sets);
         }
+        let grouping_sets = if explicit_sets { Some(multiply_sets(&item_sets)?) } else { None };
         let having = select.having.as_ref().map(|e| binder.with_aggregates(e)).transpose()?;
 
         // ORDER BY: positions, output names, or expressions.
@@ -1133,25 +1193,43 @@ impl Session {
 
         let aggs = std::mem::take(&mut binder.aggs);
         let windows = std::mem::take(&mut binder.windows);
-        let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
+        // Each GROUPING() argument must be one of the GROUP BY expressions (none without
+        // a GROUP BY).
+        let groupings = std::mem::take(&mut binder.groupings)
+            .into_iter()
+            .map(|args| {
+                args.iter()
+                    .map(|arg| {
+                        groups.iter().position(|g| g == arg).ok_or_else(|| {
+                            grouping_error(
+                                "arguments to GROUPING must be grouping expressions of the associated query level"
+                                    .into(),
+                            )
+                        })
+                    })
+                    .collect::<DbResult<Vec<usize>>>()
+            })
+            .collect::<DbResult<Vec<_>>>()?;
+        let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some() || grouping_sets.is_some();
+        // In a group row, the group's key then the GROUPING() calls' values.
+        let grouping_base = groups.len();
+        let regroup = |e: Expr| -> DbResult<Expr> {
+            groupings_as_columns(e.regroup(&groups, &input_names)?, grouping_base)
+        };
         let windows = if grouped {
-            windows
-                .into_iter()
-                .map(|w| w.map_exprs(&mut |e| e.regroup(&groups, &input_names)))
-                .collect::<DbResult<Vec<_>>>()?
+            windows.into_iter().map(|w| w.map_exprs(&mut |e| regroup(e))).collect::<DbResult<Vec<_>>>()?
         } else {
             windows
         };
         let (items, having, sorts) = if grouped {
-            let items =
-                items.into_iter().map(|e| e.regroup(&groups, &input_names)).collect::<DbResult<Vec<_>>>()?;
-            let having = having.map(|e| e.regroup(&groups, &input_names)).transpose()?;
+            let items = items.into_iter().map(regroup).collect::<DbResult<Vec<_>>>()?;
+            let having = having.map(regroup).transpose()?;
             let sorts = sorts
                 .into_iter()
                 .map(|s| {
                     Ok(Sort {
                         key: match s.key {
-                            SortKey::Expr(e) => SortKey::Expr(e.regroup(&groups, &input_names)?),
+                            SortKey::Expr(e) => SortKey::Expr(regroup(e)?),
                             output => output,
                         },
                         ..s
@@ -1172,7 +1250,8 @@ impl Session {
 
         // Result column types, known before running when possible.
         let mut row_types: Vec<Option<DataType>> = if grouped {
-            groups.iter().map(|g| g.static_type(&input_types, &[])).collect()
+            let keys = groups.iter().map(|g| g.static_type(&input_types, &[]));
+            keys.chain(groupings.iter().map(|_| Some(DataType::Int))).collect()
         } else {
             input_types.clone()
         };
@@ -1219,7 +1298,13 @@ impl Session {
         });
         let plain = !grouped && !distinct && distinct_on.is_none() && windows.is_empty() && !for_update;
         let ordered = match &relation {
-            Some(r) if !follows_key && !for_update && windows.is_empty() && having.is_none() => {
+            Some(r)
+                if !follows_key
+                    && !for_update
+                    && windows.is_empty()
+                    && having.is_none()
+                    && grouping_sets.is_none() =>
+            {
                 ordered_scan(r, &sorts, &items, &aggs, groups.len(), limit, plain)
             }
             _ => None,
@@ -1240,6 +1325,9 @@ impl Session {
             items,
             columns,
             groups,
+            grouping_sets,
+            groupings,
+            group_texts,
             aggs,
             having,
             windows,
@@ -1418,31 +1506,60 @@ impl Session {
         counts: &mut SelectCounts,
         matches: &dyn Fn(&[Value]) -> DbResult<bool>,
     ) -> DbResult<Vec<(Vec<Value>, Vec<Value>)>> {
+        // Which keys each set groups by (a plain GROUP BY: one set of all of them).
+        let all_keys = [(0..plan.groups.len()).collect::<Vec<_>>()];
+        let sets: &[Vec<usize>] = plan.grouping_sets.as_deref().unwrap_or(&all_keys);
+        let in_set: Vec<Vec<bool>> =
+            sets.iter().map(|set| (0..plan.groups.len()).map(|key| set.contains(&key)).collect()).collect();
+        let several_sets = plan.grouping_sets.is_some();
+        // Keyed by the set's position, then its key (the keys outside the set NULL), so
+        // that two sets' groups with equal keys stay apart. The key of each row is built
+        // in one buffer and looked up by slice: a new key is copied into the map once,
+        // when its group starts, not once per row.
         let mut by_group: BTreeMap<Vec<Value>, Vec<Accumulator>> = BTreeMap::new();
         let new_accumulators = || plan.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
-        // The key of each row is evaluated into one buffer and looked up by slice: a new
-        // key is copied into the map once, when its group starts, not once per row.
-        let mut key: Vec<Value> = Vec::with_capacity(plan.groups.len());
+        let mut key: Vec<Value> = Vec::with_capacity(plan.groups.len() + 1);
+        // The row's key values, shared by its sets (several sets only).
+        let mut values: Vec<Value> = Vec::with_capacity(plan.groups.len());
         self.visit_input(plan, &mut |row| {
             counts.read += 1;
             if matches(row)? {
                 counts.matched += 1;
-                key.clear();
-                for g in &plan.groups {
-                    key.push(g.eval(row, &[])?);
-                }
                 let feed = |accumulators: &mut Vec<Accumulator>| -> DbResult<()> {
                     for (acc, call) in accumulators.iter_mut().zip(&plan.aggs) {
                         acc.feed(call, row)?;
                     }
                     Ok(())
                 };
-                match by_group.get_mut(key.as_slice()) {
-                    Some(accumulators) => feed(accumulators)?,
-                    None => {
-                        let mut accumulators = new_accumulators();
-                        feed(&mut accumulators)?;
-                        by_group.insert(key.clone(), accumulators);
+                if several_sets {
+                    values.clear();
+                    for g in &plan.groups {
+                        values.push(g.eval(row, &[])?);
+                    }
+                }
+                for (set, keys_in) in in_set.iter().enumerate() {
+                    key.clear();
+                    key.push(Value::Int(set as i64));
+                    if several_sets {
+                        key.extend(values.iter().zip(keys_in).map(|(v, &kept)| {
+                            if kept {
+                                v.clone()
+                            } else {
+                                Value::Null
+                            }
+                        }));
+                    } else {
+                        for g in &plan.groups {
+                            key.push(g.eval(row, &[])?);
+                        }
+                    }
+                    match by_group.get_mut(key.as_slice()) {
+                        Some(accumulators) => feed(accumulators)?,
+                        None => {
+                            let mut accumulators = new_accumulators();
+                            feed(&mut accumulators)?;
+                            by_group.insert(key.clone(), accumulators);
+                        }
                     }
                 }
                 // min/max read in their column's order: the first row kept is the answer.
@@ -1452,14 +1569,23 @@ impl Session {
             }
             Ok(true)
         })?;
-        if by_group.is_empty() && plan.groups.is_empty() {
-            by_group.insert(Vec::new(), new_accumulators());
+        // A set of no keys has its one group even over no rows, as an aggregate without
+        // GROUP BY has.
+        for (set, keys) in sets.iter().enumerate() {
+            if keys.is_empty() {
+                let mut no_keys = vec![Value::Int(set as i64)];
+                no_keys.extend(std::iter::repeat_n(Value::Null, plan.groups.len()));
+                by_group.entry(no_keys).or_insert_with(new_accumulators);
+            }
         }
         counts.groups = by_group.len() as u64;
         let mut out = Vec::new();
-        for (key, accumulators) in by_group {
+        for (mut key, accumulators) in by_group {
+            let Value::Int(set) = key.remove(0) else { unreachable!("a group's key starts with its set") };
+            let set = set as usize;
             let values: Vec<Value> =
                 accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect::<DbResult<_>>()?;
+            key.extend(plan.groupings.iter().map(|args| grouping_mask(args, &in_set[set])));
             if let Some(h) = &plan.having {
                 if !h.holds(&key, &values)? {
                     continue;
@@ -1498,6 +1624,116 @@ impl Session {
             },
         }
         Ok(())
+    }
+}
+
+/// PostgreSQL's limit on CUBE's elements (its 2^n sets).
+const MAX_CUBE_ELEMENTS: usize = 12;
+/// PostgreSQL's limit on the grouping sets of a query, after multiplying out.
+const MAX_GROUPING_SETS: usize = 4096;
+
+/// The two shorthands for lists of grouping sets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetsOf {
+    Rollup,
+    Cube,
+}
+
+impl SetsOf {
+    /// The shorthand a call in a grouping set is: the parser reads a ROLLUP or CUBE
+    /// nested in GROUPING SETS as a function call.
+    fn named(f: &ast::Function) -> Option<SetsOf> {
+        match f.name.to_string().to_lowercase().as_str() {
+            "rollup" => Some(SetsOf::Rollup),
+            "cube" => Some(SetsOf::Cube),
+            _ => None,
+        }
+    }
+
+    /// The sets the shorthand of these elements (each a list of key positions) stands for.
+    fn sets(self, elements: &[Vec<usize>]) -> DbResult<Vec<Vec<usize>>> {
+        match self {
+            SetsOf::Rollup => Ok(rollup_sets(elements)),
+            SetsOf::Cube if elements.len() > MAX_CUBE_ELEMENTS => {
+                Err(DbError::TooManyColumns(format!("CUBE is limited to {MAX_CUBE_ELEMENTS} elements")))
+            }
+            SetsOf::Cube => Ok(cube_sets(elements)),
+        }
+    }
+}
+
+/// The elements of a ROLLUP or CUBE read as a function call (`GROUPING SETS (a,
+/// ROLLUP (b, (c, d)))`): each argument, a parenthesized list of several as one element.
+fn nested_sets(f: &ast::Function) -> DbResult<(SetsOf, Vec<Vec<ast::Expr>>)> {
+    let kind = SetsOf::named(f).expect("called on a ROLLUP or CUBE");
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(syntax(format!("syntax error at or near \"{}\"", f.name)));
+    };
+    let elements = list
+        .args
+        .iter()
+        .map(|arg| match arg {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Tuple(items))) => {
+                Ok(items.clone())
+            }
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(vec![e.clone()]),
+            other => Err(syntax(format!("syntax error at or near \"{other}\""))),
+        })
+        .collect::<DbResult<Vec<_>>>()?;
+    Ok((kind, elements))
+}
+
+/// `ROLLUP (e1, ..., en)`: the sets (e1..en), (e1..en-1), ..., (e1), ().
+fn rollup_sets(elements: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    (0..=elements.len()).rev().map(|n| elements[..n].concat()).collect()
+}
+
+/// `CUBE (e1, ..., en)`: every subset of the elements, in their order within each set
+/// (the first, all of them; the last, none).
+fn cube_sets(elements: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    assert!(elements.len() <= MAX_CUBE_ELEMENTS, "CUBE of {} elements", elements.len());
+    let all = (1usize << elements.len()) - 1;
+    (0..=all)
+        .rev()
+        .map(|mask| {
+            let chosen =
+                elements.iter().enumerate().filter(|(i, _)| mask & (1 << (elements.len() - 1 - i)) != 0);
+            chosen.flat_map(|(_, keys)| keys.iter().copied()).collect()
+        })
+        .collect()
+}
+
+/// The grouping sets of a GROUP BY whose items give `item_sets` (a plain key, the one
+/// set of itself): every combination of one set of each item, concatenated.
+fn multiply_sets(item_sets: &[Vec<Vec<usize>>]) -> DbResult<Vec<Vec<usize>>> {
+    let mut product: Vec<Vec<usize>> = vec![Vec::new()];
+    for sets in item_sets {
+        if product.len().saturating_mul(sets.len()) > MAX_GROUPING_SETS {
+            return Err(DbError::StatementTooComplex(format!(
+                "too many grouping sets present (maximum {MAX_GROUPING_SETS})"
+            )));
+        }
+        product = product
+            .iter()
+            .flat_map(|left| sets.iter().map(move |right| [left.as_slice(), right].concat()))
+            .collect();
+    }
+    Ok(product)
+}
+
+/// The value of a GROUPING() call whose arguments are the keys `args` in the rows of a
+/// grouping set: a bit per argument, the first the highest, 1 where the set leaves the
+/// key out.
+fn grouping_mask(args: &[usize], in_set: &[bool]) -> Value {
+    Value::Int(args.iter().fold(0, |mask, &key| (mask << 1) | i64::from(!in_set[key])))
+}
+
+/// `e` with each GROUPING() call `Expr::Grouping(i)` as the group row's column that holds
+/// its value (after the `base` key columns).
+fn groupings_as_columns(e: Expr, base: usize) -> DbResult<Expr> {
+    match e {
+        Expr::Grouping(i) => Ok(Expr::Column(base + i)),
+        other => other.map_children(&mut |c| groupings_as_columns(c, base)),
     }
 }
 

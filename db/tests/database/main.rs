@@ -23,6 +23,7 @@ mod distinct_on;
 mod fail_stop;
 mod foreign_keys;
 mod functions;
+mod grouping_sets;
 mod index_joins;
 mod index_paths;
 mod instance;
