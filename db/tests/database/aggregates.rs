@@ -5,7 +5,7 @@
 //! aggregates. Each expected result is what PostgreSQL 15 returns for the same query on
 //! the same rows (its bigint for our INT).
 
-use crate::common::{cells, fails, one, open, run};
+use crate::common::{cells, fails, one, open, run, space_rows as rows};
 use db::{DataType, Session};
 
 fn setup(s: &mut Session) {
@@ -17,10 +17,6 @@ fn setup(s: &mut Session) {
          (5, 'b', NULL, 3.1, NULL, true, 'w'), (6, 'c', 7, 7, 7, NULL, 'v')",
     );
     run(s, "COMMIT");
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|r| r.join(" ")).collect()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! 15.20; the differences are named where they are), the `reg*` casts and their errors,
 //! the catalog functions, and OIDs that stay put.
 
-use crate::common::{cells, fails, one, open, run};
+use crate::common::{cells, fails, one, open, pipe_rows as rows, run};
 
 /// Every kind of object: tables with and without a primary key, a SERIAL and an
 /// IDENTITY column, a UNIQUE constraint, a CHECK, a foreign key with an action, a
@@ -15,10 +15,6 @@ fn create_schema(s: &mut db::Session) {
     for statement in SCHEMA.split(';').map(str::trim).filter(|s| !s.is_empty()) {
         run(s, statement);
     }
-}
-
-fn rows(s: &mut db::Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|row| row.join("|")).collect()
 }
 
 #[test]

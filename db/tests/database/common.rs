@@ -36,6 +36,16 @@ pub fn cells(s: &mut db::Session, sql: &str) -> Vec<Vec<String>> {
     run(s, sql).rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
 }
 
+/// The rows `sql` returns, each as its values' text joined by `|` (psql's `-A` form).
+pub fn pipe_rows(s: &mut db::Session, sql: &str) -> Vec<String> {
+    cells(s, sql).into_iter().map(|row| row.join("|")).collect()
+}
+
+/// The rows `sql` returns, each as its values' text joined by a space.
+pub fn space_rows(s: &mut db::Session, sql: &str) -> Vec<String> {
+    cells(s, sql).into_iter().map(|row| row.join(" ")).collect()
+}
+
 /// The one value `sql` returns, as its text.
 pub fn one(s: &mut db::Session, sql: &str) -> String {
     let rows = cells(s, sql);

@@ -2,11 +2,7 @@
 //! the ORDER BY's order, whose first keys must be the DISTINCT ON keys (42P10). Every
 //! expected result below is PostgreSQL 15's for the same data (`psql -At`).
 
-use crate::common::{cells, fails, open, run};
-
-fn rows(s: &mut db::Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|row| row.join("|")).collect()
-}
+use crate::common::{fails, open, pipe_rows as rows, run};
 
 #[test]
 fn distinct_on_keeps_the_first_row_of_each_key_in_the_order_by_order() {

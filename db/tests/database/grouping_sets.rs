@@ -4,7 +4,7 @@
 //! grouped columns, so that a NULL of the data and the NULL of a key a set leaves out
 //! appear side by side, told apart by GROUPING().
 
-use crate::common::{cells, fails, open, run};
+use crate::common::{fails, open, run, space_rows as rows};
 use db::{DbError, Session};
 
 fn setup(s: &mut Session) {
@@ -15,10 +15,6 @@ fn setup(s: &mut Session) {
          (4, 'west', NULL, 4), (5, NULL, 'apple', 1), (6, 'east', 'apple', NULL)",
     );
     run(s, "COMMIT");
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|r| r.join(" ")).collect()
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! errors PostgreSQL gives (expected results are PostgreSQL 15.20's for the same
 //! statements), and two sessions incrementing through a join without losing an update.
 
-use crate::common::{cells, fails, open, run};
+use crate::common::{fails, open, pipe_rows as rows, run};
 use db::Session;
 
 fn setup(s: &mut Session) {
@@ -12,10 +12,6 @@ fn setup(s: &mut Session) {
     run(s, "INSERT INTO acc VALUES (1, 'ann', 100), (2, 'bob', 50), (3, 'cy', 0)");
     run(s, "INSERT INTO pay VALUES (1, 1, 10, true), (2, 1, 5, true), (3, 2, 7, false), (4, 3, 1, true)");
     run(s, "COMMIT");
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|r| r.join("|")).collect()
 }
 
 fn affected(s: &mut Session, sql: &str) -> u64 {

@@ -4,7 +4,7 @@
 //! GROUP BY. Each expected result is what PostgreSQL 15 returns for the same query on
 //! the same rows.
 
-use crate::common::{cells, fails, one, open, run};
+use crate::common::{fails, one, open, run, space_rows as rows};
 use db::{DataType, DbError, Session};
 
 fn setup(s: &mut Session) {
@@ -15,10 +15,6 @@ fn setup(s: &mut Session) {
          (3, 'b', 30, NULL, NULL, NULL), (4, 'b', 5, 'w\"q', 3.0, true)",
     );
     run(s, "COMMIT");
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|r| r.join(" ")).collect()
 }
 
 #[test]

@@ -6,11 +6,7 @@
 
 use db::error::DbError;
 
-use crate::common::{cells, fails, open};
-
-fn rows(s: &mut db::Session, sql: &str) -> Vec<String> {
-    cells(s, sql).into_iter().map(|row| row.join("|")).collect()
-}
+use crate::common::{fails, open, pipe_rows as rows};
 
 #[test]
 fn pg_expandarray_in_from_gives_each_element_and_its_position() {
