@@ -161,7 +161,7 @@ pub(crate) struct DbShared {
     /// made at the current generation is still valid without a look at the state.
     pub(crate) schema_generation: AtomicU64,
 
-    locks: LockManager,
+    pub(crate) locks: LockManager,
     next_txn: std::sync::atomic::AtomicU64,
     /// System-level dynamic parameters of the database layer (see `params`).
     pub(crate) checkpoint_interval_ms: std::sync::atomic::AtomicU64,
@@ -1304,6 +1304,9 @@ impl DbShared {
             encoded: Vec::new(),
             defer_durability: false,
             durability_wait: None,
+            defer_lock_waits: false,
+            lock_wait: None,
+            carried_deadline: None,
             statement_timeout_ms: None,
             zone: crate::datetime::ZoneId::UTC,
             txn_timestamp: Cell::new(None),
@@ -1412,6 +1415,13 @@ pub struct Session {
     pub(crate) defer_durability: bool,
     /// The wait of the commits made since the caller last took it.
     durability_wait: Option<crate::durability::DurabilityWait>,
+    /// Row lock waits are left to the caller (`set_lock_wait_deferral`).
+    pub(crate) defer_lock_waits: bool,
+    /// The row lock wait the last call left, until the caller ends it.
+    pub(crate) lock_wait: Option<crate::lock_wait::PendingLockWait>,
+    /// The deadline a statement run again after its deferred lock wait keeps (its first
+    /// start's), taken by the next statement clock's start.
+    pub(crate) carried_deadline: Option<Option<Instant>>,
     /// Session-level `statement_timeout` in milliseconds, 0 for none (None: the system's).
     pub(crate) statement_timeout_ms: Option<u64>,
     /// The session's time zone (`SET TIME ZONE`), current on the thread during its calls.
@@ -1482,6 +1492,7 @@ impl Session {
         if self.call_depth > 0 {
             return body(self);
         }
+        debug_assert!(self.lock_wait.is_none(), "a deferred lock wait is ended before the next call");
         // A cancel that came while no call was running is for no statement. Cleared
         // before the check: a termination's cancel of the calls in flight (`terminate`)
         // either comes after the clear, or was preceded by the termination seen here.
@@ -1511,11 +1522,17 @@ impl Session {
             self.last_call_ns = end_ns.map_or(0, |(at_ns, end_ns)| end_ns.saturating_sub(at_ns));
         }
         self.call_depth = 0;
+        debug_assert!(
+            self.lock_wait.is_none() || result.lock_wait_deferred(),
+            "a call that left a lock wait failed with LockWaitDeferred (nothing swallowed it)"
+        );
         // Only the session's own thread writes its counters: a load and a store, no locked
         // instruction. The system's figures are the sum over the sessions
         // (`SessionRegistry::call_totals`), not counters every call would share.
-        let calls = &self.entry.user_calls;
-        calls.store(calls.load(Relaxed) + 1, Relaxed);
+        if !result.lock_wait_deferred() {
+            let calls = &self.entry.user_calls;
+            calls.store(calls.load(Relaxed) + 1, Relaxed);
+        }
         // What the call read may hold commits whose durability the failure made unknown.
         if let Err(e) = self.db.check_serving() {
             return T::terminated(e);
@@ -1635,7 +1652,7 @@ impl Session {
             }
         }
         let result = self.user_call(body);
-        if outermost {
+        if outermost && !result.lock_wait_deferred() {
             result.returned_rows(&mut |rows| self.fetches.record(rows));
             if let SqlText::Prepared(_, stats) = sql {
                 stats.record(self.entry.sid, result.processed_rows(), self.last_call_ns);
@@ -1712,7 +1729,11 @@ impl Session {
     /// Starts the statement's `statement_timeout` from now: at each user call, and at each
     /// statement of a call of several (PostgreSQL's rule since version 13). No clock is
     /// read when there is no timeout.
-    pub(crate) fn start_statement_clock(&self) {
+    pub(crate) fn start_statement_clock(&mut self) {
+        if let Some(deadline) = self.carried_deadline.take() {
+            self.entry.cancel.set_deadline(deadline);
+            return;
+        }
         let ms = self.statement_timeout_ms();
         self.entry.cancel.set_deadline((ms > 0).then(|| Instant::now() + Duration::from_millis(ms)));
     }
@@ -1943,16 +1964,36 @@ impl Session {
     #[inline]
     fn lock_in_txn(&mut self, table: &str, key: &Key) -> DbResult<RowLock> {
         let timed = self.redo.timed_statistics();
+        let mut signal = None;
+        let defer = self.defer_lock_waits.then_some(&mut signal);
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         let started = timed.then(Stamp::now);
         entry.begin_wait(DbEvent::RowLockContention, started);
         let mut slept = false;
-        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept);
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept, defer);
+        self.lock_attempted(lock, started, slept, signal)
+    }
+
+    /// Ends a lock attempt's wait (`lock_in_txn`'s and `lock_key_shared`'s), or keeps it
+    /// for the caller when it was deferred (it goes on, shown as the session's).
+    fn lock_attempted(
+        &mut self,
+        lock: DbResult<RowLock>,
+        started: Option<Stamp>,
+        slept: bool,
+        signal: Option<Arc<crate::lock_wait::LockWaitSignal>>,
+    ) -> DbResult<RowLock> {
+        if let (Err(DbError::LockWaitDeferred), Some(signal)) = (&lock, signal) {
+            let txn = self.txn.as_ref().expect("a lock wait inside a transaction").id;
+            self.keep_lock_wait(crate::lock_wait::PendingLockWait::new(txn, signal, started));
+            return lock;
+        }
+        let timed = self.redo.timed_statistics();
         let waited = lock_waited(slept, started);
-        entry.end_wait(DbEvent::RowLockContention, waited, timed);
-        db.sql_counters.record_row_lock_wait(waited, timed);
+        self.entry.end_wait(DbEvent::RowLockContention, waited, timed);
+        self.db.sql_counters.record_row_lock_wait(waited, timed);
         lock
     }
 
@@ -1960,16 +2001,16 @@ impl Session {
     /// foreign key's parent key: see `foreign_keys`), timed as `lock_in_txn` is.
     pub(crate) fn lock_key_shared(&mut self, name: &str, key: &Key) -> DbResult<()> {
         let timed = self.redo.timed_statistics();
+        let mut signal = None;
+        let defer = self.defer_lock_waits.then_some(&mut signal);
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         let started = timed.then(Stamp::now);
         entry.begin_wait(DbEvent::RowLockContention, started);
         let mut slept = false;
-        let lock = db.locks.lock_row_shared(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept);
-        let waited = lock_waited(slept, started);
-        entry.end_wait(DbEvent::RowLockContention, waited, timed);
-        db.sql_counters.record_row_lock_wait(waited, timed);
-        lock.map(|_| ())
+        let lock =
+            db.locks.lock_row_shared(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept, defer);
+        self.lock_attempted(lock, started, slept, signal).map(|_| ())
     }
 
     /// Locks `key` of the lock namespace `name` exclusively for the transaction.
@@ -2519,6 +2560,10 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.has_lock_wait() {
+            // Its statement failed (it is not run again): the transaction waits no more.
+            let _ = self.end_lock_wait();
+        }
         self.rollback();
         self.db.sessions.close(self.entry.sid);
         self.db.fetches.close(self.entry.sid);
@@ -2538,11 +2583,22 @@ pub(crate) enum SqlText<'a> {
 /// its error (see `DbShared::termination`).
 pub(crate) trait CallResult {
     fn terminated(error: DbError) -> Self;
+
+    /// Whether the call stopped at a row lock to be run again (`lock_wait`): it counts
+    /// as no user call and no execution.
+    fn lock_wait_deferred(&self) -> bool {
+        false
+    }
 }
 
 impl<T> CallResult for DbResult<T> {
     fn terminated(error: DbError) -> Self {
         Err(error)
+    }
+
+    #[inline]
+    fn lock_wait_deferred(&self) -> bool {
+        matches!(self, Err(e) if matches!(e.kind(), DbError::LockWaitDeferred))
     }
 }
 

@@ -216,6 +216,11 @@ pub enum DbError {
     /// by one thread, see `locks::OnConflict`).
     #[error("could not obtain lock on {0}: another transaction holds it")]
     LockNotAvailable(String),
+    /// The statement stopped at a row lock another transaction holds and left its wait
+    /// to the caller, which runs it again once the wait ends (see `lock_wait`). Never
+    /// reaches a client.
+    #[error("the statement waits for a row lock (its wait was left to the caller)")]
+    LockWaitDeferred,
     /// The statement was interrupted by a cancel request (`CancelHandle::cancel`).
     #[error("canceling statement due to user request")]
     Canceled,
@@ -451,6 +456,8 @@ impl DbError {
             DbError::Deadlock(_) => "40P01",
             DbError::LockNotAvailable(_) => "55P03",
             DbError::Canceled | DbError::StatementTimeout => "57014",
+            // A wait in progress: the class of lock waits' errors (55P03's).
+            DbError::LockWaitDeferred => "55000",
             DbError::Unsupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",

@@ -37,13 +37,13 @@ use std::collections::{HashMap, HashSet};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Mutex, MutexGuard};
-use std::thread::Thread;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use redo::TxnId;
 
 use crate::error::{DbError, DbResult};
+use crate::lock_wait::{LockWaitSignal, Sleeper};
 use crate::schema::Key;
 use crate::sessions::CancelFlag;
 use crate::state::{shard_of, SHARDS};
@@ -72,9 +72,10 @@ struct LockShard {
 struct WaitGraph {
     /// Who each waiting transaction waits for.
     waits_for: HashMap<TxnId, Vec<TxnId>>,
-    /// The thread of each waiting transaction, woken when one of its blockers releases
-    /// (only those: a release wakes no waiter it does not concern).
-    sleepers: HashMap<TxnId, Thread>,
+    /// What wakes each waiting transaction (its thread, or its deferred wait's signal)
+    /// when one of its blockers releases (only those: a release wakes no waiter it does
+    /// not concern).
+    sleepers: HashMap<TxnId, Sleeper>,
 }
 
 impl WaitGraph {
@@ -192,7 +193,7 @@ impl LockManager {
 
 /// How long a lock waiter sleeps before looking again on its own. Only a safety net: a
 /// release wakes exactly the transactions waiting for the releaser.
-const LOCK_RECHECK: Duration = Duration::from_millis(100);
+pub(crate) const LOCK_RECHECK: Duration = Duration::from_millis(100);
 
 impl LockManager {
     fn shard(&self, index: usize) -> MutexGuard<'_, LockShard> {
@@ -207,6 +208,13 @@ impl LockManager {
     /// table exclusively (until `cancel` is raised). Sets `slept` if it waited, whether
     /// it then got the lock or failed (cancelled, or a deadlock found on a later look):
     /// the wait happened either way, and the session counts it.
+    ///
+    /// With `defer`, a wait is not slept here: it is registered with a new signal as
+    /// what wakes it, the signal is left in `defer`, and the call fails with
+    /// `DbError::LockWaitDeferred` (see `lock_wait`); `end_deferred_wait` ends the
+    /// registration. (No signal is made unless a wait is: the uncontended path allocates
+    /// nothing.)
+    #[allow(clippy::too_many_arguments)]
     pub fn lock_row(
         &self,
         txn: TxnId,
@@ -215,9 +223,10 @@ impl LockManager {
         key: &Key,
         cancel: &CancelFlag,
         slept: &mut bool,
+        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
     ) -> DbResult<RowLock> {
         let what = || format!("row {key:?} of \"{table}\"");
-        self.lock_key(shard_of(key), txn, cancel, slept, what, |shard| {
+        self.lock_key(shard_of(key), txn, cancel, slept, defer, what, |shard| {
             let mut blockers = Vec::new();
             blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             if !shard.shared.is_empty() {
@@ -248,7 +257,8 @@ impl LockManager {
     /// Locks one key in share mode for `txn`: beside other share-mode holders, waiting
     /// while another transaction holds it exclusively or holds the table (until `cancel`
     /// is raised). A transaction holding the key exclusively has it already. Sets `slept`
-    /// as `lock_row` does.
+    /// and defers as `lock_row` does.
+    #[allow(clippy::too_many_arguments)]
     pub fn lock_row_shared(
         &self,
         txn: TxnId,
@@ -257,9 +267,10 @@ impl LockManager {
         key: &Key,
         cancel: &CancelFlag,
         slept: &mut bool,
+        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
     ) -> DbResult<RowLock> {
         let what = || format!("key {key:?} of \"{table}\" (share)");
-        self.lock_key(shard_of(key), txn, cancel, slept, what, |shard| {
+        self.lock_key(shard_of(key), txn, cancel, slept, defer, what, |shard| {
             let mut blockers: Vec<TxnId> = Vec::new();
             blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             match shard.rows.get(table).and_then(|owners| owners.get(key)) {
@@ -286,12 +297,14 @@ impl LockManager {
     /// Sets `slept` as `lock_row` does. Inlined into each caller: `lock_row` is on every
     /// UPDATE's path.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn lock_key(
         &self,
         index: usize,
         txn: TxnId,
         cancel: &CancelFlag,
         slept: &mut bool,
+        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
         what: impl Fn() -> String,
         mut attempt: impl FnMut(&mut LockShard) -> Result<bool, Vec<TxnId>>,
     ) -> DbResult<RowLock> {
@@ -300,7 +313,10 @@ impl LockManager {
             let mut shard = self.shard(index);
             match attempt(&mut shard) {
                 Ok(acquired) => return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired }),
-                Err(blockers) => self.wait(shard, txn, blockers, &mut waited_since, cancel, &what)?,
+                Err(blockers) => match defer {
+                    Some(slot) => return Err(self.defer_wait(shard, txn, blockers, cancel, slot, &what)),
+                    None => self.wait(shard, txn, blockers, &mut waited_since, cancel, &what)?,
+                },
             }
             *slept = true;
         }
@@ -374,7 +390,7 @@ impl LockManager {
         }
         waited_since.get_or_insert_with(Instant::now);
         graph.waits_for.insert(txn, blockers);
-        graph.sleepers.insert(txn, std::thread::current());
+        graph.sleepers.insert(txn, Sleeper::Thread(std::thread::current()));
         self.waiting.fetch_add(1, SeqCst);
         drop(graph);
         drop(shards);
@@ -386,6 +402,53 @@ impl LockManager {
         graph.sleepers.remove(&txn);
         self.waiting.fetch_sub(1, SeqCst);
         Ok(())
+    }
+
+    /// As `wait`, but registers a signal (left in `slot`) as what wakes `txn` and returns
+    /// instead of sleeping: `DbError::LockWaitDeferred`, or the error that ends the wait at once (a
+    /// cancel, a deadlock, `OnConflict::Fail`), which registers nothing.
+    fn defer_wait(
+        &self,
+        shard: MutexGuard<'_, LockShard>,
+        txn: TxnId,
+        blockers: Vec<TxnId>,
+        cancel: &CancelFlag,
+        slot: &mut Option<Arc<LockWaitSignal>>,
+        what: impl Fn() -> String,
+    ) -> DbError {
+        if let Err(e) = cancel.check() {
+            return e;
+        }
+        if self.on_conflict == OnConflict::Fail {
+            return DbError::LockNotAvailable(what());
+        }
+        let mut graph = self.graph();
+        if graph.would_deadlock(txn, &blockers) {
+            return DbError::Deadlock(format!(
+                "transaction {txn} waits for {} held by transaction {}, which waits (directly or not) for {txn}",
+                what(),
+                blockers[0]
+            ));
+        }
+        graph.waits_for.insert(txn, blockers);
+        let signal = Arc::new(LockWaitSignal::default());
+        graph.sleepers.insert(txn, Sleeper::Signal(signal.clone()));
+        *slot = Some(signal);
+        self.waiting.fetch_add(1, SeqCst);
+        // The shard goes after the registration: a blocker's release, which needs it,
+        // finds the waiter registered.
+        drop(graph);
+        drop(shard);
+        DbError::LockWaitDeferred
+    }
+
+    /// Ends the wait `defer_wait` registered for `txn` (woken or not).
+    pub fn end_deferred_wait(&self, txn: TxnId) {
+        let mut graph = self.graph();
+        let registered = graph.waits_for.remove(&txn).is_some();
+        assert!(registered, "transaction {txn} has a deferred wait registered");
+        graph.sleepers.remove(&txn);
+        self.waiting.fetch_sub(1, SeqCst);
     }
 
     /// Releases one row lock `txn` took last for `table` (a key an exact-key UPDATE or
@@ -469,15 +532,15 @@ impl LockManager {
             return;
         }
         let graph = self.graph();
-        let wake: Vec<Thread> = graph
+        let wake: Vec<Sleeper> = graph
             .waits_for
             .iter()
             .filter(|(_, blockers)| blockers.iter().any(|b| released.contains(b)))
             .filter_map(|(waiter, _)| graph.sleepers.get(waiter).cloned())
             .collect();
         drop(graph);
-        for thread in wake {
-            thread.unpark();
+        for sleeper in wake {
+            sleeper.wake();
         }
     }
 }
@@ -499,13 +562,14 @@ mod tests {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
         assert_eq!(
-            locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap().waited,
+            locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited,
             None
         );
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
-            let waited = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
+            let waited =
+                l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited;
             l2.release_all(TxnId(2), &mut b);
             waited
         });
@@ -519,14 +583,14 @@ mod tests {
     fn a_cancelled_waiter_stops_waiting_at_once_and_holds_nothing() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
         let cancel = Arc::new(CancelFlag::default());
         let (l2, c2) = (locks.clone(), cancel.clone());
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
             let started = Instant::now();
             let mut slept = false;
-            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2, &mut slept);
+            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2, &mut slept, None);
             (result, b.is_empty(), started.elapsed(), slept)
         });
         std::thread::sleep(Duration::from_millis(50));
@@ -538,7 +602,7 @@ mod tests {
         assert!(waited >= Duration::from_millis(40), "it waited first: {waited:?}");
         // The holder goes on; the row is free once it releases.
         locks.release_all(TxnId(1), &mut a);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 
@@ -546,13 +610,13 @@ mod tests {
     fn a_waiter_past_its_statement_deadline_stops_with_a_timeout_and_holds_nothing() {
         let locks = LockManager::default();
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
         let cancel = CancelFlag::default();
         let started = Instant::now();
         cancel.set_deadline(Some(started + Duration::from_millis(20)));
         let mut b = HeldLocks::default();
         let mut slept = false;
-        let result = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &cancel, &mut slept);
+        let result = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &cancel, &mut slept, None);
         let waited = started.elapsed();
         assert!(matches!(result, Err(DbError::StatementTimeout)), "{result:?}");
         assert!(slept, "a timed-out wait still says it waited (the session counts it)");
@@ -564,20 +628,46 @@ mod tests {
     }
 
     #[test]
+    fn a_deferred_wait_is_registered_woken_by_the_release_and_seen_by_deadlock_detection() {
+        let locks = LockManager::default();
+        let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap();
+        // Transaction 2 finds key 1 held: its wait is left in the slot, not slept.
+        let mut slot = None;
+        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, Some(&mut slot));
+        assert!(matches!(e, Err(DbError::LockWaitDeferred)), "{e:?}");
+        let signal = slot.expect("a signal for the deferred wait");
+        assert!(!signal.is_raised());
+        // Registered as waiting for 1: 1 closing the cycle is refused.
+        let e = locks.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap_err();
+        assert!(matches!(e, DbError::Deadlock(_)), "{e:?}");
+        // 1's release wakes it; its retry takes the lock.
+        locks.release_all(TxnId(1), &mut a);
+        assert!(signal.is_raised());
+        locks.end_deferred_wait(TxnId(2));
+        assert_eq!(locks.waiting.load(SeqCst), 0);
+        let mut slot = None;
+        let lock = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, Some(&mut slot));
+        assert!(lock.unwrap().acquired);
+        assert!(slot.is_none(), "no wait, no signal");
+    }
+
+    #[test]
     fn a_cycle_of_waits_is_a_deadlock_for_the_transaction_closing_it() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
-        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false);
+            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, None);
             l2.release_all(TxnId(1), &mut a);
             r
         });
         // Let transaction 1 start waiting for row 2.
         std::thread::sleep(Duration::from_millis(50));
-        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false).unwrap_err();
+        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap_err();
         assert!(matches!(e, DbError::Deadlock(_)), "{e}");
         assert_eq!(e.sqlstate(), "40P01");
         locks.release_all(TxnId(2), &mut b);
@@ -631,8 +721,15 @@ mod tests {
                             if mine.contains(&k) {
                                 continue;
                             }
-                            match locks.lock_row(txn, &mut held, "t", &key(k as i64), &NO_CANCEL, &mut false)
-                            {
+                            match locks.lock_row(
+                                txn,
+                                &mut held,
+                                "t",
+                                &key(k as i64),
+                                &NO_CANCEL,
+                                &mut false,
+                                None,
+                            ) {
                                 Ok(lock) => {
                                     waits.fetch_add(lock.waited.is_some() as u64, SeqCst);
                                     assert!(!table_owned.load(SeqCst), "a row locked under a table lock");
@@ -669,7 +766,7 @@ mod tests {
     fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
         let l2 = locks.clone();
         let ddl = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
@@ -683,7 +780,7 @@ mod tests {
         // While the table is locked, another transaction's row lock would wait; a
         // transaction in a cycle with it is refused at once.
         locks.release_all(TxnId(9), &mut d);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false, None).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 
@@ -692,19 +789,29 @@ mod tests {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
         assert!(
-            locks.lock_row_shared(TxnId(1), &mut a, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+            locks
+                .lock_row_shared(TxnId(1), &mut a, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .unwrap()
+                .acquired
         );
         assert!(
-            locks.lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+            locks
+                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .unwrap()
+                .acquired
         );
         // Again by a holder: nothing new.
         assert!(
-            !locks.lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+            !locks
+                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .unwrap()
+                .acquired
         );
         let l2 = locks.clone();
         let deleter = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
-            let waited = l2.lock_row(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
+            let waited =
+                l2.lock_row(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited;
             (waited, d)
         });
         std::thread::sleep(Duration::from_millis(30));
@@ -717,13 +824,18 @@ mod tests {
         // Now a sharer waits for the exclusive holder; a sharer that holds the key
         // exclusively has it already.
         assert!(
-            !locks.lock_row_shared(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false).unwrap().acquired
+            !locks
+                .lock_row_shared(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .unwrap()
+                .acquired
         );
         let l3 = locks.clone();
         let sharer = std::thread::spawn(move || {
             let mut e = HeldLocks::default();
-            let waited =
-                l3.lock_row_shared(TxnId(4), &mut e, "p", &key(1), &NO_CANCEL, &mut false).unwrap().waited;
+            let waited = l3
+                .lock_row_shared(TxnId(4), &mut e, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .unwrap()
+                .waited;
             l3.release_all(TxnId(4), &mut e);
             waited
         });
@@ -738,16 +850,16 @@ mod tests {
     fn two_sharers_upgrading_the_same_key_deadlock_and_one_is_refused() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row_shared(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false).unwrap();
-        locks.lock_row_shared(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false).unwrap();
+        locks.lock_row_shared(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row_shared(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, None).unwrap();
         let l2 = locks.clone();
         let first = std::thread::spawn(move || {
-            let result = l2.lock_row(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false);
+            let result = l2.lock_row(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, None);
             l2.release_all(TxnId(1), &mut a);
             result.is_ok()
         });
         std::thread::sleep(Duration::from_millis(30));
-        let second = locks.lock_row(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false);
+        let second = locks.lock_row(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, None);
         assert!(matches!(second, Err(DbError::Deadlock(_))), "{second:?}");
         locks.release_all(TxnId(2), &mut b);
         assert!(first.join().unwrap(), "the other upgrade goes through once the victim lets go");

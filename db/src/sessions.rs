@@ -32,7 +32,6 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::thread::Thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redo::clock::Stamp;
@@ -159,8 +158,9 @@ pub struct SessionEntry {
 /// request wakes the session there as well.
 pub struct CancelFlag {
     interrupt: Arc<redo::Interrupt>,
-    /// The session's thread while it sleeps in a lock wait.
-    sleeper: Mutex<Option<Thread>>,
+    /// What wakes the session while it waits for a lock: its thread asleep in the wait,
+    /// or the signal of a wait it left to its caller (`lock_wait`).
+    sleeper: Mutex<Option<crate::lock_wait::Sleeper>>,
 }
 
 /// A flag of its own, tied to no redo session (its request wakes only lock waits).
@@ -194,9 +194,20 @@ impl CancelFlag {
     pub fn request(&self) {
         self.interrupt.raise();
         let sleeper = self.sleeper.lock().expect("cancel sleeper poisoned").clone();
-        if let Some(thread) = sleeper {
-            thread.unpark();
+        if let Some(sleeper) = sleeper {
+            sleeper.wake();
         }
+    }
+
+    /// Sets (or clears) what a request wakes besides the flag: a deferred lock wait's
+    /// signal, while the caller awaits it.
+    pub(crate) fn set_sleeper(&self, sleeper: Option<crate::lock_wait::Sleeper>) {
+        *self.sleeper.lock().expect("cancel sleeper poisoned") = sleeper;
+    }
+
+    /// The current statement's deadline, if it has one.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.interrupt.deadline()
     }
 
     /// Forgets a request: a new call starts.
@@ -220,11 +231,11 @@ impl CancelFlag {
             Some(deadline) => timeout.min(deadline.saturating_duration_since(Instant::now())),
             None => timeout,
         };
-        *self.sleeper.lock().expect("cancel sleeper poisoned") = Some(std::thread::current());
+        self.set_sleeper(Some(crate::lock_wait::Sleeper::Thread(std::thread::current())));
         if !self.interrupt.is_raised() && !timeout.is_zero() {
             redo::blocking::region(|| std::thread::park_timeout(timeout));
         }
-        *self.sleeper.lock().expect("cancel sleeper poisoned") = None;
+        self.set_sleeper(None);
     }
 }
 

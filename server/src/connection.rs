@@ -50,7 +50,7 @@ use tokio::time::timeout_at;
 
 use crate::auth::{self, AuthConfig, Plan, ScramError};
 use crate::client_sql::{self, ClientSettings};
-use crate::protocol::{error_response, SessionState, SqlError};
+use crate::protocol::{error_response, Awaited, SessionState, SqlError};
 use crate::tls::Tls;
 use crate::worker::{LiveSessions, SessionWorker, WorkerGone};
 
@@ -745,7 +745,7 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             let waited = waiting_since.zip(arrived).map_or(Duration::ZERO, |(since, now)| now.since(since));
             let mut account = Some(std::mem::take(&mut traffic));
             while !batch.is_empty() {
-                let (replies, durability, timed_now, copying) = worker
+                let (replies, awaited, timed_now, copying) = worker
                     .call(|state: &mut SessionState| {
                         if let Some(account) = account.take() {
                             let session = state.session_mut();
@@ -757,8 +757,8 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                             }
                             account.record(session);
                         }
-                        let (replies, durability) = state.handle_messages(&mut batch);
-                        (replies, durability, state.session().timed_statistics(), state.copying_in())
+                        let (replies, awaited) = state.handle_messages(&mut batch);
+                        (replies, awaited, state.session().timed_statistics(), state.copying_in())
                     })
                     .await?;
                 if let Some(error) = terminated(&context.db) {
@@ -771,17 +771,31 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                 copying_in = copying;
                 request_open = true;
                 out.extend_from_slice(&replies);
-                let Some(durability) = durability else { continue };
-                // The commit's `log file sync`, awaited here: this worker serves the
-                // other connections meanwhile.
-                if let Err(e) = durability.await {
-                    // Nothing of this round trip was sent, and nothing may be: the
-                    // commit's durability is unknown. The log refuses every later commit,
-                    // so the connection ends, as a crash would end it.
-                    log::error!("connection {id}: a commit's durability wait failed: {e}");
-                    out.clear();
-                    return send_fatal(stream, terminated(&context.db).unwrap_or_else(|| SqlError::from(e)))
-                        .await;
+                match awaited {
+                    Awaited::Nothing => {}
+                    // A row lock's wait: this worker serves the other connections
+                    // meanwhile, and the next call runs the Execute again. Looked at again
+                    // after the recheck interval even if no release woke it.
+                    Awaited::RowLock(wait) => {
+                        let recheck = wait.recheck_after();
+                        let _woken = tokio::time::timeout(recheck, wait).await;
+                    }
+                    // The commit's `log file sync`, awaited here: this worker serves the
+                    // other connections meanwhile.
+                    Awaited::Durability(durability) => {
+                        if let Err(e) = durability.await {
+                            // Nothing of this round trip was sent, and nothing may be: the
+                            // commit's durability is unknown. The log refuses every later
+                            // commit, so the connection ends, as a crash would end it.
+                            log::error!("connection {id}: a commit's durability wait failed: {e}");
+                            out.clear();
+                            return send_fatal(
+                                stream,
+                                terminated(&context.db).unwrap_or_else(|| SqlError::from(e)),
+                            )
+                            .await;
+                        }
+                    }
                 }
             }
             // Until more messages arrive: the rest of the request, unless its reply goes

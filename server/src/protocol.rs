@@ -561,6 +561,15 @@ fn chars_before(text: &str, offset: usize) -> usize {
     text[..offset].chars().count()
 }
 
+/// What the connection awaits after a batch's handling, before the rest of the batch.
+pub enum Awaited {
+    Nothing,
+    /// A WAIT commit's `log file sync`: nothing of the round trip is sent before it ends.
+    Durability(db::DurabilityWait),
+    /// An Execute's row lock wait (the Execute is back at the front of the batch).
+    RowLock(db::RowLockWait),
+}
+
 /// A connection's session and protocol state; lives in the connection's task.
 pub struct SessionState {
     session: Session,
@@ -647,19 +656,48 @@ impl SessionState {
         &mut self.session
     }
 
-    /// Handles a batch of client messages in order; returns the encoded replies. It is
-    /// the server's work on the client's open request (`Session::begin_server_work`):
-    /// its CPU is the session's `DB CPU`, whatever the messages are (Parse, Bind and
-    /// Describe as well as Execute, a COPY's data, a failed or cancelled statement).
+    /// Handles a batch of client messages in order; returns the encoded replies and what
+    /// the connection must await before it goes on with the rest of the batch. It is the
+    /// server's work on the client's open request (`Session::begin_server_work`): its CPU
+    /// is the session's `DB CPU`, whatever the messages are (Parse, Bind and Describe as
+    /// well as Execute, a COPY's data, a failed or cancelled statement).
+    ///
+    /// An Execute that stopped at a row lock (`db::RowLockWait`) stays at the front of
+    /// the batch: once the connection has awaited the wait, the next call ends it and
+    /// runs the Execute again (or answers it with the cancel or timeout that ended it).
     pub fn handle_messages(
         &mut self,
         messages: &mut std::collections::VecDeque<PgWireFrontendMessage>,
-    ) -> (BytesMut, Option<db::DurabilityWait>) {
+    ) -> (BytesMut, Awaited) {
+        // The lock wait is not the work's: ended before the work starts.
+        let waited = self.session.has_lock_wait().then(|| self.session.end_lock_wait());
         let work = self.session.begin_server_work();
         // Values are read and written in the session's time zone.
         self.session.time_zone().make_current();
+        if let Some(Err(e)) = waited {
+            let execute = messages.pop_front();
+            debug_assert!(
+                matches!(execute, Some(PgWireFrontendMessage::Execute(_))),
+                "the Execute that waited"
+            );
+            self.extended(|_| Err(e.into()));
+        }
+        let mut awaited = Awaited::Nothing;
         while let Some(message) = messages.pop_front() {
+            let again = match &message {
+                // (pgwire's Execute is not Clone: a copy of its two fields.)
+                PgWireFrontendMessage::Execute(execute) => {
+                    Some(Execute::new(execute.name.clone(), execute.max_rows))
+                }
+                _ => None,
+            };
             self.handle_message(message);
+            if self.session.has_lock_wait() {
+                let execute = again.expect("only an Execute leaves a lock wait");
+                messages.push_front(PgWireFrontendMessage::Execute(execute));
+                awaited = Awaited::RowLock(self.session.lock_wait().expect("a lock wait was left"));
+                break;
+            }
             // A commit that must wait for durability left its wait: the connection awaits
             // it before the next message runs and before anything is sent.
             if self.session.has_durability_wait() {
@@ -668,7 +706,11 @@ impl SessionState {
         }
         // The work ends first: the wait is timed from its end.
         self.session.end_server_work(work);
-        (self.out.take(), self.session.take_durability_wait())
+        if let Some(durability) = self.session.take_durability_wait() {
+            debug_assert!(matches!(awaited, Awaited::Nothing));
+            awaited = Awaited::Durability(durability);
+        }
+        (self.out.take(), awaited)
     }
 
     fn handle_message(&mut self, message: PgWireFrontendMessage) {
@@ -1503,6 +1545,11 @@ impl SessionState {
     /// Runs one extended-protocol message; after an error the rest up to Sync is skipped.
     fn extended(&mut self, step: impl FnOnce(&mut SessionState) -> Result<(), SqlError>) {
         if let Err(e) = step(self) {
+            if self.session.has_lock_wait() {
+                // Not a failure: the Execute stopped at a row lock and runs again once
+                // its wait ends (`handle_messages`).
+                return;
+            }
             self.out.error(&e);
             self.discard_until_sync = true;
             self.after_error();
@@ -1889,7 +1936,12 @@ impl SessionState {
                 self.send_result(&result, false);
             }
             StatementKind::Db(prepared) if prepared.returns_rows() => {
-                self.start_portal(portal)?;
+                // Nothing of the portal has been sent: a row lock wait may stop it, to run
+                // it again from its start.
+                self.session.set_lock_wait_deferral(true);
+                let started = self.start_portal(portal);
+                self.session.set_lock_wait_deferral(false);
+                started?;
                 match &mut portal.state {
                     PortalState::Rows { cursor } => {
                         let types = if portal.described {
@@ -1916,7 +1968,15 @@ impl SessionState {
                 if matches!(portal.state, PortalState::Done) {
                     return Err(SqlError::new("55000", "the portal has already run"));
                 }
+                self.session.set_lock_wait_deferral(true);
                 let result = self.session.execute_prepared(prepared, &portal.params);
+                self.session.set_lock_wait_deferral(false);
+                if self.session.has_lock_wait() {
+                    // Stopped at a row lock: the portal runs again once the wait ends (and
+                    // raises its notices then).
+                    drop(self.session.take_notices());
+                    return result.map(|_| ()).map_err(SqlError::from);
+                }
                 portal.state = PortalState::Done;
                 self.send_notices();
                 let result = result?;

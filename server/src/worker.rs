@@ -5,8 +5,10 @@
 //!
 //! Nothing a call does may hold the worker: a WAIT commit leaves its `log file sync` to
 //! the connection, which awaits it as a future (`db::DurabilityWait`, woken by the log
-//! writer) before it replies; the rarer sleeps inside a call (a row lock wait, log buffer
-//! space, a log switch, an explicit COMMIT WRITE WAIT inside a multi-statement call) go
+//! writer) before it replies, and an Execute's row lock wait likewise (`db::RowLockWait`:
+//! the Execute runs again once it ends); the rarer sleeps inside a call (a row lock wait
+//! of a simple query, log buffer space, a log switch, an explicit COMMIT WRITE WAIT
+//! inside a multi-statement call) go
 //! through the blocking hook installed for the call ([`redo::blocking`]), tokio's
 //! `block_in_place`, which hands the worker's other connections to another thread before
 //! the session sleeps. A long call (a scan over many rows) does the same once it has run

@@ -199,3 +199,66 @@ fn a_cancelled_statement_in_a_transaction_block_fails_the_block_and_the_session_
     assert_eq!(server.query("SELECT k, v FROM acct ORDER BY k"), "1|200\n2|20\n");
     assert!(server.terminate().success());
 }
+
+/// An Execute waiting for a row lock (the extended protocol: its wait is awaited by the
+/// connection, not slept on a thread) is cancelled as a simple query's wait is: 57014,
+/// its implicit transaction rolled back, the session goes on.
+#[test]
+fn a_cancel_ends_an_execute_waiting_for_a_row_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    table_with_one_row(&server);
+    let (mut holder, _, _) = raw_connection(&server, "holder");
+    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+
+    let (mut waiter, pid, secret) = raw_connection(&server, "waiter");
+    waiter.write_all(&protocol::extended_pipeline("UPDATE acct SET v = v + $1 WHERE k = 1", &["5"])).unwrap();
+    wait_for_session(&server, "waiter", "event = 'enq: TX - row lock contention'");
+    // Still waiting a few rechecks later (100 ms each): its retries found the lock held.
+    std::thread::sleep(Duration::from_millis(350));
+    wait_for_session(&server, "waiter", "event = 'enq: TX - row lock contention'");
+    cancel_request(&server, pid, secret);
+    let error = pipeline_error(&mut waiter, "57014");
+    assert!(error.contains(CANCELED), "{error}");
+
+    assert_eq!(protocol::kinds(&query(&mut waiter, "SELECT v FROM acct")), "TDCZ");
+    assert_eq!(protocol::kinds(&query(&mut holder, "COMMIT")), "CZ");
+    assert_eq!(server.query("SELECT v FROM acct"), "2\n", "the cancelled update changed nothing");
+    assert!(server.terminate().success());
+}
+
+/// `statement_timeout` ends an Execute waiting for a row lock at the statement's
+/// deadline: the runs of the statement after each look at the lock keep its first
+/// start's deadline (a clock started again at each would never run out).
+#[test]
+fn statement_timeout_ends_an_execute_waiting_for_a_row_lock_at_its_first_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    table_with_one_row(&server);
+    let (mut holder, _, _) = raw_connection(&server, "holder");
+    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+
+    let (mut waiter, _, _) = raw_connection(&server, "waiter");
+    assert_eq!(protocol::kinds(&query(&mut waiter, "SET statement_timeout = 450")), "CZ");
+    let started = Instant::now();
+    waiter.write_all(&protocol::extended_pipeline("UPDATE acct SET v = v + $1 WHERE k = 1", &["5"])).unwrap();
+    let error = pipeline_error(&mut waiter, "57014");
+    let waited = started.elapsed();
+    assert!(error.contains("statement timeout"), "{error}");
+    assert!(waited >= Duration::from_millis(440), "timed out early: {waited:?}");
+    assert!(waited < Duration::from_secs(3), "the timeout ran late: {waited:?}");
+
+    assert_eq!(protocol::kinds(&query(&mut holder, "COMMIT")), "CZ");
+    assert_eq!(server.query("SELECT v FROM acct"), "2\n");
+    assert!(server.terminate().success());
+}
+
+/// Reads an extended pipeline's replies (`protocol::extended_pipeline`) up to
+/// ReadyForQuery: ParseComplete, BindComplete, then the Execute's error with SQLSTATE
+/// `code`; returns the error's text.
+fn pipeline_error(stream: &mut TcpStream, code: &str) -> String {
+    let replies = protocol::read_until_ready(stream);
+    assert_eq!(protocol::kinds(&replies), "12EZ");
+    assert_eq!(protocol::sqlstate(&replies[2].1), code);
+    String::from_utf8_lossy(&replies[2].1).into_owned()
+}

@@ -229,3 +229,119 @@ fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sle
     let expected = 1 + sleepers as i64;
     assert_eq!(server.query("SELECT v FROM t WHERE id = 1").trim(), expected.to_string());
 }
+
+/// Reads an extended pipeline's replies up to ReadyForQuery: its Execute's tag, or
+/// "error SQLSTATE".
+fn pipeline_outcome(stream: &mut std::net::TcpStream) -> String {
+    outcome(&protocol::read_until_ready(stream))
+}
+
+/// Executes of prepared UPDATEs waiting for one row lock hold no thread (the connection
+/// awaits the wait; the simple-query burst above borrows a thread per sleeper), and each
+/// runs to completion exactly once after the lock is free: every increment lands once,
+/// and `v$sql` counts one execution per statement, not one per look at the lock.
+#[test]
+fn executes_waiting_for_a_row_lock_hold_no_thread_and_each_runs_exactly_once() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "1"]);
+    server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
+    server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
+    let before = threads_of(&server);
+    let waiters = 16;
+    let mut holder = server.connect();
+    assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
+    assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 1")), "UPDATE 1");
+    let increment = "UPDATE t SET v = v + $1 WHERE id = $2";
+    let mut streams: Vec<_> = (0..waiters).map(|_| server.connect()).collect();
+    for stream in &mut streams {
+        use std::io::Write;
+        stream.write_all(&protocol::extended_pipeline(increment, &["10", "1"])).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.query("SELECT count(*) FROM v$session WHERE event = 'enq: TX - row lock contention'").trim()
+        != waiters.to_string()
+    {
+        assert!(Instant::now() < deadline, "the waiters never all waited");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let in_waits = threads_of(&server);
+    assert!(
+        in_waits <= before + 2,
+        "{waiters} waiting Executes took threads: {before} before, {in_waits} while they wait"
+    );
+    // The only worker serves the holder meanwhile, and the other row is free.
+    assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 2")), "UPDATE 1");
+    assert_eq!(outcome(&query(&mut holder, "COMMIT")), "COMMIT");
+    for stream in &mut streams {
+        assert_eq!(pipeline_outcome(stream), "UPDATE 1");
+    }
+    assert_eq!(server.query("SELECT v FROM t ORDER BY id"), format!("{}\n1\n", 1 + 10 * waiters));
+    assert_eq!(
+        server.query(&format!("SELECT executions FROM v$sql WHERE sql_text = '{increment}'")),
+        format!("{waiters}\n"),
+        "{}",
+        server.query("SELECT sql_text, executions FROM v$sql")
+    );
+}
+
+/// A transaction whose Execute waits for a row lock (its wait left to the connection) is
+/// in the wait-for graph as a sleeping waiter is: closing the cycle is a deadlock for the
+/// transaction that closes it, and the other goes on once it rolls back.
+#[test]
+fn a_deadlock_through_an_execute_waiting_for_a_row_lock_is_found() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "1"]);
+    server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
+    server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
+    let (mut a, mut b) = (server.connect(), server.connect());
+    assert_eq!(outcome(&query(&mut a, "BEGIN")), "BEGIN");
+    assert_eq!(outcome(&query(&mut a, "UPDATE t SET v = 1 WHERE id = 1")), "UPDATE 1");
+    assert_eq!(outcome(&query(&mut b, "BEGIN")), "BEGIN");
+    assert_eq!(outcome(&query(&mut b, "UPDATE t SET v = 2 WHERE id = 2")), "UPDATE 1");
+    {
+        use std::io::Write;
+        b.write_all(&protocol::extended_pipeline("UPDATE t SET v = $1 WHERE id = 1", &["2"])).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.query("SELECT event FROM v$session").contains("row lock contention") {
+        assert!(Instant::now() < deadline, "b never waited for row 1");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(outcome(&query(&mut a, "UPDATE t SET v = 1 WHERE id = 2")), "error 40P01");
+    assert_eq!(outcome(&query(&mut a, "ROLLBACK")), "ROLLBACK");
+    assert_eq!(pipeline_outcome(&mut b), "UPDATE 1");
+    assert_eq!(outcome(&query(&mut b, "COMMIT")), "COMMIT");
+    assert_eq!(server.query("SELECT v FROM t ORDER BY id"), "2\n2\n");
+}
+
+/// An UPDATE that stops at its second row's lock has its first row's change undone
+/// before it runs again: each row changes once.
+#[test]
+fn an_execute_stopped_at_its_second_row_runs_again_from_its_start_changing_each_row_once() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "1"]);
+    server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
+    server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
+    let (mut holder, mut waiter) = (server.connect(), server.connect());
+    assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
+    assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 100 WHERE id = 2")), "UPDATE 1");
+    {
+        use std::io::Write;
+        waiter
+            .write_all(&protocol::extended_pipeline("UPDATE t SET v = v + $1 WHERE id IN (1, 2)", &["1"]))
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.query("SELECT event FROM v$session").contains("row lock contention") {
+        assert!(Instant::now() < deadline, "the update never waited for row 2");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Several looks at the lock (one each 100 ms), each a run stopped at row 2.
+    thread::sleep(Duration::from_millis(350));
+    assert_eq!(outcome(&query(&mut holder, "COMMIT")), "COMMIT");
+    assert_eq!(pipeline_outcome(&mut waiter), "UPDATE 2");
+    assert_eq!(server.query("SELECT v FROM t ORDER BY id"), "1\n101\n");
+}
