@@ -1560,6 +1560,10 @@ impl Session {
         if let Some(wait) = self.durability_wait.as_mut() {
             wait.waiting_from(time.end);
         }
+        if let Some(wait) = self.lock_wait.as_mut() {
+            // Likewise a row lock wait left to the caller (the stopped run's undo was work).
+            wait.waiting_from(time.end);
+        }
         time
     }
 
@@ -2605,6 +2609,10 @@ impl<T> CallResult for DbResult<T> {
 impl CallResult for (Vec<crate::sql::QueryResult>, Option<DbError>) {
     fn terminated(error: DbError) -> Self {
         (Vec::new(), Some(error))
+    }
+
+    fn lock_wait_deferred(&self) -> bool {
+        matches!(&self.1, Some(e) if matches!(e.kind(), DbError::LockWaitDeferred))
     }
 }
 

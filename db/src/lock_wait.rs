@@ -123,6 +123,14 @@ impl PendingLockWait {
     pub(crate) fn new(txn: TxnId, signal: Arc<LockWaitSignal>, started: Option<Stamp>) -> PendingLockWait {
         PendingLockWait { txn, signal, started, deadline: None }
     }
+
+    /// The session stops working at `at` (the end of the work that stopped at the lock):
+    /// the wait is timed from then, so that it never overlaps the work's time.
+    pub(crate) fn waiting_from(&mut self, at: Stamp) {
+        if self.started.is_some() {
+            self.started = Some(at);
+        }
+    }
 }
 
 impl Session {

@@ -503,6 +503,9 @@ struct CopyIn {
 enum Flow {
     Done,
     Copying,
+    /// The Query's one statement stopped at a row lock: it runs again once the wait ends
+    /// (`handle_messages`).
+    LockWait,
 }
 
 fn ends_transaction(sql: &str) -> bool {
@@ -662,9 +665,10 @@ impl SessionState {
     /// is the session's `DB CPU`, whatever the messages are (Parse, Bind and Describe as
     /// well as Execute, a COPY's data, a failed or cancelled statement).
     ///
-    /// An Execute that stopped at a row lock (`db::RowLockWait`) stays at the front of
-    /// the batch: once the connection has awaited the wait, the next call ends it and
-    /// runs the Execute again (or answers it with the cancel or timeout that ended it).
+    /// An Execute, or a Query of one statement, that stopped at a row lock
+    /// (`db::RowLockWait`) stays at the front of the batch: once the connection has
+    /// awaited the wait, the next call ends it and runs the message again (or answers it
+    /// with the cancel or timeout that ended it).
     pub fn handle_messages(
         &mut self,
         messages: &mut std::collections::VecDeque<PgWireFrontendMessage>,
@@ -675,29 +679,45 @@ impl SessionState {
         // Values are read and written in the session's time zone.
         self.session.time_zone().make_current();
         if let Some(Err(e)) = waited {
-            let execute = messages.pop_front();
-            debug_assert!(
-                matches!(execute, Some(PgWireFrontendMessage::Execute(_))),
-                "the Execute that waited"
-            );
-            self.extended(|_| Err(e.into()));
+            // The statement failed in its wait (a cancel, its timeout): its message is
+            // answered with the error, as a failed run of it would be.
+            match messages.pop_front() {
+                Some(PgWireFrontendMessage::Query(_)) => {
+                    self.out.error(&e.into());
+                    self.after_error();
+                    self.end_query();
+                }
+                other => {
+                    debug_assert!(
+                        matches!(other, Some(PgWireFrontendMessage::Execute(_))),
+                        "the message that waited"
+                    );
+                    self.extended(|_| Err(e.into()));
+                }
+            }
         }
         let mut awaited = Awaited::Nothing;
-        while let Some(message) = messages.pop_front() {
-            let again = match &message {
-                // (pgwire's Execute is not Clone: a copy of its two fields.)
-                PgWireFrontendMessage::Execute(execute) => {
-                    Some(Execute::new(execute.name.clone(), execute.max_rows))
+        while let Some(front) = messages.front() {
+            // A Query or an Execute is handled in place: one that stops at a row lock
+            // stays at the front, to run again once its wait ends.
+            let in_place = self.copy_in.is_none() && !self.discard_until_sync;
+            match front {
+                PgWireFrontendMessage::Query(query) if in_place => self.simple_query(&query.query),
+                PgWireFrontendMessage::Execute(execute) if in_place => self.extended(|s| s.execute(execute)),
+                _ => {
+                    let message = messages.pop_front().expect("a message at the front");
+                    self.handle_message(message);
+                    if self.session.has_durability_wait() {
+                        break;
+                    }
+                    continue;
                 }
-                _ => None,
-            };
-            self.handle_message(message);
+            }
             if self.session.has_lock_wait() {
-                let execute = again.expect("only an Execute leaves a lock wait");
-                messages.push_front(PgWireFrontendMessage::Execute(execute));
                 awaited = Awaited::RowLock(self.session.lock_wait().expect("a lock wait was left"));
                 break;
             }
+            messages.pop_front();
             // A commit that must wait for durability left its wait: the connection awaits
             // it before the next message runs and before anything is sent.
             if self.session.has_durability_wait() {
@@ -727,7 +747,7 @@ impl SessionState {
                 PgWireFrontendMessage::Parse(parse) => self.extended(|s| s.parse(parse)),
                 PgWireFrontendMessage::Bind(bind) => self.extended(|s| s.bind(bind)),
                 PgWireFrontendMessage::Describe(describe) => self.extended(|s| s.describe(describe)),
-                PgWireFrontendMessage::Execute(execute) => self.extended(|s| s.execute(execute)),
+                PgWireFrontendMessage::Execute(execute) => self.extended(|s| s.execute(&execute)),
                 PgWireFrontendMessage::Close(close) => self.extended(|s| s.close(close)),
                 PgWireFrontendMessage::Sync(_) => self.sync(),
                 PgWireFrontendMessage::Flush(_) => {}
@@ -975,9 +995,12 @@ impl SessionState {
             }
             Ok(pieces) => {
                 self.implicit_block = pieces.len() > 1 && !self.in_block;
-                if self.continue_query(sql, &pieces, 0) == Flow::Copying {
+                match self.continue_query(sql, &pieces, 0) {
                     // The rest of the message runs when the copy ends.
-                    return;
+                    Flow::Copying => return,
+                    // The whole message runs again when the wait ends.
+                    Flow::LockWait => return,
+                    Flow::Done => {}
                 }
             }
         }
@@ -1058,7 +1081,17 @@ impl SessionState {
             }
             let start_offset = pieces[i].offset();
             let end_offset = pieces.get(end).map_or(sql.len(), Piece::offset);
+            // A Query of this one statement may stop at a row lock and run again: nothing
+            // of the message has run or been sent before it.
+            let restartable = pieces.len() == 1 && matches!(pieces[0], Piece::Statement(_));
+            self.session.set_lock_wait_deferral(restartable);
             let (mut results, error) = self.session.execute_batch_until_error(&sql[start_offset..end_offset]);
+            self.session.set_lock_wait_deferral(false);
+            if self.session.has_lock_wait() {
+                // Its notices are raised again by the run that completes.
+                drop(self.session.take_notices());
+                return Ok(Flow::LockWait);
+            }
             // The notices belong to the last statement that ran: the failed one, or else
             // the last of the run.
             let last = if error.is_none() { results.pop() } else { None };
@@ -1885,8 +1918,8 @@ impl SessionState {
         Ok(())
     }
 
-    fn execute(&mut self, execute: Execute) -> Result<(), SqlError> {
-        let name = execute.name.unwrap_or_default();
+    fn execute(&mut self, execute: &Execute) -> Result<(), SqlError> {
+        let name = execute.name.clone().unwrap_or_default();
         let mut portal = self.take_portal(&name)?;
         let result = self.execute_portal(&mut portal, execute.max_rows);
         self.portals.insert(name, portal);

@@ -175,6 +175,8 @@ fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sle
     server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
     let before = threads_of(&server);
     // A burst: 16 sessions asleep on one row lock at once, each on a thread of its own.
+    // (Queries of two statements: one that stopped at the lock could not run again from
+    // its start, so it sleeps; a Query of one statement awaits its wait, see below.)
     let sleepers = 16;
     let mut holder = server.connect();
     assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
@@ -182,7 +184,9 @@ fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sle
     let waiting: Vec<_> = (0..sleepers)
         .map(|_| {
             let mut stream = server.connect();
-            thread::spawn(move || outcome(&query(&mut stream, "UPDATE t SET v = v + 1 WHERE id = 1")))
+            thread::spawn(move || {
+                outcome(&query(&mut stream, "UPDATE t SET v = v + 1 WHERE id = 1; SELECT 1"))
+            })
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -211,7 +215,7 @@ fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sle
         assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
         assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 2")), "UPDATE 1");
         let sleeper = thread::spawn(move || {
-            let replies = query(&mut waiter, "UPDATE t SET v = v + 1 WHERE id = 2");
+            let replies = query(&mut waiter, "UPDATE t SET v = v + 1 WHERE id = 2; SELECT 1");
             (outcome(&replies), waiter)
         });
         thread::sleep(Duration::from_millis(50));
@@ -230,34 +234,41 @@ fn threads_lent_to_a_burst_of_lock_sleepers_go_once_the_burst_is_over_though_sle
     assert_eq!(server.query("SELECT v FROM t WHERE id = 1").trim(), expected.to_string());
 }
 
-/// Reads an extended pipeline's replies up to ReadyForQuery: its Execute's tag, or
-/// "error SQLSTATE".
+/// Reads a request's replies up to ReadyForQuery: its statement's tag, or "error
+/// SQLSTATE".
 fn pipeline_outcome(stream: &mut std::net::TcpStream) -> String {
     outcome(&protocol::read_until_ready(stream))
 }
 
-/// Executes of prepared UPDATEs waiting for one row lock hold no thread (the connection
-/// awaits the wait; the simple-query burst above borrows a thread per sleeper), and each
-/// runs to completion exactly once after the lock is free: every increment lands once,
-/// and `v$sql` counts one execution per statement, not one per look at the lock.
+/// Statements waiting for one row lock, Executes of a prepared UPDATE and Queries of one
+/// UPDATE, hold no thread (the connection awaits the wait; the burst of two-statement
+/// Queries above borrows a thread per sleeper), and each runs to completion exactly once
+/// after the lock is free: every increment lands once, and `v$sql` counts one execution
+/// per statement, not one per look at the lock.
 #[test]
-fn executes_waiting_for_a_row_lock_hold_no_thread_and_each_runs_exactly_once() {
+fn statements_waiting_for_a_row_lock_hold_no_thread_and_each_runs_exactly_once() {
+    use std::io::Write;
     require_tool("psql");
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--worker-threads", "1"]);
     server.query("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)");
     server.query("INSERT INTO t VALUES (1, 0), (2, 0)");
     let before = threads_of(&server);
-    let waiters = 16;
+    let per_protocol = 8;
     let mut holder = server.connect();
     assert_eq!(outcome(&query(&mut holder, "BEGIN")), "BEGIN");
     assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 1")), "UPDATE 1");
-    let increment = "UPDATE t SET v = v + $1 WHERE id = $2";
-    let mut streams: Vec<_> = (0..waiters).map(|_| server.connect()).collect();
-    for stream in &mut streams {
-        use std::io::Write;
-        stream.write_all(&protocol::extended_pipeline(increment, &["10", "1"])).unwrap();
+    let prepared = "UPDATE t SET v = v + $1 WHERE id = $2";
+    let literal = "UPDATE t SET v = v + 100 WHERE id = 1";
+    let mut extended: Vec<_> = (0..per_protocol).map(|_| server.connect()).collect();
+    let mut simple: Vec<_> = (0..per_protocol).map(|_| server.connect()).collect();
+    for stream in &mut extended {
+        stream.write_all(&protocol::extended_pipeline(prepared, &["10", "1"])).unwrap();
     }
+    for stream in &mut simple {
+        protocol::send(stream, b'Q', &protocol::cstring(literal));
+    }
+    let waiters = 2 * per_protocol;
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.query("SELECT count(*) FROM v$session WHERE event = 'enq: TX - row lock contention'").trim()
         != waiters.to_string()
@@ -268,21 +279,24 @@ fn executes_waiting_for_a_row_lock_hold_no_thread_and_each_runs_exactly_once() {
     let in_waits = threads_of(&server);
     assert!(
         in_waits <= before + 2,
-        "{waiters} waiting Executes took threads: {before} before, {in_waits} while they wait"
+        "{waiters} waiting statements took threads: {before} before, {in_waits} while they wait"
     );
     // The only worker serves the holder meanwhile, and the other row is free.
     assert_eq!(outcome(&query(&mut holder, "UPDATE t SET v = v + 1 WHERE id = 2")), "UPDATE 1");
     assert_eq!(outcome(&query(&mut holder, "COMMIT")), "COMMIT");
-    for stream in &mut streams {
+    for stream in extended.iter_mut().chain(simple.iter_mut()) {
         assert_eq!(pipeline_outcome(stream), "UPDATE 1");
     }
-    assert_eq!(server.query("SELECT v FROM t ORDER BY id"), format!("{}\n1\n", 1 + 10 * waiters));
-    assert_eq!(
-        server.query(&format!("SELECT executions FROM v$sql WHERE sql_text = '{increment}'")),
-        format!("{waiters}\n"),
-        "{}",
-        server.query("SELECT sql_text, executions FROM v$sql")
-    );
+    let expected = 1 + (10 + 100) * per_protocol;
+    assert_eq!(server.query("SELECT v FROM t ORDER BY id"), format!("{expected}\n1\n"));
+    for text in [prepared, literal] {
+        assert_eq!(
+            server.query(&format!("SELECT executions FROM v$sql WHERE sql_text = '{text}'")),
+            format!("{per_protocol}\n"),
+            "{}",
+            server.query("SELECT sql_text, executions FROM v$sql")
+        );
+    }
 }
 
 /// A transaction whose Execute waits for a row lock (its wait left to the connection) is

@@ -630,8 +630,11 @@ impl Session {
         self.start_statement_clock();
         let started = self.timed_statistics().then(redo::clock::Stamp::now);
         let result = self.run(prepared, params, call);
-        let elapsed_ns = started.map_or(0, |t| t.elapsed().as_nanos() as u64);
-        stats.record(self.entry.sid, result.processed_rows(), elapsed_ns);
+        if !crate::database::CallResult::lock_wait_deferred(&result) {
+            // (A run stopped at a row lock is no execution: it runs again.)
+            let elapsed_ns = started.map_or(0, |t| t.elapsed().as_nanos() as u64);
+            stats.record(self.entry.sid, result.processed_rows(), elapsed_ns);
+        }
         result
     }
 
