@@ -5,6 +5,7 @@
 //! the same data.
 
 use db::error::DbError;
+use db::Value;
 
 use crate::common::{fails, open, pipe_rows as rows, run};
 
@@ -375,4 +376,26 @@ fn a_row_in_a_subquery_compares_rows_as_postgresql_does() {
         assert_eq!(e.sqlstate(), "42601", "{sql}: {e}");
         assert!(e.to_string().contains(message), "{sql}: {e}");
     }
+}
+
+#[test]
+fn a_prepared_lateral_query_takes_bind_values_and_describes_its_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    tables(&mut s);
+    let top = s
+        .prepare("SELECT t.a, s.y FROM t CROSS JOIN LATERAL (SELECT y FROM u WHERE u.x = t.a AND u.y > $1 ORDER BY y LIMIT $2) s ORDER BY 1, 2")
+        .unwrap();
+    let names: Vec<String> =
+        s.describe_prepared(&top).unwrap().columns.unwrap().iter().map(|c| c.name.clone()).collect();
+    assert_eq!(names, ["a", "y"]);
+    let text = |r: db::sql::QueryResult| -> Vec<String> {
+        r.rows().iter().map(|row| row.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect()
+    };
+    assert_eq!(text(s.execute_prepared(&top, &[Value::Int(5), Value::Int(1)]).unwrap()), ["1|6", "2|9"]);
+    assert_eq!(
+        text(s.execute_prepared(&top, &[Value::Int(0), Value::Int(2)]).unwrap()),
+        ["1|5", "1|6", "2|9", "4|2"]
+    );
 }
