@@ -572,10 +572,13 @@ pub(crate) enum Expr {
     },
     /// A column of the row of an enclosing query (a correlated subquery's reference):
     /// `depth` 0 is the query the subquery is in, 1 the one around that, and so on.
-    /// Replaced by the outer row's value before the subquery runs for it.
+    /// Replaced by the outer row's value before the subquery runs for it. `ty` is the
+    /// column's type, so that what the subquery makes of it is typed where it is
+    /// compiled (a LATERAL subquery's columns, a client's description of them).
     Outer {
         depth: usize,
         index: usize,
+        ty: Option<DataType>,
     },
     /// A subquery; replaced by its result (a literal, a list) before the expression is
     /// evaluated, once for an uncorrelated one, for every outer row for a correlated one
@@ -1529,7 +1532,7 @@ impl<'a> Binder<'a> {
         }
         for (depth, scope) in self.outer.iter().enumerate() {
             if let Some(index) = scope.resolve(qualifier.as_deref(), &name)? {
-                return Ok(Expr::Outer { depth, index });
+                return Ok(Expr::Outer { depth, index, ty: scope.type_at(index) });
             }
         }
         // Oracle's `seq.NEXTVAL` and `seq.CURRVAL`.
@@ -2675,7 +2678,7 @@ impl Expr {
     /// (looking into its own subqueries, one level deeper each), appended to `out`.
     pub(crate) fn outer_columns(&self, depth: usize, out: &mut Vec<usize>) {
         match self {
-            Expr::Outer { depth: d, index } if *d == depth => out.push(*index),
+            Expr::Outer { depth: d, index, .. } if *d == depth => out.push(*index),
             Expr::Subquery(sub) => {
                 sub.plan.0.outer_columns(depth + 1, out);
                 self.for_each_child(&mut |c| c.outer_columns(depth, out));
@@ -2688,7 +2691,7 @@ impl Expr {
     /// `row` (and so in its subqueries, one level deeper each).
     pub(crate) fn bind_outer(&self, depth: usize, row: &[Value]) -> Expr {
         match self {
-            Expr::Outer { depth: d, index } if *d == depth => Expr::Literal(row[*index].clone()),
+            Expr::Outer { depth: d, index, .. } if *d == depth => Expr::Literal(row[*index].clone()),
             Expr::Subquery(sub) => {
                 let plan = SubPlan(std::sync::Arc::new(sub.plan.0.bind_outer(depth + 1, row)));
                 let inner = Expr::Subquery(Box::new(Subquery { kind: sub.kind.clone(), plan }));
@@ -2883,7 +2886,8 @@ impl Expr {
             Expr::Literal(v) => v.data_type(),
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
-            Expr::Param(_) | Expr::Outer { .. } | Expr::Window(_) => None,
+            Expr::Outer { ty, .. } => *ty,
+            Expr::Param(_) | Expr::Window(_) => None,
             Expr::Grouping(_) => Some(DataType::Int),
             Expr::Clock(clock) => Some(clock.data_type()),
             Expr::Sequence(..) => Some(DataType::Int),

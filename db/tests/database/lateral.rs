@@ -399,3 +399,21 @@ fn a_prepared_lateral_query_takes_bind_values_and_describes_its_columns() {
         ["1|5", "1|6", "2|9", "4|2"]
     );
 }
+
+#[test]
+fn a_lateral_column_made_of_the_outer_row_has_the_type_of_what_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    tables(&mut s);
+    let mut types_of = |sql: &str| {
+        let statement = s.prepare(sql).unwrap();
+        let columns = s.describe_prepared(&statement).unwrap().columns.unwrap();
+        columns.iter().map(|c| c.ty).collect::<Vec<_>>()
+    };
+    let direct = types_of("SELECT t.a + 1 AS next, t.b, t.arr FROM t");
+    assert!(direct.iter().all(Option::is_some), "{direct:?}");
+    assert_eq!(types_of("SELECT s.* FROM t, LATERAL (SELECT t.a + 1 AS next, t.b, t.arr) s"), direct);
+    // The same in a correlated scalar subquery.
+    assert_eq!(types_of("SELECT (SELECT t.a + 1), (SELECT t.b), (SELECT t.arr) FROM t"), direct);
+}
