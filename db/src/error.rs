@@ -27,6 +27,19 @@ pub enum DbError {
     /// `q.c` where no relation of the FROM clause answers to `q` (42P01).
     #[error("missing FROM-clause entry for table \"{0}\"")]
     MissingFromEntry(String),
+    /// `q.c` where `q` is a FROM item this part of the query cannot see: a subquery in
+    /// FROM without LATERAL naming an item before it (42P01, PostgreSQL's words and HINT).
+    #[error("invalid reference to FROM-clause entry for table \"{table}\"")]
+    InvalidFromReference { table: String, hint: String },
+    /// An unqualified column only a FROM item this part of the query cannot see has
+    /// (42703, with PostgreSQL's HINT naming the item).
+    #[error("column \"{column}\" does not exist")]
+    UnreachableColumn { column: String, hint: String },
+    /// A LATERAL item reading the left side of the RIGHT or FULL join it is the right
+    /// side of (42P10): that join must see every row of its right side, which a lateral
+    /// item does not have apart from a left row.
+    #[error("invalid reference to FROM-clause entry for table \"{0}\"")]
+    LateralAcrossOuterJoin(String),
     #[error("duplicate key value violates unique constraint \"{index}\": key ({values}) already exists")]
     DuplicateValue { index: String, values: String },
     #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
@@ -311,6 +324,14 @@ impl DbError {
         DbError::At { error: Box::new(self), at: TextPosition::LineColumn { line, column } }
     }
 
+    /// The error `f` makes of this one's kind, at this one's place in the text.
+    pub(crate) fn map_kind(self, f: impl FnOnce(DbError) -> DbError) -> DbError {
+        match self {
+            DbError::At { error, at } => DbError::At { error: Box::new(f(*error)), at },
+            other => f(other),
+        }
+    }
+
     /// This error with its line and column turned into a character position in `text`,
     /// the statement they were found in.
     pub(crate) fn located_in(self, text: &str) -> DbError {
@@ -342,6 +363,9 @@ impl DbError {
             DbError::ColumnUsedByView { view, column } => {
                 Some(format!("rule _RETURN on view {view} depends on column \"{column}\""))
             }
+            DbError::LateralAcrossOuterJoin(_) => {
+                Some("The combining JOIN type must be INNER or LEFT for a LATERAL reference.".into())
+            }
             _ => None,
         }
     }
@@ -350,6 +374,9 @@ impl DbError {
     pub fn hint(&self) -> Option<&str> {
         match self.kind() {
             DbError::DependentObjects { hint, .. } => hint.as_deref(),
+            DbError::InvalidFromReference { hint, .. } | DbError::UnreachableColumn { hint, .. } => {
+                Some(hint)
+            }
             DbError::RangeOffsetType { offset: Some(_), .. } => {
                 Some("Cast the offset value to an appropriate type.")
             }
@@ -394,7 +421,9 @@ impl DbError {
             DbError::UnknownTable(_) => "42P01",
             DbError::TableExists(_) => "42P07",
             DbError::UnknownColumn(_) | DbError::UnknownQualifiedColumn { .. } => "42703",
-            DbError::MissingFromEntry(_) => "42P01",
+            DbError::MissingFromEntry(_) | DbError::InvalidFromReference { .. } => "42P01",
+            DbError::UnreachableColumn { .. } => "42703",
+            DbError::LateralAcrossOuterJoin(_) => "42P10",
             DbError::AmbiguousColumn(_) => "42702",
             DbError::DuplicateValue { .. } => "23505",
             DbError::UnknownIndex(_) => "42704",

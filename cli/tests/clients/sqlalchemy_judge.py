@@ -13,6 +13,8 @@ What it checks, each step with asserts on its results:
   `joinedload`, counted in statements), updating (unit of work and `update()` ...
   `RETURNING`) and deleting (cascades, `delete()`), and a unique violation rolled back
   with the session usable after;
+- `Select.lateral()`: each author's two dearest books (a LATERAL subquery with ORDER BY
+  and LIMIT), joined and outer joined `ON true`, and `tuple_(...).in_(select(...))`;
 - the inspector (`get_columns`, `get_pk_constraint`, `get_foreign_keys`, `get_indexes`,
   `get_unique_constraints`, `has_table`, `has_index`, and `MetaData.reflect`) reflecting
   the schema, checked against the declared `MetaData`;
@@ -74,6 +76,8 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    true,
+    tuple_,
     update,
 )
 from sqlalchemy.orm import (
@@ -476,6 +480,52 @@ def reflected_columns(columns):
         identity = (identity["start"], identity["increment"]) if identity else None
         out.append((c["name"], kind, params, c["nullable"], c["default"], identity))
     return out
+
+
+def check_lateral_gives_each_author_s_top_books():
+    """`Select.lateral()` joined with `true()`: the two dearest books of each author (a
+    LATERAL subquery with ORDER BY and LIMIT reading the author's row), and an outer join
+    of it that keeps the author without books; `tuple_(...).in_(select(...))` too."""
+    eng = engine()
+    try:
+        fresh_schema(eng)
+        with Session(eng) as session:
+            populate(session)
+        with Session(eng) as session:
+            top = (
+                select(Book.title, Book.price)
+                .where(Book.author_id == Author.id)
+                .order_by(Book.price.desc())
+                .limit(2)
+                .lateral("top")
+            )
+            rows = session.execute(
+                select(Author.name, top.c.title, top.c.price).join(top, true()).order_by(Author.name, top.c.price.desc())
+            ).all()
+            assert [tuple(r) for r in rows] == [
+                ("Ada", "Engines", Decimal("30.00")),
+                ("Ada", "Notes", Decimal("12.50")),
+                ("Bo", "Odes", Decimal("20.00")),
+                ("Bo", "Sonnets", Decimal("15.00")),
+            ], rows
+            rows = session.execute(
+                select(Author.name, top.c.title).outerjoin(top, true()).order_by(Author.name, top.c.title)
+            ).all()
+            assert [tuple(r) for r in rows] == [
+                ("Ada", "Engines"),
+                ("Ada", "Notes"),
+                ("Bo", "Odes"),
+                ("Bo", "Sonnets"),
+                ("Cy", None),
+            ], rows
+            # A row-valued IN of a subquery: the books whose (author, price) is an author's dearest.
+            dearest = select(Book.author_id, func.max(Book.price)).group_by(Book.author_id)
+            titles = session.scalars(
+                select(Book.title).where(tuple_(Book.author_id, Book.price).in_(dearest)).order_by(Book.title)
+            ).all()
+            assert titles == ["Engines", "Odes"], titles
+    finally:
+        eng.dispose()
 
 
 def check_inspector_reflects_the_declared_schema():

@@ -1,9 +1,10 @@
 //! `redodb serve` judged by SQLAlchemy 2 and Alembic over psycopg 3 (PyPI, unmodified, at
 //! the versions pinned in `cli/tests/clients/requirements.txt`, installed by
 //! `scripts/test.sh`): issue 20's ORM judge, `cli/tests/clients/sqlalchemy_judge.py`.
-//! Its four checks are `metadata.create_all` (identity keys, foreign keys, indexes,
+//! Its five checks are `metadata.create_all` (identity keys, foreign keys, indexes,
 //! unique constraints, server defaults, enforced with their SQLSTATEs), an ORM session
-//! (inserts, joins, eager loading, unit-of-work updates, cascading deletes), the
+//! (inserts, joins, eager loading, unit-of-work updates, cascading deletes), `lateral()`
+//! (the top books of each author, inner and outer joined; a row-valued IN), the
 //! inspector reflecting the schema from pg_catalog (columns, primary key, foreign keys,
 //! indexes, unique constraints, `MetaData.reflect`) and Alembic (an upgrade adding a
 //! column, an index and a foreign key, `compare_metadata` finding nothing left, and the

@@ -572,10 +572,13 @@ pub(crate) enum Expr {
     },
     /// A column of the row of an enclosing query (a correlated subquery's reference):
     /// `depth` 0 is the query the subquery is in, 1 the one around that, and so on.
-    /// Replaced by the outer row's value before the subquery runs for it.
+    /// Replaced by the outer row's value before the subquery runs for it. `ty` is the
+    /// column's type, so that what the subquery makes of it is typed where it is
+    /// compiled (a LATERAL subquery's columns, a client's description of them).
     Outer {
         depth: usize,
         index: usize,
+        ty: Option<DataType>,
     },
     /// A subquery; replaced by its result (a literal, a list) before the expression is
     /// evaluated, once for an uncorrelated one, for every outer row for a correlated one
@@ -587,6 +590,14 @@ pub(crate) enum Expr {
         op: BinOp,
         all: bool,
         values: Vec<Value>,
+    },
+    /// `(a, b, ...) = ANY (rows)`, a row constructor compared with its subquery's rows as
+    /// PostgreSQL compares rows: a row equal when every pair is, unequal when some pair
+    /// is, else unknown; true when some row is equal, NULL when none is but some is
+    /// unknown, false otherwise (over no rows too).
+    RowsAny {
+        lhs: Vec<Expr>,
+        rows: Vec<Vec<Value>>,
     },
     /// `lhs op ANY/ALL (array)`: the array an expression (a column, `$1`, `ARRAY[...]`).
     AnyArray {
@@ -622,6 +633,9 @@ pub(crate) enum SubqueryKind {
     Exists { negated: bool },
     /// `lhs [NOT] IN (SELECT ...)`.
     In { lhs: Box<Expr>, negated: bool },
+    /// `(a, b, ...) [NOT] IN (SELECT x, y, ...)`: a row constructor's values against
+    /// each row of the subquery (as many columns as the row has).
+    InRows { lhs: Vec<Expr>, negated: bool },
     /// `lhs op ANY|SOME|ALL (SELECT ...)`.
     Quantified { lhs: Box<Expr>, op: BinOp, all: bool },
     /// `ARRAY(SELECT ...)`: the one column's values in the subquery's order, as an array
@@ -706,6 +720,10 @@ pub(crate) struct ScopeEntry {
     /// Column names merged into another relation's by `USING` / `NATURAL`: left out of
     /// `SELECT *` and of unqualified references.
     pub merged_away: Vec<String>,
+    /// A LATERAL subquery (`relation.derived`): its plan reads the row of the relations
+    /// before it as the outer row at depth 0 (the queries around this one at depth 1 and
+    /// on), so it runs again for each row of what it is joined to.
+    pub lateral: bool,
 }
 
 impl Scope {
@@ -721,7 +739,13 @@ impl Scope {
     /// Adds a relation after those in scope; returns its offset.
     pub(crate) fn push(&mut self, relation: Relation) -> usize {
         let offset = self.width();
-        self.entries.push(ScopeEntry { relation, offset, merged: Vec::new(), merged_away: Vec::new() });
+        self.entries.push(ScopeEntry {
+            relation,
+            offset,
+            merged: Vec::new(),
+            merged_away: Vec::new(),
+            lateral: false,
+        });
         offset
     }
 
@@ -1174,9 +1198,31 @@ impl<'a> Binder<'a> {
             E::Exists { subquery, negated } => {
                 self.subquery(subquery, SubqueryKind::Exists { negated: *negated })?
             }
+            E::InSubquery { expr, subquery, negated } if row_items(expr).is_some() => {
+                let items = row_items(expr).expect("a row constructor");
+                let lhs = items.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+                self.subquery(subquery, SubqueryKind::InRows { lhs, negated: *negated })?
+            }
             E::InSubquery { expr, subquery, negated } => {
                 let lhs = self.compile_box(expr)?;
                 self.subquery(subquery, SubqueryKind::In { lhs, negated: *negated })?
+            }
+            E::AnyOp { left, compare_op, right, .. } | E::AllOp { left, compare_op, right }
+                if row_items(left).is_some() && matches!(right.as_ref(), E::Subquery(_)) =>
+            {
+                // `(a, b) = ANY (SELECT ...)` is IN, `(a, b) <> ALL (SELECT ...)` NOT IN.
+                let all = matches!(expr, E::AllOp { .. });
+                let negated = match (binary_operator(compare_op)?, all) {
+                    (BinOp::Eq, false) => false,
+                    (BinOp::NotEq, true) => true,
+                    _ => {
+                        return Err(DbError::Unsupported(format!("a row compared with {compare_op} ANY/ALL")))
+                    }
+                };
+                let items = row_items(left).expect("a row constructor");
+                let lhs = items.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+                let E::Subquery(query) = right.as_ref() else { unreachable!("matched as a subquery") };
+                self.subquery(query, SubqueryKind::InRows { lhs, negated })?
             }
             E::AnyOp { left, compare_op, right, .. } | E::AllOp { left, compare_op, right } => {
                 let all = matches!(expr, E::AllOp { .. });
@@ -1486,7 +1532,7 @@ impl<'a> Binder<'a> {
         }
         for (depth, scope) in self.outer.iter().enumerate() {
             if let Some(index) = scope.resolve(qualifier.as_deref(), &name)? {
-                return Ok(Expr::Outer { depth, index });
+                return Ok(Expr::Outer { depth, index, ty: scope.type_at(index) });
             }
         }
         // Oracle's `seq.NEXTVAL` and `seq.CURRVAL`.
@@ -2414,6 +2460,10 @@ impl Expr {
                 let Subquery { kind, plan } = *sub;
                 let kind = match kind {
                     SubqueryKind::In { lhs, negated } => SubqueryKind::In { lhs: boxed(f, lhs)?, negated },
+                    SubqueryKind::InRows { lhs, negated } => SubqueryKind::InRows {
+                        lhs: lhs.into_iter().map(&mut *f).collect::<DbResult<_>>()?,
+                        negated,
+                    },
                     SubqueryKind::Quantified { lhs, op, all } => {
                         SubqueryKind::Quantified { lhs: boxed(f, lhs)?, op, all }
                     }
@@ -2423,6 +2473,9 @@ impl Expr {
             }
             Expr::Quantified { lhs, op, all, values } => {
                 Expr::Quantified { lhs: boxed(f, lhs)?, op, all, values }
+            }
+            Expr::RowsAny { lhs, rows } => {
+                Expr::RowsAny { lhs: lhs.into_iter().map(&mut *f).collect::<DbResult<_>>()?, rows }
             }
             Expr::AnyArray { lhs, op, all, array } => {
                 Expr::AnyArray { lhs: boxed(f, lhs)?, op, all, array: boxed(f, array)? }
@@ -2492,9 +2545,11 @@ impl Expr {
             | Expr::Clock(_) => {}
             Expr::Subquery(sub) => match &sub.kind {
                 SubqueryKind::In { lhs, .. } | SubqueryKind::Quantified { lhs, .. } => f(lhs),
+                SubqueryKind::InRows { lhs, .. } => lhs.iter().for_each(f),
                 SubqueryKind::Scalar | SubqueryKind::Exists { .. } | SubqueryKind::Array(_) => {}
             },
             Expr::Quantified { lhs, .. } => f(lhs),
+            Expr::RowsAny { lhs, .. } => lhs.iter().for_each(f),
             Expr::AnyArray { lhs, array, .. } => {
                 f(lhs);
                 f(array);
@@ -2619,11 +2674,24 @@ impl Expr {
         }
     }
 
+    /// The columns of the outer row at subquery depth `depth` the expression reads
+    /// (looking into its own subqueries, one level deeper each), appended to `out`.
+    pub(crate) fn outer_columns(&self, depth: usize, out: &mut Vec<usize>) {
+        match self {
+            Expr::Outer { depth: d, index, .. } if *d == depth => out.push(*index),
+            Expr::Subquery(sub) => {
+                sub.plan.0.outer_columns(depth + 1, out);
+                self.for_each_child(&mut |c| c.outer_columns(depth, out));
+            }
+            other => other.for_each_child(&mut |c| c.outer_columns(depth, out)),
+        }
+    }
+
     /// The expression with the outer references at `depth` replaced by the values of
     /// `row` (and so in its subqueries, one level deeper each).
     pub(crate) fn bind_outer(&self, depth: usize, row: &[Value]) -> Expr {
         match self {
-            Expr::Outer { depth: d, index } if *d == depth => Expr::Literal(row[*index].clone()),
+            Expr::Outer { depth: d, index, .. } if *d == depth => Expr::Literal(row[*index].clone()),
             Expr::Subquery(sub) => {
                 let plan = SubPlan(std::sync::Arc::new(sub.plan.0.bind_outer(depth + 1, row)));
                 let inner = Expr::Subquery(Box::new(Subquery { kind: sub.kind.clone(), plan }));
@@ -2818,7 +2886,8 @@ impl Expr {
             Expr::Literal(v) => v.data_type(),
             Expr::Column(i) => columns.get(*i).copied().flatten(),
             Expr::Agg(i) => aggs.get(*i).copied().flatten(),
-            Expr::Param(_) | Expr::Outer { .. } | Expr::Window(_) => None,
+            Expr::Outer { ty, .. } => *ty,
+            Expr::Param(_) | Expr::Window(_) => None,
             Expr::Grouping(_) => Some(DataType::Int),
             Expr::Clock(clock) => Some(clock.data_type()),
             Expr::Sequence(..) => Some(DataType::Int),
@@ -2828,7 +2897,7 @@ impl Expr {
                 SubqueryKind::Array(elem) => Some(DataType::Array(elem)),
                 _ => Some(DataType::Bool),
             },
-            Expr::Quantified { .. } | Expr::AnyArray { .. } => Some(DataType::Bool),
+            Expr::Quantified { .. } | Expr::RowsAny { .. } | Expr::AnyArray { .. } => Some(DataType::Bool),
             Expr::Array(elem, _) => Some(DataType::Array(*elem)),
             Expr::Subscript(a, _) => match a.static_type(columns, aggs) {
                 Some(DataType::Array(elem)) => Some(elem.data_type()),
@@ -3005,6 +3074,37 @@ impl Expr {
                     Value::Null
                 } else {
                     Value::Bool(*all)
+                }
+            }
+            Expr::RowsAny { lhs, rows } => {
+                let values = lhs.iter().map(|e| e.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+                let mut unknown = false;
+                for candidate in rows {
+                    // A row is unequal on its first unequal pair, whatever the others.
+                    let mut row_unknown = false;
+                    let mut unequal = false;
+                    for (v, c) in values.iter().zip(candidate) {
+                        match truth(&binary(BinOp::Eq, v.clone(), c.clone())?)? {
+                            Some(false) => {
+                                unequal = true;
+                                break;
+                            }
+                            None => row_unknown = true,
+                            Some(true) => {}
+                        }
+                    }
+                    if unequal {
+                        continue;
+                    }
+                    if !row_unknown {
+                        return Ok(Value::Bool(true));
+                    }
+                    unknown = true;
+                }
+                if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
                 }
             }
             Expr::AnyArray { lhs, op, all, array } => {

@@ -225,6 +225,15 @@ impl Node {
                     if filter.is_some() { " (filtered)" } else { "" }
                 ));
             }
+            Node::Scan { entry, filter, .. } if scope.entries[*entry].lateral => {
+                // PostgreSQL's node for a subquery it runs again for each outer row.
+                let relation = &scope.entries[*entry].relation;
+                out.push(format!(
+                    "{pad}-> Subquery Scan on {}{}",
+                    relation.reference_name(),
+                    if filter.is_some() { " (filtered)" } else { "" }
+                ));
+            }
             Node::Scan { entry, access, filter, .. } => {
                 let relation = &scope.entries[*entry].relation;
                 let what = match access {
@@ -292,7 +301,14 @@ impl Node {
                 out.push(format!("{inner_pad}     Index Cond: ({})", conditions.join(" AND ")));
             }
             Node::Join { kind, left, right, equi, condition, lookup: None } => {
-                let method = if equi.is_empty() { "Nested Loop" } else { "Hash Join" };
+                // A lateral right side runs for each left row: a nested loop, whatever
+                // the equalities.
+                let lateral_right = match right.as_ref() {
+                    Node::Scan { entry, .. } => scope.entries[*entry].lateral,
+                    Node::Function { scan, .. } => scan.is_lateral(),
+                    Node::Join { .. } => false,
+                };
+                let method = if equi.is_empty() || lateral_right { "Nested Loop" } else { "Hash Join" };
                 let kind = match kind {
                     JoinKind::Inner => "",
                     JoinKind::Left => " Left",
@@ -436,20 +452,29 @@ impl Session {
                 let args: Vec<&ast::Expr> = array_exprs.iter().collect();
                 self.function_relation(scope, &name, &args, *with_ordinality, alias.as_ref(), params, outer)?
             }
-            ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
+            ast::TableFactor::Derived { lateral, subquery, alias, .. } => {
                 let Some(alias) = alias else {
                     return Err(DbError::Syntax {
                         message: "subquery in FROM must have an alias".into(),
                         position: 0,
                     });
                 };
-                // Planned in the scopes around this query, not beside the FROM clause's
-                // other relations (that would be LATERAL).
-                let plan = self.plan_query_in(subquery, params, outer)?;
-                derived_relation(ident_name(&alias.name), Some(alias), Arc::new(plan))?
-            }
-            ast::TableFactor::Derived { lateral: true, .. } => {
-                return Err(DbError::Unsupported("LATERAL".into()))
+                let plan = if *lateral {
+                    // Planned inside the relations before it: they are its outer row
+                    // (depth 0), the queries around this one are one level further out.
+                    let scopes: Vec<Scope> =
+                        std::iter::once(scope.clone()).chain(outer.iter().cloned()).collect();
+                    self.plan_query_in(subquery, params, &scopes)?
+                } else {
+                    // Planned in the scopes around this query, not beside the FROM
+                    // clause's other relations (which only LATERAL may read).
+                    self.plan_query_in(subquery, params, outer)
+                        .map_err(|e| e.map_kind(|e| beyond_reach(e, scope)))?
+                };
+                let relation = derived_relation(ident_name(&alias.name), Some(alias), Arc::new(plan))?;
+                scope.push(relation);
+                scope.entries.last_mut().expect("just pushed").lateral = *lateral;
+                return Ok(Written::Relation(scope.entries.len() - 1));
             }
             ast::TableFactor::NestedJoin { .. } => {
                 return Err(DbError::Unsupported("a parenthesized join".into()))
@@ -641,10 +666,10 @@ impl Session {
         if let Some(f) = filter {
             split_and(f, &mut conjuncts);
         }
-        // A lateral function reads the relations before it: the clause is run in the
-        // order written (as with outer joins), the function the right side of its join.
-        let lateral =
-            scope.entries.iter().any(|e| e.relation.function.as_ref().is_some_and(|f| f.is_lateral()));
+        // A lateral function or subquery reads the relations before it: the clause is
+        // run in the order written (as with outer joins), each lateral item the right
+        // side of a join whose left side holds what it reads.
+        let lateral = (0..scope.entries.len()).any(|e| !lateral_reads(&scope, e).is_empty());
         let has_outer = lateral || items.iter().any(|i| i.0.has_outer());
         // Inner joins: every ON condition is a WHERE conjunct like any other.
         let mut leaves: Vec<Node> = Vec::new();
@@ -667,6 +692,17 @@ impl Session {
             let root = order_inner(&scope, leaves, &mut rest);
             let residual = and_all(rest);
             return Ok(JoinPlan { scope, root, residual, needed: None });
+        }
+        if lateral {
+            // Each FROM item joined onto the items before it, so that a lateral item in it
+            // sees their rows (`written_node_after`).
+            let mut root = None;
+            for item in &items {
+                root = Some(self.written_node_after(&scope, root, &item.0, binder)?);
+            }
+            let root = root.expect("a FROM clause of several relations");
+            check_lateral_reads(&scope, &root)?;
+            return Ok(JoinPlan { scope, root, residual: and_all(conjuncts), needed: None });
         }
         for item in &items {
             written_nodes.push(self.written_node(&scope, &item.0, binder)?);
@@ -726,32 +762,76 @@ impl Session {
             Written::Relation(entry) => self.scan_node(scope, *entry, Vec::new()),
             Written::Join { kind, left, right, on, using } => {
                 let left_node = self.written_node(scope, left, binder)?;
-                let right_node = self.written_node(scope, right, binder)?;
-                let mut conjuncts = Vec::new();
-                if let Some(on) = on {
-                    split_and(binder.scalar(on, "JOIN/ON")?, &mut conjuncts);
-                }
-                conjuncts.extend(using_conditions(scope, left, right, using)?);
-                let (mut l, mut r) = (Vec::new(), Vec::new());
-                left_node.entries(&mut l);
-                right_node.entries(&mut r);
-                let (equi, rest) = split_equi(scope, conjuncts, &l, &r);
-                let lookup = match kind {
-                    JoinKind::Inner | JoinKind::Left => {
-                        choose_lookup(scope, estimate(&left_node), &right_node, &equi)
-                    }
-                    JoinKind::Right | JoinKind::Full => None,
-                };
-                Ok(Node::Join {
-                    kind: *kind,
-                    left: Box::new(left_node),
-                    right: Box::new(right_node),
-                    equi,
-                    condition: and_all(rest),
-                    lookup,
-                })
+                self.join_node(scope, left_node, (*kind, left, right, on.as_deref(), using), binder)
             }
         }
+    }
+
+    /// The FROM item `written` joined onto `before` (the items before it, if any) so
+    /// that the item's first relation is joined to `before` first: `a, b LEFT JOIN c`
+    /// runs as `(a CROSS JOIN b) LEFT JOIN c`, the same rows as `a CROSS JOIN (b LEFT
+    /// JOIN c)` for inner and LEFT joins, and `c` (if lateral) sees the rows of `a`. A
+    /// RIGHT or FULL join is not reassociated (it would add its unmatched right rows
+    /// once per row of `before`): its item is joined to `before` whole.
+    fn written_node_after(
+        &self,
+        scope: &Scope,
+        before: Option<Node>,
+        written: &Written,
+        binder: &mut crate::sql::expr::Binder,
+    ) -> DbResult<Node> {
+        let cross = |left: Node, right: Node| Node::Join {
+            kind: JoinKind::Inner,
+            left: Box::new(left),
+            right: Box::new(right),
+            equi: Vec::new(),
+            condition: None,
+            lookup: None,
+        };
+        let Some(before) = before else { return self.written_node(scope, written, binder) };
+        match written {
+            Written::Join { kind: kind @ (JoinKind::Inner | JoinKind::Left), left, right, on, using } => {
+                let left_node = self.written_node_after(scope, Some(before), left, binder)?;
+                self.join_node(scope, left_node, (*kind, left, right, on.as_deref(), using), binder)
+            }
+            other => Ok(cross(before, self.written_node(scope, other, binder)?)),
+        }
+    }
+
+    /// The join of `left_node` (the node of `left`) with `right` as written.
+    fn join_node(
+        &self,
+        scope: &Scope,
+        left_node: Node,
+        (kind, left, right, on, using): (JoinKind, &Written, &Written, Option<&ast::Expr>, &[String]),
+        binder: &mut crate::sql::expr::Binder,
+    ) -> DbResult<Node> {
+        let right_node = self.written_node(scope, right, binder)?;
+        let mut conjuncts = Vec::new();
+        if let Some(on) = on {
+            split_and(binder.scalar(on, "JOIN/ON")?, &mut conjuncts);
+        }
+        // `ON true` (as `LEFT JOIN LATERAL ... ON true` writes it) holds for every pair.
+        conjuncts.retain(|c| *c != Expr::Literal(Value::Bool(true)));
+        conjuncts.extend(using_conditions(scope, left, right, using)?);
+        let (mut l, mut r) = (Vec::new(), Vec::new());
+        left_node.entries(&mut l);
+        right_node.entries(&mut r);
+        let (equi, rest) = split_equi(scope, conjuncts, &l, &r);
+        let lookup = match kind {
+            JoinKind::Inner | JoinKind::Left => {
+                choose_lookup(scope, estimate(&left_node), &right_node, &equi)
+            }
+            JoinKind::Right | JoinKind::Full => None,
+        };
+        Ok(Node::Join {
+            kind,
+            left: Box::new(left_node),
+            right: Box::new(right_node),
+            equi,
+            condition: and_all(rest),
+            lookup,
+        })
     }
 
     /// Runs a join plan: the joined wide rows, before the residual filter (which the
@@ -847,6 +927,23 @@ impl Session {
             }
             Node::Join { kind, left, right, equi, condition, lookup } => {
                 let left_rows = self.run_node(scope, needed, left, row_filter)?;
+                if let Node::Scan { entry, filter, .. } = right.as_ref() {
+                    // (A RIGHT or FULL join's lateral side reads nothing of its left
+                    // side, `check_lateral_reads`: it is joined as any subquery.)
+                    if scope.entries[*entry].lateral && matches!(kind, JoinKind::Inner | JoinKind::Left) {
+                        return self.run_lateral_subquery(
+                            scope,
+                            needed,
+                            *kind,
+                            &left_rows,
+                            (*entry, filter.as_ref()),
+                            equi,
+                            condition.as_ref(),
+                            row_filter,
+                            sink,
+                        );
+                    }
+                }
                 if let (Some(lookup), Node::Scan { entry, filter, .. }) = (lookup, right.as_ref()) {
                     return self.run_lookup_join(
                         scope,
@@ -1134,6 +1231,158 @@ impl Session {
                 }
                 matched = true;
                 sink(row)?;
+            }
+            if !matched && kind == JoinKind::Left {
+                sink(a.clone())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The columns of the FROM clause's row that scope entry `entry` reads to make its
+/// rows: a LATERAL subquery's outer references at depth 0, a set-returning function's
+/// arguments; none for anything else (which can be run apart from the other items).
+fn lateral_reads(scope: &Scope, entry: usize) -> Vec<usize> {
+    let e = &scope.entries[entry];
+    let mut columns = Vec::new();
+    if let (true, Some(plan)) = (e.lateral, &e.relation.derived) {
+        plan.outer_columns(0, &mut columns);
+    }
+    if let Some(scan) = &e.relation.function {
+        scan.args.iter().for_each(|a| a.columns(&mut columns));
+    }
+    columns
+}
+
+/// The scope entry whose columns hold wide-row column `column`.
+fn entry_of_column(scope: &Scope, column: usize) -> usize {
+    scope.entries.iter().rposition(|e| e.offset <= column).expect("a column of the scope")
+}
+
+/// Checks that each lateral item of the plan is the right side of an inner or LEFT join
+/// whose left side holds every relation it reads, which is what running it once per left
+/// row needs. A lateral item reading the left side of a RIGHT or FULL join is
+/// PostgreSQL's 42P10; reading across one (a comma item before a RIGHT or FULL join) is
+/// not supported here.
+fn check_lateral_reads(scope: &Scope, node: &Node) -> DbResult<()> {
+    let across = || DbError::Unsupported("a LATERAL reference across a RIGHT or FULL join".into());
+    match node {
+        Node::Scan { entry, .. } | Node::Function { entry, .. } => {
+            if lateral_reads(scope, *entry).is_empty() {
+                Ok(())
+            } else {
+                Err(across())
+            }
+        }
+        Node::Join { kind, left, right, .. } => {
+            check_lateral_reads(scope, left)?;
+            let (Node::Scan { entry, .. } | Node::Function { entry, .. }) = right.as_ref() else {
+                return check_lateral_reads(scope, right);
+            };
+            let mut on_left = Vec::new();
+            left.entries(&mut on_left);
+            for column in lateral_reads(scope, *entry) {
+                let read = entry_of_column(scope, column);
+                let inside = on_left.contains(&read);
+                if matches!(kind, JoinKind::Right | JoinKind::Full) && inside {
+                    let name = scope.entries[read].relation.reference_name().to_string();
+                    return Err(DbError::LateralAcrossOuterJoin(name));
+                }
+                if !inside || matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    return Err(across());
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The error of a subquery in FROM without LATERAL that names a relation before it in
+/// the FROM clause (`scope`): PostgreSQL's, which says the relation is there but out of
+/// reach, rather than missing. Any other error as it is.
+fn beyond_reach(error: DbError, scope: &Scope) -> DbError {
+    match error {
+        DbError::MissingFromEntry(table) if scope.entry_named(&table).is_some() => {
+            let hint =
+                format!("There is an entry for table \"{table}\", but it cannot be referenced from this part of the query.");
+            DbError::InvalidFromReference { table, hint }
+        }
+        DbError::UnknownColumn(column) => {
+            let holder = scope.entries.iter().find(|e| {
+                e.relation.schema.visible_columns().iter().any(|c| c.name == column)
+                    && !e.merged_away.contains(&column)
+            });
+            match holder {
+                Some(entry) => {
+                    let hint = format!(
+                        "There is a column named \"{column}\" in table \"{}\", but it cannot be referenced from this part of the query.",
+                        entry.relation.reference_name()
+                    );
+                    DbError::UnreachableColumn { column, hint }
+                }
+                None => DbError::UnknownColumn(column),
+            }
+        }
+        other => other,
+    }
+}
+
+impl Session {
+    /// A join whose right side is a LATERAL subquery (a nested loop): for each left row,
+    /// the subquery's plan with that row bound as its outer row, run, each of its rows
+    /// checked against the scan's filter, the equalities and the join's condition; a
+    /// LEFT join keeps a left row that finds nothing, NULLs on the right. A subquery that
+    /// reads no column of the left rows runs once (PostgreSQL would not rescan it
+    /// either).
+    #[allow(clippy::too_many_arguments)]
+    fn run_lateral_subquery(
+        &self,
+        scope: &Scope,
+        needed: Option<&[bool]>,
+        kind: JoinKind,
+        left_rows: &[Vec<Value>],
+        (entry, filter): (usize, Option<&Expr>),
+        equi: &[(Expr, Expr)],
+        condition: Option<&Expr>,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+    ) -> DbResult<()> {
+        assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a lateral subquery in a {kind:?} join");
+        let e = &scope.entries[entry];
+        let plan = e.relation.derived.as_deref().expect("a lateral entry is a subquery");
+        let uncorrelated = if plan.reads_outer(0) { None } else { Some(self.run_plan(plan)?) };
+        for (n, a) in left_rows.iter().enumerate() {
+            if n % crate::database::CANCEL_CHECK_ROWS as usize == 0 {
+                self.check_cancel()?;
+            }
+            let bound;
+            let rows = match &uncorrelated {
+                Some(rows) => rows,
+                None => {
+                    bound = self.run_plan(&plan.bind_outer(0, a))?;
+                    &bound
+                }
+            };
+            let mut matched = false;
+            for row in rows {
+                if let Some(f) = filter {
+                    if !row_filter(f, row)? {
+                        continue;
+                    }
+                }
+                let mut joined = a.clone();
+                widen(&mut joined, e.offset, row, needed);
+                if !equal_on(equi, &joined)? {
+                    continue;
+                }
+                if let Some(c) = condition {
+                    if !row_filter(c, &joined)? {
+                        continue;
+                    }
+                }
+                matched = true;
+                sink(joined)?;
             }
             if !matched && kind == JoinKind::Left {
                 sink(a.clone())?;

@@ -426,8 +426,17 @@ impl QueryPlan {
     pub(crate) fn reads_outer(&self, depth: usize) -> bool {
         let mut found = false;
         self.for_each_expr(&mut |e| found |= e.reads_outer(depth));
-        // Subqueries in FROM see the same outer rows as the query they are in.
-        found || self.derived().iter().any(|d| d.reads_outer(depth))
+        // Subqueries in FROM see the same outer rows as the query they are in; a LATERAL
+        // one sees them one level further out (its depth 0 is the FROM clause's row).
+        found || self.derived().iter().any(|&(d, lateral)| d.reads_outer(depth + usize::from(lateral)))
+    }
+
+    /// The columns of the row of the query `depth` levels out that the plan reads.
+    pub(crate) fn outer_columns(&self, depth: usize, out: &mut Vec<usize>) {
+        self.for_each_expr(&mut |e| e.outer_columns(depth, out));
+        for (d, lateral) in self.derived() {
+            d.outer_columns(depth + usize::from(lateral), out);
+        }
     }
 
     /// The plan with the outer row `depth` levels out bound to `row`.
@@ -437,13 +446,16 @@ impl QueryPlan {
         plan
     }
 
-    /// The plans of the subqueries in FROM of this plan's SELECTs.
-    fn derived(&self) -> Vec<&QueryPlan> {
+    /// The plans of the subqueries in FROM of this plan's SELECTs, each with whether it
+    /// is LATERAL.
+    fn derived(&self) -> Vec<(&QueryPlan, bool)> {
         match self {
             QueryPlan::Select(p) => p
                 .joins
                 .iter()
-                .flat_map(|j| j.scope.entries.iter().filter_map(|e| e.relation.derived.as_deref()))
+                .flat_map(|j| {
+                    j.scope.entries.iter().filter_map(|e| Some((e.relation.derived.as_deref()?, e.lateral)))
+                })
                 .collect(),
             QueryPlan::SetOp(p) => p.left.derived().into_iter().chain(p.right.derived()).collect(),
             QueryPlan::Recursive(p) => {
@@ -459,6 +471,7 @@ impl QueryPlan {
                 if let Some(joins) = &mut p.joins {
                     for entry in &mut joins.scope.entries {
                         if let Some(plan) = &entry.relation.derived {
+                            let depth = depth + usize::from(entry.lateral);
                             if plan.reads_outer(depth) {
                                 entry.relation.derived = Some(Arc::new(plan.bind_outer(depth, row)));
                             }
@@ -534,7 +547,10 @@ impl SelectPlan {
     /// row's values as it runs) or a function in FROM (its arguments read the row).
     fn prune_join_columns(&mut self) {
         let Some(joins) = &self.joins else { return };
-        if self.has_subquery() || joins.scope.entries.iter().any(|e| e.relation.function.is_some()) {
+        // Nor with a LATERAL subquery (it reads the row as its outer row).
+        if self.has_subquery()
+            || joins.scope.entries.iter().any(|e| e.relation.function.is_some() || e.lateral)
+        {
             return;
         }
         let width = joins.scope.width();
@@ -905,6 +921,18 @@ impl Session {
                             any
                         }
                     }
+                    SubqueryKind::InRows { lhs, negated } => {
+                        let lhs = lhs
+                            .iter()
+                            .map(|e| self.resolve_subqueries(e, row))
+                            .collect::<DbResult<Vec<_>>>()?;
+                        let any = Expr::RowsAny { lhs, rows };
+                        if *negated {
+                            Expr::Not(Box::new(any))
+                        } else {
+                            any
+                        }
+                    }
                     SubqueryKind::Quantified { lhs, op, all } => Expr::Quantified {
                         lhs: Box::new(self.resolve_subqueries(lhs, row)?),
                         op: *op,
@@ -930,8 +958,25 @@ impl Session {
         kind: SubqueryKind,
     ) -> DbResult<Expr> {
         let plan = self.plan_query_in(query, params, &scopes)?;
-        if !matches!(kind, SubqueryKind::Exists { .. }) && plan.columns().len() != 1 {
-            return Err(syntax("subquery must return only one column".into()));
+        // PostgreSQL's words: an IN or ANY/ALL subquery is matched against its left
+        // side's values, anything else must give one value.
+        let wanted = match &kind {
+            SubqueryKind::Exists { .. } => None,
+            SubqueryKind::InRows { lhs, .. } => Some(lhs.len()),
+            SubqueryKind::In { .. } | SubqueryKind::Quantified { .. } => Some(1),
+            SubqueryKind::Scalar | SubqueryKind::Array(_) => {
+                if plan.columns().len() != 1 {
+                    return Err(syntax("subquery must return only one column".into()));
+                }
+                None
+            }
+        };
+        match wanted {
+            Some(n) if plan.columns().len() > n => {
+                return Err(syntax("subquery has too many columns".into()))
+            }
+            Some(n) if plan.columns().len() < n => return Err(syntax("subquery has too few columns".into())),
+            _ => {}
         }
         Ok(Expr::Subquery(Box::new(Subquery { kind, plan: SubPlan(Arc::new(plan)) })))
     }

@@ -29,6 +29,7 @@ mod index_paths;
 mod instance;
 mod joined_dml;
 mod json_aggregates;
+mod lateral;
 mod merge;
 mod params;
 mod records;
