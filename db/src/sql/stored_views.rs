@@ -382,6 +382,10 @@ impl Session {
                     return Err(DbError::TableExists(name.clone()));
                 }
                 schema.view_number = old.view_number;
+                // The view stays the same object: its comments stay (PostgreSQL keeps
+                // them, keyed by the view's OID), the columns it keeps being first.
+                schema.comment = old.comment.clone();
+                schema.column_comments = old.column_comments.clone();
                 changes.push(Change::DropTable { table: name.clone() });
             } else {
                 schema.view_number = 1 + st.schemas().map(|s| s.view_number).max().unwrap_or(0);

@@ -534,6 +534,13 @@ fn comments_on_tables_views_and_columns_are_kept_and_recovered() {
             ),
             ["The table|Its name|true|A view"]
         );
+        // A replaced view is the same view: its comments stay, as PostgreSQL keeps them.
+        run(&mut s, "COMMENT ON COLUMN cv.id IS 'Its id'");
+        run(&mut s, "CREATE OR REPLACE VIEW cv AS SELECT id, name FROM ct");
+        assert_eq!(
+            rows(&mut s, "SELECT obj_description('cv'::regclass), col_description('cv'::regclass, 1)"),
+            ["A view|Its id"]
+        );
         // The columns after a dropped one move down a place (as redodb numbers them).
         run(&mut s, "ALTER TABLE ct DROP COLUMN gone");
         assert_eq!(
@@ -555,6 +562,10 @@ fn comments_on_tables_views_and_columns_are_kept_and_recovered() {
             "SELECT objsubid, description FROM pg_description WHERE objoid = 'ct'::regclass ORDER BY 1"
         ),
         ["0|The table", "2|Its name", "3|Its price"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT obj_description('cv'::regclass), col_description('cv'::regclass, 1)"),
+        ["A view|Its id"]
     );
     run(&mut s, "COMMENT ON COLUMN ct.name IS NULL");
     run(&mut s, "COMMENT ON TABLE ct IS ''");
