@@ -692,9 +692,21 @@ fn parse_iso_interval(rest: &str) -> Option<Interval> {
 /// `yyyy-mm-dd`, then (for a timestamp) ` hh:mm:ss[.f]` and the zone's offset, then ` BC`
 /// for a year before 1 (jiff's year 0 is 1 BC), as PostgreSQL prints them.
 fn write_civil(date: Date, time_and_offset: Option<(i64, Option<i32>)>, out: &mut String) {
-    let bc = date.year() <= 0;
-    let year = if bc { 1 - date.year() as i32 } else { date.year() as i32 };
-    let _ = write!(out, "{year:04}-{:02}-{:02}", date.month(), date.day());
+    write_ymd(date.year().into(), date.month().into(), date.day().into(), time_and_offset, out);
+}
+
+/// A date past jiff's (years beyond 9999: PostgreSQL's timestamps go on to 294276 AD,
+/// its dates further), from the proleptic Gregorian calendar's own arithmetic, as
+/// `write_civil` writes one of jiff's. `days` counts from 2000-01-01.
+fn write_far_civil(days: i64, time_and_offset: Option<(i64, Option<i32>)>, out: &mut String) {
+    let (year, month, day) = civil_from_days(days + UNIX_TO_POSTGRES_DAYS);
+    write_ymd(year, month, day, time_and_offset, out);
+}
+
+fn write_ymd(year: i64, month: i64, day: i64, time_and_offset: Option<(i64, Option<i32>)>, out: &mut String) {
+    let bc = year <= 0;
+    let year = if bc { 1 - year } else { year };
+    let _ = write!(out, "{year:04}-{month:02}-{day:02}");
     if let Some((micros_of_day, offset)) = time_and_offset {
         out.push(' ');
         write_clock(micros_of_day, out);
@@ -741,7 +753,7 @@ pub fn write_date(days: i32, out: &mut String) {
         DATE_NEG_INFINITY => out.push_str("-infinity"),
         d => match date_of_days(d) {
             Ok(date) => write_civil(date, None, out),
-            Err(_) => out.push_str("(date out of range)"),
+            Err(_) => write_far_civil(d.into(), None, out),
         },
     }
 }
@@ -752,7 +764,9 @@ pub fn write_timestamp(micros: i64, out: &mut String) {
         NEG_INFINITY => out.push_str("-infinity"),
         m => match civil(m) {
             Ok(dt) => write_civil(dt.date(), Some((time_of_day(dt), None)), out),
-            Err(_) => out.push_str("(timestamp out of range)"),
+            Err(_) => {
+                write_far_civil(m.div_euclid(MICROS_PER_DAY), Some((m.rem_euclid(MICROS_PER_DAY), None)), out)
+            }
         },
     }
 }
@@ -764,14 +778,13 @@ pub fn write_timestamptz(micros: i64, zone: &TimeZone, out: &mut String) {
         NEG_INFINITY => return out.push_str("-infinity"),
         m => match instant(m) {
             Ok(t) => t,
-            // Past jiff's instants (`offset_at_edge`): shown while its civil time is one
-            // of jiff's dates (to 9999-12-31).
+            // Past jiff's instants (`offset_at_edge`), at the zone's offset at its edge.
             Err(_) => {
-                let civil_time = shifted_at_edge(m, zone).and_then(civil);
-                return match civil_time {
-                    Ok(dt) => write_civil(
-                        dt.date(),
-                        Some((time_of_day(dt), Some(offset_at_edge(m, zone) as i32))),
+                let offset = offset_at_edge(m, zone) as i32;
+                return match shifted_at_edge(m, zone) {
+                    Ok(local) => write_far_civil(
+                        local.div_euclid(MICROS_PER_DAY),
+                        Some((local.rem_euclid(MICROS_PER_DAY), Some(offset))),
                         out,
                     ),
                     Err(_) => out.push_str("(timestamp out of range)"),

@@ -674,4 +674,9 @@ fn a_timestamptz_at_the_end_of_9999_west_of_utc_is_stored_compared_and_shown() {
         one(&mut s, "SELECT '9999-12-31 23:59:59.999999'::timestamp AT TIME ZONE 'America/Los_Angeles'"),
         "9999-12-31 23:59:59.999999-08"
     );
+    // East of UTC the same instants' local times are in the year 10000, shown as
+    // PostgreSQL 15 shows them.
+    run(&mut s, "SET TIME ZONE 'Pacific/Kiritimati'");
+    assert_eq!(one(&mut s, "SELECT '9999-12-31 23:00:00+00'::timestamptz"), "10000-01-01 13:00:00+14");
+    assert_eq!(one(&mut s, "SELECT tstz FROM tt WHERE k = 1"), "10000-01-01 21:59:59.999999+14");
 }
