@@ -902,6 +902,28 @@ mod tests {
         assert_eq!(seen, ShardSet::ALL, "2,002 integers reach every shard");
     }
 
+    #[test]
+    fn a_merge_of_shards_gives_every_key_once_in_key_order() {
+        // Integer, text and two-column keys, each spread over several sources as the
+        // shards spread them.
+        let int = |i: i64| Key::from_elem(Value::Int(i), 1);
+        let text = |i: i64| Key::from_elem(Value::Text(format!("k{i:05}").into()), 1);
+        let pair = |i: i64| [Value::Int(i % 7), Value::Int(i)].into_iter().collect::<Key>();
+        for make in [&int as &dyn Fn(i64) -> Key, &text, &pair] {
+            let mut keys: Vec<Key> = (-300..300).map(|i| make(i * 7919 % 1000)).collect();
+            keys.sort();
+            keys.dedup();
+            let row = Row::from(vec![Value::Null]);
+            let mut parts: Vec<Vec<(Key, Row)>> = vec![Vec::new(); 5];
+            for (n, k) in keys.iter().enumerate() {
+                parts[(n * 31 + 3) % 5].push((k.clone(), row.clone()));
+            }
+            let sources: Vec<_> = parts.iter().map(|p| p.iter().map(|(k, r)| (k, r))).collect();
+            let merged: Vec<Key> = merge(sources).map(|(k, _)| k.clone()).collect();
+            assert_eq!(merged, keys);
+        }
+    }
+
     fn applied(order: &[u64]) -> DbState {
         let mut st = DbState::default();
         for &scn in order {
