@@ -204,6 +204,14 @@ pub(crate) fn to_jsonb(v: &Value) -> DbResult<Jsonb> {
         Value::Json(t) | Value::Jsonb(t) => json::parse_jsonb(t)?,
         // An array is a JSON array of its elements, as PostgreSQL's to_json gives it.
         Value::Array(a) => Jsonb::Array(a.items.iter().map(to_jsonb).collect::<DbResult<_>>()?),
+        // A record is an object of its fields by name (jsonb's normal form: a repeated
+        // name keeps its last value).
+        Value::Record(r) => {
+            let pairs = r.ty.field_names().into_iter().zip(&r.fields);
+            Jsonb::object(
+                pairs.map(|(k, v)| Ok((k.to_string(), to_jsonb(v)?))).collect::<DbResult<Vec<_>>>()?,
+            )
+        }
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             let text = v.to_string();
             Jsonb::String(iso_timestamp(&text))
@@ -238,6 +246,21 @@ pub(crate) fn to_json_text(v: &Value) -> DbResult<String> {
         Value::Array(a) => {
             let items = a.items.iter().map(to_json_text).collect::<DbResult<Vec<_>>>()?;
             format!("[{}]", items.join(","))
+        }
+        // PostgreSQL's composite_to_json: `{"name":value,...}` in field order, no blanks,
+        // every field kept (a repeated name too).
+        Value::Record(r) => {
+            let mut out = String::from("{");
+            for (i, (name, value)) in r.ty.field_names().into_iter().zip(&r.fields).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json::write_string(name, &mut out);
+                out.push(':');
+                out.push_str(&to_json_text(value)?);
+            }
+            out.push('}');
+            out
         }
         other => to_jsonb(other)?.to_text(),
     })
