@@ -1619,7 +1619,7 @@ impl<'a> Binder<'a> {
         // Beside another relation, the row may be the NULL extension of an outer join:
         // a stored row's key column is never NULL otherwise.
         let present = match scope.entries.len() > 1 && stored {
-            true => Some(place(entry.offset + relation.schema.primary_key[0])),
+            true => relation.schema.primary_key.first().map(|&key| place(entry.offset + key)),
             false => None,
         };
         Ok(Some(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present }))))

@@ -186,6 +186,9 @@ fn pg_typeof_names_types_as_postgresql_prints_them() {
         ),
         ["bigint|numeric|integer[]|double precision|date|timestamp without time zone|jsonb|regtype"]
     );
+    // A view's row is of the type named after it, as a table's is.
+    run(&mut s, "CREATE VIEW vv AS SELECT id, name FROM t");
+    assert_eq!(rows(&mut s, "SELECT vv, pg_typeof(vv) FROM vv WHERE id = 1"), ["(1,abc)|vv"]);
     // Its result is a regtype, which compares with one and casts to its name.
     assert_eq!(
         rows(&mut s, "SELECT pg_typeof(1) = 'integer'::regtype, pg_typeof(1)::text, pg_typeof(x) FROM (SELECT 'x' AS x) s"),
