@@ -629,10 +629,21 @@ pub(crate) enum Expr {
 pub(crate) struct RowExpr {
     pub ty: RecordType,
     pub fields: Vec<Expr>,
-    /// A column that no row of the relation has NULL (its primary key's first column, or
-    /// its hidden row id): NULL there means no row. None for a row constructor, and for
-    /// a relation without such a column.
-    pub present: Option<Expr>,
+    pub present: Presence,
+}
+
+/// How a whole row beside other relations tells that it is missing.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Presence {
+    /// Always there: a row constructor, a relation alone in its FROM clause.
+    Always,
+    /// A column that no row of the relation has NULL (a stored table's primary key's
+    /// first column, or its hidden row id): NULL there means no row.
+    KeyColumn(Expr),
+    /// A subquery's or function's row, which has no such column: missing when every
+    /// field is NULL. A row of its own whose every column is NULL reads as NULL too (it
+    /// would be `(,)` in PostgreSQL, and is NULL by `IS NULL` in both).
+    AnyField,
 }
 
 /// A subquery in an expression: what it is asked, and its plan.
@@ -1381,7 +1392,8 @@ impl<'a> Binder<'a> {
             Some(DataType::Record(ty)) => match (ty.field_index(&name), base) {
                 // `(t).a` of a whole row or a row constructor: the field's own expression
                 // (which reads one column, not the row).
-                (Some(i), Expr::Row(row)) if row.present.is_none() => Ok(row.fields[i].clone()),
+                // A missing row's columns are NULL: its field is too.
+                (Some(i), Expr::Row(row)) => Ok(row.fields[i].clone()),
                 (Some(i), base) => Ok(Expr::Field(Box::new(base), i)),
                 (None, _) => Err(DbError::UnknownColumn(name)),
             },
@@ -1618,9 +1630,13 @@ impl<'a> Binder<'a> {
         let shape = RowShape::intern(columns.into_iter().map(|(n, _)| n).collect(), types, table)?;
         // Beside another relation, the row may be the NULL extension of an outer join:
         // a stored row's key column is never NULL otherwise.
-        let present = match scope.entries.len() > 1 && stored {
-            true => relation.schema.primary_key.first().map(|&key| place(entry.offset + key)),
-            false => None,
+        let present = match (scope.entries.len() > 1, stored) {
+            (false, _) => Presence::Always,
+            (true, true) => match relation.schema.primary_key.first() {
+                Some(&key) => Presence::KeyColumn(place(entry.offset + key)),
+                None => Presence::AnyField,
+            },
+            (true, false) => Presence::AnyField,
         };
         Ok(Some(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present }))))
     }
@@ -1719,7 +1735,7 @@ impl<'a> Binder<'a> {
         let names = (1..=fields.len()).map(|i| format!("f{i}")).collect();
         let types = fields.iter().map(|e| self.type_of(e)).collect();
         let shape = RowShape::intern(names, types, None)?;
-        Ok(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present: None })))
+        Ok(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present: Presence::Always })))
     }
 
     fn literal(&self, value: &ast::Value) -> DbResult<Value> {
@@ -2694,7 +2710,10 @@ impl Expr {
             Expr::Row(row) => {
                 let RowExpr { ty, fields, present } = *row;
                 let fields = fields.into_iter().map(&mut *f).collect::<DbResult<_>>()?;
-                let present = present.map(&mut *f).transpose()?;
+                let present = match present {
+                    Presence::KeyColumn(key) => Presence::KeyColumn(f(key)?),
+                    other => other,
+                };
                 Expr::Row(Box::new(RowExpr { ty, fields, present }))
             }
             Expr::Slice(a, lo, hi) => Expr::Slice(
@@ -2774,8 +2793,8 @@ impl Expr {
             Expr::Field(a, _) => f(a),
             Expr::Row(row) => {
                 row.fields.iter().for_each(&mut *f);
-                if let Some(present) = &row.present {
-                    f(present);
+                if let Presence::KeyColumn(key) = &row.present {
+                    f(key);
                 }
             }
             Expr::Slice(a, lo, hi) => {
@@ -3349,12 +3368,15 @@ impl Expr {
                 other => return Err(not_composite(other.data_type())),
             },
             Expr::Row(r) => {
-                if let Some(present) = &r.present {
-                    if present.eval(row, aggs)?.is_null() {
+                if let Presence::KeyColumn(key) = &r.present {
+                    if key.eval(row, aggs)?.is_null() {
                         return Ok(Value::Null);
                     }
                 }
                 let fields = r.fields.iter().map(|e| e.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+                if r.present == Presence::AnyField && fields.iter().all(Value::is_null) {
+                    return Ok(Value::Null);
+                }
                 Record::new(r.ty, fields).into_value()
             }
             Expr::Slice(a, lo, hi) => arrays::slice(

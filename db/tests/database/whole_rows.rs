@@ -96,6 +96,15 @@ fn whole_rows_of_joined_relations_and_of_an_outer_joins_missing_row() {
             "3|NULL|NULL|true",
         ]
     );
+    // A subquery's row has no key: missing, every field is NULL.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT t.id, row_to_json(x), x IS NULL, (x).uid FROM t LEFT JOIN (SELECT uid, tid FROM u) x \
+             ON x.tid = t.id ORDER BY t.id"
+        ),
+        [r#"1|{"uid":10,"tid":1}|false|10"#, r#"2|{"uid":11,"tid":2}|false|11"#, "3|NULL|true|NULL"]
+    );
     // A correlated subquery's own FROM item, aggregated per outer row.
     assert_eq!(
         rows(&mut s, "SELECT (SELECT json_agg(u) FROM u WHERE u.tid = t.id) FROM t ORDER BY id"),
