@@ -50,7 +50,7 @@ impl RecordType {
     }
 
     /// The fields' types, in order (None where the query could not tell it, as for a
-    /// bind parameter's field).
+    /// bind parameter's field), with their modifiers: a CHAR(n) field is shown padded.
     pub fn field_types(self) -> Vec<Option<DataType>> {
         match self {
             RecordType::ExpandArray(elem) => vec![Some(elem.data_type()), Some(DataType::Int)],
@@ -234,6 +234,7 @@ pub fn cmp(a: &Record, b: &Record) -> Ordering {
 /// PostgreSQL's text form of a record (`record_out`).
 pub fn to_text(record: &Record) -> String {
     let mut out = String::from("(");
+    let types = record.ty.field_types();
     for (i, field) in record.fields.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -243,7 +244,13 @@ pub fn to_text(record: &Record) -> String {
         }
         // Each field as its type's output function prints it (`t` for true).
         let mut text = String::new();
-        crate::array::write_element(field, &mut text);
+        match (field, types.get(i).copied().flatten()) {
+            // A CHAR(n) field blank-padded, as its output function shows it.
+            (Value::Text(t), Some(DataType::Char { len: Some(n) })) => {
+                text = crate::value::blank_padded(t, n).into_owned()
+            }
+            _ => crate::array::write_element(field, &mut text),
+        }
         let quote = text.is_empty()
             || text.chars().any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
         if !quote {

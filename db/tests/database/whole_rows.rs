@@ -62,6 +62,21 @@ fn a_whole_row_is_a_record_in_record_out_text_and_an_object_in_json() {
         one(&mut s, "WITH c AS (SELECT id, flag FROM t) SELECT json_agg(c ORDER BY id) FROM c"),
         "[{\"id\":1,\"flag\":true}, \n {\"id\":2,\"flag\":null}, \n {\"id\":3,\"flag\":false}]"
     );
+    // A CHAR(n) field is blank-padded in the text and the JSON, as its output function
+    // shows it.
+    run(&mut s, "CREATE TABLE cc (k INT PRIMARY KEY, c CHAR(4), v VARCHAR(5))");
+    run(&mut s, "INSERT INTO cc VALUES (1, 'ab', 'x y'), (2, NULL, '')");
+    assert_eq!(
+        rows(&mut s, "SELECT cc, row_to_json(cc), to_jsonb(cc) FROM cc ORDER BY k"),
+        [
+            r#"(1,"ab  ","x y")|{"k":1,"c":"ab  ","v":"x y"}|{"c": "ab  ", "k": 1, "v": "x y"}"#,
+            r#"(2,,"")|{"k":2,"c":null,"v":""}|{"c": null, "k": 2, "v": ""}"#,
+        ]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT json_agg(s) FROM (SELECT c FROM cc) s"),
+        "[{\"c\":\"ab  \"}, \n {\"c\":null}]"
+    );
     // A column named as its table is the column, as in PostgreSQL.
     run(&mut s, "CREATE TABLE w (w INT, x TEXT)");
     run(&mut s, "INSERT INTO w VALUES (1, 'a')");
