@@ -803,7 +803,15 @@ fn fits_as_is_any(value: &Value, ty: DataType) -> bool {
 /// becomes one, integers widen to floats, integral floats narrow to integers, a NUMERIC
 /// is rounded to its column's scale and must fit its precision, and to an integer).
 pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
-    let mismatch = |v: &Value| DbError::TypeMismatch { expected: ty.name(), value: v.to_string() };
+    let mismatch = |v: &Value| match v {
+        // PostgreSQL has no assignment of a record to a scalar (42804); as text, a
+        // record is its text form (the arms for text take it).
+        Value::Record(_) => DbError::DatatypeMismatch(format!(
+            "expression is of type record where type {} is wanted",
+            ty.name().to_lowercase()
+        )),
+        _ => DbError::TypeMismatch { expected: ty.name(), value: v.to_string() },
+    };
     match (ty, value) {
         (_, Value::Null) => Ok(Value::Null),
         (DataType::Array(elem), Value::Array(a)) if a.elem == elem => Ok(Value::Array(a)),

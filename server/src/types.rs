@@ -299,7 +299,8 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
 fn write_binary_record(r: &db::record::Record, out: &mut Vec<u8>) {
     out.extend_from_slice(&(r.fields.len() as i32).to_be_bytes());
     for (value, ty) in r.fields.iter().zip(r.ty.field_types()) {
-        let oid = oid_of(Some(ty));
+        // A field whose type the query could not tell goes as its value's type.
+        let oid = oid_of(ty.or_else(|| value.data_type()));
         out.extend_from_slice(&oid.to_be_bytes());
         if value.is_null() {
             out.extend_from_slice(&(-1i32).to_be_bytes());

@@ -287,6 +287,34 @@ def check_json_and_jsonb_with_psycopgs_adapters():
         expect_error(errors.InvalidTextRepresentation, "22P02", lambda: conn.execute("SELECT %s::jsonb", ("{bad",)))
 
 
+def check_whole_rows_and_row_to_json_as_json_apis_send_them():
+    """Whole-row references as JSON APIs write them: row_to_json and json_agg of a
+    table's rows (loaded into dicts by psycopg's json loader, in text and binary), of a
+    subquery's, with a bind parameter; a record's text (record_out's quoting), ROW() as
+    psycopg's record loader reads it, and pg_typeof's regtype as its name."""
+    with connect(autocommit=True) as conn:
+        create_table(conn, "people (id INT PRIMARY KEY, name TEXT, born DATE, score NUMERIC(4,1))")
+        conn.execute("INSERT INTO people VALUES (1, 'Ann, \"A\"', '1990-05-06', 9.5), (2, '', NULL, NULL)")
+        expected = [
+            {"id": 1, "name": 'Ann, "A"', "born": "1990-05-06", "score": 9.5},
+            {"id": 2, "name": "", "born": None, "score": None},
+        ]
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                got = cur.execute("SELECT row_to_json(p) FROM people p ORDER BY id").fetchall()
+                assert got == [(e,) for e in expected], (binary, got)
+                got = cur.execute("SELECT json_agg(p ORDER BY p.id) FROM people p").fetchone()
+                assert got == (expected,), (binary, got)
+                got = cur.execute("SELECT row_to_json(p.*) FROM people p WHERE id = %s", (2,)).fetchone()
+                assert got == (expected[1],), (binary, got)
+        got = conn.execute("SELECT json_agg(s) FROM (SELECT id, upper(name) AS up FROM people WHERE id = 1) s").fetchone()
+        assert got == ([{"id": 1, "up": 'ANN, "A"'}],), got
+        got = conn.execute("SELECT p::text FROM people p ORDER BY id").fetchall()
+        assert got == [('(1,"Ann, ""A""",1990-05-06,9.5)',), ('(2,"",,)',)], got
+        got = conn.execute("SELECT ROW(1, 'a b', NULL), pg_typeof(1), pg_typeof('x'::varchar)").fetchone()
+        assert got == (("1", "a b", None), "integer", "character varying"), got
+
+
 def check_arrays_as_python_lists_in_text_and_binary():
     """Python lists as int[] and text[] parameters in each format (psycopg picks the
     array OID from the elements), with NULLs, quoting and empty lists; results loaded

@@ -1,7 +1,8 @@
 //! `redodb serve` driven by psycopg 3 (PyPI, unmodified): parameters of every type (ints
 //! as binary int2/int4/int8, floats, text, bool, NULL, Decimal and ints beyond int8 as
 //! numeric), NUMERIC(p,s) columns as Decimal, bytes as bytea, uuid.UUID, Json/Jsonb
-//! and CHAR(n), each in text and binary both ways, Python lists as int[] and text[]
+//! and CHAR(n), each in text and binary both ways, row_to_json and json_agg of whole rows
+//! as dicts, a record's text, Python lists as int[] and text[]
 //! (`= ANY(%s)` with a list), executemany in pipeline mode with its row counts, server-side cursors
 //! fetching itersize rows at a time, transactions and isolation levels, errors with
 //! their SQLSTATE and recovery, `SET synchronous_commit`, COMMIT WRITE and ALTER SESSION

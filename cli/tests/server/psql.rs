@@ -854,3 +854,45 @@ fn psql_shows_what_depends_on_a_table_as_postgresql_does() {
     let out = server.psql(&["-c", "DROP TABLE t CASCADE"]);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "NOTICE:  drop cascades to view v\n");
 }
+
+/// Whole rows, row constructors and `pg_typeof` over the wire as psql prints them: the
+/// record's text (record_out's quoting), row_to_json and json_agg of whole rows, a
+/// joined table's row and an outer join's missing one. The output is PostgreSQL 15's
+/// for the same commands.
+#[test]
+fn psql_prints_whole_rows_row_to_json_and_pg_typeof_as_postgresql_does() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query(
+        "CREATE TABLE t (id INT PRIMARY KEY, name TEXT, price NUMERIC(10,2), at TIMESTAMPTZ, flag BOOLEAN)",
+    );
+    server.query("CREATE TABLE u (uid INT, tid INT, note VARCHAR(10))");
+    server.query(
+        "INSERT INTO t VALUES (1, 'abc', 1.50, '2024-01-02 03:04:05+00', true), (2, 'a,b \"q\"', NULL, NULL, NULL), \
+         (3, '', 0, '2024-06-01 00:00:00.123+00', false)",
+    );
+    server.query("INSERT INTO u VALUES (10, 1, 'x'), (11, 2, NULL)");
+    let out = server.commands(&[
+        "SET TIME ZONE 'UTC'",
+        "SELECT t, row_to_json(t) FROM t ORDER BY id",
+        "SELECT json_agg(s) FROM (SELECT id, name FROM t WHERE id < 3) s",
+        "SELECT t.id, u, row_to_json(u.*), (u).note FROM t LEFT JOIN u ON u.tid = t.id ORDER BY t.id",
+        "SELECT ROW(1, 'a b', NULL), row_to_json((1, 'x')), ROW(1, 2) < ROW(1, 3), pg_typeof(t), pg_typeof(1), \
+         pg_typeof('x') FROM t WHERE id = 1",
+    ]);
+    assert_eq!(
+        out,
+        r#"SET
+(1,abc,1.50,"2024-01-02 03:04:05+00",t)|{"id":1,"name":"abc","price":1.50,"at":"2024-01-02T03:04:05+00:00","flag":true}
+(2,"a,b ""q""",,,)|{"id":2,"name":"a,b \"q\"","price":null,"at":null,"flag":null}
+(3,"",0.00,"2024-06-01 00:00:00.123+00",f)|{"id":3,"name":"","price":0.00,"at":"2024-06-01T00:00:00.123+00:00","flag":false}
+[{"id":1,"name":"abc"}, 
+ {"id":2,"name":"a,b \"q\""}]
+1|(10,1,x)|{"uid":10,"tid":1,"note":"x"}|x
+2|(11,2,)|{"uid":11,"tid":2,"note":null}|
+3|||
+(1,"a b",)|{"f1":1,"f2":"x"}|t|t|integer|unknown
+"#
+    );
+}

@@ -113,6 +113,9 @@ pub enum ObjectKind {
     Function,
     /// A view's rule (`_RETURN`, pg_rewrite), by the view's name.
     Rule,
+    /// A table's or view's row type (what `pg_typeof(t)` of its whole row names), by
+    /// the relation's name.
+    RowType,
 }
 
 impl ObjectKind {
@@ -124,6 +127,7 @@ impl ObjectKind {
             ObjectKind::Default => "default",
             ObjectKind::Function => "function",
             ObjectKind::Rule => "rule",
+            ObjectKind::RowType => "row type",
         }
     }
 }
@@ -236,6 +240,10 @@ pub const BUILTIN_TYPES: [BuiltinType; 47] = [
     builtin(2951, "_uuid", "uuid[]", -1, 'A', 0, 0),
     builtin(3807, "_jsonb", "jsonb[]", -1, 'A', 0, 0),
 ];
+
+/// Pseudo-types a value may be reported as by `pg_typeof` (an anonymous record, a quoted
+/// literal not yet given a type), named by `regtype` but no rows of pg_type here.
+pub const PSEUDO_TYPES: [(i64, &str); 2] = [(705, "unknown"), (2249, "record")];
 
 /// The built-in type with OID `oid`.
 pub fn builtin_type(oid: i64) -> Option<&'static BuiltinType> {
@@ -579,7 +587,18 @@ pub(crate) fn object_name(objects: &Objects, ty: CatalogType, oid: i64) -> Strin
     }
     let name = match ty {
         CatalogType::RegClass => objects.relation_by_oid(oid).map(|r| quote_ident(&r.name)),
-        CatalogType::RegType => builtin_type(oid).map(|t| format_type(t.oid, None)),
+        // regtypeout prints a bare bpchar as `character`.
+        CatalogType::RegType if oid == 1042 => Some("character".into()),
+        CatalogType::RegType => builtin_type(oid)
+            .map(|t| format_type(t.oid, None))
+            .or_else(|| PSEUDO_TYPES.iter().find(|(o, _)| *o == oid).map(|(_, name)| name.to_string()))
+            .or_else(|| {
+                objects
+                    .tables
+                    .iter()
+                    .find(|t| object_oid(ObjectKind::RowType, &t.name) == oid)
+                    .map(|t| quote_ident(&t.name))
+            }),
         CatalogType::RegNamespace => NAMESPACES.iter().find(|(o, _)| *o == oid).map(|(_, n)| n.to_string()),
         CatalogType::RegProc => relations::function_names()
             .iter()

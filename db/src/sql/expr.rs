@@ -36,6 +36,7 @@ use crate::database::Session;
 use crate::datetime::{self, ZoneId};
 use crate::error::{DbError, DbResult};
 use crate::numeric::{self, NumericSpec, RoundMode};
+use crate::record::{Record, RecordType, RowShape};
 use crate::schema::{coerce, TableSchema};
 use crate::sequences::{SequenceCall, SequenceOp};
 use crate::sql::arrays;
@@ -616,6 +617,33 @@ pub(crate) enum Expr {
     /// `(r).field`: the field at this position of a record (see `record`), resolved by
     /// name when the query is compiled.
     Field(Box<Expr>, usize),
+    /// A record made of its fields' values: a row constructor (`ROW(a, b)`, `(a, b)`) or
+    /// a whole-row reference (`t` for the row of the FROM item `t`).
+    Row(Box<RowExpr>),
+}
+
+/// A record's fields, and what tells a whole row that is there from none: the row of
+/// the inner side of an outer join that matched nothing is NULL, not a record of NULLs
+/// (PostgreSQL's whole-row reference of a NULL-extended relation).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RowExpr {
+    pub ty: RecordType,
+    pub fields: Vec<Expr>,
+    pub present: Presence,
+}
+
+/// How a whole row beside other relations tells that it is missing.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Presence {
+    /// Always there: a row constructor, a relation alone in its FROM clause.
+    Always,
+    /// A column that no row of the relation has NULL (a stored table's primary key's
+    /// first column, or its hidden row id): NULL there means no row.
+    KeyColumn(Expr),
+    /// A subquery's or function's row, which has no such column: missing when every
+    /// field is NULL. A row of its own whose every column is NULL reads as NULL too (it
+    /// would be `(,)` in PostgreSQL, and is NULL by `IS NULL` in both).
+    AnyField,
 }
 
 /// A subquery in an expression: what it is asked, and its plan.
@@ -1023,6 +1051,17 @@ impl<'a> Binder<'a> {
                 (v, _) => Expr::Literal(self.literal(v)?),
             },
             E::Nested(inner) => self.compile(inner)?,
+            // `(a, b, c)`: an anonymous record (compared with another row, it is taken
+            // pair by pair above).
+            E::Tuple(items) => self.row_constructor(items.iter())?,
+            // `t.*` where a value is wanted (`row_to_json(t.*)`, `(t.*).a`): t's whole row.
+            E::QualifiedWildcard(name, _) => {
+                let Some(ast::ObjectNamePart::Identifier(ident)) = name.0.last() else {
+                    return Err(DbError::Unsupported(format!("the reference {name}.*")));
+                };
+                let qualifier = ident_name(ident);
+                self.whole_row(&qualifier)?.ok_or(DbError::MissingFromEntry(qualifier))?
+            }
             E::IsNull(e) => Expr::IsNull(self.compile_box(e)?, false),
             E::IsNotNull(e) => Expr::IsNull(self.compile_box(e)?, true),
             E::IsTrue(e) => Expr::IsBool(self.compile_box(e)?, true, false),
@@ -1350,9 +1389,13 @@ impl<'a> Binder<'a> {
         };
         let name = ident_name(ident);
         match base_type {
-            Some(DataType::Record(ty)) => match ty.field_index(&name) {
-                Some(i) => Ok(Expr::Field(Box::new(base), i)),
-                None => Err(DbError::UnknownColumn(name)),
+            Some(DataType::Record(ty)) => match (ty.field_index(&name), base) {
+                // `(t).a` of a whole row or a row constructor: the field's own expression
+                // (which reads one column, not the row).
+                // A missing row's columns are NULL: its field is too.
+                (Some(i), Expr::Row(row)) => Ok(row.fields[i].clone()),
+                (Some(i), base) => Ok(Expr::Field(Box::new(base), i)),
+                (None, _) => Err(DbError::UnknownColumn(name)),
             },
             other => Err(not_composite(other)),
         }
@@ -1553,11 +1596,146 @@ impl<'a> Binder<'a> {
         Err(match qualifier {
             Some(q) if !known(&q) => DbError::MissingFromEntry(q),
             Some(qualifier) => DbError::UnknownQualifiedColumn { qualifier, column: name },
-            // PostgreSQL reads a FROM item's name as its whole row, a composite value;
-            // the database has no composite of a table's columns yet.
-            None if known(&name) => whole_row_unsupported(&name),
-            None => DbError::UnknownColumn(name),
+            None => match self.whole_row(&name)? {
+                Some(row) => return Ok(row),
+                None => DbError::UnknownColumn(name),
+            },
         })
+    }
+
+    /// The whole row of the FROM item `name` (in this query or an enclosing one) as a
+    /// record of its visible columns, as PostgreSQL reads a FROM item's name where a
+    /// value is wanted; None when no FROM item is so named.
+    fn whole_row(&self, name: &str) -> DbResult<Option<Expr>> {
+        let (scope, depth) = match self.scope.entry_named(name) {
+            Some(_) => (&self.scope, None),
+            None => match self.outer.iter().enumerate().find(|(_, s)| s.entry_named(name).is_some()) {
+                Some((depth, scope)) => (scope, Some(depth)),
+                None => return Ok(None),
+            },
+        };
+        let entry = scope.entry_named(name).expect("found above");
+        let place = |index: usize| match depth {
+            None => Expr::Column(index),
+            Some(depth) => Expr::Outer { depth, index, ty: scope.type_at(index) },
+        };
+        let columns = scope.star(Some(name))?;
+        let types = columns.iter().map(|(_, i)| scope.type_at(*i)).collect();
+        let fields = columns.iter().map(|(_, i)| place(*i)).collect();
+        let relation = &entry.relation;
+        let stored = relation.derived.is_none() && relation.function.is_none();
+        // A stored table's or a view's row is of the type named after it; a subquery's,
+        // a WITH query's or a function's is an anonymous record.
+        let table = (stored || relation.schema.view.is_some()).then(|| relation.name.clone());
+        let shape = RowShape::intern(columns.into_iter().map(|(n, _)| n).collect(), types, table)?;
+        // Beside another relation, the row may be the NULL extension of an outer join:
+        // a stored row's key column is never NULL otherwise.
+        let present = match (scope.entries.len() > 1, stored) {
+            (false, _) => Presence::Always,
+            (true, true) => match relation.schema.primary_key.first() {
+                Some(&key) => Presence::KeyColumn(place(entry.offset + key)),
+                None => Presence::AnyField,
+            },
+            (true, false) => Presence::AnyField,
+        };
+        Ok(Some(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present }))))
+    }
+
+    /// `pg_typeof(e)`: the type of its argument as a `regtype`, known when the query is
+    /// compiled. A quoted literal or NULL has no type yet (PostgreSQL's `unknown`); a
+    /// cast names its type as written (`1::int` is an integer though the database keeps
+    /// every integer as a bigint); an integer is an integer while it fits 4 bytes, as
+    /// PostgreSQL types a literal and a column declared INTEGER.
+    fn pg_typeof(&mut self, args: &[Option<&ast::Expr>]) -> DbResult<Expr> {
+        let [Some(mut arg)] = args else { return Err(wrong_arguments("pg_typeof", args.len())) };
+        while let ast::Expr::Nested(inner) = arg {
+            arg = inner;
+        }
+        let unknown = 705;
+        let oid = match arg {
+            ast::Expr::Value(v) if !matches!(v.value, ast::Value::Number(..) | ast::Value::Boolean(_)) => {
+                match v.value {
+                    ast::Value::Placeholder(_) => {
+                        crate::catalog::type_oid(DataType::Text { max_chars: None })
+                    }
+                    _ => unknown,
+                }
+            }
+            ast::Expr::Cast { data_type, .. } => {
+                self.compile(arg)?;
+                match crate::catalog::type_named(&data_type.to_string()) {
+                    Some(oid) => oid,
+                    None => crate::catalog::type_oid(sql_type(data_type)?),
+                }
+            }
+            _ => {
+                let e = self.compile(arg)?;
+                self.pg_type_oid(&e).unwrap_or(unknown)
+            }
+        };
+        Ok(Expr::Cast(Box::new(Expr::Literal(Value::Int(oid))), DataType::Catalog(CatalogType::RegType)))
+    }
+
+    /// The OID of the PostgreSQL type of `e`'s values, when it can be told.
+    fn pg_type_oid(&self, e: &Expr) -> Option<i64> {
+        let ty = match e {
+            Expr::Agg(i) => crate::sql::query::aggregate_type(self.aggs.get(*i)?, &self.scope.types()),
+            other => self.type_of(other),
+        }?;
+        Some(match ty {
+            // ARRAY[1, 2] is an integer[] as its elements are integers.
+            DataType::Array(ElemType::Int) => match e {
+                Expr::Array(_, items) if items.iter().all(|i| self.int_width(i) == 4) => 1007,
+                _ => 1016,
+            },
+            DataType::Int => match self.int_width(e) {
+                2 => 21,
+                4 => 23,
+                _ => 20,
+            },
+            DataType::Record(ty) => match ty.table_name() {
+                Some(table) => crate::catalog::object_oid(crate::catalog::ObjectKind::RowType, table),
+                None => crate::catalog::type_oid(DataType::Record(ty)),
+            },
+            other => crate::catalog::type_oid(other),
+        })
+    }
+
+    /// The width in bytes PostgreSQL gives an integer expression: a literal's that fits
+    /// 4 bytes and a column's declared so is 4 (2 for SMALLINT), and arithmetic on them
+    /// keeps the wider operand's; anything else (an aggregate, a function) is a bigint.
+    fn int_width(&self, e: &Expr) -> u8 {
+        let column_width = |scope: &Scope, i: usize| {
+            let entry = scope.entries.iter().rev().find(|entry| entry.offset <= i);
+            entry.map_or(8, |entry| entry.relation.schema.int_width(i - entry.offset))
+        };
+        match e {
+            Expr::Literal(Value::Int(i)) => match i32::try_from(*i) {
+                Ok(_) => 4,
+                Err(_) => 8,
+            },
+            Expr::Column(i) => column_width(&self.scope, *i),
+            Expr::Outer { depth, index, .. } => {
+                self.outer.get(*depth).map_or(8, |scope| column_width(scope, *index))
+            }
+            Expr::Neg(a) => self.int_width(a),
+            Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, a, b) => {
+                // PostgreSQL's smallint arithmetic gives a smallint; a literal beside it
+                // is an integer.
+                self.int_width(a).max(self.int_width(b))
+            }
+            _ => 8,
+        }
+    }
+
+    /// `ROW(a, b)` or `(a, b)`: an anonymous record, its fields named f1, f2, ... (as
+    /// `row_to_json` shows them).
+    fn row_constructor<'e>(&mut self, items: impl Iterator<Item = &'e ast::Expr>) -> DbResult<Expr> {
+        let fields = items.map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+        let names = (1..=fields.len()).map(|i| format!("f{i}")).collect();
+        let types = fields.iter().map(|e| self.type_of(e)).collect();
+        let shape = RowShape::intern(names, types, None)?;
+        Ok(Expr::Row(Box::new(RowExpr { ty: RecordType::Row(shape), fields, present: Presence::Always })))
     }
 
     fn literal(&self, value: &ast::Value) -> DbResult<Value> {
@@ -1718,6 +1896,25 @@ impl<'a> Binder<'a> {
         if f.null_treatment.is_some() || (!ordered_within_group && !f.within_group.is_empty()) {
             return Err(DbError::Unsupported(format!("this form of {name}()")));
         }
+        // `t.*` as an argument (`row_to_json(t.*)`): t's whole row, read as the
+        // expression `t.*` (see `compile`).
+        let star_args: Vec<ast::Expr> = match &f.args {
+            ast::FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .filter_map(|arg| match arg {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::QualifiedWildcard(name)) => {
+                        Some(ast::Expr::QualifiedWildcard(
+                            name.clone(),
+                            ast::helpers::attached_token::AttachedToken::empty(),
+                        ))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut star_args = star_args.iter();
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false),
             ast::FunctionArguments::List(list) => {
@@ -1734,6 +1931,9 @@ impl<'a> Binder<'a> {
                     .map(|arg| match arg {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(Some(e)),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Ok(None),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::QualifiedWildcard(_)) => {
+                            Ok(star_args.next())
+                        }
                         other => Err(DbError::Unsupported(format!("the argument {other} of {name}()"))),
                     })
                     .collect::<DbResult<Vec<_>>>()?;
@@ -1886,11 +2086,26 @@ impl<'a> Binder<'a> {
             let args = self.call_arguments(&name, args, min, max)?;
             return self.catalog_call(func, args);
         }
+        if name == "row" {
+            let items = args
+                .iter()
+                .map(|a| a.ok_or_else(|| DbError::Unsupported("* in ROW()".into())))
+                .collect::<DbResult<Vec<_>>>()?;
+            return self.row_constructor(items.into_iter());
+        }
         if name == "row_to_json" {
-            // Its argument is a whole row, a composite value the database has none of.
-            return Err(DbError::Unsupported(
-                "row_to_json() (a whole-row value): use json_build_object".into(),
-            ));
+            // `row_to_json(record)`: to_json of a record is the same object.
+            let args = self.call_arguments(&name, args, 1, 1)?;
+            return match self.type_of(&args[0]) {
+                Some(DataType::Record(_)) | None => Ok(Expr::Func(Func::ToJson, args)),
+                Some(_) => Err(DbError::UndefinedFunction(format!(
+                    "row_to_json({})",
+                    crate::catalog::format_type(self.pg_type_oid(&args[0]).unwrap_or(705), None)
+                ))),
+            };
+        }
+        if name == "pg_typeof" {
+            return self.pg_typeof(&args);
         }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
@@ -2009,10 +2224,25 @@ impl Binder<'_> {
 }
 
 /// The items of a row constructor `(a, b, ...)` (two or more items).
-fn row_items(e: &ast::Expr) -> Option<&[ast::Expr]> {
+fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
     match e {
-        ast::Expr::Tuple(items) => Some(items),
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
         ast::Expr::Nested(inner) => row_items(inner),
+        // `ROW(a, b)`, the constructor's keyword form.
+        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::List(list)
+                if list.clauses.is_empty() && list.duplicate_treatment.is_none() =>
+            {
+                list.args
+                    .iter()
+                    .map(|arg| match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -2038,7 +2268,7 @@ fn row_comparison(left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr)
             position: 0,
         });
     }
-    let pairs = l.iter().cloned().zip(r.iter().cloned());
+    let pairs = l.into_iter().cloned().zip(r.into_iter().cloned());
     let join =
         |parts: Vec<ast::Expr>, with: B| parts.into_iter().reduce(|a, b| binary_ast(a, with.clone(), b));
     let combined = match op {
@@ -2089,14 +2319,6 @@ fn sequence_name(text: &str) -> String {
         Some(quoted) => quoted.replace("\"\"", "\""),
         None => last.to_lowercase(),
     }
-}
-
-/// The refusal of `t` standing for the whole row of the FROM item `t` (as in PostgreSQL's
-/// `json_agg(t)` or `to_json(t)`).
-fn whole_row_unsupported(name: &str) -> DbError {
-    DbError::Unsupported(format!(
-        "a whole-row reference (\"{name}\" as a value): name its columns, e.g. with json_build_object"
-    ))
 }
 
 fn wrong_arguments(name: &str, n: usize) -> DbError {
@@ -2485,6 +2707,15 @@ impl Expr {
             }
             Expr::Subscript(a, i) => Expr::Subscript(boxed(f, a)?, boxed(f, i)?),
             Expr::Field(a, i) => Expr::Field(boxed(f, a)?, i),
+            Expr::Row(row) => {
+                let RowExpr { ty, fields, present } = *row;
+                let fields = fields.into_iter().map(&mut *f).collect::<DbResult<_>>()?;
+                let present = match present {
+                    Presence::KeyColumn(key) => Presence::KeyColumn(f(key)?),
+                    other => other,
+                };
+                Expr::Row(Box::new(RowExpr { ty, fields, present }))
+            }
             Expr::Slice(a, lo, hi) => Expr::Slice(
                 boxed(f, a)?,
                 lo.map(|e| boxed(f, e)).transpose()?,
@@ -2560,6 +2791,12 @@ impl Expr {
                 f(i);
             }
             Expr::Field(a, _) => f(a),
+            Expr::Row(row) => {
+                row.fields.iter().for_each(&mut *f);
+                if let Presence::KeyColumn(key) = &row.present {
+                    f(key);
+                }
+            }
             Expr::Slice(a, lo, hi) => {
                 f(a);
                 if let Some(lo) = lo {
@@ -2854,6 +3091,13 @@ impl Expr {
             return Ok(self);
         }
         if self.is_constant() {
+            // A constant `reg*` value keeps its type, which shows it as the object's name
+            // (`pg_typeof(1)` is the regtype `integer`, a number only inside).
+            if let Expr::Cast(_, ty @ DataType::Catalog(c)) = self {
+                if c.is_oid() && c != CatalogType::Oid {
+                    return Ok(Expr::Cast(Box::new(Expr::Literal(self.eval(&[], &[])?)), ty));
+                }
+            }
             return self.eval(&[], &[]).map(Expr::Literal);
         }
         self.map_children(&mut Expr::fold)
@@ -2905,9 +3149,10 @@ impl Expr {
                 _ => None,
             },
             Expr::Field(a, i) => match a.static_type(columns, aggs) {
-                Some(DataType::Record(ty)) => ty.field_types().get(*i).copied(),
+                Some(DataType::Record(ty)) => ty.field_types().get(*i).copied().flatten(),
                 _ => None,
             },
+            Expr::Row(row) => Some(DataType::Record(row.ty)),
             Expr::Slice(a, _, _) => match a.static_type(columns, aggs) {
                 // A slice of a vector is an array from 1 (int2[] in PostgreSQL).
                 Some(DataType::Catalog(c)) if c.is_vector() => Some(DataType::Array(ElemType::Int)),
@@ -3122,6 +3367,18 @@ impl Expr {
                 Value::Record(r) => r.fields.get(*i).cloned().unwrap_or(Value::Null),
                 other => return Err(not_composite(other.data_type())),
             },
+            Expr::Row(r) => {
+                if let Presence::KeyColumn(key) = &r.present {
+                    if key.eval(row, aggs)?.is_null() {
+                        return Ok(Value::Null);
+                    }
+                }
+                let fields = r.fields.iter().map(|e| e.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+                if r.present == Presence::AnyField && fields.iter().all(Value::is_null) {
+                    return Ok(Value::Null);
+                }
+                Record::new(r.ty, fields).into_value()
+            }
             Expr::Slice(a, lo, hi) => arrays::slice(
                 a.eval(row, aggs)?,
                 lo.as_ref().map(|e| e.eval(row, aggs)).transpose()?,
@@ -3172,7 +3429,15 @@ impl Expr {
                 }
                 binary(*op, a, b)?
             }
-            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, aggs)?.is_null() != *negated),
+            Expr::IsNull(e, negated) => match e.eval(row, aggs)? {
+                // PostgreSQL's rule for a record: IS NULL when every field is NULL, IS NOT
+                // NULL when none is (so `ROW(1, NULL)` is neither).
+                Value::Record(r) => Value::Bool(match negated {
+                    false => r.fields.iter().all(Value::is_null),
+                    true => !r.fields.iter().any(Value::is_null),
+                }),
+                v => Value::Bool(v.is_null() != *negated),
+            },
             Expr::IsBool(e, value, negated) => {
                 Value::Bool((truth(&e.eval(row, aggs)?)? == Some(*value)) != *negated)
             }
@@ -3380,6 +3645,10 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
         (Value::Array(x), Value::Array(y)) => arrays::compare_arrays(x, y)?,
+        // Two whole rows compare as PostgreSQL's record_cmp: field by field, a NULL field
+        // equal to a NULL one and after any value (a row constructor's `ROW(a, b) = ROW(c,
+        // d)` is compiled field by field instead, NULL where a field is).
+        (Value::Record(x), Value::Record(y)) => crate::record::cmp(x, y),
         // Text meeting an array is read as one of its element type.
         (Value::Array(x), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Array(x.elem))?),
         (Value::Text(_), Value::Array(y)) => return compare(&coerce(a.clone(), DataType::Array(y.elem))?, b),

@@ -1425,6 +1425,8 @@ fn view_relation(
         }
         relation.schema = Arc::new(schema);
     }
+    // Its row is of the type named after the view (`pg_typeof(v)` of a whole row).
+    Arc::make_mut(&mut relation.schema).view = view.view.clone();
     Ok(relation)
 }
 

@@ -204,6 +204,15 @@ pub(crate) fn to_jsonb(v: &Value) -> DbResult<Jsonb> {
         Value::Json(t) | Value::Jsonb(t) => json::parse_jsonb(t)?,
         // An array is a JSON array of its elements, as PostgreSQL's to_json gives it.
         Value::Array(a) => Jsonb::Array(a.items.iter().map(to_jsonb).collect::<DbResult<_>>()?),
+        // A record is an object of its fields by name (jsonb's normal form: a repeated
+        // name keeps its last value).
+        Value::Record(r) => {
+            let mut pairs = Vec::with_capacity(r.fields.len());
+            for ((name, value), ty) in r.ty.field_names().into_iter().zip(&r.fields).zip(r.ty.field_types()) {
+                pairs.push((name.to_string(), field_jsonb(value, ty)?));
+            }
+            Jsonb::object(pairs)
+        }
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             let text = v.to_string();
             Jsonb::String(iso_timestamp(&text))
@@ -216,6 +225,17 @@ pub(crate) fn to_jsonb(v: &Value) -> DbResult<Jsonb> {
             other => other.to_string(),
         }),
     })
+}
+
+/// A record's field as JSON: a CHAR(n) field's text blank-padded, as PostgreSQL's
+/// composite_to_json gives it (its output function's text).
+fn field_jsonb(value: &Value, ty: Option<DataType>) -> DbResult<Jsonb> {
+    match (value, ty) {
+        (Value::Text(t), Some(DataType::Char { len: Some(n) })) => {
+            Ok(Jsonb::String(crate::value::blank_padded(t, n).into_owned()))
+        }
+        _ => to_jsonb(value),
+    }
 }
 
 /// A timestamp's text as JSON has it: `T` between date and time, a zone as `+hh:mm`.
@@ -238,6 +258,25 @@ pub(crate) fn to_json_text(v: &Value) -> DbResult<String> {
         Value::Array(a) => {
             let items = a.items.iter().map(to_json_text).collect::<DbResult<Vec<_>>>()?;
             format!("[{}]", items.join(","))
+        }
+        // PostgreSQL's composite_to_json: `{"name":value,...}` in field order, no blanks,
+        // every field kept (a repeated name too).
+        Value::Record(r) => {
+            let mut out = String::from("{");
+            let fields = r.ty.field_names().into_iter().zip(&r.fields).zip(r.ty.field_types());
+            for (i, ((name, value), ty)) in fields.enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json::write_string(name, &mut out);
+                out.push(':');
+                match ty {
+                    Some(DataType::Char { len: Some(_) }) => out.push_str(&field_jsonb(value, ty)?.to_text()),
+                    _ => out.push_str(&to_json_text(value)?),
+                }
+            }
+            out.push('}');
+            out
         }
         other => to_jsonb(other)?.to_text(),
     })

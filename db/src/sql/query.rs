@@ -2034,6 +2034,20 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
         E::Nested(inner) => figure_name(inner),
         E::Cast { expr, data_type, .. } => figure_name(expr).or_else(|| pg_type_name(data_type)),
         E::Case { .. } => Some("case".into()),
+        // `(a, b)` is PostgreSQL's ROW(a, b).
+        E::Tuple(_) => Some("row".into()),
+        // `(t).a` and `t.c[1]`: the last field's name.
+        E::CompoundFieldAccess { root, access_chain } => match access_chain.last() {
+            Some(ast::AccessExpr::Dot(field)) => figure_name(field),
+            Some(ast::AccessExpr::Subscript(_)) => match access_chain.len() {
+                1 => figure_name(root),
+                n => match &access_chain[n - 2] {
+                    ast::AccessExpr::Dot(field) => figure_name(field),
+                    ast::AccessExpr::Subscript(_) => None,
+                },
+            },
+            None => figure_name(root),
+        },
         E::Ceil { .. } => Some("ceil".into()),
         E::Floor { .. } => Some("floor".into()),
         E::Substring { .. } => Some("substring".into()),

@@ -45,4 +45,5 @@ mod transactions;
 mod types;
 mod view_dependencies;
 mod views;
+mod whole_rows;
 mod windows;
