@@ -242,6 +242,10 @@ pub enum DbError {
     StatementTimeout,
     #[error("{0} is not supported")]
     Unsupported(String),
+    /// A construct PostgreSQL refuses too (its 0A000), in its words: "WITH clause
+    /// containing a data-modifying statement must be at the top level".
+    #[error("{0}")]
+    FeatureNotSupported(String),
     #[error("\"{0}\" is a read-only view of the database's state: it cannot be changed")]
     ReadOnlyView(String),
     #[error("bind parameter ${index} is {problem}")]
@@ -487,7 +491,7 @@ impl DbError {
             DbError::Canceled | DbError::StatementTimeout => "57014",
             // A wait in progress: the class of lock waits' errors (55P03's).
             DbError::LockWaitDeferred => "55000",
-            DbError::Unsupported(_) => "0A000",
+            DbError::Unsupported(_) | DbError::FeatureNotSupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",

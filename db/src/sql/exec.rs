@@ -773,6 +773,9 @@ impl Session {
     ) -> DbResult<QueryResult> {
         use ast::Statement as S;
         match statement {
+            S::Query(query) if crate::sql::dml_with::modifies_data(query) => {
+                self.run_data_modifying_with(query, params)
+            }
             S::Query(query) => {
                 let out = self.run_query(query, params)?;
                 Ok(QueryResult::rows_of_query(out.columns, out.rows))
@@ -2013,7 +2016,9 @@ impl Session {
             _ => None,
         };
         if let Some(keys) = points {
-            if keys_stay && !crate::views::is_view(&relation.name) {
+            // Not in a statement with data-modifying WITH queries: its rows are picked as
+            // the statement's start showed them (`dml_with`), not as they are now.
+            if keys_stay && !crate::views::is_view(&relation.name) && !self.reads_at_start() {
                 log::trace!("UPDATE/DELETE on {}: {} key(s), locked then read", relation.name, keys.len());
                 let mut changed = 0;
                 for key in keys {
@@ -2060,6 +2065,11 @@ impl Session {
         let mut changed = 0;
         for old in candidates {
             let key = relation.schema.key_of(&old);
+            if self.changed_since_statement_start(&relation.name, &key) {
+                // Changed by another part of the statement (`dml_with`): PostgreSQL's
+                // UPDATE and DELETE leave it alone.
+                continue;
+            }
             let Some(current) = self.select_for_update_read_at(&relation.name, &key, &old, point)? else {
                 continue;
             };

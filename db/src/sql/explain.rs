@@ -353,6 +353,11 @@ impl Session {
         let mut planning_time = None;
         let mut execution_time = None;
         let mut nodes = match statement {
+            ast::Statement::Query(query) if crate::sql::dml_with::modifies_data(query) => {
+                return Err(DbError::Unsupported(
+                    "EXPLAIN of a statement with data-modifying WITH queries".into(),
+                ))
+            }
             ast::Statement::Query(query) => {
                 let plan = self.plan_query(query, params)?.ok_or_else(unsupported)?;
                 let text = PlanText::of(query);

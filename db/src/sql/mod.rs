@@ -23,6 +23,7 @@ pub(crate) mod comments;
 pub(crate) mod create_table_as;
 pub(crate) mod ddl;
 pub mod describe;
+pub(crate) mod dml_with;
 pub mod exec;
 pub(crate) mod explain;
 pub mod expr;

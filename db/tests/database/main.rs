@@ -20,6 +20,7 @@ mod checkpoints;
 mod create_view;
 mod describe;
 mod distinct_on;
+mod dml_with;
 mod fail_stop;
 mod foreign_keys;
 mod functions;

@@ -1,0 +1,255 @@
+//! Data-modifying statements in WITH through `Session::execute`: moving rows, counting
+//! RETURNING rows, several in one statement, each part run once to completion, every
+//! part on the statement's snapshot, PostgreSQL 15's errors, the undo of the whole
+//! statement, Describe without running it, and the changes replayed after a reopen.
+//! Every expected result is PostgreSQL 15's for the same statements.
+
+use crate::common::{fails, one, open, pipe_rows, run};
+use db::sql::QueryResult;
+use db::{Session, Value};
+
+fn setup(s: &mut Session) {
+    run(s, "CREATE TABLE a (id INT PRIMARY KEY, v TEXT)");
+    run(s, "CREATE TABLE b (id INT PRIMARY KEY, v TEXT)");
+    run(s, "INSERT INTO a SELECT g, 'v' || g FROM generate_series(1, 5) g");
+    run(s, "COMMIT");
+}
+
+fn rows_of(s: &mut Session, table: &str) -> Vec<String> {
+    pipe_rows(s, &format!("SELECT id, v FROM {table} ORDER BY id"))
+}
+
+#[test]
+fn data_modifying_with_queries_move_update_and_insert_rows_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    let moved = run(
+        &mut s,
+        "WITH moved AS (DELETE FROM a WHERE id >= 3 RETURNING *) INSERT INTO b SELECT * FROM moved",
+    );
+    assert_eq!((moved.tag().as_ref(), moved.rows_affected()), ("INSERT 0 3", 3));
+    assert_eq!(rows_of(&mut s, "a"), ["1|v1", "2|v2"]);
+    assert_eq!(rows_of(&mut s, "b"), ["3|v3", "4|v4", "5|v5"]);
+    assert_eq!(one(&mut s, "WITH u AS (UPDATE b SET v = v || '!' RETURNING id) SELECT count(*) FROM u"), "3");
+    // The outer query reads the table as the statement began: not the rows inserted.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO a VALUES (10, 'n'), (11, 'm') RETURNING id) \
+             SELECT id, (SELECT count(*) FROM a) AS seen FROM i ORDER BY id"
+        ),
+        ["10|2", "11|2"]
+    );
+    // Several in one statement, one reading another's RETURNING rows.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO a VALUES (20, 'p') RETURNING *), \
+                  j AS (INSERT INTO b SELECT id, v || 'b' FROM i RETURNING *), \
+                  k AS (UPDATE a SET v = 'q' WHERE id = 1 RETURNING *) \
+             SELECT (SELECT count(*) FROM i) AS i, (SELECT count(*) FROM j) AS j, (SELECT v FROM k) AS k, \
+                    (SELECT count(*) FROM b) AS b_seen"
+        ),
+        ["1|1|q|3"]
+    );
+    assert_eq!(rows_of(&mut s, "a"), ["1|q", "2|v2", "10|n", "11|m", "20|p"]);
+    assert_eq!(rows_of(&mut s, "b"), ["3|v3!", "4|v4!", "5|v5!", "20|pb"]);
+    // Run to completion though the outer query reads one row, or none.
+    assert_eq!(
+        pipe_rows(&mut s, "WITH d AS (DELETE FROM b RETURNING *) SELECT 1 AS one FROM d LIMIT 1"),
+        ["1"]
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM b"), "0");
+    assert_eq!(pipe_rows(&mut s, "WITH d AS (DELETE FROM a WHERE id = 11) SELECT 1 AS one"), ["1"]);
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH d AS (DELETE FROM a WHERE id = 20 RETURNING *) \
+             SELECT d.v, (SELECT count(*) FROM a WHERE id = 20) AS seen FROM d"
+        ),
+        ["p|1"]
+    );
+    run(&mut s, "COMMIT");
+    // The transaction's own earlier changes are part of the snapshot; the statement's
+    // own are not, to any part of it.
+    run(&mut s, "INSERT INTO a VALUES (50, 'own')");
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH d AS (DELETE FROM a WHERE id = 50 RETURNING v) \
+             SELECT d.v, (SELECT count(*) FROM a WHERE id = 50) AS seen FROM d"
+        ),
+        ["own|1"]
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a WHERE id = 50"), "0");
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO a VALUES (60, 'new') RETURNING id), \
+                  u AS (UPDATE a SET v = 'touched' WHERE id >= 50 RETURNING id) \
+             SELECT (SELECT count(*) FROM i) AS i, (SELECT count(*) FROM u) AS u"
+        ),
+        ["1|0"]
+    );
+    // The same by key: the UPDATE does not find the row the INSERT added.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO a VALUES (70, 'r') RETURNING id) UPDATE a SET v = 'upd' WHERE id = 70 RETURNING *"
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(rows_of(&mut s, "a"), ["1|q", "2|v2", "10|n", "60|new", "70|r"]);
+    run(&mut s, "COMMIT");
+    // WITH before the statement's own INSERT, UPDATE or DELETE.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH x AS (SELECT 1 AS n) INSERT INTO a SELECT n + 100, 'w' FROM x RETURNING id, v"
+        ),
+        ["101|w"]
+    );
+    let updated = run(
+        &mut s,
+        "WITH x AS (SELECT 101 AS n) UPDATE a SET v = 'vv' WHERE id IN (SELECT n FROM x) RETURNING *",
+    );
+    assert_eq!(updated.tag(), "UPDATE 1");
+    assert_eq!(updated.rows(), [vec![Value::Int(101), Value::Text("vv".into())]]);
+    let deleted = run(&mut s, "WITH x AS (SELECT 101 AS n) DELETE FROM a WHERE id IN (SELECT n FROM x)");
+    assert_eq!((deleted.tag().as_ref(), deleted.columns().len()), ("DELETE 1", 0));
+    assert_eq!(
+        one(&mut s, "WITH u AS (UPDATE a SET v = v || '+' RETURNING id, v) SELECT string_agg(v, ',' ORDER BY id) FROM u"),
+        "q+,v2+,n+,new+,r+"
+    );
+    // A bind parameter in a data-modifying WITH query.
+    let doubled = s
+        .execute(
+            "WITH i AS (INSERT INTO a VALUES ($1, $2) RETURNING id) SELECT id * 2 AS twice FROM i",
+            &[Value::Int(80), Value::Text("bound".into())],
+        )
+        .unwrap();
+    assert_eq!(doubled.rows(), [vec![Value::Int(160)]]);
+    run(&mut s, "COMMIT");
+    assert_eq!(one(&mut s, "SELECT v FROM a WHERE id = 80"), "bound");
+}
+
+#[test]
+fn data_modifying_with_fails_as_postgresql_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    let top_level = "WITH clause containing a data-modifying statement must be at the top level";
+    for (sql, position) in [
+        ("SELECT * FROM (WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d) s", 21),
+        ("SELECT (WITH d AS (DELETE FROM a RETURNING id) SELECT count(*) FROM d)", 14),
+        ("WITH x AS (WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d) SELECT * FROM x", 17),
+        ("INSERT INTO b WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d", 20),
+    ] {
+        let e = fails(&mut s, sql);
+        assert_eq!(
+            (e.sqlstate(), e.to_string().as_str(), e.position()),
+            ("0A000", top_level, Some(position)),
+            "{sql}"
+        );
+    }
+    let e = fails(&mut s, "WITH d AS (DELETE FROM a WHERE id = 1) SELECT * FROM d");
+    assert_eq!(
+        (e.sqlstate(), e.to_string().as_str(), e.position()),
+        ("0A000", "WITH query \"d\" does not have a RETURNING clause", Some(54))
+    );
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5", "nothing ran");
+    let e = fails(&mut s, "EXPLAIN WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d");
+    assert_eq!(e.sqlstate(), "0A000");
+}
+
+#[test]
+fn a_failure_in_any_part_undoes_the_whole_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    run(&mut s, "INSERT INTO b VALUES (3, 'taken')");
+    run(&mut s, "COMMIT");
+    // The outer INSERT fails: the DELETE before it is undone.
+    let e = fails(&mut s, "WITH d AS (DELETE FROM a RETURNING *) INSERT INTO b SELECT * FROM d");
+    assert_eq!(e.sqlstate(), "23505");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5");
+    // A later WITH query fails: the earlier one is undone.
+    let e = fails(
+        &mut s,
+        "WITH d AS (DELETE FROM a WHERE id = 1 RETURNING *), x AS (INSERT INTO b VALUES (3, 'dup') RETURNING *) SELECT 1",
+    );
+    assert_eq!(e.sqlstate(), "23505");
+    // The outer query fails on the rows of the change.
+    let e = fails(&mut s, "WITH d AS (DELETE FROM a WHERE id = 1 RETURNING *) SELECT 1 / 0 FROM d");
+    assert_eq!(e.sqlstate(), "22012");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5");
+    assert_eq!(rows_of(&mut s, "b"), ["3|taken"]);
+    // The transaction goes on, and its ROLLBACK takes back a statement that succeeded.
+    run(&mut s, "WITH d AS (DELETE FROM a WHERE id <= 2 RETURNING *) INSERT INTO b SELECT * FROM d");
+    assert_eq!(rows_of(&mut s, "b"), ["1|v1", "2|v2", "3|taken"]);
+    run(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5");
+    assert_eq!(rows_of(&mut s, "b"), ["3|taken"]);
+}
+
+#[test]
+fn describe_tells_the_columns_of_a_data_modifying_with_without_running_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    let query =
+        s.prepare("WITH d AS (DELETE FROM a WHERE id > $1 RETURNING id, v) SELECT v, id FROM d").unwrap();
+    assert!(query.returns_rows());
+    assert!(!query.is_query(), "it changes rows: no cursor may hold it");
+    let d = s.describe_prepared(&query).unwrap();
+    let columns: Vec<(String, Option<db::DataType>)> =
+        d.columns.unwrap().into_iter().map(|c| (c.name, c.ty)).collect();
+    assert_eq!(
+        columns,
+        [
+            ("v".to_string(), Some(db::DataType::Text { max_chars: None })),
+            ("id".to_string(), Some(db::DataType::Int))
+        ]
+    );
+    let insert = s.prepare("WITH d AS (DELETE FROM a RETURNING *) INSERT INTO b SELECT * FROM d").unwrap();
+    assert!(!insert.returns_rows());
+    assert_eq!(s.describe_prepared(&insert).unwrap().columns, None);
+    assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5", "describing deleted nothing");
+    match s.execute_prepared(&query, &[Value::Int(3)]).unwrap() {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows.len(), 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_changes_of_a_data_modifying_with_are_logged_and_replayed_after_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        setup(&mut s);
+        run(
+            &mut s,
+            "WITH moved AS (DELETE FROM a WHERE id >= 3 RETURNING *) INSERT INTO b SELECT * FROM moved",
+        );
+        run(
+            &mut s,
+            "WITH u AS (UPDATE a SET v = 'kept' RETURNING *), i AS (INSERT INTO b SELECT id + 10, v FROM u RETURNING id) \
+             SELECT count(*) FROM i",
+        );
+        run(&mut s, "COMMIT");
+        // Rolled back: not replayed.
+        run(&mut s, "WITH d AS (DELETE FROM b RETURNING *) INSERT INTO a SELECT id + 100, v FROM d");
+        run(&mut s, "ROLLBACK");
+    }
+    let db = open(dir.path());
+    assert!(db.recovery_report().transactions >= 2, "replayed from the redo: {:?}", db.recovery_report());
+    let mut s = db.session();
+    assert_eq!(rows_of(&mut s, "a"), ["1|kept", "2|kept"]);
+    assert_eq!(rows_of(&mut s, "b"), ["3|v3", "4|v4", "5|v5", "11|kept", "12|kept"]);
+}
