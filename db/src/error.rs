@@ -131,6 +131,12 @@ pub enum DbError {
     /// (42704: a window name).
     #[error("{0}")]
     UndefinedObject(String),
+    /// An escape string of more than one character (22025).
+    #[error("{0}")]
+    InvalidEscapeString(String),
+    /// More than two escape-double-quote separators in a SQL regular expression (2200C).
+    #[error("{0}")]
+    InvalidUseOfEscape(String),
     /// A regular expression that does not compile (2201B).
     #[error("{0}")]
     InvalidRegex(String),
@@ -384,6 +390,7 @@ impl DbError {
             DbError::RangeOffsetType { offset: Some(_), .. } => {
                 Some("Cast the offset value to an appropriate type.")
             }
+            DbError::InvalidEscapeString(_) => Some("Escape string must be empty or one character."),
             _ => None,
         }
     }
@@ -458,6 +465,8 @@ impl DbError {
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
             DbError::UndefinedSchema(_) => "3F000",
             DbError::InvalidRegex(_) => "2201B",
+            DbError::InvalidEscapeString(_) => "22025",
+            DbError::InvalidUseOfEscape(_) => "2200C",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::UndefinedOperator(_) => "42883",
             DbError::TypeConflict(_) => "42804",

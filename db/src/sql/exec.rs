@@ -464,6 +464,9 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     // A window frame's `EXCLUDE ...`, which sqlparser does not read, inside its last bound.
     let exclusion_moved = crate::sql::frame_exclusion::rewrite(sql);
     let sql = exclusion_moved.as_deref().unwrap_or(sql);
+    // `LIKE ALL (subquery)`, whose subquery sqlparser does not read, as `ALL (ARRAY(...))`.
+    let like_all_arrayed = crate::sql::like_all::rewrite(sql);
+    let sql = like_all_arrayed.as_deref().unwrap_or(sql);
     // Sequence options in the words and the order sqlparser reads (Oracle's words,
     // PostgreSQL's any order).
     let oracle_sequence = oracle::standard_sequence_options(sql);

@@ -33,6 +33,7 @@ pub(crate) mod functions;
 pub(crate) mod join;
 pub(crate) mod joined_dml;
 pub(crate) mod json_ops;
+pub(crate) mod like_all;
 pub(crate) mod merge;
 pub mod oracle;
 pub mod prepared;

@@ -33,6 +33,7 @@ mod json_aggregates;
 mod lateral;
 mod merge;
 mod params;
+mod patterns;
 mod records;
 mod recursive;
 mod relational;
