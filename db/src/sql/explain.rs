@@ -197,7 +197,11 @@ impl PlanText {
             _ => (None, None),
         };
         let groups = match select.map(|s| &s.group_by) {
-            Some(ast::GroupByExpr::Expressions(exprs, _)) => exprs.iter().map(ToString::to_string).collect(),
+            Some(ast::GroupByExpr::Expressions(exprs, _)) => exprs
+                .iter()
+                .filter(|e| !crate::sql::group_by_distinct::is_marker(e))
+                .map(ToString::to_string)
+                .collect(),
             _ => Vec::new(),
         };
         let sorts = match order_by.map(|o| &o.kind) {

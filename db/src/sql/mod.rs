@@ -30,6 +30,7 @@ pub mod expr;
 pub(crate) mod formatting;
 pub(crate) mod frame_exclusion;
 pub(crate) mod functions;
+pub(crate) mod group_by_distinct;
 pub(crate) mod join;
 pub(crate) mod joined_dml;
 pub(crate) mod json_ops;

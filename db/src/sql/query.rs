@@ -1125,8 +1125,13 @@ impl Session {
         binder.windows_allowed = false;
         // GROUP BY: expressions, select-list positions or output names.
         let group_asts = match &select.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs,
+            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.as_slice(),
             other => return Err(DbError::Unsupported(format!("{other}"))),
+        };
+        // GROUP BY DISTINCT: its mark, the first item (`group_by_distinct`).
+        let (distinct_sets, group_asts) = match group_asts {
+            [first, rest @ ..] if crate::sql::group_by_distinct::is_marker(first) => (true, rest),
+            all => (false, all),
         };
         let mut groups = Vec::new();
         let mut group_texts = Vec::new();
@@ -1182,7 +1187,11 @@ impl Session {
             explicit_sets = true;
             item_sets.push(sets);
         }
-        let grouping_sets = if explicit_sets { Some(multiply_sets(&item_sets)?) } else { None };
+        let grouping_sets = match (explicit_sets, distinct_sets) {
+            (false, _) => None,
+            (true, false) => Some(multiply_sets(&item_sets)?),
+            (true, true) => Some(crate::sql::group_by_distinct::distinct_sets(multiply_sets(&item_sets)?)),
+        };
         let having = select.having.as_ref().map(|e| binder.with_aggregates(e)).transpose()?;
 
         // ORDER BY: positions, output names, or expressions.
