@@ -20,7 +20,8 @@
 //! - the changes are logged as any DML's, in the statement's transaction, and the whole
 //!   statement is one statement: a failure in any part undoes every part.
 //!
-//! MERGE in WITH is refused with 0A000, as PostgreSQL 15 refuses it.
+//! MERGE after a WITH runs as any MERGE; MERGE as a WITH query is refused with 0A000, as
+//! PostgreSQL 15 refuses it.
 
 use sqlparser::ast;
 
@@ -58,14 +59,24 @@ pub(crate) fn not_at_top_level(cte: &ast::Cte) -> DbError {
     .at(start.line, start.column)
 }
 
-/// The INSERT, UPDATE or DELETE statement of a data-modifying query's body.
-fn statement_of(query: &ast::Query) -> DbResult<&ast::Statement> {
+/// The INSERT, UPDATE, DELETE or MERGE statement of a data-modifying query's body.
+fn statement_of(query: &ast::Query) -> &ast::Statement {
     match query.body.as_ref() {
-        ast::SetExpr::Insert(s) | ast::SetExpr::Update(s) | ast::SetExpr::Delete(s) => Ok(s),
-        ast::SetExpr::Merge(_) => {
+        ast::SetExpr::Insert(s)
+        | ast::SetExpr::Update(s)
+        | ast::SetExpr::Delete(s)
+        | ast::SetExpr::Merge(s) => s,
+        other => unreachable!("not a data-modifying query: {other}"),
+    }
+}
+
+/// The statement of a data-modifying WITH query: not MERGE (PostgreSQL 15's 0A000).
+fn cte_statement_of(query: &ast::Query) -> DbResult<&ast::Statement> {
+    match statement_of(query) {
+        ast::Statement::Merge(_) => {
             Err(DbError::FeatureNotSupported("MERGE not supported in WITH query".into()))
         }
-        other => unreachable!("not a data-modifying query: {other}"),
+        statement => Ok(statement),
     }
 }
 
@@ -115,7 +126,7 @@ impl Session {
             }
         }
         if is_data_modifying(query) {
-            return self.run_modifying_statement(statement_of(query)?, params);
+            return self.run_modifying_statement(statement_of(query), params);
         }
         let plan = self.plan_query_body(query, params, &[])?;
         let out = self.run_query_plan(&plan)?;
@@ -125,7 +136,7 @@ impl Session {
     /// Runs a data-modifying WITH query: its own WITH queries (which may only read) in
     /// scope, then its INSERT, UPDATE or DELETE.
     fn run_modifying_query(&mut self, query: &ast::Query, params: &[Value]) -> DbResult<QueryResult> {
-        let statement = statement_of(query)?;
+        let statement = cte_statement_of(query)?;
         let Some(with) = &query.with else { return self.run_modifying_statement(statement, params) };
         let depth = self.ctes.borrow().len();
         let result = (|| {
@@ -148,7 +159,7 @@ impl Session {
         result
     }
 
-    /// Runs INSERT, UPDATE or DELETE with the WITH queries in scope.
+    /// Runs INSERT, UPDATE, DELETE or MERGE with the WITH queries in scope.
     fn run_modifying_statement(
         &mut self,
         statement: &ast::Statement,
@@ -166,12 +177,13 @@ impl Session {
                 _ => None,
             },
             ast::Statement::Update(update) => table_name(&update.table.relation),
+            ast::Statement::Merge(merge) => table_name(&merge.table),
             ast::Statement::Delete(delete) => match &delete.from {
                 ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from) => {
                     from.first().and_then(|t| table_name(&t.relation))
                 }
             },
-            other => unreachable!("not INSERT, UPDATE or DELETE: {other}"),
+            other => unreachable!("not INSERT, UPDATE, DELETE or MERGE: {other}"),
         };
         if let Some(target) = target.filter(|t| self.ctes.borrow().iter().any(|(name, _)| name == t)) {
             return Err(DbError::Unsupported(format!(
@@ -182,7 +194,8 @@ impl Session {
             ast::Statement::Insert(insert) => self.insert_statement(insert, params, None),
             ast::Statement::Update(update) => self.update_statement(update, params, None),
             ast::Statement::Delete(delete) => self.delete_statement(delete, params, None),
-            other => unreachable!("not INSERT, UPDATE or DELETE: {other}"),
+            ast::Statement::Merge(merge) => self.merge_statement(merge, params),
+            other => unreachable!("not INSERT, UPDATE, DELETE or MERGE: {other}"),
         }
     }
 }
@@ -201,7 +214,7 @@ impl Session {
             for cte in query.with.iter().flat_map(|with| with.cte_tables.iter().map(move |cte| (with, cte))) {
                 let (with, cte) = cte;
                 if is_data_modifying(&cte.query) {
-                    let statement = statement_of(&cte.query)?;
+                    let statement = cte_statement_of(&cte.query)?;
                     match self.returning_columns(statement, params)? {
                         Some(columns) => self.push_cte(cte, QueryPlan::materialized(columns, Vec::new()))?,
                         None => self.ctes.borrow_mut().push((ident_name(&cte.alias.name), None)),
@@ -215,7 +228,7 @@ impl Session {
                 self.push_cte(cte, plan)?;
             }
             if is_data_modifying(query) {
-                return self.returning_columns(statement_of(query)?, params);
+                return self.returning_columns(statement_of(query), params);
             }
             Ok(Some(self.plan_query_body(query, params, &[])?.columns().to_vec()))
         })();
@@ -225,12 +238,13 @@ impl Session {
 }
 
 /// Whether a statement that parsed as a query returns rows: not when its body is
-/// INSERT, UPDATE or DELETE without RETURNING.
+/// INSERT, UPDATE or DELETE without RETURNING, or MERGE.
 pub(crate) fn query_returns_rows(query: &ast::Query) -> bool {
     match query.body.as_ref() {
         ast::SetExpr::Insert(ast::Statement::Insert(insert)) => insert.returning.is_some(),
         ast::SetExpr::Update(ast::Statement::Update(update)) => update.returning.is_some(),
         ast::SetExpr::Delete(ast::Statement::Delete(delete)) => delete.returning.is_some(),
+        ast::SetExpr::Merge(_) => false,
         _ => true,
     }
 }

@@ -253,3 +253,88 @@ fn the_changes_of_a_data_modifying_with_are_logged_and_replayed_after_a_reopen()
     assert_eq!(rows_of(&mut s, "a"), ["1|kept", "2|kept"]);
     assert_eq!(rows_of(&mut s, "b"), ["3|v3", "4|v4", "5|v5", "11|kept", "12|kept"]);
 }
+
+#[test]
+fn data_modifying_with_meets_recursion_joins_upserts_keys_sequences_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, v TEXT)");
+    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, v TEXT)");
+    run(&mut s, "INSERT INTO a VALUES (1, 'x'), (2, 'y'), (3, 'z')");
+    run(&mut s, "INSERT INTO b VALUES (1, 'bx'), (2, 'by')");
+    assert_eq!(
+        one(
+            &mut s,
+            "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3), \
+                            i AS (INSERT INTO a SELECT n + 200, 'r' FROM r RETURNING id) SELECT count(*) AS c FROM i"
+        ),
+        "3"
+    );
+    // UPDATE ... FROM the RETURNING rows of a DELETE.
+    let updated = run(
+        &mut s,
+        "WITH x AS (DELETE FROM b RETURNING *) UPDATE a SET v = x.v FROM x WHERE a.id = x.id RETURNING a.*",
+    );
+    assert_eq!(updated.tag(), "UPDATE 2");
+    assert_eq!(rows_of(&mut s, "a"), ["1|bx", "2|by", "3|z", "201|r", "202|r", "203|r"]);
+    assert_eq!(rows_of(&mut s, "b"), Vec::<String>::new());
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO a VALUES (1, 'conf'), (300, 'new') ON CONFLICT (id) DO UPDATE SET v = excluded.v \
+             RETURNING *) SELECT * FROM i ORDER BY id"
+        ),
+        ["1|conf", "300|new"]
+    );
+    // Foreign keys are checked against the rows as the statement leaves them.
+    run(&mut s, "CREATE TABLE parent (id INT PRIMARY KEY)");
+    run(&mut s, "CREATE TABLE child (id INT PRIMARY KEY, p INT REFERENCES parent (id))");
+    run(
+        &mut s,
+        "WITH p AS (INSERT INTO parent VALUES (7) RETURNING id) INSERT INTO child SELECT 1, id FROM p",
+    );
+    run(&mut s, "WITH c AS (DELETE FROM child RETURNING p) DELETE FROM parent WHERE id IN (SELECT p FROM c)");
+    assert_eq!(one(&mut s, "SELECT count(*) FROM parent"), "0");
+    run(&mut s, "CREATE TABLE s (id SERIAL PRIMARY KEY, v TEXT)");
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH i AS (INSERT INTO s (v) VALUES ('x'), ('y') RETURNING id, v) SELECT * FROM i ORDER BY id"
+        ),
+        ["1|x", "2|y"]
+    );
+    // A row two parts change: the later one finds it changed and leaves it alone.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH d AS (DELETE FROM a WHERE id = 300 RETURNING *), d2 AS (DELETE FROM a WHERE id = 300 RETURNING *) \
+             SELECT (SELECT count(*) FROM d) AS d, (SELECT count(*) FROM d2) AS d2"
+        ),
+        ["1|0"]
+    );
+    // Read twice, run once.
+    assert_eq!(
+        pipe_rows(
+            &mut s,
+            "WITH d AS (UPDATE a SET v = 'once' WHERE id = 2 RETURNING *) SELECT * FROM d, d AS e"
+        ),
+        ["2|once|2|once"]
+    );
+    // MERGE after a WITH runs; MERGE as a WITH query is PostgreSQL 15's 0A000.
+    run(
+        &mut s,
+        "WITH x AS (SELECT 1 AS id) MERGE INTO a USING x ON a.id = x.id WHEN MATCHED THEN UPDATE SET v = 'm'",
+    );
+    assert_eq!(
+        pipe_rows(&mut s, "WITH d AS (DELETE FROM a WHERE id = 1 RETURNING *) SELECT * FROM a WHERE id IN (SELECT id FROM d)"),
+        ["1|m"]
+    );
+    let e = fails(
+        &mut s,
+        "WITH m AS (MERGE INTO a USING (SELECT 2 AS id) x ON a.id = x.id WHEN MATCHED THEN DELETE) SELECT 1",
+    );
+    assert_eq!((e.sqlstate(), e.to_string().as_str()), ("0A000", "MERGE not supported in WITH query"));
+    run(&mut s, "COMMIT");
+    assert_eq!(rows_of(&mut s, "a"), ["2|once", "3|z", "201|r", "202|r", "203|r"]);
+}
