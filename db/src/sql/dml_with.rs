@@ -13,7 +13,10 @@
 //!   (`Session::read_own_rows_at_start`); the changes go on into the transaction's overlay,
 //!   whose current rows the row locks, unique keys and foreign keys go by. An UPDATE or
 //!   DELETE picks its rows as the snapshot shows them, so a row another part inserted is
-//!   not among them, and one another part deleted is gone when locked;
+//!   not among them, and one another part changed or deleted is left alone (PostgreSQL:
+//!   "already modified by the current command"; which part gets to a row first is, in
+//!   PostgreSQL's words, unpredictable: it runs the main query first and the WITH
+//!   queries it never read last, here they run in the order written);
 //! - a data-modifying WITH query is allowed only in the statement's own WITH (0A000
 //!   "WITH clause containing a data-modifying statement must be at the top level"); one
 //!   without RETURNING runs, but no FROM may read it;
@@ -40,8 +43,8 @@ pub(crate) fn is_data_modifying(query: &ast::Query) -> bool {
     )
 }
 
-/// Whether a statement that parsed as a query changes rows: its body is INSERT, UPDATE or
-/// DELETE (after a WITH), or one of its own WITH queries is.
+/// Whether a statement that parsed as a query changes rows: its body is INSERT, UPDATE,
+/// DELETE or MERGE (after a WITH), or one of its own WITH queries is.
 pub(crate) fn modifies_data(query: &ast::Query) -> bool {
     is_data_modifying(query)
         || query
