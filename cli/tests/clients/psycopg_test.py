@@ -607,6 +607,16 @@ def check_data_modifying_with_and_pattern_operators_with_bind_values():
             "0A000",
             lambda: cur.execute("SELECT * FROM (WITH d AS (DELETE FROM dmw_src RETURNING *) SELECT * FROM d) s"),
         )
+    # A server-side cursor (DECLARE) may not hold one: PostgreSQL's 0A000, nothing deleted.
+    with connect() as conn:
+        named = conn.cursor(name="dmw_cursor")
+        expect_error(
+            errors.FeatureNotSupported,
+            "0A000",
+            lambda: named.execute("WITH d AS (DELETE FROM dmw_src RETURNING *) SELECT * FROM d"),
+        )
+        conn.rollback()
+        assert conn.execute("SELECT count(*) FROM dmw_src").fetchone() == (7,)
     # In a transaction: a failing part undoes the whole statement, ROLLBACK undoes one that ran.
     with connect() as conn:
         cur = conn.cursor()

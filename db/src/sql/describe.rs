@@ -49,6 +49,13 @@ impl PreparedStatement {
 }
 
 impl PreparedStatement {
+    /// Whether the statement is a query with data-modifying WITH queries (which no
+    /// cursor may hold: PostgreSQL's 0A000).
+    pub fn has_data_modifying_with(&self) -> bool {
+        matches!(self.parsed.as_ref(), Prepared::Sql(sql)
+            if matches!(sql.as_ref(), ast::Statement::Query(q) if crate::sql::dml_with::modifies_data(q)))
+    }
+
     /// Whether the statement is a query: it returns rows and changes none (a DECLAREd
     /// cursor's must be one).
     pub fn is_query(&self) -> bool {

@@ -160,6 +160,13 @@ fn data_modifying_with_fails_as_postgresql_does() {
         (e.sqlstate(), e.to_string().as_str(), e.position()),
         ("0A000", "WITH query \"d\" does not have a RETURNING clause", Some(54))
     );
+    let e = fails(&mut s, "CREATE VIEW gone AS WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d");
+    assert_eq!(
+        (e.sqlstate(), e.to_string().as_str()),
+        ("0A000", "views must not contain data-modifying statements in WITH")
+    );
+    let e = fails(&mut s, "CREATE TABLE gone AS WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d");
+    assert_eq!(e.sqlstate(), "0A000");
     assert_eq!(one(&mut s, "SELECT count(*) FROM a"), "5", "nothing ran");
     let e = fails(&mut s, "EXPLAIN WITH d AS (DELETE FROM a RETURNING *) SELECT * FROM d");
     assert_eq!(e.sqlstate(), "0A000");
