@@ -67,8 +67,9 @@ pub(crate) fn is_marker(item: &ast::Expr) -> bool {
     }
 }
 
-/// The grouping sets with the repeated ones dropped, the first of each kept: two sets
-/// are the same when they hold the same keys, in whatever order and however often.
+/// The grouping sets with the repeated ones dropped, the first of each kept (each key in
+/// it once, in the order written, as EXPLAIN shows it): two sets are the same when they
+/// hold the same keys, in whatever order and however often.
 pub(crate) fn distinct_sets(sets: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
     let mut seen: Vec<Vec<usize>> = Vec::with_capacity(sets.len());
     let mut kept = Vec::with_capacity(sets.len());
@@ -78,7 +79,13 @@ pub(crate) fn distinct_sets(sets: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
         keys.dedup();
         if !seen.contains(&keys) {
             seen.push(keys);
-            kept.push(set);
+            let mut once = Vec::with_capacity(set.len());
+            for key in set {
+                if !once.contains(&key) {
+                    once.push(key);
+                }
+            }
+            kept.push(once);
         }
     }
     kept
@@ -113,7 +120,7 @@ mod tests {
                 vec![0],
                 vec![]
             ]),
-            [vec![0, 1, 0], vec![0], vec![]]
+            [vec![0, 1], vec![0], vec![]]
         );
     }
 }

@@ -344,6 +344,20 @@ fn group_by_distinct_drops_the_repeated_grouping_sets_and_all_keeps_them() {
             "NULL NULL 15 3",
         ]
     );
+    // EXPLAIN shows the sets kept, each key once (PostgreSQL 15's plan of the same query).
+    assert_eq!(
+        rows(
+            &mut s,
+            "EXPLAIN SELECT region, product, sum(qty) FROM sales GROUP BY DISTINCT ROLLUP (region, product), ROLLUP (region)"
+        ),
+        [
+            "MixedAggregate",
+            "  Hash Key: region, product",
+            "  Hash Key: region",
+            "  Group Key: ()",
+            "  ->  Seq Scan on sales"
+        ]
+    );
     let count = |s: &mut Session, group_by: &str| {
         rows(s, &format!("SELECT count(*) FROM (SELECT region, product FROM sales GROUP BY {group_by}) s"))
     };
