@@ -2973,9 +2973,10 @@ impl Expr {
                 SubqueryKind::Array(elem) => Some(DataType::Array(elem)),
                 _ => Some(DataType::Bool),
             },
-            Expr::Quantified { .. } | Expr::RowsAny { .. } | Expr::AnyArray { .. } | Expr::LikeArray { .. } => {
-                Some(DataType::Bool)
-            }
+            Expr::Quantified { .. }
+            | Expr::RowsAny { .. }
+            | Expr::AnyArray { .. }
+            | Expr::LikeArray { .. } => Some(DataType::Bool),
             Expr::Array(elem, _) => Some(DataType::Array(*elem)),
             Expr::Subscript(a, _) => match a.static_type(columns, aggs) {
                 Some(DataType::Array(elem)) => Some(elem.data_type()),
