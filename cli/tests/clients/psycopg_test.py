@@ -617,6 +617,31 @@ def check_data_modifying_with_and_pattern_operators_with_bind_values():
         )
         conn.rollback()
         assert conn.execute("SELECT count(*) FROM dmw_src").fetchone() == (7,)
+    # A part that waits for a row lock: the statement is undone and runs again once the
+    # holder commits, each part once in the end (the INSERT's rows are not doubled).
+    with connect() as holder, connect(autocommit=True) as waiter:
+        holder.execute("UPDATE dmw_src SET v = 'held' WHERE k = 5")
+        result = {}
+
+        def wait():
+            cur = waiter.execute(
+                "WITH l AS (INSERT INTO dmw_dst SELECT k + 100, v FROM dmw_src WHERE k > %s RETURNING k), "
+                "u AS (UPDATE dmw_src SET v = v || '+' WHERE k >= %s RETURNING k) "
+                "SELECT (SELECT count(*) FROM u) AS u, (SELECT count(*) FROM l) AS l",
+                (8, 5),
+                prepare=True,
+            )
+            result["rows"] = cur.fetchall()
+
+        thread = threading.Thread(target=wait)
+        thread.start()
+        time.sleep(0.5)
+        assert thread.is_alive(), "the statement waits for the row lock"
+        holder.commit()
+        thread.join(10)
+        assert result.get("rows") == [(6, 2)], result
+        assert waiter.execute("SELECT v FROM dmw_src WHERE k = 5").fetchone() == ("held+",)
+        assert waiter.execute("SELECT count(*) FROM dmw_dst WHERE k > 100").fetchone() == (2,)
     # In a transaction: a failing part undoes the whole statement, ROLLBACK undoes one that ran.
     with connect() as conn:
         cur = conn.cursor()
