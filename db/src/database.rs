@@ -1063,6 +1063,7 @@ const OWN_ROWS_LISTED: usize = 16;
 /// allocates its first node at the first insert and frees it at `clear`, made a one-row
 /// transaction pay an allocation and a free (and mimalloc's slow path, its size class
 /// being empty each time).
+#[derive(Clone)]
 pub(crate) enum OwnRows {
     Listed(Vec<(Key, Option<Row>)>),
     Mapped(std::collections::BTreeMap<Key, Option<Row>>),
@@ -1137,6 +1138,22 @@ impl<'a> IntoIterator for &'a OwnRows {
     type IntoIter = Box<dyn Iterator<Item = (&'a Key, &'a Option<Row>)> + 'a>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
+    }
+}
+
+/// The transaction's own rows as a statement with data-modifying WITH queries found them
+/// when it began: what every query of the statement reads (PostgreSQL runs all its parts
+/// on one snapshot, so none sees another's changes but through its RETURNING rows), while
+/// the changes themselves, their locks and the checks of unique and foreign keys go to
+/// and read the overlay as it is.
+#[derive(Default)]
+pub(crate) struct OwnRowsAtStart {
+    tables: Vec<(String, OwnRows)>,
+}
+
+impl OwnRowsAtStart {
+    fn rows(&self, table: &str) -> Option<&OwnRows> {
+        self.tables.iter().find(|(t, _)| t == table).map(|(_, rows)| rows)
     }
 }
 
@@ -1289,6 +1306,7 @@ impl DbShared {
             notices: Vec::new(),
             open_cursors: Vec::new(),
             ctes: Default::default(),
+            own_rows_at_start: None,
             work_tables: Default::default(),
             statement_depth: 0,
             pending_foreign_keys: Vec::new(),
@@ -1377,7 +1395,11 @@ pub struct Session {
     pub(crate) open_cursors: Vec<crate::catalog::OpenCursor>,
     /// The WITH queries in scope of the query being compiled, innermost last (see
     /// `query::plan_query_in`): a FROM name is looked up here before the catalog.
-    pub(crate) ctes: std::cell::RefCell<Vec<(String, Arc<crate::sql::query::QueryPlan>)>>,
+    /// (None: a data-modifying WITH query without RETURNING, which no FROM may read.)
+    pub(crate) ctes: std::cell::RefCell<Vec<(String, Option<Arc<crate::sql::query::QueryPlan>>)>>,
+    /// Set while a statement with data-modifying WITH queries runs: the own rows its
+    /// queries read (see `OwnRowsAtStart`).
+    own_rows_at_start: Option<Box<OwnRowsAtStart>>,
     /// The working tables of the recursive WITH queries being planned and run.
     pub(crate) work_tables: crate::sql::recursive::WorkTables,
     /// How many `statement` calls are open (they nest: an UPDATE's row changes, a
@@ -1462,6 +1484,68 @@ impl Session {
             return Vec::new();
         };
         rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect()
+    }
+
+    /// This transaction's own versions of rows of `table` as the statement's queries read
+    /// them: as `own_rows`, or as they were when a statement with data-modifying WITH
+    /// queries began, while one runs (`read_own_rows_at_start`).
+    pub(crate) fn own_rows_read(&self, table: &str) -> Vec<(Key, Option<Row>)> {
+        match &self.own_rows_at_start {
+            Some(at_start) => at_start
+                .rows(table)
+                .map(|rows| rows.iter().map(|(k, r)| (k.clone(), r.clone())).collect())
+                .unwrap_or_default(),
+            None => self.own_rows(table),
+        }
+    }
+
+    /// The row with primary key `key` as the statement's queries read it (see
+    /// `own_rows_read`), the committed rows from `shard`.
+    pub(crate) fn get_read_in(&self, shard: &Shard, table: &str, key: &Key) -> DbResult<Option<Row>> {
+        let Some(at_start) = &self.own_rows_at_start else { return self.get_in(shard, table, key) };
+        if let Some(own) = at_start.rows(table).and_then(|rows| rows.get(key)) {
+            return Ok(own.clone());
+        }
+        Ok(shard.table(table)?.rows.get(key).cloned())
+    }
+
+    /// From now on, the statement's queries read the transaction's own rows as they are
+    /// now (a copy: the statement's changes go on into the overlay). Returns the view
+    /// that was read before, for `end_read_at_start`.
+    pub(crate) fn read_own_rows_at_start(&mut self) -> Option<Box<OwnRowsAtStart>> {
+        let tables = match &self.txn {
+            Some(txn) => {
+                txn.overlay.tables.iter().filter(|(_, rows)| rows.iter().next().is_some()).cloned().collect()
+            }
+            None => Vec::new(),
+        };
+        self.own_rows_at_start.replace(Box::new(OwnRowsAtStart { tables }))
+    }
+
+    /// Puts back the view `read_own_rows_at_start` replaced.
+    pub(crate) fn end_read_at_start(&mut self, previous: Option<Box<OwnRowsAtStart>>) {
+        self.own_rows_at_start = previous;
+    }
+
+    /// Whether the statement with data-modifying WITH queries that is running has changed
+    /// the row `key` of `table` since it began (false when none runs): PostgreSQL's
+    /// UPDATE and DELETE leave such a row alone (the row "was already modified by the
+    /// current command").
+    pub(crate) fn changed_since_statement_start(&self, table: &str, key: &Key) -> bool {
+        let Some(at_start) = &self.own_rows_at_start else { return false };
+        let now = self.txn.as_ref().and_then(|txn| txn.own(table, key));
+        let then = at_start.rows(table).and_then(|rows| rows.get(key));
+        match (now, then) {
+            (None, None) => false,
+            (Some(Some(a)), Some(Some(b))) => !Arc::ptr_eq(a, b),
+            (Some(None), Some(None)) => false,
+            _ => true,
+        }
+    }
+
+    /// Whether the statement's queries read own rows as a statement's start left them.
+    pub(crate) fn reads_at_start(&self) -> bool {
+        self.own_rows_at_start.is_some()
     }
 
     /// Warnings raised by the statements run since the last call (for example the
@@ -1900,10 +1984,12 @@ impl Session {
             self.check_cancel()?;
         }
         let RowLock { acquired, .. } = self.lock_in_txn(table, key)?;
-        let Session { db, txn, .. } = self;
+        let Session { db, txn, own_rows_at_start, .. } = self;
         let txn = txn.as_mut().expect("the lock began the transaction");
         if let Some((row, since)) = known {
-            if since.still_current(db, txn) {
+            // A row read as a statement's start showed it (`dml_with`) may be one the
+            // statement has changed since: read again.
+            if since.still_current(db, txn) && own_rows_at_start.is_none() {
                 return Ok(LockedRow { schema_current: true, row: row.clone(), acquired });
             }
         }

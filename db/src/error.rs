@@ -131,6 +131,12 @@ pub enum DbError {
     /// (42704: a window name).
     #[error("{0}")]
     UndefinedObject(String),
+    /// An escape string of more than one character (22025).
+    #[error("{0}")]
+    InvalidEscapeString(String),
+    /// More than two escape-double-quote separators in a SQL regular expression (2200C).
+    #[error("{0}")]
+    InvalidUseOfEscape(String),
     /// A regular expression that does not compile (2201B).
     #[error("{0}")]
     InvalidRegex(String),
@@ -242,6 +248,10 @@ pub enum DbError {
     StatementTimeout,
     #[error("{0} is not supported")]
     Unsupported(String),
+    /// A construct PostgreSQL refuses too (its 0A000), in its words: "WITH clause
+    /// containing a data-modifying statement must be at the top level".
+    #[error("{0}")]
+    FeatureNotSupported(String),
     #[error("\"{0}\" is a read-only view of the database's state: it cannot be changed")]
     ReadOnlyView(String),
     #[error("bind parameter ${index} is {problem}")]
@@ -380,6 +390,7 @@ impl DbError {
             DbError::RangeOffsetType { offset: Some(_), .. } => {
                 Some("Cast the offset value to an appropriate type.")
             }
+            DbError::InvalidEscapeString(_) => Some("Escape string must be empty or one character."),
             _ => None,
         }
     }
@@ -454,6 +465,8 @@ impl DbError {
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
             DbError::UndefinedSchema(_) => "3F000",
             DbError::InvalidRegex(_) => "2201B",
+            DbError::InvalidEscapeString(_) => "22025",
+            DbError::InvalidUseOfEscape(_) => "2200C",
             DbError::DatatypeMismatch(_) => "42804",
             DbError::UndefinedOperator(_) => "42883",
             DbError::TypeConflict(_) => "42804",
@@ -487,7 +500,7 @@ impl DbError {
             DbError::Canceled | DbError::StatementTimeout => "57014",
             // A wait in progress: the class of lock waits' errors (55P03's).
             DbError::LockWaitDeferred => "55000",
-            DbError::Unsupported(_) => "0A000",
+            DbError::Unsupported(_) | DbError::FeatureNotSupported(_) => "0A000",
             DbError::ReadOnlyView(_) => "42809",
             DbError::BindParameter { .. } => "08P01",
             DbError::CorruptChange(_) => "XX001",

@@ -1250,6 +1250,12 @@ impl SessionState {
             .session
             .prepare(&declare.query)
             .map_err(|e| SqlError::from(e).shifted(declare.query_position))?;
+        if prepared.has_data_modifying_with() {
+            return Err(SqlError::new(
+                "0A000",
+                "DECLARE CURSOR must not contain data-modifying statements in WITH",
+            ));
+        }
         if !prepared.is_query() {
             return Err(SqlError::new("42601", "DECLARE CURSOR needs a query (SELECT, VALUES or SHOW)"));
         }

@@ -599,6 +599,95 @@ def check_returning_rows_come_with_their_commands_tag():
         assert cur.statusmessage == "DELETE 2"
 
 
+def check_data_modifying_with_and_pattern_operators_with_bind_values():
+    with connect(autocommit=True) as conn:
+        create_table(conn, "dmw_src (k BIGINT PRIMARY KEY, v TEXT)")
+        create_table(conn, "dmw_dst (k BIGINT PRIMARY KEY, v TEXT)")
+        cur = conn.cursor()
+        cur.executemany("INSERT INTO dmw_src VALUES (%s, %s)", [(k, f"v{k}") for k in range(1, 11)])
+        # Prepared by name (Parse, Describe, Bind, Execute): describing it must not run it.
+        cur.execute(
+            "WITH moved AS (DELETE FROM dmw_src WHERE k <= %s RETURNING *) INSERT INTO dmw_dst SELECT * FROM moved",
+            (3,),
+            prepare=True,
+        )
+        assert (cur.rowcount, cur.statusmessage, cur.description) == (3, "INSERT 0 3", None), cur.statusmessage
+        cur.execute("SELECT count(*) FROM dmw_src")
+        assert cur.fetchone() == (7,)
+        cur.execute(
+            "WITH u AS (UPDATE dmw_dst SET v = v || %s RETURNING k) "
+            "SELECT count(*) AS n, array_agg(k ORDER BY k) AS ks, (SELECT count(*) FROM dmw_dst WHERE v LIKE %s) AS seen "
+            "FROM u",
+            ("!", "%!"),
+            prepare=True,
+        )
+        assert cur.fetchall() == [(3, [1, 2, 3], 0)]
+        assert [d.name for d in cur.description] == ["n", "ks", "seen"]
+        # A list as the array of LIKE ANY; SIMILAR TO with a bound pattern.
+        cur.execute("SELECT k FROM dmw_src WHERE v LIKE ANY (%s) ORDER BY k", (["v1%", "v5"],))
+        assert cur.fetchall() == [(5,), (10,)]
+        cur.execute("SELECT k FROM dmw_src WHERE v ILIKE ALL (%s::text[]) ORDER BY k", (["V%", "%9"],))
+        assert cur.fetchall() == [(9,)]
+        cur.execute("SELECT k FROM dmw_src WHERE v SIMILAR TO %s ORDER BY k", ("v(4|6)",))
+        assert cur.fetchall() == [(4,), (6,)]
+        expect_error(
+            errors.FeatureNotSupported,
+            "0A000",
+            lambda: cur.execute("SELECT * FROM (WITH d AS (DELETE FROM dmw_src RETURNING *) SELECT * FROM d) s"),
+        )
+    # A server-side cursor (DECLARE) may not hold one: PostgreSQL's 0A000, nothing deleted.
+    with connect() as conn:
+        named = conn.cursor(name="dmw_cursor")
+        expect_error(
+            errors.FeatureNotSupported,
+            "0A000",
+            lambda: named.execute("WITH d AS (DELETE FROM dmw_src RETURNING *) SELECT * FROM d"),
+        )
+        conn.rollback()
+        assert conn.execute("SELECT count(*) FROM dmw_src").fetchone() == (7,)
+    # A part that waits for a row lock: the statement is undone and runs again once the
+    # holder commits, each part once in the end (the INSERT's rows are not doubled).
+    with connect() as holder, connect(autocommit=True) as waiter:
+        holder.execute("UPDATE dmw_src SET v = 'held' WHERE k = 5")
+        result = {}
+
+        def wait():
+            cur = waiter.execute(
+                "WITH l AS (INSERT INTO dmw_dst SELECT k + 100, v FROM dmw_src WHERE k > %s RETURNING k), "
+                "u AS (UPDATE dmw_src SET v = v || '+' WHERE k >= %s RETURNING k) "
+                "SELECT (SELECT count(*) FROM u) AS u, (SELECT count(*) FROM l) AS l",
+                (8, 5),
+                prepare=True,
+            )
+            result["rows"] = cur.fetchall()
+
+        thread = threading.Thread(target=wait)
+        thread.start()
+        time.sleep(0.5)
+        assert thread.is_alive(), "the statement waits for the row lock"
+        holder.commit()
+        thread.join(10)
+        assert result.get("rows") == [(6, 2)], result
+        assert waiter.execute("SELECT v FROM dmw_src WHERE k = 5").fetchone() == ("held+",)
+        assert waiter.execute("SELECT count(*) FROM dmw_dst WHERE k > 100").fetchone() == (2,)
+    # In a transaction: a failing part undoes the whole statement, ROLLBACK undoes one that ran.
+    with connect() as conn:
+        cur = conn.cursor()
+        expect_error(
+            errors.UniqueViolation,
+            "23505",
+            lambda: cur.execute(
+                "WITH d AS (DELETE FROM dmw_src RETURNING *) INSERT INTO dmw_dst SELECT k - %s, v FROM d", (3,)
+            ),
+        )
+        conn.rollback()
+        cur.execute("WITH d AS (DELETE FROM dmw_src RETURNING k) SELECT count(*) FROM d")
+        assert cur.fetchone() == (7,)
+        conn.rollback()
+        cur.execute("SELECT count(*) FROM dmw_src")
+        assert cur.fetchone() == (7,)
+
+
 def check_session_functions_options_and_transactional_set():
     with connect(autocommit=True) as conn:
         assert conn.execute("SELECT pg_backend_pid()").fetchone() == (conn.info.backend_pid,)

@@ -9,7 +9,8 @@
 //! with psycopg's prepared statements (`_pg3_N`) kept, COPY FROM STDIN / TO STDOUT, the
 //! `v$` views, a cancel, nested transactions (savepoints, with an error inside), RETURNING
 //! (executemany with returning=True), pg_backend_pid(), set_config(), transactional SET
-//! and libpq's `options`. The checks are `cli/tests/clients/psycopg_test.py`, which
+//! and libpq's `options`, data-modifying WITH prepared by name (described without
+//! running) and LIKE ANY / SIMILAR TO with bound values. The checks are `cli/tests/clients/psycopg_test.py`, which
 //! reports how many it ran: the test fails unless every one of its `check_*` functions
 //! ran and passed. The packages are pinned in `cli/tests/clients/requirements.txt`
 //! (installed by `scripts/test.sh`).

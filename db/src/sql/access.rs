@@ -658,7 +658,7 @@ impl Session {
     ) -> DbResult<()> {
         let snapshot = self.db.snapshot();
         let schema = snapshot.table(table)?.schema.clone();
-        let own = if self.own_changes() { self.own_rows(table) } else { Vec::new() };
+        let own = if self.own_changes() { self.own_rows_read(table) } else { Vec::new() };
         let entry_of = |row: &Row| -> Key {
             match index {
                 None => schema.key_of(row),
@@ -760,7 +760,7 @@ impl Session {
     pub(crate) fn key_reader(&self, table: &str, index: Option<usize>) -> DbResult<KeyReader> {
         let snapshot = self.db.snapshot();
         let schema = snapshot.table(table)?.schema.clone();
-        let own = if self.own_changes() { self.own_rows(table) } else { Vec::new() };
+        let own = if self.own_changes() { self.own_rows_read(table) } else { Vec::new() };
         let mut reader =
             KeyReader { snapshot, table: table.to_string(), schema, index, own, own_by_columns: Vec::new() };
         let columns = reader.columns().to_vec();
@@ -820,7 +820,7 @@ impl Session {
                     for key in keys {
                         let st = shards.of(key);
                         let row = if own {
-                            self.get_in(st, table, key)?
+                            self.get_read_in(st, table, key)?
                         } else {
                             st.table(table)?.rows.get(key).cloned()
                         };
@@ -849,7 +849,10 @@ impl Session {
                     })
                     .filter(|(key, _)| lo.as_ref().is_none_or(|lo| lo.admits_above(&key[prefix.len()])));
                 let mine: Vec<(Key, Option<Row>)> = if own {
-                    self.own_rows(table).into_iter().filter(|(k, _)| in_range(k, prefix, lo, hi)).collect()
+                    self.own_rows_read(table)
+                        .into_iter()
+                        .filter(|(k, _)| in_range(k, prefix, lo, hi))
+                        .collect()
                 } else {
                     Vec::new()
                 };
@@ -898,7 +901,7 @@ impl Session {
             Access::Full => {
                 let snapshot = self.db.snapshot();
                 let rows = &snapshot.table(table)?.rows;
-                let mine = if own { self.own_rows(table) } else { Vec::new() };
+                let mine = if own { self.own_rows_read(table) } else { Vec::new() };
                 merge_visit(rows.iter(), &mine, &mut hand)?;
             }
         }

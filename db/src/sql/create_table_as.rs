@@ -33,6 +33,10 @@ impl Session {
             ));
             return Ok(QueryResult::command("CREATE TABLE AS", 0));
         }
+        if crate::sql::dml_with::modifies_data(query) {
+            // Its changes would be committed by the DDL apart from the table's creation.
+            return Err(DbError::Unsupported("CREATE TABLE ... AS with a data-modifying WITH query".into()));
+        }
         let out = self.run_query(query, &[])?;
         let mut rows = out.rows;
         if !create.columns.is_empty() {

@@ -34,7 +34,8 @@ impl PreparedStatement {
     pub fn returns_rows(&self) -> bool {
         match self.parsed.as_ref() {
             Prepared::Sql(sql) => match sql.as_ref() {
-                ast::Statement::Query(_) | ast::Statement::Explain { .. } => true,
+                ast::Statement::Query(query) => crate::sql::dml_with::query_returns_rows(query),
+                ast::Statement::Explain { .. } => true,
                 ast::Statement::Insert(insert) => insert.returning.is_some(),
                 ast::Statement::Update(update) => update.returning.is_some(),
                 ast::Statement::Delete(delete) => delete.returning.is_some(),
@@ -48,6 +49,13 @@ impl PreparedStatement {
 }
 
 impl PreparedStatement {
+    /// Whether the statement is a query with data-modifying WITH queries (which no
+    /// cursor may hold: PostgreSQL's 0A000).
+    pub fn has_data_modifying_with(&self) -> bool {
+        matches!(self.parsed.as_ref(), Prepared::Sql(sql)
+            if matches!(sql.as_ref(), ast::Statement::Query(q) if crate::sql::dml_with::modifies_data(q)))
+    }
+
     /// Whether the statement is a query: it returns rows and changes none (a DECLAREd
     /// cursor's must be one).
     pub fn is_query(&self) -> bool {
@@ -59,6 +67,7 @@ impl PreparedStatement {
 fn changes_rows(statement: &ast::Statement) -> bool {
     match statement {
         ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_) => true,
+        ast::Statement::Query(query) => crate::sql::dml_with::modifies_data(query),
         ast::Statement::Explain { statement, analyze, options, .. } => {
             let analyze = *analyze
                 || options.iter().flatten().any(|o| {
@@ -97,6 +106,10 @@ impl Session {
                 Some(self.run_prepared(&statement.parsed, &statement.compiled, &[])?.columns().to_vec())
             }
             Prepared::Sql(sql) => match sql.as_ref() {
+                // Never run: it would change rows.
+                ast::Statement::Query(query) if crate::sql::dml_with::modifies_data(query) => {
+                    self.describe_data_modifying_with(query, &vec![Value::Null; parameters.len()])?
+                }
                 ast::Statement::Query(query) => {
                     let nulls = vec![Value::Null; parameters.len()];
                     // The compiled plan tells the columns when it knows every type;

@@ -464,6 +464,12 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     // A window frame's `EXCLUDE ...`, which sqlparser does not read, inside its last bound.
     let exclusion_moved = crate::sql::frame_exclusion::rewrite(sql);
     let sql = exclusion_moved.as_deref().unwrap_or(sql);
+    // `LIKE ALL (subquery)`, whose subquery sqlparser does not read, as `ALL (ARRAY(...))`.
+    let like_all_arrayed = crate::sql::like_all::rewrite(sql);
+    let sql = like_all_arrayed.as_deref().unwrap_or(sql);
+    // `GROUP BY DISTINCT | ALL`, which sqlparser does not read, as a marked GROUP BY.
+    let group_by_marked = crate::sql::group_by_distinct::rewrite(sql);
+    let sql = group_by_marked.as_deref().unwrap_or(sql);
     // Sequence options in the words and the order sqlparser reads (Oracle's words,
     // PostgreSQL's any order).
     let oracle_sequence = oracle::standard_sequence_options(sql);
@@ -773,6 +779,9 @@ impl Session {
     ) -> DbResult<QueryResult> {
         use ast::Statement as S;
         match statement {
+            S::Query(query) if crate::sql::dml_with::modifies_data(query) => {
+                self.run_data_modifying_with(query, params)
+            }
             S::Query(query) => {
                 let out = self.run_query(query, params)?;
                 Ok(QueryResult::rows_of_query(out.columns, out.rows))
@@ -2013,7 +2022,9 @@ impl Session {
             _ => None,
         };
         if let Some(keys) = points {
-            if keys_stay && !crate::views::is_view(&relation.name) {
+            // Not in a statement with data-modifying WITH queries: its rows are picked as
+            // the statement's start showed them (`dml_with`), not as they are now.
+            if keys_stay && !crate::views::is_view(&relation.name) && !self.reads_at_start() {
                 log::trace!("UPDATE/DELETE on {}: {} key(s), locked then read", relation.name, keys.len());
                 let mut changed = 0;
                 for key in keys {
@@ -2060,6 +2071,11 @@ impl Session {
         let mut changed = 0;
         for old in candidates {
             let key = relation.schema.key_of(&old);
+            if self.changed_since_statement_start(&relation.name, &key) {
+                // Changed by another part of the statement (`dml_with`): PostgreSQL's
+                // UPDATE and DELETE leave it alone.
+                continue;
+            }
             let Some(current) = self.select_for_update_read_at(&relation.name, &key, &old, point)? else {
                 continue;
             };

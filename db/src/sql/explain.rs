@@ -197,7 +197,11 @@ impl PlanText {
             _ => (None, None),
         };
         let groups = match select.map(|s| &s.group_by) {
-            Some(ast::GroupByExpr::Expressions(exprs, _)) => exprs.iter().map(ToString::to_string).collect(),
+            Some(ast::GroupByExpr::Expressions(exprs, _)) => exprs
+                .iter()
+                .filter(|e| !crate::sql::group_by_distinct::is_marker(e))
+                .map(ToString::to_string)
+                .collect(),
             _ => Vec::new(),
         };
         let sorts = match order_by.map(|o| &o.kind) {
@@ -353,6 +357,11 @@ impl Session {
         let mut planning_time = None;
         let mut execution_time = None;
         let mut nodes = match statement {
+            ast::Statement::Query(query) if crate::sql::dml_with::modifies_data(query) => {
+                return Err(DbError::Unsupported(
+                    "EXPLAIN of a statement with data-modifying WITH queries".into(),
+                ))
+            }
             ast::Statement::Query(query) => {
                 let plan = self.plan_query(query, params)?.ok_or_else(unsupported)?;
                 let text = PlanText::of(query);

@@ -204,6 +204,9 @@ pub(crate) enum Func {
     Md5,
     /// `regexp_replace(source, pattern, replacement [, flags])`.
     RegexpReplace,
+    /// `similar_to_escape(pattern [, escape])`: a SQL regular expression (SIMILAR TO's)
+    /// as the POSIX one that matches the same strings.
+    SimilarToEscape,
     /// `format(formatstr, args...)`: `%s`, `%I`, `%L`, `%%`, positions and widths.
     Format,
 }
@@ -345,6 +348,7 @@ impl Func {
             "string_to_array" => (Func::StringToArray, 2, 3),
             "md5" => (Func::Md5, 1, 1),
             "regexp_replace" => (Func::RegexpReplace, 3, 4),
+            "similar_to_escape" => (Func::SimilarToEscape, 1, 2),
             "format" => (Func::Format, 1, MANY),
             _ => return None,
         })
@@ -606,6 +610,15 @@ pub(crate) enum Expr {
         op: BinOp,
         all: bool,
         array: Box<Expr>,
+    },
+    /// `lhs [NOT] LIKE | ILIKE ANY | ALL (array)`: each element a LIKE pattern (with
+    /// LIKE's default escape `\`), quantified as `AnyArray` is.
+    LikeArray {
+        lhs: Box<Expr>,
+        array: Box<Expr>,
+        all: bool,
+        negated: bool,
+        case_insensitive: bool,
     },
     /// `ARRAY[e, ...]`: its elements converted to the element type chosen at compile
     /// time (`arrays::element_type`).
@@ -1145,11 +1158,43 @@ impl<'a> Binder<'a> {
                 }
                 Expr::Binary(op, Box::new(a), Box::new(b))
             }
-            E::Like { negated, any: false, expr, pattern, escape_char } => {
-                self.like(expr, pattern, escape_char.as_deref(), *negated, false)?
+            // PostgreSQL's rewrite: `x ~ similar_to_escape(pattern, escape)`. Its regular
+            // expressions let `.` match a newline; the regex crate's needs `(?s)` for that.
+            E::SimilarTo { negated, expr, pattern, escape_char } => {
+                let mut args = vec![self.compile(pattern)?];
+                if let Some(escape) = escape_char {
+                    args.push(self.compile(escape)?);
+                }
+                let translated = self.checked_call("similar_to_escape", Func::SimilarToEscape, args)?;
+                Expr::Regex {
+                    expr: self.compile_box(expr)?,
+                    pattern: Box::new(Expr::Binary(
+                        BinOp::Concat,
+                        Box::new(Expr::Literal(Value::Text("(?s)".into()))),
+                        Box::new(translated),
+                    )),
+                    negated: *negated,
+                    case_insensitive: false,
+                }
             }
-            E::ILike { negated, any: false, expr, pattern, escape_char } => {
-                self.like(expr, pattern, escape_char.as_deref(), *negated, true)?
+            E::Like { negated, any, expr: operand, pattern, escape_char }
+            | E::ILike { negated, any, expr: operand, pattern, escape_char } => {
+                let case_insensitive = matches!(expr, E::ILike { .. });
+                match quantified_patterns(*any, pattern) {
+                    Some((all, array)) => {
+                        // PostgreSQL's grammar has no ESCAPE after ANY/ALL (...).
+                        if let Some(escape) = escape_char {
+                            return Err(DbError::Syntax {
+                                message: format!("syntax error at or near \"{escape}\""),
+                                position: 0,
+                            });
+                        }
+                        self.like_array(operand, array, all, *negated, case_insensitive)?
+                    }
+                    None => {
+                        self.like(operand, pattern, escape_char.as_deref(), *negated, case_insensitive)?
+                    }
+                }
             }
             E::UnaryOp { op, expr: operand } => match op {
                 ast::UnaryOperator::Minus => match operand.as_ref() {
@@ -1798,6 +1843,30 @@ impl<'a> Binder<'a> {
             negated,
             case_insensitive,
         })
+    }
+
+    /// `expr [NOT] [I]LIKE ANY | ALL (array)`: the array an expression or a subquery
+    /// of one column (as `ARRAY(subquery)`), checked to be an array as `= ANY` checks it.
+    fn like_array(
+        &mut self,
+        expr: &ast::Expr,
+        array: QuantifiedPatterns,
+        all: bool,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> DbResult<Expr> {
+        let lhs = self.compile_box(expr)?;
+        let array = match array {
+            QuantifiedPatterns::Subquery(query) => self.array_subquery(query)?,
+            QuantifiedPatterns::Array(e) => {
+                let array = self.compile(e)?;
+                match self.type_of(&array) {
+                    Some(DataType::Array(_) | DataType::Text { .. }) | None => array,
+                    Some(_) => return Err(arrays::any_of_non_array()),
+                }
+            }
+        };
+        Ok(Expr::LikeArray { lhs, array: Box::new(array), all, negated, case_insensitive })
     }
 
     /// A call's arguments compiled, after its count is checked against `min..=max`
@@ -2702,6 +2771,13 @@ impl Expr {
             Expr::AnyArray { lhs, op, all, array } => {
                 Expr::AnyArray { lhs: boxed(f, lhs)?, op, all, array: boxed(f, array)? }
             }
+            Expr::LikeArray { lhs, array, all, negated, case_insensitive } => Expr::LikeArray {
+                lhs: boxed(f, lhs)?,
+                array: boxed(f, array)?,
+                all,
+                negated,
+                case_insensitive,
+            },
             Expr::Array(elem, items) => {
                 Expr::Array(elem, items.into_iter().map(&mut *f).collect::<DbResult<_>>()?)
             }
@@ -2781,7 +2857,7 @@ impl Expr {
             },
             Expr::Quantified { lhs, .. } => f(lhs),
             Expr::RowsAny { lhs, .. } => lhs.iter().for_each(f),
-            Expr::AnyArray { lhs, array, .. } => {
+            Expr::AnyArray { lhs, array, .. } | Expr::LikeArray { lhs, array, .. } => {
                 f(lhs);
                 f(array);
             }
@@ -3141,7 +3217,10 @@ impl Expr {
                 SubqueryKind::Array(elem) => Some(DataType::Array(elem)),
                 _ => Some(DataType::Bool),
             },
-            Expr::Quantified { .. } | Expr::RowsAny { .. } | Expr::AnyArray { .. } => Some(DataType::Bool),
+            Expr::Quantified { .. }
+            | Expr::RowsAny { .. }
+            | Expr::AnyArray { .. }
+            | Expr::LikeArray { .. } => Some(DataType::Bool),
             Expr::Array(elem, _) => Some(DataType::Array(*elem)),
             Expr::Subscript(a, _) => match a.static_type(columns, aggs) {
                 Some(DataType::Array(elem)) => Some(elem.data_type()),
@@ -3242,6 +3321,7 @@ impl Expr {
                 | Func::Reverse
                 | Func::Md5
                 | Func::RegexpReplace
+                | Func::SimilarToEscape
                 | Func::Format
                 | Func::ToChar => text,
                 Func::Strpos | Func::Instr => Some(DataType::Int),
@@ -3355,6 +3435,13 @@ impl Expr {
             Expr::AnyArray { lhs, op, all, array } => {
                 arrays::quantified(*op, *all, &lhs.eval(row, aggs)?, array.eval(row, aggs)?)?
             }
+            Expr::LikeArray { lhs, array, all, negated, case_insensitive } => like_quantified(
+                &lhs.eval(row, aggs)?,
+                array.eval(row, aggs)?,
+                *all,
+                *negated,
+                *case_insensitive,
+            )?,
             Expr::Array(elem, items) => {
                 let ty = elem.data_type();
                 let values =
@@ -4172,6 +4259,10 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Initcap => Value::Text(functions::initcap(&text_of(values[0].clone()))),
         Func::Reverse => Value::Text(functions::reverse(&text_of(values[0].clone()))),
         Func::Md5 => Value::Text(functions::md5_hex(text_of(values[0].clone()).as_bytes())),
+        Func::SimilarToEscape => {
+            let escape = values.get(1).map(|e| text_of(e.clone()));
+            Value::Text(functions::similar_to_escape(&text_of(values[0].clone()), escape.as_deref())?)
+        }
         Func::RegexpReplace => {
             let flags = values.get(3).map(|f| text_of(f.clone())).unwrap_or_default();
             let (source, pattern) = (text_of(values[0].clone()), text_of(values[1].clone()));
@@ -4303,6 +4394,82 @@ fn random() -> f64 {
 
 /// LIKE: `%` any run of characters, `_` one character, `escape` makes the next character
 /// literal.
+/// The right side of `LIKE ANY (...)` / `LIKE ALL (...)`.
+enum QuantifiedPatterns<'a> {
+    Array(&'a ast::Expr),
+    Subquery(&'a ast::Query),
+}
+
+/// Whether a LIKE's pattern is quantified, and how: sqlparser reads `LIKE ANY (p)` with
+/// its `any` flag and `p` the pattern, and `LIKE ALL (p)` as a call of a function `all`
+/// (a reserved word in PostgreSQL, so no function of that name can be meant). Returns
+/// (ALL, the parenthesized array or subquery).
+fn quantified_patterns(any: bool, pattern: &ast::Expr) -> Option<(bool, QuantifiedPatterns<'_>)> {
+    fn of(e: &ast::Expr) -> QuantifiedPatterns<'_> {
+        match e {
+            ast::Expr::Subquery(query) => QuantifiedPatterns::Subquery(query),
+            ast::Expr::Nested(inner) => of(inner),
+            other => QuantifiedPatterns::Array(other),
+        }
+    }
+    if any {
+        return Some((false, of(pattern)));
+    }
+    let ast::Expr::Function(f) = pattern else { return None };
+    let [ast::ObjectNamePart::Identifier(name)] = f.name.0.as_slice() else { return None };
+    if name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all") {
+        return None;
+    }
+    match &f.args {
+        ast::FunctionArguments::Subquery(query) => Some((true, QuantifiedPatterns::Subquery(query))),
+        ast::FunctionArguments::List(list)
+            if list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
+        {
+            match list.args.as_slice() {
+                [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] => Some((true, of(e))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `lhs [NOT] [I]LIKE ANY | ALL (array)`: PostgreSQL's ANY/ALL of LIKE over the array's
+/// patterns: an empty array gives false (ANY) or true (ALL) whatever `lhs`; else a NULL
+/// `lhs` or a NULL pattern that could decide gives NULL.
+fn like_quantified(
+    lhs: &Value,
+    array: Value,
+    all: bool,
+    negated: bool,
+    case_insensitive: bool,
+) -> DbResult<Value> {
+    if array.is_null() {
+        return Ok(Value::Null);
+    }
+    let array = arrays::as_array(array, Some(ElemType::Text))?;
+    if array.items.is_empty() {
+        return Ok(Value::Bool(all));
+    }
+    if lhs.is_null() {
+        return Ok(Value::Null);
+    }
+    let fold = |v: &Value| if case_insensitive { v.to_string().to_lowercase() } else { v.to_string() };
+    let text = fold(lhs);
+    let mut unknown = false;
+    for pattern in &array.items {
+        if pattern.is_null() {
+            unknown = true;
+            continue;
+        }
+        let holds = like(&text, &fold(pattern), Some('\\')) != negated;
+        if holds != all {
+            return Ok(Value::Bool(holds));
+        }
+    }
+    Ok(if unknown { Value::Null } else { Value::Bool(all) })
+}
+
 fn like(text: &str, pattern: &str, escape: Option<char>) -> bool {
     #[derive(Clone, Copy, PartialEq)]
     enum P {

@@ -57,6 +57,7 @@ fn params(func: Func, n: usize) -> Option<Vec<Param>> {
     Some(match func {
         Func::Lower | Func::Upper | Func::Initcap | Func::Reverse | Func::Md5 => vec![Text],
         Func::RegexpReplace => vec![Text, Text, Text, Text],
+        Func::SimilarToEscape => vec![Text, Text],
         Func::Format => vec![Text],
         Func::Length | Func::OctetLength => vec![TextOrBytes],
         Func::Repeat | Func::Left | Func::Right => vec![Text, Int],
@@ -514,6 +515,84 @@ pub(crate) fn sqrt(x: f64) -> DbResult<f64> {
         return Err(DbError::InvalidPowerArgument("cannot take square root of a negative number".into()));
     }
     Ok(x.sqrt())
+}
+
+/// `similar_to_escape(pattern, escape)`: the SQL regular expression `pattern` (SIMILAR
+/// TO's) as the POSIX one matching the same whole strings, as PostgreSQL's
+/// `similar_escape_internal` writes it: `^(?:...)$` around it, `%` as `.*`, `_` as `.`,
+/// `(` as a non-capturing `(?:`, the POSIX-only `\ . ^ $` escaped, a bracket expression
+/// copied (a `]` first in it, or after its `^`, is a member), the escape character
+/// (`\` when None; none when empty) taking the next character literally, and its
+/// escape-double-quote separators (at most two) as the parts `substring` would split.
+pub(crate) fn similar_to_escape(pattern: &str, escape: Option<&str>) -> DbResult<String> {
+    let escape = match escape {
+        None => Some('\\'),
+        Some(e) => {
+            let mut chars = e.chars();
+            match (chars.next(), chars.next()) {
+                (None, _) => None,
+                (Some(c), None) => Some(c),
+                _ => return Err(DbError::InvalidEscapeString("invalid escape string".into())),
+            }
+        }
+    };
+    let mut out = String::with_capacity(pattern.len() + 16);
+    out.push_str("^(?:");
+    let (mut after_escape, mut in_class) = (false, false);
+    // In a bracket expression: 1 at its start, 2 after a leading `^`, 3 after that.
+    let mut class_position = 0;
+    let mut quotes = 0;
+    for c in pattern.chars() {
+        if after_escape {
+            if c == '"' && !in_class {
+                match quotes {
+                    0 => out.push_str("){1,1}?("),
+                    1 => out.push_str("){1,1}(?:"),
+                    _ => return Err(DbError::InvalidUseOfEscape(
+                        "SQL regular expression may not contain more than two escape-double-quote separators"
+                            .into(),
+                    )),
+                }
+                quotes += 1;
+            } else {
+                out.push('\\');
+                out.push(c);
+            }
+            after_escape = false;
+        } else if Some(c) == escape {
+            after_escape = true;
+        } else if in_class {
+            if c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+            if c == ']' && class_position > 2 {
+                in_class = false;
+            } else if c == '^' && class_position == 1 {
+                class_position = 2;
+            } else {
+                class_position = 3;
+            }
+        } else {
+            match c {
+                '[' => {
+                    out.push('[');
+                    in_class = true;
+                    class_position = 1;
+                }
+                '%' => out.push_str(".*"),
+                '_' => out.push('.'),
+                '(' => out.push_str("(?:"),
+                '\\' | '.' | '^' | '$' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+    out.push_str(")$");
+    Ok(out)
 }
 
 #[cfg(test)]

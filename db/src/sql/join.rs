@@ -577,7 +577,14 @@ impl Session {
         let written = name;
         let name = crate::sql::expr::object_name(name)?;
         let cte = self.ctes.borrow().iter().rev().find(|(n, _)| *n == name).map(|(_, plan)| plan.clone());
-        if let Some(plan) = cte {
+        if let Some(cte) = cte {
+            let Some(plan) = cte else {
+                let start = sqlparser::ast::Spanned::span(written).start;
+                return Err(DbError::FeatureNotSupported(format!(
+                    "WITH query \"{name}\" does not have a RETURNING clause"
+                ))
+                .at(start.line, start.column));
+            };
             if matches!(plan.as_ref(), crate::sql::query::QueryPlan::WorkTable(_)) {
                 self.work_tables.note_read();
             }

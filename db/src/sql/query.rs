@@ -373,6 +373,13 @@ pub(crate) fn order_values(x: &Value, y: &Value, desc: bool, nulls_first: bool) 
 }
 
 impl QueryPlan {
+    /// Rows already produced (a data-modifying WITH query's RETURNING rows), read as a
+    /// VALUES list of them.
+    pub(crate) fn materialized(columns: Vec<ResultColumn>, rows: Vec<Vec<Value>>) -> QueryPlan {
+        let rows = rows.into_iter().map(|row| row.into_iter().map(Expr::Literal).collect()).collect();
+        QueryPlan::Values(Box::new(ValuesPlan { rows, columns, order: OutputOrder::default() }))
+    }
+
     pub(crate) fn columns(&self) -> &[ResultColumn] {
         match self {
             QueryPlan::Select(p) => &p.columns,
@@ -570,7 +577,12 @@ impl Session {
     /// Runs a query (SELECT, VALUES, set operations), returning its columns and rows.
     pub(crate) fn run_query(&mut self, query: &ast::Query, params: &[Value]) -> DbResult<Output> {
         let plan = self.plan_query_in(query, params, &[])?;
-        let rows = match &plan {
+        self.run_query_plan(&plan)
+    }
+
+    /// Runs a statement's compiled query, returning its columns and rows.
+    pub(crate) fn run_query_plan(&mut self, plan: &QueryPlan) -> DbResult<Output> {
+        let rows = match plan {
             QueryPlan::Select(select) => self.execute_select(select, &mut SelectCounts::default())?,
             other => self.run_plan(other)?,
         };
@@ -608,14 +620,15 @@ impl Session {
                 if cte.from.is_some() {
                     return Err(DbError::Unsupported(format!("the WITH query {cte}")));
                 }
-                let name = ident_name(&cte.alias.name);
-                let plan = Arc::new(match with.recursive {
+                // Only a statement's own WITH may change rows (`dml_with` runs those).
+                if crate::sql::dml_with::is_data_modifying(&cte.query) {
+                    return Err(crate::sql::dml_with::not_at_top_level(cte));
+                }
+                let plan = match with.recursive {
                     true => self.plan_recursive_cte(cte, params, outer)?,
                     false => self.plan_query_in(&cte.query, params, outer)?,
-                });
-                let relation =
-                    crate::sql::join::derived_relation(name.clone(), Some(&cte.alias), plan.clone())?;
-                self.ctes.borrow_mut().push((name, Arc::new(rename_columns(&plan, &relation))));
+                };
+                self.push_cte(cte, plan)?;
             }
             self.plan_query_body(query, params, outer)
         })();
@@ -623,7 +636,24 @@ impl Session {
         planned
     }
 
-    fn plan_query_body(&self, query: &ast::Query, params: &[Value], outer: &[Scope]) -> DbResult<QueryPlan> {
+    /// Puts the WITH query `cte`, planned as `plan`, in scope (under its name, its
+    /// columns renamed by its alias) for the WITH queries after it and the query's body.
+    pub(crate) fn push_cte(&self, cte: &ast::Cte, plan: QueryPlan) -> DbResult<()> {
+        let name = ident_name(&cte.alias.name);
+        let plan = Arc::new(plan);
+        let relation = crate::sql::join::derived_relation(name.clone(), Some(&cte.alias), plan.clone())?;
+        self.ctes.borrow_mut().push((name, Some(Arc::new(rename_columns(&plan, &relation)))));
+        Ok(())
+    }
+
+    /// A query's body with its ORDER BY, LIMIT and OFFSET, its WITH queries (if any)
+    /// already in scope.
+    pub(crate) fn plan_query_body(
+        &self,
+        query: &ast::Query,
+        params: &[Value],
+        outer: &[Scope],
+    ) -> DbResult<QueryPlan> {
         let clauses = query_clauses(query, params)?;
         match query.body.as_ref() {
             ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
@@ -1095,8 +1125,13 @@ impl Session {
         binder.windows_allowed = false;
         // GROUP BY: expressions, select-list positions or output names.
         let group_asts = match &select.group_by {
-            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs,
+            ast::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.as_slice(),
             other => return Err(DbError::Unsupported(format!("{other}"))),
+        };
+        // GROUP BY DISTINCT: its mark, the first item (`group_by_distinct`).
+        let (distinct_sets, group_asts) = match group_asts {
+            [first, rest @ ..] if crate::sql::group_by_distinct::is_marker(first) => (true, rest),
+            all => (false, all),
         };
         let mut groups = Vec::new();
         let mut group_texts = Vec::new();
@@ -1152,7 +1187,11 @@ impl Session {
             explicit_sets = true;
             item_sets.push(sets);
         }
-        let grouping_sets = if explicit_sets { Some(multiply_sets(&item_sets)?) } else { None };
+        let grouping_sets = match (explicit_sets, distinct_sets) {
+            (false, _) => None,
+            (true, false) => Some(multiply_sets(&item_sets)?),
+            (true, true) => Some(crate::sql::group_by_distinct::distinct_sets(multiply_sets(&item_sets)?)),
+        };
         let having = select.having.as_ref().map(|e| binder.with_aggregates(e)).transpose()?;
 
         // ORDER BY: positions, output names, or expressions.

@@ -92,7 +92,7 @@ impl Session {
         let work_table = QueryPlan::WorkTable(Box::new(WorkTablePlan { columns: columns.clone(), id }));
         let reads_before = self.work_tables.reads.get();
         let depth = self.ctes.borrow().len();
-        self.ctes.borrow_mut().push((name.clone(), Arc::new(work_table)));
+        self.ctes.borrow_mut().push((name.clone(), Some(Arc::new(work_table))));
         let recursive = self.plan_set_expr(right, params, outer);
         self.ctes.borrow_mut().truncate(depth);
         let recursive = recursive?;

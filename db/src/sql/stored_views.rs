@@ -289,6 +289,11 @@ impl Session {
         if !matches!(create.options, ast::CreateTableOptions::None) || !create.cluster_by.is_empty() {
             return Err(DbError::Unsupported(format!("the view options of {}", create.name)));
         }
+        if crate::sql::dml_with::modifies_data(&create.query) {
+            return Err(DbError::FeatureNotSupported(
+                "views must not contain data-modifying statements in WITH".into(),
+            ));
+        }
         let name = object_name(&create.name)?;
         if crate::views::is_view(&name) {
             return Err(DbError::TableExists(name));

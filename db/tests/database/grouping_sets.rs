@@ -317,3 +317,77 @@ fn grouping_outside_a_grouped_query_or_past_the_limits_fails_as_postgresql() {
     let e = fails(&mut s, &format!("SELECT GROUPING({args}) FROM sales GROUP BY region"));
     assert!(matches!(e.kind(), DbError::TooManyColumns(_)), "{e}");
 }
+
+#[test]
+fn group_by_distinct_drops_the_repeated_grouping_sets_and_all_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    setup(&mut s);
+    // ROLLUP (region, product), ROLLUP (region) multiplies out to six sets, of which
+    // (region, product) and (region) come twice: DISTINCT keeps four.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT region, product, sum(qty), GROUPING(region, product) FROM sales \
+             GROUP BY DISTINCT ROLLUP (region, product), ROLLUP (region) ORDER BY 4, region, product"
+        ),
+        [
+            "east apple 3 0",
+            "east pear 5 0",
+            "west apple 2 0",
+            "west NULL 4 0",
+            "NULL apple 1 0",
+            "east NULL 8 1",
+            "west NULL 6 1",
+            "NULL NULL 1 1",
+            "NULL NULL 15 3",
+        ]
+    );
+    // EXPLAIN shows the sets kept, each key once (PostgreSQL 15's plan of the same query).
+    assert_eq!(
+        rows(
+            &mut s,
+            "EXPLAIN SELECT region, product, sum(qty) FROM sales GROUP BY DISTINCT ROLLUP (region, product), ROLLUP (region)"
+        ),
+        [
+            "MixedAggregate",
+            "  Hash Key: region, product",
+            "  Hash Key: region",
+            "  Group Key: ()",
+            "  ->  Seq Scan on sales"
+        ]
+    );
+    let count = |s: &mut Session, group_by: &str| {
+        rows(s, &format!("SELECT count(*) FROM (SELECT region, product FROM sales GROUP BY {group_by}) s"))
+    };
+    assert_eq!(count(&mut s, "ROLLUP (region, product), ROLLUP (region)"), ["20"]);
+    assert_eq!(count(&mut s, "ALL ROLLUP (region, product), ROLLUP (region)"), ["20"], "ALL is the default");
+    assert_eq!(count(&mut s, "CUBE (region, product), GROUPING SETS ((region), (product), ())"), ["44"]);
+    assert_eq!(
+        count(&mut s, "DISTINCT CUBE (region, product), GROUPING SETS ((region), (product), ())"),
+        ["12"]
+    );
+    // Sets are the same whatever the order of their keys, or a key written twice.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT region, product, count(*) FROM sales GROUP BY DISTINCT \
+             GROUPING SETS ((region, product), (product, region), (region), (region, region)) ORDER BY region, product"
+        ),
+        [
+            "east apple 2",
+            "east pear 1",
+            "east NULL 3",
+            "west apple 1",
+            "west NULL 1",
+            "west NULL 2",
+            "NULL apple 1",
+            "NULL NULL 1",
+        ]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT region, count(*) FROM sales GROUP BY DISTINCT region ORDER BY region"),
+        ["east 3", "west 2", "NULL 1"]
+    );
+}
