@@ -664,6 +664,14 @@ fn casts_and_operators_are_postgresqls_and_text_search_is_empty() {
         "0"
     );
     assert_eq!(one(&mut s, "SELECT pg_operator_is_visible(1)"), "NULL");
+    // `~~` and its kin, as pg_operator names LIKE and ILIKE, are LIKE and ILIKE.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT 'abc' ~~ 'a%', 'abc' !~~ 'a_c', 'ABC' ~~* 'a%', 'ABC' !~~* 'x%', 'a%' ~~ 'a\\%'"
+        ),
+        ["true|false|true|true|true"]
+    );
 
     for query in [
         "SELECT conname, connamespace, conforencoding, contoencoding, conproc, condefault FROM pg_conversion",
