@@ -896,3 +896,86 @@ fn psql_prints_whole_rows_row_to_json_and_pg_typeof_as_postgresql_does() {
 "#
     );
 }
+
+/// psql's `\dC`, `\do`, `\dc`, `\dF` (and `\dFd`, `\dFp`, `\dFt`) and `\dd` run their
+/// own catalog queries: the casts and operators the executor implements print as
+/// PostgreSQL 15 prints them (its rows, names and descriptions), and the catalogs of
+/// what the database has none of (conversions, text search) list nothing under
+/// PostgreSQL's headers.
+#[test]
+fn psql_lists_casts_operators_conversions_and_text_search_as_postgresql_does() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // PostgreSQL 15's own rows for these casts (its `\dC bigint` has more: bit, money,
+    // the reg* types, which the database has not).
+    assert_eq!(
+        server.query("\\dC bigint"),
+        "bigint|double precision|float8|yes\nbigint|integer|int4|in assignment\n\
+         bigint|numeric|numeric|yes\nbigint|oid|oid|yes\nbigint|real|float4|yes\n\
+         bigint|smallint|int2|in assignment\ndouble precision|bigint|int8|in assignment\n\
+         integer|bigint|int8|yes\nnumeric|bigint|int8|in assignment\noid|bigint|int8|in assignment\n\
+         real|bigint|int8|in assignment\nsmallint|bigint|int8|yes\n"
+    );
+    let casts = server.query("\\dC");
+    for row in [
+        "\"char\"|character|bpchar|in assignment",
+        "character varying|character|(binary coercible)|yes",
+        "date|timestamp with time zone|timestamptz|yes",
+        "json|jsonb|(with inout)|in assignment",
+        "boolean|integer|int4|no",
+    ] {
+        assert!(casts.lines().any(|l| l == row), "{row} in\n{casts}");
+    }
+    // A cast the executor does not do as PostgreSQL does is not listed.
+    assert!(!casts.contains("jsonb|bigint"), "{casts}");
+    // The function a cast names is a function: called, it is the cast.
+    assert_eq!(server.query("SELECT int4(5::int8), float8(2), bool(1)"), "5|2|t\n");
+
+    // \do without a pattern leaves pg_catalog out, as PostgreSQL's: nothing.
+    assert_eq!(server.query("\\do"), "");
+    assert_eq!(
+        server.query("\\do ->>"),
+        "pg_catalog|->>|json|integer|text|get json array element as text\n\
+         pg_catalog|->>|json|text|text|get json object field as text\n\
+         pg_catalog|->>|jsonb|integer|text|get jsonb array element as text\n\
+         pg_catalog|->>|jsonb|text|text|get jsonb object field as text\n"
+    );
+    assert_eq!(
+        server.query("\\do ~~"),
+        "pg_catalog|~~|character|text|boolean|matches LIKE expression\n\
+         pg_catalog|~~|text|text|boolean|matches LIKE expression\n"
+    );
+    // What pg_operator lists runs: `~~` is LIKE, `!~~*` NOT ILIKE.
+    assert_eq!(server.query("SELECT 'abc' ~~ 'a%', 'ABC' !~~* 'a%', 5 # 3"), "t|f|6\n");
+    let out = server.psql(&["-c", "\\do+ ||"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("List of operators"), "{text}");
+    assert!(
+        text.contains(
+            " pg_catalog | ||   | text          | text           | text        | -        | concatenate"
+        ),
+        "{text}"
+    );
+
+    // Nothing of these exists: PostgreSQL's headers over no rows.
+    for (command, title, header) in [
+        ("\\dc", "List of conversions", " Schema | Name | Source | Destination | Default? "),
+        ("\\dF", "List of text search configurations", " Schema | Name | Description "),
+        ("\\dFd", "List of text search dictionaries", " Schema | Name | Description "),
+        ("\\dFp", "List of text search parsers", " Schema | Name | Description "),
+        ("\\dFt", "List of text search templates", " Schema | Name | Description "),
+        ("\\dd", "Object descriptions", " Schema | Name | Object | Description "),
+    ] {
+        let out = server.psql(&["-c", command]);
+        assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(title), "{command}: {text}");
+        assert!(text.lines().any(|l| l == header), "{command}: {text}");
+        assert!(text.contains("(0 rows)"), "{command}: {text}");
+    }
+    // \dd of a table's constraints: none has a comment.
+    server.query("CREATE TABLE priced (id BIGINT PRIMARY KEY, price NUMERIC CHECK (price > 0))");
+    assert_eq!(server.query("\\dd"), "");
+}

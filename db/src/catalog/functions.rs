@@ -5,6 +5,7 @@
 
 use std::sync::Weak;
 
+use crate::catalog::operators::{CAST_FUNCTIONS, OPERATORS};
 use crate::catalog::relations::{self, constraints_of};
 use crate::catalog::{
     builtin_type, format_type, lookup, not_found, object_name, object_oid, quote_ident, ObjectKind, Objects,
@@ -58,6 +59,14 @@ pub(crate) enum CatalogFn {
     /// pg_size_pretty(bigint): bytes in PostgreSQL's units (`8192 bytes`, `16 kB`).
     SizePretty,
     FunctionIsVisible,
+    /// pg_operator_is_visible: a built-in operator (`operators::OPERATORS`) is.
+    OperatorIsVisible,
+    /// pg_opclass_is_visible: a built-in operator class (pg_opclass) is.
+    OpclassIsVisible,
+    /// pg_opfamily_is_visible, pg_conversion_is_visible, pg_ts_*_is_visible: the
+    /// database has no operator families, conversions or text search objects, so no OID
+    /// names one (NULL, as PostgreSQL answers for an OID that names nothing).
+    NothingIsVisible,
     /// pg_get_function_arguments, pg_get_function_result: pg_proc keeps no signatures
     /// yet (they are arrays of types), so NULL.
     FunctionSignature,
@@ -119,6 +128,14 @@ impl CatalogFn {
             }
             "pg_size_pretty" => (CatalogFn::SizePretty, 1, 1),
             "pg_function_is_visible" => (CatalogFn::FunctionIsVisible, 1, 1),
+            "pg_operator_is_visible" => (CatalogFn::OperatorIsVisible, 1, 1),
+            "pg_opclass_is_visible" => (CatalogFn::OpclassIsVisible, 1, 1),
+            "pg_opfamily_is_visible"
+            | "pg_conversion_is_visible"
+            | "pg_ts_config_is_visible"
+            | "pg_ts_dict_is_visible"
+            | "pg_ts_parser_is_visible"
+            | "pg_ts_template_is_visible" => (CatalogFn::NothingIsVisible, 1, 1),
             "pg_get_function_arguments" | "pg_get_function_result" => (CatalogFn::FunctionSignature, 1, 1),
             _ => return None,
         })
@@ -134,7 +151,10 @@ impl CatalogFn {
             | CatalogFn::CollationIsVisible
             | CatalogFn::HasPrivilege
             | CatalogFn::IsPublishable
-            | CatalogFn::FunctionIsVisible => DataType::Bool,
+            | CatalogFn::FunctionIsVisible
+            | CatalogFn::OperatorIsVisible
+            | CatalogFn::OpclassIsVisible
+            | CatalogFn::NothingIsVisible => DataType::Bool,
             CatalogFn::RelationSize | CatalogFn::DatabaseSize => DataType::Int,
             CatalogFn::GetUserById | CatalogFn::EncodingToChar => DataType::Catalog(CatalogType::Name),
             _ => text,
@@ -307,13 +327,17 @@ impl CatalogCall {
             CatalogFn::Description => Ok(Value::Null),
             CatalogFn::ObjDescription | CatalogFn::ColDescription => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);
-                // obj_description(oid, catalog): only pg_class's objects have comments.
-                if self.func == CatalogFn::ObjDescription
-                    && args
-                        .get(1)
-                        .is_some_and(|c| c.to_string().trim_start_matches("pg_catalog.") != "pg_class")
-                {
-                    return Ok(Value::Null);
+                // obj_description(oid, catalog): pg_class's objects have the comments
+                // of COMMENT ON, and the built-in operators PostgreSQL's descriptions.
+                let catalog =
+                    args.get(1).filter(|_| self.func == CatalogFn::ObjDescription).map(|c| c.to_string());
+                match catalog.as_deref().map(|c| c.trim_start_matches("pg_catalog.")) {
+                    None | Some("pg_class") => {}
+                    Some("pg_operator") => {
+                        let operator = OPERATORS.iter().find(|o| o.oid == oid);
+                        return Ok(operator.map_or(Value::Null, |o| Value::Text(o.description.into())));
+                    }
+                    Some(_) => return Ok(Value::Null),
                 }
                 // A table, view or sequence (an index's comment is none: not kept).
                 let relation = self.objects()?.relation_by_oid(oid).filter(|r| r.index.is_none());
@@ -369,10 +393,21 @@ impl CatalogCall {
             }
             CatalogFn::FunctionIsVisible => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);
-                let known =
-                    relations::function_names().iter().any(|n| object_oid(ObjectKind::Function, n) == oid);
+                let known = relations::function_names()
+                    .iter()
+                    .chain(CAST_FUNCTIONS.iter())
+                    .any(|n| object_oid(ObjectKind::Function, n) == oid);
                 Ok(if known { Value::Bool(true) } else { Value::Null })
             }
+            CatalogFn::OperatorIsVisible => {
+                let oid = int_arg(args, 0)?.unwrap_or(0);
+                Ok(if OPERATORS.iter().any(|o| o.oid == oid) { Value::Bool(true) } else { Value::Null })
+            }
+            CatalogFn::OpclassIsVisible => {
+                let oid = int_arg(args, 0)?.unwrap_or(0);
+                Ok(if relations::is_opclass(oid) { Value::Bool(true) } else { Value::Null })
+            }
+            CatalogFn::NothingIsVisible => Ok(Value::Null),
             CatalogFn::SizePretty => {
                 let bytes = int_arg(args, 0)?.unwrap_or(0);
                 text(size_pretty(bytes))

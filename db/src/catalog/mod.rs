@@ -42,11 +42,13 @@
 
 mod deparse;
 mod functions;
+mod operators;
 mod relations;
 
 use std::sync::Arc;
 
 pub(crate) use functions::{CatalogCall, CatalogFn};
+pub(crate) use operators::CAST_FUNCTIONS;
 pub use relations::{is_relation, relation_names, schema};
 
 use crate::database::DbShared;
@@ -314,12 +316,17 @@ pub fn type_modifier(ty: DataType) -> i64 {
 /// OID that is no type (as PostgreSQL prints it).
 pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     let Some(ty) = builtin_type(oid) else { return "???".into() };
+    // PostgreSQL's rule for a bare bpchar: `bpchar` when a modifier was given and is
+    // none (-1: a column of type bpchar), `character` when none was asked about
+    // (`format_type(oid, NULL)`, `regtype`).
+    if oid == 1042 && typmod.is_some_and(|m| m < 0) {
+        return "bpchar".into();
+    }
     let typmod = typmod.filter(|&m| m >= 0);
     match (oid, typmod) {
         (1043, Some(m)) => format!("character varying({})", m - 4),
         (1042, Some(m)) => format!("character({})", m - 4),
-        // A bare bpchar is `character` when a modifier was asked about (a column).
-        (1042, None) => "bpchar".into(),
+        (1042, None) => "character".into(),
         (1700, Some(m)) => {
             let m = m - 4;
             format!("numeric({},{})", (m >> 16) & 0xffff, m & 0x7ff)

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use crate::catalog::operators::{CASTS, CAST_FUNCTIONS, OPERATORS, PG_OPERATOR_OID};
 use crate::catalog::{
     constraint_oid, deparse, index_oid, object_oid, primary_key_name, type_modifier, type_oid, ObjectKind,
     Objects, Relation, BTREE_AM_OID, BUILTIN_TYPES, DATABASE_OID, DEFAULT_COLLATION_OID, HEAP_AM_OID,
@@ -70,6 +71,14 @@ const DEFINITIONS: &[Definition] = &[
     def("pg_publication", 6104, 'r', "oid:oid pubname:name pubowner:oid puballtables:boolean pubinsert:boolean pubupdate:boolean pubdelete:boolean pubtruncate:boolean pubviaroot:boolean"),
     def("pg_publication_rel", 6106, 'r', "oid:oid prpubid:oid prrelid:oid prqual:pg_node_tree prattrs:int2vector"),
     def("pg_publication_namespace", 6237, 'r', "oid:oid pnpubid:oid pnnspid:oid"),
+    def("pg_cast", 2605, 'r', "oid:oid castsource:oid casttarget:oid castfunc:oid castcontext:\"char\" castmethod:\"char\""),
+    def("pg_operator", 2617, 'r', "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:\"char\" oprcanmerge:boolean oprcanhash:boolean oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:regproc oprrest:regproc oprjoin:regproc"),
+    def("pg_opfamily", 2753, 'r', "oid:oid opfmethod:oid opfname:name opfnamespace:oid opfowner:oid"),
+    def("pg_conversion", 2607, 'r', "oid:oid conname:name connamespace:oid conowner:oid conforencoding:integer contoencoding:integer conproc:regproc condefault:boolean"),
+    def("pg_ts_config", 3602, 'r', "oid:oid cfgname:name cfgnamespace:oid cfgowner:oid cfgparser:oid"),
+    def("pg_ts_dict", 3600, 'r', "oid:oid dictname:name dictnamespace:oid dictowner:oid dicttemplate:oid dictinitoption:text"),
+    def("pg_ts_parser", 3601, 'r', "oid:oid prsname:name prsnamespace:oid prsstart:regproc prstoken:regproc prsend:regproc prsheadline:regproc prslextype:regproc"),
+    def("pg_ts_template", 3764, 'r', "oid:oid tmplname:name tmplnamespace:oid tmplinit:regproc tmpllexize:regproc"),
     def("information_schema.schemata", 13382, 'v', "catalog_name:sql_identifier schema_name:sql_identifier schema_owner:sql_identifier default_character_set_catalog:sql_identifier default_character_set_schema:sql_identifier default_character_set_name:sql_identifier sql_path:character_data"),
     def("information_schema.tables", 13425, 'v', "table_catalog:sql_identifier table_schema:sql_identifier table_name:sql_identifier table_type:character_data self_referencing_column_name:sql_identifier reference_generation:character_data user_defined_type_catalog:sql_identifier user_defined_type_schema:sql_identifier user_defined_type_name:sql_identifier is_insertable_into:yes_or_no is_typed:yes_or_no commit_action:character_data"),
     def("information_schema.columns", 13295, 'v', "table_catalog:sql_identifier table_schema:sql_identifier table_name:sql_identifier column_name:sql_identifier ordinal_position:cardinal_number column_default:character_data is_nullable:yes_or_no data_type:character_data character_maximum_length:cardinal_number character_octet_length:cardinal_number numeric_precision:cardinal_number numeric_precision_radix:cardinal_number numeric_scale:cardinal_number datetime_precision:cardinal_number interval_type:character_data interval_precision:cardinal_number character_set_catalog:sql_identifier character_set_schema:sql_identifier character_set_name:sql_identifier collation_catalog:sql_identifier collation_schema:sql_identifier collation_name:sql_identifier domain_catalog:sql_identifier domain_schema:sql_identifier domain_name:sql_identifier udt_catalog:sql_identifier udt_schema:sql_identifier udt_name:sql_identifier scope_catalog:sql_identifier scope_schema:sql_identifier scope_name:sql_identifier maximum_cardinality:cardinal_number dtd_identifier:sql_identifier is_self_referencing:yes_or_no is_identity:yes_or_no identity_generation:character_data identity_start:character_data identity_increment:character_data identity_maximum:character_data identity_minimum:character_data identity_cycle:yes_or_no is_generated:character_data generation_expression:character_data is_updatable:yes_or_no"),
@@ -806,6 +815,18 @@ impl Session {
                         .set("proretset", flag(false))
                         .set("prosrc", n)
                 })
+                // The functions of casts (`operators::CAST_FUNCTIONS`), called as casts.
+                .chain(CAST_FUNCTIONS.iter().map(|&n| {
+                    Fields::new()
+                        .set("oid", oid(object_oid(ObjectKind::Function, n)))
+                        .set("proname", n)
+                        .set("pronamespace", oid(PG_CATALOG_OID))
+                        .set("proowner", oid(OWNER_OID))
+                        .set("prolang", oid(12))
+                        .set("prokind", ch('f'))
+                        .set("proretset", flag(false))
+                        .set("prosrc", n)
+                }))
                 // The set-returning functions (`sql::srf`), `_pg_expandarray` in
                 // information_schema, where PostgreSQL keeps it.
                 .chain(SET_RETURNING_FUNCTIONS.iter().map(|&(n, namespace)| {
@@ -905,7 +926,53 @@ impl Session {
                         .set("objsubid", Value::Int(subid))
                         .set("description", text)
                 })
+                // The built-in operators' descriptions, PostgreSQL's.
+                .chain(OPERATORS.iter().map(|o| {
+                    Fields::new()
+                        .set("objoid", oid(o.oid))
+                        .set("classoid", oid(PG_OPERATOR_OID))
+                        .set("objsubid", Value::Int(0))
+                        .set("description", o.description)
+                }))
                 .collect(),
+            "pg_cast" => CASTS
+                .iter()
+                .map(|c| {
+                    Fields::new()
+                        .set("oid", oid(c.oid))
+                        .set("castsource", oid(c.source))
+                        .set("casttarget", oid(c.target))
+                        .set("castfunc", oid(c.function.map_or(0, |f| object_oid(ObjectKind::Function, f))))
+                        .set("castcontext", ch(c.context))
+                        .set("castmethod", ch(c.method))
+                })
+                .collect(),
+            // `oprcode` 0: the executor evaluates operators inline (see `operators`).
+            "pg_operator" => OPERATORS
+                .iter()
+                .map(|o| {
+                    Fields::new()
+                        .set("oid", oid(o.oid))
+                        .set("oprname", o.name)
+                        .set("oprnamespace", oid(PG_CATALOG_OID))
+                        .set("oprowner", oid(OWNER_OID))
+                        .set("oprkind", ch(o.kind))
+                        .set("oprcanmerge", flag(o.can_merge))
+                        .set("oprcanhash", flag(o.can_hash))
+                        .set("oprleft", oid(o.left))
+                        .set("oprright", oid(o.right))
+                        .set("oprresult", oid(o.result))
+                        .set("oprcom", oid(o.commutator))
+                        .set("oprnegate", oid(o.negator))
+                        .set("oprcode", oid(0))
+                        .set("oprrest", oid(0))
+                        .set("oprjoin", oid(0))
+                })
+                .collect(),
+            // No text search and no encoding conversion (the database speaks UTF8 only);
+            // the operator classes of `OPCLASSES` belong to no family.
+            "pg_conversion" | "pg_ts_config" | "pg_ts_dict" | "pg_ts_parser" | "pg_ts_template"
+            | "pg_opfamily" => Vec::new(),
             "pg_auth_members"
             | "pg_extension"
             | "pg_enum"
@@ -1109,6 +1176,11 @@ impl Session {
     pub fn set_database_name(&mut self, name: &str) {
         self.database_name = Some(name.to_string());
     }
+}
+
+/// Whether `oid` is one of the operator classes pg_opclass lists.
+pub(crate) fn is_opclass(oid: i64) -> bool {
+    OPCLASSES.iter().any(|&(o, ..)| o == oid)
 }
 
 /// The default btree operator classes of the types (PostgreSQL's OIDs).

@@ -1129,6 +1129,11 @@ impl<'a> Binder<'a> {
                     case_insensitive,
                 }
             }
+            // PostgreSQL's own spelling of LIKE and ILIKE (what pg_operator lists them as).
+            E::BinaryOp { left, op, right } if like_operator(op).is_some() => {
+                let (negated, case_insensitive) = like_operator(op).expect("a LIKE operator");
+                self.like(left, right, None, negated, case_insensitive)?
+            }
             // `x COLLATE "C"`: the database compares text by its bytes, which is the C
             // collation and the default one; no other is known.
             E::Collate { expr, collation } => {
@@ -2176,6 +2181,13 @@ impl<'a> Binder<'a> {
         if name == "pg_typeof" {
             return self.pg_typeof(&args);
         }
+        // A function-style cast (`int4(x)`): the functions pg_cast names are the casts.
+        if crate::catalog::CAST_FUNCTIONS.contains(&name.as_str()) {
+            let mut args = self.call_arguments(&name, args, 1, 1)?;
+            let type_name = ast::ObjectName::from(vec![ast::Ident::new(name.as_str())]);
+            let ty = sql_type(&ast::DataType::Custom(type_name, Vec::new()))?;
+            return self.cast_to(args.remove(0), ty);
+        }
         let (func, min, max) =
             Func::lookup(&name, args.len()).ok_or_else(|| DbError::UndefinedFunction(format!("{name}()")))?;
         let args = self.call_arguments(&name, args, min, max)?;
@@ -2401,6 +2413,19 @@ pub(crate) fn grouping_error(message: String) -> DbError {
 
 /// Whether `op` is a regular expression match, and if so (negated, case-insensitive).
 /// `OPERATOR(pg_catalog.~)`, as psql writes it, is `~`.
+/// `~~` (LIKE), `~~*` (ILIKE) and their negations `!~~`, `!~~*`: (negated, case
+/// insensitive).
+fn like_operator(op: &ast::BinaryOperator) -> Option<(bool, bool)> {
+    use ast::BinaryOperator as B;
+    match op {
+        B::PGLikeMatch => Some((false, false)),
+        B::PGILikeMatch => Some((false, true)),
+        B::PGNotLikeMatch => Some((true, false)),
+        B::PGNotILikeMatch => Some((true, true)),
+        _ => None,
+    }
+}
+
 fn regex_operator(op: &ast::BinaryOperator) -> Option<(bool, bool)> {
     use ast::BinaryOperator as B;
     match op {

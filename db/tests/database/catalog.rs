@@ -571,3 +571,125 @@ fn comments_on_tables_views_and_columns_are_kept_and_recovered() {
     run(&mut s, "COMMENT ON TABLE ct IS ''");
     assert_eq!(rows(&mut s, "SELECT objsubid FROM pg_description WHERE objoid = 'ct'::regclass"), ["3"]);
 }
+
+/// pg_cast and pg_operator hold PostgreSQL 15's rows for the casts and operators the
+/// executor implements (the same queries on PostgreSQL 15 give these rows), each cast's
+/// function is in pg_proc and runs as the cast, and the catalogs of what the database
+/// has none of (conversions, text search, operator families) are empty with
+/// PostgreSQL's columns.
+#[test]
+fn casts_and_operators_are_postgresqls_and_text_search_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT castsource::regtype, casttarget::regtype, castcontext, castmethod FROM pg_cast \
+             WHERE castsource = 'int8'::regtype AND casttarget IN ('int2'::regtype, 'int4'::regtype, \
+             'numeric'::regtype, 'float8'::regtype) ORDER BY casttarget"
+        ),
+        ["bigint|smallint|a|f", "bigint|integer|a|f", "bigint|double precision|i|f", "bigint|numeric|i|f"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c.castmethod, p.proname FROM pg_cast c JOIN pg_proc p ON p.oid = c.castfunc \
+             WHERE c.castsource = 'int8'::regtype AND c.casttarget = 'int4'::regtype"
+        ),
+        ["f|int4"]
+    );
+    // Every cast through a function names one pg_proc lists; the others name none.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM pg_cast c LEFT JOIN pg_proc p ON p.oid = c.castfunc \
+             WHERE (c.castmethod = 'f') <> (p.oid IS NOT NULL)"
+        ),
+        "0"
+    );
+    // Every listed cast runs: from each source type's sample to its target (the
+    // samples cover every source pg_cast names).
+    let casts =
+        rows(&mut s, "SELECT format_type(castsource, NULL), format_type(casttarget, NULL) FROM pg_cast");
+    assert!(casts.len() > 60, "{casts:?}");
+    for pair in &casts {
+        let (source, target) = pair.split_once('|').unwrap();
+        let sample = match source {
+            "boolean" => "true",
+            "\"char\"" | "character" | "character varying" | "text" => "'1'",
+            "json" | "jsonb" => "'{\"a\": 1}'",
+            "date" => "'2020-01-02'",
+            "time without time zone" => "'01:02:03'",
+            "timestamp without time zone" | "timestamp with time zone" => "'2020-01-02 01:02:03'",
+            "interval" => "'1 hour'",
+            "oid" => "1",
+            _ => "1.5",
+        };
+        one(&mut s, &format!("SELECT CAST(CAST({sample} AS {source}) AS {target})"));
+    }
+    assert_eq!(one(&mut s, "SELECT int2(4.6)"), "5");
+
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT oid, oprname, oprkind, oprleft::regtype, oprright::regtype, oprresult::regtype, \
+             oprcom, oprnegate, oprcanhash FROM pg_operator WHERE oprname = '->>' ORDER BY 1"
+        ),
+        [
+            "3477|->>|b|jsonb|text|text|0|0|false",
+            "3481|->>|b|jsonb|integer|text|0|0|false",
+            "3963|->>|b|json|text|text|0|0|false",
+            "3965|->>|b|json|integer|text|0|0|false",
+        ]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT oprname, obj_description(oid, 'pg_operator'), pg_operator_is_visible(oid) \
+             FROM pg_operator WHERE oid IN (98, 531) ORDER BY 1"
+        ),
+        ["<>|not equal|true", "=|equal|true"]
+    );
+    // An operator's types are types, its commutator and negator operators.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT count(*) FROM pg_operator o LEFT JOIN pg_type r ON r.oid = o.oprright \
+             LEFT JOIN pg_type t ON t.oid = o.oprresult \
+             WHERE r.oid IS NULL OR t.oid IS NULL \
+             OR (o.oprcom <> 0 AND o.oprcom NOT IN (SELECT oid FROM pg_operator)) \
+             OR (o.oprnegate <> 0 AND o.oprnegate NOT IN (SELECT oid FROM pg_operator))"
+        ),
+        "0"
+    );
+    assert_eq!(one(&mut s, "SELECT pg_operator_is_visible(1)"), "NULL");
+    // `~~` and its kin, as pg_operator names LIKE and ILIKE, are LIKE and ILIKE.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT 'abc' ~~ 'a%', 'abc' !~~ 'a_c', 'ABC' ~~* 'a%', 'ABC' !~~* 'x%', 'a%' ~~ 'a\\%'"
+        ),
+        ["true|false|true|true|true"]
+    );
+
+    for query in [
+        "SELECT conname, connamespace, conforencoding, contoencoding, conproc, condefault FROM pg_conversion",
+        "SELECT cfgname, cfgnamespace, cfgparser FROM pg_ts_config",
+        "SELECT dictname, dictnamespace, dicttemplate, dictinitoption FROM pg_ts_dict",
+        "SELECT prsname, prsnamespace, prsstart, prslextype FROM pg_ts_parser",
+        "SELECT tmplname, tmplnamespace, tmplinit, tmpllexize FROM pg_ts_template",
+        "SELECT opfname, opfmethod, opfnamespace FROM pg_opfamily",
+    ] {
+        assert_eq!(cells(&mut s, query), Vec::<Vec<String>>::new(), "{query}");
+    }
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT pg_ts_config_is_visible(1), pg_conversion_is_visible(1), pg_opclass_is_visible(3124)"
+        ),
+        ["NULL|NULL|true"]
+    );
+    // A bare bpchar: `character` when no modifier is asked about, `bpchar` for -1.
+    assert_eq!(rows(&mut s, "SELECT format_type(1042, NULL), format_type(1042, -1)"), ["character|bpchar"]);
+}
