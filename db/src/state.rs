@@ -907,7 +907,7 @@ mod tests {
         // Integer, text and two-column keys, each spread over several sources as the
         // shards spread them.
         let int = |i: i64| Key::from_elem(Value::Int(i), 1);
-        let text = |i: i64| Key::from_elem(Value::Text(format!("k{i:05}").into()), 1);
+        let text = |i: i64| Key::from_elem(Value::Text(format!("k{i:05}")), 1);
         let pair = |i: i64| [Value::Int(i % 7), Value::Int(i)].into_iter().collect::<Key>();
         for make in [&int as &dyn Fn(i64) -> Key, &text, &pair] {
             let mut keys: Vec<Key> = (-300..300).map(|i| make(i * 7919 % 1000)).collect();
