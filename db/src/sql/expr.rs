@@ -4021,9 +4021,11 @@ fn with_regex<T>(
     })
 }
 
-/// A float rounded (half away from zero) to an integer, or an error out of range.
+/// A float rounded to an integer as PostgreSQL's float-to-integer casts round (`rint`:
+/// half to even, 2.5 -> 2, 3.5 -> 4; a NUMERIC's cast rounds half away from zero), or an
+/// error out of range.
 pub(crate) fn float_to_int(f: f64) -> DbResult<Value> {
-    let r = f.round();
+    let r = f.round_ties_even();
     if (-9.223_372_036_854_775e18..=9.223_372_036_854_775e18).contains(&r) {
         Ok(Value::Int(r as i64))
     } else {
@@ -4385,7 +4387,13 @@ fn round_or_trunc(x: Num, digits: i64, round: bool) -> DbResult<Value> {
         Num::F(f) => {
             let p = 10f64.powi(digits.clamp(-300, 300) as i32);
             let scaled = f * p;
-            let done = if round { scaled.round() } else { scaled.trunc() };
+            // round(double precision) is PostgreSQL's rint (half to even); with digits,
+            // which PostgreSQL has for NUMERIC only, half away from zero as NUMERIC's.
+            let done = match (round, digits) {
+                (true, 0) => scaled.round_ties_even(),
+                (true, _) => scaled.round(),
+                (false, _) => scaled.trunc(),
+            };
             Ok(Value::Float(if digits == 0 { done } else { done / p }))
         }
         Num::N(n) => {
@@ -4646,7 +4654,10 @@ mod tests {
 
     #[test]
     fn rounding() {
-        assert_eq!(round_or_trunc(Num::F(2.5), 0, true).unwrap(), Value::Float(3.0));
+        // round(double precision) is PostgreSQL's rint: half to even.
+        assert_eq!(round_or_trunc(Num::F(2.5), 0, true).unwrap(), Value::Float(2.0));
+        assert_eq!(round_or_trunc(Num::F(3.5), 0, true).unwrap(), Value::Float(4.0));
+        assert_eq!(float_to_int(-2.5).unwrap(), Value::Int(-2));
         assert_eq!(round_or_trunc(Num::F(-2.567), 2, true).unwrap(), Value::Float(-2.57));
         assert_eq!(round_or_trunc(Num::F(-2.567), 2, false).unwrap(), Value::Float(-2.56));
         assert_eq!(round_or_trunc(Num::I(1250), -2, true).unwrap(), Value::Int(1300));
