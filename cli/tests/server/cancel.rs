@@ -114,6 +114,24 @@ fn ctrl_c_in_psql_cancels_a_long_select() {
     assert!(server.terminate().success());
 }
 
+/// A server whose one row (k = 1) a raw connection, the returned `holder`, has set to 2
+/// in a transaction left open.
+fn server_with_row_held(dir: &std::path::Path) -> (Server, TcpStream) {
+    let server = Server::start(dir, &[]);
+    table_with_one_row(&server);
+    let (mut holder, _, _) = raw_connection(&server, "holder");
+    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+    (server, holder)
+}
+
+/// The holder (`server_with_row_held`) commits: the row is its 2, whatever a waiter
+/// tried; the server stops cleanly.
+fn holder_commits(server: Server, holder: &mut TcpStream) {
+    assert_eq!(protocol::kinds(&query(holder, "COMMIT")), "CZ");
+    assert_eq!(server.query("SELECT v FROM acct"), "2\n", "only the holder's update is in");
+    assert!(server.terminate().success());
+}
+
 /// A raw connection: startup as `user`; returns the stream and its (process id, secret).
 fn raw_connection(server: &Server, user: &str) -> (TcpStream, i32, i32) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
@@ -139,10 +157,7 @@ fn cancel_request(server: &Server, pid: i32, secret: i32) {
 #[test]
 fn a_cancel_needs_the_right_key_and_only_hits_a_running_statement() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
-    table_with_one_row(&server);
-    let (mut holder, _, _) = raw_connection(&server, "holder");
-    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+    let (server, mut holder) = server_with_row_held(dir.path());
 
     let (mut waiter, pid, secret) = raw_connection(&server, "waiter");
     assert_ne!(secret, 0);
@@ -162,9 +177,7 @@ fn a_cancel_needs_the_right_key_and_only_hits_a_running_statement() {
 
     // The session goes on; the holder's transaction is untouched and commits.
     assert_eq!(protocol::kinds(&query(&mut waiter, "SELECT v FROM acct")), "TDCZ");
-    assert_eq!(protocol::kinds(&query(&mut holder, "COMMIT")), "CZ");
-    assert_eq!(server.query("SELECT v FROM acct"), "2\n");
-    assert!(server.terminate().success());
+    holder_commits(server, &mut holder);
 }
 
 #[test]
@@ -206,10 +219,7 @@ fn a_cancelled_statement_in_a_transaction_block_fails_the_block_and_the_session_
 #[test]
 fn a_cancel_ends_an_execute_waiting_for_a_row_lock() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
-    table_with_one_row(&server);
-    let (mut holder, _, _) = raw_connection(&server, "holder");
-    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+    let (server, mut holder) = server_with_row_held(dir.path());
 
     let (mut waiter, pid, secret) = raw_connection(&server, "waiter");
     waiter.write_all(&protocol::extended_pipeline("UPDATE acct SET v = v + $1 WHERE k = 1", &["5"])).unwrap();
@@ -222,9 +232,7 @@ fn a_cancel_ends_an_execute_waiting_for_a_row_lock() {
     assert!(error.contains(CANCELED), "{error}");
 
     assert_eq!(protocol::kinds(&query(&mut waiter, "SELECT v FROM acct")), "TDCZ");
-    assert_eq!(protocol::kinds(&query(&mut holder, "COMMIT")), "CZ");
-    assert_eq!(server.query("SELECT v FROM acct"), "2\n", "the cancelled update changed nothing");
-    assert!(server.terminate().success());
+    holder_commits(server, &mut holder);
 }
 
 /// `statement_timeout` ends an Execute waiting for a row lock at the statement's
@@ -233,10 +241,7 @@ fn a_cancel_ends_an_execute_waiting_for_a_row_lock() {
 #[test]
 fn statement_timeout_ends_an_execute_waiting_for_a_row_lock_at_its_first_deadline() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
-    table_with_one_row(&server);
-    let (mut holder, _, _) = raw_connection(&server, "holder");
-    assert_eq!(protocol::kinds(&query(&mut holder, "BEGIN; UPDATE acct SET v = 2 WHERE k = 1")), "CCZ");
+    let (server, mut holder) = server_with_row_held(dir.path());
 
     let (mut waiter, _, _) = raw_connection(&server, "waiter");
     assert_eq!(protocol::kinds(&query(&mut waiter, "SET statement_timeout = 450")), "CZ");
@@ -248,9 +253,7 @@ fn statement_timeout_ends_an_execute_waiting_for_a_row_lock_at_its_first_deadlin
     assert!(waited >= Duration::from_millis(440), "timed out early: {waited:?}");
     assert!(waited < Duration::from_secs(3), "the timeout ran late: {waited:?}");
 
-    assert_eq!(protocol::kinds(&query(&mut holder, "COMMIT")), "CZ");
-    assert_eq!(server.query("SELECT v FROM acct"), "2\n");
-    assert!(server.terminate().success());
+    holder_commits(server, &mut holder);
 }
 
 /// Reads an extended pipeline's replies (`protocol::extended_pipeline`) up to
