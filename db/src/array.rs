@@ -14,9 +14,9 @@
 //! `Vec` of `Value`s behind the one box `Value::Array` holds.
 
 use std::cmp::Ordering;
-use std::mem::ManuallyDrop;
 
 use crate::error::{DbError, DbResult};
+use crate::out_of_line::OutOfLine;
 use crate::value::{DataType, Value};
 
 /// The most elements an array may hold, as PostgreSQL's MaxArraySize (about 134
@@ -147,74 +147,13 @@ pub struct Array {
     pub items: Vec<Value>,
 }
 
-/// The box `Value::Array` holds: an `Array` whose drop is one call out of line.
-///
-/// `Value` is recursive through its arrays, so a plain `Box<Array>` made `Value`'s drop
-/// glue a recursive function with a loop in it, which saves and restores five registers
-/// at every call whatever the variant: ~10 instructions per dropped integer, ~370 per
-/// prepared INSERT + COMMIT (callgrind, `commit_loop`). Behind `ManuallyDrop` and an
-/// out-of-line `Drop`, the glue of the other variants is what it was before arrays.
-pub struct ArrayBox(ManuallyDrop<Box<Array>>);
+/// The box `Value::Array` holds (see `out_of_line`).
+pub type ArrayBox = OutOfLine<Array>;
 
 impl ArrayBox {
-    pub fn new(array: Array) -> ArrayBox {
-        ArrayBox(ManuallyDrop::new(Box::new(array)))
-    }
-
-    /// The array, out of its box.
-    pub fn into_inner(self) -> Array {
-        *self.into_box()
-    }
-
-    fn into_box(self) -> Box<Array> {
-        let mut this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again (ManuallyDrop), so the box is
-        // taken exactly once.
-        unsafe { ManuallyDrop::take(&mut this.0) }
-    }
-
     /// The elements, taken out.
     pub fn into_items(self) -> Vec<Value> {
         self.into_inner().items
-    }
-}
-
-impl Drop for ArrayBox {
-    #[inline]
-    fn drop(&mut self) {
-        drop_array(self);
-    }
-}
-
-#[inline(never)]
-#[cold]
-fn drop_array(array: &mut ArrayBox) {
-    // SAFETY: called once, from `ArrayBox::drop`; the box is not used after it.
-    unsafe { ManuallyDrop::drop(&mut array.0) }
-}
-
-impl Clone for ArrayBox {
-    fn clone(&self) -> ArrayBox {
-        ArrayBox::new(Array::clone(self))
-    }
-}
-
-impl std::fmt::Debug for ArrayBox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Array::fmt(self, f)
-    }
-}
-
-impl std::ops::Deref for ArrayBox {
-    type Target = Array;
-    fn deref(&self) -> &Array {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for ArrayBox {
-    fn deref_mut(&mut self) -> &mut Array {
-        &mut self.0
     }
 }
 

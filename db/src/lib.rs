@@ -19,6 +19,7 @@ pub mod json;
 mod lock_wait;
 pub mod locks;
 pub mod numeric;
+pub mod out_of_line;
 pub mod params;
 pub mod record;
 pub mod schema;

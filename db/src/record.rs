@@ -23,7 +23,6 @@
 //! backslash, a parenthesis or a comma. The order is field by field, as `record_cmp`'s.
 
 use std::cmp::Ordering;
-use std::mem::ManuallyDrop;
 use std::sync::{LazyLock, Mutex, OnceLock};
 
 use crate::array::ElemType;
@@ -172,47 +171,12 @@ impl Record {
     }
 
     pub fn into_value(self) -> Value {
-        Value::Record(RecordBox(ManuallyDrop::new(Box::new(self))))
+        Value::Record(RecordBox::new(self))
     }
 }
 
-/// The box `Value::Record` holds: a `Record` whose drop is one call out of line, for the
-/// reason `ArrayBox` gives (a plain box would make `Value`'s drop glue recursive, which
-/// costs every dropped integer of the commit path).
-pub struct RecordBox(ManuallyDrop<Box<Record>>);
-
-impl Drop for RecordBox {
-    #[inline]
-    fn drop(&mut self) {
-        drop_record(self);
-    }
-}
-
-#[inline(never)]
-#[cold]
-fn drop_record(record: &mut RecordBox) {
-    // SAFETY: called once, from `RecordBox::drop`; the box is not used after it.
-    unsafe { ManuallyDrop::drop(&mut record.0) }
-}
-
-impl Clone for RecordBox {
-    fn clone(&self) -> RecordBox {
-        RecordBox(ManuallyDrop::new(Box::new(Record::clone(self))))
-    }
-}
-
-impl std::fmt::Debug for RecordBox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Record::fmt(self, f)
-    }
-}
-
-impl std::ops::Deref for RecordBox {
-    type Target = Record;
-    fn deref(&self) -> &Record {
-        &self.0
-    }
-}
+/// The box `Value::Record` holds (see `out_of_line`).
+pub type RecordBox = crate::out_of_line::OutOfLine<Record>;
 
 /// `record_cmp`'s order: field by field (a NULL field after every other value, as in
 /// an array), then the shorter record first.
