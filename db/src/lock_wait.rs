@@ -166,7 +166,7 @@ impl Session {
     /// (the wait is not work).
     pub fn end_lock_wait(&mut self) -> DbResult<()> {
         let pending = self.lock_wait.take().expect("a deferred lock wait to end");
-        self.db.locks.end_deferred_wait(pending.txn);
+        self.db.locks.end_wait(pending.txn);
         self.entry.cancel.set_sleeper(None);
         let timed = self.redo.timed_statistics();
         let waited = Some(pending.started.map_or(Duration::ZERO, Stamp::elapsed));

@@ -211,7 +211,7 @@ impl LockManager {
     ///
     /// With `defer`, a wait is not slept here: it is registered with a new signal as
     /// what wakes it, the signal is left in `defer`, and the call fails with
-    /// `DbError::LockWaitDeferred` (see `lock_wait`); `end_deferred_wait` ends the
+    /// `DbError::LockWaitDeferred` (see `lock_wait`); `end_wait` ends the
     /// registration. (No signal is made unless a wait is: the uncontended path allocates
     /// nothing.)
     #[allow(clippy::too_many_arguments)]
@@ -376,6 +376,52 @@ impl LockManager {
         cancel: &CancelFlag,
         what: impl Fn() -> String,
     ) -> DbResult<()> {
+        self.register_wait(txn, blockers, cancel, Sleeper::Thread(std::thread::current()), what)?;
+        waited_since.get_or_insert_with(Instant::now);
+        drop(shards);
+        // A release between the drop and the park leaves the wake-up token: none is lost.
+        // A cancel wakes the sleeper too, and is seen by the check above on the next turn.
+        cancel.sleep(LOCK_RECHECK);
+        self.end_wait(txn);
+        Ok(())
+    }
+
+    /// As `wait`, but registers a signal (left in `slot`) as what wakes `txn` and returns
+    /// instead of sleeping: `DbError::LockWaitDeferred`, or the error that ends the wait
+    /// at once (a cancel, a deadlock, `OnConflict::Fail`), which registers nothing.
+    fn defer_wait(
+        &self,
+        shard: MutexGuard<'_, LockShard>,
+        txn: TxnId,
+        blockers: Vec<TxnId>,
+        cancel: &CancelFlag,
+        slot: &mut Option<Arc<LockWaitSignal>>,
+        what: impl Fn() -> String,
+    ) -> DbError {
+        let signal = Arc::new(LockWaitSignal::default());
+        if let Err(e) = self.register_wait(txn, blockers, cancel, Sleeper::Signal(signal.clone()), what) {
+            return e;
+        }
+        *slot = Some(signal);
+        // The shard goes after the registration: a blocker's release, which needs it,
+        // finds the waiter registered.
+        drop(shard);
+        DbError::LockWaitDeferred
+    }
+
+    /// Registers `txn` in the wait-for graph as waiting for `blockers`, woken by
+    /// `sleeper`, unless the wait must end at once: a cancel or a passed deadline, a
+    /// database that does not wait (`OnConflict::Fail`), or a deadlock (a path from the
+    /// blockers back to `txn`), in which case nothing is registered. The caller still
+    /// holds the shard under which it saw the blockers.
+    fn register_wait(
+        &self,
+        txn: TxnId,
+        blockers: Vec<TxnId>,
+        cancel: &CancelFlag,
+        sleeper: Sleeper,
+        what: impl Fn() -> String,
+    ) -> DbResult<()> {
         cancel.check()?;
         if self.on_conflict == OnConflict::Fail {
             return Err(DbError::LockNotAvailable(what()));
@@ -388,65 +434,18 @@ impl LockManager {
                 blockers[0]
             )));
         }
-        waited_since.get_or_insert_with(Instant::now);
         graph.waits_for.insert(txn, blockers);
-        graph.sleepers.insert(txn, Sleeper::Thread(std::thread::current()));
+        graph.sleepers.insert(txn, sleeper);
         self.waiting.fetch_add(1, SeqCst);
-        drop(graph);
-        drop(shards);
-        // A release between the drop and the park leaves the wake-up token: none is lost.
-        // A cancel wakes the sleeper too, and is seen by the check above on the next turn.
-        cancel.sleep(LOCK_RECHECK);
-        let mut graph = self.graph();
-        graph.waits_for.remove(&txn);
-        graph.sleepers.remove(&txn);
-        self.waiting.fetch_sub(1, SeqCst);
         Ok(())
     }
 
-    /// As `wait`, but registers a signal (left in `slot`) as what wakes `txn` and returns
-    /// instead of sleeping: `DbError::LockWaitDeferred`, or the error that ends the wait at once (a
-    /// cancel, a deadlock, `OnConflict::Fail`), which registers nothing.
-    fn defer_wait(
-        &self,
-        shard: MutexGuard<'_, LockShard>,
-        txn: TxnId,
-        blockers: Vec<TxnId>,
-        cancel: &CancelFlag,
-        slot: &mut Option<Arc<LockWaitSignal>>,
-        what: impl Fn() -> String,
-    ) -> DbError {
-        if let Err(e) = cancel.check() {
-            return e;
-        }
-        if self.on_conflict == OnConflict::Fail {
-            return DbError::LockNotAvailable(what());
-        }
-        let mut graph = self.graph();
-        if graph.would_deadlock(txn, &blockers) {
-            return DbError::Deadlock(format!(
-                "transaction {txn} waits for {} held by transaction {}, which waits (directly or not) for {txn}",
-                what(),
-                blockers[0]
-            ));
-        }
-        graph.waits_for.insert(txn, blockers);
-        let signal = Arc::new(LockWaitSignal::default());
-        graph.sleepers.insert(txn, Sleeper::Signal(signal.clone()));
-        *slot = Some(signal);
-        self.waiting.fetch_add(1, SeqCst);
-        // The shard goes after the registration: a blocker's release, which needs it,
-        // finds the waiter registered.
-        drop(graph);
-        drop(shard);
-        DbError::LockWaitDeferred
-    }
-
-    /// Ends the wait `defer_wait` registered for `txn` (woken or not).
-    pub fn end_deferred_wait(&self, txn: TxnId) {
+    /// Ends the wait `register_wait` registered for `txn` (woken or not): a sleeper's
+    /// after its sleep, a deferred one's when its caller ends it.
+    pub fn end_wait(&self, txn: TxnId) {
         let mut graph = self.graph();
         let registered = graph.waits_for.remove(&txn).is_some();
-        assert!(registered, "transaction {txn} has a deferred wait registered");
+        assert!(registered, "transaction {txn} has a wait registered");
         graph.sleepers.remove(&txn);
         self.waiting.fetch_sub(1, SeqCst);
     }
@@ -645,7 +644,7 @@ mod tests {
         // 1's release wakes it; its retry takes the lock.
         locks.release_all(TxnId(1), &mut a);
         assert!(signal.is_raised());
-        locks.end_deferred_wait(TxnId(2));
+        locks.end_wait(TxnId(2));
         assert_eq!(locks.waiting.load(SeqCst), 0);
         let mut slot = None;
         let lock = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, Some(&mut slot));
