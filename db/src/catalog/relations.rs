@@ -805,41 +805,15 @@ impl Session {
                     } else {
                         'f'
                     };
-                    Fields::new()
-                        .set("oid", oid(object_oid(ObjectKind::Function, n)))
-                        .set("proname", n)
-                        .set("pronamespace", oid(PG_CATALOG_OID))
-                        .set("proowner", oid(OWNER_OID))
-                        .set("prolang", oid(12))
-                        .set("prokind", ch(kind))
-                        .set("proretset", flag(false))
-                        .set("prosrc", n)
+                    proc_row(n, PG_CATALOG_OID, kind, false)
                 })
                 // The functions of casts (`operators::CAST_FUNCTIONS`), called as casts.
-                .chain(CAST_FUNCTIONS.iter().map(|&n| {
-                    Fields::new()
-                        .set("oid", oid(object_oid(ObjectKind::Function, n)))
-                        .set("proname", n)
-                        .set("pronamespace", oid(PG_CATALOG_OID))
-                        .set("proowner", oid(OWNER_OID))
-                        .set("prolang", oid(12))
-                        .set("prokind", ch('f'))
-                        .set("proretset", flag(false))
-                        .set("prosrc", n)
-                }))
+                .chain(CAST_FUNCTIONS.iter().map(|&n| proc_row(n, PG_CATALOG_OID, 'f', false)))
                 // The set-returning functions (`sql::srf`), `_pg_expandarray` in
                 // information_schema, where PostgreSQL keeps it.
-                .chain(SET_RETURNING_FUNCTIONS.iter().map(|&(n, namespace)| {
-                    Fields::new()
-                        .set("oid", oid(object_oid(ObjectKind::Function, n)))
-                        .set("proname", n)
-                        .set("pronamespace", oid(namespace))
-                        .set("proowner", oid(OWNER_OID))
-                        .set("prolang", oid(12))
-                        .set("prokind", ch('f'))
-                        .set("proretset", flag(true))
-                        .set("prosrc", n)
-                }))
+                .chain(
+                    SET_RETURNING_FUNCTIONS.iter().map(|&(n, namespace)| proc_row(n, namespace, 'f', true)),
+                )
                 .collect(),
             "pg_cursors" => self
                 .open_cursors
@@ -1533,4 +1507,17 @@ fn view_dependencies<'o>(objects: &'o Objects, view: &'o TableSchema) -> Vec<Fie
         }
     }
     rows
+}
+
+/// A `pg_proc` row of the built-in function `name` (language `internal`, OID 12).
+fn proc_row(name: &str, namespace: i64, kind: char, returns_set: bool) -> Fields {
+    Fields::new()
+        .set("oid", oid(object_oid(ObjectKind::Function, name)))
+        .set("proname", name)
+        .set("pronamespace", oid(namespace))
+        .set("proowner", oid(OWNER_OID))
+        .set("prolang", oid(12))
+        .set("prokind", ch(kind))
+        .set("proretset", flag(returns_set))
+        .set("prosrc", name)
 }
