@@ -68,7 +68,7 @@ use crate::checkpoint::{self, ImageInfo};
 use crate::checkpointer::{CheckpointHealth, FailureLog, RetryPolicy};
 use crate::error::{DbError, DbResult, Termination};
 use crate::foreign_keys::RowChange;
-use crate::locks::{HeldLocks, LockManager, OnConflict, RowLock};
+use crate::locks::{HeldLocks, LockManager, OnBusy, OnConflict, RowLock};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sessions::{CancelHandle, ClientInfo, DbEvent, SessionEntry, SessionRegistry};
 use crate::state::{DbState, KeyShards, LiveState, Shard, ShardSet};
@@ -1322,6 +1322,7 @@ impl DbShared {
             encoded: Vec::new(),
             defer_durability: false,
             foreground_log_write: false,
+            row_locks_fail_when_taken: false,
             durability_wait: None,
             defer_lock_waits: false,
             lock_wait: None,
@@ -1438,6 +1439,9 @@ pub struct Session {
     pub(crate) defer_durability: bool,
     /// A deferred commit first tries to write the log itself (`set_foreground_log_write`).
     foreground_log_write: bool,
+    /// Row locks taken now fail at once on a row another transaction holds, instead of
+    /// waiting (`SELECT ... FOR UPDATE NOWAIT` or `SKIP LOCKED`, while it locks).
+    pub(crate) row_locks_fail_when_taken: bool,
     /// The wait of the commits made since the caller last took it.
     durability_wait: Option<crate::durability::DurabilityWait>,
     /// Row lock waits are left to the caller (`set_lock_wait_deferral`).
@@ -2058,14 +2062,20 @@ impl Session {
     fn lock_in_txn(&mut self, table: &str, key: &Key) -> DbResult<RowLock> {
         let timed = self.redo.timed_statistics();
         let mut signal = None;
-        let defer = self.defer_lock_waits.then_some(&mut signal);
+        let on_busy = if self.row_locks_fail_when_taken {
+            OnBusy::Fail
+        } else if self.defer_lock_waits {
+            OnBusy::Defer(&mut signal)
+        } else {
+            OnBusy::Sleep
+        };
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         // Shown as the session's wait while it lasts; forgotten if the lock was free.
         let started = timed.then(Stamp::now);
         entry.begin_wait(DbEvent::RowLockContention, started);
         let mut slept = false;
-        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept, defer);
+        let lock = db.locks.lock_row(txn.id, &mut txn.held, table, key, &entry.cancel, &mut slept, on_busy);
         self.lock_attempted(lock, started, slept, signal)
     }
 
@@ -2095,14 +2105,14 @@ impl Session {
     pub(crate) fn lock_key_shared(&mut self, name: &str, key: &Key) -> DbResult<()> {
         let timed = self.redo.timed_statistics();
         let mut signal = None;
-        let defer = self.defer_lock_waits.then_some(&mut signal);
+        let on_busy = if self.defer_lock_waits { OnBusy::Defer(&mut signal) } else { OnBusy::Sleep };
         let Session { db, entry, txn, txn_ids, spare_txn, .. } = self;
         let txn = txn.get_or_insert_with(|| Txn::begin(txn_ids.take(db), spare_txn));
         let started = timed.then(Stamp::now);
         entry.begin_wait(DbEvent::RowLockContention, started);
         let mut slept = false;
         let lock =
-            db.locks.lock_row_shared(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept, defer);
+            db.locks.lock_row_shared(txn.id, &mut txn.held, name, key, &entry.cancel, &mut slept, on_busy);
         self.lock_attempted(lock, started, slept, signal).map(|_| ())
     }
 

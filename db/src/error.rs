@@ -233,7 +233,7 @@ pub enum DbError {
     Deadlock(String),
     /// A lock another transaction holds, where waiting is not possible (a database driven
     /// by one thread, see `locks::OnConflict`).
-    #[error("could not obtain lock on {0}: another transaction holds it")]
+    #[error("could not obtain lock on {0}")]
     LockNotAvailable(String),
     /// The statement stopped at a row lock another transaction holds and left its wait
     /// to the caller, which runs it again once the wait ends (see `lock_wait`). Never

@@ -164,6 +164,18 @@ pub struct LockManager {
     waiting: AtomicUsize,
 }
 
+/// What one lock request does when the key is taken (`lock_row`, `lock_row_shared`).
+pub enum OnBusy<'a> {
+    /// Sleeps until the holders release it (`enq: TX - row lock contention`).
+    Sleep,
+    /// Registers the wait with a signal (left in the slot) and returns
+    /// `DbError::LockWaitDeferred` instead of sleeping (see `lock_wait`).
+    Defer(&'a mut Option<Arc<LockWaitSignal>>),
+    /// Fails at once with `DbError::LockNotAvailable` (55P03), registering nothing:
+    /// `FOR UPDATE NOWAIT`, and `SKIP LOCKED`, which skips the row on it.
+    Fail,
+}
+
 /// What a transaction that finds its lock taken does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnConflict {
@@ -209,11 +221,11 @@ impl LockManager {
     /// it then got the lock or failed (cancelled, or a deadlock found on a later look):
     /// the wait happened either way, and the session counts it.
     ///
-    /// With `defer`, a wait is not slept here: it is registered with a new signal as
-    /// what wakes it, the signal is left in `defer`, and the call fails with
-    /// `DbError::LockWaitDeferred` (see `lock_wait`); `end_wait` ends the
-    /// registration. (No signal is made unless a wait is: the uncontended path allocates
-    /// nothing.)
+    /// `on_busy` says what a taken row does: sleep; or, deferred, not slept here but
+    /// registered with a new signal as what wakes it, the signal left in the slot, and
+    /// the call failing with `DbError::LockWaitDeferred` (see `lock_wait`; `end_wait`
+    /// ends the registration; no signal is made unless a wait is: the uncontended path
+    /// allocates nothing); or fail at once (NOWAIT, SKIP LOCKED).
     #[allow(clippy::too_many_arguments)]
     pub fn lock_row(
         &self,
@@ -223,10 +235,10 @@ impl LockManager {
         key: &Key,
         cancel: &CancelFlag,
         slept: &mut bool,
-        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
+        on_busy: OnBusy<'_>,
     ) -> DbResult<RowLock> {
         let what = || format!("row {key:?} of \"{table}\"");
-        self.lock_key(shard_of(key), txn, cancel, slept, defer, what, |shard| {
+        self.lock_key(shard_of(key), txn, cancel, slept, on_busy, what, |shard| {
             let mut blockers = Vec::new();
             blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             if !shard.shared.is_empty() {
@@ -257,7 +269,7 @@ impl LockManager {
     /// Locks one key in share mode for `txn`: beside other share-mode holders, waiting
     /// while another transaction holds it exclusively or holds the table (until `cancel`
     /// is raised). A transaction holding the key exclusively has it already. Sets `slept`
-    /// and defers as `lock_row` does.
+    /// and goes on a taken key as `lock_row` does.
     #[allow(clippy::too_many_arguments)]
     pub fn lock_row_shared(
         &self,
@@ -267,10 +279,10 @@ impl LockManager {
         key: &Key,
         cancel: &CancelFlag,
         slept: &mut bool,
-        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
+        on_busy: OnBusy<'_>,
     ) -> DbResult<RowLock> {
         let what = || format!("key {key:?} of \"{table}\" (share)");
-        self.lock_key(shard_of(key), txn, cancel, slept, defer, what, |shard| {
+        self.lock_key(shard_of(key), txn, cancel, slept, on_busy, what, |shard| {
             let mut blockers: Vec<TxnId> = Vec::new();
             blockers.extend(shard.tables.get(table).copied().filter(|&owner| owner != txn));
             match shard.rows.get(table).and_then(|owners| owners.get(key)) {
@@ -304,7 +316,7 @@ impl LockManager {
         txn: TxnId,
         cancel: &CancelFlag,
         slept: &mut bool,
-        defer: Option<&mut Option<Arc<LockWaitSignal>>>,
+        mut on_busy: OnBusy<'_>,
         what: impl Fn() -> String,
         mut attempt: impl FnMut(&mut LockShard) -> Result<bool, Vec<TxnId>>,
     ) -> DbResult<RowLock> {
@@ -313,9 +325,12 @@ impl LockManager {
             let mut shard = self.shard(index);
             match attempt(&mut shard) {
                 Ok(acquired) => return Ok(RowLock { waited: waited_since.map(|t| t.elapsed()), acquired }),
-                Err(blockers) => match defer {
-                    Some(slot) => return Err(self.defer_wait(shard, txn, blockers, cancel, slot, &what)),
-                    None => self.wait(shard, txn, blockers, &mut waited_since, cancel, &what)?,
+                Err(blockers) => match &mut on_busy {
+                    OnBusy::Defer(slot) => {
+                        return Err(self.defer_wait(shard, txn, blockers, cancel, slot, &what))
+                    }
+                    OnBusy::Fail => return Err(DbError::LockNotAvailable(what())),
+                    OnBusy::Sleep => self.wait(shard, txn, blockers, &mut waited_since, cancel, &what)?,
                 },
             }
             *slept = true;
@@ -561,14 +576,19 @@ mod tests {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
         assert_eq!(
-            locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited,
+            locks
+                .lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
+                .unwrap()
+                .waited,
             None
         );
         let l2 = locks.clone();
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
-            let waited =
-                l2.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited;
+            let waited = l2
+                .lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
+                .unwrap()
+                .waited;
             l2.release_all(TxnId(2), &mut b);
             waited
         });
@@ -582,14 +602,14 @@ mod tests {
     fn a_cancelled_waiter_stops_waiting_at_once_and_holds_nothing() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         let cancel = Arc::new(CancelFlag::default());
         let (l2, c2) = (locks.clone(), cancel.clone());
         let waiter = std::thread::spawn(move || {
             let mut b = HeldLocks::default();
             let started = Instant::now();
             let mut slept = false;
-            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2, &mut slept, None);
+            let result = l2.lock_row(TxnId(2), &mut b, "t", &key(1), &c2, &mut slept, OnBusy::Sleep);
             (result, b.is_empty(), started.elapsed(), slept)
         });
         std::thread::sleep(Duration::from_millis(50));
@@ -601,7 +621,7 @@ mod tests {
         assert!(waited >= Duration::from_millis(40), "it waited first: {waited:?}");
         // The holder goes on; the row is free once it releases.
         locks.release_all(TxnId(1), &mut a);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 
@@ -609,13 +629,13 @@ mod tests {
     fn a_waiter_past_its_statement_deadline_stops_with_a_timeout_and_holds_nothing() {
         let locks = LockManager::default();
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         let cancel = CancelFlag::default();
         let started = Instant::now();
         cancel.set_deadline(Some(started + Duration::from_millis(20)));
         let mut b = HeldLocks::default();
         let mut slept = false;
-        let result = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &cancel, &mut slept, None);
+        let result = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &cancel, &mut slept, OnBusy::Sleep);
         let waited = started.elapsed();
         assert!(matches!(result, Err(DbError::StatementTimeout)), "{result:?}");
         assert!(slept, "a timed-out wait still says it waited (the session counts it)");
@@ -627,19 +647,52 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_request_that_fails_when_busy_fails_at_once_and_registers_nothing() {
+        let locks = LockManager::default();
+        let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
+        let mut slept = false;
+        let e =
+            locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut slept, OnBusy::Fail).unwrap_err();
+        assert!(matches!(e, DbError::LockNotAvailable(_)), "{e:?}");
+        assert!(!slept);
+        let e = locks.lock_row_shared(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut slept, OnBusy::Fail);
+        assert!(matches!(e, Err(DbError::LockNotAvailable(_))), "{e:?}");
+        // A free row, and one it holds, it gets as ever.
+        assert!(
+            locks
+                .lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut slept, OnBusy::Fail)
+                .unwrap()
+                .acquired
+        );
+        assert!(
+            !locks
+                .lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut slept, OnBusy::Fail)
+                .unwrap()
+                .acquired
+        );
+        // Nothing registered: 1 may wait for 2's row without a deadlock being seen.
+        locks.release_all(TxnId(2), &mut b);
+        locks.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, OnBusy::Fail).unwrap();
+    }
+
+    #[test]
     fn a_deferred_wait_is_registered_woken_by_the_release_and_seen_by_deadlock_detection() {
         let locks = LockManager::default();
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
-        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         // Transaction 2 finds key 1 held: its wait is left in the slot, not slept.
         let mut slot = None;
-        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, Some(&mut slot));
+        let e =
+            locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Defer(&mut slot));
         assert!(matches!(e, Err(DbError::LockWaitDeferred)), "{e:?}");
         let signal = slot.expect("a signal for the deferred wait");
         assert!(!signal.is_raised());
         // Registered as waiting for 1: 1 closing the cycle is refused.
-        let e = locks.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap_err();
+        let e = locks
+            .lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, OnBusy::Sleep)
+            .unwrap_err();
         assert!(matches!(e, DbError::Deadlock(_)), "{e:?}");
         // 1's release wakes it; its retry takes the lock.
         locks.release_all(TxnId(1), &mut a);
@@ -647,7 +700,8 @@ mod tests {
         locks.end_wait(TxnId(2));
         assert_eq!(locks.waiting.load(SeqCst), 0);
         let mut slot = None;
-        let lock = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, Some(&mut slot));
+        let lock =
+            locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Defer(&mut slot));
         assert!(lock.unwrap().acquired);
         assert!(slot.is_none(), "no wait, no signal");
     }
@@ -656,17 +710,19 @@ mod tests {
     fn a_cycle_of_waits_is_a_deadlock_for_the_transaction_closing_it() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
-        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
+        locks.lock_row(TxnId(2), &mut b, "t", &key(2), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         let l2 = locks.clone();
         let t1 = std::thread::spawn(move || {
-            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, None);
+            let r = l2.lock_row(TxnId(1), &mut a, "t", &key(2), &NO_CANCEL, &mut false, OnBusy::Sleep);
             l2.release_all(TxnId(1), &mut a);
             r
         });
         // Let transaction 1 start waiting for row 2.
         std::thread::sleep(Duration::from_millis(50));
-        let e = locks.lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap_err();
+        let e = locks
+            .lock_row(TxnId(2), &mut b, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
+            .unwrap_err();
         assert!(matches!(e, DbError::Deadlock(_)), "{e}");
         assert_eq!(e.sqlstate(), "40P01");
         locks.release_all(TxnId(2), &mut b);
@@ -727,7 +783,7 @@ mod tests {
                                 &key(k as i64),
                                 &NO_CANCEL,
                                 &mut false,
-                                None,
+                                OnBusy::Sleep,
                             ) {
                                 Ok(lock) => {
                                     waits.fetch_add(lock.waited.is_some() as u64, SeqCst);
@@ -765,7 +821,7 @@ mod tests {
     fn a_table_lock_waits_for_row_lockers_and_blocks_new_ones() {
         let locks = Arc::new(LockManager::default());
         let mut a = HeldLocks::default();
-        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(1), &mut a, "t", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         let l2 = locks.clone();
         let ddl = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
@@ -779,7 +835,7 @@ mod tests {
         // While the table is locked, another transaction's row lock would wait; a
         // transaction in a cycle with it is refused at once.
         locks.release_all(TxnId(9), &mut d);
-        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row(TxnId(3), &mut a, "t", &key(5), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         locks.release_all(TxnId(3), &mut a);
     }
 
@@ -789,28 +845,30 @@ mod tests {
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
         assert!(
             locks
-                .lock_row_shared(TxnId(1), &mut a, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .lock_row_shared(TxnId(1), &mut a, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
                 .unwrap()
                 .acquired
         );
         assert!(
             locks
-                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
                 .unwrap()
                 .acquired
         );
         // Again by a holder: nothing new.
         assert!(
             !locks
-                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .lock_row_shared(TxnId(2), &mut b, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
                 .unwrap()
                 .acquired
         );
         let l2 = locks.clone();
         let deleter = std::thread::spawn(move || {
             let mut d = HeldLocks::default();
-            let waited =
-                l2.lock_row(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, None).unwrap().waited;
+            let waited = l2
+                .lock_row(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
+                .unwrap()
+                .waited;
             (waited, d)
         });
         std::thread::sleep(Duration::from_millis(30));
@@ -824,7 +882,7 @@ mod tests {
         // exclusively has it already.
         assert!(
             !locks
-                .lock_row_shared(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .lock_row_shared(TxnId(3), &mut d, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
                 .unwrap()
                 .acquired
         );
@@ -832,7 +890,7 @@ mod tests {
         let sharer = std::thread::spawn(move || {
             let mut e = HeldLocks::default();
             let waited = l3
-                .lock_row_shared(TxnId(4), &mut e, "p", &key(1), &NO_CANCEL, &mut false, None)
+                .lock_row_shared(TxnId(4), &mut e, "p", &key(1), &NO_CANCEL, &mut false, OnBusy::Sleep)
                 .unwrap()
                 .waited;
             l3.release_all(TxnId(4), &mut e);
@@ -849,16 +907,16 @@ mod tests {
     fn two_sharers_upgrading_the_same_key_deadlock_and_one_is_refused() {
         let locks = Arc::new(LockManager::default());
         let (mut a, mut b) = (HeldLocks::default(), HeldLocks::default());
-        locks.lock_row_shared(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, None).unwrap();
-        locks.lock_row_shared(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, None).unwrap();
+        locks.lock_row_shared(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
+        locks.lock_row_shared(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, OnBusy::Sleep).unwrap();
         let l2 = locks.clone();
         let first = std::thread::spawn(move || {
-            let result = l2.lock_row(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, None);
+            let result = l2.lock_row(TxnId(1), &mut a, "p", &key(7), &NO_CANCEL, &mut false, OnBusy::Sleep);
             l2.release_all(TxnId(1), &mut a);
             result.is_ok()
         });
         std::thread::sleep(Duration::from_millis(30));
-        let second = locks.lock_row(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, None);
+        let second = locks.lock_row(TxnId(2), &mut b, "p", &key(7), &NO_CANCEL, &mut false, OnBusy::Sleep);
         assert!(matches!(second, Err(DbError::Deadlock(_))), "{second:?}");
         locks.release_all(TxnId(2), &mut b);
         assert!(first.join().unwrap(), "the other upgrade goes through once the victim lets go");

@@ -413,3 +413,32 @@ fn a_lone_requests_wait_commit_writes_the_log_itself_but_not_beside_another_requ
     assert!(again >= 8, "the lone request's commits write again: {again} of 10");
     assert_eq!(ask("SELECT count(*) FROM w"), 40);
 }
+
+/// A queue's workers over the wire: `FOR UPDATE SKIP LOCKED` skips the row another
+/// connection holds and `NOWAIT` fails on it at once (55P03), also where a row lock
+/// wait would be left to the connection (a one-statement Query).
+#[test]
+fn skip_locked_and_nowait_do_not_wait_over_the_wire() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "1"]);
+    server.query("CREATE TABLE jobs (id BIGINT PRIMARY KEY, due INTEGER)");
+    server.query("INSERT INTO jobs VALUES (1, 20), (2, 10), (3, 30)");
+    let take = "SELECT id FROM jobs ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED";
+    let taken = |stream: &mut std::net::TcpStream| -> Vec<Vec<String>> {
+        protocol::data_rows(&query(stream, take))
+    };
+    let mut first = server.connect();
+    assert_eq!(outcome(&query(&mut first, "BEGIN")), "BEGIN");
+    assert_eq!(taken(&mut first), [["2"]]);
+    let mut second = server.connect();
+    assert_eq!(outcome(&query(&mut second, "BEGIN")), "BEGIN");
+    assert_eq!(taken(&mut second), [["1"]]);
+    let mut third = server.connect();
+    let started = Instant::now();
+    assert_eq!(outcome(&query(&mut third, "SELECT * FROM jobs WHERE id = 2 FOR UPDATE NOWAIT")), "error 55P03");
+    assert!(started.elapsed() < Duration::from_secs(5), "NOWAIT waited {:?}", started.elapsed());
+    assert_eq!(taken(&mut third), [["3"]]);
+    assert_eq!(outcome(&query(&mut first, "COMMIT")), "COMMIT");
+    assert_eq!(outcome(&query(&mut second, "ROLLBACK")), "ROLLBACK");
+}

@@ -110,6 +110,8 @@ pub(crate) struct SelectPlan {
     pub distinct_on: Option<usize>,
     pub needs_sort: bool,
     pub for_update: bool,
+    /// FOR UPDATE's NOWAIT or SKIP LOCKED.
+    pub if_locked: IfLocked,
     pub limit: Option<usize>,
     pub offset: usize,
     /// With no step between the access and the LIMIT that needs every row, the scan stops
@@ -255,6 +257,20 @@ pub(crate) struct QueryClauses {
     limit: Option<usize>,
     offset: usize,
     for_update: bool,
+    /// FOR UPDATE's NOWAIT or SKIP LOCKED.
+    if_locked: IfLocked,
+}
+
+/// What `SELECT ... FOR UPDATE` does with a row another transaction has locked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum IfLocked {
+    /// Waits for it (and then reads it again).
+    #[default]
+    Wait,
+    /// `NOWAIT`: fails with 55P03.
+    Fail,
+    /// `SKIP LOCKED`: leaves it out, as if the WHERE had not kept it.
+    Skip,
 }
 
 impl QueryClauses {
@@ -274,14 +290,18 @@ fn query_clauses(query: &ast::Query, params: &[Value]) -> DbResult<QueryClauses>
     }
     let (limit, offset) = limits(query, params)?;
     let mut for_update = false;
+    let mut if_locked = IfLocked::Wait;
     for lock in &query.locks {
-        if lock.nonblock.is_some() {
-            return Err(DbError::Unsupported("FOR UPDATE NOWAIT or SKIP LOCKED".into()));
-        }
+        // Several clauses: the strictest (PostgreSQL's rule: NOWAIT over SKIP LOCKED).
+        if_locked = match (lock.nonblock, if_locked) {
+            (Some(ast::NonBlock::Nowait), _) | (_, IfLocked::Fail) => IfLocked::Fail,
+            (Some(ast::NonBlock::SkipLocked), _) | (_, IfLocked::Skip) => IfLocked::Skip,
+            (None, IfLocked::Wait) => IfLocked::Wait,
+        };
         // FOR SHARE locks exclusively too: row locks have one mode.
         for_update = true;
     }
-    Ok(QueryClauses { limit, offset, for_update })
+    Ok(QueryClauses { limit, offset, for_update, if_locked })
 }
 
 fn syntax(message: String) -> DbError {
@@ -742,7 +762,7 @@ impl Session {
             ast::SetExpr::Select(select) => Ok(QueryPlan::Select(Box::new(self.compile_select(
                 select,
                 None,
-                QueryClauses { limit: None, offset: 0, for_update: false },
+                QueryClauses { limit: None, offset: 0, for_update: false, if_locked: IfLocked::Wait },
                 params,
                 outer,
             )?))),
@@ -1078,7 +1098,7 @@ impl Session {
             }
             None => select,
         };
-        let QueryClauses { limit, offset, for_update } = clauses;
+        let QueryClauses { limit, offset, for_update, if_locked } = clauses;
         let (distinct, distinct_on) = match &select.distinct {
             None | Some(ast::Distinct::All) => (false, None),
             Some(ast::Distinct::Distinct) => (true, None),
@@ -1447,6 +1467,7 @@ impl Session {
             distinct_on,
             needs_sort,
             for_update,
+            if_locked,
             limit,
             offset,
             stop_after,
@@ -1493,17 +1514,44 @@ impl Session {
             Ok(true)
         })?;
         counts.matched = candidates.len() as u64;
-        let mut results = Vec::new();
-        for old in candidates {
-            if plan.stop_after.is_some_and(|n| results.len() >= n) {
-                break;
-            }
-            let key = rel.schema.key_of(&old);
-            let Some(row) = self.select_for_update(&rel.name, &key)? else { continue };
-            if Arc::ptr_eq(&row, &old) || matches(&row)? {
-                results.push(project(plan, &row, &[], &|e, r, a| e.eval(r, a))?);
-            }
+        let eval = |e: &Expr, r: &[Value], a: &[Value]| e.eval(r, a);
+        // With an ORDER BY the rows are locked in its order, and with a LIMIT only as many
+        // as it keeps, as PostgreSQL's LockRows sits between its Sort and its Limit: a
+        // queue's `ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED` locks one row.
+        if plan.needs_sort {
+            let mut keyed = candidates
+                .into_iter()
+                .map(|row| Ok((project(plan, &row, &[], &eval)?.1, row)))
+                .collect::<DbResult<Vec<_>>>()?;
+            keyed.sort_by(|(a, _), (b, _)| sort_order(plan, a, b));
+            candidates = keyed.into_iter().map(|(_, row)| row).collect();
         }
+        let lock_at_most = plan.stop_after.or(plan.limit.map(|n| n.saturating_add(plan.offset)));
+        self.row_locks_fail_when_taken = plan.if_locked != IfLocked::Wait;
+        let locked = (|| {
+            let mut results = Vec::new();
+            for old in candidates {
+                if lock_at_most.is_some_and(|n| results.len() >= n) {
+                    break;
+                }
+                let key = rel.schema.key_of(&old);
+                let row = match self.select_for_update(&rel.name, &key) {
+                    Ok(Some(row)) => row,
+                    Ok(None) => continue,
+                    Err(DbError::LockNotAvailable(_)) if plan.if_locked == IfLocked::Skip => continue,
+                    Err(DbError::LockNotAvailable(_)) => {
+                        return Err(DbError::LockNotAvailable(format!("row in relation \"{}\"", rel.name)))
+                    }
+                    Err(e) => return Err(e),
+                };
+                if Arc::ptr_eq(&row, &old) || matches(&row)? {
+                    results.push(project(plan, &row, &[], &eval)?);
+                }
+            }
+            Ok(results)
+        })();
+        self.row_locks_fail_when_taken = false;
+        let results = locked?;
         counts.locked = results.len() as u64;
         Ok(finish(plan, results, counts))
     }
@@ -1879,6 +1927,17 @@ fn project(
     Ok((out, keys))
 }
 
+/// How two rows' ORDER BY keys (as `project` gives them) sort.
+fn sort_order(plan: &SelectPlan, a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    for (s, (x, y)) in plan.sorts.iter().zip(a.iter().zip(b)) {
+        let o = order_values(x, y, s.desc, s.nulls_first);
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
 /// DISTINCT, ORDER BY, OFFSET and LIMIT on the projected rows.
 fn finish(
     plan: &SelectPlan,
@@ -1891,15 +1950,7 @@ fn finish(
         counts.distinct = results.len() as u64;
     }
     if plan.needs_sort {
-        results.sort_by(|(_, a), (_, b)| {
-            for (s, (x, y)) in plan.sorts.iter().zip(a.iter().zip(b)) {
-                let o = order_values(x, y, s.desc, s.nulls_first);
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        results.sort_by(|(_, a), (_, b)| sort_order(plan, a, b));
     }
     counts.sorted = results.len() as u64;
     if let Some(keys) = plan.distinct_on {

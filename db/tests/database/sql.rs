@@ -1618,6 +1618,68 @@ fn select_for_update_locks_the_rows_it_returns() {
 }
 
 #[test]
+fn for_update_nowait_fails_on_a_locked_row_and_skip_locked_leaves_it_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut setup = db.session();
+    run(&mut setup, "CREATE TABLE jobs (id BIGINT PRIMARY KEY, due INTEGER, state TEXT)");
+    run(&mut setup, "INSERT INTO jobs VALUES (1, 30, 'new'), (2, 10, 'new'), (3, 20, 'new'), (4, 40, 'new')");
+    run(&mut setup, "COMMIT");
+    // Worker a takes the job due first (job 2) and holds it.
+    let mut a = db.session();
+    let take = "SELECT id FROM jobs WHERE state = 'new' ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED";
+    assert_eq!(rows(&mut a, take), vec![vec![i(2)]]);
+    // Worker b skips it and takes the next (job 3); a third worker, c, the one after.
+    let mut b = db.session();
+    assert_eq!(rows(&mut b, take), vec![vec![i(3)]]);
+    let mut c = db.session();
+    assert_eq!(rows(&mut c, take), vec![vec![i(1)]]);
+    // Locked in ORDER BY order, only as many as the LIMIT keeps: job 4 is still free.
+    let mut d = db.session();
+    assert_eq!(rows(&mut d, "SELECT id FROM jobs WHERE id = 4 FOR UPDATE NOWAIT"), vec![vec![i(4)]]);
+    run(&mut d, "ROLLBACK");
+    // NOWAIT on a held row: 55P03 at once, PostgreSQL's message; the transaction and
+    // its other locks stay (a statement error).
+    let started = Instant::now();
+    let e = fails(&mut d, "SELECT * FROM jobs WHERE id = 2 FOR UPDATE NOWAIT");
+    assert_eq!(e.sqlstate(), "55P03", "{e}");
+    assert!(e.to_string().contains("could not obtain lock on row in relation \"jobs\""), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(2), "NOWAIT waited {:?}", started.elapsed());
+    // SKIP LOCKED without a LIMIT: every row but the held ones; FOR SHARE likewise.
+    assert_eq!(rows(&mut d, "SELECT id FROM jobs ORDER BY id FOR UPDATE SKIP LOCKED"), vec![vec![i(4)]]);
+    run(&mut d, "ROLLBACK");
+    assert_eq!(rows(&mut d, "SELECT id FROM jobs ORDER BY id FOR SHARE SKIP LOCKED"), vec![vec![i(4)]]);
+    run(&mut d, "ROLLBACK");
+    // A row the session holds itself is not skipped; once the others end, nothing is.
+    run(&mut a, "UPDATE jobs SET state = 'done' WHERE id = 2");
+    assert_eq!(
+        rows(&mut a, "SELECT id FROM jobs ORDER BY id FOR UPDATE SKIP LOCKED"),
+        vec![vec![i(2)], vec![i(4)]]
+    );
+    run(&mut a, "COMMIT");
+    run(&mut b, "COMMIT");
+    run(&mut c, "ROLLBACK");
+    assert_eq!(rows(&mut d, take), vec![vec![i(3)]]);
+    // After a NOWAIT statement, row locks wait again as usual (nothing left switched on).
+    run(&mut d, "ROLLBACK");
+    let mut e2 = db.session();
+    assert_eq!(rows(&mut e2, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"), vec![vec![i(1)]]);
+    assert_eq!(fails(&mut d, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT").sqlstate(), "55P03");
+    let db_ref = &db;
+    thread::scope(|scope| {
+        let waiter = scope.spawn(move || {
+            let mut w = db_ref.session();
+            let r = rows(&mut w, "UPDATE jobs SET state = 'x' WHERE id = 1 RETURNING id");
+            run(&mut w, "ROLLBACK");
+            r
+        });
+        thread::sleep(Duration::from_millis(100));
+        run(&mut e2, "ROLLBACK");
+        assert_eq!(waiter.join().unwrap(), vec![vec![i(1)]]);
+    });
+}
+
+#[test]
 fn a_range_scan_in_a_writing_transaction_merges_its_own_changes_and_stays_in_the_range() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
