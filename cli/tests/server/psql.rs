@@ -989,3 +989,36 @@ fn psql_lists_casts_operators_conversions_and_text_search_as_postgresql_does() {
     server.query("CREATE TABLE priced (id BIGINT PRIMARY KEY, price NUMERIC CHECK (price > 0))");
     assert_eq!(server.query("\\dd"), "");
 }
+
+/// pg_tables, pg_views and pg_indexes, which migration scripts ask ("does the table
+/// exist?"), answer as PostgreSQL 15's views do for the same schema (its rows, checked
+/// against PostgreSQL; the owner is the connected user, `test`; a view's definition is
+/// redodb's text of the query).
+#[test]
+fn pg_tables_pg_views_and_pg_indexes_answer_as_postgresql_does() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query(
+        "CREATE TABLE p (id int primary key, v text); \
+         CREATE TABLE c (id int primary key, pid int references p(id)); \
+         CREATE TABLE bare (x int); \
+         CREATE UNIQUE INDEX c_pid ON c (pid); \
+         CREATE VIEW pv AS SELECT id FROM p WHERE id > 1",
+    );
+    assert_eq!(
+        server.query("SELECT * FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"),
+        "public|bare|test||f|f|f|f\npublic|c|test||t|f|t|f\npublic|p|test||t|f|t|f\n"
+    );
+    assert_eq!(
+        server.query("SELECT schemaname, viewname, viewowner FROM pg_views WHERE schemaname = 'public'"),
+        "public|pv|test\n"
+    );
+    assert_eq!(
+        server.query("SELECT * FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname"),
+        "public|c|c_pid||CREATE UNIQUE INDEX c_pid ON public.c USING btree (pid)\n\
+         public|c|c_pkey||CREATE UNIQUE INDEX c_pkey ON public.c USING btree (id)\n\
+         public|p|p_pkey||CREATE UNIQUE INDEX p_pkey ON public.p USING btree (id)\n"
+    );
+    assert_eq!(server.query("SELECT EXISTS (SELECT FROM pg_tables WHERE tablename = 'nope')"), "f\n");
+}

@@ -425,9 +425,8 @@ fn skip_locked_and_nowait_do_not_wait_over_the_wire() {
     server.query("CREATE TABLE jobs (id BIGINT PRIMARY KEY, due INTEGER)");
     server.query("INSERT INTO jobs VALUES (1, 20), (2, 10), (3, 30)");
     let take = "SELECT id FROM jobs ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED";
-    let taken = |stream: &mut std::net::TcpStream| -> Vec<Vec<String>> {
-        protocol::data_rows(&query(stream, take))
-    };
+    let taken =
+        |stream: &mut std::net::TcpStream| -> Vec<Vec<String>> { protocol::data_rows(&query(stream, take)) };
     let mut first = server.connect();
     assert_eq!(outcome(&query(&mut first, "BEGIN")), "BEGIN");
     assert_eq!(taken(&mut first), [["2"]]);
@@ -436,7 +435,10 @@ fn skip_locked_and_nowait_do_not_wait_over_the_wire() {
     assert_eq!(taken(&mut second), [["1"]]);
     let mut third = server.connect();
     let started = Instant::now();
-    assert_eq!(outcome(&query(&mut third, "SELECT * FROM jobs WHERE id = 2 FOR UPDATE NOWAIT")), "error 55P03");
+    assert_eq!(
+        outcome(&query(&mut third, "SELECT * FROM jobs WHERE id = 2 FOR UPDATE NOWAIT")),
+        "error 55P03"
+    );
     assert!(started.elapsed() < Duration::from_secs(5), "NOWAIT waited {:?}", started.elapsed());
     assert_eq!(taken(&mut third), [["3"]]);
     assert_eq!(outcome(&query(&mut first, "COMMIT")), "COMMIT");

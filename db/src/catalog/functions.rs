@@ -277,25 +277,16 @@ impl CatalogCall {
                 let column = int_arg(args, 1)?.unwrap_or(0);
                 let objects = self.objects()?;
                 let Some(relation) = objects.relation_by_oid(oid) else { return Ok(Value::Null) };
-                let (Some(table), Some((columns, unique, _))) =
+                let (Some(table), Some((columns, _, _))) =
                     (relation.table.as_deref(), relation.index_shape())
                 else {
                     return Ok(Value::Null);
                 };
-                let names: Vec<String> =
-                    columns.iter().map(|&c| quote_ident(&table.columns[c].name)).collect();
                 if column > 0 {
-                    return Ok(names
-                        .get(column as usize - 1)
-                        .map_or(Value::Text(String::new()), |n| Value::Text(n.clone())));
+                    let name = columns.get(column as usize - 1).map(|&c| quote_ident(&table.columns[c].name));
+                    return text(name.unwrap_or_default());
                 }
-                text(format!(
-                    "CREATE {}INDEX {} ON public.{} USING btree ({})",
-                    if unique { "UNIQUE " } else { "" },
-                    quote_ident(&relation.name),
-                    quote_ident(&table.name),
-                    names.join(", ")
-                ))
+                Ok(crate::catalog::relations::index_definition(&relation).map_or(Value::Null, Value::Text))
             }
             CatalogFn::GetViewDef => {
                 let objects = self.objects()?;

@@ -59,6 +59,9 @@ const DEFINITIONS: &[Definition] = &[
     def("pg_tablespace", 1213, 'r', "oid:oid spcname:name spcowner:oid spcacl:aclitem[] spcoptions:text[]"),
     def("pg_opclass", 2616, 'r', "oid:oid opcmethod:oid opcname:name opcnamespace:oid opcowner:oid opcfamily:oid opcintype:oid opcdefault:boolean opckeytype:oid"),
     def("pg_database", 1262, 'r', "oid:oid datname:name datdba:oid encoding:integer datlocprovider:\"char\" datistemplate:boolean datallowconn:boolean datconnlimit:integer datfrozenxid:xid datminmxid:xid dattablespace:oid datcollate:text datctype:text daticulocale:text datcollversion:text datacl:aclitem[]"),
+    def("pg_tables", 12090, 'v', "schemaname:name tablename:name tableowner:name tablespace:name hasindexes:boolean hasrules:boolean hastriggers:boolean rowsecurity:boolean"),
+    def("pg_views", 12085, 'v', "schemaname:name viewname:name viewowner:name definition:text"),
+    def("pg_indexes", 12099, 'v', "schemaname:name tablename:name indexname:name tablespace:name indexdef:text"),
     def("pg_roles", 12000, 'v', "rolname:name rolsuper:boolean rolinherit:boolean rolcreaterole:boolean rolcreatedb:boolean rolcanlogin:boolean rolreplication:boolean rolconnlimit:integer rolpassword:text rolvaliduntil:timestamp with time zone rolbypassrls:boolean rolconfig:text[] oid:oid"),
     def("pg_user", 12014, 'v', "usename:name usesysid:oid usecreatedb:boolean usesuper:boolean userepl:boolean usebypassrls:boolean passwd:text valuntil:timestamp with time zone useconfig:text[]"),
     def("pg_proc", 1255, 'r', "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:real prorows:real provariadic:oid prosupport:regproc prokind:\"char\" prosecdef:boolean proleakproof:boolean proisstrict:boolean proretset:boolean provolatile:\"char\" proparallel:\"char\" pronargs:smallint pronargdefaults:smallint prorettype:oid proargtypes:oidvector proallargtypes:oid[] proargmodes:\"char\"[] proargnames:text[] proargdefaults:pg_node_tree protrftypes:oid[] prosrc:text probin:text prosqlbody:pg_node_tree proconfig:text[] proacl:aclitem[]"),
@@ -540,6 +543,51 @@ impl Session {
                 })
                 .collect(),
             "pg_class" => objects.relations().iter().map(|r| class_row(&objects, r)).collect(),
+            // PostgreSQL's views over pg_class, with pg_class's own answers.
+            "pg_tables" => objects
+                .relations()
+                .iter()
+                .filter(|r| r.kind == 'r')
+                .map(|r| {
+                    let (has_index, has_triggers) = class_flags(&objects, r);
+                    Fields::new()
+                        .set("schemaname", namespace_name(r.namespace))
+                        .set("tablename", r.name.as_str())
+                        .set("tableowner", user.as_str())
+                        .set("hasindexes", flag(has_index))
+                        .set("hasrules", flag(false))
+                        .set("hastriggers", flag(has_triggers))
+                        .set("rowsecurity", flag(false))
+                })
+                .collect(),
+            "pg_views" => objects
+                .relations()
+                .iter()
+                .filter(|r| r.kind == 'v')
+                .map(|r| {
+                    let definition =
+                        r.table.as_deref().and_then(|t| t.view.as_ref()).map(|q| format!(" {q};"));
+                    Fields::new()
+                        .set("schemaname", namespace_name(r.namespace))
+                        .set("viewname", r.name.as_str())
+                        .set("viewowner", user.as_str())
+                        .set("definition", definition.map_or(Value::Null, Value::Text))
+                })
+                .collect(),
+            "pg_indexes" => objects
+                .relations()
+                .iter()
+                .filter_map(|r| {
+                    let definition = index_definition(r)?;
+                    Some(
+                        Fields::new()
+                            .set("schemaname", namespace_name(r.namespace))
+                            .set("tablename", r.table.as_deref()?.name.as_str())
+                            .set("indexname", r.name.as_str())
+                            .set("indexdef", definition),
+                    )
+                })
+                .collect(),
             "pg_attribute" => objects.relations().iter().flat_map(attribute_rows).collect(),
             "pg_type" => BUILTIN_TYPES
                 .iter()
@@ -1200,6 +1248,35 @@ fn table_constraint(database: &str, name: &str, table: &str, kind: &'static str)
         )
 }
 
+/// pg_get_indexdef's text of an index (None: `r` is no index).
+pub(crate) fn index_definition(r: &Relation) -> Option<String> {
+    let (table, (columns, unique, _)) = (r.table.as_deref()?, r.index_shape()?);
+    let names: Vec<String> =
+        columns.iter().map(|&c| crate::catalog::quote_ident(&table.columns[c].name)).collect();
+    Some(format!(
+        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        if unique { "UNIQUE " } else { "" },
+        crate::catalog::quote_ident(&r.name),
+        crate::catalog::quote_ident(&table.name),
+        names.join(", ")
+    ))
+}
+
+/// A relation's relhasindex and relhastriggers.
+fn class_flags(objects: &Objects, r: &Relation) -> (bool, bool) {
+    let table = r.table.as_deref();
+    let user_table = r.kind == 'r' && r.namespace == crate::catalog::PUBLIC_OID;
+    let has_index = user_table && table.is_some_and(|t| !t.rowid || !t.indexes.is_empty());
+    // PostgreSQL enforces a foreign key with triggers on both tables, and psql lists a
+    // table's foreign keys (and those referencing it) only when it has triggers.
+    let has_triggers = user_table
+        && table.is_some_and(|t| {
+            !t.foreign_keys.is_empty()
+                || objects.tables.iter().any(|o| o.foreign_keys.iter().any(|fk| fk.parent == t.name))
+        });
+    (has_index, has_triggers)
+}
+
 fn class_row(objects: &Objects, r: &Relation) -> Fields {
     let table = r.table.as_deref();
     let natts = match (r.kind, table, r.index_shape()) {
@@ -1212,14 +1289,7 @@ fn class_row(objects: &Objects, r: &Relation) -> Fields {
         Some(t) if user_table => t.checks.len(),
         _ => 0,
     };
-    let has_index = user_table && table.is_some_and(|t| !t.rowid || !t.indexes.is_empty());
-    // PostgreSQL enforces a foreign key with triggers on both tables, and psql lists a
-    // table's foreign keys (and those referencing it) only when it has triggers.
-    let has_triggers = user_table
-        && table.is_some_and(|t| {
-            !t.foreign_keys.is_empty()
-                || objects.tables.iter().any(|o| o.foreign_keys.iter().any(|fk| fk.parent == t.name))
-        });
+    let (has_index, has_triggers) = class_flags(objects, r);
     Fields::new()
         .set("oid", oid(r.oid))
         .set("relname", r.name.as_str())
