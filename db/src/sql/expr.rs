@@ -1046,6 +1046,24 @@ impl<'a> Binder<'a> {
         result?.fold()
     }
 
+    /// `(record).*` in a select list: each field of the record as an output column,
+    /// named after the field (42809 for a value that is no record).
+    pub(crate) fn record_fields(&mut self, record: &ast::Expr) -> DbResult<Vec<(String, Expr)>> {
+        let base = self.with_aggregates(record)?;
+        let base_type = self.type_of(&base);
+        let Some(DataType::Record(ty)) = base_type else {
+            let name = self.pg_type_oid(&base).map_or_else(|| "unknown".into(), type_oid_name);
+            return Err(DbError::WrongObjectType(format!("type {name} is not composite")));
+        };
+        ty.field_names()
+            .into_iter()
+            .map(|name| {
+                let field = ast::Expr::Identifier(ast::Ident::with_quote('"', name));
+                Ok((name.to_string(), self.field(base.clone(), base_type, &field)?.fold()?))
+            })
+            .collect()
+    }
+
     fn compile_box(&mut self, expr: &ast::Expr) -> DbResult<Box<Expr>> {
         self.compile(expr).map(Box::new)
     }
@@ -1470,6 +1488,10 @@ impl<'a> Binder<'a> {
         let ast::Expr::Identifier(ident) = field else {
             return Err(DbError::Unsupported(format!("the field access .{field}")));
         };
+        // `(expr).*` anywhere but a select list's item (see `record_star`).
+        if crate::sql::record_star::is_marker(ident) {
+            return Err(DbError::Unsupported("row expansion via \"*\" here".into()));
+        }
         let name = ident_name(ident);
         match base_type {
             Some(DataType::Record(ty)) => match (ty.field_index(&name), base) {

@@ -39,6 +39,7 @@ pub(crate) mod merge;
 pub mod oracle;
 pub mod prepared;
 pub mod query;
+pub(crate) mod record_star;
 pub(crate) mod recursive;
 pub(crate) mod references;
 pub(crate) mod srf;
