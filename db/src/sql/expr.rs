@@ -1493,8 +1493,16 @@ impl<'a> Binder<'a> {
             return Err(DbError::Unsupported("row expansion via \"*\" here".into()));
         }
         let name = ident_name(ident);
+        // In a view's query, a table's row has its fields' names now; the text may read
+        // one by the name it had (see `whole_row`).
+        let index = |ty: RecordType| {
+            ty.field_index(&name).or_else(|| {
+                let now = crate::sql::stored_views::column_name_now(ty.table_name()?, &name)?;
+                ty.field_index(&now)
+            })
+        };
         match base_type {
-            Some(DataType::Record(ty)) => match (ty.field_index(&name), base) {
+            Some(DataType::Record(ty)) => match (index(ty), base) {
                 // `(t).a` of a whole row or a row constructor: the field's own expression
                 // (which reads one column, not the row).
                 // A missing row's columns are NULL: its field is too.
@@ -1732,7 +1740,13 @@ impl<'a> Binder<'a> {
         // A stored table's or a view's row is of the type named after it; a subquery's,
         // a WITH query's or a function's is an anonymous record.
         let table = (stored || relation.schema.view.is_some()).then(|| relation.name.clone());
-        let shape = RowShape::intern(columns.into_iter().map(|(n, _)| n).collect(), types, table)?;
+        // In a view's query, a renamed column is known by the name the text wrote, but
+        // the row's field has the name it has now, as the row type of PostgreSQL's.
+        let names = columns
+            .into_iter()
+            .map(|(n, _)| crate::sql::stored_views::column_name_now(&relation.name, &n).unwrap_or(n))
+            .collect();
+        let shape = RowShape::intern(names, types, table)?;
         // Beside another relation, the row may be the NULL extension of an outer join:
         // a stored row's key column is never NULL otherwise.
         let present = match (scope.entries.len() > 1, stored) {
