@@ -95,8 +95,7 @@ fn date_out_of_range() -> DbError {
 
 fn add_days(date: i32, days: i32) -> DbResult<Value> {
     let result = date.checked_add(days).ok_or_else(date_out_of_range)?;
-    datetime::date_of_days(result)?;
-    Ok(Value::Date(result))
+    datetime::valid_date(result.into()).map(Value::Date)
 }
 
 /// `+`, `-`, `*` and `/` with a date or time operand (None: neither is one).
@@ -138,9 +137,8 @@ fn arithmetic_of(op: BinOp, a: &Value, b: &Value) -> DbResult<Value> {
                 iv = iv.checked_neg()?;
             }
             match a {
-                Value::Date(d) => {
-                    datetime::add_interval(datetime::date_to_timestamp(*d), iv, None).map(Value::Timestamp)
-                }
+                Value::Date(d) => datetime::add_interval(datetime::date_to_valid_timestamp(*d)?, iv, None)
+                    .map(Value::Timestamp),
                 Value::Timestamp(t) => datetime::add_interval(*t, iv, None).map(Value::Timestamp),
                 Value::TimestampTz(t) => {
                     datetime::add_interval(*t, iv, Some(&zone())).map(Value::TimestampTz)
