@@ -16,8 +16,9 @@
 //! AD for dates) is here, with the calendar arithmetic (`add_interval`). jiff's years
 //! stop at 9999: a later time is read, parsed and placed in a zone as the same time some
 //! 400-year cycles earlier (`far_cycles`), after which the Gregorian calendar, its
-//! weekdays and a zone's last rule repeat. `extract`, `date_trunc` and `to_char` still
-//! take jiff's civil times, so they refuse a time past 9999 (22008).
+//! weekdays and a zone's last rule repeat (`extract_at`, `trunc_at` move the fields that
+//! count years back); `to_char` still takes jiff's civil times, so it refuses a time past
+//! 9999 (22008).
 //!
 //! The session's time zone (`SET TIME ZONE`) is the current one of the thread while the
 //! session runs a call (`ZoneId::make_current`), as PostgreSQL keeps it in a global of
@@ -1133,6 +1134,68 @@ pub fn extract(field: Field, dt: DateTime, epoch_micros: i64, offset_seconds: i3
         }
         Field::Timezone => offset_seconds as f64,
     })
+}
+
+/// `extract` of the civil time `local` (a TIMESTAMP's microseconds, any of PostgreSQL's
+/// range): one past jiff's years is read some 400-year cycles earlier, where the month,
+/// the day, the week and the weekday are the same, and the fields that count years are
+/// moved forward again.
+pub fn extract_at(field: Field, local: i64, epoch_micros: i64, offset_seconds: i32) -> DbResult<f64> {
+    let cycles = far_cycles(valid_timestamp(local)?);
+    let near = civil(local - cycles * MICROS_PER_400_YEARS)?;
+    let value = extract(field, near, epoch_micros, offset_seconds)?;
+    far_field(field, value, cycles, near)
+}
+
+/// `extract` of a DATE of PostgreSQL's range, which goes on past the timestamps' (to
+/// 5874897 AD), read as `extract_at` reads a timestamp.
+pub fn extract_date(field: Field, days: i32) -> DbResult<f64> {
+    let days = i64::from(valid_date(days.into())?);
+    let far_from_days = FAR_FROM_MICROS / MICROS_PER_DAY;
+    let cycles = match days < far_from_days {
+        true => 0,
+        false => (days - far_from_days).div_euclid(DAYS_PER_400_YEARS) + 1,
+    };
+    let near_micros = (days - cycles * DAYS_PER_400_YEARS) * MICROS_PER_DAY;
+    let near = civil(near_micros)?;
+    if field == Field::Epoch {
+        return Ok(days as f64 * (MICROS_PER_DAY / MICROS_PER_SECOND) as f64
+            + (UNIX_TO_POSTGRES_MICROS / MICROS_PER_SECOND) as f64);
+    }
+    let value = extract(field, near, near_micros, 0)?;
+    far_field(field, value, cycles, near)
+}
+
+/// A field `extract` gave of `near`, the time `cycles` 400-year cycles before the one
+/// asked about: the fields that count years moved forward again (the month, the day,
+/// the week and the weekday are the same).
+fn far_field(field: Field, value: f64, cycles: i64, near: DateTime) -> DbResult<f64> {
+    if cycles == 0 {
+        return Ok(value);
+    }
+    let years = (cycles * 400) as f64;
+    Ok(match field {
+        Field::Year | Field::IsoYear => value + years,
+        Field::Decade => value + years / 10.0,
+        Field::Century => value + years / 100.0,
+        // A millennium is no whole number of cycles: from the year itself (past 9999,
+        // so after 1 AD).
+        Field::Millennium => ((f64::from(near.year()) + years + 999.0) / 1000.0).floor(),
+        Field::Julian => value + (cycles * DAYS_PER_400_YEARS) as f64,
+        _ => value,
+    })
+}
+
+/// `date_trunc` of the civil time `local` (a TIMESTAMP's microseconds, any of
+/// PostgreSQL's range), read as `extract_at` reads it.
+pub fn trunc_at(field: Field, local: i64) -> DbResult<i64> {
+    let shift = far_cycles(valid_timestamp(local)?) * MICROS_PER_400_YEARS;
+    if shift != 0 && field == Field::Millennium {
+        let (year, _, _) = civil_from_days(local.div_euclid(MICROS_PER_DAY) + UNIX_TO_POSTGRES_DAYS);
+        let first = (year - 1) / 1000 * 1000 + 1;
+        return Ok((days_from_civil(first, 1, 1) - UNIX_TO_POSTGRES_DAYS) * MICROS_PER_DAY);
+    }
+    Ok(timestamp_of(trunc(field, civil(local - shift)?)?)? + shift)
 }
 
 /// A field of an interval (`extract(hour FROM interval '1 day 02:00')` is 2).

@@ -320,6 +320,52 @@ fn dates_and_timestamps_go_past_the_year_9999_to_postgresqls_limits() {
     for (sql, expected) in zoned {
         assert_eq!(one(&mut s, sql), expected, "{sql}");
     }
+    // extract and date_trunc of them: the fields that count years as they are, the rest
+    // as they repeat every 400 years (the time zone's last rule included).
+    assert_eq!(
+        cells(
+            &mut s,
+            "SELECT extract(year from timestamptz '20000-07-01 12:00'), extract(timezone from timestamptz              '20000-07-01 12:00'), date_trunc('day', timestamptz '20000-07-01 12:00'),              date_trunc('month', date '30000-05-05')"
+        ),
+        [["20000", "-14400", "20000-07-01 00:00:00-04", "30000-05-01 00:00:00-04"]]
+    );
+    run(&mut s, "SET TIME ZONE 'UTC'");
+    let far = "timestamp '123456-07-15 13:45:12.5'";
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT extract(year from {far}), extract(decade from {far}), extract(century from {far}),                  extract(millennium from {far}), extract(isoyear from {far}), extract(week from {far}),                  extract(dow from {far}), extract(doy from {far}), extract(epoch from {far}),                  extract(quarter from {far}), extract(second from {far})"
+            )
+        ),
+        [["123456", "12345", "1235", "124", "123456", "29", "2", "197", "3833744823912.5", "3", "12.5"]]
+    );
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT date_trunc('millennium', {far}), date_trunc('century', {far}), date_trunc('decade', {far}),                  date_trunc('week', {far}), date_trunc('month', {far}), date_trunc('hour', {far})"
+            )
+        ),
+        [[
+            "123001-01-01 00:00:00",
+            "123401-01-01 00:00:00",
+            "123450-01-01 00:00:00",
+            "123456-07-14 00:00:00",
+            "123456-07-01 00:00:00",
+            "123456-07-15 13:00:00"
+        ]]
+    );
+    let last = "date '5874897-12-31'";
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT extract(year from {last}), extract(millennium from {last}), extract(julian from {last}),                  extract(epoch from {last}), extract(dow from {last}), extract(week from {last}),                  extract(doy from {last})"
+            )
+        ),
+        [["5874897", "5875", "2147483493", "185331706992000", "2", "1", "365"]]
+    );
     // Past the limits: 22008, as PostgreSQL's "timestamp out of range", "date out of
     // range" and "date out of range for timestamp".
     for sql in [
