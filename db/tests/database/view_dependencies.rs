@@ -432,6 +432,11 @@ fn a_view_definition_shows_the_names_of_renamed_tables_and_columns() {
             " SELECT orders.*, row_to_json(orders.*) AS j, (orders).amt2 AS r, row_to_json(orders) FROM orders WHERE orders.id = 3;",
         ]
     );
+    // information_schema.views shows the same text, as PostgreSQL's (pg_get_viewdef's).
+    assert_eq!(
+        cells(&mut s, "SELECT view_definition FROM information_schema.views WHERE table_name = 'ov2'"),
+        [[" SELECT amt2 AS name, id FROM orders ORDER BY name, amt2;"]]
+    );
     // The view's rows keep their column names, in JSON too.
     assert_eq!(cells(&mut s, "SELECT row_to_json(ov_renamed) FROM ov_renamed"), json_before);
     assert_eq!(json_before, [[r#"{"id":1,"name":"a","total":30}"#], [r#"{"id":3,"name":"c","total":30}"#]]);
