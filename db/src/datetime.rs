@@ -10,9 +10,15 @@
 //! fixed number of days, nor a day of hours across a daylight-saving change). The
 //! extremes of DATE and the timestamps are `infinity` and `-infinity`.
 //!
-//! The calendar and the time-zone rules are jiff's (the IANA database of the system);
-//! what is PostgreSQL's (the text forms, the interval's, `extract` and `date_trunc`
-//! fields) is here.
+//! The time-zone rules and the text parser are jiff's (the IANA database of the
+//! system); what is PostgreSQL's (the text forms, the interval's, `extract` and
+//! `date_trunc` fields, the range: 4714-11-24 BC to 294276 AD for timestamps, to 5874897
+//! AD for dates) is here, with the calendar arithmetic (`add_interval`). jiff's years
+//! stop at 9999: a later time is read, parsed and placed in a zone as the same time some
+//! 400-year cycles earlier (`far_cycles`), after which the Gregorian calendar, its
+//! weekdays and a zone's last rule repeat (`extract_at`, `trunc_at` move the fields that
+//! count years back); `to_char` still takes jiff's civil times, so it refuses a time past
+//! 9999 (22008).
 //!
 //! The session's time zone (`SET TIME ZONE`) is the current one of the thread while the
 //! session runs a call (`ZoneId::make_current`), as PostgreSQL keeps it in a global of
@@ -45,6 +51,18 @@ pub const NEG_INFINITY: i64 = i64::MIN;
 /// A date's `infinity` and `-infinity`.
 pub const DATE_INFINITY: i32 = i32::MAX;
 pub const DATE_NEG_INFINITY: i32 = i32::MIN;
+
+/// PostgreSQL's range of timestamps (of TIMESTAMP's civil times and TIMESTAMPTZ's
+/// instants alike): from 4714-11-24 BC 00:00, the start of the Julian day count, up to
+/// 294277-01-01 00:00, excluded (`MIN_TIMESTAMP`, `END_TIMESTAMP` of its datatype/timestamp.h).
+pub const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
+pub const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
+/// PostgreSQL's range of dates, in days from 2000-01-01: from 4714-11-24 BC up to
+/// 5874898-01-01, excluded (Julian days 0 to `DATE_END_JULIAN`).
+pub const MIN_DATE: i32 = -2_451_545;
+pub const END_DATE: i32 = 2_145_031_949;
+/// The days of 400 Gregorian years, after which the calendar repeats.
+const DAYS_PER_400_YEARS: i64 = 146_097;
 
 static PARSER: DateTimeParser = DateTimeParser::new();
 
@@ -114,6 +132,22 @@ fn timestamp_overflow() -> DbError {
 
 fn date_overflow() -> DbError {
     DbError::DatetimeOverflow("date out of range".into())
+}
+
+/// `micros` if it is a timestamp of PostgreSQL's range (`MIN_TIMESTAMP..END_TIMESTAMP`).
+pub fn valid_timestamp(micros: i64) -> DbResult<i64> {
+    match (MIN_TIMESTAMP..END_TIMESTAMP).contains(&micros) {
+        true => Ok(micros),
+        false => Err(timestamp_overflow()),
+    }
+}
+
+/// `days` as a DATE if it is of PostgreSQL's range (`MIN_DATE..END_DATE`).
+pub fn valid_date(days: i64) -> DbResult<i32> {
+    match (MIN_DATE as i64..END_DATE as i64).contains(&days) {
+        true => Ok(days as i32),
+        false => Err(date_overflow()),
+    }
 }
 
 fn invalid(ty: &str, text: &str) -> DbError {
@@ -289,8 +323,30 @@ pub fn civil_in(micros: i64, zone: &TimeZone) -> DbResult<DateTime> {
 /// rule goes on. PostgreSQL's instants go on to 294276 AD; 9999-12-31 23:59:59.999999
 /// at -08:00, a common "forever" in a zone west of UTC, is one of them.
 fn offset_at_edge(micros: i64, zone: &TimeZone) -> i64 {
+    let cycles = far_cycles(micros);
+    if cycles > 0 {
+        if let Ok(t) = instant(micros - cycles * MICROS_PER_400_YEARS) {
+            return i64::from(zone.to_offset(t).seconds());
+        }
+    }
     let edge = if micros > 0 { Timestamp::MAX } else { Timestamp::MIN };
     i64::from(zone.to_offset(edge).seconds())
+}
+
+/// 400 Gregorian years in microseconds: the calendar, its weekdays and a time zone's
+/// last rule (which PostgreSQL, as jiff, applies to every year after the zone's listed
+/// changes) repeat after them.
+const MICROS_PER_400_YEARS: i64 = DAYS_PER_400_YEARS * MICROS_PER_DAY;
+/// 9600-01-01 00:00, in microseconds from 2000-01-01: a time from here on is moved back
+/// by whole 400-year cycles below it, into jiff's range, to be read in a zone.
+const FAR_FROM_MICROS: i64 = 19 * MICROS_PER_400_YEARS;
+
+/// How many 400-year cycles take the time `micros` below `FAR_FROM_MICROS`.
+fn far_cycles(micros: i64) -> i64 {
+    match micros < FAR_FROM_MICROS {
+        true => 0,
+        false => (micros - FAR_FROM_MICROS).div_euclid(MICROS_PER_400_YEARS) + 1,
+    }
 }
 
 /// The offset of `zone` (seconds east of UTC) at the TIMESTAMPTZ `micros`, one past
@@ -305,6 +361,29 @@ pub fn offset_at(micros: i64, zone: &TimeZone) -> i32 {
 /// An instant past jiff's as the TIMESTAMP of its civil time in `zone`.
 fn shifted_at_edge(micros: i64, zone: &TimeZone) -> DbResult<i64> {
     micros.checked_add(offset_at_edge(micros, zone) * MICROS_PER_SECOND).ok_or_else(timestamp_overflow)
+}
+
+/// The civil time in `zone` of the TIMESTAMPTZ `micros`, as a TIMESTAMP's microseconds:
+/// through jiff within its instants, at the zone's offset at their edge beyond them.
+fn local_micros(micros: i64, zone: &TimeZone) -> DbResult<i64> {
+    // A time past jiff's is read as the same time some 400-year cycles before it.
+    let shift = far_cycles(micros) * MICROS_PER_400_YEARS;
+    match instant(micros - shift) {
+        Ok(t) => Ok(timestamp_of(zone.to_datetime(t))? + shift),
+        Err(_) => shifted_at_edge(micros, zone),
+    }
+}
+
+/// The TIMESTAMPTZ of the civil time `local` (a TIMESTAMP's microseconds) in `zone`, the
+/// inverse of `local_micros`.
+fn from_local_micros(local: i64, zone: &TimeZone) -> DbResult<i64> {
+    let shift = far_cycles(local) * MICROS_PER_400_YEARS;
+    match civil(local - shift) {
+        Ok(dt) => Ok(timestamptz_of(dt, zone)? + shift),
+        Err(_) => {
+            local.checked_sub(offset_at_edge(local, zone) * MICROS_PER_SECOND).ok_or_else(timestamp_overflow)
+        }
+    }
 }
 
 /// A TIMESTAMPTZ's civil date and time in `zone`, with the zone's offset then (seconds
@@ -345,6 +424,17 @@ pub fn days_of_date(date: Date) -> DbResult<i32> {
     Ok((days - UNIX_TO_POSTGRES_DAYS) as i32)
 }
 
+/// A DATE as the TIMESTAMP of its midnight, when it is one of PostgreSQL's range.
+pub fn date_to_valid_timestamp(days: i32) -> DbResult<i64> {
+    match days {
+        DATE_INFINITY | DATE_NEG_INFINITY => Ok(date_to_timestamp(days)),
+        d => i64::from(d)
+            .checked_mul(MICROS_PER_DAY)
+            .and_then(|micros| valid_timestamp(micros).ok())
+            .ok_or_else(|| DbError::DatetimeOverflow("date out of range for timestamp".into())),
+    }
+}
+
 pub fn date_to_timestamp(days: i32) -> i64 {
     match days {
         DATE_INFINITY => INFINITY,
@@ -365,7 +455,7 @@ pub fn timestamp_to_date(micros: i64) -> DbResult<i32> {
 pub fn timestamp_to_timestamptz(micros: i64, zone: &TimeZone) -> DbResult<i64> {
     match micros {
         INFINITY | NEG_INFINITY => Ok(micros),
-        m => timestamptz_of(civil(m)?, zone),
+        m => valid_timestamp(from_local_micros(m, zone)?),
     }
 }
 
@@ -373,7 +463,7 @@ pub fn timestamp_to_timestamptz(micros: i64, zone: &TimeZone) -> DbResult<i64> {
 pub fn timestamptz_to_timestamp(micros: i64, zone: &TimeZone) -> DbResult<i64> {
     match micros {
         INFINITY | NEG_INFINITY => Ok(micros),
-        m => timestamp_of(civil_in(m, zone)?),
+        m => valid_timestamp(local_micros(m, zone)?),
     }
 }
 
@@ -399,6 +489,21 @@ pub fn now() -> i64 {
 struct ParsedText {
     civil: DateTime,
     zone: Option<TimeZone>,
+    /// Days to move `civil` by: a year past jiff's (beyond 9999) is read as the year of
+    /// jiff's at the same place of the 400-year cycle, the cycles taken off counted here.
+    far_days: i64,
+}
+
+impl ParsedText {
+    fn near(civil: DateTime, zone: Option<TimeZone>) -> ParsedText {
+        ParsedText { civil, zone, far_days: 0 }
+    }
+
+    /// The civil time as a TIMESTAMP's microseconds, in PostgreSQL's range.
+    fn local_micros(&self) -> DbResult<i64> {
+        let days = self.far_days.checked_mul(MICROS_PER_DAY).ok_or_else(timestamp_overflow)?;
+        valid_timestamp(timestamp_of(self.civil)?.checked_add(days).ok_or_else(timestamp_overflow)?)
+    }
 }
 
 enum Special {
@@ -418,20 +523,20 @@ fn parse_text(text: &str, ty: &str) -> DbResult<Special> {
     let today = || -> DbResult<DateTime> { Ok(civil_in(now(), &zone)?.date().to_datetime(Time::midnight())) };
     let day = |offset: i64| -> DbResult<ParsedText> {
         let civil = today()?.checked_add(Span::new().days(offset)).map_err(|_| timestamp_overflow())?;
-        Ok(ParsedText { civil, zone: Some(zone.clone()) })
+        Ok(ParsedText::near(civil, Some(zone.clone())))
     };
     match lower.as_str() {
         "infinity" | "+infinity" => return Ok(Special::Infinity),
         "-infinity" => return Ok(Special::NegInfinity),
         "epoch" => {
-            return Ok(Special::Parsed(ParsedText {
-                civil: DateTime::constant(1970, 1, 1, 0, 0, 0, 0),
-                zone: Some(TimeZone::UTC),
-            }))
+            return Ok(Special::Parsed(ParsedText::near(
+                DateTime::constant(1970, 1, 1, 0, 0, 0, 0),
+                Some(TimeZone::UTC),
+            )))
         }
         "now" => {
             let civil = civil_in(now(), &zone)?;
-            return Ok(Special::Parsed(ParsedText { civil, zone: Some(zone) }));
+            return Ok(Special::Parsed(ParsedText::near(civil, Some(zone))));
         }
         "today" => return day(0).map(Special::Parsed),
         "tomorrow" => return day(1).map(Special::Parsed),
@@ -462,6 +567,21 @@ fn parse_text(text: &str, ty: &str) -> DbResult<Special> {
             }
         }
     }
+    // A year of five digits or more (PostgreSQL's go on to 294276 for timestamps and
+    // 5874897 for dates; jiff's stop at 9999): the calendar repeats every 400 years, so
+    // the text is read with the year of jiff's at the same place of the cycle, and the
+    // date moved by the cycles taken off.
+    let year_digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    let mut far_days = 0;
+    if year_digits > 4 && body.as_bytes().get(year_digits) == Some(&b'-') {
+        if bc {
+            return Err(date_overflow());
+        }
+        let year: i64 = body[..year_digits].parse().map_err(|_| date_overflow())?;
+        let cycles = (year - 2000).div_euclid(400);
+        far_days = cycles * DAYS_PER_400_YEARS;
+        body = format!("{}{}", year - cycles * 400, &body[year_digits..]);
+    }
     let pieces = PARSER.parse_pieces(body.as_bytes()).map_err(|_| invalid(ty, text))?;
     let time = pieces.time();
     let mut date = pieces.date();
@@ -478,6 +598,7 @@ fn parse_text(text: &str, ty: &str) -> DbResult<Special> {
     Ok(Special::Parsed(ParsedText {
         civil: date.to_datetime(time.unwrap_or(Time::midnight())),
         zone: offset_zone.or(annotated).or(named_zone),
+        far_days,
     }))
 }
 
@@ -486,7 +607,7 @@ pub fn parse_date(text: &str) -> DbResult<i32> {
     match parse_text(text, "date")? {
         Special::Infinity => Ok(DATE_INFINITY),
         Special::NegInfinity => Ok(DATE_NEG_INFINITY),
-        Special::Parsed(p) => days_of_date(p.civil.date()),
+        Special::Parsed(p) => valid_date(days_of_date(p.civil.date())? as i64 + p.far_days),
     }
 }
 
@@ -495,7 +616,7 @@ pub fn parse_timestamp(text: &str) -> DbResult<i64> {
     match parse_text(text, "timestamp")? {
         Special::Infinity => Ok(INFINITY),
         Special::NegInfinity => Ok(NEG_INFINITY),
-        Special::Parsed(p) => timestamp_of(p.civil),
+        Special::Parsed(p) => p.local_micros(),
     }
 }
 
@@ -505,8 +626,12 @@ pub fn parse_timestamptz(text: &str) -> DbResult<i64> {
         Special::Infinity => Ok(INFINITY),
         Special::NegInfinity => Ok(NEG_INFINITY),
         Special::Parsed(p) => {
-            let zone = p.zone.unwrap_or_else(|| ZoneId::current().zone());
-            timestamptz_of(p.civil, &zone)
+            let zone = p.zone.clone().unwrap_or_else(|| ZoneId::current().zone());
+            let instant = match p.far_days {
+                0 => timestamptz_of(p.civil, &zone)?,
+                _ => from_local_micros(p.local_micros()?, &zone)?,
+            };
+            valid_timestamp(instant)
         }
     }
 }
@@ -849,21 +974,35 @@ pub fn add_interval(micros: i64, iv: Interval, zone: Option<&TimeZone>) -> DbRes
     }
     let mut result = micros;
     if iv.months != 0 || iv.days != 0 {
-        let span = Span::new()
-            .try_months(iv.months)
-            .and_then(|s| s.try_days(iv.days))
-            .map_err(|_| timestamp_overflow())?;
+        // The calendar's own arithmetic (not jiff's, whose years stop at 9999), on the
+        // civil time: in `zone` for a TIMESTAMPTZ, as PostgreSQL's timestamptz_pl_interval.
+        let local = match zone {
+            None => micros,
+            Some(zone) => local_micros(micros, zone)?,
+        };
+        let (mut year, mut month, mut day) =
+            civil_from_days(local.div_euclid(MICROS_PER_DAY) + UNIX_TO_POSTGRES_DAYS);
+        if iv.months != 0 {
+            let months = year * 12 + month - 1 + i64::from(iv.months);
+            (year, month) = (months.div_euclid(12), months.rem_euclid(12) + 1);
+            day = day.min(days_in_month(year, month));
+        }
+        let days = days_from_civil(year, month, day) - UNIX_TO_POSTGRES_DAYS + i64::from(iv.days);
+        let local = days
+            .checked_mul(MICROS_PER_DAY)
+            .and_then(|m| m.checked_add(local.rem_euclid(MICROS_PER_DAY)))
+            .ok_or_else(timestamp_overflow)?;
         result = match zone {
-            None => timestamp_of(civil(result)?.checked_add(span).map_err(|_| timestamp_overflow())?)?,
-            Some(zone) => timestamptz_of(
-                civil_in(result, zone)?.checked_add(span).map_err(|_| timestamp_overflow())?,
-                zone,
-            )?,
+            None => valid_timestamp(local)?,
+            Some(zone) => valid_timestamp(from_local_micros(local, zone)?)?,
         };
     }
-    let result = result.checked_add(iv.micros).ok_or_else(timestamp_overflow)?;
-    instant(result)?;
-    Ok(result)
+    valid_timestamp(result.checked_add(iv.micros).ok_or_else(timestamp_overflow)?)
+}
+
+/// The days of a month of the proleptic Gregorian calendar.
+fn days_in_month(year: i64, month: i64) -> i64 {
+    days_from_civil(year + i64::from(month == 12), month % 12 + 1, 1) - days_from_civil(year, month, 1)
 }
 
 /// The difference of two timestamps as PostgreSQL gives it: whole days and the rest
@@ -995,6 +1134,68 @@ pub fn extract(field: Field, dt: DateTime, epoch_micros: i64, offset_seconds: i3
         }
         Field::Timezone => offset_seconds as f64,
     })
+}
+
+/// `extract` of the civil time `local` (a TIMESTAMP's microseconds, any of PostgreSQL's
+/// range): one past jiff's years is read some 400-year cycles earlier, where the month,
+/// the day, the week and the weekday are the same, and the fields that count years are
+/// moved forward again.
+pub fn extract_at(field: Field, local: i64, epoch_micros: i64, offset_seconds: i32) -> DbResult<f64> {
+    let cycles = far_cycles(valid_timestamp(local)?);
+    let near = civil(local - cycles * MICROS_PER_400_YEARS)?;
+    let value = extract(field, near, epoch_micros, offset_seconds)?;
+    far_field(field, value, cycles, near)
+}
+
+/// `extract` of a DATE of PostgreSQL's range, which goes on past the timestamps' (to
+/// 5874897 AD), read as `extract_at` reads a timestamp.
+pub fn extract_date(field: Field, days: i32) -> DbResult<f64> {
+    let days = i64::from(valid_date(days.into())?);
+    let far_from_days = FAR_FROM_MICROS / MICROS_PER_DAY;
+    let cycles = match days < far_from_days {
+        true => 0,
+        false => (days - far_from_days).div_euclid(DAYS_PER_400_YEARS) + 1,
+    };
+    let near_micros = (days - cycles * DAYS_PER_400_YEARS) * MICROS_PER_DAY;
+    let near = civil(near_micros)?;
+    if field == Field::Epoch {
+        return Ok(days as f64 * (MICROS_PER_DAY / MICROS_PER_SECOND) as f64
+            + (UNIX_TO_POSTGRES_MICROS / MICROS_PER_SECOND) as f64);
+    }
+    let value = extract(field, near, near_micros, 0)?;
+    far_field(field, value, cycles, near)
+}
+
+/// A field `extract` gave of `near`, the time `cycles` 400-year cycles before the one
+/// asked about: the fields that count years moved forward again (the month, the day,
+/// the week and the weekday are the same).
+fn far_field(field: Field, value: f64, cycles: i64, near: DateTime) -> DbResult<f64> {
+    if cycles == 0 {
+        return Ok(value);
+    }
+    let years = (cycles * 400) as f64;
+    Ok(match field {
+        Field::Year | Field::IsoYear => value + years,
+        Field::Decade => value + years / 10.0,
+        Field::Century => value + years / 100.0,
+        // A millennium is no whole number of cycles: from the year itself (past 9999,
+        // so after 1 AD).
+        Field::Millennium => ((f64::from(near.year()) + years + 999.0) / 1000.0).floor(),
+        Field::Julian => value + (cycles * DAYS_PER_400_YEARS) as f64,
+        _ => value,
+    })
+}
+
+/// `date_trunc` of the civil time `local` (a TIMESTAMP's microseconds, any of
+/// PostgreSQL's range), read as `extract_at` reads it.
+pub fn trunc_at(field: Field, local: i64) -> DbResult<i64> {
+    let shift = far_cycles(valid_timestamp(local)?) * MICROS_PER_400_YEARS;
+    if shift != 0 && field == Field::Millennium {
+        let (year, _, _) = civil_from_days(local.div_euclid(MICROS_PER_DAY) + UNIX_TO_POSTGRES_DAYS);
+        let first = (year - 1) / 1000 * 1000 + 1;
+        return Ok((days_from_civil(first, 1, 1) - UNIX_TO_POSTGRES_DAYS) * MICROS_PER_DAY);
+    }
+    Ok(timestamp_of(trunc(field, civil(local - shift)?)?)? + shift)
 }
 
 /// A field of an interval (`extract(hour FROM interval '1 day 02:00')` is 2).

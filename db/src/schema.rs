@@ -959,12 +959,12 @@ fn coerce_temporal(value: Value, ty: DataType) -> DbResult<Value> {
         (DataType::Date, Value::TimestampTz(t)) => {
             Value::Date(dt::timestamp_to_date(dt::timestamptz_to_timestamp(t, &zone())?)?)
         }
-        (DataType::Timestamp, Value::Date(d)) => Value::Timestamp(dt::date_to_timestamp(d)),
+        (DataType::Timestamp, Value::Date(d)) => Value::Timestamp(dt::date_to_valid_timestamp(d)?),
         (DataType::Timestamp, Value::TimestampTz(t)) => {
             Value::Timestamp(dt::timestamptz_to_timestamp(t, &zone())?)
         }
         (DataType::TimestampTz, Value::Date(d)) => {
-            Value::TimestampTz(dt::timestamp_to_timestamptz(dt::date_to_timestamp(d), &zone())?)
+            Value::TimestampTz(dt::timestamp_to_timestamptz(dt::date_to_valid_timestamp(d)?, &zone())?)
         }
         (DataType::TimestampTz, Value::Timestamp(t)) => {
             Value::TimestampTz(dt::timestamp_to_timestamptz(t, &zone())?)

@@ -1022,3 +1022,58 @@ fn pg_tables_pg_views_and_pg_indexes_answer_as_postgresql_does() {
     );
     assert_eq!(server.query("SELECT EXISTS (SELECT FROM pg_tables WHERE tablename = 'nope')"), "f\n");
 }
+
+/// Issue 20's row-valued SQL through psql: a keyset page by a row comparison, a whole
+/// row compared with a row constructor, `(t).*` and `(row).f2` described (`\gdesc`) and
+/// printed with their types, timestamps past 9999 in and out, and a view's definition
+/// after the table and column it reads were renamed. Every line but the last is
+/// PostgreSQL 15's output for the same script; its `pg_get_viewdef` names the same
+/// objects, laid out as its deparse lays them (`SELECT wt2.k, wt2.price AS amount FROM
+/// wt2 WHERE wt2.price > 1::numeric`, over four lines).
+#[test]
+fn psql_shows_row_comparisons_record_stars_far_timestamps_and_renamed_views() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let script = dir.path().join("rows.sql");
+    std::fs::write(
+        &script,
+        r#"CREATE TABLE wt (k TEXT, at TIMESTAMP, n NUMERIC(10,2), PRIMARY KEY (k, at));
+INSERT INTO wt VALUES ('a', '10000-01-05 10:00', 1.5), ('b', '294276-12-31 23:59:59.999999', 2), ('b', '2024-01-01', NULL);
+CREATE VIEW wv AS SELECT k, n AS amount FROM wt WHERE n > 1;
+ALTER TABLE wt RENAME COLUMN n TO price;
+ALTER TABLE wt RENAME TO wt2;
+SELECT (wt2).*, (ROW(k, price)).f2 FROM wt2 WHERE (k, at) > ('a', '10000-01-05 10:00') AND wt2 <> ROW('b'::text, TIMESTAMP '2024-01-01', NULL::numeric) ORDER BY k, at \gdesc
+SELECT (wt2).*, (ROW(k, price)).f2 FROM wt2 WHERE (k, at) > ('a', '10000-01-05 10:00') AND wt2 <> ROW('b'::text, TIMESTAMP '2024-01-01', NULL::numeric) ORDER BY k, at;
+SELECT at + interval '1 year 2 days', at::date - date '2000-01-01' FROM wt2 WHERE k = 'a';
+SELECT pg_get_viewdef('wv'::regclass, true);
+"#,
+    )
+    .unwrap();
+    let out = server.psql(&["-A", "-f", script.to_str().unwrap()]);
+    assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "CREATE TABLE
+INSERT 0 3
+CREATE VIEW
+ALTER TABLE
+ALTER TABLE
+Column|Type
+k|text
+at|timestamp without time zone
+price|numeric(10,2)
+f2|numeric(10,2)
+(4 rows)
+k|at|price|f2
+b|294276-12-31 23:59:59.999999|2.00|2.00
+(1 row)
+?column?|?column?
+10001-01-07 10:00:00|2921944
+(1 row)
+pg_get_viewdef
+ SELECT k, price AS amount FROM wt2 WHERE price > 1;
+(1 row)
+"
+    );
+}

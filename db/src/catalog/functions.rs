@@ -294,7 +294,10 @@ impl CatalogCall {
                     Value::Int(oid) => objects.relation_by_oid(*oid).and_then(|r| r.table),
                     other => objects.table(&other.to_string()).cloned(),
                 };
-                Ok(table.and_then(|t| t.view.clone()).map_or(Value::Null, |q| Value::Text(format!(" {q};"))))
+                // The text with the names it reads as they are now (RENAME TO, RENAME COLUMN).
+                let definition =
+                    table.filter(|t| t.view.is_some()).map(|t| crate::sql::stored_views::definition_now(&t));
+                Ok(definition.map_or(Value::Null, |q| Value::Text(format!(" {q};"))))
             }
             CatalogFn::GetSerialSequence => {
                 let (table, column) = (args[0].to_string(), args[1].to_string());

@@ -1166,7 +1166,8 @@ impl Session {
                 .tables
                 .iter()
                 .filter_map(|t| {
-                    let query = t.view.as_ref()?;
+                    // As pg_get_viewdef shows it: under today's names (renames since).
+                    let query = t.view.as_ref().map(|_| crate::sql::stored_views::definition_now(t))?;
                     Some(
                         Fields::new()
                             .set("table_catalog", database.as_str())

@@ -487,6 +487,9 @@ pub(crate) fn prepare(sql: &str) -> DbResult<Prepared> {
     // `LIKE ALL (subquery)`, whose subquery sqlparser does not read, as `ALL (ARRAY(...))`.
     let like_all_arrayed = crate::sql::like_all::rewrite(sql);
     let sql = like_all_arrayed.as_deref().unwrap_or(sql);
+    // `(expr).*`, which sqlparser does not read, as a field access to a marker name.
+    let record_stars_marked = crate::sql::record_star::rewrite(sql);
+    let sql = record_stars_marked.as_deref().unwrap_or(sql);
     // `GROUP BY DISTINCT | ALL`, which sqlparser does not read, as a marked GROUP BY.
     let group_by_marked = crate::sql::group_by_distinct::rewrite(sql);
     let sql = group_by_marked.as_deref().unwrap_or(sql);

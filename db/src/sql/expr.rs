@@ -1046,6 +1046,24 @@ impl<'a> Binder<'a> {
         result?.fold()
     }
 
+    /// `(record).*` in a select list: each field of the record as an output column,
+    /// named after the field (42809 for a value that is no record).
+    pub(crate) fn record_fields(&mut self, record: &ast::Expr) -> DbResult<Vec<(String, Expr)>> {
+        let base = self.with_aggregates(record)?;
+        let base_type = self.type_of(&base);
+        let Some(DataType::Record(ty)) = base_type else {
+            let name = self.pg_type_oid(&base).map_or_else(|| "unknown".into(), type_oid_name);
+            return Err(DbError::WrongObjectType(format!("type {name} is not composite")));
+        };
+        ty.field_names()
+            .into_iter()
+            .map(|name| {
+                let field = ast::Expr::Identifier(ast::Ident::with_quote('"', name));
+                Ok((name.to_string(), self.field(base.clone(), base_type, &field)?.fold()?))
+            })
+            .collect()
+    }
+
     fn compile_box(&mut self, expr: &ast::Expr) -> DbResult<Box<Expr>> {
         self.compile(expr).map(Box::new)
     }
@@ -1083,8 +1101,14 @@ impl<'a> Binder<'a> {
             E::IsNotFalse(e) => Expr::IsBool(self.compile_box(e)?, false, true),
             E::IsUnknown(e) => Expr::IsNull(self.compile_box(e)?, false),
             E::IsNotUnknown(e) => Expr::IsNull(self.compile_box(e)?, true),
-            E::IsDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, false),
-            E::IsNotDistinctFrom(a, b) => Expr::IsDistinct(self.compile_box(a)?, self.compile_box(b)?, true),
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let (left, right) = (self.compile(a)?, self.compile(b)?);
+                // A row constructor beside a record that is not one: record_eq's rules.
+                if row_items(a).is_some() != row_items(b).is_some() {
+                    self.check_record_operands((a, &left), (b, &right), "=")?;
+                }
+                Expr::IsDistinct(Box::new(left), Box::new(right), matches!(expr, E::IsNotDistinctFrom(..)))
+            }
             E::InList { expr, list, negated } if row_items(expr).is_some() => {
                 // `(a, b) IN ((1, 2), (3, 4))`: row equalities, OR-ed (NOT IN: negated).
                 let equalities = list
@@ -1102,12 +1126,39 @@ impl<'a> Binder<'a> {
                     any
                 }
             }
+            E::BinaryOp { left, op, right } if row_items(left).is_some() && row_items(right).is_some() => {
+                let compared = self.compile(&row_comparison(left, op, right)?)?;
+                match self.compile(&row_leading_bound(left, op, right))? {
+                    // `(a, b) > (10, 20)` implies `a >= 10`, which is equal in every
+                    // row where it is not true; as its own conjunct it lets the access
+                    // planner start a key or index range there (keyset pagination).
+                    Expr::Literal(Value::Bool(true)) => compared,
+                    bound => Expr::Binary(BinOp::And, Box::new(bound), Box::new(compared)),
+                }
+            }
+            // One side a row constructor, the other a record of another kind (`t =
+            // ROW(1, 'x')`): PostgreSQL compares two records (record_eq, record_lt),
+            // NULL fields equal and after any value, not pair by pair.
             E::BinaryOp { left, op, right } if row_items(left).is_some() || row_items(right).is_some() => {
-                self.compile(&row_comparison(left, op, right)?)?
+                let (a, b) = (self.compile(left)?, self.compile(right)?);
+                let compared = binary_operator(op)?;
+                if !compared.is_comparison() {
+                    let (l, r) = (self.operand_type_name(&a), self.operand_type_name(&b));
+                    return Err(DbError::UndefinedOperator(format!("{l} {op} {r}")));
+                }
+                self.check_record_operands((left, &a), (right, &b), &op.to_string())?;
+                Expr::Binary(compared, Box::new(a), Box::new(b))
             }
             E::InList { expr, list, negated } => {
-                let list = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
-                let expr = self.compile(expr)?;
+                let compiled = list.iter().map(|e| self.compile(e)).collect::<DbResult<Vec<_>>>()?;
+                let operand = self.compile(expr)?;
+                // `t IN (ROW(1, 2), ...)`: each item compared with t as records are.
+                for (item, compiled_item) in list.iter().zip(&compiled) {
+                    if row_items(item).is_some() {
+                        self.check_record_operands((expr, &operand), (item, compiled_item), "=")?;
+                    }
+                }
+                let (list, expr) = (compiled, operand);
                 let list = match self.char_type(&expr) {
                     Some(_) => list.into_iter().map(as_char_operand).collect(),
                     None => list,
@@ -1437,9 +1488,21 @@ impl<'a> Binder<'a> {
         let ast::Expr::Identifier(ident) = field else {
             return Err(DbError::Unsupported(format!("the field access .{field}")));
         };
+        // `(expr).*` anywhere but a select list's item (see `record_star`).
+        if crate::sql::record_star::is_marker(ident) {
+            return Err(DbError::Unsupported("row expansion via \"*\" here".into()));
+        }
         let name = ident_name(ident);
+        // In a view's query, a table's row has its fields' names now; the text may read
+        // one by the name it had (see `whole_row`).
+        let index = |ty: RecordType| {
+            ty.field_index(&name).or_else(|| {
+                let now = crate::sql::stored_views::column_name_now(ty.table_name()?, &name)?;
+                ty.field_index(&now)
+            })
+        };
         match base_type {
-            Some(DataType::Record(ty)) => match (ty.field_index(&name), base) {
+            Some(DataType::Record(ty)) => match (index(ty), base) {
                 // `(t).a` of a whole row or a row constructor: the field's own expression
                 // (which reads one column, not the row).
                 // A missing row's columns are NULL: its field is too.
@@ -1677,7 +1740,13 @@ impl<'a> Binder<'a> {
         // A stored table's or a view's row is of the type named after it; a subquery's,
         // a WITH query's or a function's is an anonymous record.
         let table = (stored || relation.schema.view.is_some()).then(|| relation.name.clone());
-        let shape = RowShape::intern(columns.into_iter().map(|(n, _)| n).collect(), types, table)?;
+        // In a view's query, a renamed column is known by the name the text wrote, but
+        // the row's field has the name it has now, as the row type of PostgreSQL's.
+        let names = columns
+            .into_iter()
+            .map(|(n, _)| crate::sql::stored_views::column_name_now(&relation.name, &n).unwrap_or(n))
+            .collect();
+        let shape = RowShape::intern(names, types, table)?;
         // Beside another relation, the row may be the NULL extension of an outer join:
         // a stored row's key column is never NULL otherwise.
         let present = match (scope.entries.len() > 1, stored) {
@@ -1697,7 +1766,13 @@ impl<'a> Binder<'a> {
     /// every integer as a bigint); an integer is an integer while it fits 4 bytes, as
     /// PostgreSQL types a literal and a column declared INTEGER.
     fn pg_typeof(&mut self, args: &[Option<&ast::Expr>]) -> DbResult<Expr> {
-        let [Some(mut arg)] = args else { return Err(wrong_arguments("pg_typeof", args.len())) };
+        let [Some(arg)] = args else { return Err(wrong_arguments("pg_typeof", args.len())) };
+        let oid = self.written_type_oid(arg)?;
+        Ok(Expr::Cast(Box::new(Expr::Literal(Value::Int(oid))), DataType::Catalog(CatalogType::RegType)))
+    }
+
+    /// The OID of the PostgreSQL type of the expression as written (see `pg_typeof`).
+    fn written_type_oid(&mut self, mut arg: &ast::Expr) -> DbResult<i64> {
         while let ast::Expr::Nested(inner) = arg {
             arg = inner;
         }
@@ -1723,7 +1798,84 @@ impl<'a> Binder<'a> {
                 self.pg_type_oid(&e).unwrap_or(unknown)
             }
         };
-        Ok(Expr::Cast(Box::new(Expr::Literal(Value::Int(oid))), DataType::Catalog(CatalogType::RegType)))
+        Ok(oid)
+    }
+
+    /// The PostgreSQL types of a record operand's fields, as record_eq reads them: a row
+    /// constructor's items as written (a quoted literal or NULL is `unknown`), a whole
+    /// row's columns as declared; None when the operand is no record. The flag says
+    /// whether the types are exact: a record of another kind knows its fields' types
+    /// only as the database keeps them (every integer a bigint).
+    fn record_field_oids(
+        &mut self,
+        written: &ast::Expr,
+        compiled: &Expr,
+    ) -> DbResult<Option<(Vec<i64>, bool)>> {
+        if let Some(items) = row_items(written) {
+            let oids = items.into_iter().map(|item| self.written_type_oid(item)).collect::<DbResult<_>>()?;
+            return Ok(Some((oids, true)));
+        }
+        Ok(match compiled {
+            Expr::Row(row) => {
+                let unknown = 705;
+                Some((row.fields.iter().map(|f| self.pg_type_oid(f).unwrap_or(unknown)).collect(), true))
+            }
+            other => match self.type_of(other) {
+                Some(DataType::Record(ty)) => Some((
+                    ty.field_types().into_iter().map(|t| t.map_or(705, crate::catalog::type_oid)).collect(),
+                    false,
+                )),
+                _ => None,
+            },
+        })
+    }
+
+    /// The type of an operand as PostgreSQL's `operator does not exist` names it: a
+    /// table's row by the table's name, another record as `record`.
+    fn operand_type_name(&self, e: &Expr) -> String {
+        match self.type_of(e) {
+            Some(DataType::Record(ty)) => ty.table_name().unwrap_or("record").to_string(),
+            _ => self.pg_type_oid(e).map_or_else(|| "unknown".into(), type_oid_name),
+        }
+    }
+
+    /// The checks of two records compared as wholes (record_eq and record_cmp): both are
+    /// records (else 42883, no such operator), of as many fields (42804), each pair of
+    /// one type (42804, PostgreSQL's `cannot compare dissimilar column types`).
+    /// PostgreSQL makes the last two checks as it compares a pair of rows, so a query
+    /// that compares none does not fail there; here they fail as the query is compiled.
+    fn check_record_operands(
+        &mut self,
+        (left, a): (&ast::Expr, &Expr),
+        (right, b): (&ast::Expr, &Expr),
+        op: &str,
+    ) -> DbResult<()> {
+        let (l, r) = (self.record_field_oids(left, a)?, self.record_field_oids(right, b)?);
+        let ((l, l_exact), (r, r_exact)) = match (l, r) {
+            (Some(l), Some(r)) => (l, r),
+            _ => {
+                let (l, r) = (self.operand_type_name(a), self.operand_type_name(b));
+                return Err(DbError::UndefinedOperator(format!("{l} {op} {r}")));
+            }
+        };
+        if l.len() != r.len() {
+            return Err(DbError::TypeConflict(
+                "cannot compare record types with different numbers of columns".into(),
+            ));
+        }
+        let integer = |oid: i64| matches!(oid, 20 | 21 | 23);
+        for (i, (&x, &y)) in l.iter().zip(&r).enumerate() {
+            let alike = x == y || (!(l_exact && r_exact) && integer(x) && integer(y));
+            if !alike {
+                return Err(DbError::TypeConflict(format!(
+                    "cannot compare dissimilar column types {} and {} at record column {}",
+                    type_oid_name(x),
+                    type_oid_name(y),
+                    i + 1
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The OID of the PostgreSQL type of `e`'s values, when it can be told.
@@ -2381,6 +2533,26 @@ fn row_comparison(left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr)
     Ok(ast::Expr::Nested(Box::new(combined.expect("a row has entries"))))
 }
 
+/// What a row ordering implies of its first pair: `(a, b) > (c, d)` and `>=` imply
+/// `a >= c`, `<` and `<=` imply `a <= c`; `=` and `<>` nothing (`TRUE`). Where the
+/// implication is not true the row comparison is false or NULL as the bound is, so
+/// the two ANDed are the comparison itself.
+fn row_leading_bound(left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr) -> ast::Expr {
+    use ast::BinaryOperator as B;
+    let first = |e: &ast::Expr| row_items(e).and_then(|items| items.first().map(|&item| item.clone()));
+    let bound = match op {
+        B::Lt | B::LtEq => B::LtEq,
+        B::Gt | B::GtEq => B::GtEq,
+        _ => return ast::Expr::Value(ast::Value::Boolean(true).into()),
+    };
+    match (first(left), first(right)) {
+        (Some(a), Some(b)) => {
+            binary_ast(ast::Expr::Nested(Box::new(a)), bound, ast::Expr::Nested(Box::new(b)))
+        }
+        _ => ast::Expr::Value(ast::Value::Boolean(true).into()),
+    }
+}
+
 /// An operand compared with a CHAR(n) column: a text literal or a parameter read as a
 /// CHAR (its trailing blanks dropped); anything else as it is.
 fn as_char_operand(e: Expr) -> Expr {
@@ -2389,6 +2561,14 @@ fn as_char_operand(e: Expr) -> Expr {
             Expr::Cast(Box::new(e), DataType::Char { len: None })
         }
         other => other,
+    }
+}
+
+/// PostgreSQL's name of the type with this OID, as its error messages print it.
+fn type_oid_name(oid: i64) -> String {
+    match crate::catalog::PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
+        Some((_, name)) => name.to_string(),
+        None => crate::catalog::format_type(oid, None),
     }
 }
 

@@ -40,6 +40,7 @@ pub mod oracle;
 pub(crate) mod point_select;
 pub mod prepared;
 pub mod query;
+pub(crate) mod record_star;
 pub(crate) mod recursive;
 pub(crate) mod references;
 pub(crate) mod srf;

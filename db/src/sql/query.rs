@@ -1150,6 +1150,16 @@ impl Session {
         binder.named_windows = crate::sql::window::named_windows(&select.named_window)?;
         binder.windows_allowed = true;
         for item in &select.projection {
+            // `(expr).*`: a column per field of the record (an alias is no name here).
+            if let ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } = item {
+                if let Some(record) = crate::sql::record_star::expanded_record(e) {
+                    for (name, field) in binder.record_fields(&record)? {
+                        items.push(field);
+                        names.push(name);
+                    }
+                    continue;
+                }
+            }
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
                     items.push(binder.with_aggregates(e)?);

@@ -19,7 +19,11 @@
 //! the text and the object's name now, which RENAME TO and RENAME COLUMN update in every
 //! dependent view (in the same DDL transaction). Planning a view's query resolves a name
 //! its text wrote through those reads (`bound_read`), reading the renamed relation under
-//! the written names, so the text never needs rewriting.
+//! the written names, so the text never needs rewriting. Where the text is shown
+//! (`pg_get_viewdef`, psql's `\d+`), `definition_now` renames the names the binding maps
+//! in a parse of it, as PostgreSQL's deparse shows a view under today's names; and a
+//! whole row of a renamed table has its fields' names of now (`column_name_now`), as
+//! the row type of PostgreSQL's does.
 //!
 //! (The `v$` views of the database's state are another thing: `crate::views`.)
 
@@ -152,6 +156,16 @@ pub(crate) fn note_column(relation: &Relation, column: &str) {
 /// when it recorded one (a view created before dependencies were kept has none).
 pub(crate) fn bound_read(written: &str) -> Option<ViewRead> {
     BINDINGS.with_borrow(|b| b.last()?.iter().find(|r| r.written == written).cloned())
+}
+
+/// The name now of the column the query of the view being planned calls `written` in
+/// relation `relation` (its name now, or as written), when a rename changed it.
+pub(crate) fn column_name_now(relation: &str, written: &str) -> Option<String> {
+    BINDINGS.with_borrow(|b| {
+        let read = b.last()?.iter().find(|r| r.relation == relation || r.written == relation)?;
+        let column = read.columns.iter().find(|c| c.written == written)?;
+        (column.name != written).then(|| column.name.clone())
+    })
 }
 
 /// Relation `read.relation`'s schema as the view's query knows it: each column it reads
@@ -589,5 +603,285 @@ pub(crate) fn refuse_type_change<'s>(
     match dependents(schemas, Dropped::Column { table, column }).into_iter().next() {
         Some((view, _)) => Err(DbError::ColumnUsedByView { view, column: column.to_string() }),
         None => Ok(()),
+    }
+}
+
+/// View `schema`'s query as `pg_get_viewdef` shows it: its text with the names of the
+/// relations and columns it reads as they are now (RENAME TO and RENAME COLUMN since the
+/// view was made), as PostgreSQL's deparse of a view bound to objects shows them. A
+/// renamed column that is a whole select-list item keeps the output name it gave, as an
+/// alias (`b.title AS name`). Names are matched the way the query resolved them: a
+/// qualified one through its FROM item, an unqualified one through the FROM item of its
+/// SELECT (or an enclosing one) that read a column so written; a name in the query's
+/// ORDER BY that is an output column's name stays.
+pub(crate) fn definition_now(schema: &TableSchema) -> String {
+    let text = schema.view.as_deref().expect("a view");
+    let renamed = schema
+        .view_reads
+        .iter()
+        .any(|read| read.relation != read.written || read.columns.iter().any(|c| c.name != c.written));
+    let now = match renamed {
+        true => match parse_query(&schema.name, text) {
+            Ok(mut query) => {
+                let mut renaming = Renaming { reads: &schema.view_reads, scopes: Vec::new() };
+                let _ = ast::VisitMut::visit(&mut query, &mut renaming);
+                query.to_string()
+            }
+            Err(_) => text.to_string(),
+        },
+        false => text.to_string(),
+    };
+    // `(expr).*` as written, not as the marker the parser was given (`record_star`).
+    let marker = format!(").\"{}\"", crate::sql::record_star::FIELDS_MARKER);
+    now.replace(&marker, ").*")
+}
+
+/// The FROM items of one SELECT that are relations the view reads.
+struct RenameScope<'r> {
+    /// (the name the query qualifies the item's columns by, its read; None for an
+    /// item whose columns an alias list renames, or a subquery or function).
+    items: Vec<(String, Option<&'r ViewRead>)>,
+    /// The output names of the SELECT, which its query's ORDER BY may mean.
+    outputs: Vec<String>,
+    /// The SELECT is behind: what is visited now is its query's ORDER BY or LIMIT.
+    in_tail: bool,
+    /// WITH queries' names, which are no stored relations.
+    ctes: Vec<String>,
+}
+
+struct Renaming<'r> {
+    reads: &'r [ViewRead],
+    scopes: Vec<RenameScope<'r>>,
+}
+
+/// A name as an identifier of the query text (quoted unless plain lowercase).
+fn name_ident(name: &str) -> ast::Ident {
+    match quote(name).starts_with('"') {
+        true => ast::Ident::with_quote('"', name),
+        false => ast::Ident::new(name),
+    }
+}
+
+impl<'r> Renaming<'r> {
+    fn read_written(&self, written: &str) -> Option<&'r ViewRead> {
+        let cte = self.scopes.iter().any(|s| s.ctes.iter().any(|c| c == written));
+        (!cte).then(|| self.reads.iter().find(|r| r.written == written)).flatten()
+    }
+
+    fn scope_of(&self, select: &ast::Select, ctes: Vec<String>) -> RenameScope<'r> {
+        let mut items = Vec::new();
+        let mut factors: Vec<&ast::TableFactor> = Vec::new();
+        for from in &select.from {
+            factors.push(&from.relation);
+            factors.extend(from.joins.iter().map(|j| &j.relation));
+        }
+        for factor in factors {
+            match factor {
+                ast::TableFactor::Table { name, alias, .. } => {
+                    let written = object_name(name).unwrap_or_default();
+                    let cte = ctes.contains(&written);
+                    let read = (!cte).then(|| self.read_written(&written)).flatten();
+                    let qualifier = alias.as_ref().map_or(written, |a| ident_name(&a.name));
+                    let renames_columns = alias.as_ref().is_some_and(|a| !a.columns.is_empty());
+                    items.push((qualifier, read.filter(|_| !renames_columns)));
+                }
+                other => {
+                    let alias = match other {
+                        ast::TableFactor::Derived { alias, .. }
+                        | ast::TableFactor::Function { alias, .. } => alias.as_ref(),
+                        _ => None,
+                    };
+                    items.push((alias.map(|a| ident_name(&a.name)).unwrap_or_default(), None));
+                }
+            }
+        }
+        let outputs = select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                ast::SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
+                ast::SelectItem::UnnamedExpr(e) => Some(crate::sql::query::column_name(e)),
+                _ => None,
+            })
+            .collect();
+        RenameScope { items, outputs, in_tail: false, ctes }
+    }
+
+    /// The column's name now, for a name written unqualified: through the innermost
+    /// SELECT whose FROM item read a column so written (a SELECT with a subquery or
+    /// function in FROM ends the search: its columns are not known here).
+    fn bare_column(&self, written: &str) -> Option<&'r str> {
+        for scope in self.scopes.iter().rev() {
+            if scope.in_tail && scope.outputs.iter().any(|o| o == written) {
+                return None;
+            }
+            for (_, read) in &scope.items {
+                if let Some(column) = read.and_then(|r| r.columns.iter().find(|c| c.written == written)) {
+                    return Some(column.name.as_str());
+                }
+            }
+            if scope.items.iter().any(|(_, read)| read.is_none()) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The read of the FROM item the query qualifies columns by `qualifier`.
+    fn qualified(&self, qualifier: &str) -> Option<&'r ViewRead> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.items.iter().find(|(q, _)| q == qualifier))
+            .and_then(|(_, read)| *read)
+    }
+
+    /// A column reference's parts renamed: the column, and the qualifier when it is the
+    /// relation's own name (no alias). Whether the last name, the one an output column
+    /// is named after, changed.
+    fn rename_reference(&self, parts: &mut [ast::Ident]) -> bool {
+        let mut changed = false;
+        match parts {
+            [column] => match self.bare_column(&ident_name(column)) {
+                Some(now) => {
+                    changed = now != ident_name(column);
+                    if changed {
+                        *column = name_ident(now);
+                    }
+                }
+                // No column so named: a FROM item's whole row (`SELECT t`, `(t).a`).
+                None => {
+                    let written = ident_name(column);
+                    self.rename_qualifier(column);
+                    changed = ident_name(column) != written;
+                }
+            },
+            [.., qualifier, column] => {
+                let Some(read) = self.qualified(&ident_name(qualifier)) else { return false };
+                if let Some(c) = read.columns.iter().find(|c| c.written == ident_name(column)) {
+                    if c.name != c.written {
+                        *column = name_ident(&c.name);
+                        changed = true;
+                    }
+                }
+                if ident_name(qualifier) == read.written && read.relation != read.written {
+                    *qualifier = name_ident(&read.relation);
+                }
+            }
+            [] => {}
+        }
+        changed
+    }
+
+    /// A FROM item's name where its row or its columns are meant (`t`, `t.*`): the
+    /// relation's name now when the item is the relation under its own name (no alias).
+    fn rename_qualifier(&self, qualifier: &mut ast::Ident) {
+        let written = ident_name(qualifier);
+        if let Some(read) = self.qualified(&written) {
+            if read.written == written && read.relation != written {
+                *qualifier = name_ident(&read.relation);
+            }
+        }
+    }
+
+    fn rename_wildcard_qualifier(&self, name: &mut ast::ObjectName) {
+        if let Some(ast::ObjectNamePart::Identifier(last)) = name.0.last_mut() {
+            self.rename_qualifier(last);
+        }
+    }
+}
+
+impl<'r> ast::VisitorMut for Renaming<'r> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> std::ops::ControlFlow<()> {
+        let ctes =
+            query.with.iter().flat_map(|w| w.cte_tables.iter().map(|c| ident_name(&c.alias.name))).collect();
+        // The query's own scope: its SELECT's, so that its ORDER BY resolves as there.
+        let scope = match query.body.as_ref() {
+            ast::SetExpr::Select(select) => self.scope_of(select, ctes),
+            _ => RenameScope { items: Vec::new(), outputs: Vec::new(), in_tail: true, ctes },
+        };
+        self.scopes.push(scope);
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut ast::Query) -> std::ops::ControlFlow<()> {
+        self.scopes.pop();
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, select: &mut ast::Select) -> std::ops::ControlFlow<()> {
+        let scope = self.scope_of(select, Vec::new());
+        self.scopes.push(scope);
+        // A renamed column alone in a select item keeps its output name as an alias.
+        for item in &mut select.projection {
+            if let ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            ) = item
+            {
+                self.rename_wildcard_qualifier(name);
+            }
+            let ast::SelectItem::UnnamedExpr(e) = item else { continue };
+            let mut parts = match e {
+                ast::Expr::Identifier(ident) => vec![ident.clone()],
+                ast::Expr::CompoundIdentifier(parts) => parts.clone(),
+                _ => continue,
+            };
+            let written = ident_name(parts.last().expect("a name"));
+            if self.rename_reference(&mut parts) {
+                *item = ast::SelectItem::ExprWithAlias { expr: e.clone(), alias: name_ident(&written) };
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_select(&mut self, _: &mut ast::Select) -> std::ops::ControlFlow<()> {
+        self.scopes.pop();
+        // What follows in the query around is its ORDER BY, LIMIT and the like.
+        if let Some(query_scope) = self.scopes.last_mut() {
+            query_scope.in_tail = true;
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut ast::TableFactor) -> std::ops::ControlFlow<()> {
+        if let ast::TableFactor::Table { name, .. } = factor {
+            let written = object_name(name).unwrap_or_default();
+            if let Some(read) = self.read_written(&written).filter(|r| r.relation != r.written) {
+                if let Some(last) = name.0.last_mut() {
+                    *last = ast::ObjectNamePart::Identifier(name_ident(&read.relation));
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+        match expr {
+            ast::Expr::Identifier(ident) => {
+                let mut parts = [ident.clone()];
+                self.rename_reference(&mut parts);
+                *ident = parts[0].clone();
+            }
+            ast::Expr::CompoundIdentifier(parts) => {
+                self.rename_reference(parts);
+            }
+            // `f(t.*)`: t's whole row.
+            ast::Expr::Function(function) => {
+                if let ast::FunctionArguments::List(list) = &mut function.args {
+                    for arg in &mut list.args {
+                        if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::QualifiedWildcard(name)) = arg
+                        {
+                            self.rename_wildcard_qualifier(name);
+                        }
+                    }
+                }
+            }
+            ast::Expr::QualifiedWildcard(name, _) => self.rename_wildcard_qualifier(name),
+            _ => {}
+        }
+        std::ops::ControlFlow::Continue(())
     }
 }

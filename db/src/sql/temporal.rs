@@ -95,8 +95,7 @@ fn date_out_of_range() -> DbError {
 
 fn add_days(date: i32, days: i32) -> DbResult<Value> {
     let result = date.checked_add(days).ok_or_else(date_out_of_range)?;
-    datetime::date_of_days(result)?;
-    Ok(Value::Date(result))
+    datetime::valid_date(result.into()).map(Value::Date)
 }
 
 /// `+`, `-`, `*` and `/` with a date or time operand (None: neither is one).
@@ -138,9 +137,8 @@ fn arithmetic_of(op: BinOp, a: &Value, b: &Value) -> DbResult<Value> {
                 iv = iv.checked_neg()?;
             }
             match a {
-                Value::Date(d) => {
-                    datetime::add_interval(datetime::date_to_timestamp(*d), iv, None).map(Value::Timestamp)
-                }
+                Value::Date(d) => datetime::add_interval(datetime::date_to_valid_timestamp(*d)?, iv, None)
+                    .map(Value::Timestamp),
                 Value::Timestamp(t) => datetime::add_interval(*t, iv, None).map(Value::Timestamp),
                 Value::TimestampTz(t) => {
                     datetime::add_interval(*t, iv, Some(&zone())).map(Value::TimestampTz)
@@ -267,20 +265,22 @@ pub(crate) fn date_part(field_value: &Value, v: &Value) -> DbResult<Value> {
         }
         Value::TimestampTz(t) if matches!(*t, datetime::INFINITY | datetime::NEG_INFINITY) => infinite(*t),
         Value::Timestamp(t) if matches!(*t, datetime::INFINITY | datetime::NEG_INFINITY) => infinite(*t),
-        Value::TimestampTz(t) => {
-            let dt = datetime::civil_in(*t, &zone)?;
-            datetime::extract(field, dt, *t, datetime::offset_at(*t, &zone))?
+        Value::Date(d) if matches!(*d, datetime::DATE_INFINITY | datetime::DATE_NEG_INFINITY) => {
+            infinite(datetime::date_to_timestamp(*d))
         }
-        Value::Timestamp(t) => datetime::extract(field, datetime::civil(*t)?, *t, 0)?,
+        Value::TimestampTz(t) => {
+            let local = datetime::timestamptz_to_timestamp(*t, &zone)?;
+            datetime::extract_at(field, local, *t, datetime::offset_at(*t, &zone))?
+        }
+        Value::Timestamp(t) => datetime::extract_at(field, *t, *t, 0)?,
         Value::Date(d) => {
-            let micros = datetime::date_to_timestamp(*d);
             if matches!(
                 field,
                 Field::Hour | Field::Minute | Field::Second | Field::Milliseconds | Field::Microseconds
             ) {
                 return Err(unit_error(field, "date"));
             }
-            datetime::extract(field, datetime::civil(micros)?, micros, 0)?
+            datetime::extract_date(field, *d)?
         }
         Value::Text(t) => {
             return date_part(field_value, &coerce(Value::Text(t.clone()), DataType::TimestampTz)?)
@@ -317,17 +317,18 @@ pub(crate) fn date_trunc(field_value: &Value, v: &Value, zone_name: Option<&Valu
         Value::Interval(iv) => Value::Interval(datetime::trunc_interval(field, *iv)?),
         Value::Timestamp(t) if matches!(*t, datetime::INFINITY | datetime::NEG_INFINITY) => v.clone(),
         Value::TimestampTz(t) if matches!(*t, datetime::INFINITY | datetime::NEG_INFINITY) => v.clone(),
-        Value::Timestamp(t) => {
-            Value::Timestamp(datetime::timestamp_of(datetime::trunc(field, datetime::civil(*t)?)?)?)
-        }
+        Value::Timestamp(t) => Value::Timestamp(datetime::trunc_at(field, *t)?),
         Value::Date(d) => {
-            let civil = datetime::civil(datetime::date_to_timestamp(*d))?;
-            Value::TimestampTz(datetime::timestamptz_of(datetime::trunc(field, civil)?, &zone)?)
+            let midnight = datetime::date_to_valid_timestamp(*d)?;
+            Value::TimestampTz(datetime::timestamp_to_timestamptz(
+                datetime::trunc_at(field, midnight)?,
+                &zone,
+            )?)
         }
-        Value::TimestampTz(t) => Value::TimestampTz(datetime::timestamptz_of(
-            datetime::trunc(field, datetime::civil_in(*t, &zone)?)?,
-            &zone,
-        )?),
+        Value::TimestampTz(t) => {
+            let local = datetime::timestamptz_to_timestamp(*t, &zone)?;
+            Value::TimestampTz(datetime::timestamp_to_timestamptz(datetime::trunc_at(field, local)?, &zone)?)
+        }
         Value::Text(t) => {
             date_trunc(field_value, &coerce(Value::Text(t.clone()), DataType::TimestampTz)?, zone_name)?
         }

@@ -37,6 +37,7 @@ mod patterns;
 mod records;
 mod recursive;
 mod relational;
+mod row_comparisons;
 mod sequences;
 mod shared_pool;
 mod sql;

@@ -6,7 +6,7 @@
 
 use db::error::DbError;
 
-use crate::common::{fails, open, pipe_rows as rows};
+use crate::common::{fails, open, pipe_rows as rows, run};
 
 #[test]
 fn pg_expandarray_in_from_gives_each_element_and_its_position() {
@@ -93,4 +93,49 @@ fn pg_proc_lists_pg_expandarray_in_information_schema_as_set_returning() {
         ),
         ["information_schema|_pg_expandarray|true", "pg_catalog|generate_series|true"]
     );
+}
+
+#[test]
+fn a_record_star_expands_into_its_fields_in_a_select_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE n (a INT, b INT)");
+    run(&mut s, "INSERT INTO n VALUES (1, 2), (1, NULL), (2, 1), (3, 4)");
+    run(&mut s, "COMMIT");
+    // A whole row, beside other items and twice; the columns named after the fields.
+    let result = run(&mut s, "SELECT (n).*, 1 AS x, (n) . * FROM n WHERE a = 1 ORDER BY b");
+    let names: Vec<&str> = result.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "x", "a", "b"]);
+    let values: Vec<String> =
+        result.rows().iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect();
+    assert_eq!(values, ["1|2|1|1|2", "1|NULL|1|1|NULL"]);
+    // A row constructor, a record column of a subquery, `t.*` as a record, and a
+    // function's record (the call run once per row of its set).
+    assert_eq!(
+        rows(&mut s, "SELECT (ROW(1, 'x'::text)).*, (ROW(a, b)).f2, (ROW(a, b)).* FROM n WHERE a = 2"),
+        ["1|x|1|2|1"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT (q.s).*, (s).a FROM (SELECT n AS s FROM n) q WHERE (s).a = 2"),
+        ["2|1|2"]
+    );
+    assert_eq!(rows(&mut s, "SELECT (n.*).* FROM n WHERE a = 3"), ["3|4"]);
+    assert_eq!(rows(&mut s, "SELECT (information_schema._pg_expandarray(ARRAY[10,20])).*"), ["10|1", "20|2"]);
+    // Through a prepared statement's parameter and a view.
+    assert_eq!(
+        s.execute("SELECT (n).* FROM n WHERE a = $1", &[db::Value::Int(3)]).unwrap().rows().to_vec(),
+        [[db::Value::Int(3), db::Value::Int(4)]]
+    );
+    run(&mut s, "CREATE VIEW vs AS SELECT (n).*, 1 AS one FROM n");
+    assert_eq!(rows(&mut s, "SELECT * FROM vs WHERE a = 3"), ["3|4|1"]);
+    // PostgreSQL: type integer is not composite (42809); row expansion via "*" is not
+    // supported here (0A000); the fields of an ungrouped row (42803).
+    let e = fails(&mut s, "SELECT (1).*");
+    assert_eq!(e.sqlstate(), "42809", "{e}");
+    assert!(e.to_string().contains("type integer is not composite"), "{e}");
+    let e = fails(&mut s, "SELECT row_to_json((n).*) FROM n");
+    assert_eq!(e.sqlstate(), "0A000", "{e}");
+    let e = fails(&mut s, "SELECT count(*), (n).* FROM n GROUP BY n");
+    assert_eq!(e.sqlstate(), "42803", "{e}");
 }

@@ -272,3 +272,128 @@ fn check_constraints_keep_rows_true_or_unknown_through_every_change() {
     run(&mut s, "COMMIT");
     assert_eq!(one(&mut s, "SELECT count(*) FROM price"), "3");
 }
+
+#[test]
+fn dates_and_timestamps_go_past_the_year_9999_to_postgresqls_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "SET TIME ZONE 'UTC'");
+    // PostgreSQL 15's answers: arithmetic across 9999, input and output of five-digit
+    // and longer years, up to 294276-12-31 (timestamps) and 5874897-12-31 (dates).
+    let cases = [
+        ("SELECT TIMESTAMP '9999-12-31' + INTERVAL '2 days'", "10000-01-02 00:00:00"),
+        ("SELECT DATE '9999-12-31' + 400", "10001-02-03"),
+        ("SELECT TIMESTAMPTZ '9999-12-31 00:00+00' + INTERVAL '1 year'", "10000-12-31 00:00:00+00"),
+        ("SELECT TIMESTAMP '10000-01-05 10:00'", "10000-01-05 10:00:00"),
+        ("SELECT DATE '12000-01-01'", "12000-01-01"),
+        ("SELECT '294276-12-31 23:59:59.999999'::timestamp", "294276-12-31 23:59:59.999999"),
+        ("SELECT DATE '5874897-12-31' - 1", "5874897-12-30"),
+        ("SELECT TIMESTAMP '10000-02-29' - INTERVAL '1 month'", "10000-01-29 00:00:00"),
+        ("SELECT TIMESTAMP '12000-01-31 05:00' + INTERVAL '1 mon 1 day 1 hour'", "12000-03-01 06:00:00"),
+        (
+            "SELECT '294276-12-31 23:59:59.999999'::timestamptz + INTERVAL '-1 month'",
+            "294276-11-30 23:59:59.999999+00",
+        ),
+        ("SELECT DATE '20000-01-01' - DATE '2000-01-01'", "6574365"),
+        ("SELECT TIMESTAMP '20000-01-01' - TIMESTAMP '2000-01-01'", "6574365 days"),
+        ("SELECT DATE '20000-01-01' + INTERVAL '1 day'", "20000-01-02 00:00:00"),
+        ("SELECT DATE '4714-11-24 BC'", "4714-11-24 BC"),
+        ("SELECT TIMESTAMP '10000-01-01' > TIMESTAMP '9999-12-31 23:59:59'", "true"),
+    ];
+    for (sql, expected) in cases {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    // A zone's last rule goes on past 9999, daylight saving time included.
+    run(&mut s, "SET TIME ZONE 'America/New_York'");
+    let zoned = [
+        ("SELECT TIMESTAMPTZ '20000-07-01 12:00'", "20000-07-01 12:00:00-04"),
+        ("SELECT TIMESTAMPTZ '20000-07-01 12:00+02'", "20000-07-01 06:00:00-04"),
+        ("SELECT TIMESTAMPTZ '9999-12-31 12:00' + INTERVAL '6 months'", "10000-06-30 12:00:00-04"),
+        ("SELECT TIMESTAMP '20000-07-01 12:00'::timestamptz", "20000-07-01 12:00:00-04"),
+        ("SELECT TIMESTAMPTZ '20000-07-01 12:00'::timestamp", "20000-07-01 12:00:00"),
+        ("SELECT TIMESTAMPTZ '9999-12-31 23:59:59.999999-08'", "10000-01-01 02:59:59.999999-05"),
+        // 02:30 is skipped that March morning: read at the offset before the change.
+        ("SELECT TIMESTAMPTZ '20000-03-12 02:30'", "20000-03-12 03:30:00-04"),
+        ("SELECT TIMESTAMPTZ '294276-12-31 23:59:59.999999+00'", "294276-12-31 18:59:59.999999-05"),
+    ];
+    for (sql, expected) in zoned {
+        assert_eq!(one(&mut s, sql), expected, "{sql}");
+    }
+    // extract and date_trunc of them: the fields that count years as they are, the rest
+    // as they repeat every 400 years (the time zone's last rule included).
+    assert_eq!(
+        cells(
+            &mut s,
+            "SELECT extract(year from timestamptz '20000-07-01 12:00'), extract(timezone from timestamptz              '20000-07-01 12:00'), date_trunc('day', timestamptz '20000-07-01 12:00'),              date_trunc('month', date '30000-05-05')"
+        ),
+        [["20000", "-14400", "20000-07-01 00:00:00-04", "30000-05-01 00:00:00-04"]]
+    );
+    run(&mut s, "SET TIME ZONE 'UTC'");
+    let far = "timestamp '123456-07-15 13:45:12.5'";
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT extract(year from {far}), extract(decade from {far}), extract(century from {far}),                  extract(millennium from {far}), extract(isoyear from {far}), extract(week from {far}),                  extract(dow from {far}), extract(doy from {far}), extract(epoch from {far}),                  extract(quarter from {far}), extract(second from {far})"
+            )
+        ),
+        [["123456", "12345", "1235", "124", "123456", "29", "2", "197", "3833744823912.5", "3", "12.5"]]
+    );
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT date_trunc('millennium', {far}), date_trunc('century', {far}), date_trunc('decade', {far}),                  date_trunc('week', {far}), date_trunc('month', {far}), date_trunc('hour', {far})"
+            )
+        ),
+        [[
+            "123001-01-01 00:00:00",
+            "123401-01-01 00:00:00",
+            "123450-01-01 00:00:00",
+            "123456-07-14 00:00:00",
+            "123456-07-01 00:00:00",
+            "123456-07-15 13:00:00"
+        ]]
+    );
+    let last = "date '5874897-12-31'";
+    assert_eq!(
+        cells(
+            &mut s,
+            &format!(
+                "SELECT extract(year from {last}), extract(millennium from {last}), extract(julian from {last}),                  extract(epoch from {last}), extract(dow from {last}), extract(week from {last}),                  extract(doy from {last})"
+            )
+        ),
+        [["5874897", "5875", "2147483493", "185331706992000", "2", "1", "365"]]
+    );
+    // Past the limits: 22008, as PostgreSQL's "timestamp out of range", "date out of
+    // range" and "date out of range for timestamp".
+    for sql in [
+        "SELECT TIMESTAMP '294277-01-01'",
+        "SELECT TIMESTAMP '294276-12-31 23:59:59.999999' + INTERVAL '1 microsecond'",
+        "SELECT DATE '5874898-01-01'",
+        "SELECT DATE '5874897-12-31' + 1",
+        "SELECT DATE '4714-11-23 BC'",
+        "SELECT TIMESTAMP '4714-11-23 23:00 BC'",
+        "SELECT DATE '10000-01-01 BC'",
+        "SELECT DATE '300000-01-01' + INTERVAL '1 day'",
+        "SELECT DATE '300000-01-01'::timestamp",
+    ] {
+        assert_eq!(fails(&mut s, sql).sqlstate(), "22008", "{sql}");
+    }
+    // Stored, read back and recovered.
+    run(&mut s, "CREATE TABLE far (k INT PRIMARY KEY, d DATE, ts TIMESTAMP)");
+    run(&mut s, "INSERT INTO far VALUES (1, DATE '5874897-12-31', TIMESTAMP '294276-12-31 23:59:59.999999')");
+    run(&mut s, "INSERT INTO far SELECT 2, d - 5000000, ts - INTERVAL '100000 years' FROM far WHERE k = 1");
+    run(&mut s, "COMMIT");
+    let expected = [
+        ["1", "5874897-12-31", "294276-12-31 23:59:59.999999"],
+        ["2", "5861208-06-19", "194276-12-31 23:59:59.999999"],
+    ];
+    assert_eq!(cells(&mut s, "SELECT k, d, ts FROM far ORDER BY k"), expected);
+    drop(s);
+    drop(db);
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(cells(&mut s, "SELECT k, d, ts FROM far ORDER BY k"), expected);
+}

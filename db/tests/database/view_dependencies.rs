@@ -351,3 +351,93 @@ fn a_sequence_a_view_reads_is_dropped_only_with_cascade() {
     assert_eq!(notices(&mut s), [("drop cascades to view sv".to_string(), None)]);
     assert!(relations(&mut s).is_empty());
 }
+
+/// `pg_get_viewdef` of each view, and what running that text as a query gives against
+/// what the view gives: the definition shown is the view, under today's names.
+fn definitions(s: &mut Session, views: &[&str]) -> Vec<String> {
+    views
+        .iter()
+        .map(|view| {
+            let definition = cells(s, &format!("SELECT pg_get_viewdef('{view}')"))[0][0].clone();
+            let query = definition.trim().trim_end_matches(';');
+            let sorted = |mut rows: Vec<Vec<String>>| {
+                rows.sort();
+                rows
+            };
+            let (by_definition, by_view) = (cells(s, query), cells(s, &format!("SELECT * FROM {view}")));
+            assert_eq!(sorted(by_definition), sorted(by_view), "{view}: {definition}");
+            definition
+        })
+        .collect()
+}
+
+#[test]
+fn a_view_definition_shows_the_names_of_renamed_tables_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE TABLE o (id INT PRIMARY KEY, name TEXT, amt INT)");
+    run(&mut s, "CREATE TABLE l (oid INT, name TEXT, n INT)");
+    run(&mut s, "INSERT INTO o VALUES (1, 'a', 5), (2, 'b', 1), (3, 'c', 7)");
+    run(&mut s, "INSERT INTO l VALUES (1, 'x', 10), (1, 'y', 20), (3, 'z', 30)");
+    run(&mut s, "COMMIT");
+    // An unqualified column, a correlated subquery's, an ORDER BY of an output name and
+    // of a column, an alias, a view of a view, a WITH query named as a table, `(o).*`.
+    run(
+        &mut s,
+        "CREATE VIEW ov AS SELECT o.id, name, (SELECT sum(n) FROM l WHERE l.oid = o.id) AS total \
+         FROM o WHERE amt > 1 ORDER BY name",
+    );
+    run(&mut s, "CREATE VIEW ov2 AS SELECT amt AS name, id FROM o ORDER BY name, amt");
+    run(&mut s, "CREATE VIEW ov3 AS SELECT ov.name, ov.total FROM ov JOIN l ON l.oid = ov.id ORDER BY 1, 2");
+    run(&mut s, "CREATE VIEW ov4 AS WITH l AS (SELECT 1 AS n) SELECT b.name, l.n FROM o b, l WHERE b.id = 1");
+    run(
+        &mut s,
+        "CREATE VIEW ov5 AS SELECT (o).*, l.name AS item FROM o JOIN l ON l.oid = o.id ORDER BY 1, 4",
+    );
+    run(&mut s, "CREATE VIEW ov6 AS SELECT o.*, row_to_json(o.*) AS j, (o).amt AS r, row_to_json(o) FROM o WHERE o.id = 3");
+    let views = ["ov", "ov2", "ov3", "ov4", "ov5", "ov6"];
+    let before = definitions(&mut s, &views);
+    assert_eq!(
+        before,
+        [
+            " SELECT o.id, name, (SELECT sum(n) FROM l WHERE l.oid = o.id) AS total FROM o WHERE amt > 1 ORDER BY name;",
+            " SELECT amt AS name, id FROM o ORDER BY name, amt;",
+            " SELECT ov.name, ov.total FROM ov JOIN l ON l.oid = ov.id ORDER BY 1, 2;",
+            " WITH l AS (SELECT 1 AS n) SELECT b.name, l.n FROM o b, l WHERE b.id = 1;",
+            " SELECT (o).*, l.name AS item FROM o JOIN l ON l.oid = o.id ORDER BY 1, 4;",
+            " SELECT o.*, row_to_json(o.*) AS j, (o).amt AS r, row_to_json(o) FROM o WHERE o.id = 3;",
+        ]
+    );
+    let json_before = cells(&mut s, "SELECT row_to_json(ov) FROM ov");
+    run(&mut s, "ALTER TABLE o RENAME COLUMN name TO \"Title\"");
+    run(&mut s, "ALTER TABLE o RENAME COLUMN amt TO amount");
+    run(&mut s, "ALTER TABLE o RENAME COLUMN amount TO amt2");
+    run(&mut s, "ALTER TABLE l RENAME COLUMN n TO qty");
+    run(&mut s, "ALTER TABLE o RENAME TO orders");
+    run(&mut s, "ALTER TABLE ov RENAME TO ov_renamed");
+    // PostgreSQL 15 names the same objects (its layout differs: it qualifies every
+    // column and breaks lines); a renamed column alone in a select item keeps its
+    // output name as an alias, and `(o).*` stays the row of the table now called
+    // orders.
+    assert_eq!(
+        definitions(&mut s, &["ov_renamed", "ov2", "ov3", "ov4", "ov5", "ov6"]),
+        [
+            " SELECT orders.id, \"Title\" AS name, (SELECT sum(qty) FROM l WHERE l.oid = orders.id) AS total \
+             FROM orders WHERE amt2 > 1 ORDER BY name;",
+            " SELECT amt2 AS name, id FROM orders ORDER BY name, amt2;",
+            " SELECT ov_renamed.name, ov_renamed.total FROM ov_renamed JOIN l ON l.oid = ov_renamed.id ORDER BY 1, 2;",
+            " WITH l AS (SELECT 1 AS n) SELECT b.\"Title\" AS name, l.n FROM orders b, l WHERE b.id = 1;",
+            " SELECT (orders).*, l.name AS item FROM orders JOIN l ON l.oid = orders.id ORDER BY 1, 4;",
+            " SELECT orders.*, row_to_json(orders.*) AS j, (orders).amt2 AS r, row_to_json(orders) FROM orders WHERE orders.id = 3;",
+        ]
+    );
+    // information_schema.views shows the same text, as PostgreSQL's (pg_get_viewdef's).
+    assert_eq!(
+        cells(&mut s, "SELECT view_definition FROM information_schema.views WHERE table_name = 'ov2'"),
+        [[" SELECT amt2 AS name, id FROM orders ORDER BY name, amt2;"]]
+    );
+    // The view's rows keep their column names, in JSON too.
+    assert_eq!(cells(&mut s, "SELECT row_to_json(ov_renamed) FROM ov_renamed"), json_before);
+    assert_eq!(json_before, [[r#"{"id":1,"name":"a","total":30}"#], [r#"{"id":3,"name":"c","total":30}"#]]);
+}
