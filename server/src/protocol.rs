@@ -958,7 +958,7 @@ impl SessionState {
         if self.in_block || self.failed {
             return !self.failed;
         }
-        let committed = !self.session.in_transaction() || {
+        let committed = !(self.session.in_transaction() || self.session.has_on_commit_actions()) || {
             let committed = match self.session.commit(CommitOptions::DEFAULT) {
                 Ok(_) => true,
                 Err(e) => {

@@ -40,6 +40,7 @@ mod relational;
 mod sequences;
 mod shared_pool;
 mod sql;
+mod temp_tables;
 mod temporal_and_alter;
 mod time_model;
 mod timed_statistics;
