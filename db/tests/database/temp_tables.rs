@@ -252,3 +252,51 @@ fn a_prepared_statement_follows_a_temporary_table_made_after_it() {
     assert_eq!(pipe_rows(&mut s, "SELECT * FROM t"), ["1|101"]);
     assert_eq!(pipe_rows(&mut s, "SELECT * FROM public.t"), ["1|11"]);
 }
+
+#[test]
+fn the_catalog_shows_a_temporary_table_in_its_sessions_pg_temp_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut a = db.session();
+    let mut b = db.session();
+    run(&mut a, "CREATE TABLE t (id INT PRIMARY KEY)");
+    run(&mut a, "CREATE TEMP TABLE t (id INT PRIMARY KEY)");
+    let classes =
+        "SELECT c.relname, c.relkind, c.relpersistence, pg_table_is_visible(c.oid) FROM pg_class c \
+                   WHERE relname IN ('t', 't_pkey') ORDER BY 1, 3";
+    // PostgreSQL 15's rows: the temporary table and its key are visible, the permanent
+    // ones hidden behind them.
+    assert_eq!(
+        pipe_rows(&mut a, classes),
+        ["t|r|p|false", "t|r|t|true", "t_pkey|i|p|false", "t_pkey|i|t|true"]
+    );
+    // Another session sees the permanent ones, and not the temporary ones.
+    assert_eq!(
+        pipe_rows(&mut b, classes),
+        ["t|r|p|true", "t|r|t|false", "t_pkey|i|p|true", "t_pkey|i|t|false"]
+    );
+    let schema = format!("pg_temp_{}", a.sid());
+    assert_eq!(
+        pipe_rows(
+            &mut a,
+            "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = 't' ORDER BY c.relpersistence"
+        ),
+        ["public".to_string(), schema.clone()]
+    );
+    assert_eq!(
+        pipe_rows(
+            &mut a,
+            "SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_name = 't' \
+             ORDER BY 3"
+        ),
+        ["public|t|BASE TABLE".to_string(), format!("{schema}|t|LOCAL TEMPORARY")]
+    );
+    let temp_oid = "(SELECT oid FROM pg_class WHERE relname = 't' AND relpersistence = 't')";
+    assert_eq!(one(&mut a, &format!("SELECT 't'::regclass::oid = {temp_oid}")), "true");
+    assert_eq!(one(&mut a, &format!("SELECT 'pg_temp.t'::regclass::oid = {temp_oid}")), "true");
+    assert_eq!(one(&mut b, &format!("SELECT 't'::regclass::oid = {temp_oid}")), "false");
+    // The session's end takes its schema from pg_namespace.
+    drop(a);
+    assert_eq!(one(&mut b, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pg_temp%'"), "0");
+}
