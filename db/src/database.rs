@@ -718,20 +718,18 @@ impl DbShared {
 impl DbShared {
     /// Applies a transaction's changes that were never logged (a temporary table's, see
     /// `temp_tables`): as `apply_committed`, without a commit record or an SCN.
-    pub(crate) fn apply_unlogged(&self, changes: &[Change], shards: ShardSet) {
+    pub(crate) fn apply_unlogged(&self, changes: &[Change], shards: ShardSet) -> DbResult<()> {
         let ddl = changes
             .iter()
             .any(|c| !matches!(c, Change::Insert { .. } | Change::Update { .. } | Change::Delete { .. }));
         if ddl {
             self.schema_generation.fetch_add(1, SeqCst);
         }
-        if let Err(e) = self.state.apply_unlogged(shards, changes) {
-            // Validated changes of the session's own tables: a bug, as in `apply_committed`.
-            panic!("a validated change of a temporary table does not apply: {e}");
-        }
+        let applied = self.state.apply_unlogged(shards, changes);
         if ddl {
             self.note_foreign_keys();
         }
+        applied
     }
 }
 
@@ -2641,7 +2639,11 @@ impl Session {
         }
         if !self.redo.has_private_redo() {
             // Changes of temporary tables only: committed without the log (`temp_tables`).
-            self.db.apply_unlogged(&txn.changes, txn.shards);
+            if let Err(e) = self.db.apply_unlogged(&txn.changes, txn.shards) {
+                // Validated changes of the session's own tables: a bug, as in
+                // `apply_committed`.
+                panic!("a validated change of a temporary table does not apply: {e}");
+            }
             self.db.locks.release_all(txn.id, &mut txn.held);
             self.spare_txn = Some(txn.recycle());
             self.redo.rollback()?;

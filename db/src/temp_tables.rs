@@ -208,7 +208,11 @@ impl Session {
             changes.iter().all(|c| is_temporary(c.table())),
             "only temporary relations: {changes:?}"
         );
-        self.db.apply_unlogged(&changes, ShardSet::ALL);
+        // Not a panic: this runs as a session is dropped, and what a failure leaves is
+        // unreachable (no later session has its sid) and gone at the next restart.
+        if let Err(e) = self.db.apply_unlogged(&changes, ShardSet::ALL) {
+            log::warn!("session {}: its temporary relations not removed: {e}", self.entry.sid);
+        }
     }
 
     /// Whether a temporary table of the session has an ON COMMIT action (DELETE ROWS,
