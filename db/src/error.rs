@@ -168,11 +168,18 @@ pub enum DbError {
     CheckViolatedByRow { table: String, constraint: String },
     /// A row whose foreign key finds no parent row (23503).
     #[error(
-        "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\": {detail}"
+        "insert or update on table \"{}\" violates foreign key constraint \"{}\": {detail}",
+        visible_name(.table),
+        visible_name(.constraint)
     )]
     ForeignKeyViolation { table: String, constraint: String, detail: String },
     /// A parent key still referenced (23503).
-    #[error("update or delete on table \"{table}\" violates foreign key constraint \"{constraint}\" on table \"{child}\": {detail}")]
+    #[error(
+        "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\": {detail}",
+        visible_name(.table),
+        visible_name(.constraint),
+        visible_name(.child)
+    )]
     ForeignKeyReferenced { table: String, constraint: String, child: String, detail: String },
     /// A definition that cannot be used, as a view defined in terms of itself (42P17).
     #[error("{0}")]

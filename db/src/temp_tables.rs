@@ -74,6 +74,17 @@ pub(crate) enum OnCommit {
     Drop,
 }
 
+/// Refuses a permanent relation's name of the form of a temporary one's stored name: its
+/// changes would not be logged.
+pub(crate) fn check_permanent_name(name: &str) -> DbResult<()> {
+    if is_temporary(name) {
+        return Err(DbError::FeatureNotSupported(format!(
+            "the relation name \"{name}\": it has the form of a temporary relation's stored name"
+        )));
+    }
+    Ok(())
+}
+
 /// A temporary table being made: its ON COMMIT action (None: PRESERVE ROWS).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NewTemporary {
@@ -262,6 +273,20 @@ impl Session {
         self.apply_to_temporary(changes);
     }
 
+    /// `DISCARD TEMP` (and DISCARD ALL): every temporary relation of the session goes.
+    /// Refused while the open transaction has changes (they could be to one of them).
+    pub fn discard_temporary_tables(&mut self) -> DbResult<()> {
+        if self.has_changes() {
+            return Err(DbError::FeatureNotSupported(
+                "DISCARD TEMP in a transaction that has changed rows".into(),
+            ));
+        }
+        if self.temp.made_any {
+            self.drop_temp_tables();
+        }
+        Ok(())
+    }
+
     /// At the session's end: every temporary relation of the session goes.
     pub(crate) fn drop_temp_tables(&mut self) {
         let relations = self.own_temporary_relations();
@@ -281,18 +306,20 @@ impl Session {
         create: &ast::CreateTable,
     ) -> DbResult<(Option<NewTemporary>, String)> {
         let written = crate::sql::expr::object_name(&create.name)?;
-        let temporary = create.temporary || self.qualified_temporary(&create.name)?;
+        let in_temp_schema = self.qualified_temporary(&create.name)?;
+        if create.temporary && create.name.0.len() == 2 && !in_temp_schema {
+            return Err(DbError::InvalidTableDefinition(
+                "cannot create temporary relation in non-temporary schema".into(),
+            ));
+        }
+        let temporary = create.temporary || in_temp_schema;
         if !temporary {
             if create.on_commit.is_some() {
                 return Err(DbError::InvalidTableDefinition(
                     "ON COMMIT can only be used on temporary tables".into(),
                 ));
             }
-            if is_temporary(&written) {
-                return Err(DbError::FeatureNotSupported(format!(
-                    "the table name \"{written}\": it has the form of a temporary table's stored name"
-                )));
-            }
+            check_permanent_name(&written)?;
             return Ok((None, written));
         }
         let on_commit = match create.on_commit {

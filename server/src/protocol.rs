@@ -1215,7 +1215,13 @@ impl SessionState {
                 self.portals.clear();
                 self.sync_open_cursors();
                 self.reset_all()?;
+                // DISCARD ALL includes DISCARD TEMP, as in PostgreSQL.
+                self.session.discard_temporary_tables()?;
                 command("DISCARD ALL")
+            }
+            ClientStatement::DiscardTemp => {
+                self.session.discard_temporary_tables()?;
+                command("DISCARD TEMP")
             }
             ClientStatement::TransactionModes => command("SET"),
             ClientStatement::Rejected(error) => return Err(error.clone()),

@@ -115,9 +115,29 @@ fn two_connections_have_their_own_temporary_table_of_one_name_gone_after_reconne
         "INSERT INTO emptied VALUES (1)",
         "-c",
         "SELECT count(*) FROM emptied",
+        // DISCARD TEMP, and DISCARD ALL (which includes it), drop them, as a pool resets
+        // a connection.
+        "-c",
+        "CREATE TEMP TABLE d1 (k INT)",
+        "-c",
+        "DISCARD TEMP",
+        "-c",
+        "SELECT * FROM d1",
+        "-c",
+        "CREATE TEMP TABLE d2 (k INT)",
+        "-c",
+        "DISCARD ALL",
+        "-c",
+        "SELECT * FROM d2",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("relation \"gone\" does not exist"), "{stderr}");
-    assert_eq!(stdout, "CREATE TABLE\nCREATE TABLE\nINSERT 0 1\n0\n", "{stderr}");
+    for gone in ["gone", "d1", "d2"] {
+        assert!(stderr.contains(&format!("relation \"{gone}\" does not exist")), "{stderr}");
+    }
+    assert_eq!(
+        stdout,
+        "CREATE TABLE\nCREATE TABLE\nINSERT 0 1\n0\nCREATE TABLE\nDISCARD TEMP\nCREATE TABLE\nDISCARD ALL\n",
+        "{stderr}"
+    );
 }

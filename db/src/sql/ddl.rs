@@ -297,6 +297,8 @@ impl Session {
                 if crate::temp_tables::is_temporary(table) {
                     // A temporary table keeps its schema: its new name is stored as its own.
                     to = self.temp_name(&to);
+                } else {
+                    crate::temp_tables::check_permanent_name(&to)?;
                 }
                 self.rename_table(table, &to)?;
                 if let Some(action) = self.temp.on_commit.remove(table) {
@@ -704,6 +706,7 @@ impl Session {
         options: &[ast::SequenceOptions],
     ) -> DbResult<QueryResult> {
         let name = object_name(name)?;
+        crate::temp_tables::check_permanent_name(&name)?;
         let def = sequence_definition(data_type, options, |e| self.constant_int(e))?;
         if if_not_exists && self.schema_of(&name).is_ok() {
             self.notice("42P07", format!("relation \"{name}\" already exists, skipping"));

@@ -1462,10 +1462,12 @@ impl Session {
             }
             Some(ast::ConflictTarget::OnConstraint(name)) => {
                 let name = object_name(name)?;
-                if name == pk_name && !schema.rowid {
+                // A temporary table's constraints by the names its user wrote.
+                let named = |stored: &str| crate::temp_tables::visible_name(stored) == name;
+                if named(&pk_name) && !schema.rowid {
                     Some(None)
-                } else if schema.indexes.iter().any(|i| i.unique && i.name == name) {
-                    Some(Some(name))
+                } else if let Some(index) = schema.indexes.iter().find(|i| i.unique && named(&i.name)) {
+                    Some(Some(index.name.clone()))
                 } else {
                     return Err(DbError::Syntax {
                         message: format!(

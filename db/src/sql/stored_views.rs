@@ -316,6 +316,7 @@ impl Session {
             self.temp.made_any = true;
             self.temp_name(&written)
         } else {
+            crate::temp_tables::check_permanent_name(&written)?;
             written
         };
         let existing = self.schema_of(&name).ok();

@@ -70,6 +70,14 @@ fn a_temporary_table_is_never_logged_nor_in_an_image_nor_after_a_reopen() {
         run(&mut s, "UPDATE scratch SET v = 'changed' WHERE id < 50");
         run(&mut s, "DELETE FROM scratch WHERE id >= 90");
         run(&mut s, "COMMIT");
+        // ALTER TABLE of it: a rewrite, a rename there and back.
+        run(&mut s, "ALTER TABLE scratch ADD COLUMN w INT DEFAULT 7");
+        run(&mut s, "ALTER TABLE scratch RENAME TO renamed");
+        assert_eq!(
+            pipe_rows(&mut s, "SELECT id, v, w FROM renamed WHERE id IN (0, 60) ORDER BY id"),
+            ["0|changed|7", "60|row 60|7"]
+        );
+        run(&mut s, "ALTER TABLE renamed RENAME TO scratch");
         assert_eq!(redo_size(&mut s), before, "no redo for a temporary table's DDL and rows");
         assert_eq!(one(&mut s, "SELECT count(*) FROM scratch"), "90");
         // A transaction over both logs the permanent table's row only.
@@ -158,6 +166,14 @@ fn on_commit_delete_rows_empties_the_table_and_on_commit_drop_drops_it() {
     run(&mut s, "INSERT INTO gone VALUES (1)");
     run(&mut s, "ROLLBACK");
     assert_eq!(fails(&mut s, "SELECT * FROM gone").sqlstate(), "42P01");
+    // A table named in pg_temp is temporary; TEMP in another schema is 42P16.
+    run(&mut s, "CREATE TABLE pg_temp.q (a INT)");
+    assert_eq!(one(&mut s, "SELECT relpersistence FROM pg_class WHERE relname = 'q'"), "t");
+    let e = fails(&mut s, "CREATE TEMP TABLE public.q2 (a INT)");
+    assert_eq!(
+        (e.sqlstate(), e.to_string()),
+        ("42P16", "cannot create temporary relation in non-temporary schema".into())
+    );
     // ON COMMIT on a permanent table is PostgreSQL's 42P16.
     let e = fails(&mut s, "CREATE TABLE x (a INT) ON COMMIT DELETE ROWS");
     assert_eq!(
@@ -210,9 +226,18 @@ fn foreign_keys_views_and_serials_between_temporary_and_permanent_tables_are_pos
     );
     // Between temporary tables a foreign key holds as any other.
     run(&mut s, "CREATE TEMP TABLE tchild (id INT REFERENCES tmp (id))");
-    assert_eq!(fails(&mut s, "INSERT INTO tchild VALUES (1)").sqlstate(), "23503");
+    let e = fails(&mut s, "INSERT INTO tchild VALUES (1)");
+    assert_eq!(e.sqlstate(), "23503");
+    assert!(
+        e.to_string().starts_with(
+            "insert or update on table \"tchild\" violates foreign key constraint \"tchild_id_fkey\": \
+             Key (id)=(1) is not present in table \"tmp\""
+        ),
+        "{e}"
+    );
     run(&mut s, "INSERT INTO tmp VALUES (1)");
     run(&mut s, "INSERT INTO tchild VALUES (1)");
+    run(&mut s, "INSERT INTO tmp VALUES (1) ON CONFLICT ON CONSTRAINT tmp_pkey DO NOTHING");
     run(&mut s, "COMMIT");
     // A view over a temporary table is temporary itself, with PostgreSQL's NOTICE.
     s.take_notices();
@@ -229,6 +254,16 @@ fn foreign_keys_views_and_serials_between_temporary_and_permanent_tables_are_pos
     let e = fails(&mut s, "CREATE TEMP TABLE s (id SERIAL)");
     assert_eq!(e.sqlstate(), "0A000");
     assert!(e.to_string().contains("SERIAL and IDENTITY columns of a temporary table"), "{e}");
+    // A permanent relation may not take the form of a temporary one's stored name (its
+    // changes would go unlogged).
+    for sql in [
+        "CREATE TABLE \"pg_temp_1.x\" (a INT)",
+        "CREATE VIEW \"pg_temp_1.x\" AS SELECT 1 AS a",
+        "CREATE SEQUENCE \"pg_temp_1.x\"",
+        "ALTER TABLE perm RENAME TO \"pg_temp_1.x\"",
+    ] {
+        assert_eq!(fails(&mut s, sql).sqlstate(), "0A000", "{sql}");
+    }
     // The session's end takes the view and the tables.
     drop(s);
     assert_eq!(db.snapshot().schemas().map(|t| t.name.clone()).collect::<Vec<_>>(), ["perm"]);
