@@ -141,3 +141,28 @@ fn two_connections_have_their_own_temporary_table_of_one_name_gone_after_reconne
         "{stderr}"
     );
 }
+
+#[test]
+fn nothing_of_a_temporary_table_survives_a_crash() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query("CREATE TABLE keep (k INT PRIMARY KEY)");
+    // A connection holds a temporary table, with rows committed in a transaction that
+    // also commits a permanent row, when the server is killed.
+    let (mut holder, mut holder_in) = piped_psql(&server, "holder", &[]);
+    writeln!(holder_in, "CREATE TEMP TABLE scratch (k INT PRIMARY KEY, v TEXT);").unwrap();
+    writeln!(holder_in, "BEGIN; INSERT INTO scratch SELECT g, 'x' FROM generate_series(1, 100) g;").unwrap();
+    writeln!(holder_in, "INSERT INTO keep VALUES (1); COMMIT;").unwrap();
+    holder_in.flush().unwrap();
+    wait_for(&server, "SELECT count(*) FROM keep", "1\n");
+    assert_eq!(server.query(TEMP_CLASSES), "1\n");
+    server.kill9();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    // Recovery: the permanent row, and nothing of the temporary table.
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(server.query("SELECT k FROM keep"), "1\n");
+    assert_eq!(server.query(TEMP_CLASSES), "0\n");
+    assert_eq!(server.query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pg_temp%'"), "0\n");
+}

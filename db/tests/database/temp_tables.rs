@@ -96,7 +96,9 @@ fn a_temporary_table_is_never_logged_nor_in_an_image_nor_after_a_reopen() {
         db.checkpoint().unwrap();
         run(&mut s, "INSERT INTO scratch VALUES (1001, 'after the image')");
         run(&mut s, "COMMIT");
-        // The database closes with the session still open (its table still there).
+        // The database closes with the session still open (its table still there); the
+        // session's end then writes nothing, so the files reopened below are those a
+        // crash here would leave (the wire test kills a server with -9 too).
         std::mem::drop(db);
         let _still_open = s;
     }
