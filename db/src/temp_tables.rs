@@ -189,6 +189,12 @@ impl Session {
         Ok(written)
     }
 
+    /// The stored name of the table an unqualified, folded `name` means in this session
+    /// (its temporary table of that name first), for a client's COPY.
+    pub fn resolve_table_name(&self, name: &str) -> String {
+        self.resolve_relation(name.to_string())
+    }
+
     /// Whether a plan compiled against the permanent table `table` is now wrong for this
     /// session because a temporary table of the same name hides it.
     pub(crate) fn hidden_by_temporary(&self, table: &str) -> bool {

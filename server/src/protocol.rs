@@ -1424,7 +1424,9 @@ impl SessionState {
         if db::views::is_view(name) {
             return Err(db::views::read_only(name).into());
         }
-        let schema = self.session.schema_of(name)?;
+        // The session's temporary table of that name comes first.
+        let stored = self.session.resolve_table_name(name);
+        let schema = self.session.schema_of(&stored)?;
         let names: Vec<String> = if columns.is_empty() {
             schema.visible_columns().iter().map(|c| c.name.clone()).collect()
         } else {
@@ -1441,7 +1443,7 @@ impl SessionState {
             targets.push(index);
         }
         copy::check_force_columns(&statement.options, &names)?;
-        let load = self.session.begin_bulk_load(name)?;
+        let load = self.session.begin_bulk_load(&stored)?;
         let width = load.schema().columns.len();
         Ok(CopyIn {
             table: name.clone(),

@@ -78,13 +78,19 @@ fn two_connections_have_their_own_temporary_table_of_one_name_gone_after_reconne
     assert!(stdout.contains("\"t_pkey\" PRIMARY KEY, btree (k)"), "{stdout}");
     assert_eq!(server.query(redo), redo_before, "no redo for a temporary table's DDL and rows");
 
-    // a's table is still its own, with its row.
-    writeln!(a_in, "SELECT k, v FROM t;").unwrap();
+    // a's table is still its own, with its row; COPY FROM STDIN loads a's, whose
+    // columns differ from the permanent t's.
+    writeln!(a_in, "CREATE TEMP TABLE c (x INT, y INT, z INT);").unwrap();
+    writeln!(a_in, "ALTER TABLE t RENAME TO t_a; ALTER TABLE c RENAME TO t;").unwrap();
+    writeln!(a_in, "COPY t FROM STDIN;\n1\t2\t3\n\\.").unwrap();
+    writeln!(a_in, "SELECT x + y + z FROM t;").unwrap();
+    writeln!(a_in, "SELECT k, v FROM t_a;").unwrap();
     drop(a_in);
     let out = a.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.lines().any(|l| l == "1|a"), "{stdout}");
+    assert!(stdout.lines().any(|l| l == "COPY 1") && stdout.lines().any(|l| l == "6"), "{stdout}");
 
     // Reconnected: no temporary table is left, t is the permanent one again.
     wait_for(&server, TEMP_CLASSES, "0\n");
