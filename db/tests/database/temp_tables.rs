@@ -41,6 +41,9 @@ fn a_temporary_table_hides_the_permanent_one_for_its_session_only() {
     run(&mut a, "DELETE FROM t WHERE id = 1");
     run(&mut a, "COMMIT");
     assert_eq!(pipe_rows(&mut a, "SELECT t.v, p.v FROM t JOIN public.t p ON p.id < t.id"), ["two|permanent"]);
+    // EXPLAIN names it, and its key, as written.
+    let plan = pipe_rows(&mut a, "EXPLAIN SELECT * FROM t WHERE id = 2").join("\n");
+    assert!(plan.contains("Index Scan using t_pkey on t") && !plan.contains("pg_temp"), "{plan}");
     // DROP TABLE drops the temporary one; the permanent one shows again.
     run(&mut a, "DROP TABLE t");
     assert_eq!(pipe_rows(&mut a, "SELECT * FROM t"), ["1|permanent"]);
