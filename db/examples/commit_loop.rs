@@ -1,6 +1,7 @@
 //! One configuration of the SQL commit loops, for profiling the SQL layer by hand:
 //! `cargo run --release -p redodb-db --example commit_loop -- update 32 nowait 2`
-//! (work insert|update|engine, sessions, wait|nowait, seconds). `redodb sql-bench` is the
+//! (work insert|update|select|engine, sessions, wait|nowait, seconds; `select` is
+//! pgbench's select-only statement, a prepared point SELECT by primary key). `redodb sql-bench` is the
 //! benchmark; this is its smallest piece, run alone under `perf`. `engine` is sql-bench's
 //! baseline: ~100-byte changes straight through redo sessions, no SQL.
 //! With `COMMIT_LOOP_ITERATIONS=N` each session runs exactly N iterations instead of
@@ -74,10 +75,10 @@ fn main() {
                 s.execute(&format!("ALTER SESSION SET commit_logging = {logging}"), &[]).unwrap();
                 s.execute(&format!("ALTER SESSION SET timed_statistics = {timed}"), &[]).unwrap();
                 let cpu_before = redo::stats::thread_cpu_time();
-                let sql = if work == "insert" {
-                    "INSERT INTO w1 (id, session, v) VALUES ($1, $2, $3)"
-                } else {
-                    "UPDATE w2 SET n = n + 1, v = $2 WHERE id = $1"
+                let sql = match work.as_str() {
+                    "insert" => "INSERT INTO w1 (id, session, v) VALUES ($1, $2, $3)",
+                    "select" => "SELECT n FROM w2 WHERE id = $1",
+                    _ => "UPDATE w2 SET n = n + 1, v = $2 WHERE id = $1",
                 };
                 let statement = s.prepare(sql).unwrap();
                 let commit = s.prepare("COMMIT").unwrap();
@@ -97,6 +98,8 @@ fn main() {
                             Value::Int(index as i64),
                             Value::Text(v.clone()),
                         ]
+                    } else if work == "select" {
+                        vec![Value::Int(1 + (x % rows as u64) as i64)]
                     } else {
                         vec![Value::Int(1 + (x % rows as u64) as i64), Value::Text(v.clone())]
                     };

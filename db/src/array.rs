@@ -365,7 +365,7 @@ pub fn write_element(v: &Value, out: &mut String) {
     use std::fmt::Write;
     match v {
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
-        Value::Float(f) => out.push_str(&float_text(*f)),
+        Value::Float(f) => out.push_str(&crate::value::float_text(*f)),
         Value::Date(_)
         | Value::Time(_)
         | Value::Timestamp(_)
@@ -374,17 +374,6 @@ pub fn write_element(v: &Value, out: &mut String) {
         other => {
             let _ = write!(out, "{other}");
         }
-    }
-}
-
-/// float8's text: the shortest that reads back, PostgreSQL's names for the specials.
-pub fn float_text(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".into()
-    } else if f.is_infinite() {
-        if f > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        format!("{f}")
     }
 }
 

@@ -443,12 +443,48 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
+/// float8's text as PostgreSQL 12+ writes it (`extra_float_digits` >= 1, the default):
+/// the shortest digits that read back as the same value, in exponent notation when the
+/// decimal exponent is below -4 or at least 15 (`1e+20`, `-2.5e-07`, `1.234567890123456e+15`),
+/// plain otherwise (`0.0001`, `123456789012345`), and PostgreSQL's names for the special
+/// values.
+pub fn write_float(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
+    if v.is_nan() {
+        return out.write_str("NaN");
+    }
+    if v.is_infinite() {
+        return out.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    }
+    if v == 0.0 {
+        return out.write_str(if v.is_sign_negative() { "-0" } else { "0" });
+    }
+    // The shortest digits, as `d.ddde<exp>`; PostgreSQL's exponent has a sign and at
+    // least two digits.
+    let mut scientific = String::with_capacity(32);
+    fmt::Write::write_fmt(&mut scientific, format_args!("{v:e}"))?;
+    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` writes an exponent");
+    let exponent: i32 = exponent.parse().expect("`{:e}` writes a decimal exponent");
+    if !(-4..15).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        write!(out, "{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    } else {
+        write!(out, "{v}")
+    }
+}
+
+/// `write_float` into a new string.
+pub fn float_text(v: f64) -> String {
+    let mut text = String::new();
+    write_float(&mut text, v).expect("a String takes any text");
+    text
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => write!(f, "NULL"),
             Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v) => write!(f, "{v}"),
+            Value::Float(v) => write_float(f, *v),
             Value::Numeric(n) => f.write_str(&numeric::to_text(n)),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
@@ -553,5 +589,41 @@ mod tests {
         assert_eq!(std::mem::size_of::<Value>(), 24);
         // A NUMERIC's modifier's size: an array's element type adds nothing.
         assert_eq!(std::mem::size_of::<DataType>(), 12);
+    }
+}
+
+#[cfg(test)]
+mod float_text_tests {
+    use super::float_text;
+
+    /// PostgreSQL 15's float8out for each value (`SELECT v::float8`, extra_float_digits 1).
+    #[test]
+    fn float8_text_is_postgresqls() {
+        let cases: &[(f64, &str)] = &[
+            (0.1, "0.1"),
+            (1e20, "1e+20"),
+            (1e15, "1e+15"),
+            (1e16, "1e+16"),
+            (123456789012345.0, "123456789012345"),
+            (1234567890123456.0, "1.234567890123456e+15"),
+            (1e-5, "1e-05"),
+            (0.0001, "0.0001"),
+            (1.5e300, "1.5e+300"),
+            (-2.5e-7, "-2.5e-07"),
+            (5e-324, "5e-324"),
+            (3.0, "3"),
+            (-1.25, "-1.25"),
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (v, text) in cases {
+            assert_eq!(float_text(*v), *text, "{v:e}");
+            if v.is_finite() {
+                assert_eq!(text.parse::<f64>().unwrap(), *v, "{text} reads back");
+            }
+        }
     }
 }

@@ -201,7 +201,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
         Value::Int(v) => {
             let _ = write!(out, "{v}");
         }
-        Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
+        Value::Float(v) => out.extend_from_slice(db::value::float_text(*v).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
@@ -228,22 +228,6 @@ pub fn write_text_as(value: &Value, ty: Option<DataType>, out: &mut Vec<u8>) {
             out.extend_from_slice(db::value::blank_padded(t, n).as_bytes())
         }
         _ => write_text(value, out),
-    }
-}
-
-/// float8 output: the shortest text that reads back as the same value (PostgreSQL 12+
-/// with extra_float_digits >= 1), with PostgreSQL's names for the special values.
-fn float_text(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        }
-    } else {
-        format!("{v}")
     }
 }
 

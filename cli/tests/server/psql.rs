@@ -932,6 +932,16 @@ fn psql_lists_casts_operators_conversions_and_text_search_as_postgresql_does() {
     assert!(!casts.contains("jsonb|bigint"), "{casts}");
     // The function a cast names is a function: called, it is the cast.
     assert_eq!(server.query("SELECT int4(5::int8), float8(2), bool(1)"), "5|2|t\n");
+    // float8 as PostgreSQL writes it: exponent notation past 1e15 and below 1e-4, in a
+    // column, an array, a record, a text cast and JSON alike.
+    assert_eq!(
+        server.query(
+            "SELECT 1e20::float8, 1e-5::float8, 123456789012345::float8, ARRAY[1e16::float8], \
+             ROW(2.5e-7::float8), 1e20::float8::text, to_json(1e20::float8), to_jsonb(1e20::float8), \
+             json_build_object('a', 1e20::float8)"
+        ),
+        "1e+20|1e-05|123456789012345|{1e+16}|(2.5e-07)|1e+20|1e+20|100000000000000000000|{\"a\" : 1e+20}\n"
+    );
 
     // \do without a pattern leaves pg_catalog out, as PostgreSQL's: nothing.
     assert_eq!(server.query("\\do"), "");

@@ -782,6 +782,25 @@ impl Session {
         self.redo.transaction().is_some() || (self.temp.made_any && self.has_changes())
     }
 
+    /// The rows of `keys` in the stored table `table`, as the statement sees them (with
+    /// the transaction's own changes if `own`): a few keys, read under their shards'
+    /// locks, no snapshot (see `read_key`), and handed back with the locks released.
+    pub(crate) fn read_points(&self, table: &str, keys: &[Key], own: bool) -> DbResult<Vec<Row>> {
+        self.db.read_keys(keys, |shards| -> DbResult<Vec<Row>> {
+            let mut found = Vec::with_capacity(keys.len());
+            for key in keys {
+                let st = shards.of(key);
+                let row = if own {
+                    self.get_read_in(st, table, key)?
+                } else {
+                    st.table(table)?.rows.get(key).cloned()
+                };
+                found.extend(row);
+            }
+            Ok(found)
+        })
+    }
+
     /// Hands every row of `table` the access path selects, as this transaction sees it,
     /// to `visit`, in primary-key order, until `visit` returns false.
     pub(crate) fn visit_rows(
@@ -814,21 +833,7 @@ impl Session {
         match access {
             Access::Empty => self.db.read_catalog(|st| st.table(table).map(|_| ()))?,
             Access::Points(keys) => {
-                // A few keys: read under their shards' locks, no snapshot (see
-                // `read_key`), then visited with the locks released.
-                let found = self.db.read_keys(keys, |shards| -> DbResult<Vec<Row>> {
-                    let mut found = Vec::with_capacity(keys.len());
-                    for key in keys {
-                        let st = shards.of(key);
-                        let row = if own {
-                            self.get_read_in(st, table, key)?
-                        } else {
-                            st.table(table)?.rows.get(key).cloned()
-                        };
-                        found.extend(row);
-                    }
-                    Ok(found)
-                })?;
+                let found = self.read_points(table, keys, own)?;
                 for row in &found {
                     if !hand(row)? {
                         break;

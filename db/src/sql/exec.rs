@@ -58,6 +58,7 @@ use crate::sql::expr::{
     float_to_int, ident_name, object_name, sql_type, truth, Binder, Expr, Relation, Template,
 };
 use crate::sql::oracle::{self, Piece, Scope, Special};
+use crate::sql::point_select::PointSelect;
 use crate::sql::query::{column_name, fill_types, values_output};
 use crate::value::{DataType, Value};
 
@@ -230,7 +231,11 @@ pub(crate) struct Returning {
 impl Returning {
     /// Compiles `items` (`RETURNING *`, `t.*`, expressions with or without aliases)
     /// against `relation`, whose binder `binder` is.
-    fn compile(relation: &Relation, items: &[ast::SelectItem], binder: &mut Binder) -> DbResult<Returning> {
+    pub(crate) fn compile(
+        relation: &Relation,
+        items: &[ast::SelectItem],
+        binder: &mut Binder,
+    ) -> DbResult<Returning> {
         let types: Vec<Option<DataType>> = relation.schema.columns.iter().map(|c| Some(c.ty)).collect();
         let mut returning = Returning { columns: Vec::new(), exprs: Vec::new() };
         let mut push = |name: String, expr: Expr| {
@@ -258,6 +263,13 @@ impl Returning {
             }
         }
         Ok(returning)
+    }
+}
+
+impl Returning {
+    /// The list's expressions, one per column.
+    pub(crate) fn into_exprs(self) -> Vec<Template> {
+        self.exprs
     }
 }
 
@@ -336,13 +348,21 @@ pub(crate) enum Compiled {
         rows: Vec<Vec<Template>>,
         returning: Option<Returning>,
     },
+    /// A SELECT of one row by its primary key (`point_select`).
+    PointSelect(PointSelect),
+    /// A SELECT that is planned at each execution (not a point SELECT).
+    PlannedEachTime,
 }
 
 impl Compiled {
-    fn table(&self) -> (&str, &Arc<TableSchema>) {
+    /// The table it was compiled against (None: it depends on no table's schema as
+    /// such, and is compiled again after any DDL).
+    fn table(&self) -> Option<(&str, &Arc<TableSchema>)> {
         match self {
-            Compiled::Dml(dml) => (&dml.relation.name, &dml.relation.schema),
-            Compiled::InsertValues { target, .. } => (&target.table, &target.schema),
+            Compiled::Dml(dml) => Some((&dml.relation.name, &dml.relation.schema)),
+            Compiled::InsertValues { target, .. } => Some((&target.table, &target.schema)),
+            Compiled::PointSelect(point) => Some((&point.relation.name, &point.relation.schema)),
+            Compiled::PlannedEachTime => None,
         }
     }
 }
@@ -753,6 +773,21 @@ impl Session {
                 ast::Statement::Insert(insert) => {
                     self.count_execute();
                     return self.insert_statement(insert, params, Some(slot));
+                }
+                ast::Statement::Query(query) => {
+                    let compiled = self.compiled(Some(slot), params, |s, template| match template {
+                        None => Ok(s
+                            .compile_point_select(query, params)?
+                            .map_or(Compiled::PlannedEachTime, Compiled::PointSelect)),
+                        // (Its template failed: the general path reports the error.)
+                        Some(_) => Ok(Compiled::PlannedEachTime),
+                    })?;
+                    if let Compiled::PointSelect(point) = compiled.as_ref() {
+                        if let Some(result) = self.run_point_select(point, params)? {
+                            self.count_execute();
+                            return Ok(result);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1986,10 +2021,12 @@ impl Session {
             if compiled_at == generation {
                 return Ok(compiled);
             }
-            let (table, schema) = compiled.table();
-            if self.db.read_catalog(|st| st.table(table).is_ok_and(|t| Arc::ptr_eq(&t.schema, schema)))
-                && !self.hidden_by_temporary(table)
-            {
+            // Also recompiled when a temporary table of the session now hides the table.
+            let unchanged = compiled.table().is_some_and(|(table, schema)| {
+                self.db.read_catalog(|st| st.table(table).is_ok_and(|t| Arc::ptr_eq(&t.schema, schema)))
+                    && !self.hidden_by_temporary(table)
+            });
+            if unchanged {
                 *slot.lock().expect("compiled slot poisoned") = Some((generation, compiled.clone()));
                 return Ok(compiled);
             }

@@ -254,6 +254,8 @@ fn iso_timestamp(text: &str) -> String {
 pub(crate) fn to_json_text(v: &Value) -> DbResult<String> {
     Ok(match v {
         Value::Json(t) => t.to_string(),
+        // json keeps a float as float8 prints it (`1e+20`); jsonb makes it a numeric.
+        Value::Float(f) if f.is_finite() => crate::value::float_text(*f),
         // PostgreSQL's to_json of an array: its elements' JSON, comma-separated, no blanks.
         Value::Array(a) => {
             let items = a.items.iter().map(to_json_text).collect::<DbResult<Vec<_>>>()?;

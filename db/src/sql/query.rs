@@ -547,6 +547,28 @@ impl SelectPlan {
         found
     }
 
+    /// Whether it reads one table and gives each row it keeps as the select list of that
+    /// row alone: no join, grouping, aggregate, window, DISTINCT, sort, LIMIT, OFFSET,
+    /// FOR UPDATE or subquery (`point_select` compiles such a SELECT once).
+    pub(crate) fn is_plain_projection(&self) -> bool {
+        self.relation.is_some()
+            && self.joins.is_none()
+            && !self.grouped
+            && self.groups.is_empty()
+            && self.grouping_sets.is_none()
+            && self.aggs.is_empty()
+            && self.having.is_none()
+            && self.windows.is_empty()
+            && !self.distinct
+            && self.distinct_on.is_none()
+            && self.sorts.is_empty()
+            && !self.needs_sort
+            && !self.for_update
+            && self.limit.is_none()
+            && self.offset == 0
+            && !self.has_subquery()
+    }
+
     /// Marks the columns of the joined rows that the query reads (`JoinPlan::needed`),
     /// so that the joins copy no others: a column no expression of the plan names (a
     /// scan's filter, in its relation's own numbering, marks some columns needlessly,
@@ -586,12 +608,16 @@ impl Session {
             QueryPlan::Select(select) => self.execute_select(select, &mut SelectCounts::default())?,
             other => self.run_plan(other)?,
         };
-        let mut columns = plan.columns().to_vec();
+        Ok(self.query_output(plan.columns().to_vec(), rows))
+    }
+
+    /// A query's result: the types its plan left open taken from its rows, and object
+    /// identifiers of the name types (`regclass`) as names.
+    pub(crate) fn query_output(&self, mut columns: Vec<ResultColumn>, mut rows: Vec<Vec<Value>>) -> Output {
         fill_types(&mut columns, &rows);
-        let mut rows = rows;
         let types: Vec<Option<DataType>> = columns.iter().map(|c| c.ty).collect();
         crate::catalog::name_objects(&self.db, &types, &mut rows);
-        Ok(Output { columns, rows })
+        Output { columns, rows }
     }
 
     /// The plan of a query that is a SELECT (in parentheses or not), as `run_query`

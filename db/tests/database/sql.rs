@@ -1052,6 +1052,63 @@ fn a_prepared_update_or_delete_compiled_once_follows_its_table_through_ddl() {
 }
 
 #[test]
+fn a_prepared_point_select_compiled_once_reads_as_planned_and_follows_its_table_through_ddl() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(open(dir.path()));
+    let mut s = accounts(&db);
+    let by_id = s.prepare("SELECT name, balance * $2 AS scaled, a.id FROM accounts a WHERE id = $1").unwrap();
+    let star = s.prepare("SELECT * FROM accounts WHERE $1 = id").unwrap();
+    let select = |s: &mut Session, p: &db::sql::PreparedStatement, params: &[Value]| {
+        let result = s.execute_prepared(p, params).unwrap();
+        let names: Vec<String> = result.columns().iter().map(|c| c.name.clone()).collect();
+        (names, result.rows().to_vec())
+    };
+    for _ in 0..3 {
+        let (names, found) = select(&mut s, &by_id, &[i(2), i(3)]);
+        assert_eq!(names, ["name", "scaled", "id"]);
+        assert_eq!(found, vec![vec![t("bob"), i(600), i(2)]]);
+    }
+    // No such row; a NULL column; a key of another type, converted as when planned.
+    assert_eq!(select(&mut s, &by_id, &[i(9), i(1)]).1, Vec::<Vec<Value>>::new());
+    assert_eq!(select(&mut s, &by_id, &[i(3), i(1)]).1, vec![vec![t("carol"), Value::Null, i(3)]]);
+    assert_eq!(select(&mut s, &by_id, &[t("4"), i(1)]).1, vec![vec![t("dave"), i(400), i(4)]]);
+    assert_eq!(s.execute_prepared(&by_id, &[t("x"), i(1)]).unwrap_err().sqlstate(), "22P02");
+    assert_eq!(s.execute_prepared(&by_id, &[i(1)]).unwrap_err().sqlstate(), "08P01");
+    // The transaction's own changes, and not another's uncommitted ones.
+    run(&mut s, "UPDATE accounts SET balance = 1 WHERE id = 1");
+    let mut other = db.session();
+    run(&mut other, "UPDATE accounts SET name = 'robert' WHERE id = 2");
+    assert_eq!(select(&mut s, &by_id, &[i(1), i(1)]).1, vec![vec![t("alice"), i(1), i(1)]]);
+    assert_eq!(select(&mut s, &by_id, &[i(2), i(1)]).1, vec![vec![t("bob"), i(200), i(2)]]);
+    run(&mut other, "COMMIT");
+    run(&mut s, "COMMIT");
+    assert_eq!(select(&mut s, &star, &[i(2)]).1, vec![vec![i(2), t("robert"), i(200)]]);
+    // A column added: `*` has it; the table made again with its columns in another
+    // order: the compiled list must not read the old positions.
+    run(&mut s, "ALTER TABLE accounts ADD COLUMN note TEXT DEFAULT 'n'");
+    let (names, found) = select(&mut s, &star, &[i(2)]);
+    assert_eq!(names, ["id", "name", "balance", "note"]);
+    assert_eq!(found, vec![vec![i(2), t("robert"), i(200), t("n")]]);
+    run(&mut s, "DROP TABLE accounts");
+    run(&mut s, "CREATE TABLE accounts (balance INTEGER, name TEXT, id BIGINT PRIMARY KEY)");
+    run(&mut s, "INSERT INTO accounts VALUES (7, 'x', 1), (8, 'y', 2)");
+    run(&mut s, "COMMIT");
+    assert_eq!(select(&mut s, &by_id, &[i(2), i(2)]).1, vec![vec![t("y"), i(16), i(2)]]);
+    let (names, found) = select(&mut s, &star, &[i(1)]);
+    assert_eq!(names, ["balance", "name", "id"]);
+    assert_eq!(found, vec![vec![i(7), t("x"), i(1)]]);
+    // A view of the name now: planned, not read as the old table.
+    run(&mut s, "DROP TABLE accounts");
+    run(&mut s, "CREATE TABLE base (id BIGINT PRIMARY KEY, name TEXT, balance INTEGER)");
+    run(&mut s, "INSERT INTO base VALUES (2, 'viewed', 5)");
+    run(&mut s, "CREATE VIEW accounts AS SELECT id, name, balance * 10 AS balance FROM base");
+    run(&mut s, "COMMIT");
+    assert_eq!(select(&mut s, &by_id, &[i(2), i(1)]).1, vec![vec![t("viewed"), i(50), i(2)]]);
+    run(&mut s, "DROP VIEW accounts");
+    assert_eq!(s.execute_prepared(&by_id, &[i(2), i(1)]).unwrap_err().sqlstate(), "42P01");
+}
+
+#[test]
 fn syntax_errors_carry_positions_and_batches_stop_at_the_first_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());

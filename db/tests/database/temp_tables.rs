@@ -282,13 +282,17 @@ fn a_prepared_statement_follows_a_temporary_table_made_after_it() {
     run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
     let insert = s.prepare("INSERT INTO t VALUES ($1, $2)").unwrap();
     let update = s.prepare("UPDATE t SET v = v + 1 WHERE id = $1").unwrap();
+    let select = s.prepare("SELECT v FROM t WHERE id = $1").unwrap();
+    let read = |s: &mut Session| s.execute_prepared(&select, &[Value::Int(1)]).unwrap().rows().to_vec();
     s.execute_prepared(&insert, &[Value::Int(1), Value::Int(10)]).unwrap();
     s.execute_prepared(&update, &[Value::Int(1)]).unwrap();
     run(&mut s, "COMMIT");
+    assert_eq!(read(&mut s), [[Value::Int(11)]]);
     run(&mut s, "CREATE TEMP TABLE t (id INT PRIMARY KEY, v INT)");
     s.execute_prepared(&insert, &[Value::Int(1), Value::Int(100)]).unwrap();
     s.execute_prepared(&update, &[Value::Int(1)]).unwrap();
     run(&mut s, "COMMIT");
+    assert_eq!(read(&mut s), [[Value::Int(101)]]);
     assert_eq!(pipe_rows(&mut s, "SELECT * FROM t"), ["1|101"]);
     assert_eq!(pipe_rows(&mut s, "SELECT * FROM public.t"), ["1|11"]);
 }
