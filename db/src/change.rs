@@ -207,6 +207,20 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
 }
 
 impl Change {
+    /// The relation the change is to (a rename: its old name).
+    pub fn table(&self) -> &str {
+        match self {
+            Change::CreateTable(schema) | Change::AlterTable(schema) => &schema.name,
+            Change::RewriteTable { schema, .. } => &schema.name,
+            Change::DropTable { table }
+            | Change::Truncate { table }
+            | Change::Insert { table, .. }
+            | Change::Update { table, .. }
+            | Change::Delete { table, .. } => table,
+            Change::RenameTable { from, .. } => from,
+        }
+    }
+
     /// The encoding of `Change::Insert { table, row }`, from borrowed parts: a checkpoint
     /// image writes every row of a table this way, with no copy of the name or the row.
     pub fn encode_insert(table: &str, row: &[Value], out: &mut Vec<u8>) {

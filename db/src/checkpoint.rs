@@ -166,9 +166,12 @@ pub fn encode_image(out: &mut impl Write, db_id: u64, state: &DbState) -> io::Re
         w.write_all(&scn.0.to_le_bytes())?;
         w.write_all(&lsn.0.to_le_bytes())?;
     }
-    w.write_all(&(state.schemas().count() as u32).to_le_bytes())?;
+    // Temporary tables are their sessions' alone and never survive a restart: never in
+    // an image (see `temp_tables`).
+    let permanent = || state.schemas().filter(|s| !crate::temp_tables::is_temporary(&s.name));
+    w.write_all(&(permanent().count() as u32).to_le_bytes())?;
     let mut scratch = Vec::new();
-    for schema in state.schemas() {
+    for schema in permanent() {
         let table = state.table(&schema.name).expect("a table of the state");
         put_record(&mut w, &mut scratch, |out| Change::CreateTable((**schema).clone()).encode(out))?;
         w.write_all(&(table.rows.len() as u64).to_le_bytes())?;

@@ -184,7 +184,7 @@ pub(crate) struct DbShared {
     /// the open: the first insert starts it above the highest committed one (every row id
     /// given out since then, committed or not, came from here, so none is given twice).
     /// (Here, away from the fields every statement reads and writes.)
-    rowids: Mutex<std::collections::HashMap<String, i64>>,
+    pub(crate) rowids: Mutex<std::collections::HashMap<String, i64>>,
     /// The sequences' values in memory and each session's last ones (`sequences`).
     pub(crate) sequences: crate::sequences::Sequences,
     /// Each table's CHECK constraints compiled, for the schema they were compiled from
@@ -712,6 +712,24 @@ impl DbShared {
             self.note_foreign_keys();
         }
         self.locks.release_all(commit.txn, commit.held);
+    }
+}
+
+impl DbShared {
+    /// Applies a transaction's changes that were never logged (a temporary table's, see
+    /// `temp_tables`): as `apply_committed`, without a commit record or an SCN.
+    pub(crate) fn apply_unlogged(&self, changes: &[Change], shards: ShardSet) -> DbResult<()> {
+        let ddl = changes
+            .iter()
+            .any(|c| !matches!(c, Change::Insert { .. } | Change::Update { .. } | Change::Delete { .. }));
+        if ddl {
+            self.schema_generation.fetch_add(1, SeqCst);
+        }
+        let applied = self.state.apply_unlogged(shards, changes);
+        if ddl {
+            self.note_foreign_keys();
+        }
+        applied
     }
 }
 
@@ -1330,6 +1348,7 @@ impl DbShared {
             statement_timeout_ms: None,
             zone: crate::datetime::ZoneId::UTC,
             txn_timestamp: Cell::new(None),
+            temp: Default::default(),
         }
     }
 }
@@ -1458,6 +1477,8 @@ pub struct Session {
     /// What `now()` gives in the current transaction, once read
     /// (`transaction_timestamp`); forgotten when the transaction ends.
     txn_timestamp: Cell<Option<i64>>,
+    /// The session's temporary tables' bookkeeping (`temp_tables`).
+    pub(crate) temp: crate::temp_tables::TempTables,
 }
 
 /// The wire server's work on a request, begun with `Session::begin_server_work`: hand
@@ -1559,6 +1580,11 @@ impl Session {
     /// deprecation of commit_write), for the client.
     pub fn take_notices(&mut self) -> Vec<crate::error::Notice> {
         std::mem::take(&mut self.notices)
+    }
+
+    /// Whether the open transaction has changed anything (logged or not).
+    pub(crate) fn has_changes(&self) -> bool {
+        self.txn.as_ref().is_some_and(|txn| !txn.changes.is_empty())
     }
 
     /// Whether a transaction is open (it has locked or changed something).
@@ -2140,12 +2166,16 @@ impl Session {
     }
 
     fn log(&mut self, change: Change, table: &str, key: Key, row: Option<Row>) -> DbResult<()> {
-        let mut bytes = std::mem::take(&mut self.encoded);
-        bytes.clear();
-        change.encode(&mut bytes);
-        let logged = self.redo.log_change(&bytes);
-        self.encoded = bytes;
-        logged?;
+        // A temporary table's change is kept in the transaction but never logged (see
+        // `temp_tables`); the name is looked at only once the session has made one.
+        if !(self.temp.made_any && crate::temp_tables::is_temporary(table)) {
+            let mut bytes = std::mem::take(&mut self.encoded);
+            bytes.clear();
+            change.encode(&mut bytes);
+            let logged = self.redo.log_change(&bytes);
+            self.encoded = bytes;
+            logged?;
+        }
         let txn = self.txn.as_mut().expect("logging inside a transaction");
         txn.shards.add_key(&key);
         if let Change::Update { key: old_key, .. } | Change::Delete { key: old_key, .. } = &change {
@@ -2431,7 +2461,12 @@ impl Session {
         if let Some(view) = tables.iter().find(|t| crate::views::is_view(t)) {
             return Err(crate::views::read_only(view));
         }
-        self.commit(CommitOptions::DEFAULT)?;
+        // The open transaction is committed first (as Oracle's DDL does); the temporary
+        // tables' ON COMMIT actions wait for the end of the user's transaction
+        // (PostgreSQL's DDL commits nothing: `CREATE TEMP TABLE t ... ON COMMIT DROP;
+        // CREATE INDEX ON t ...` in one transaction block must find t).
+        let defer = self.defer_durability;
+        self.user_call(|s| s.commit_call(CommitOptions::DEFAULT, defer))?;
         let result = self.statement(|s| {
             let db = s.db.clone();
             let entry = s.entry.clone();
@@ -2452,9 +2487,12 @@ impl Session {
             }
             let changes = check(&db.state.snapshot())?;
             for change in changes {
-                let mut bytes = Vec::new();
-                change.encode(&mut bytes);
-                s.redo.log_change(&bytes)?;
+                // A temporary relation's DDL is not logged (see `temp_tables`).
+                if !crate::temp_tables::is_temporary(change.table()) {
+                    let mut bytes = Vec::new();
+                    change.encode(&mut bytes);
+                    s.redo.log_change(&bytes)?;
+                }
                 let txn = s.txn();
                 txn.shards = ShardSet::ALL;
                 txn.changes.push(change);
@@ -2462,8 +2500,10 @@ impl Session {
             Ok(())
         });
         // DDL is a transaction of its own: if its commit fails (an interrupted wait for a
-        // log file leaves the transaction open), it is undone whole.
-        match result.and_then(|()| self.commit(CommitOptions::DEFAULT)) {
+        // log file leaves the transaction open), it is undone whole. Its commit is not
+        // the end of a user's transaction: no ON COMMIT action runs at it.
+        let defer = self.defer_durability;
+        match result.and_then(|()| self.user_call(|s| s.commit_call(CommitOptions::DEFAULT, defer))) {
             Ok(_) => Ok(()),
             Err(e) => {
                 self.rollback();
@@ -2559,7 +2599,11 @@ impl Session {
     /// (`take_durability_wait`).
     pub fn commit(&mut self, options: CommitOptions) -> DbResult<Option<CommitReceipt>> {
         let defer = self.defer_durability;
-        self.user_call(|s| s.commit_call(options, defer))
+        let receipt = self.user_call(|s| s.commit_call(options, defer))?;
+        if self.temp.has_on_commit() {
+            self.temp_tables_at_commit();
+        }
+        Ok(receipt)
     }
 
     /// Deferred-durability mode, for a caller whose thread serves many clients (an async
@@ -2615,6 +2659,18 @@ impl Session {
             self.redo.rollback()?;
             return Ok(None);
         }
+        if !self.redo.has_private_redo() {
+            // Changes of temporary tables only: committed without the log (`temp_tables`).
+            if let Err(e) = self.db.apply_unlogged(&txn.changes, txn.shards) {
+                // Validated changes of the session's own tables: a bug, as in
+                // `apply_committed`.
+                panic!("a validated change of a temporary table does not apply: {e}");
+            }
+            self.db.locks.release_all(txn.id, &mut txn.held);
+            self.spare_txn = Some(txn.recycle());
+            self.redo.rollback()?;
+            return Ok(None);
+        }
         let db = &self.db;
         let Txn { id, ref changes, shards, ref mut held, .. } = *txn;
         // Not cancellable: once the commit record is in the log buffer the commit has
@@ -2661,8 +2717,16 @@ impl Session {
         self.rollback();
     }
 
-    /// Rolls back the open transaction: nothing is written.
+    /// Rolls back the open transaction: nothing is written. The temporary tables made
+    /// ON COMMIT DROP go too (in PostgreSQL they live only in their transaction).
     pub fn rollback(&mut self) {
+        self.rollback_txn();
+        if self.temp.has_on_commit() {
+            self.temp_tables_at_rollback();
+        }
+    }
+
+    pub(crate) fn rollback_txn(&mut self) {
         self.txn_timestamp.set(None);
         if let Some(mut txn) = self.txn.take() {
             self.db.locks.release_all(txn.id, &mut txn.held);
@@ -2678,7 +2742,10 @@ impl Drop for Session {
             // Its statement failed (it is not run again): the transaction waits no more.
             let _ = self.end_lock_wait();
         }
-        self.rollback();
+        self.rollback_txn();
+        if self.temp.made_any {
+            self.drop_temp_tables();
+        }
         self.db.sessions.close(self.entry.sid);
         self.db.fetches.close(self.entry.sid);
         self.db.sequences.close_session(self.entry.sid);

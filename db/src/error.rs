@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use redo::RedoError;
 
+// A temporary table's (or its index's) stored name is shown as its user wrote it.
+use crate::temp_tables::visible_name;
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DbError {
     #[error("syntax error at or near position {position}: {message}")]
@@ -15,9 +18,9 @@ pub enum DbError {
     /// matches on the error's variant matches `DbError::kind()`.
     #[error("{error}")]
     At { error: Box<DbError>, at: TextPosition },
-    #[error("relation \"{0}\" does not exist")]
+    #[error("relation \"{}\" does not exist", visible_name(.0))]
     UnknownTable(String),
-    #[error("relation \"{0}\" already exists")]
+    #[error("relation \"{}\" already exists", visible_name(.0))]
     TableExists(String),
     #[error("column \"{0}\" does not exist")]
     UnknownColumn(String),
@@ -40,11 +43,11 @@ pub enum DbError {
     /// item does not have apart from a left row.
     #[error("invalid reference to FROM-clause entry for table \"{0}\"")]
     LateralAcrossOuterJoin(String),
-    #[error("duplicate key value violates unique constraint \"{index}\": key ({values}) already exists")]
+    #[error("duplicate key value violates unique constraint \"{}\": key ({values}) already exists", visible_name(.index))]
     DuplicateValue { index: String, values: String },
     #[error("there is no unique or exclusion constraint matching the ON CONFLICT specification")]
     NoConflictTarget,
-    #[error("index \"{0}\" does not exist")]
+    #[error("index \"{}\" does not exist", visible_name(.0))]
     UnknownIndex(String),
     #[error("column reference \"{0}\" is ambiguous")]
     AmbiguousColumn(String),
@@ -56,9 +59,9 @@ pub enum DbError {
     #[error("MERGE command cannot affect row a second time")]
     MergeRowTwice,
     /// A primary key taken: `constraint` is the key's name (`TableSchema::primary_key_name`).
-    #[error("duplicate key value violates unique constraint \"{constraint}\": key ({key}) already exists")]
+    #[error("duplicate key value violates unique constraint \"{}\": key ({key}) already exists", visible_name(.constraint))]
     DuplicateKey { constraint: String, key: String },
-    #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
+    #[error("null value in column \"{column}\" of relation \"{}\" violates not-null constraint", visible_name(.table))]
     NotNull { table: String, column: String },
     #[error("invalid input for type {expected}: {value}")]
     TypeMismatch { expected: String, value: String },
@@ -159,17 +162,24 @@ pub enum DbError {
     /// `currval` before `nextval`, and the like (55000).
     #[error("{0}")]
     ObjectNotInPrerequisiteState(String),
-    #[error("new row for relation \"{table}\" violates check constraint \"{constraint}\"")]
+    #[error("new row for relation \"{}\" violates check constraint \"{constraint}\"", visible_name(.table))]
     CheckViolation { table: String, constraint: String },
     #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]
     CheckViolatedByRow { table: String, constraint: String },
     /// A row whose foreign key finds no parent row (23503).
     #[error(
-        "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\": {detail}"
+        "insert or update on table \"{}\" violates foreign key constraint \"{}\": {detail}",
+        visible_name(.table),
+        visible_name(.constraint)
     )]
     ForeignKeyViolation { table: String, constraint: String, detail: String },
     /// A parent key still referenced (23503).
-    #[error("update or delete on table \"{table}\" violates foreign key constraint \"{constraint}\" on table \"{child}\": {detail}")]
+    #[error(
+        "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\": {detail}",
+        visible_name(.table),
+        visible_name(.constraint),
+        visible_name(.child)
+    )]
     ForeignKeyReferenced { table: String, constraint: String, child: String, detail: String },
     /// A definition that cannot be used, as a view defined in terms of itself (42P17).
     #[error("{0}")]

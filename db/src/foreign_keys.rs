@@ -200,7 +200,7 @@ impl Session {
             let detail = format!(
                 "{} is not present in table \"{}\"",
                 key_text(schema, &fk.columns, &values),
-                fk.parent
+                crate::temp_tables::visible_name(&fk.parent)
             );
             self.pending_foreign_keys.push(PendingCheck::Parent {
                 parent: fk.parent.clone(),
@@ -299,7 +299,7 @@ impl Session {
                 detail: format!(
                     "{} is still referenced from table \"{}\"",
                     key_text(parent, &parent_columns, &values),
-                    reference.child
+                    crate::temp_tables::visible_name(&reference.child)
                 ),
             };
             match action {

@@ -27,6 +27,7 @@ pub mod sequences;
 pub mod sessions;
 pub mod sql;
 pub mod state;
+pub mod temp_tables;
 pub mod uuid;
 pub mod value;
 pub mod views;

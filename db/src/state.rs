@@ -859,6 +859,25 @@ impl LiveState {
 
     /// Applies a committed transaction's changes, which touch only `shards`, and marks
     /// commit `scn` (ending at `lsn`) applied.
+    /// Applies changes that were never logged (a temporary table's, see `temp_tables`):
+    /// as `apply`, without a commit to mark, so the watermark does not move and no
+    /// checkpoint image is due for them.
+    pub fn apply_unlogged(&self, shards: ShardSet, changes: &[Change]) -> DbResult<()> {
+        let mut locked = LockedShards(
+            shards.iter().map(|i| (i, self.shards[i].0.write().expect("shard poisoned"))).collect(),
+        );
+        for change in changes {
+            if let Err(e) = apply_change(&mut locked, change) {
+                self.broken.store(true, SeqCst);
+                return Err(e);
+            }
+        }
+        for (index, _) in &locked.0 {
+            self.shards[*index].1.fetch_add(1, SeqCst);
+        }
+        Ok(())
+    }
+
     pub fn apply(&self, shards: ShardSet, changes: &[Change], scn: Scn, lsn: Lsn) -> DbResult<()> {
         let mut locked = LockedShards(
             shards.iter().map(|i| (i, self.shards[i].0.write().expect("shard poisoned"))).collect(),

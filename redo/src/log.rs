@@ -1614,6 +1614,12 @@ impl LogSession {
     }
 
     /// The open transaction, if any.
+    /// Whether the open transaction has change records in its private redo (a layer
+    /// above may keep changes it does not log, and then commits them without the log).
+    pub fn has_private_redo(&self) -> bool {
+        self.private_records > 0
+    }
+
     pub fn transaction(&self) -> Option<TxnId> {
         self.txn.as_ref().map(|t| t.id)
     }

@@ -350,6 +350,8 @@ pub enum ClientStatement {
     /// DEALLOCATE [PREPARE] name; None for ALL.
     Deallocate(Option<String>),
     DiscardAll,
+    /// `DISCARD TEMP` (or TEMPORARY): the session's temporary tables dropped.
+    DiscardTemp,
     /// `SET TRANSACTION ...` or `SET SESSION CHARACTERISTICS AS TRANSACTION ...` with modes
     /// that change nothing here (READ COMMITTED, access modes): answered SET.
     TransactionModes,
@@ -528,6 +530,9 @@ impl ClientStatement {
         }
         if keyword(0, "DISCARD") && keyword(1, "ALL") && words.len() == 2 {
             return Some(ClientStatement::DiscardAll);
+        }
+        if keyword(0, "DISCARD") && (keyword(1, "TEMP") || keyword(1, "TEMPORARY")) && words.len() == 2 {
+            return Some(ClientStatement::DiscardTemp);
         }
         match parse_special(sql)? {
             Ok(Special::PgSet { name, value, local }) => Some(ClientStatement::Set { name, value, local }),
@@ -782,6 +787,7 @@ mod tests {
             Some(ClientStatement::Deallocate(Some("S_1".into())))
         );
         assert_eq!(ClientStatement::parse("DISCARD ALL"), Some(ClientStatement::DiscardAll));
+        assert_eq!(ClientStatement::parse("discard temporary"), Some(ClientStatement::DiscardTemp));
         assert_eq!(
             ClientStatement::parse("show DateStyle"),
             Some(ClientStatement::Show { name: "datestyle".into() })

@@ -958,7 +958,7 @@ impl SessionState {
         if self.in_block || self.failed {
             return !self.failed;
         }
-        let committed = !self.session.in_transaction() || {
+        let committed = !(self.session.in_transaction() || self.session.has_on_commit_actions()) || {
             let committed = match self.session.commit(CommitOptions::DEFAULT) {
                 Ok(_) => true,
                 Err(e) => {
@@ -1215,7 +1215,13 @@ impl SessionState {
                 self.portals.clear();
                 self.sync_open_cursors();
                 self.reset_all()?;
+                // DISCARD ALL includes DISCARD TEMP, as in PostgreSQL.
+                self.session.discard_temporary_tables()?;
                 command("DISCARD ALL")
+            }
+            ClientStatement::DiscardTemp => {
+                self.session.discard_temporary_tables()?;
+                command("DISCARD TEMP")
             }
             ClientStatement::TransactionModes => command("SET"),
             ClientStatement::Rejected(error) => return Err(error.clone()),
@@ -1418,7 +1424,9 @@ impl SessionState {
         if db::views::is_view(name) {
             return Err(db::views::read_only(name).into());
         }
-        let schema = self.session.schema_of(name)?;
+        // The session's temporary table of that name comes first.
+        let stored = self.session.resolve_table_name(name);
+        let schema = self.session.schema_of(&stored)?;
         let names: Vec<String> = if columns.is_empty() {
             schema.visible_columns().iter().map(|c| c.name.clone()).collect()
         } else {
@@ -1435,7 +1443,7 @@ impl SessionState {
             targets.push(index);
         }
         copy::check_force_columns(&statement.options, &names)?;
-        let load = self.session.begin_bulk_load(name)?;
+        let load = self.session.begin_bulk_load(&stored)?;
         let width = load.schema().columns.len();
         Ok(CopyIn {
             table: name.clone(),

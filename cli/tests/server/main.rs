@@ -28,5 +28,6 @@ mod psql;
 mod restart;
 mod robustness;
 mod sessions;
+mod temp_tables;
 mod wait_interface;
 mod workers;

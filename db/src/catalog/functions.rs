@@ -173,6 +173,8 @@ pub(crate) struct CatalogCall {
     pub database: String,
     /// `CatalogFn::Setting`'s settings, by lowercase name.
     pub settings: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
+    /// The calling session (whose temporary relations are visible to it).
+    pub sid: u64,
 }
 
 impl std::fmt::Debug for CatalogCall {
@@ -206,7 +208,7 @@ impl CatalogCall {
             .db
             .upgrade()
             .ok_or_else(|| DbError::Unsupported("the catalog of a closed database".into()))?;
-        Ok(Objects::load(&db))
+        Ok(Objects::load_for(&db, self.sid))
     }
 
     /// Runs the call on its evaluated arguments.
@@ -243,7 +245,20 @@ impl CatalogCall {
             },
             CatalogFn::TableIsVisible => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);
-                Ok(self.objects()?.relation_by_oid(oid).map_or(Value::Null, |_| Value::Bool(true)))
+                let objects = self.objects()?;
+                let relations = objects.relations();
+                let Some(r) = relations.iter().find(|r| r.oid == oid) else { return Ok(Value::Null) };
+                // The search path is the session's pg_temp, pg_catalog, public: another
+                // session's temporary relations are not in it, and a temporary relation
+                // hides a permanent one of its name.
+                let visible = match r.temp_of {
+                    Some(owner) => owner == self.sid,
+                    None => {
+                        r.namespace == crate::catalog::PG_CATALOG_OID
+                            || !relations.iter().any(|o| o.temp_of == Some(self.sid) && o.name == r.name)
+                    }
+                };
+                Ok(Value::Bool(visible))
             }
             CatalogFn::TypeIsVisible => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);

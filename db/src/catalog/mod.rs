@@ -118,6 +118,8 @@ pub enum ObjectKind {
     /// A table's or view's row type (what `pg_typeof(t)` of its whole row names), by
     /// the relation's name.
     RowType,
+    /// A schema (a session's `pg_temp_<sid>`), by name.
+    Namespace,
 }
 
 impl ObjectKind {
@@ -130,6 +132,7 @@ impl ObjectKind {
             ObjectKind::Function => "function",
             ObjectKind::Rule => "rule",
             ObjectKind::RowType => "row type",
+            ObjectKind::Namespace => "namespace",
         }
     }
 }
@@ -399,9 +402,26 @@ pub(crate) struct Relation {
     pub table: Option<Arc<TableSchema>>,
     /// For an index: which of its table's (None: the primary key's).
     pub index: Option<Option<usize>>,
+    /// The session whose temporary relation (or index of one) this is.
+    pub temp_of: Option<u64>,
 }
 
 impl Relation {
+    /// A relation of the user's, permanent or temporary (not the catalog's).
+    pub fn is_user(&self) -> bool {
+        self.namespace == PUBLIC_OID || self.temp_of.is_some()
+    }
+
+    /// Its schema's name (`pg_temp_<sid>` for a temporary relation).
+    pub fn schema_name(&self) -> String {
+        match self.temp_of {
+            Some(sid) => crate::temp_tables::namespace(sid),
+            None => {
+                NAMESPACES.iter().find(|(o, _)| *o == self.namespace).map_or("public", |(_, n)| n).to_string()
+            }
+        }
+    }
+
     /// An index's columns (into its table's) and whether it is unique and primary.
     pub fn index_shape(&self) -> Option<(Vec<usize>, bool, bool)> {
         let table = self.table.as_ref()?;
@@ -420,11 +440,18 @@ pub fn primary_key_name(table: &TableSchema) -> String {
 /// The user's schemas committed now, by name.
 pub(crate) struct Objects {
     pub tables: Vec<Arc<TableSchema>>,
+    /// The session looking, whose temporary relations a name finds first.
+    pub sid: Option<u64>,
 }
 
 impl Objects {
     pub fn load(db: &DbShared) -> Objects {
-        Objects { tables: db.read_catalog(|st| st.schemas().cloned().collect()) }
+        Objects { tables: db.read_catalog(|st| st.schemas().cloned().collect()), sid: None }
+    }
+
+    /// As `load`, for session `sid`.
+    pub fn load_for(db: &DbShared, sid: u64) -> Objects {
+        Objects { sid: Some(sid), ..Objects::load(db) }
     }
 
     /// Every relation of pg_class: the user's (tables, views, sequences and their
@@ -439,13 +466,17 @@ impl Objects {
             } else {
                 'r'
             };
+            // A temporary relation is shown by its written name in its session's schema.
+            let temp_of = crate::temp_tables::split(&table.name).map(|(sid, _)| sid);
+            let namespace = temp_of.map_or(PUBLIC_OID, temp_namespace_oid);
             out.push(Relation {
                 oid: object_oid(ObjectKind::Relation, &table.name),
-                name: table.name.clone(),
-                namespace: PUBLIC_OID,
+                name: crate::temp_tables::visible_name(&table.name).to_string(),
+                namespace,
                 kind,
                 table: Some(table.clone()),
                 index: None,
+                temp_of,
             });
             if kind != 'r' {
                 continue;
@@ -457,11 +488,12 @@ impl Objects {
             for (index, name) in indexes {
                 out.push(Relation {
                     oid: index_oid(&table.name, &name),
-                    name,
-                    namespace: PUBLIC_OID,
+                    name: crate::temp_tables::visible_name(&name).to_string(),
+                    namespace,
                     kind: 'i',
                     table: Some(table.clone()),
                     index: Some(index),
+                    temp_of,
                 });
             }
         }
@@ -476,6 +508,23 @@ impl Objects {
     pub fn table(&self, name: &str) -> Option<&Arc<TableSchema>> {
         self.tables.iter().find(|t| t.name == name)
     }
+
+    /// The schemas of the sessions' temporary relations: (oid, name), each once.
+    pub fn temp_namespaces(&self) -> Vec<(i64, String)> {
+        let mut sids: Vec<u64> = self
+            .tables
+            .iter()
+            .filter_map(|t| crate::temp_tables::split(&t.name).map(|(sid, _)| sid))
+            .collect();
+        sids.sort_unstable();
+        sids.dedup();
+        sids.into_iter().map(|sid| (temp_namespace_oid(sid), crate::temp_tables::namespace(sid))).collect()
+    }
+}
+
+/// The OID of session `sid`'s temporary schema, `pg_temp_<sid>`.
+pub fn temp_namespace_oid(sid: u64) -> i64 {
+    object_oid(ObjectKind::Namespace, &crate::temp_tables::namespace(sid))
 }
 
 pub fn index_oid(table: &str, index: &str) -> i64 {
@@ -521,6 +570,9 @@ fn name_parts(text: &str) -> Vec<String> {
 /// The OID of the relation a FROM clause names `name` (a table, view or sequence, or a
 /// catalog relation: `pg_class`, `information_schema.tables`).
 pub(crate) fn relation_oid(db: &DbShared, name: &str) -> DbResult<Option<i64>> {
+    if crate::temp_tables::is_temporary(name) {
+        return Ok(Some(object_oid(ObjectKind::Relation, name)));
+    }
     let written = match name.strip_prefix("information_schema.") {
         Some(relation) => format!("information_schema.{}", quote_ident(relation)),
         None => quote_ident(name),
@@ -545,16 +597,27 @@ pub(crate) fn lookup(objects: &Objects, ty: CatalogType, text: &str) -> DbResult
                 [schema, name] => (Some(schema.as_str()), name.as_str()),
                 _ => return Ok(None),
             };
+            let own_temp = objects.sid.map(temp_namespace_oid);
             let namespace = match schema {
                 None => None,
+                Some("pg_temp") => Some(own_temp.unwrap_or(0)),
                 Some(s) => match NAMESPACES.iter().find(|(_, n)| *n == s) {
                     Some((oid, _)) => Some(*oid),
-                    None => return Ok(None),
+                    None => match objects.temp_namespaces().into_iter().find(|(_, n)| n == s) {
+                        Some((oid, _)) => Some(oid),
+                        None => return Ok(None),
+                    },
                 },
             };
-            // The search path: pg_catalog, then public.
-            let mut found = objects.relations().into_iter().filter(|r| r.name == name).collect::<Vec<_>>();
-            found.sort_by_key(|r| r.namespace != PG_CATALOG_OID);
+            // The search path: the session's pg_temp, pg_catalog, then public; another
+            // session's temporary relations only by their schema's name.
+            let mut found = objects
+                .relations()
+                .into_iter()
+                .filter(|r| r.name == name)
+                .filter(|r| r.temp_of.is_none() || namespace.is_some() || r.temp_of == objects.sid)
+                .collect::<Vec<_>>();
+            found.sort_by_key(|r| (Some(r.namespace) != own_temp, r.namespace != PG_CATALOG_OID));
             found.into_iter().find(|r| namespace.is_none_or(|n| n == r.namespace)).map(|r| r.oid)
         }
         CatalogType::RegType => type_named(text),

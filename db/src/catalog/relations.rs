@@ -190,6 +190,7 @@ pub(crate) fn catalog_relations() -> impl Iterator<Item = Relation> {
             kind: d.kind,
             table: schema(d.name),
             index: None,
+            temp_of: None,
         }
     })
 }
@@ -532,14 +533,19 @@ impl Session {
     /// The rows of catalog relation `name` now, or None if it is none.
     pub(crate) fn catalog_rows(&self, name: &str) -> DbResult<Option<Vec<Row>>> {
         let Some(schema) = schema(name) else { return Ok(None) };
-        let objects = Objects::load(&self.db);
+        let objects = Objects::load_for(&self.db, self.entry.sid);
         let user = self.entry.client().username;
         let database = self.database_name();
         let rows: Vec<Fields> = match name {
             "pg_namespace" => NAMESPACES
                 .iter()
+                .map(|(o, n)| (*o, n.to_string()))
+                .chain(objects.temp_namespaces())
                 .map(|(o, n)| {
-                    Fields::new().set("oid", oid(*o)).set("nspname", *n).set("nspowner", oid(OWNER_OID))
+                    Fields::new()
+                        .set("oid", oid(o))
+                        .set("nspname", n.as_str())
+                        .set("nspowner", oid(OWNER_OID))
                 })
                 .collect(),
             "pg_class" => objects.relations().iter().map(|r| class_row(&objects, r)).collect(),
@@ -1023,13 +1029,18 @@ impl Session {
                 .iter()
                 .filter(|r| matches!(r.kind, 'r' | 'v'))
                 .map(|r| {
-                    let schema = namespace_name(r.namespace);
+                    let schema = r.schema_name();
+                    let table_type = match (r.kind, r.temp_of) {
+                        ('v', _) => "VIEW",
+                        (_, Some(_)) => "LOCAL TEMPORARY",
+                        _ => "BASE TABLE",
+                    };
                     Fields::new()
                         .set("table_catalog", database.as_str())
-                        .set("table_schema", schema)
+                        .set("table_schema", schema.as_str())
                         .set("table_name", r.name.as_str())
-                        .set("table_type", if r.kind == 'v' { "VIEW" } else { "BASE TABLE" })
-                        .set("is_insertable_into", yes_no(r.kind == 'r' && r.namespace == PUBLIC_OID))
+                        .set("table_type", table_type)
+                        .set("is_insertable_into", yes_no(r.kind == 'r' && r.is_user()))
                         .set("is_typed", yes_no(false))
                 })
                 .collect(),
@@ -1227,10 +1238,6 @@ const OPCLASSES: [(i64, &str, i64); 17] = [
     (10088, "jsonb_ops", 3802),
 ];
 
-fn namespace_name(oid: i64) -> &'static str {
-    NAMESPACES.iter().find(|(o, _)| *o == oid).map_or("public", |(_, n)| n)
-}
-
 fn table_constraint(database: &str, name: &str, table: &str, kind: &'static str) -> Fields {
     Fields::new()
         .set("constraint_catalog", database)
@@ -1285,7 +1292,7 @@ fn class_row(objects: &Objects, r: &Relation) -> Fields {
         (_, Some(t), _) => t.visible_columns().len(),
         _ => 0,
     };
-    let user_table = r.kind == 'r' && r.namespace == crate::catalog::PUBLIC_OID;
+    let user_table = r.kind == 'r' && r.is_user();
     let checks = match table {
         Some(t) if user_table => t.checks.len(),
         _ => 0,
@@ -1314,7 +1321,7 @@ fn class_row(objects: &Objects, r: &Relation) -> Fields {
         .set("reltoastrelid", oid(0))
         .set("relhasindex", flag(has_index))
         .set("relisshared", flag(false))
-        .set("relpersistence", ch('p'))
+        .set("relpersistence", ch(if r.temp_of.is_some() { 't' } else { 'p' }))
         .set("relkind", ch(r.kind))
         .set("relnatts", Value::Int(natts as i64))
         .set("relchecks", Value::Int(checks as i64))
@@ -1396,7 +1403,7 @@ fn attribute_rows(r: &Relation) -> Vec<Fields> {
             })
             .collect();
     }
-    let user = r.namespace == crate::catalog::PUBLIC_OID;
+    let user = r.is_user();
     table
         .visible_columns()
         .iter()
@@ -1481,7 +1488,7 @@ fn equality_operator(ty: DataType) -> i64 {
 
 fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
     let Some(table) = r.table.as_deref() else { return Vec::new() };
-    let user = r.namespace == crate::catalog::PUBLIC_OID;
+    let user = r.is_user();
     table
         .visible_columns()
         .iter()
@@ -1514,7 +1521,7 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
             let type_id = declared_type_oid(c.ty, table.int_width(n));
             Fields::new()
                 .set("table_catalog", database)
-                .set("table_schema", namespace_name(r.namespace))
+                .set("table_schema", r.schema_name().as_str())
                 .set("table_name", r.name.as_str())
                 .set("column_name", c.name.as_str())
                 .set("ordinal_position", Value::Int(n as i64 + 1))

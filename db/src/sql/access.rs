@@ -778,7 +778,8 @@ impl Session {
     /// Whether the open transaction may have changed rows (so reads must go through its
     /// overlay). Conservative: true from its first logged change to its end.
     pub(crate) fn own_changes(&self) -> bool {
-        self.redo.transaction().is_some()
+        // A temporary table's changes are in the transaction but not in its redo.
+        self.redo.transaction().is_some() || (self.temp.made_any && self.has_changes())
     }
 
     /// The rows of `keys` in the stored table `table`, as the statement sees them (with

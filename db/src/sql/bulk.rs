@@ -55,6 +55,9 @@ impl crate::database::CallResult for Result<(), BulkRowError> {
 impl Session {
     /// Starts loading rows into `table` (opening a transaction if none is open).
     pub fn begin_bulk_load(&mut self, table: &str) -> DbResult<BulkLoad> {
+        // The session's temporary table of that name, if it has one.
+        let stored = self.resolve_relation(table.to_string());
+        let table = stored.as_str();
         if crate::views::is_view(table) {
             return Err(crate::views::read_only(table));
         }

@@ -10,7 +10,6 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Column, TableSchema};
 use crate::sql::exec::QueryResult;
-use crate::sql::expr::object_name;
 use crate::value::DataType;
 
 impl Session {
@@ -19,17 +18,17 @@ impl Session {
         create: &ast::CreateTable,
         query: &ast::Query,
     ) -> DbResult<QueryResult> {
-        if create.or_replace || create.temporary || create.external || create.like.is_some() {
+        if create.or_replace || create.external || create.like.is_some() {
             return Err(DbError::Unsupported("this form of CREATE TABLE ... AS".into()));
         }
         if !create.constraints.is_empty() {
             return Err(DbError::Unsupported("constraints in CREATE TABLE ... AS".into()));
         }
-        let name = object_name(&create.name)?;
+        let (temporary, name) = self.table_to_create(create)?;
         if create.if_not_exists && self.db.read_catalog(|st| st.has_table(&name)) {
             self.notices.push(crate::error::Notice::with_state(
                 "42P07",
-                format!("relation \"{name}\" already exists, skipping"),
+                format!("relation \"{}\" already exists, skipping", crate::temp_tables::visible_name(&name)),
             ));
             return Ok(QueryResult::command("CREATE TABLE AS", 0));
         }
@@ -66,7 +65,11 @@ impl Session {
             Ok(count)
         });
         match filled {
-            Ok(count) => Ok(QueryResult::command(crate::sql::exec::count_tag("SELECT", count), count)),
+            Ok(count) => {
+                // Its ON COMMIT action from the next commit on: this one made it.
+                self.temporary_table_made(&name, temporary);
+                Ok(QueryResult::command(crate::sql::exec::count_tag("SELECT", count), count))
+            }
             Err(e) => {
                 self.rollback();
                 let _ = self.drop_table(&name);

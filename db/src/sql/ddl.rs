@@ -160,7 +160,7 @@ impl Session {
         if alter.location.is_some() || alter.on_cluster.is_some() {
             return Err(DbError::Unsupported(format!("this form of ALTER TABLE: {alter}")));
         }
-        let mut table = object_name(&alter.name)?;
+        let mut table = self.relation_name(&alter.name)?;
         if alter.if_exists && self.schema_of(&table).is_err() {
             self.notice("42P01", format!("relation \"{table}\" does not exist, skipping"));
             return Ok(QueryResult::command("ALTER TABLE", 0));
@@ -293,8 +293,17 @@ impl Session {
             Op::RenameTable {
                 table_name: ast::RenameTableNameKind::To(name) | ast::RenameTableNameKind::As(name),
             } => {
-                let to = object_name(name)?;
+                let mut to = object_name(name)?;
+                if crate::temp_tables::is_temporary(table) {
+                    // A temporary table keeps its schema: its new name is stored as its own.
+                    to = self.temp_name(&to);
+                } else {
+                    crate::temp_tables::check_permanent_name(&to)?;
+                }
                 self.rename_table(table, &to)?;
+                if let Some(action) = self.temp.on_commit.remove(table) {
+                    self.temp.on_commit.insert(to.clone(), action);
+                }
                 return Ok(Some(to));
             }
             Op::AlterColumn { column_name, op } => {
@@ -697,6 +706,7 @@ impl Session {
         options: &[ast::SequenceOptions],
     ) -> DbResult<QueryResult> {
         let name = object_name(name)?;
+        crate::temp_tables::check_permanent_name(&name)?;
         let def = sequence_definition(data_type, options, |e| self.constant_int(e))?;
         if if_not_exists && self.schema_of(&name).is_ok() {
             self.notice("42P07", format!("relation \"{name}\" already exists, skipping"));

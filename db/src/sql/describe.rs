@@ -140,7 +140,7 @@ impl Session {
     }
 
     fn table_schema(&self, name: &ast::ObjectName) -> Option<std::sync::Arc<TableSchema>> {
-        let name = object_name(name).ok()?;
+        let name = self.relation_name(name).ok()?;
         self.db.read_catalog(|st| st.table(&name).ok().map(|t| t.schema.clone()))
     }
 

@@ -851,7 +851,7 @@ impl Session {
             }
             S::Drop { object_type: ast::ObjectType::Index, if_exists, names, .. } => {
                 for name in names {
-                    let name = object_name(name)?;
+                    let name = self.index_name(name)?;
                     match self.drop_index(&name) {
                         Err(DbError::UnknownIndex(_)) if *if_exists => self.notices.push(
                             crate::error::Notice::plain(format!("index \"{name}\" does not exist, skipping")),
@@ -920,6 +920,9 @@ impl Session {
                 } else {
                     let defer = call.defer;
                     self.user_call(|s| s.commit_call(options, defer))?;
+                    if self.temp.has_on_commit() {
+                        self.temp_tables_at_commit();
+                    }
                 }
                 Ok(QueryResult::command("COMMIT", 0))
             }
@@ -1055,15 +1058,10 @@ impl Session {
         if let Some(query) = &create.query {
             return self.create_table_as(create, query);
         }
-        if create.or_replace
-            || create.temporary
-            || create.external
-            || create.query.is_some()
-            || create.like.is_some()
-        {
+        if create.or_replace || create.external || create.query.is_some() || create.like.is_some() {
             return Err(DbError::Unsupported("this form of CREATE TABLE".into()));
         }
-        let name = object_name(&create.name)?;
+        let (temporary, name) = self.table_to_create(create)?;
         let mut columns = Vec::new();
         let mut primary_key: Option<Vec<usize>> = None;
         let set_key = |key: Vec<usize>, primary_key: &mut Option<Vec<usize>>| {
@@ -1104,6 +1102,11 @@ impl Session {
                 checks.push((check_name, text, Some(spec.column.name.clone())));
             }
             if let Some((always, def)) = spec.identity {
+                if temporary.is_some() {
+                    return Err(DbError::Unsupported(
+                        "SERIAL and IDENTITY columns of a temporary table".into(),
+                    ));
+                }
                 if defaults.iter().any(|(c, _)| *c == i) {
                     return Err(syntax(format!(
                         "both default and identity specified for column \"{}\" of table \"{name}\"",
@@ -1187,7 +1190,7 @@ impl Session {
             // PostgreSQL's: a NOTICE with the duplicate-table SQLSTATE.
             s.notices.push(crate::error::Notice::with_state(
                 "42P07",
-                format!("relation \"{name}\" already exists, skipping"),
+                format!("relation \"{}\" already exists, skipping", crate::temp_tables::visible_name(&name)),
             ));
             Ok(QueryResult::command("CREATE TABLE", 0))
         };
@@ -1218,7 +1221,15 @@ impl Session {
                 constraint: true,
             })?;
         }
-        for reference in &references {
+        for reference in &mut references {
+            let parent = std::mem::take(&mut reference.parent);
+            // A temporary table referencing itself by the name it was written with.
+            reference.parent = if temporary.is_some() && parent == crate::temp_tables::visible_name(&name) {
+                name.clone()
+            } else {
+                self.resolve_relation(parent)
+            };
+            crate::temp_tables::check_reference(temporary.is_some(), &reference.parent)?;
             let fk = if reference.parent == name {
                 crate::sql::references::resolve_foreign_key(&schema, &schema, reference)?
             } else {
@@ -1238,7 +1249,13 @@ impl Session {
             }
             created.push(sequence);
         }
+        if temporary.is_some() {
+            self.temporary_index_names(&mut schema);
+        }
         let made = made.and_then(|()| self.create_table(schema));
+        if made.is_ok() {
+            self.temporary_table_made(&name, temporary);
+        }
         if made.is_err() {
             for sequence in &created {
                 let _ = self.drop_table(sequence);
@@ -1263,7 +1280,7 @@ impl Session {
         {
             return Err(DbError::Unsupported(format!("this form of CREATE INDEX: {create}")));
         }
-        let table = object_name(&create.table_name)?;
+        let table = self.relation_name(&create.table_name)?;
         let schema = self.schema_of(&table)?;
         let mut columns = Vec::new();
         for column in &create.columns {
@@ -1284,6 +1301,8 @@ impl Session {
             columns.push(index);
         }
         let name = match &create.name {
+            // A temporary table's index is in the session's temporary schema too.
+            Some(name) if crate::temp_tables::is_temporary(&table) => self.temp_name(&object_name(name)?),
             Some(name) => object_name(name)?,
             // PostgreSQL's default: table_column(s)_idx.
             None => {
@@ -1311,7 +1330,7 @@ impl Session {
         if_exists: bool,
         cascade: bool,
     ) -> DbResult<QueryResult> {
-        let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
+        let names = names.iter().map(|n| self.relation_name(n)).collect::<DbResult<Vec<_>>>()?;
         if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
             return Err(crate::views::read_only(view));
         }
@@ -1331,9 +1350,9 @@ impl Session {
         }
         for name in &names {
             match self.drop_table_checked(name, &names, cascade) {
-                Err(DbError::UnknownTable(_)) if if_exists => self
-                    .notices
-                    .push(crate::error::Notice::plain(format!("table \"{name}\" does not exist, skipping"))),
+                Err(DbError::UnknownTable(_)) if if_exists => self.notices.push(crate::error::Notice::plain(
+                    format!("table \"{}\" does not exist, skipping", crate::temp_tables::visible_name(name)),
+                )),
                 other => other?,
             }
             // The sequences of its SERIAL and IDENTITY columns go with it.
@@ -1349,7 +1368,7 @@ impl Session {
             return Err(DbError::Unsupported("TRUNCATE ... PARTITION".into()));
         }
         let names =
-            truncate.table_names.iter().map(|t| object_name(&t.name)).collect::<DbResult<Vec<_>>>()?;
+            truncate.table_names.iter().map(|t| self.relation_name(&t.name)).collect::<DbResult<Vec<_>>>()?;
         if let Some(view) = names.iter().find(|n| crate::views::is_view(n)) {
             return Err(crate::views::read_only(view));
         }
@@ -1481,10 +1500,12 @@ impl Session {
             }
             Some(ast::ConflictTarget::OnConstraint(name)) => {
                 let name = object_name(name)?;
-                if name == pk_name && !schema.rowid {
+                // A temporary table's constraints by the names its user wrote.
+                let named = |stored: &str| crate::temp_tables::visible_name(stored) == name;
+                if named(&pk_name) && !schema.rowid {
                     Some(None)
-                } else if schema.indexes.iter().any(|i| i.unique && i.name == name) {
-                    Some(Some(name))
+                } else if let Some(index) = schema.indexes.iter().find(|i| i.unique && named(&i.name)) {
+                    Some(Some(index.name.clone()))
                 } else {
                     return Err(DbError::Syntax {
                         message: format!(
@@ -1570,7 +1591,7 @@ impl Session {
             _ => None,
         });
         let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
-        self.insert_target_of(object_name(table)?, &insert.columns, supplied, alias)
+        self.insert_target_of(self.relation_name(table)?, &insert.columns, supplied, alias)
     }
 
     /// The target of an INSERT into `table` of `columns` (all, or the first `supplied`,
@@ -2003,8 +2024,10 @@ impl Session {
             if compiled_at == generation {
                 return Ok(compiled);
             }
+            // Also recompiled when a temporary table of the session now hides the table.
             let unchanged = compiled.table().is_some_and(|(table, schema)| {
                 self.db.read_catalog(|st| st.table(table).is_ok_and(|t| Arc::ptr_eq(&t.schema, schema)))
+                    && !self.hidden_by_temporary(table)
             });
             if unchanged {
                 *slot.lock().expect("compiled slot poisoned") = Some((generation, compiled.clone()));

@@ -48,6 +48,7 @@ use crate::sql::access::{plan, Access};
 use crate::sql::exec::{QueryResult, ResultColumn};
 use crate::sql::expr::{Binder, Expr, Relation};
 use crate::sql::query::{SelectCounts, SelectPlan};
+use crate::temp_tables::visible_name;
 use crate::value::{DataType, Value};
 
 /// What an EXPLAIN asks for beyond the plan.
@@ -145,8 +146,10 @@ fn lines_of(nodes: Vec<Node>) -> Vec<String> {
 /// The node of the access to `relation` with `filter` (compiled) as the WHERE, `shown` as
 /// written.
 fn access_node(relation: &Relation, filter: Option<&Expr>, shown: Option<String>) -> Node {
-    let name = &relation.name;
+    // A temporary table, and its indexes, by the names its user wrote.
+    let name = visible_name(&relation.name);
     let pkey = relation.schema.primary_key_name();
+    let pkey = visible_name(&pkey);
     let text = if crate::views::is_view(name) {
         format!("Seq Scan on {name}  (a v$ view, built for the statement)")
     } else {
@@ -158,7 +161,7 @@ fn access_node(relation: &Relation, filter: Option<&Expr>, shown: Option<String>
             ),
             Access::Range { .. } => format!("Index Range Scan using {pkey} on {name}"),
             Access::Index { index, within } => {
-                let index = &relation.schema.indexes[index].name;
+                let index = visible_name(&relation.schema.indexes[index].name);
                 match *within {
                     Access::Points(keys) => format!(
                         "Index Scan using {index} on {name}  ({} key{})",
@@ -303,7 +306,11 @@ fn select_nodes(plan: &SelectPlan, text: &PlanText, counts: Option<&SelectCounts
                     Some(i) => relation.schema.indexes[i].name.clone(),
                 };
                 let backward = if ordered.backward { " Backward" } else { "" };
-                let node = Node::new(format!("Index Scan{backward} using {name} on {}", relation.name));
+                let node = Node::new(format!(
+                    "Index Scan{backward} using {} on {}",
+                    visible_name(&name),
+                    visible_name(&relation.name)
+                ));
                 match text.filter.clone() {
                     Some(filter) => node.detail(format!("Filter: {filter}")),
                     None => node,
@@ -391,7 +398,7 @@ impl Session {
                 let compiled = self.compile_update(update, Some(params))?;
                 let relation = compiled.relation();
                 vec![
-                    Node::new(format!("Update on {}", relation.name)),
+                    Node::new(format!("Update on {}", visible_name(&relation.name))),
                     self.access_of(relation, update.selection.as_ref(), params)?,
                 ]
             }
@@ -399,7 +406,7 @@ impl Session {
                 let compiled = self.compile_delete(delete, Some(params))?;
                 let relation = compiled.relation();
                 vec![
-                    Node::new(format!("Delete on {}", relation.name)),
+                    Node::new(format!("Delete on {}", visible_name(&relation.name))),
                     self.access_of(relation, delete.selection.as_ref(), params)?,
                 ]
             }

@@ -1563,6 +1563,7 @@ impl<'a> Binder<'a> {
             user: session.entry.client().username,
             database: session.database_name(),
             settings: None,
+            sid: session.entry.sid,
         };
         Ok(Expr::Catalog(Box::new(call), args))
     }

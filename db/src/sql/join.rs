@@ -606,28 +606,31 @@ impl Session {
             let schema = crate::views::schema(&catalog).expect("a catalog relation has a schema");
             return Ok(Relation { name: catalog, alias, schema, derived: None, function: None });
         }
-        let schema = match crate::views::schema(&name) {
+        // The session's temporary table of that name comes first (`temp_tables`).
+        let stored = self.relation_name(written)?;
+        let schema = match crate::views::schema(&stored) {
             Some(view) => view,
-            None => {
-                self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&name)?.schema.clone())).map_err(|e| {
+            None => self.db.read_catalog(|st| Ok::<_, DbError>(st.table(&stored)?.schema.clone())).map_err(
+                |e| {
                     let start = sqlparser::ast::Spanned::span(written).start;
                     e.at(start.line, start.column)
-                })?
-            }
+                },
+            )?,
         };
         if schema.view.is_some() {
             // A view: its query, planned here as a subquery in FROM.
             let plan = Arc::new(self.plan_view(&schema)?);
-            crate::sql::stored_views::note_relation(&name, Some(&plan));
+            crate::sql::stored_views::note_relation(&stored, Some(&plan));
             return view_relation(name, alias, plan, &schema);
         }
-        crate::sql::stored_views::note_relation(&name, None);
+        crate::sql::stored_views::note_relation(&stored, None);
         let alias = match alias {
-            None => None,
+            // A temporary table answers to the name it was written with.
+            None => Some(name).filter(|n| *n != stored),
             Some(a) if a.columns.is_empty() => Some(ident_name(&a.name)),
             Some(_) => return Err(DbError::Unsupported("a column alias list on a table".into())),
         };
-        Ok(Relation { name, alias, schema, derived: None, function: None })
+        Ok(Relation { name: stored, alias, schema, derived: None, function: None })
     }
 
     /// The relation a view's query names `read.written`: `read.relation` now, known in

@@ -132,7 +132,7 @@ impl Session {
         let ast::TableFactor::Table { name, args: None, .. } = &target.relation else {
             return Err(DbError::Unsupported(format!("UPDATE or DELETE of {}", target.relation)));
         };
-        let table = object_name(name)?;
+        let table = self.relation_name(name)?;
         let from: Vec<ast::TableWithJoins> =
             std::iter::once(target.clone()).chain(others.iter().cloned()).collect();
         let (scope, written) = self.scope_of_from(&from, params, &[])?;

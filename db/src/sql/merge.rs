@@ -23,7 +23,7 @@ use crate::database::Session;
 use crate::error::{DbError, DbResult};
 use crate::schema::{Key, Row, TableSchema};
 use crate::sql::exec::{assignable, InsertTarget, QueryResult};
-use crate::sql::expr::{object_name, Binder, Expr};
+use crate::sql::expr::{Binder, Expr};
 use crate::value::Value;
 
 /// What a WHEN clause does.
@@ -63,7 +63,7 @@ impl Session {
         let ast::TableFactor::Table { name, .. } = &merge.table else {
             return Err(DbError::Unsupported("MERGE into anything but a table".into()));
         };
-        let table = object_name(name)?;
+        let table = self.relation_name(name)?;
         let from = vec![ast::TableWithJoins {
             relation: merge.source.clone(),
             joins: vec![ast::Join {

@@ -273,7 +273,7 @@ impl Session {
         let mut cascaded = Vec::new();
         self.ddl_tables(&tables, |st| {
             let kind = if st.table(table)?.schema.sequence.is_some() { "sequence" } else { "table" };
-            let what = format!("{kind} {table}");
+            let what = format!("{kind} {}", crate::temp_tables::visible_name(table));
             let mut changes = cascade_to_views(
                 st.schemas(),
                 Dropped::Relation(table),

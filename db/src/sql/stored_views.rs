@@ -39,6 +39,7 @@ use crate::schema::{Column, TableSchema, ViewColumn, ViewRead};
 use crate::sql::expr::{ident_name, object_name, Relation};
 use crate::sql::query::QueryPlan;
 use crate::sql::QueryResult;
+use crate::temp_tables::visible_name;
 use crate::value::DataType;
 
 /// How deep views are being expanded on this thread (a view of a view ...): a cycle
@@ -240,11 +241,13 @@ pub(crate) fn dependents<'s>(
                     .any(|r| r.relation == relation && column.is_none_or(|c| r.reads_column(c)))
             })
             .map(|v| {
+                // A temporary relation by the name its user wrote.
+                let (name, shown) = (visible_name(&v.name), visible_name(relation));
                 let line = match column {
                     Some(c) => {
-                        format!("view {} depends on column {c} of {} {relation}", v.name, kind_of(relation))
+                        format!("view {name} depends on column {c} of {} {shown}", kind_of(relation))
                     }
-                    None => format!("view {} depends on {} {relation}", v.name, kind_of(relation)),
+                    None => format!("view {name} depends on {} {shown}", kind_of(relation)),
                 };
                 (v.name.clone(), line)
             })
@@ -297,8 +300,8 @@ impl Session {
     }
 
     pub(crate) fn create_view_statement(&mut self, create: &ast::CreateView) -> DbResult<QueryResult> {
-        if create.materialized || create.temporary || create.or_alter || create.secure {
-            return Err(DbError::Unsupported("MATERIALIZED, TEMPORARY or SECURE views".into()));
+        if create.materialized || create.or_alter || create.secure {
+            return Err(DbError::Unsupported("MATERIALIZED or SECURE views".into()));
         }
         if !matches!(create.options, ast::CreateTableOptions::None) || !create.cluster_by.is_empty() {
             return Err(DbError::Unsupported(format!("the view options of {}", create.name)));
@@ -308,10 +311,28 @@ impl Session {
                 "views must not contain data-modifying statements in WITH".into(),
             ));
         }
-        let name = object_name(&create.name)?;
-        if crate::views::is_view(&name) {
-            return Err(DbError::TableExists(name));
+        let written = object_name(&create.name)?;
+        if crate::views::is_view(&written) {
+            return Err(DbError::TableExists(written));
         }
+        // Planned now: names and types checked, the columns known, what it reads found.
+        let recording = RecordingReads::start();
+        let plan = self.plan_query_in(&create.query, &[], &[])?;
+        let reads = recording.finish();
+        // A view over a temporary table is temporary itself (PostgreSQL's NOTICE): it
+        // could not outlive the session.
+        let mut temporary = create.temporary || self.qualified_temporary(&create.name)?;
+        if !temporary && reads.iter().any(|r| crate::temp_tables::is_temporary(&r.relation)) {
+            temporary = true;
+            self.notice("00000", format!("view \"{written}\" will be a temporary view"));
+        }
+        let name = if temporary {
+            self.temp.made_any = true;
+            self.temp_name(&written)
+        } else {
+            crate::temp_tables::check_permanent_name(&written)?;
+            written
+        };
         let existing = self.schema_of(&name).ok();
         match &existing {
             Some(s) if s.view.is_none() => {
@@ -324,10 +345,6 @@ impl Session {
             Some(_) if !create.or_replace => return Err(DbError::TableExists(name)),
             _ => {}
         }
-        // Planned now: names and types checked, the columns known, what it reads found.
-        let recording = RecordingReads::start();
-        let plan = self.plan_query_in(&create.query, &[], &[])?;
-        let reads = recording.finish();
         let mut columns: Vec<Column> = plan
             .columns()
             .iter()
@@ -418,7 +435,7 @@ impl Session {
     fn skipped(&mut self, name: &str) -> QueryResult {
         self.notices.push(crate::error::Notice::with_state(
             "42P07",
-            format!("relation \"{name}\" already exists, skipping"),
+            format!("relation \"{}\" already exists, skipping", crate::temp_tables::visible_name(name)),
         ));
         QueryResult::command("CREATE VIEW", 0)
     }
@@ -429,7 +446,7 @@ impl Session {
         if_exists: bool,
         cascade: bool,
     ) -> DbResult<QueryResult> {
-        let names = names.iter().map(object_name).collect::<DbResult<Vec<_>>>()?;
+        let names = names.iter().map(|n| self.relation_name(n)).collect::<DbResult<Vec<_>>>()?;
         for name in &names {
             match self.schema_of(name) {
                 Ok(s) if s.view.is_some() => {}

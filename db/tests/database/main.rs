@@ -41,6 +41,7 @@ mod row_comparisons;
 mod sequences;
 mod shared_pool;
 mod sql;
+mod temp_tables;
 mod temporal_and_alter;
 mod time_model;
 mod timed_statistics;
