@@ -557,7 +557,7 @@ impl Session {
                 .map(|r| {
                     let (has_index, has_triggers) = class_flags(&objects, r);
                     Fields::new()
-                        .set("schemaname", namespace_name(r.namespace))
+                        .set("schemaname", r.schema_name())
                         .set("tablename", r.name.as_str())
                         .set("tableowner", user.as_str())
                         .set("hasindexes", flag(has_index))
@@ -574,7 +574,7 @@ impl Session {
                     let definition =
                         r.table.as_deref().and_then(|t| t.view.as_ref()).map(|q| format!(" {q};"));
                     Fields::new()
-                        .set("schemaname", namespace_name(r.namespace))
+                        .set("schemaname", r.schema_name())
                         .set("viewname", r.name.as_str())
                         .set("viewowner", user.as_str())
                         .set("definition", definition.map_or(Value::Null, Value::Text))
@@ -587,7 +587,7 @@ impl Session {
                     let definition = index_definition(r)?;
                     Some(
                         Fields::new()
-                            .set("schemaname", namespace_name(r.namespace))
+                            .set("schemaname", r.schema_name())
                             .set("tablename", r.table.as_deref()?.name.as_str())
                             .set("indexname", r.name.as_str())
                             .set("indexdef", definition),
@@ -1261,11 +1261,14 @@ pub(crate) fn index_definition(r: &Relation) -> Option<String> {
     let (table, (columns, unique, _)) = (r.table.as_deref()?, r.index_shape()?);
     let names: Vec<String> =
         columns.iter().map(|&c| crate::catalog::quote_ident(&table.columns[c].name)).collect();
+    // A temporary table is stored under its session's name for it, and shown under its own.
+    let table_name = crate::temp_tables::split(&table.name).map_or(table.name.as_str(), |(_, name)| name);
     Some(format!(
-        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        "CREATE {}INDEX {} ON {}.{} USING btree ({})",
         if unique { "UNIQUE " } else { "" },
         crate::catalog::quote_ident(&r.name),
-        crate::catalog::quote_ident(&table.name),
+        r.schema_name(),
+        crate::catalog::quote_ident(table_name),
         names.join(", ")
     ))
 }
