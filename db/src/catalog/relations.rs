@@ -1276,7 +1276,7 @@ pub(crate) fn index_definition(r: &Relation) -> Option<String> {
 /// A relation's relhasindex and relhastriggers.
 fn class_flags(objects: &Objects, r: &Relation) -> (bool, bool) {
     let table = r.table.as_deref();
-    let user_table = r.kind == 'r' && r.namespace == crate::catalog::PUBLIC_OID;
+    let user_table = r.kind == 'r' && r.is_user();
     let has_index = user_table && table.is_some_and(|t| !t.rowid || !t.indexes.is_empty());
     // PostgreSQL enforces a foreign key with triggers on both tables, and psql lists a
     // table's foreign keys (and those referencing it) only when it has triggers.
