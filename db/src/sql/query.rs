@@ -1622,9 +1622,9 @@ impl Session {
                     }
                 }
                 for (set, keys_in) in in_set.iter().enumerate() {
-                    key.clear();
-                    key.push(Value::Int(set as i64));
                     if several_sets {
+                        key.clear();
+                        key.push(Value::Int(set as i64));
                         key.extend(values.iter().zip(keys_in).map(|(v, &kept)| {
                             if kept {
                                 v.clone()
@@ -1633,8 +1633,16 @@ impl Session {
                             }
                         }));
                     } else {
-                        for g in &plan.groups {
-                            key.push(g.eval(row, &[])?);
+                        // One set: the key is filled in place, a column's value copied
+                        // into the previous row's (its text's memory kept: no
+                        // allocation per row).
+                        key.resize(1 + plan.groups.len(), Value::Null);
+                        key[0] = Value::Int(0);
+                        for (slot, g) in key[1..].iter_mut().zip(&plan.groups) {
+                            match g {
+                                Expr::Column(c) => slot.clone_from(&row[*c]),
+                                other => *slot = other.eval(row, &[])?,
+                            }
                         }
                     }
                     match by_group.get_mut(key.as_slice()) {
