@@ -864,9 +864,10 @@ impl Session {
         visit: &mut dyn FnMut(&[Value]) -> DbResult<bool>,
     ) -> DbResult<()> {
         let mut stopped = false;
-        self.run_node_into(&plan.scope, plan.needed.as_deref(), &plan.root, row_filter, &mut |row| {
+        let (scope, needed) = (&plan.scope, plan.needed.as_deref());
+        self.run_node_into(scope, needed, &plan.root, row_filter, &mut |row| {
             if !stopped {
-                stopped = !visit(&row)?;
+                stopped = !visit(row)?;
             }
             Ok(())
         })
@@ -882,7 +883,7 @@ impl Session {
     ) -> DbResult<Vec<Vec<Value>>> {
         let mut out = Vec::new();
         self.run_node_into(scope, needed, node, row_filter, &mut |row| {
-            out.push(row);
+            out.push(std::mem::take(row));
             Ok(())
         })?;
         Ok(out)
@@ -895,14 +896,14 @@ impl Session {
         needed: Option<&[bool]>,
         node: &Node,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+        sink: &mut RowSink,
     ) -> DbResult<()> {
         match node {
             Node::Function { entry, scan, filter } => {
                 // Not lateral (a lateral one is run by its join): arguments of no row.
                 let wide = vec![Value::Null; scope.width()];
-                for row in self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)? {
-                    sink(row)?;
+                for mut row in self.function_rows(scope, *entry, scan, filter.as_ref(), &wide, row_filter)? {
+                    sink(&mut row)?;
                 }
                 Ok(())
             }
@@ -918,19 +919,25 @@ impl Session {
                         }
                         let mut wide = vec![Value::Null; width];
                         widen(&mut wide, e.offset, &row, needed);
-                        sink(wide)?;
+                        sink(&mut wide)?;
                     }
                     return Ok(());
                 }
+                // One wide row for every row read, unless the sink takes it: each row
+                // sets the same columns (the others stay NULL), so a streamed row costs
+                // no allocation.
+                let mut wide = Vec::new();
                 self.visit_rows(&e.relation.name, access, &mut |row| {
                     if let Some(f) = filter {
                         if !row_filter(f, row)? {
                             return Ok(true);
                         }
                     }
-                    let mut wide = vec![Value::Null; width];
+                    if wide.len() != width {
+                        wide = vec![Value::Null; width];
+                    }
                     widen(&mut wide, e.offset, row, needed);
-                    sink(wide)?;
+                    sink(&mut wide)?;
                     Ok(true)
                 })?;
                 Ok(())
@@ -984,13 +991,19 @@ impl Session {
                 let mut r = Vec::new();
                 right.entries(&mut r);
                 let right_slots: Vec<(usize, usize)> = r.iter().map(|&e| slot(scope, e)).collect();
-                let combine = |a: &[Value], b: &[Value]| {
-                    let mut row = a.to_vec();
+                // A joined row: the left row with the right side's slots of `b`, made in
+                // `row` (reused while the sink leaves it, see `RowSink`).
+                let combine = |row: &mut Vec<Value>, a: &[Value], b: &[Value]| {
+                    if row.len() == a.len() {
+                        row.clone_from_slice(a);
+                    } else {
+                        *row = a.to_vec();
+                    }
                     for &(from, to) in &right_slots {
                         row[from..to].clone_from_slice(&b[from..to]);
                     }
-                    row
                 };
+                let mut row = Vec::new();
                 let passes = |row: &[Value]| condition.as_ref().map_or(Ok(true), |c| row_filter(c, row));
                 let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
                 let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
@@ -1004,27 +1017,53 @@ impl Session {
                         && relation.derived.is_none()
                         && *right_estimate > left_rows.len() as f64
                     {
-                        let table = JoinTable::build(&left_keys, &left_rows)?;
                         let from = scope.entries[*entry].offset;
                         let mut wide = vec![Value::Null; scope.width()];
-                        self.visit_rows(&relation.name, access, &mut |row| {
-                            if let Some(f) = filter {
-                                if !row_filter(f, row)? {
-                                    return Ok(true);
-                                }
-                            }
-                            widen(&mut wide, from, row, needed);
-                            let (probe, Some(hash)) = probe_key(&right_keys, &wide)? else { return Ok(true) };
-                            for i in table.candidates(hash) {
-                                if table.equals(i, &probe)? {
-                                    let joined = combine(&left_rows[i], &wide);
-                                    if passes(&joined)? {
-                                        sink(joined)?;
+                        let mut joined = Vec::new();
+                        let mut probe_with = |table: &JoinTable, combine_at: &CombineAt| -> DbResult<()> {
+                            self.visit_rows(&relation.name, access, &mut |row| {
+                                if let Some(f) = filter {
+                                    if !row_filter(f, row)? {
+                                        return Ok(true);
                                     }
                                 }
+                                widen(&mut wide, from, row, needed);
+                                let (probe, Some(hash)) = probe_key(&right_keys, &wide)? else {
+                                    return Ok(true);
+                                };
+                                for i in table.candidates(hash) {
+                                    if table.equals(i, &probe)? {
+                                        combine_at(&mut joined, i, &wide);
+                                        if passes(&joined)? {
+                                            sink(&mut joined)?;
+                                        }
+                                    }
+                                }
+                                Ok(true)
+                            })
+                        };
+                        // Packed when every key is a column of the left rows (the usual
+                        // join on keys), else the wide rows as they are.
+                        let key_columns: Option<Vec<usize>> = left_keys
+                            .iter()
+                            .map(|k| match k {
+                                Expr::Column(c) => Some(*c),
+                                _ => None,
+                            })
+                            .collect();
+                        match key_columns {
+                            Some(key_columns) => {
+                                let packed = PackedRows::of(scope, needed, left, &key_columns, left_rows);
+                                let table = JoinTable::build(&packed.keys(), BuildRows::Packed(&packed))?;
+                                probe_with(&table, &|joined, i, probe| packed.combine(joined, i, probe))?;
                             }
-                            Ok(true)
-                        })?;
+                            None => {
+                                let table = JoinTable::build(&left_keys, BuildRows::Wide(&left_rows))?;
+                                probe_with(&table, &|joined, i, probe| {
+                                    combine(joined, &left_rows[i], probe)
+                                })?;
+                            }
+                        }
                         return Ok(());
                     }
                 }
@@ -1035,50 +1074,50 @@ impl Session {
                     for a in &left_rows {
                         let mut matched = false;
                         for (i, b) in right_rows.iter().enumerate() {
-                            let row = combine(a, b);
+                            combine(&mut row, a, b);
                             if passes(&row)? {
                                 matched = true;
                                 right_matched[i] = true;
-                                sink(row)?;
+                                sink(&mut row)?;
                             }
                         }
                         if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                            sink(a.clone())?;
+                            sink(&mut a.clone())?;
                         }
                     }
                 } else if *kind == JoinKind::Inner && left_rows.len() < right_rows.len() {
                     // An inner join builds on the smaller input: here the left rows, probed
                     // by each right row in turn (the output in the right rows' order).
-                    let table = JoinTable::build(&left_keys, &left_rows)?;
+                    let table = JoinTable::build(&left_keys, BuildRows::Wide(&left_rows))?;
                     for b in &right_rows {
                         let (probe, Some(hash)) = probe_key(&right_keys, b)? else { continue };
                         for i in table.candidates(hash) {
                             if table.equals(i, &probe)? {
-                                let row = combine(&left_rows[i], b);
+                                combine(&mut row, &left_rows[i], b);
                                 if passes(&row)? {
-                                    sink(row)?;
+                                    sink(&mut row)?;
                                 }
                             }
                         }
                     }
                 } else {
-                    let table = JoinTable::build(&right_keys, &right_rows)?;
+                    let table = JoinTable::build(&right_keys, BuildRows::Wide(&right_rows))?;
                     for a in &left_rows {
                         let mut matched = false;
                         if let (probe, Some(hash)) = probe_key(&left_keys, a)? {
                             for i in table.candidates(hash) {
                                 if table.equals(i, &probe)? {
-                                    let row = combine(a, &right_rows[i]);
+                                    combine(&mut row, a, &right_rows[i]);
                                     if passes(&row)? {
                                         matched = true;
                                         right_matched[i] = true;
-                                        sink(row)?;
+                                        sink(&mut row)?;
                                     }
                                 }
                             }
                         }
                         if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                            sink(a.clone())?;
+                            sink(&mut a.clone())?;
                         }
                     }
                 }
@@ -1090,7 +1129,7 @@ impl Session {
                             for &(from, to) in &right_slots {
                                 row[from..to].clone_from_slice(&b[from..to]);
                             }
-                            sink(row)?;
+                            sink(&mut row)?;
                         }
                     }
                 }
@@ -1144,7 +1183,7 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+        sink: &mut RowSink,
     ) -> DbResult<()> {
         assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a nested loop of a {kind:?} join");
         let e = &scope.entries[entry];
@@ -1189,7 +1228,7 @@ impl Session {
                     }
                 }
                 matched = true;
-                sink(joined)?;
+                sink(&mut joined)?;
                 Ok(())
             };
             if !matchable {
@@ -1205,7 +1244,7 @@ impl Session {
                 })?;
             }
             if !matched && kind == JoinKind::Left {
-                sink(a.clone())?;
+                sink(&mut a.clone())?;
             }
         }
         Ok(())
@@ -1223,14 +1262,14 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+        sink: &mut RowSink,
     ) -> DbResult<()> {
         if matches!(kind, JoinKind::Right | JoinKind::Full) {
             return Err(DbError::Unsupported("a RIGHT or FULL join with a lateral function".into()));
         }
         for a in left_rows {
             let mut matched = false;
-            for row in self.function_rows(scope, entry, scan, filter, a, row_filter)? {
+            for mut row in self.function_rows(scope, entry, scan, filter, a, row_filter)? {
                 if !equal_on(equi, &row)? {
                     continue;
                 }
@@ -1240,10 +1279,10 @@ impl Session {
                     }
                 }
                 matched = true;
-                sink(row)?;
+                sink(&mut row)?;
             }
             if !matched && kind == JoinKind::Left {
-                sink(a.clone())?;
+                sink(&mut a.clone())?;
             }
         }
         Ok(())
@@ -1356,7 +1395,7 @@ impl Session {
         equi: &[(Expr, Expr)],
         condition: Option<&Expr>,
         row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
-        sink: &mut dyn FnMut(Vec<Value>) -> DbResult<()>,
+        sink: &mut RowSink,
     ) -> DbResult<()> {
         assert!(matches!(kind, JoinKind::Inner | JoinKind::Left), "a lateral subquery in a {kind:?} join");
         let e = &scope.entries[entry];
@@ -1392,10 +1431,10 @@ impl Session {
                     }
                 }
                 matched = true;
-                sink(joined)?;
+                sink(&mut joined)?;
             }
             if !matched && kind == JoinKind::Left {
-                sink(a.clone())?;
+                sink(&mut a.clone())?;
             }
         }
         Ok(())
@@ -1541,6 +1580,16 @@ fn using_conditions(scope: &Scope, left: &Written, right: &Written, using: &[Str
         .collect()
 }
 
+/// Where a join node hands its rows, one at a time, each a wide row: the sink may take
+/// the row (`std::mem::take`, as a join's input collecting its rows does) or only read it
+/// (the last join streaming into the query), and the node may reuse what it leaves for
+/// its next row (a row's memory, its text values' too, filled again in place).
+pub(crate) type RowSink<'s> = dyn FnMut(&mut Vec<Value>) -> DbResult<()> + 's;
+
+/// Makes in `joined` (its first argument) the joined row of build row `i` (its second)
+/// and a probing wide row (its third), for a hash join whose probing rows stream.
+type CombineAt<'c> = dyn Fn(&mut Vec<Value>, usize, &[Value]) + 'c;
+
 /// Copies a relation's own `row` into the wide row at `offset`: every column, or with
 /// `needed` (see `JoinPlan::needed`) only those something reads.
 fn widen(wide: &mut [Value], offset: usize, row: &[Value], needed: Option<&[bool]>) {
@@ -1648,19 +1697,25 @@ fn probe_key<'r>(exprs: &[&Expr], row: &'r [Value]) -> DbResult<(ProbeKey<'r>, O
     Ok((key, hash))
 }
 
-/// The build side of a hash join: per hash, a chain of the rows with it, in the rows'
-/// order, and the rows' key values: read from the rows themselves when every key is a
-/// column (the probe reads the row it joins anyway: one cache miss, not two), else
-/// evaluated once into `keys`. One map entry per distinct hash and one link per row: no
-/// allocation per key. A link carries [`JoinTable::MORE`] when the chain goes on, so a
-/// unique key (the common case: a join on a key) never reads `next`.
+/// The build side of a hash join: buckets chosen by the hash's high bits, each a chain
+/// of its rows in the rows' order, every row's hash tag (its low 32 bits) beside the
+/// chain, and the rows' key values: read from the rows themselves when every key is a
+/// column (the probe reads the row it joins anyway), else evaluated once into `keys`.
+/// Three flat arrays of 32-bit numbers (the bucket heads one to two per row): for
+/// 100,000 build rows they take 1.2 MB where a hash map of each hash's first row took
+/// 2 MB of 16-byte entries, each probe's first cache miss. A row is a candidate when its
+/// tag is the probe's, then compared as SQL compares (`equals`); no allocation per key.
 struct JoinTable<'r> {
-    rows: &'r [Vec<Value>],
-    /// The first link of each hash's chain.
-    heads: rustc_hash::FxHashMap<u64, u32>,
-    /// Per row, the link to the next row of its chain (meaningful with `MORE` set on the
-    /// link that led to this row).
+    rows: BuildRows<'r>,
+    /// Per bucket, its first row, or `EMPTY`.
+    heads: Vec<u32>,
+    /// Per row, the next row of its bucket, or `EMPTY`.
     next: Vec<u32>,
+    /// Per row, the low 32 bits of its key's hash (meaningless for a row whose key has a
+    /// NULL: it is in no chain).
+    tags: Vec<u32>,
+    /// 64 minus the bits of a bucket number: a hash's bucket is `hash >> bucket_shift`.
+    bucket_shift: u32,
     /// Some: every key is a column of the rows, these. None: the values are in `keys`.
     key_columns: Option<Vec<usize>>,
     /// Per row, its key values (`width` of them), when they are not all columns.
@@ -1669,15 +1724,17 @@ struct JoinTable<'r> {
 }
 
 impl<'r> JoinTable<'r> {
-    /// The bit of a link saying that the chain goes on after its row.
-    const MORE: u32 = 1 << 31;
+    /// No row: the end of a chain, an empty bucket.
+    const EMPTY: u32 = u32::MAX;
+    /// The most rows a build side holds (row numbers are 32-bit, `EMPTY` excluded).
+    const MAX_ROWS: usize = (1 << 31) - 1;
 
-    fn build(exprs: &[&Expr], rows: &'r [Vec<Value>]) -> DbResult<JoinTable<'r>> {
-        if rows.len() >= Self::MORE as usize {
+    fn build(exprs: &[&Expr], rows: BuildRows<'r>) -> DbResult<JoinTable<'r>> {
+        if rows.len() > Self::MAX_ROWS {
             return Err(DbError::ProgramLimitExceeded(format!(
                 "a hash join's build side of {} rows (at most {})",
                 rows.len(),
-                Self::MORE - 1
+                Self::MAX_ROWS
             )));
         }
         let width = exprs.len();
@@ -1688,17 +1745,21 @@ impl<'r> JoinTable<'r> {
                 _ => None,
             })
             .collect();
+        // At least one bucket per row: chains of ~1.5 rows at most on average.
+        let bucket_bits = rows.len().max(16).next_power_of_two().trailing_zeros();
         let mut table = JoinTable {
             rows,
-            heads: rustc_hash::FxHashMap::default(),
-            next: vec![0; rows.len()],
+            heads: vec![Self::EMPTY; 1 << bucket_bits],
+            next: vec![Self::EMPTY; rows.len()],
+            tags: vec![0; rows.len()],
+            bucket_shift: 64 - bucket_bits,
             key_columns,
             keys: Vec::new(),
             width,
         };
-        table.heads.reserve(rows.len());
         let mut hashes = Vec::with_capacity(rows.len());
-        for row in rows {
+        for i in 0..rows.len() {
+            let row = rows.row(i);
             let hash = match &table.key_columns {
                 Some(columns) => {
                     let values: ProbeKey =
@@ -1717,24 +1778,34 @@ impl<'r> JoinTable<'r> {
         // Linked from the last row to the first, so each chain runs in the rows' order.
         for (i, hash) in hashes.into_iter().enumerate().rev() {
             if let Some(hash) = hash {
-                let i = i as u32;
-                if let Some(head) = table.heads.insert(hash, i) {
-                    table.next[i as usize] = head;
-                    *table.heads.get_mut(&hash).expect("just inserted") = i | Self::MORE;
-                }
+                let bucket = table.bucket(hash);
+                table.next[i] = table.heads[bucket];
+                table.tags[i] = hash as u32;
+                table.heads[bucket] = i as u32;
             }
         }
         Ok(table)
     }
 
-    /// The rows whose key hashes to `hash`, in order (candidates: see `equals`).
+    fn bucket(&self, hash: u64) -> usize {
+        // (The high bits: Fx's low bits depend on the key's low bits only.)
+        (hash >> self.bucket_shift) as usize
+    }
+
+    /// The rows whose key may hash to `hash` (the same bucket and tag), in order
+    /// (candidates: see `equals`).
     fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
-        let mut link = self.heads.get(&hash).copied();
+        let mut link = self.heads[self.bucket(hash)];
+        let tag = hash as u32;
         std::iter::from_fn(move || {
-            let this = link?;
-            let row = (this & !Self::MORE) as usize;
-            link = (this & Self::MORE != 0).then(|| self.next[row]);
-            Some(row)
+            while link != Self::EMPTY {
+                let row = link as usize;
+                link = self.next[row];
+                if self.tags[row] == tag {
+                    return Some(row);
+                }
+            }
+            None
         })
     }
 
@@ -1742,7 +1813,7 @@ impl<'r> JoinTable<'r> {
     fn equals<V: std::borrow::Borrow<Value>>(&self, i: usize, probe: &[V]) -> DbResult<bool> {
         for (n, p) in probe.iter().enumerate() {
             let k = match &self.key_columns {
-                Some(columns) => &self.rows[i][columns[n]],
+                Some(columns) => &self.rows.row(i)[columns[n]],
                 None => &self.keys[i * self.width + n],
             };
             let equal = match (k, p.borrow()) {
@@ -1755,6 +1826,111 @@ impl<'r> JoinTable<'r> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The rows a hash join's table is built on: wide rows, or packed rows.
+#[derive(Clone, Copy)]
+enum BuildRows<'r> {
+    Wide(&'r [Vec<Value>]),
+    Packed(&'r PackedRows),
+}
+
+impl<'r> BuildRows<'r> {
+    fn len(&self) -> usize {
+        match self {
+            BuildRows::Wide(rows) => rows.len(),
+            BuildRows::Packed(packed) => packed.len(),
+        }
+    }
+
+    fn row(&self, i: usize) -> &'r [Value] {
+        match self {
+            BuildRows::Wide(rows) => &rows[i],
+            BuildRows::Packed(packed) => packed.row(i),
+        }
+    }
+}
+
+/// The build side of a hash join whose probing rows stream (a large stored table on the
+/// right): of each wide row, only the columns something reads, the rows side by side in
+/// one array. A probe's match is a random read of the build side; a wide row is an
+/// allocation of its own, reached through its pointer and several times as wide, so this
+/// makes one cache miss of two or three (the join of 1,000,000 orders with 100,000
+/// customers spent a third of its time in the build rows' misses).
+struct PackedRows {
+    /// The wide row's columns kept, in order.
+    columns: Vec<usize>,
+    /// Row `i` is `values[i * columns.len()..][..columns.len()]`.
+    values: Vec<Value>,
+    /// The join's key expressions over the packed rows.
+    keys: Vec<Expr>,
+    rows: usize,
+}
+
+impl PackedRows {
+    /// Packs `rows`, the wide rows of `node` (moved, not copied), for a join on the
+    /// columns `keys` of them.
+    fn of(
+        scope: &Scope,
+        needed: Option<&[bool]>,
+        node: &Node,
+        keys: &[usize],
+        rows: Vec<Vec<Value>>,
+    ) -> PackedRows {
+        let mut entries = Vec::new();
+        node.entries(&mut entries);
+        let mut columns: Vec<usize> = entries
+            .iter()
+            .flat_map(|&e| {
+                let (from, to) = slot(scope, e);
+                from..to
+            })
+            .filter(|&c| needed.is_none_or(|n| n[c]))
+            .collect();
+        // (The join reads its keys: `needed` has them. Kept whatever it says.)
+        for &k in keys {
+            if !columns.contains(&k) {
+                columns.push(k);
+            }
+        }
+        columns.sort_unstable();
+        let packed_keys = keys
+            .iter()
+            .map(|k| Expr::Column(columns.binary_search(k).expect("a key column is packed")))
+            .collect();
+        let count = rows.len();
+        let mut values = Vec::with_capacity(count * columns.len());
+        for mut row in rows {
+            values.extend(columns.iter().map(|&c| std::mem::replace(&mut row[c], Value::Null)));
+        }
+        PackedRows { columns, values, keys: packed_keys, rows: count }
+    }
+
+    fn len(&self) -> usize {
+        self.rows
+    }
+
+    fn row(&self, i: usize) -> &[Value] {
+        let width = self.columns.len();
+        &self.values[i * width..(i + 1) * width]
+    }
+
+    fn keys(&self) -> Vec<&Expr> {
+        self.keys.iter().collect()
+    }
+
+    /// Makes in `joined` the wide row of packed row `i` joined with the wide row
+    /// `probe` (whose columns of the packed rows' relations are NULL).
+    fn combine(&self, joined: &mut Vec<Value>, i: usize, probe: &[Value]) {
+        if joined.len() == probe.len() {
+            joined.clone_from_slice(probe);
+        } else {
+            *joined = probe.to_vec();
+        }
+        for (v, &c) in self.row(i).iter().zip(&self.columns) {
+            joined[c].clone_from(v);
+        }
     }
 }
 
