@@ -83,12 +83,6 @@ pub struct ServerContext {
     /// How long a reply may wait for the client to take any of its bytes.
     pub client_send_timeout: Duration,
     connections: AtomicUsize,
-    /// Connections with a request in progress (from taking up its first messages to
-    /// sending its reply): with none but its own, a WAIT commit writes the log itself.
-    requests_in_progress: AtomicUsize,
-    /// Whether a lone request's WAIT commit may write the log itself (see
-    /// `with_foreground_log_writes`).
-    foreground_log_writes: bool,
     next_id: AtomicU32,
     /// The cancel key of each authenticated connection, by its id (the "process id" of
     /// BackendKeyData).
@@ -98,31 +92,6 @@ pub struct ServerContext {
 struct CancelTarget {
     secret: i32,
     handle: CancelHandle,
-}
-
-/// A connection's request in progress, counted in `ServerContext::requests_in_progress`
-/// while it lives (dropped when the reply is sent, or with the connection).
-struct RequestInProgress<'a>(&'a AtomicUsize);
-
-impl<'a> RequestInProgress<'a> {
-    fn begin(count: &'a AtomicUsize) -> RequestInProgress<'a> {
-        count.fetch_add(1, Ordering::SeqCst);
-        RequestInProgress(count)
-    }
-
-    /// Whether this is the only request in progress: the server is quiet, and a commit
-    /// holding this worker for its own log write keeps no other client waiting. (Read
-    /// without a lock: a request that begins just after costs that client one write's
-    /// time at most.)
-    fn alone(&self) -> bool {
-        self.0.load(Ordering::Relaxed) <= 1
-    }
-}
-
-impl Drop for RequestInProgress<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 impl ServerContext {
@@ -137,8 +106,6 @@ impl ServerContext {
             tls_required: false,
             client_send_timeout: DEFAULT_CLIENT_SEND_TIMEOUT,
             connections: AtomicUsize::new(0),
-            requests_in_progress: AtomicUsize::new(0),
-            foreground_log_writes: false,
             next_id: AtomicU32::new(1),
             cancel_keys: Mutex::new(HashMap::new()),
         }
@@ -148,16 +115,6 @@ impl ServerContext {
     pub fn with_security(self, auth: AuthConfig, tls: Option<Tls>, tls_required: bool) -> ServerContext {
         assert!(!tls_required || tls.is_some(), "tls_required without a certificate");
         ServerContext { auth, tls, tls_required, ..self }
-    }
-
-    /// Whether the WAIT commit of a request alone in the server (no other connection
-    /// has one in progress) writes the log itself when the log writer is idle, instead of
-    /// posting it and awaiting its wake-up: a quiet server's commit then saves two thread
-    /// hand-offs. The write holds its worker thread for one write and sync (or for as long
-    /// as a stalled disk holds it), so a server of ONE worker thread never does it: its
-    /// other connections would wait with it.
-    pub fn with_foreground_log_writes(self, foreground_log_writes: bool) -> ServerContext {
-        ServerContext { foreground_log_writes, ..self }
     }
 
     /// With this bound on a reply's wait for the client to read.
@@ -744,7 +701,6 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
     let mut traffic = ClientTraffic::default();
     let mut waiting_since = timed.then(Stamp::now);
     let mut request_open = false;
-    let mut in_progress: Option<RequestInProgress> = None;
     let mut copying_in = false;
     let mut input = BytesMut::with_capacity(8192);
     loop {
@@ -788,14 +744,9 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             };
             let waited = waiting_since.zip(arrived).map_or(Duration::ZERO, |(since, now)| now.since(since));
             let mut account = Some(std::mem::take(&mut traffic));
-            let alone = in_progress
-                .get_or_insert_with(|| RequestInProgress::begin(&context.requests_in_progress))
-                .alone();
-            let write_log_here = alone && context.foreground_log_writes;
             while !batch.is_empty() {
                 let (replies, awaited, timed_now, copying) = worker
                     .call(|state: &mut SessionState| {
-                        state.session_mut().set_foreground_log_write(write_log_here);
                         if let Some(account) = account.take() {
                             let session = state.session_mut();
                             session.client_call_begin(arrived);
@@ -858,14 +809,6 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
             return Err(e);
         }
         if (wants_reply || terminate) && request_open {
-            // A COPY FROM STDIN goes on: its data is still to come.
-            let ends = terminate || !copying_in;
-            if ends {
-                // Its work is done: counted out before the reply goes, so that a request
-                // the client sends on another connection once it has the reply finds
-                // this one ended.
-                in_progress = None;
-            }
             let mut reply = None;
             if !out.is_empty() {
                 // The other connections with a request ready run first, so that their
@@ -891,6 +834,8 @@ async fn run_session<S: AsyncRead + AsyncWrite + Unpin + Send>(
                 out.clear();
             }
             let end = reply.and_then(|(_, sent)| sent).or_else(|| timed.then(Stamp::now));
+            // A COPY FROM STDIN goes on: its data is still to come.
+            let ends = terminate || !copying_in;
             worker.account(|state: &mut SessionState| {
                 let session = state.session_mut();
                 if let Some((sending, _)) = reply {

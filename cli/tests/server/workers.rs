@@ -361,59 +361,6 @@ fn an_execute_stopped_at_its_second_row_runs_again_from_its_start_changing_each_
     assert_eq!(server.query("SELECT v FROM t ORDER BY id"), "1\n101\n");
 }
 
-/// On a quiet server (two worker threads, no other request in progress) a WAIT commit
-/// writes the log itself (`redo writes by foreground`) instead of posting the log writer
-/// and awaiting its wake-up; while another connection has a request in progress (here a
-/// pipeline whose Sync has not come yet), the commits leave their writes to the log
-/// writer, so that no worker is held by a sync others could be served during.
-#[test]
-fn a_lone_requests_wait_commit_writes_the_log_itself_but_not_beside_another_request() {
-    require_tool("psql");
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--worker-threads", "2"]);
-    server.query("CREATE TABLE w (id BIGINT PRIMARY KEY)");
-    let mut asker = server.connect();
-    let mut ask = |sql: &str| -> u64 {
-        let replies = query(&mut asker, sql);
-        let rows = protocol::data_rows(&replies);
-        rows[0][0].parse().unwrap_or_else(|e| panic!("{sql}: {e}"))
-    };
-    let foreground = "SELECT value FROM v$sysstat WHERE name = 'redo writes by foreground'";
-    let mut committer = server.connect();
-    let mut insert = |from: u64, n: u64| {
-        for id in from..from + n {
-            assert_eq!(
-                outcome(&query(&mut committer, &format!("INSERT INTO w VALUES ({id})"))),
-                "INSERT 0 1"
-            );
-        }
-    };
-    let before = ask(foreground);
-    insert(0, 20);
-    // (A periodic wake-up of the log writer may hold the token at a commit's moment.)
-    let alone = ask(foreground) - before;
-    assert!(alone >= 18, "20 lone WAIT commits made {alone} foreground writes");
-
-    // Another connection's request in progress: a Parse, its Sync still to come.
-    let mut pipeline = server.connect();
-    protocol::parse(&mut pipeline, "", "SELECT 1");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while ask("SELECT count(*) FROM v$session WHERE event = 'SQL*Net more data from client'") == 0 {
-        assert!(Instant::now() < deadline, "the pipeline's request never began");
-        thread::sleep(Duration::from_millis(20));
-    }
-    let before = ask(foreground);
-    insert(100, 10);
-    assert_eq!(ask(foreground) - before, 0, "commits beside another request wrote the log themselves");
-    protocol::sync(&mut pipeline);
-    assert_eq!(kinds(&protocol::read_until_ready(&mut pipeline)), "1Z");
-    let before = ask(foreground);
-    insert(200, 10);
-    let again = ask(foreground) - before;
-    assert!(again >= 8, "the lone request's commits write again: {again} of 10");
-    assert_eq!(ask("SELECT count(*) FROM w"), 40);
-}
-
 /// A queue's workers over the wire: `FOR UPDATE SKIP LOCKED` skips the row another
 /// connection holds and `NOWAIT` fails on it at once (55P03), also where a row lock
 /// wait would be left to the connection (a one-statement Query).
