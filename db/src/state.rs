@@ -857,33 +857,32 @@ impl LiveState {
         read(&KeyShards(set.iter().map(|i| (i, self.read(i))).collect()))
     }
 
-    /// Applies a committed transaction's changes, which touch only `shards`, and marks
-    /// commit `scn` (ending at `lsn`) applied.
     /// Applies changes that were never logged (a temporary table's, see `temp_tables`):
     /// as `apply`, without a commit to mark, so the watermark does not move and no
     /// checkpoint image is due for them.
     pub fn apply_unlogged(&self, shards: ShardSet, changes: &[Change]) -> DbResult<()> {
-        let mut locked = LockedShards(
-            shards.iter().map(|i| (i, self.shards[i].0.write().expect("shard poisoned"))).collect(),
-        );
-        for change in changes {
-            if let Err(e) = apply_change(&mut locked, change) {
-                self.broken.store(true, SeqCst);
-                return Err(e);
-            }
-        }
-        for (index, _) in &locked.0 {
-            self.shards[*index].1.fetch_add(1, SeqCst);
-        }
-        Ok(())
+        self.apply_marking(shards, changes, None)
     }
 
+    /// Applies a committed transaction's changes, which touch only `shards`, and marks
+    /// commit `scn` (ending at `lsn`) applied.
     pub fn apply(&self, shards: ShardSet, changes: &[Change], scn: Scn, lsn: Lsn) -> DbResult<()> {
+        self.apply_marking(shards, changes, Some((scn, lsn)))
+    }
+
+    /// `apply` and `apply_unlogged`: the changes under the shards' write locks, then the
+    /// commit (if any) marked applied under them too.
+    fn apply_marking(
+        &self,
+        shards: ShardSet,
+        changes: &[Change],
+        commit: Option<(Scn, Lsn)>,
+    ) -> DbResult<()> {
         let mut locked = LockedShards(
             shards.iter().map(|i| (i, self.shards[i].0.write().expect("shard poisoned"))).collect(),
         );
         #[cfg(test)]
-        if self.fail_next_apply.swap(false, SeqCst) && !changes.is_empty() {
+        if commit.is_some() && self.fail_next_apply.swap(false, SeqCst) && !changes.is_empty() {
             // Half applied, as a bug would leave it.
             apply_change(&mut locked, &changes[0])?;
             self.broken.store(true, SeqCst);
@@ -900,8 +899,10 @@ impl LiveState {
         for (index, _) in &locked.0 {
             self.shards[*index].1.fetch_add(1, SeqCst);
         }
-        // Under the shard locks: a snapshot sees the rows and the mark together.
-        self.watermark.lock().expect("watermark poisoned").mark_applied(scn, lsn);
+        if let Some((scn, lsn)) = commit {
+            // Under the shard locks: a snapshot sees the rows and the mark together.
+            self.watermark.lock().expect("watermark poisoned").mark_applied(scn, lsn);
+        }
         Ok(())
     }
 }
