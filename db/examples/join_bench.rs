@@ -26,14 +26,22 @@ const REGIONS: [&str; 10] =
 /// Rows per transaction while loading (a transaction's redo is limited to half a log file).
 const LOAD_CHUNK_ROWS: usize = 50_000;
 
-/// The queries timed: the benchmark's whole join by region, and its pieces.
-const QUERIES: [&str; 4] = [
+/// The queries timed: the benchmark's whole join by region, and its pieces, then its
+/// eight-table chain over all rows (select5's shape on `c1..c8`).
+const QUERIES: [&str; 5] = [
     "SELECT c.region, count(*), sum(o.amount) FROM orders o JOIN customers c \
      ON o.customer_id = c.id GROUP BY c.region",
     "SELECT count(*), sum(o.amount) FROM orders o JOIN customers c ON o.customer_id = c.id",
     "SELECT count(*), sum(amount) FROM orders",
     "SELECT customer_id % 10, count(*), sum(amount) FROM orders GROUP BY customer_id % 10",
+    "SELECT count(*), min(x1), max(x8), sum(a5) FROM c5, c8, c3, c1, c6, c4, c7, c2 \
+     WHERE b4 = a5 AND b7 = a3 AND a2 = b3 AND b2 = a6 AND b5 = a8 AND a4 = b6 AND a7 = b1",
 ];
+
+/// Rows of each chain table `c1..c8` (`JOIN_BENCH_CHAIN_ROWS`, as the benchmark's 10,000).
+fn chain_rows() -> i64 {
+    std::env::var("JOIN_BENCH_CHAIN_ROWS").map_or(10_000, |n| n.parse().expect("a row count"))
+}
 
 fn main() {
     alloc::configure();
@@ -94,6 +102,28 @@ fn main() {
     }
     drop(rows);
     s.execute("CREATE INDEX orders_customer_id ON orders (customer_id)", &[]).unwrap();
+    // The chain tables: aN the key, bN a permutation of the keys (a multiplier prime to
+    // the row count), as the benchmark's.
+    let chain = chain_rows();
+    for n in 1..=8i64 {
+        s.execute(
+            &format!("CREATE TABLE c{n} (a{n} INTEGER PRIMARY KEY, b{n} INTEGER, x{n} VARCHAR(40))"),
+            &[],
+        )
+        .unwrap();
+        let insert = s.prepare(&format!("INSERT INTO c{n} VALUES ($1, $2, $3)")).unwrap();
+        let rows: Vec<Vec<Value>> = (1..=chain)
+            .map(|i| {
+                vec![
+                    Value::Int(i),
+                    Value::Int((i * 7919 + n * 13) % chain + 1),
+                    Value::Text(format!("table c{n} row {i}")),
+                ]
+            })
+            .collect();
+        s.execute_many(&insert, &rows).unwrap();
+        s.execute("COMMIT", &[]).unwrap();
+    }
     println!("loaded {orders} orders, {customers} customers in {:.2} s", loading.elapsed().as_secs_f64());
     for (n, sql) in QUERIES.iter().enumerate() {
         if only.is_some_and(|only| only != n) {

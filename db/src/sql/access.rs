@@ -803,6 +803,23 @@ impl Session {
 
     /// Hands every row of `table` the access path selects, as this transaction sees it,
     /// to `visit`, in primary-key order, until `visit` returns false.
+    /// `visit`, counting each row handed to it and looking at a cancel request every
+    /// `CANCEL_CHECK_ROWS` rows (not per row).
+    fn handing<'v>(
+        &'v self,
+        visit: &'v mut dyn FnMut(&Row) -> DbResult<bool>,
+    ) -> impl FnMut(&Row) -> DbResult<bool> + 'v {
+        let mut handed = 0u32;
+        move |row: &Row| {
+            count_visit();
+            handed = handed.wrapping_add(1);
+            if handed.is_multiple_of(crate::database::CANCEL_CHECK_ROWS) {
+                self.check_cancel()?;
+            }
+            visit(row)
+        }
+    }
+
     pub(crate) fn visit_rows(
         &self,
         table: &str,
@@ -820,16 +837,12 @@ impl Session {
             return Ok(());
         }
         let own = self.own_changes();
-        let mut handed = 0u32;
-        let mut hand = |row: &Row| {
-            count_visit();
-            // A cancel request is looked at every CANCEL_CHECK_ROWS rows, not per row.
-            handed = handed.wrapping_add(1);
-            if handed.is_multiple_of(crate::database::CANCEL_CHECK_ROWS) {
-                self.check_cancel()?;
-            }
-            visit(row)
-        };
+        if own && matches!(access, Access::Index { .. }) {
+            // The committed index does not hold the transaction's own changes: every
+            // row as the transaction sees it (the caller's WHERE picks them).
+            return self.visit_rows(table, &Access::Full, visit);
+        }
+        let mut hand = self.handing(visit);
         match access {
             Access::Empty => self.db.read_catalog(|st| st.table(table).map(|_| ()))?,
             Access::Points(keys) => {
@@ -863,11 +876,6 @@ impl Session {
                     Vec::new()
                 };
                 merge_visit(committed, &mine, &mut hand)?;
-            }
-            Access::Index { .. } if own => {
-                // The committed index does not hold the transaction's own changes: every
-                // row as the transaction sees it (the caller's WHERE picks them).
-                return self.visit_rows(table, &Access::Full, visit);
             }
             Access::Index { index, within } => {
                 let snapshot = self.db.snapshot();

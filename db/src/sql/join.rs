@@ -943,6 +943,18 @@ impl Session {
                 Ok(())
             }
             Node::Join { kind, left, right, equi, condition, lookup } => {
+                if builds_on_right(scope, *kind, left, right, equi, lookup.is_some()) {
+                    return self.run_hash_join_probing_with_left(
+                        scope,
+                        needed,
+                        *kind,
+                        (left, right),
+                        equi,
+                        condition.as_ref(),
+                        row_filter,
+                        sink,
+                    );
+                }
                 let left_rows = self.run_node(scope, needed, left, row_filter)?;
                 if let Node::Scan { entry, filter, .. } = right.as_ref() {
                     // (A RIGHT or FULL join's lateral side reads nothing of its left
@@ -1140,6 +1152,122 @@ impl Session {
 }
 
 impl Session {
+    /// A hash join built on its right side, the left side's rows probing it as they are
+    /// made: no left row is held, so a chain of such joins (a left-deep tree, as
+    /// `order_inner` builds) runs as one pipeline, each base row passing through every
+    /// join's table before the next is read. The right rows are packed ([`PackedRows`]).
+    ///
+    /// A left row's last match is made in the left row itself (its right side's slots
+    /// written, then handed on): the usual join on a key matches once, and copies no
+    /// row. Those slots may hold a previous row's values, which every match overwrites; a
+    /// LEFT join's unmatched row has them set to NULL first.
+    #[allow(clippy::too_many_arguments)]
+    fn run_hash_join_probing_with_left(
+        &self,
+        scope: &Scope,
+        needed: Option<&[bool]>,
+        kind: JoinKind,
+        (left, right): (&Node, &Node),
+        equi: &[(Expr, Expr)],
+        condition: Option<&Expr>,
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+        sink: &mut RowSink,
+    ) -> DbResult<()> {
+        let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
+        let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
+        let key_columns: Vec<usize> = right_keys
+            .iter()
+            .map(|k| match k {
+                Expr::Column(c) => *c,
+                other => unreachable!("builds_on_right checked the right keys are columns, not {other:?}"),
+            })
+            .collect();
+        let packed = self.packed_rows_of(scope, needed, right, &key_columns, row_filter)?;
+        let table = JoinTable::build(&packed.keys(), BuildRows::Packed(&packed))?;
+        let mut right_matched =
+            vec![false; if matches!(kind, JoinKind::Right | JoinKind::Full) { packed.len() } else { 0 }];
+        let passes = |row: &[Value]| condition.map_or(Ok(true), |c| row_filter(c, row));
+        let mut joined = Vec::new();
+        self.run_node_into(scope, needed, left, row_filter, &mut |a| {
+            let mut matched = false;
+            // The match before the one being looked at: made in a copy of `a` once another
+            // follows it, in `a` itself if it is the last.
+            let mut pending: Option<usize> = None;
+            if let (probe, Some(hash)) = probe_key(&left_keys, a)? {
+                for i in table.candidates(hash) {
+                    if table.equals(i, &probe)? {
+                        if let Some(before) = pending.replace(i) {
+                            packed.combine(&mut joined, before, a);
+                            if passes(&joined)? {
+                                matched = true;
+                                if let Some(m) = right_matched.get_mut(before) {
+                                    *m = true;
+                                }
+                                sink(&mut joined)?;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(last) = pending {
+                packed.write_into(a, last);
+                if passes(a)? {
+                    if let Some(m) = right_matched.get_mut(last) {
+                        *m = true;
+                    }
+                    return sink(a);
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                packed.clear_in(a);
+                sink(a)?;
+            }
+            Ok(())
+        })?;
+        if matches!(kind, JoinKind::Right | JoinKind::Full) {
+            let nulls = vec![Value::Null; scope.width()];
+            for (i, _) in right_matched.iter().enumerate().filter(|(_, m)| !**m) {
+                packed.combine(&mut joined, i, &nulls);
+                sink(&mut joined)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of `node` packed for a hash join on its columns `keys`: a stored table's
+    /// rows packed as they are read (no wide row made), any other node's from its wide rows.
+    fn packed_rows_of(
+        &self,
+        scope: &Scope,
+        needed: Option<&[bool]>,
+        node: &Node,
+        keys: &[usize],
+        row_filter: &dyn Fn(&Expr, &[Value]) -> DbResult<bool>,
+    ) -> DbResult<PackedRows> {
+        if let Node::Scan { entry, filter, access, estimate, .. } = node {
+            let e = &scope.entries[*entry];
+            if e.relation.derived.is_none() {
+                let mut packed = PackedRows::empty(scope, needed, node, keys);
+                // (An estimate above the table's rows is cut to them: `scan_node`'s.)
+                packed.values.reserve(*estimate as usize * packed.columns.len());
+                let own: Vec<usize> = packed.columns.iter().map(|c| c - e.offset).collect();
+                self.visit_rows(&e.relation.name, access, &mut |row| {
+                    if let Some(f) = filter {
+                        if !row_filter(f, row)? {
+                            return Ok(true);
+                        }
+                    }
+                    packed.values.extend(own.iter().map(|&c| row[c].clone()));
+                    packed.rows += 1;
+                    Ok(true)
+                })?;
+                return Ok(packed);
+            }
+        }
+        let rows = self.run_node(scope, needed, node, row_filter)?;
+        Ok(PackedRows::of(scope, needed, node, keys, rows))
+    }
+
     /// The rows of function `scan` of scope entry `entry`, its arguments evaluated on
     /// the wide row `outer` (the row so far, for a lateral call), each as a wide row:
     /// `outer` with the function's columns set.
@@ -1907,8 +2035,28 @@ impl PackedRows {
         PackedRows { columns, values, keys: packed_keys, rows: count }
     }
 
+    /// No rows yet, the columns as [`PackedRows::of`] chooses them.
+    fn empty(scope: &Scope, needed: Option<&[bool]>, node: &Node, keys: &[usize]) -> PackedRows {
+        PackedRows::of(scope, needed, node, keys, Vec::new())
+    }
+
     fn len(&self) -> usize {
         self.rows
+    }
+
+    /// Writes packed row `i`'s columns into the wide row `wide` (see
+    /// `run_hash_join_probing_with_left`).
+    fn write_into(&self, wide: &mut [Value], i: usize) {
+        for (v, &c) in self.row(i).iter().zip(&self.columns) {
+            wide[c].clone_from(v);
+        }
+    }
+
+    /// Sets the packed columns of the wide row `wide` to NULL.
+    fn clear_in(&self, wide: &mut [Value]) {
+        for &c in &self.columns {
+            wide[c] = Value::Null;
+        }
     }
 
     fn row(&self, i: usize) -> &[Value] {
@@ -1928,9 +2076,7 @@ impl PackedRows {
         } else {
             *joined = probe.to_vec();
         }
-        for (v, &c) in self.row(i).iter().zip(&self.columns) {
-            joined[c].clone_from(v);
-        }
+        self.write_into(joined, i);
     }
 }
 
@@ -2099,6 +2245,34 @@ fn estimate(n: &Node) -> f64 {
             joined.max(1.0)
         }
     }
+}
+
+/// Whether a join runs as [`Session::run_hash_join_probing_with_left`]: an equality join
+/// on columns of its right side (not an index nested loop, nor a lateral right side,
+/// which runs once per left row), built on the right side when it is an outer join
+/// (whose left rows are probing rows anyway) or is expected to be the smaller side.
+fn builds_on_right(
+    scope: &Scope,
+    kind: JoinKind,
+    left: &Node,
+    right: &Node,
+    equi: &[(Expr, Expr)],
+    by_lookup: bool,
+) -> bool {
+    let lateral_right = match right {
+        Node::Scan { entry, .. } => scope.entries[*entry].lateral,
+        Node::Function { scan, .. } => scan.is_lateral(),
+        Node::Join { .. } => {
+            let mut entries = Vec::new();
+            right.entries(&mut entries);
+            entries.iter().any(|&e| scope.entries[e].lateral)
+        }
+    };
+    !equi.is_empty()
+        && !by_lookup
+        && !lateral_right
+        && equi.iter().all(|(_, rk)| matches!(rk, Expr::Column(_)))
+        && (kind != JoinKind::Inner || estimate(right) <= estimate(left))
 }
 
 /// An index nested loop for joining `right` to rows estimated at `outer_rows` on the
