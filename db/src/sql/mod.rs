@@ -37,6 +37,7 @@ pub(crate) mod json_ops;
 pub(crate) mod like_all;
 pub(crate) mod merge;
 pub mod oracle;
+pub(crate) mod ordered_set;
 pub(crate) mod point_select;
 pub mod prepared;
 pub mod query;

@@ -32,6 +32,7 @@ mod joined_dml;
 mod json_aggregates;
 mod lateral;
 mod merge;
+mod ordered_sets;
 mod params;
 mod patterns;
 mod records;
