@@ -202,6 +202,14 @@ pub(crate) enum Func {
     StringToArray,
     /// `md5(text)`: the hex digest.
     Md5,
+    /// `sha224(bytea)` ... `sha512(bytea)`: the digest, as a bytea.
+    Sha(functions::ShaBits),
+    /// `width_bucket(operand, low, high, count)`: the bucket of `count` equal ones
+    /// between the bounds (0 below, count + 1 above).
+    WidthBucket,
+    /// `width_bucket(operand, thresholds)`: how many of the sorted thresholds are at or
+    /// below the operand.
+    WidthBucketThresholds,
     /// `regexp_replace(source, pattern, replacement [, flags])`.
     RegexpReplace,
     /// `similar_to_escape(pattern [, escape])`: a SQL regular expression (SIMILAR TO's)
@@ -347,6 +355,12 @@ impl Func {
             "array_to_string" => (Func::ArrayToString, 2, 3),
             "string_to_array" => (Func::StringToArray, 2, 3),
             "md5" => (Func::Md5, 1, 1),
+            "sha224" => (Func::Sha(functions::ShaBits::Sha224), 1, 1),
+            "sha256" => (Func::Sha(functions::ShaBits::Sha256), 1, 1),
+            "sha384" => (Func::Sha(functions::ShaBits::Sha384), 1, 1),
+            "sha512" => (Func::Sha(functions::ShaBits::Sha512), 1, 1),
+            "width_bucket" if arguments == 2 => (Func::WidthBucketThresholds, 2, 2),
+            "width_bucket" => (Func::WidthBucket, 4, 4),
             "regexp_replace" => (Func::RegexpReplace, 3, 4),
             "similar_to_escape" => (Func::SimilarToEscape, 1, 2),
             "format" => (Func::Format, 1, MANY),
@@ -3794,7 +3808,10 @@ impl Expr {
                 | Func::SimilarToEscape
                 | Func::Format
                 | Func::ToChar => text,
-                Func::Strpos | Func::Instr => Some(DataType::Int),
+                Func::Strpos | Func::Instr | Func::WidthBucket | Func::WidthBucketThresholds => {
+                    Some(DataType::Int)
+                }
+                Func::Sha(_) => Some(DataType::Bytea),
                 Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
                 Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
                 // The results: every second argument after the value, and the default.
@@ -4731,6 +4748,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Initcap => Value::Text(functions::initcap(&text_of(values[0].clone()))),
         Func::Reverse => Value::Text(functions::reverse(&text_of(values[0].clone()))),
         Func::Md5 => Value::Text(functions::md5_hex(text_of(values[0].clone()).as_bytes())),
+        Func::Sha(bits) => {
+            Value::Bytea(functions::sha(bits, &functions::bytes_of(bits.function_name(), &values[0])?).into())
+        }
+        Func::WidthBucket => functions::width_bucket(&values[0], &values[1], &values[2], &values[3])?,
+        Func::WidthBucketThresholds => functions::width_bucket_thresholds(&values[0], &values[1])?,
         Func::SimilarToEscape => {
             let escape = values.get(1).map(|e| text_of(e.clone()));
             Value::Text(functions::similar_to_escape(&text_of(values[0].clone()), escape.as_deref())?)
