@@ -207,6 +207,9 @@ pub(crate) enum Func {
     /// `width_bucket(operand, low, high, count)`: the bucket of `count` equal ones
     /// between the bounds (0 below, count + 1 above).
     WidthBucket,
+    /// A TABLESAMPLE clause's filter on its table's rows (see `tablesample`): the
+    /// percentage, the seed (NULL without REPEATABLE), then the row's key columns.
+    TableSample(crate::sql::tablesample::SampleMethod),
     /// `width_bucket(operand, thresholds)`: how many of the sorted thresholds are at or
     /// below the operand.
     WidthBucketThresholds,
@@ -3413,7 +3416,10 @@ impl Expr {
             | Expr::Clock(_)
             | Expr::Sequence(..)
             | Expr::Catalog(..)
-            | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
+            | Expr::Func(
+                Func::Random | Func::TableSample(_) | Func::ClockTimestamp | Func::GenRandomUuid,
+                _,
+            )
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
             Expr::Literal(_) => true,
@@ -3546,7 +3552,10 @@ impl Expr {
                 | Expr::Agg(_)
                 | Expr::Window(_)
                 | Expr::Grouping(_)
-                | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
+                | Expr::Func(
+                    Func::Random | Func::TableSample(_) | Func::ClockTimestamp | Func::GenRandomUuid,
+                    _,
+                )
                 | Expr::Sequence(..)
                 | Expr::Catalog(..)
                 | Expr::Outer { .. }
@@ -3812,6 +3821,7 @@ impl Expr {
                     Some(DataType::Int)
                 }
                 Func::Sha(_) => Some(DataType::Bytea),
+                Func::TableSample(_) => Some(DataType::Bool),
                 Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
                 Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
                 // The results: every second argument after the value, and the default.
@@ -4601,6 +4611,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             };
         }
         Func::Random => return Ok(Value::Float(random())),
+        Func::TableSample(method) => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            let kept = crate::sql::tablesample::keeps(method, &values[0], &values[1], &values[2..], random)?;
+            return Ok(Value::Bool(kept));
+        }
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
         Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
@@ -4790,6 +4805,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::Nullif
         | Func::Concat
         | Func::Random
+        | Func::TableSample(_)
         | Func::ClockTimestamp
         | Func::GenRandomUuid
         | Func::JsonBuildObject

@@ -46,6 +46,7 @@ pub(crate) mod recursive;
 pub(crate) mod references;
 pub(crate) mod srf;
 pub(crate) mod stored_views;
+pub(crate) mod tablesample;
 pub(crate) mod temporal;
 pub(crate) mod window;
 

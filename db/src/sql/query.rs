@@ -1100,6 +1100,14 @@ impl Session {
             }
             None => select,
         };
+        let isolated;
+        let select = match crate::sql::tablesample::isolate_samples(select)? {
+            Some(s) => {
+                isolated = s;
+                &isolated
+            }
+            None => select,
+        };
         let QueryClauses { limit, offset, for_update, if_locked } = clauses;
         let (distinct, distinct_on) = match &select.distinct {
             None | Some(ast::Distinct::All) => (false, None),
@@ -1128,6 +1136,33 @@ impl Session {
         let input_types = scope.types();
         let mut binder = Binder::over(scope.clone(), outer.to_vec(), params).in_session(self);
         let filter = select.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        // TABLESAMPLE on the one table (several relations' samples are subqueries by
+        // now): a filter of its rows before the WHERE's.
+        let sample = match select.from.as_slice() {
+            [only] if only.joins.is_empty() => crate::sql::tablesample::sample_of(&only.relation)?,
+            _ => None,
+        };
+        let filter = match sample {
+            None => filter,
+            Some(sample) => {
+                let entry = &scope.entries[0];
+                if entry.relation.derived.is_some() || entry.relation.function.is_some() {
+                    return Err(DbError::FeatureNotSupported(
+                        "TABLESAMPLE clause can only be applied to tables and materialized views".into(),
+                    ));
+                }
+                // The percentage reads no column of the table, as PostgreSQL's.
+                let mut constants = Binder::over(Scope::default(), outer.to_vec(), params).in_session(self);
+                let percentage = constants.scalar(sample.percentage, "TABLESAMPLE")?.fold()?;
+                crate::sql::tablesample::check_percentage(&percentage)?;
+                let keys = entry.relation.schema.primary_key.iter().map(|k| entry.offset + k);
+                let keep = crate::sql::tablesample::predicate(&sample, percentage, keys);
+                Some(match filter {
+                    None => keep,
+                    Some(f) => Expr::Binary(BinOp::And, Box::new(keep), Box::new(f)),
+                })
+            }
+        };
         let (joins, filter) = if several {
             let plan = self.plan_joins(scope.clone(), written, filter, &mut binder)?;
             let residual = plan.residual.clone();

@@ -42,6 +42,7 @@ mod row_comparisons;
 mod sequences;
 mod shared_pool;
 mod sql;
+mod tablesample;
 mod temp_tables;
 mod temporal_and_alter;
 mod time_model;
