@@ -698,3 +698,42 @@ fn width_bucket_answers_and_fails_as_postgresql() {
         assert!(e.to_string().contains(message), "{sql}: {e}");
     }
 }
+
+#[test]
+fn to_char_formats_years_past_9999_as_postgresql_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "SET TIME ZONE 'UTC'");
+    check(
+        &mut s,
+        &[
+            ("to_char(timestamp '12000-01-01', 'YYYY-MM-DD')", Some("12000-01-01")),
+            ("to_char(timestamp '12000-01-01', 'YYY')", Some("000")),
+            ("to_char(timestamp '12000-01-01', 'Y,YYY')", Some("12,000")),
+            ("to_char(timestamp '12000-01-01', 'CC')", Some("120")),
+            ("to_char(timestamp '12000-01-01', 'YY Y')", Some("00 0")),
+            (
+                "to_char(date '123456-03-04', 'YYYY-MM-DD CC Y,YYY YYY YY Y Day DDD WW IYYY IW D J Q')",
+                Some("123456-03-04 1235 123,456 456 56 6 Tuesday   064 10 123456 10 3 46812501 1"),
+            ),
+            (
+                "to_char(timestamp '294276-12-31 23:59:59', 'YYYY-MM-DD HH24:MI:SS Dy Month')",
+                Some("294276-12-31 23:59:59 Sun December "),
+            ),
+            (
+                "to_char(timestamptz '12000-06-15 10:00:00+00', 'YYYY-MM-DD HH24 TZ')",
+                Some("12000-06-15 10 UTC"),
+            ),
+            ("to_char(timestamp '10000-01-01', 'FMYYYY CC FMCC')", Some("10000 100 100")),
+            ("to_char(timestamp '99999-12-31', 'YYYY')", Some("99999")),
+            ("to_char(date '12000-01-01', 'YYYY')", Some("12000")),
+            (
+                "to_char(timestamp '10000-12-31 12:00', 'YYYY-MM-DD HH12:MI AM DDD IYYY IW')",
+                Some("10000-12-31 12:00 PM 366 10000 52"),
+            ),
+            ("to_char(timestamp '9999-12-31 23:59:59', 'YYYY Y,YYY CC')", Some("9999 9,999 100")),
+            ("to_char(timestamp '20000-02-29', 'YYYY-MM-DD IYYY-IW-ID')", Some("20000-02-29 20000-09-2")),
+        ],
+    );
+}
