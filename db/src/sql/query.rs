@@ -1064,6 +1064,11 @@ impl Session {
         match from {
             [] => Ok(None),
             [ast::TableWithJoins { relation, joins }] if joins.is_empty() => match relation {
+                ast::TableFactor::Table { sample: Some(_), .. } => Err(DbError::Syntax {
+                    message: "syntax error at or near \"TABLESAMPLE\": UPDATE and DELETE take no sample"
+                        .into(),
+                    position: 0,
+                }),
                 ast::TableFactor::Table { name, alias, args: None, .. } => {
                     let relation = self.relation_named(name, alias.as_ref())?;
                     if relation.derived.is_some() {

@@ -177,6 +177,8 @@ fn tablesample_fails_as_postgresql_does() {
             "TABLESAMPLE clause can only be applied to tables",
         ),
         ("SELECT count(*) FROM small, big TABLESAMPLE BERNOULLI (120)", "2202H", "between 0 and 100"),
+        // Not a sample of what a DML statement changes (PostgreSQL's syntax error).
+        ("DELETE FROM big TABLESAMPLE BERNOULLI (10)", "42601", "TABLESAMPLE"),
     ];
     for (sql, state, message) in cases {
         let e = fails(&mut s, sql);
