@@ -188,6 +188,23 @@ fn ordered_set_aggregates_work_in_every_clause() {
         ),
         ["2|10", "1|2"]
     );
+    // A direct argument from the query around: the outer row's value.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT o.f, (SELECT percentile_cont(o.f) WITHIN GROUP (ORDER BY x) FROM t) \
+             FROM (VALUES (0.25), (0.75)) o(f) ORDER BY 1"
+        ),
+        ["0.25|1.75", "0.75|5.5"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT o.w, (SELECT rank(o.w) WITHIN GROUP (ORDER BY v) FROM (VALUES (1), (2), (3)) s(v)) \
+             FROM (VALUES (2), (5)) o(w) ORDER BY 1"
+        ),
+        ["2|2", "5|4"]
+    );
     // ROLLUP: the grand total's group too.
     assert_eq!(
         rows(
