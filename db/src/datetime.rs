@@ -394,6 +394,22 @@ pub fn zoned(micros: i64, zone: &TimeZone) -> DbResult<(DateTime, i32, String)> 
     Ok((zone.to_datetime(t), info.offset().seconds(), info.abbreviation().to_string()))
 }
 
+/// The civil date and time of the TIMESTAMP `micros`, one past jiff's year 9999 read
+/// whole 400-year cycles earlier (its month, day, weekday and ISO week are the same
+/// there): the civil time and the cycles taken off, whose years the caller adds back.
+pub fn civil_cycles(micros: i64) -> DbResult<(DateTime, i64)> {
+    let cycles = far_cycles(micros);
+    Ok((civil(micros - cycles * MICROS_PER_400_YEARS)?, cycles))
+}
+
+/// `zoned`, for a TIMESTAMPTZ past jiff's year 9999 too (read 400-year cycles earlier,
+/// under the zone's last rule, as `local_micros` reads it): also the cycles taken off.
+pub fn zoned_cycles(micros: i64, zone: &TimeZone) -> DbResult<(DateTime, i32, String, i64)> {
+    let cycles = far_cycles(micros);
+    let (civil, offset, abbreviation) = zoned(micros - cycles * MICROS_PER_400_YEARS, zone)?;
+    Ok((civil, offset, abbreviation, cycles))
+}
+
 /// The TIMESTAMPTZ `micros` microseconds after 1970-01-01 00:00 UTC.
 pub fn timestamptz_of_unix_micros(micros: i64) -> DbResult<i64> {
     let t = Timestamp::from_microsecond(micros).map_err(|_| timestamp_overflow())?;

@@ -231,6 +231,12 @@ pub enum DbError {
     CannotCoerce(String),
     #[error("{0}")]
     InvalidRowCount(String),
+    /// `width_bucket`'s bounds or count unusable (2201G).
+    #[error("{0}")]
+    WidthBucketArgument(String),
+    /// TABLESAMPLE's percentage or seed unusable (2202H).
+    #[error("{0}")]
+    TablesampleArgument(String),
     #[error("unrecognized configuration parameter \"{0}\"")]
     UnknownParameter(String),
     #[error("invalid value for parameter \"{parameter}\": \"{value}\" (allowed: {allowed})")]
@@ -501,6 +507,8 @@ impl DbError {
             DbError::DuplicateColumn(..) => "42701",
             DbError::InvalidTableDefinition(_) => "42P16",
             DbError::InvalidRowCount(_) => "2201W",
+            DbError::WidthBucketArgument(_) => "2201G",
+            DbError::TablesampleArgument(_) => "2202H",
             DbError::UnknownParameter(_) => "42704",
             DbError::InvalidParameterValue { .. } => "22023",
             DbError::StaticParameter(_) => "55P02",

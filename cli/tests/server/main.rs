@@ -10,6 +10,7 @@
 
 mod common;
 
+mod analytics;
 mod auth;
 mod cancel;
 mod checkpoint_faults;

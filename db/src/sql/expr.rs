@@ -202,6 +202,17 @@ pub(crate) enum Func {
     StringToArray,
     /// `md5(text)`: the hex digest.
     Md5,
+    /// `sha224(bytea)` ... `sha512(bytea)`: the digest, as a bytea.
+    Sha(functions::ShaBits),
+    /// `width_bucket(operand, low, high, count)`: the bucket of `count` equal ones
+    /// between the bounds (0 below, count + 1 above).
+    WidthBucket,
+    /// A TABLESAMPLE clause's filter on its table's rows (see `tablesample`): the
+    /// percentage, the seed (NULL without REPEATABLE), then the row's key columns.
+    TableSample(crate::sql::tablesample::SampleMethod),
+    /// `width_bucket(operand, thresholds)`: how many of the sorted thresholds are at or
+    /// below the operand.
+    WidthBucketThresholds,
     /// `regexp_replace(source, pattern, replacement [, flags])`.
     RegexpReplace,
     /// `similar_to_escape(pattern [, escape])`: a SQL regular expression (SIMILAR TO's)
@@ -347,6 +358,12 @@ impl Func {
             "array_to_string" => (Func::ArrayToString, 2, 3),
             "string_to_array" => (Func::StringToArray, 2, 3),
             "md5" => (Func::Md5, 1, 1),
+            "sha224" => (Func::Sha(functions::ShaBits::Sha224), 1, 1),
+            "sha256" => (Func::Sha(functions::ShaBits::Sha256), 1, 1),
+            "sha384" => (Func::Sha(functions::ShaBits::Sha384), 1, 1),
+            "sha512" => (Func::Sha(functions::ShaBits::Sha512), 1, 1),
+            "width_bucket" if arguments == 2 => (Func::WidthBucketThresholds, 2, 2),
+            "width_bucket" => (Func::WidthBucket, 4, 4),
             "regexp_replace" => (Func::RegexpReplace, 3, 4),
             "similar_to_escape" => (Func::SimilarToEscape, 1, 2),
             "format" => (Func::Format, 1, MANY),
@@ -389,6 +406,69 @@ pub(crate) enum AggFunc {
     JsonObjectAgg,
     /// `jsonb_object_agg(k, v)`: a jsonb object, the last value of each key kept.
     JsonbObjectAgg,
+    /// An ordered-set or hypothetical-set aggregate, `name(direct) WITHIN GROUP (ORDER
+    /// BY keys)`: the rows' keys kept, sorted in WITHIN GROUP's order when the group
+    /// ends and read with the direct arguments (`AggCall::direct`), evaluated once per
+    /// group as PostgreSQL's final functions take them.
+    OrderedSet(OrderedSetFunc),
+}
+
+/// The ordered-set aggregates (PostgreSQL's `orderedsetaggs.c`): the first four skip
+/// rows whose key is NULL; the hypothetical-set ones place a hypothetical row among
+/// all the rows, NULLs sorted as WITHIN GROUP says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OrderedSetFunc {
+    /// `percentile_cont(f)`: the value at fraction f of the rows, interpolated between
+    /// the two rows around it (a double precision or an interval).
+    PercentileCont(Fractions),
+    /// `percentile_disc(f)`: the first row whose position reaches fraction f.
+    PercentileDisc(Fractions),
+    /// `mode()`: the most frequent value, the first in the sort order among equals.
+    Mode,
+    /// `rank(v, ...)`: 1 + the rows sorting before the hypothetical row.
+    Rank,
+    /// `dense_rank(v, ...)`: 1 + the distinct rows sorting before it.
+    DenseRank,
+    /// `percent_rank(v, ...)`: (rank - 1) / rows.
+    PercentRank,
+    /// `cume_dist(v, ...)`: (rows sorting before or with it + 1) / (rows + 1).
+    CumeDist,
+}
+
+/// A percentile's direct argument: one fraction, or an array of them (the result an
+/// array of as many values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fractions {
+    One,
+    Many,
+}
+
+impl OrderedSetFunc {
+    /// The ordered-set aggregate called `name` (a percentile's fractions taken as one
+    /// until its argument's type says otherwise), with the name as a `'static`.
+    pub(crate) fn named(name: &str) -> Option<(OrderedSetFunc, &'static str)> {
+        Some(match name {
+            "percentile_cont" => (OrderedSetFunc::PercentileCont(Fractions::One), "percentile_cont"),
+            "percentile_disc" => (OrderedSetFunc::PercentileDisc(Fractions::One), "percentile_disc"),
+            "mode" => (OrderedSetFunc::Mode, "mode"),
+            "rank" => (OrderedSetFunc::Rank, "rank"),
+            "dense_rank" => (OrderedSetFunc::DenseRank, "dense_rank"),
+            "percent_rank" => (OrderedSetFunc::PercentRank, "percent_rank"),
+            "cume_dist" => (OrderedSetFunc::CumeDist, "cume_dist"),
+            _ => return None,
+        })
+    }
+
+    /// The hypothetical-set aggregates: as many direct arguments as keys, NULL keys kept.
+    pub(crate) fn is_hypothetical(self) -> bool {
+        matches!(
+            self,
+            OrderedSetFunc::Rank
+                | OrderedSetFunc::DenseRank
+                | OrderedSetFunc::PercentRank
+                | OrderedSetFunc::CumeDist
+        )
+    }
 }
 
 impl AggFunc {
@@ -479,17 +559,25 @@ pub(crate) struct AggCall {
     pub order: Vec<AggOrder>,
     /// `FILTER (WHERE ...)`: only the rows it holds for are aggregated.
     pub filter: Option<Expr>,
+    /// An ordered-set aggregate's direct arguments (a percentile's fraction, a
+    /// hypothetical row's values): compiled against the input row, then against the
+    /// group row once the query knows its GROUP BY (`query.rs` regroups them), and
+    /// evaluated on the group row as the group finishes. Empty for the other aggregates.
+    pub direct: Vec<Expr>,
 }
 
 impl AggCall {
-    /// Every expression of the call over the input row: the arguments, the ORDER BY
-    /// keys and the FILTER.
+    /// Every expression of the call: over the input row the arguments, the ORDER BY
+    /// keys and the FILTER; over the group row the direct arguments (a column they name
+    /// is a group key's position, so a caller marking the input columns read marks at
+    /// worst one too many, never too few).
     pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
         self.arg
             .iter()
             .chain(&self.second_arg)
             .chain(self.order.iter().map(|o| &o.expr))
             .chain(&self.filter)
+            .chain(&self.direct)
             .for_each(f);
     }
 
@@ -502,6 +590,7 @@ impl AggCall {
             order.expr = f(&order.expr)?;
         }
         call.filter = self.filter.as_ref().map(&mut *f).transpose()?;
+        call.direct = self.direct.iter().map(&mut *f).collect::<DbResult<_>>()?;
         Ok(call)
     }
 }
@@ -2091,6 +2180,184 @@ impl<'a> Binder<'a> {
         Ok(Expr::Grouping(self.groupings.len() - 1))
     }
 
+    /// `name(direct...) WITHIN GROUP (ORDER BY keys)`: an ordered-set or
+    /// hypothetical-set aggregate, recorded as an aggregate call (`Expr::Agg(i)` in its
+    /// place) whose keys are collected per group and whose direct arguments are read
+    /// once the group is complete. The argument checks are PostgreSQL's: 42883 for a
+    /// call no variant takes, 42804 for a hypothetical value of another type than its key.
+    fn ordered_set_call(
+        &mut self,
+        mut func: OrderedSetFunc,
+        name: &'static str,
+        f: &ast::Function,
+    ) -> DbResult<Expr> {
+        if let Some(clause) = self.no_aggs_in {
+            return Err(grouping_error(format!("aggregate functions are not allowed in {clause}")));
+        }
+        if self.in_aggregate {
+            return Err(grouping_error("aggregate function calls cannot be nested".into()));
+        }
+        let direct_asts: Vec<&ast::Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(list)
+                if list.clauses.is_empty()
+                    && list.duplicate_treatment.is_none()
+                    && f.null_treatment.is_none() =>
+            {
+                list.args
+                    .iter()
+                    .map(|arg| match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                        other => Err(DbError::Unsupported(format!("the argument {other} of {name}()"))),
+                    })
+                    .collect::<DbResult<_>>()?
+            }
+            _ => return Err(DbError::Unsupported(format!("this form of {name}() WITHIN GROUP"))),
+        };
+        // Both kinds of argument are compiled as an aggregate's are (no aggregate or
+        // window call inside); the direct ones are regrouped by the query.
+        let inside = |this: &mut Self, e: &ast::Expr| -> DbResult<Expr> {
+            this.in_aggregate = true;
+            let windows_allowed = std::mem::replace(&mut this.windows_allowed, false);
+            let compiled = this.compile(e).and_then(Expr::fold);
+            this.in_aggregate = false;
+            this.windows_allowed = windows_allowed;
+            compiled
+        };
+        let mut direct = Vec::with_capacity(direct_asts.len());
+        for e in direct_asts {
+            direct.push(inside(self, e)?);
+        }
+        let mut order = Vec::with_capacity(f.within_group.len());
+        for key in &f.within_group {
+            let descending = match &key.options.sort {
+                None | Some(ast::OrderBySort::Asc) => false,
+                Some(ast::OrderBySort::Desc) => true,
+                Some(ast::OrderBySort::Using(_)) => {
+                    return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
+                }
+            };
+            let expr = inside(self, &key.expr)?;
+            order.push(AggOrder {
+                expr,
+                descending,
+                nulls_first: key.options.nulls_first.unwrap_or(descending),
+            });
+        }
+        let direct_types: Vec<Option<DataType>> = direct.iter().map(|e| self.unknown_or_type(e)).collect();
+        let key_types: Vec<Option<DataType>> = order.iter().map(|o| self.unknown_or_type(&o.expr)).collect();
+        let no_such_function = || {
+            let shown: Vec<String> = direct_types
+                .iter()
+                .chain(&key_types)
+                .map(|t| t.map_or_else(|| "unknown".to_string(), crate::sql::arrays::pg_name))
+                .collect();
+            DbError::UndefinedFunction(format!("{name}({})", shown.join(", ")))
+        };
+        let number = |t: &Option<DataType>| {
+            matches!(t, None | Some(DataType::Int | DataType::Float | DataType::Numeric(_)))
+        };
+        match func {
+            OrderedSetFunc::PercentileCont(_) | OrderedSetFunc::PercentileDisc(_) => {
+                if direct.len() != 1 || order.len() != 1 {
+                    return Err(no_such_function());
+                }
+                let fractions = match direct_types[0] {
+                    Some(DataType::Array(
+                        crate::array::ElemType::Int
+                        | crate::array::ElemType::Float
+                        | crate::array::ElemType::Numeric,
+                    )) => Fractions::Many,
+                    ref t if number(t) => Fractions::One,
+                    _ => return Err(no_such_function()),
+                };
+                func = match func {
+                    OrderedSetFunc::PercentileCont(_) => {
+                        // Interpolation needs a number or an interval.
+                        if !number(&key_types[0]) && key_types[0] != Some(DataType::Interval) {
+                            return Err(no_such_function());
+                        }
+                        OrderedSetFunc::PercentileCont(fractions)
+                    }
+                    _ => OrderedSetFunc::PercentileDisc(fractions),
+                };
+            }
+            OrderedSetFunc::Mode => {
+                if !direct.is_empty() || order.len() != 1 {
+                    return Err(no_such_function());
+                }
+            }
+            _ => {
+                if direct.len() != order.len() {
+                    return Err(no_such_function());
+                }
+                for (i, (d, k)) in direct_types.iter().zip(&key_types).enumerate() {
+                    match (d, k) {
+                        (Some(d), Some(k)) => {
+                            let same = match (d, k) {
+                                (
+                                    DataType::Text { .. } | DataType::Char { .. },
+                                    DataType::Text { .. } | DataType::Char { .. },
+                                ) => true,
+                                _ => d.unconstrained() == k.unconstrained(),
+                            };
+                            let both_numbers = number(&Some(*d)) && number(&Some(*k));
+                            if !(same || both_numbers) {
+                                return Err(DbError::TypeConflict(format!(
+                                    "WITHIN GROUP types {} and {} cannot be matched",
+                                    crate::sql::arrays::pg_name(*k),
+                                    crate::sql::arrays::pg_name(*d)
+                                )));
+                            }
+                        }
+                        // A quoted literal, NULL or parameter takes its key's type, as
+                        // PostgreSQL resolves `unknown`.
+                        (None, Some(k)) => {
+                            let value = std::mem::replace(&mut direct[i], Expr::Literal(Value::Null));
+                            direct[i] = self.cast_to(value, *k)?.fold()?;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // A percentile's fraction is a double precision (or an array of them), as
+        // PostgreSQL casts it.
+        if let OrderedSetFunc::PercentileCont(Fractions::One)
+        | OrderedSetFunc::PercentileDisc(Fractions::One) = func
+        {
+            let value = std::mem::replace(&mut direct[0], Expr::Literal(Value::Null));
+            direct[0] = self.cast_to(value, DataType::Float)?.fold()?;
+        }
+        let filter = match &f.filter {
+            Some(condition) => Some(inside(self, condition)?),
+            None => None,
+        };
+        // A percentile's or mode's result has its key's type (`aggregate_type` reads it
+        // from `arg`); a hypothetical rank's is a number whatever the keys.
+        let arg = (!func.is_hypothetical()).then(|| order[0].expr.clone());
+        self.aggs.push(AggCall {
+            func: AggFunc::OrderedSet(func),
+            name,
+            arg,
+            second_arg: None,
+            distinct: false,
+            order,
+            filter,
+            direct,
+        });
+        Ok(Expr::Agg(self.aggs.len() - 1))
+    }
+
+    /// The type an argument is known to have: None for a quoted literal, NULL or a
+    /// parameter (PostgreSQL's `unknown`).
+    fn unknown_or_type(&self, e: &Expr) -> Option<DataType> {
+        match e {
+            Expr::Literal(Value::Text(_) | Value::Null) | Expr::Param(_) => None,
+            other => self.type_of(other),
+        }
+    }
+
     fn function(&mut self, f: &ast::Function) -> DbResult<Expr> {
         if crate::sql::srf::SetFunction::named_in_schema(&f.name).is_some() {
             return Err(DbError::Unsupported(format!(
@@ -2111,6 +2378,11 @@ impl<'a> Binder<'a> {
         }
         if name == "grouping" {
             return self.grouping_call(f);
+        }
+        if !f.within_group.is_empty() {
+            if let Some((func, name)) = OrderedSetFunc::named(&name) {
+                return self.ordered_set_call(func, name, f);
+            }
         }
         let named = AggFunc::named(&name);
         let aggregate = named.map(|(func, _)| func);
@@ -2241,7 +2513,16 @@ impl<'a> Binder<'a> {
                 None => None,
             };
             let name = named.map_or("count", |(_, name)| name);
-            self.aggs.push(AggCall { func, name, arg, second_arg, distinct, order, filter });
+            self.aggs.push(AggCall {
+                func,
+                name,
+                arg,
+                second_arg,
+                distinct,
+                order,
+                filter,
+                direct: Vec::new(),
+            });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
         if distinct {
@@ -3135,7 +3416,10 @@ impl Expr {
             | Expr::Clock(_)
             | Expr::Sequence(..)
             | Expr::Catalog(..)
-            | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
+            | Expr::Func(
+                Func::Random | Func::TableSample(_) | Func::ClockTimestamp | Func::GenRandomUuid,
+                _,
+            )
             | Expr::Outer { .. }
             | Expr::Subquery(_) => false,
             Expr::Literal(_) => true,
@@ -3268,7 +3552,10 @@ impl Expr {
                 | Expr::Agg(_)
                 | Expr::Window(_)
                 | Expr::Grouping(_)
-                | Expr::Func(Func::Random | Func::ClockTimestamp | Func::GenRandomUuid, _)
+                | Expr::Func(
+                    Func::Random | Func::TableSample(_) | Func::ClockTimestamp | Func::GenRandomUuid,
+                    _,
+                )
                 | Expr::Sequence(..)
                 | Expr::Catalog(..)
                 | Expr::Outer { .. }
@@ -3530,7 +3817,11 @@ impl Expr {
                 | Func::SimilarToEscape
                 | Func::Format
                 | Func::ToChar => text,
-                Func::Strpos | Func::Instr => Some(DataType::Int),
+                Func::Strpos | Func::Instr | Func::WidthBucket | Func::WidthBucketThresholds => {
+                    Some(DataType::Int)
+                }
+                Func::Sha(_) => Some(DataType::Bytea),
+                Func::TableSample(_) => Some(DataType::Bool),
                 Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
                 Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
                 // The results: every second argument after the value, and the default.
@@ -4320,6 +4611,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
             };
         }
         Func::Random => return Ok(Value::Float(random())),
+        Func::TableSample(method) => {
+            let values = args.iter().map(|a| a.eval(row, aggs)).collect::<DbResult<Vec<_>>>()?;
+            let kept = crate::sql::tablesample::keeps(method, &values[0], &values[1], &values[2..], random)?;
+            return Ok(Value::Bool(kept));
+        }
         Func::CurrentSchema => return Ok(Value::Text("public".into())),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(datetime::now())),
         Func::GenRandomUuid => return Ok(Value::Uuid(crate::uuid::random())),
@@ -4467,6 +4763,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         Func::Initcap => Value::Text(functions::initcap(&text_of(values[0].clone()))),
         Func::Reverse => Value::Text(functions::reverse(&text_of(values[0].clone()))),
         Func::Md5 => Value::Text(functions::md5_hex(text_of(values[0].clone()).as_bytes())),
+        Func::Sha(bits) => {
+            Value::Bytea(functions::sha(bits, &functions::bytes_of(bits.function_name(), &values[0])?).into())
+        }
+        Func::WidthBucket => functions::width_bucket(&values[0], &values[1], &values[2], &values[3])?,
+        Func::WidthBucketThresholds => functions::width_bucket_thresholds(&values[0], &values[1])?,
         Func::SimilarToEscape => {
             let escape = values.get(1).map(|e| text_of(e.clone()));
             Value::Text(functions::similar_to_escape(&text_of(values[0].clone()), escape.as_deref())?)
@@ -4504,6 +4805,7 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
         | Func::Nullif
         | Func::Concat
         | Func::Random
+        | Func::TableSample(_)
         | Func::ClockTimestamp
         | Func::GenRandomUuid
         | Func::JsonBuildObject

@@ -1364,17 +1364,22 @@ impl Fields {
         Ok(Some(match value {
             // A date is its midnight in the session's zone, as PostgreSQL's to_char takes
             // it (through TIMESTAMP WITH TIME ZONE): TZ and OF show the zone.
+            // Past jiff's year 9999 the fields are read 400-year cycles earlier and the
+            // years put back (`datetime::civil_cycles`).
             Value::Date(d) => {
                 let zone = ZoneId::current().zone();
                 let midnight = datetime::timestamp_to_timestamptz(datetime::date_to_timestamp(*d), &zone)?;
-                let (civil, offset, abbreviation) = datetime::zoned(midnight, &zone)?;
-                Fields::of_civil(civil, offset, Some(abbreviation))
+                let (civil, offset, abbreviation, cycles) = datetime::zoned_cycles(midnight, &zone)?;
+                Fields::of_civil(civil, cycles, offset, Some(abbreviation))
             }
-            Value::Timestamp(t) => Fields::of_civil(datetime::civil(*t)?, 0, None),
+            Value::Timestamp(t) => {
+                let (civil, cycles) = datetime::civil_cycles(*t)?;
+                Fields::of_civil(civil, cycles, 0, None)
+            }
             Value::TimestampTz(t) => {
                 let zone = ZoneId::current().zone();
-                let (civil, offset, abbreviation) = datetime::zoned(*t, &zone)?;
-                Fields::of_civil(civil, offset, Some(abbreviation))
+                let (civil, offset, abbreviation, cycles) = datetime::zoned_cycles(*t, &zone)?;
+                Fields::of_civil(civil, cycles, offset, Some(abbreviation))
             }
             Value::Time(us) => Fields::of_interval(&Interval { months: 0, days: 0, micros: *us }),
             Value::Interval(iv) => Fields::of_interval(iv),
@@ -1382,11 +1387,13 @@ impl Fields {
         }))
     }
 
-    fn of_civil(dt: DateTime, offset_seconds: i32, zone_abbreviation: Option<String>) -> Fields {
+    /// The fields of `dt`, a civil time `cycles` 400-year cycles before the one shown.
+    fn of_civil(dt: DateTime, cycles: i64, offset_seconds: i32, zone_abbreviation: Option<String>) -> Fields {
         let date = dt.date();
         let iso = date.iso_week_date();
+        let years_off = cycles * 400;
         Fields {
-            year: i64::from(date.year()),
+            year: i64::from(date.year()) + years_off,
             month: i64::from(date.month()),
             day: i64::from(date.day()),
             hour: i64::from(dt.hour()),
@@ -1395,7 +1402,7 @@ impl Fields {
             micros: i64::from(dt.subsec_nanosecond()) / 1000,
             weekday: i64::from(date.weekday().to_sunday_zero_offset()),
             yday: i64::from(date.day_of_year()),
-            iso_year: i64::from(iso.year()),
+            iso_year: i64::from(iso.year()) + years_off,
             iso_week: i64::from(iso.week()),
             iso_weekday: i64::from(iso.weekday().to_monday_one_offset()),
             offset_seconds,

@@ -1,5 +1,6 @@
 //! The scalar functions applications call by name beyond the operators: the string
-//! functions (PostgreSQL's and Oracle's INSTR), `sign`, and the argument checks every
+//! functions (PostgreSQL's and Oracle's INSTR), `sign`, `md5` and the SHA-2 digests of
+//! a bytea, `width_bucket` (bounds and count, or thresholds), and the argument checks every
 //! built-in function's call goes through. `expr.rs` compiles a call into `Func` and
 //! dispatches here; `formatting.rs` holds `to_char`, `to_date` and `to_timestamp`.
 //!
@@ -56,6 +57,8 @@ fn params(func: Func, n: usize) -> Option<Vec<Param>> {
     use Param::*;
     Some(match func {
         Func::Lower | Func::Upper | Func::Initcap | Func::Reverse | Func::Md5 => vec![Text],
+        Func::Sha(_) => vec![Bytes],
+        Func::WidthBucket => vec![Number, Number, Number, Int],
         Func::RegexpReplace => vec![Text, Text, Text, Text],
         Func::SimilarToEscape => vec![Text, Text],
         Func::Format => vec![Text],
@@ -296,6 +299,161 @@ pub(crate) fn md5_hex(bytes: &[u8]) -> String {
     use md5::Digest;
     let digest = md5::Md5::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes of a bytea argument (a quoted literal read as a bytea's text form).
+pub(crate) fn bytes_of(function: &str, v: &Value) -> DbResult<Vec<u8>> {
+    match v {
+        Value::Bytea(b) => Ok(b.to_vec()),
+        Value::Text(t) => crate::bytea::parse(t),
+        other => Err(DbError::UndefinedFunction(format!("{function}({})", pg_type_name(other.data_type())))),
+    }
+}
+
+/// The SHA-2 digests PostgreSQL 11 and on have as functions of a bytea.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShaBits {
+    Sha224,
+    Sha256,
+    Sha384,
+    Sha512,
+}
+
+impl ShaBits {
+    pub(crate) fn function_name(self) -> &'static str {
+        match self {
+            ShaBits::Sha224 => "sha224",
+            ShaBits::Sha256 => "sha256",
+            ShaBits::Sha384 => "sha384",
+            ShaBits::Sha512 => "sha512",
+        }
+    }
+}
+
+/// The SHA-2 digest of `bytes`.
+pub(crate) fn sha(bits: ShaBits, bytes: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    match bits {
+        ShaBits::Sha224 => sha2::Sha224::digest(bytes).to_vec(),
+        ShaBits::Sha256 => sha2::Sha256::digest(bytes).to_vec(),
+        ShaBits::Sha384 => sha2::Sha384::digest(bytes).to_vec(),
+        ShaBits::Sha512 => sha2::Sha512::digest(bytes).to_vec(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// width_bucket
+// ---------------------------------------------------------------------------------------
+
+fn width_bucket_error(message: &str) -> DbError {
+    DbError::WidthBucketArgument(message.into())
+}
+
+/// `width_bucket(operand, low, high, count)`: 0 for an operand before `low`, count + 1
+/// at or past `high`, else the bucket it falls in (from 1), bounds in either order. In
+/// double precision when any argument is one (as PostgreSQL resolves a float among
+/// numbers), else in NUMERIC, each computed as PostgreSQL 15's `width_bucket_float8`
+/// and `compute_bucket` compute it (the numeric division rounded at its display scale).
+pub(crate) fn width_bucket(operand: &Value, low: &Value, high: &Value, count: &Value) -> DbResult<Value> {
+    use crate::sql::expr::{to_num, Num};
+    let count = match count {
+        Value::Int(c) => *c,
+        other => to_num(other)?.as_f64() as i64,
+    };
+    if count <= 0 {
+        return Err(width_bucket_error("count must be greater than zero"));
+    }
+    // The count is an int4 in PostgreSQL: its last bucket + 1 must be one too.
+    let out_of_range = || DbError::NumericOutOfRange("integer".into());
+    if count >= i64::from(i32::MAX) {
+        return Err(out_of_range());
+    }
+    let (operand, low, high) = (to_num(operand)?, to_num(low)?, to_num(high)?);
+    let floats = [&operand, &low, &high].iter().any(|n| matches!(n, Num::F(_))) ||
+        // Integers alone resolve to the double precision variant too (float8 is the
+        // preferred numeric type); their results are the same either way.
+        [&operand, &low, &high].iter().all(|n| matches!(n, Num::I(_)));
+    if floats {
+        let (x, lo, hi) = (operand.as_f64(), low.as_f64(), high.as_f64());
+        if x.is_nan() || lo.is_nan() || hi.is_nan() {
+            return Err(width_bucket_error("operand, lower bound, and upper bound cannot be NaN"));
+        }
+        if lo.is_infinite() || hi.is_infinite() {
+            return Err(width_bucket_error("lower and upper bounds must be finite"));
+        }
+        let count_f = count as f64;
+        let bucket = if lo < hi {
+            if x < lo {
+                0
+            } else if x >= hi {
+                count + 1
+            } else {
+                (count_f * (x - lo) / (hi - lo) + 1.0) as i64
+            }
+        } else if lo > hi {
+            if x > lo {
+                0
+            } else if x <= hi {
+                count + 1
+            } else {
+                (count_f * (lo - x) / (lo - hi) + 1.0) as i64
+            }
+        } else {
+            return Err(width_bucket_error("lower bound cannot equal upper bound"));
+        };
+        return Ok(Value::Int(bucket));
+    }
+    let exact = |n: Num| -> DbResult<BigDecimal> {
+        Ok(match n {
+            Num::I(i) => crate::numeric::from_i64(i),
+            Num::N(n) => n,
+            Num::F(f) => crate::numeric::from_f64(f)?,
+        })
+    };
+    let (x, lo, hi) = (exact(operand)?, exact(low)?, exact(high)?);
+    let bucket = |offset: BigDecimal, width: BigDecimal| -> DbResult<i64> {
+        // offset * count / width + 1, floored, the division rounded at PostgreSQL's
+        // select_div_scale (its compute_bucket).
+        let scaled = offset * crate::numeric::from_i64(count);
+        let quotient = crate::numeric::div(&scaled, &width)? + BigDecimal::from(1);
+        let floored = crate::numeric::round(&quotient, 0, crate::numeric::RoundMode::Floor)?;
+        floored.to_string().parse::<i64>().map_err(|_| out_of_range())
+    };
+    let bucket = match lo.cmp(&hi) {
+        std::cmp::Ordering::Less if x < lo => 0,
+        std::cmp::Ordering::Less if x >= hi => count + 1,
+        std::cmp::Ordering::Less => bucket(&x - &lo, &hi - &lo)?,
+        std::cmp::Ordering::Greater if x > lo => 0,
+        std::cmp::Ordering::Greater if x <= hi => count + 1,
+        std::cmp::Ordering::Greater => bucket(&lo - &x, &lo - &hi)?,
+        std::cmp::Ordering::Equal => return Err(width_bucket_error("lower bound cannot equal upper bound")),
+    };
+    Ok(Value::Int(bucket))
+}
+
+/// `width_bucket(operand, thresholds)`: PostgreSQL's binary search of the thresholds
+/// (taken as sorted ascending, not checked): the number of them the operand is at or past.
+pub(crate) fn width_bucket_thresholds(operand: &Value, thresholds: &Value) -> DbResult<Value> {
+    let Value::Array(thresholds) = thresholds else {
+        return Err(DbError::UndefinedFunction(format!(
+            "width_bucket({}, {})",
+            pg_type_name(operand.data_type()),
+            pg_type_name(thresholds.data_type())
+        )));
+    };
+    let items = &thresholds.items;
+    if items.iter().any(Value::is_null) {
+        return Err(DbError::NullValueNotAllowed("thresholds array must not contain NULLs".into()));
+    }
+    let (mut left, mut right) = (0, items.len());
+    while left < right {
+        let mid = (left + right) / 2;
+        match crate::sql::expr::compare(operand, &items[mid])? {
+            Some(std::cmp::Ordering::Less) => right = mid,
+            _ => left = mid + 1,
+        }
+    }
+    Ok(Value::Int(left as i64))
 }
 
 /// regexp_replace's flags: (`g`: every match, `i`: case-insensitive); `c` (case

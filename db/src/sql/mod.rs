@@ -37,6 +37,7 @@ pub(crate) mod json_ops;
 pub(crate) mod like_all;
 pub(crate) mod merge;
 pub mod oracle;
+pub(crate) mod ordered_set;
 pub(crate) mod point_select;
 pub mod prepared;
 pub mod query;
@@ -45,6 +46,7 @@ pub(crate) mod recursive;
 pub(crate) mod references;
 pub(crate) mod srf;
 pub(crate) mod stored_views;
+pub(crate) mod tablesample;
 pub(crate) mod temporal;
 pub(crate) mod window;
 

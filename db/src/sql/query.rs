@@ -44,8 +44,8 @@ use crate::schema::coerce;
 use crate::sql::access::{plan as plan_access, Access};
 use crate::sql::exec::ResultColumn;
 use crate::sql::expr::{
-    arithmetic, compare, grouping_error, ident_name, to_num, AggCall, AggFunc, BinOp, Binder, Expr, Num,
-    Relation, Scope, SubPlan, Subquery, SubqueryKind,
+    arithmetic, compare, grouping_error, ident_name, to_num, AggCall, AggFunc, BinOp, Binder, Expr,
+    Fractions, Num, OrderedSetFunc, Relation, Scope, SubPlan, Subquery, SubqueryKind,
 };
 use crate::sql::join::JoinPlan;
 use crate::sql::json_ops;
@@ -1064,6 +1064,11 @@ impl Session {
         match from {
             [] => Ok(None),
             [ast::TableWithJoins { relation, joins }] if joins.is_empty() => match relation {
+                ast::TableFactor::Table { sample: Some(_), .. } => Err(DbError::Syntax {
+                    message: "syntax error at or near \"TABLESAMPLE\": UPDATE and DELETE take no sample"
+                        .into(),
+                    position: 0,
+                }),
                 ast::TableFactor::Table { name, alias, args: None, .. } => {
                     let relation = self.relation_named(name, alias.as_ref())?;
                     if relation.derived.is_some() {
@@ -1100,6 +1105,14 @@ impl Session {
             }
             None => select,
         };
+        let isolated;
+        let select = match crate::sql::tablesample::isolate_samples(select)? {
+            Some(s) => {
+                isolated = s;
+                &isolated
+            }
+            None => select,
+        };
         let QueryClauses { limit, offset, for_update, if_locked } = clauses;
         let (distinct, distinct_on) = match &select.distinct {
             None | Some(ast::Distinct::All) => (false, None),
@@ -1128,6 +1141,33 @@ impl Session {
         let input_types = scope.types();
         let mut binder = Binder::over(scope.clone(), outer.to_vec(), params).in_session(self);
         let filter = select.selection.as_ref().map(|e| binder.scalar(e, "WHERE")).transpose()?;
+        // TABLESAMPLE on the one table (several relations' samples are subqueries by
+        // now): a filter of its rows before the WHERE's.
+        let sample = match select.from.as_slice() {
+            [only] if only.joins.is_empty() => crate::sql::tablesample::sample_of(&only.relation)?,
+            _ => None,
+        };
+        let filter = match sample {
+            None => filter,
+            Some(sample) => {
+                let entry = &scope.entries[0];
+                if entry.relation.derived.is_some() || entry.relation.function.is_some() {
+                    return Err(DbError::FeatureNotSupported(
+                        "TABLESAMPLE clause can only be applied to tables and materialized views".into(),
+                    ));
+                }
+                // The percentage reads no column of the table, as PostgreSQL's.
+                let mut constants = Binder::over(Scope::default(), outer.to_vec(), params).in_session(self);
+                let percentage = constants.scalar(sample.percentage, "TABLESAMPLE")?.fold()?;
+                crate::sql::tablesample::check_percentage(&percentage)?;
+                let keys = entry.relation.schema.primary_key.iter().map(|k| entry.offset + k);
+                let keep = crate::sql::tablesample::predicate(&sample, percentage, keys);
+                Some(match filter {
+                    None => keep,
+                    Some(f) => Expr::Binary(BinOp::And, Box::new(keep), Box::new(f)),
+                })
+            }
+        };
         let (joins, filter) = if several {
             let plan = self.plan_joins(scope.clone(), written, filter, &mut binder)?;
             let residual = plan.residual.clone();
@@ -1358,6 +1398,16 @@ impl Session {
         let regroup = |e: Expr| -> DbResult<Expr> {
             groupings_as_columns(e.regroup(&groups, &input_names)?, grouping_base)
         };
+        // An ordered-set aggregate's direct arguments are read once per group, from
+        // its row (PostgreSQL's rule: they may use only grouped columns).
+        let aggs = aggs
+            .into_iter()
+            .map(|mut call| {
+                call.direct =
+                    std::mem::take(&mut call.direct).into_iter().map(&regroup).collect::<DbResult<_>>()?;
+                Ok(call)
+            })
+            .collect::<DbResult<Vec<AggCall>>>()?;
         let windows = if grouped {
             windows.into_iter().map(|w| w.map_exprs(&mut |e| regroup(e))).collect::<DbResult<Vec<_>>>()?
         } else {
@@ -1756,9 +1806,12 @@ impl Session {
         for (mut key, accumulators) in by_group.into_sorted() {
             let Value::Int(set) = key.remove(0) else { unreachable!("a group's key starts with its set") };
             let set = set as usize;
-            let values: Vec<Value> =
-                accumulators.iter().zip(&plan.aggs).map(|(a, c)| a.finish(c)).collect::<DbResult<_>>()?;
             key.extend(plan.groupings.iter().map(|args| grouping_mask(args, &in_set[set])));
+            let values: Vec<Value> = accumulators
+                .iter()
+                .zip(&plan.aggs)
+                .map(|(a, c)| a.finish(c, &key))
+                .collect::<DbResult<_>>()?;
             if let Some(h) = &plan.having {
                 if !h.holds(&key, &values)? {
                     continue;
@@ -2352,6 +2405,25 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
         AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Bool),
         AggFunc::JsonAgg | AggFunc::JsonObjectAgg => Some(DataType::Json),
         AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Some(DataType::Jsonb),
+        AggFunc::OrderedSet(func) => {
+            let of = |fractions: Fractions, ty: Option<DataType>| match fractions {
+                Fractions::One => ty,
+                Fractions::Many => ty.and_then(ElemType::of).map(DataType::Array),
+            };
+            match func {
+                OrderedSetFunc::PercentileCont(fractions) => of(
+                    fractions,
+                    Some(match arg() {
+                        Some(DataType::Interval) => DataType::Interval,
+                        _ => DataType::Float,
+                    }),
+                ),
+                OrderedSetFunc::PercentileDisc(fractions) => of(fractions, arg()),
+                OrderedSetFunc::Mode => arg(),
+                OrderedSetFunc::Rank | OrderedSetFunc::DenseRank => Some(DataType::Int),
+                OrderedSetFunc::PercentRank | OrderedSetFunc::CumeDist => Some(DataType::Float),
+            }
+        }
     }
 }
 
@@ -2444,6 +2516,16 @@ impl Accumulator {
             if !matches!(filter.eval(row, &[])?, Value::Bool(true)) {
                 return Ok(());
             }
+        }
+        if let AggFunc::OrderedSet(func) = call.func {
+            let keys = call.order.iter().map(|o| o.expr.eval(row, &[])).collect::<DbResult<Vec<_>>>()?;
+            // The percentiles and mode skip NULLs; a hypothetical row is placed among
+            // every row.
+            if !func.is_hypothetical() && keys[0].is_null() {
+                return Ok(());
+            }
+            self.collected.push((keys, Value::Null, Value::Null));
+            return Ok(());
         }
         let Some(arg) = &call.arg else {
             self.count += 1;
@@ -2564,7 +2646,8 @@ impl Accumulator {
             | AggFunc::JsonAgg
             | AggFunc::JsonbAgg
             | AggFunc::JsonObjectAgg
-            | AggFunc::JsonbObjectAgg => {}
+            | AggFunc::JsonbObjectAgg
+            | AggFunc::OrderedSet(_) => {}
         }
         Ok(())
     }
@@ -2723,8 +2806,18 @@ impl Accumulator {
         })
     }
 
-    pub(crate) fn finish(&self, call: &AggCall) -> DbResult<Value> {
+    /// The aggregate's value for its group, whose row (the key, then the GROUPING()
+    /// values) an ordered-set aggregate's direct arguments read.
+    pub(crate) fn finish(&self, call: &AggCall, group_row: &[Value]) -> DbResult<Value> {
         Ok(match call.func {
+            AggFunc::OrderedSet(func) => {
+                let direct =
+                    call.direct.iter().map(|e| e.eval(group_row, &[])).collect::<DbResult<Vec<_>>>()?;
+                let order = self.collected_order(call)?;
+                let sorted: Vec<&[Value]> =
+                    order.into_iter().map(|i| self.collected[i].0.as_slice()).collect();
+                crate::sql::ordered_set::finish(func, &call.order, &sorted, &direct)?
+            }
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
             AggFunc::Sum => self.sum.clone().map_or(Value::Null, Num::value),
             AggFunc::Avg => match &self.sum {

@@ -170,6 +170,7 @@ fn aggregate_call(func: AggFunc, name: &'static str, arity: usize, filtered: boo
         distinct: false,
         order: Vec::new(),
         filter: filtered.then_some(Expr::Column(arity)),
+        direct: Vec::new(),
     }
 }
 
@@ -200,6 +201,11 @@ impl Binder<'_> {
             ast::WindowType::NamedWindow(name) => self.named_window(&ident_name(name))?.clone(),
         };
         let spec = &spec;
+        if !f.within_group.is_empty() && crate::sql::expr::OrderedSetFunc::named(name).is_some() {
+            return Err(DbError::FeatureNotSupported(format!(
+                "OVER is not supported for ordered-set aggregate {name}"
+            )));
+        }
         if !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(DbError::Unsupported(format!("this form of {name}() OVER")));
         }
@@ -670,7 +676,7 @@ fn partition(
                         acc.feed(&agg, &inputs[fed])?;
                         fed += 1;
                     }
-                    out[members[p]] = acc.finish(&agg)?;
+                    out[members[p]] = acc.finish(&agg, &[])?;
                 }
             } else {
                 for p in 0..m {
@@ -681,7 +687,7 @@ fn partition(
                             acc.feed(&agg, input)?;
                         }
                     }
-                    out[members[p]] = acc.finish(&agg)?;
+                    out[members[p]] = acc.finish(&agg, &[])?;
                 }
             }
         }

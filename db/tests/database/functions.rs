@@ -594,3 +594,146 @@ fn md5_regexp_replace_format_and_current_user_answer_as_postgresql() {
         assert!(error.to_string().contains(message), "{sql}: {error}");
     }
 }
+
+#[test]
+fn sha2_digests_of_bytea_answer_as_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    check(
+        &mut s,
+        &[
+            ("sha224('abc')", Some("\\x23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7")),
+            ("sha256('abc')", Some("\\xba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")),
+            (
+                "sha384(''::bytea)",
+                Some(
+                    "\\x38b060a751ac96384cd9327eb1b1e36a21fdb71114be07434c0cc7bf63f6e1da274edebfe76f65fbd51ad2f14898b95b",
+                ),
+            ),
+            (
+                "sha512('\\x00ff'::bytea)",
+                Some(
+                    "\\xfb9c0429487655082fe197f64eb8f045a706a4a5de8817478ee3ab47e208c27fd87502458026613794e69b0d1b3fc6916456754bd08088422144503682db5986",
+                ),
+            ),
+            ("sha256(NULL)", None),
+            ("pg_typeof(sha256('a'))", Some("bytea")),
+            ("sha256('abc'::bytea) = sha256('\\x616263')", Some("true")),
+        ],
+    );
+    run(&mut s, "CREATE TABLE blobs (id INT PRIMARY KEY, b BYTEA)");
+    run(&mut s, "INSERT INTO blobs VALUES (1, '\\x616263'), (2, NULL)");
+    run(&mut s, "COMMIT");
+    let rows = run(&mut s, "SELECT encode(sha256(b), 'hex') FROM blobs ORDER BY id").rows().to_vec();
+    assert_eq!(
+        rows,
+        [
+            vec![Value::Text("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".into())],
+            vec![Value::Null]
+        ]
+    );
+    let e = fails(&mut s, "SELECT sha256('abc'::text)");
+    assert_eq!((e.sqlstate(), e.to_string().as_str()), ("42883", "function sha256(text) does not exist"));
+    check_errors(&mut s, &[("SELECT sha256(1)", "42883"), ("SELECT sha512(id) FROM blobs", "42883")]);
+}
+
+#[test]
+fn width_bucket_answers_and_fails_as_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    check(
+        &mut s,
+        &[
+            ("width_bucket(5.35, 0.024, 10.06, 5)", Some("3")),
+            ("width_bucket(5.35::float8, 0.024, 10.06, 5)", Some("3")),
+            ("width_bucket(-1, 0, 10, 5)", Some("0")),
+            ("width_bucket(10, 0, 10, 5)", Some("6")),
+            ("width_bucket(11, 10, 0, 5)", Some("0")),
+            ("width_bucket(0, 10, 0, 5)", Some("6")),
+            ("width_bucket(10, 10, 0, 5)", Some("1")),
+            ("width_bucket(5, 0, 10, 5)", Some("3")),
+            ("width_bucket(5.5, 10, 0, 4)", Some("2")),
+            ("width_bucket(5.5::float8, 10, 0, 4)", Some("2")),
+            ("width_bucket(10.0, 0, 10, 4)", Some("5")),
+            ("width_bucket(0.0, 0, 10, 4)", Some("1")),
+            // NUMERIC's division rounds at its result scale first, as PostgreSQL 15's.
+            ("width_bucket(9.999999999999999999, 0, 10, 4)", Some("5")),
+            ("width_bucket(0.1::float8, 0, 0.3, 3)", Some("2")),
+            ("width_bucket(0.1, 0, 0.3, 3)", Some("2")),
+            ("width_bucket('inf'::float8, 0, 10, 3)", Some("4")),
+            ("width_bucket('-inf'::float8, 0, 10, 3)", Some("0")),
+            ("width_bucket(NULL, 0, 10, 3)", None),
+            ("width_bucket(5, NULL, 10, 3)", None),
+            // The thresholds form: a binary search of the (unchecked) sorted thresholds.
+            ("width_bucket(5, ARRAY[1, 3, 5, 7])", Some("3")),
+            ("width_bucket(0, ARRAY[1, 3, 5, 7])", Some("0")),
+            ("width_bucket(8, ARRAY[1, 3, 5, 7])", Some("4")),
+            ("width_bucket(5.5, ARRAY[1, 3, 5, 7])", Some("3")),
+            ("width_bucket(2, ARRAY[1, 2, 2, 2, 3])", Some("4")),
+            ("width_bucket('c', ARRAY['a', 'b', 'd'])", Some("2")),
+            ("width_bucket(5, ARRAY[3, 1])", Some("2")),
+            ("width_bucket(DATE '2020-01-01', ARRAY[DATE '2019-01-01', DATE '2021-01-01'])", Some("1")),
+        ],
+    );
+    let cases = [
+        ("SELECT width_bucket(5, 0, 10, 0)", "2201G", "count must be greater than zero"),
+        ("SELECT width_bucket(5::float8, 0, 10, -1)", "2201G", "count must be greater than zero"),
+        ("SELECT width_bucket(5, 0, 0, 3)", "2201G", "lower bound cannot equal upper bound"),
+        ("SELECT width_bucket(5.0, 1.0, 1, 3)", "2201G", "lower bound cannot equal upper bound"),
+        (
+            "SELECT width_bucket('nan'::float8, 0, 10, 3)",
+            "2201G",
+            "operand, lower bound, and upper bound cannot be NaN",
+        ),
+        ("SELECT width_bucket(5::float8, '-inf', 10, 3)", "2201G", "lower and upper bounds must be finite"),
+        ("SELECT width_bucket(5, ARRAY[1, NULL, 3])", "22004", "thresholds array must not contain NULLs"),
+        ("SELECT width_bucket(5, 0, 10, 3.7)", "42883", "does not exist"),
+        ("SELECT width_bucket('a'::text, 0, 10, 3)", "42883", "does not exist"),
+    ];
+    for (sql, state, message) in cases {
+        let e = fails(&mut s, sql);
+        assert_eq!(e.sqlstate(), state, "{sql}: {e}");
+        assert!(e.to_string().contains(message), "{sql}: {e}");
+    }
+}
+
+#[test]
+fn to_char_formats_years_past_9999_as_postgresql_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "SET TIME ZONE 'UTC'");
+    check(
+        &mut s,
+        &[
+            ("to_char(timestamp '12000-01-01', 'YYYY-MM-DD')", Some("12000-01-01")),
+            ("to_char(timestamp '12000-01-01', 'YYY')", Some("000")),
+            ("to_char(timestamp '12000-01-01', 'Y,YYY')", Some("12,000")),
+            ("to_char(timestamp '12000-01-01', 'CC')", Some("120")),
+            ("to_char(timestamp '12000-01-01', 'YY Y')", Some("00 0")),
+            (
+                "to_char(date '123456-03-04', 'YYYY-MM-DD CC Y,YYY YYY YY Y Day DDD WW IYYY IW D J Q')",
+                Some("123456-03-04 1235 123,456 456 56 6 Tuesday   064 10 123456 10 3 46812501 1"),
+            ),
+            (
+                "to_char(timestamp '294276-12-31 23:59:59', 'YYYY-MM-DD HH24:MI:SS Dy Month')",
+                Some("294276-12-31 23:59:59 Sun December "),
+            ),
+            (
+                "to_char(timestamptz '12000-06-15 10:00:00+00', 'YYYY-MM-DD HH24 TZ')",
+                Some("12000-06-15 10 UTC"),
+            ),
+            ("to_char(timestamp '10000-01-01', 'FMYYYY CC FMCC')", Some("10000 100 100")),
+            ("to_char(timestamp '99999-12-31', 'YYYY')", Some("99999")),
+            ("to_char(date '12000-01-01', 'YYYY')", Some("12000")),
+            (
+                "to_char(timestamp '10000-12-31 12:00', 'YYYY-MM-DD HH12:MI AM DDD IYYY IW')",
+                Some("10000-12-31 12:00 PM 366 10000 52"),
+            ),
+            ("to_char(timestamp '9999-12-31 23:59:59', 'YYYY Y,YYY CC')", Some("9999 9,999 100")),
+            ("to_char(timestamp '20000-02-29', 'YYYY-MM-DD IYYY-IW-ID')", Some("20000-02-29 20000-09-2")),
+        ],
+    );
+}
