@@ -1339,6 +1339,7 @@ impl DbShared {
             fetches,
             encoded: Vec::new(),
             defer_durability: false,
+            foreground_log_write: false,
             row_locks_fail_when_taken: false,
             durability_wait: None,
             defer_lock_waits: false,
@@ -1455,6 +1456,8 @@ pub struct Session {
     /// Commits hand their durability wait to the caller instead of blocking
     /// (`set_deferred_durability`).
     pub(crate) defer_durability: bool,
+    /// A deferred commit first tries to write the log itself (`set_foreground_log_write`).
+    foreground_log_write: bool,
     /// Row locks taken now fail at once on a row another transaction holds, instead of
     /// waiting (`SELECT ... FOR UPDATE NOWAIT` or `SKIP LOCKED`, while it locks).
     pub(crate) row_locks_fail_when_taken: bool,
@@ -2614,6 +2617,15 @@ impl Session {
         self.defer_durability = on;
     }
 
+    /// In deferred-durability mode: whether a commit that must wait first tries to write
+    /// the log itself when the log writer is idle (a foreground write; then it leaves no
+    /// wait). The write holds the calling thread for one write and sync, so a server
+    /// turns it on only while no other client has a request in progress (a quiet system,
+    /// where it saves the two thread hand-offs of a deferred wait).
+    pub fn set_foreground_log_write(&mut self, on: bool) {
+        self.foreground_log_write = on;
+    }
+
     /// Whether a commit left a durability wait for the caller to take.
     pub fn has_durability_wait(&self) -> bool {
         self.durability_wait.is_some()
@@ -2674,7 +2686,9 @@ impl Session {
                 held,
             });
         };
-        let result = if defer {
+        let result = if defer && self.foreground_log_write {
+            self.redo.commit_writing_if_idle(options, apply)
+        } else if defer {
             self.redo.commit_deferring_wait(options, apply)
         } else {
             self.redo.commit_then(options, apply).map(|receipt| (receipt, None))

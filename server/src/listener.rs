@@ -147,7 +147,8 @@ async fn serve(
     let context = Arc::new(
         ServerContext::new(db, config.max_connections)
             .with_security(config.auth.clone(), tls, config.tls_required)
-            .with_client_send_timeout(config.client_send_timeout),
+            .with_client_send_timeout(config.client_send_timeout)
+            .with_foreground_log_writes(config.worker_threads >= 2),
     );
     let (shutdown_sender, shutdown) = watch::channel(false);
     let mut stdout = std::io::stdout().lock();

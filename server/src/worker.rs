@@ -20,10 +20,12 @@
 //! trip); a thread of its own per connection, with a single-threaded runtime (one thread
 //! wake-up per round trip: 76-87k transactions/s NOWAIT IMMEDIATE against 91-100k here,
 //! where the log writer's constant writes preempted 32 runnable threads); a WAIT commit of
-//! a request alone in the server writing the log itself on its worker when the log writer
-//! was idle (no post, no wake-up: `versus-postgres`, WAIT, two alternating runs each,
-//! insert at 1 client +8-10%, but insert at 8 clients -5 to -10% and tpcb-like at 8
-//! clients -2 to -19%: a worker held in a sync delays the requests that arrive on it).
+//! a request alone in the server (no other connection with a request in progress)
+//! writing the log itself on its worker when the log writer was idle (no post, no
+//! wake-up: `versus-postgres`, WAIT, two alternating runs each, insert at 1 client
+//! +8-10%, but insert at 8 clients -5 to -10% and tpcb-like at 8 clients -2 to -19%: a
+//! worker held in a sync delays the requests that arrive on it). Kept for the server's
+//! only connection (`ServerContext::with_foreground_log_writes`).
 //!
 //! A call that panics poisons the worker: that call and every later one return
 //! [`WorkerGone`], and the connection ends with an error. Dropping the [`SessionWorker`]

@@ -361,6 +361,51 @@ fn an_execute_stopped_at_its_second_row_runs_again_from_its_start_changing_each_
     assert_eq!(server.query("SELECT v FROM t ORDER BY id"), "1\n101\n");
 }
 
+/// With one client connected (two worker threads) a WAIT commit writes the log itself
+/// (`redo writes by foreground`) instead of posting the log writer and awaiting its
+/// wake-up; while a second connection is open, even idle, the commits leave their writes
+/// to the log writer, so that no worker is held by a sync another client's request could
+/// arrive during; once it has closed, the lone client's commits write again.
+#[test]
+fn the_only_connections_wait_commit_writes_the_log_itself_but_not_beside_another() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-threads", "2"]);
+    server.query("CREATE TABLE w (id BIGINT PRIMARY KEY)");
+    // Read through psql, a connection of its own, between the commits.
+    let foreground = || -> u64 {
+        let text = server.query("SELECT value FROM v$sysstat WHERE name = 'redo writes by foreground'");
+        text.trim().parse().unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    };
+    let mut committer = server.connect();
+    let mut insert = |from: u64, n: u64| {
+        for id in from..from + n {
+            assert_eq!(
+                outcome(&query(&mut committer, &format!("INSERT INTO w VALUES ({id})"))),
+                "INSERT 0 1"
+            );
+        }
+    };
+    let before = foreground();
+    insert(0, 20);
+    // (psql's connection may still be counted at the first commits, and a periodic
+    // wake-up of the log writer may hold the token at a commit's moment.)
+    let alone = foreground() - before;
+    assert!(alone >= 15, "20 WAIT commits of the only connection made {alone} foreground writes");
+
+    let mut other = server.connect();
+    let before = foreground();
+    insert(100, 10);
+    assert_eq!(foreground() - before, 0, "commits beside another connection wrote the log themselves");
+    assert_eq!(outcome(&query(&mut other, "SELECT 1")), "SELECT 1");
+    drop(other);
+    let before = foreground();
+    insert(200, 20);
+    let again = foreground() - before;
+    assert!(again >= 15, "the only connection's commits write again: {again} of 20");
+    assert_eq!(server.query("SELECT count(*) FROM w").trim(), "50");
+}
+
 /// A queue's workers over the wire: `FOR UPDATE SKIP LOCKED` skips the row another
 /// connection holds and `NOWAIT` fails on it at once (55P03), also where a row lock
 /// wait would be left to the connection (a one-statement Query).

@@ -233,6 +233,75 @@ fn a_deferred_wait_first_polled_after_its_write_still_counts_its_log_file_sync()
 }
 
 #[test]
+fn a_commit_writing_if_idle_writes_itself_when_the_writer_is_idle_and_defers_when_it_is_not() {
+    use redo::fault::{Fault, FaultOp, FaultyStorage, STALL};
+    let dir = tempfile::tempdir().unwrap();
+    // Syncs of the log stall while this file exists (a disk that stopped answering).
+    let trigger = dir.path().join("stall-syncs");
+    let storage = FaultyStorage::new(vec![Fault {
+        op: FaultOp::Sync,
+        path_contains: ".log".into(),
+        skip: 0,
+        errno: STALL,
+    }])
+    .armed_while(&trigger);
+    let log_dir = dir.path().join("log");
+    fs::create_dir(&log_dir).unwrap();
+    let (log, _) = RedoLog::open_with(quiet_config(&log_dir), Arc::new(storage)).unwrap();
+    let log = Arc::new(log);
+    settle(&log);
+    with_deadline(Duration::from_secs(20), "commits writing if idle", {
+        let log = log.clone();
+        move || {
+            let mut s = log.session();
+            // Idle writer: each commit is its own foreground write, durable on return,
+            // with one `log file sync` and nothing handed back.
+            for i in 0..20 {
+                s.log_change(&payload(1, i, 100)).unwrap();
+                let (before, system_before) = (s.stats(), log.stats());
+                let (receipt, wait) = s.commit_writing_if_idle(WAIT, |_| {}).unwrap();
+                assert!(wait.is_none(), "commit {i}: the idle writer's token was free");
+                assert!(log.durable_lsn() >= receipt.lsn, "commit {i} returned before durable");
+                let d = s.stats().since(&before);
+                let writes = log.stats().since(&system_before).get(Stat::RedoWritesForeground);
+                assert_eq!(writes, 1, "commit {i}");
+                assert_eq!(d.event(WaitEvent::LogFileSync).waits, 1, "commit {i}");
+                assert_eq!(d.get(Stat::CommitWaitPerformed), 1, "commit {i}");
+            }
+            // A NOWAIT commit writes nothing here.
+            s.log_change(&payload(2, 0, 100)).unwrap();
+            let before = log.stats();
+            let (receipt, wait) = s.commit_writing_if_idle(NOWAIT, |_| {}).unwrap();
+            assert!(!receipt.waited && wait.is_none());
+            assert_eq!(log.stats().since(&before).get(Stat::RedoWritesForeground), 0);
+        }
+    });
+    // The writer busy (its sync stalled): the commit does not queue for the token, it
+    // hands its wait back, and the wait ends once the write it joined is durable.
+    fs::write(&trigger, b"").unwrap();
+    let mut other = log.session();
+    other.log_change(&payload(3, 0, 100)).unwrap();
+    let (first, _) = other.commit_deferring_wait(WAIT, |_| {}).unwrap();
+    let waited = with_deadline(Duration::from_secs(20), "a commit while the writer's sync stalls", {
+        let log = log.clone();
+        move || {
+            // The log writer, posted by that commit, takes the token into its stalled sync.
+            thread::sleep(Duration::from_millis(200));
+            assert!(log.durable_lsn() < first.lsn);
+            let mut s = log.session();
+            s.log_change(&payload(4, 0, 100)).unwrap();
+            let (receipt, wait) = s.commit_writing_if_idle(WAIT, |_| {}).unwrap();
+            (receipt, wait.expect("the writer held the token: the wait is handed back"))
+        }
+    });
+    let (receipt, wait) = waited;
+    assert!(log.durable_lsn() < receipt.lsn, "nothing is durable while syncs stall");
+    fs::remove_file(&trigger).unwrap();
+    with_deadline(Duration::from_secs(20), "the handed-back wait", move || block_on(wait).unwrap());
+    assert!(log.durable_lsn() >= receipt.lsn);
+}
+
+#[test]
 fn commit_options_come_from_the_statement_then_the_session_then_the_system() {
     use CommitWait::*;
     let dir = tempfile::tempdir().unwrap();
