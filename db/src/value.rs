@@ -23,8 +23,11 @@ pub use crate::record::{Record, RecordType};
 pub enum DataType {
     /// BIGINT, INTEGER, INT, SMALLINT: 64-bit signed.
     Int,
-    /// DOUBLE PRECISION, FLOAT, REAL: 64-bit float.
+    /// DOUBLE PRECISION, FLOAT, FLOAT8: 64-bit float.
     Float,
+    /// REAL, FLOAT4: 32-bit float, PostgreSQL's float4 (its own arithmetic, text and
+    /// wire forms; see `write_float4`).
+    Float4,
     /// NUMERIC, DECIMAL, Oracle's NUMBER: an exact decimal, unconstrained or
     /// `NUMERIC(precision, scale)` (see `numeric`).
     Numeric(Option<NumericSpec>),
@@ -122,6 +125,7 @@ impl DataType {
         match self {
             DataType::Int => "BIGINT".into(),
             DataType::Float => "DOUBLE PRECISION".into(),
+            DataType::Float4 => "REAL".into(),
             DataType::Numeric(None) => "NUMERIC".into(),
             DataType::Numeric(Some(spec)) => format!("NUMERIC({},{})", spec.precision, spec.scale),
             DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
@@ -174,6 +178,8 @@ pub enum Value {
     Null,
     Int(i64),
     Float(f64),
+    /// REAL: a float4, kept as one so that every operation on it rounds as PostgreSQL's.
+    Float4(f32),
     /// NUMERIC: its scale is its display scale (see `numeric`).
     Numeric(Box<BigDecimal>),
     Text(String),
@@ -231,6 +237,7 @@ impl Value {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Int(*i),
             Value::Float(f) => Value::Float(*f),
+            Value::Float4(f) => Value::Float4(*f),
             Value::Numeric(n) => Value::Numeric(n.clone()),
             Value::Text(t) => Value::Text(t.clone()),
             Value::Bool(b) => Value::Bool(*b),
@@ -264,7 +271,7 @@ impl Value {
         match self {
             Value::Null => 0,
             Value::Bool(_) => 1,
-            Value::Int(_) | Value::Numeric(_) | Value::Float(_) => 2,
+            Value::Int(_) | Value::Numeric(_) | Value::Float(_) | Value::Float4(_) => 2,
             Value::Text(_) => 3,
             Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 4,
             Value::Time(_) => 5,
@@ -284,6 +291,7 @@ impl Value {
             Value::Null => None,
             Value::Int(_) => Some(DataType::Int),
             Value::Float(_) => Some(DataType::Float),
+            Value::Float4(_) => Some(DataType::Float4),
             Value::Numeric(_) => Some(DataType::Numeric(None)),
             Value::Text(_) => Some(DataType::Text { max_chars: None }),
             Value::Bool(_) => Some(DataType::Bool),
@@ -364,6 +372,7 @@ impl Value {
             (self, ty),
             (Value::Int(_), DataType::Int)
                 | (Value::Float(_), DataType::Float)
+                | (Value::Float4(_), DataType::Float4)
                 | (Value::Numeric(_), DataType::Numeric(_))
                 | (Value::Text(_), DataType::Text { .. } | DataType::Char { .. })
                 | (Value::Bool(_), DataType::Bool)
@@ -406,6 +415,15 @@ impl Value {
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => cmp_f64(*a, *b),
+            (Value::Float4(a), Value::Float4(b)) => a.total_cmp(b),
+            // A float4 is ordered as the double it widens to exactly, after the equal
+            // numbers of the other types.
+            (Value::Float4(a), b) if b.rank() == 2 => {
+                Value::Float(f64::from(*a)).cmp_any(b).then(Ordering::Greater)
+            }
+            (a, Value::Float4(b)) if a.rank() == 2 => {
+                a.cmp_any(&Value::Float(f64::from(*b))).then(Ordering::Less)
+            }
             (Value::Numeric(a), Value::Numeric(b)) => a.cmp(b),
             // Equal numbers of different types stay distinct keys: INT, then NUMERIC,
             // then FLOAT.
@@ -460,6 +478,27 @@ impl Eq for Value {}
 /// plain otherwise (`0.0001`, `123456789012345`), and PostgreSQL's names for the special
 /// values.
 pub fn write_float(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
+    write_float_shortest(out, v, 15, format_args!("{v:e}"), format_args!("{v}"))
+}
+
+/// float4's text as PostgreSQL 12+ writes it: as `write_float`, with the shortest digits
+/// that read back as the same float4 and exponent notation from a decimal exponent of 6
+/// (`1.234567e+06`, `123456`, `1e-05`).
+pub fn write_float4(out: &mut impl fmt::Write, v: f32) -> fmt::Result {
+    write_float_shortest(out, f64::from(v), 6, format_args!("{v:e}"), format_args!("{v}"))
+}
+
+/// The writer of both float types: `scientific` and `plain` are the value's shortest
+/// round-trip digits for its own width (Rust's `{:e}` and `{}`), `exponent_max` the
+/// decimal exponent from which PostgreSQL writes exponent notation (its DBL_DIG or
+/// FLT_DIG).
+fn write_float_shortest(
+    out: &mut impl fmt::Write,
+    v: f64,
+    exponent_max: i32,
+    scientific: fmt::Arguments<'_>,
+    plain: fmt::Arguments<'_>,
+) -> fmt::Result {
     if v.is_nan() {
         return out.write_str("NaN");
     }
@@ -471,16 +510,23 @@ pub fn write_float(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
     }
     // The shortest digits, as `d.ddde<exp>`; PostgreSQL's exponent has a sign and at
     // least two digits.
-    let mut scientific = String::with_capacity(32);
-    fmt::Write::write_fmt(&mut scientific, format_args!("{v:e}"))?;
-    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` writes an exponent");
+    let mut digits = String::with_capacity(32);
+    fmt::Write::write_fmt(&mut digits, scientific)?;
+    let (mantissa, exponent) = digits.split_once('e').expect("`{:e}` writes an exponent");
     let exponent: i32 = exponent.parse().expect("`{:e}` writes a decimal exponent");
-    if !(-4..15).contains(&exponent) {
+    if !(-4..exponent_max).contains(&exponent) {
         let sign = if exponent < 0 { '-' } else { '+' };
         write!(out, "{mantissa}e{sign}{:02}", exponent.unsigned_abs())
     } else {
-        write!(out, "{v}")
+        out.write_fmt(plain)
     }
+}
+
+/// `write_float4` into a new string.
+pub fn float4_text(v: f32) -> String {
+    let mut text = String::new();
+    write_float4(&mut text, v).expect("a String takes any text");
+    text
 }
 
 /// `write_float` into a new string.
@@ -496,6 +542,7 @@ impl fmt::Display for Value {
             Value::Null => write!(f, "NULL"),
             Value::Int(v) => write!(f, "{v}"),
             Value::Float(v) => write_float(f, *v),
+            Value::Float4(v) => write_float4(f, *v),
             Value::Numeric(n) => f.write_str(&numeric::to_text(n)),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
@@ -573,8 +620,8 @@ mod tests {
         use proptest::prelude::*;
         let big = 1i64 << 53;
         let number = prop_oneof![
-            (-4i64..4).prop_map(|d| Value::Int(big + d)),
-            (-4i64..4).prop_map(|d| Value::Float((big + d) as f64)),
+            (-4i64..4).prop_map(move |d| Value::Int(big + d)),
+            (-4i64..4).prop_map(move |d| Value::Float((big + d) as f64)),
             (-8i64..8).prop_map(move |d| Value::numeric(
                 numeric::parse(&format!("{big}.5")).unwrap() + bigdecimal::BigDecimal::from(d)
             )),
@@ -583,6 +630,13 @@ mod tests {
             (-6i64..6).prop_map(|d| Value::numeric(bigdecimal::BigDecimal::new(d.into(), 1))),
             Just(Value::Float(f64::NAN)),
             Just(Value::Float(f64::NEG_INFINITY)),
+            // REALs: equal to the doubles they widen to, and between them.
+            (-6i64..6).prop_map(|d| Value::Float4(d as f32 / 2.0)),
+            (-4i64..4).prop_map(move |d| Value::Float4((big + d) as f32)),
+            Just(Value::Float4(0.1)),
+            Just(Value::Float(0.1)),
+            Just(Value::Float(f64::from(0.1f32))),
+            Just(Value::Float4(f32::NAN)),
         ];
         proptest!(|(mut values in proptest::collection::vec(number, 0..12))| {
             values.sort();
@@ -605,7 +659,36 @@ mod tests {
 
 #[cfg(test)]
 mod float_text_tests {
-    use super::float_text;
+    use super::{float4_text, float_text};
+
+    /// PostgreSQL 15's float4out for each value (`SELECT 'v'::float4`).
+    #[test]
+    fn float4_text_is_postgresqls() {
+        let cases: &[(f32, &str)] = &[
+            (0.1, "0.1"),
+            (0.3, "0.3"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (16777216.0, "1.6777216e+07"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.00012345679, "0.00012345679"),
+            (3.4028235e38, "3.4028235e+38"),
+            (1e-45, "1e-45"),
+            (1.175495e-39, "1.175495e-39"),
+            (-1.5, "-1.5"),
+            (-0.0, "-0"),
+            (f32::NAN, "NaN"),
+            (f32::INFINITY, "Infinity"),
+            (f32::NEG_INFINITY, "-Infinity"),
+        ];
+        for (v, text) in cases {
+            assert_eq!(float4_text(*v), *text, "{v:e}");
+            if v.is_finite() {
+                assert_eq!(text.parse::<f32>().unwrap(), *v, "{text} reads back");
+            }
+        }
+    }
 
     /// PostgreSQL 15's float8out for each value (`SELECT v::float8`, extra_float_digits 1).
     #[test]

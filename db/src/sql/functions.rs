@@ -97,11 +97,14 @@ fn accepts(param: Param, ty: DataType) -> bool {
         Param::TextOrBytes => matches!(ty, DataType::Text { .. } | DataType::Char { .. } | DataType::Bytea),
         Param::Bytes => ty == DataType::Bytea,
         Param::Int => ty == DataType::Int,
-        Param::Number => matches!(ty, DataType::Int | DataType::Float | DataType::Numeric(_)),
+        Param::Number => {
+            matches!(ty, DataType::Int | DataType::Float | DataType::Float4 | DataType::Numeric(_))
+        }
         Param::Formattable => matches!(
             ty,
             DataType::Int
                 | DataType::Float
+                | DataType::Float4
                 | DataType::Numeric(_)
                 | DataType::Date
                 | DataType::Time
@@ -118,6 +121,7 @@ fn pg_type_name(ty: Option<DataType>) -> String {
         None => "unknown".into(),
         Some(DataType::Int) => "bigint".into(),
         Some(DataType::Float) => "double precision".into(),
+        Some(DataType::Float4) => "real".into(),
         Some(DataType::Text { max_chars: None }) => "text".into(),
         Some(DataType::Text { max_chars: Some(_) }) => "character varying".into(),
         Some(DataType::Bool) => "boolean".into(),
@@ -474,6 +478,8 @@ pub(crate) fn concat_ws(separator: &Value, values: &[Value]) -> DbResult<Value> 
 pub(crate) fn sign(v: &Value) -> DbResult<Value> {
     Ok(match v {
         Value::Int(i) => Value::Int(i.signum()),
+        // PostgreSQL's sign has no float4 version: a REAL's sign is a double.
+        Value::Float4(f) => return sign(&Value::Float(f64::from(*f))),
         Value::Float(f) if f.is_nan() => Value::Float(*f),
         Value::Float(f) => Value::Float(if *f > 0.0 {
             1.0
