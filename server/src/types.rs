@@ -82,6 +82,7 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
     match ty {
         Some(DataType::Int) => OID_INT8,
         Some(DataType::Float) => OID_FLOAT8,
+        Some(DataType::Float4) => OID_FLOAT4,
         Some(DataType::Numeric(_)) => OID_NUMERIC,
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
@@ -109,6 +110,7 @@ pub fn array_oid(elem: ElemType) -> u32 {
     match elem {
         ElemType::Int => OID_INT8_ARRAY,
         ElemType::Float => OID_FLOAT8_ARRAY,
+        ElemType::Float4 => OID_FLOAT4_ARRAY,
         ElemType::Numeric => OID_NUMERIC_ARRAY,
         ElemType::Text => OID_TEXT_ARRAY,
         ElemType::Bool => OID_BOOL_ARRAY,
@@ -129,7 +131,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
     match ty {
         Some(DataType::Int | DataType::Float) => (8, -1),
         Some(DataType::Time | DataType::Timestamp | DataType::TimestampTz) => (8, -1),
-        Some(DataType::Date) => (4, -1),
+        Some(DataType::Date | DataType::Float4) => (4, -1),
         Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
@@ -152,7 +154,8 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
 pub fn type_of_oid(oid: u32) -> Option<DataType> {
     match oid {
         OID_INT2 | OID_INT4 | OID_INT8 => Some(DataType::Int),
-        OID_FLOAT4 | OID_FLOAT8 => Some(DataType::Float),
+        OID_FLOAT4 => Some(DataType::Float4),
+        OID_FLOAT8 => Some(DataType::Float),
         OID_NUMERIC => Some(DataType::Numeric(None)),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
@@ -174,7 +177,8 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_INT2_ARRAY | OID_INT4_ARRAY | OID_INT8_ARRAY | OID_OID_ARRAY => {
             Some(DataType::Array(ElemType::Int))
         }
-        OID_FLOAT4_ARRAY | OID_FLOAT8_ARRAY => Some(DataType::Array(ElemType::Float)),
+        OID_FLOAT4_ARRAY => Some(DataType::Array(ElemType::Float4)),
+        OID_FLOAT8_ARRAY => Some(DataType::Array(ElemType::Float)),
         OID_NUMERIC_ARRAY => Some(DataType::Array(ElemType::Numeric)),
         OID_TEXT_ARRAY | OID_VARCHAR_ARRAY | OID_NAME_ARRAY | OID_BPCHAR_ARRAY => {
             Some(DataType::Array(ElemType::Text))
@@ -202,6 +206,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
             let _ = write!(out, "{v}");
         }
         Value::Float(v) => out.extend_from_slice(db::value::float_text(*v).as_bytes()),
+        Value::Float4(v) => out.extend_from_slice(db::value::float4_text(*v).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
@@ -239,6 +244,9 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Int(v), OID_INT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
+        (Value::Float4(v), OID_FLOAT4) => out.extend_from_slice(&v.to_be_bytes()),
+        (Value::Float4(v), OID_FLOAT8) => out.extend_from_slice(&f64::from(*v).to_be_bytes()),
+        (Value::Int(v), OID_FLOAT4) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
         (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
         // bytea and uuid: the bytes as they are.
         (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
@@ -508,8 +516,8 @@ fn read_numeric(bytes: &[u8], format: i16, inferred: Option<DataType>) -> Result
                 .to_string(),
         )
     };
-    if let (Some(DataType::Float), Some(t)) = (inferred, &text) {
-        if let Ok(v) = read_text(t, Some(DataType::Float)) {
+    if let (Some(ty @ (DataType::Float | DataType::Float4)), Some(t)) = (inferred, &text) {
+        if let Ok(v) = read_text(t, Some(ty)) {
             return Ok(v);
         }
     }
@@ -524,6 +532,7 @@ fn read_numeric(bytes: &[u8], format: i16, inferred: Option<DataType>) -> Result
             None => Value::numeric(n),
         },
         Some(DataType::Float) => Value::Float(numeric::to_f64(&n)?),
+        Some(DataType::Float4) => db::schema::coerce(Value::numeric(n), DataType::Float4)?,
         Some(DataType::Text { .. }) => Value::Text(text.unwrap_or_else(|| numeric::to_text(&n))),
         _ => Value::numeric(n),
     })
@@ -561,10 +570,17 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
         )
     };
     match (declared, ty) {
+        // A float4 stays one (a double place widens it exactly on assignment).
         (OID_FLOAT4, _) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
-            Ok(Value::Float(f32::from_be_bytes(b) as f64))
+            Ok(Value::Float4(f32::from_be_bytes(b)))
         }
+        (_, Some(DataType::Float4)) => match bytes.len() {
+            4 => Ok(Value::Float4(f32::from_be_bytes(bytes.try_into().expect("4 bytes")))),
+            8 => db::float4::from_f64(f64::from_be_bytes(bytes.try_into().expect("8 bytes")))
+                .map(Value::Float4),
+            _ => Err(wrong_size()),
+        },
         (_, Some(DataType::Int)) => match bytes.len() {
             2 => Ok(Value::Int(i16::from_be_bytes([bytes[0], bytes[1]]) as i64)),
             4 => Ok(Value::Int(i32::from_be_bytes(bytes.try_into().expect("4 bytes")) as i64)),
