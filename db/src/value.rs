@@ -478,61 +478,126 @@ impl Eq for Value {}
 /// plain otherwise (`0.0001`, `123456789012345`), and PostgreSQL's names for the special
 /// values.
 pub fn write_float(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
-    write_float_shortest(out, v, 15, format_args!("{v:e}"), format_args!("{v}"))
+    if !v.is_finite() || v == 0.0 {
+        return write_special(out, v);
+    }
+    write_shortest(out, ryu::Buffer::new().format_finite(v), 15)
 }
 
 /// float4's text as PostgreSQL 12+ writes it: as `write_float`, with the shortest digits
 /// that read back as the same float4 and exponent notation from a decimal exponent of 6
 /// (`1.234567e+06`, `123456`, `1e-05`).
 pub fn write_float4(out: &mut impl fmt::Write, v: f32) -> fmt::Result {
-    write_float_shortest(out, f64::from(v), 6, format_args!("{v:e}"), format_args!("{v}"))
+    if !v.is_finite() || v == 0.0 {
+        return write_special(out, f64::from(v));
+    }
+    if v < 0.0 {
+        out.write_char('-')?;
+    }
+    let magnitude = v.abs();
+    let mut ryu = ryu::Buffer::new();
+    let shortest = ryu.format_finite(magnitude);
+    if !on_a_rounding_bound(shortest, magnitude) {
+        return write_shortest(out, shortest, 6);
+    }
+    // PostgreSQL's Ryu takes the interval that reads back as `v` without its bounds
+    // (f2s.c's `acceptBounds` is false); the ryu crate takes them for an even mantissa,
+    // so its digits can be a halfway point between two float4s (50331648 as 5.033165e7).
+    // Then the shortest digits strictly inside: the value correctly rounded to more.
+    for digits in 1..=9 {
+        let longer = format!("{magnitude:.digits$e}", digits = digits - 1);
+        if longer.parse::<f32>() == Ok(magnitude) && !on_a_rounding_bound(&longer, magnitude) {
+            return write_shortest(out, &longer, 6);
+        }
+    }
+    unreachable!("9 significant digits identify every float4 ({magnitude:e})")
 }
 
-/// The writer of both float types: `scientific` and `plain` are the value's shortest
-/// round-trip digits for its own width (Rust's `{:e}` and `{}`), `exponent_max` the
-/// decimal exponent from which PostgreSQL writes exponent notation (its DBL_DIG or
-/// FLT_DIG).
-fn write_float_shortest(
-    out: &mut impl fmt::Write,
-    v: f64,
-    exponent_max: i32,
-    scientific: fmt::Arguments<'_>,
-    plain: fmt::Arguments<'_>,
-) -> fmt::Result {
-    if v.is_nan() {
-        return out.write_str("NaN");
-    }
-    if v.is_infinite() {
-        return out.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
-    }
-    if v == 0.0 {
-        return out.write_str(if v.is_sign_negative() { "-0" } else { "0" });
-    }
-    // The shortest digits, as `d.ddde<exp>`; PostgreSQL's exponent has a sign and at
-    // least two digits.
-    let mut digits = String::with_capacity(32);
-    fmt::Write::write_fmt(&mut digits, scientific)?;
-    let (mantissa, exponent) = digits.split_once('e').expect("`{:e}` writes an exponent");
-    let exponent: i32 = exponent.parse().expect("`{:e}` writes a decimal exponent");
-    if !(-4..exponent_max).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        write!(out, "{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+/// Whether the decimal `text` is the halfway point between the float4 `v` (positive)
+/// and a neighbour: the midpoints are exact in a double, and so is the double nearest a
+/// decimal of at most 9 digits that equals one.
+fn on_a_rounding_bound(text: &str, v: f32) -> bool {
+    let Ok(wide) = text.parse::<f64>() else { return false };
+    let below = f32::from_bits(v.to_bits() - 1);
+    let above = f32::from_bits(v.to_bits() + 1);
+    let midpoint = |neighbour: f32| (f64::from(v) + f64::from(neighbour)) / 2.0;
+    wide == midpoint(below) || wide == midpoint(above)
+}
+
+/// NaN, the infinities and the zeros, as PostgreSQL names them.
+fn write_special(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
+    out.write_str(if v.is_nan() {
+        "NaN"
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+    } else if v.is_sign_negative() {
+        "-0"
     } else {
-        out.write_fmt(plain)
-    }
+        "0"
+    })
 }
 
-/// `write_float4` into a new string.
-pub fn float4_text(v: f32) -> String {
-    let mut text = String::new();
-    write_float4(&mut text, v).expect("a String takes any text");
-    text
+/// The writer of both float types: `shortest` is Ryu's text of a finite nonzero value
+/// (`-1.5e-7`, `0.0001`, `123456.0`, `1e20`), laid out again as PostgreSQL's
+/// `float_to_shortest_decimal` lays it out: plain for a decimal exponent from -4 to below
+/// `exponent_max` (its DBL_DIG or FLT_DIG), else `d.ddde±XX`.
+fn write_shortest(out: &mut impl fmt::Write, shortest: &str, exponent_max: i32) -> fmt::Result {
+    let (sign, unsigned) = match shortest.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", shortest),
+    };
+    let (mantissa, exponent) = match unsigned.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().expect("Ryu writes a decimal exponent")),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // All the digits, and the decimal exponent of the first significant one.
+    let all: String = [whole, fraction].concat();
+    let leading_zeros = all.len() - all.trim_start_matches('0').len();
+    let digits = all[leading_zeros..].trim_end_matches('0');
+    assert!(!digits.is_empty(), "a nonzero value has a significant digit: {shortest}");
+    let point = exponent + whole.len() as i32 - 1 - leading_zeros as i32;
+    out.write_str(sign)?;
+    if !(-4..exponent_max).contains(&point) {
+        let (first, rest) = digits.split_at(1);
+        let exponent_sign = if point < 0 { '-' } else { '+' };
+        let dot = if rest.is_empty() { "" } else { "." };
+        return write!(out, "{first}{dot}{rest}e{exponent_sign}{:02}", point.unsigned_abs());
+    }
+    if point < 0 {
+        out.write_str("0.")?;
+        for _ in 0..(-point - 1) {
+            out.write_char('0')?;
+        }
+        return out.write_str(digits);
+    }
+    let whole_digits = point as usize + 1;
+    if digits.len() <= whole_digits {
+        out.write_str(digits)?;
+        for _ in digits.len()..whole_digits {
+            out.write_char('0')?;
+        }
+        Ok(())
+    } else {
+        write!(out, "{}.{}", &digits[..whole_digits], &digits[whole_digits..])
+    }
 }
 
 /// `write_float` into a new string.
 pub fn float_text(v: f64) -> String {
     let mut text = String::new();
     write_float(&mut text, v).expect("a String takes any text");
+    text
+}
+
+/// `write_float4` into a new string.
+pub fn float4_text(v: f32) -> String {
+    let mut text = String::new();
+    write_float4(&mut text, v).expect("a String takes any text");
     text
 }
 
@@ -670,6 +735,12 @@ mod float_text_tests {
             (123456.0, "123456"),
             (1234567.0, "1.234567e+06"),
             (16777216.0, "1.6777216e+07"),
+            // Ryu's upper bound is exclusive: not 5.033165e+07, which reads back too.
+            (50331648.0, "5.0331648e+07"),
+            (1.0, "1"),
+            (100.0, "100"),
+            (0.001, "0.001"),
+            (-0.00012, "-0.00012"),
             (0.0001, "0.0001"),
             (0.00001, "1e-05"),
             (0.00012345679, "0.00012345679"),
@@ -688,6 +759,17 @@ mod float_text_tests {
                 assert_eq!(text.parse::<f32>().unwrap(), *v, "{text} reads back");
             }
         }
+    }
+
+    /// Any finite float's text reads back as the same value, of either width.
+    #[test]
+    fn float_texts_read_back_as_the_same_value() {
+        use proptest::prelude::*;
+        proptest!(|(wide in any::<f64>(), narrow in any::<f32>())| {
+            prop_assume!(wide.is_finite() && narrow.is_finite());
+            prop_assert_eq!(float_text(wide).parse::<f64>().unwrap(), wide);
+            prop_assert_eq!(float4_text(narrow).parse::<f32>().unwrap(), narrow);
+        });
     }
 
     /// PostgreSQL 15's float8out for each value (`SELECT v::float8`, extra_float_digits 1).
