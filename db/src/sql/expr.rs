@@ -1163,6 +1163,28 @@ impl<'a> Binder<'a> {
                     Some(_) => list.into_iter().map(as_char_operand).collect(),
                     None => list,
                 };
+                // A REAL's list of integer and decimal constants has REAL as its common
+                // type (PostgreSQL's select_common_type): `r IN (0.1, 0.2)` compares
+                // REALs, where `r = 0.1` compares doubles.
+                let real_constants = |list: &[Expr]| {
+                    list.iter().all(|e| {
+                        matches!(
+                            e,
+                            Expr::Literal(Value::Null | Value::Int(_) | Value::Numeric(_) | Value::Float4(_))
+                        )
+                    })
+                };
+                let list = match &expr {
+                    Expr::Column(i)
+                        if self.scope.type_at(*i) == Some(DataType::Float4) && real_constants(&list) =>
+                    {
+                        list.into_iter().map(|e| Expr::Cast(Box::new(e), DataType::Float4)).collect()
+                    }
+                    Expr::Cast(_, DataType::Float4) if real_constants(&list) => {
+                        list.into_iter().map(|e| Expr::Cast(Box::new(e), DataType::Float4)).collect()
+                    }
+                    _ => list,
+                };
                 Expr::InList(Box::new(expr), list, *negated)
             }
             E::Between { expr, negated, low, high } => Expr::Between(
@@ -3537,7 +3559,11 @@ impl Expr {
                 | Func::Format
                 | Func::ToChar => text,
                 Func::Strpos | Func::Instr => Some(DataType::Int),
-                Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
+                // PostgreSQL's sign has no float4 version: a REAL's is a double.
+                Func::Sign => match args.first().and_then(|a| a.static_type(columns, aggs)) {
+                    Some(DataType::Float4) => Some(DataType::Float),
+                    other => other,
+                },
                 Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
                 // The results: every second argument after the value, and the default.
                 Func::OracleDecode => args
@@ -3944,7 +3970,7 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
             (Num::N(x), Num::N(y)) => x.cmp(&y),
             (Num::I(x), Num::N(y)) => numeric::from_i64(x).cmp(&y),
             (Num::N(x), Num::I(y)) => x.cmp(&numeric::from_i64(y)),
-            (x, y) => x.as_f64().total_cmp(&y.as_f64()),
+            (x, y) => float_order(x.as_f64(), y.as_f64()),
         },
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
@@ -3974,6 +4000,17 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
             return Err(DbError::DatatypeMismatch(format!("{} = {}", name(x), name(y))));
         }
     }))
+}
+
+/// Two floats in SQL's order, PostgreSQL's `float8_cmp_internal`: every NaN equal to
+/// every other and above any number, -0 equal to 0.
+fn float_order(x: f64, y: f64) -> Ordering {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => x.partial_cmp(&y).expect("no NaN"),
+    }
 }
 
 pub(crate) fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {

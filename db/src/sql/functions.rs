@@ -478,8 +478,6 @@ pub(crate) fn concat_ws(separator: &Value, values: &[Value]) -> DbResult<Value> 
 pub(crate) fn sign(v: &Value) -> DbResult<Value> {
     Ok(match v {
         Value::Int(i) => Value::Int(i.signum()),
-        // PostgreSQL's sign has no float4 version: a REAL's sign is a double.
-        Value::Float4(f) => return sign(&Value::Float(f64::from(*f))),
         Value::Float(f) if f.is_nan() => Value::Float(*f),
         Value::Float(f) => Value::Float(if *f > 0.0 {
             1.0

@@ -47,6 +47,14 @@ fn real_values_compute_and_print_as_postgres_does() {
         ("SELECT 1::real = 1", "true"),
         ("SELECT 1.1::real > 1.1", "true"),
         ("SELECT 1.1::real < 1.1::float8", "false"),
+        // An IN list of constants takes the REAL's type; one double makes it doubles.
+        ("SELECT 0.1::real IN (0.1, 0.2)", "true"),
+        ("SELECT 0.1::real IN (0.1::float8, 0.2)", "false"),
+        // SQL's float order: -0 equals 0, NaN equals NaN and is above every number.
+        ("SELECT '-0'::real = '0'::real", "true"),
+        ("SELECT '-0'::float8 = 0::float8", "true"),
+        ("SELECT 'NaN'::real > 1e30::real", "true"),
+        ("SELECT pg_typeof(sign(-2::real))", "double precision"),
         ("SELECT 1::real / 3::real", "0.33333334"),
         ("SELECT 1::real / 3", "0.3333333333333333"),
         ("SELECT 2::real - 0.5::real", "1.5"),
