@@ -247,6 +247,13 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Float4(v), OID_FLOAT4) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Float4(v), OID_FLOAT8) => out.extend_from_slice(&f64::from(*v).to_be_bytes()),
         (Value::Int(v), OID_FLOAT4) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
+        // A REAL column's other numbers (a CASE of a REAL and a decimal): rounded to the
+        // nearest float4, as the column's type would store them.
+        (Value::Float(v), OID_FLOAT4) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
+        (Value::Numeric(n), OID_FLOAT4) => {
+            let f = numeric::to_f64(n).unwrap_or(f64::NAN) as f32;
+            out.extend_from_slice(&f.to_be_bytes())
+        }
         (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
         // bytea and uuid: the bytes as they are.
         (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
@@ -907,6 +914,36 @@ mod tests {
         assert_eq!(read_parameter(Some(b"abcdef"), 0, 0, ty).unwrap_err().sqlstate(), "22001");
         assert_eq!(oid_of(ty), OID_BPCHAR);
         assert_eq!(size_and_modifier(ty), (-1, 9));
+    }
+
+    /// REAL on the wire: OID 700 (real[] 1021), 4 bytes in binary both ways, float4out's
+    /// text; a float8 parameter for a REAL place rounded, with float4's range errors.
+    #[test]
+    fn reals_are_float4_on_the_wire() {
+        let real = Some(DataType::Float4);
+        assert_eq!((oid_of(real), size_and_modifier(real)), (OID_FLOAT4, (4, -1)));
+        assert_eq!(oid_of(Some(DataType::Array(ElemType::Float4))), OID_FLOAT4_ARRAY);
+        assert_eq!(type_of_oid(OID_FLOAT4), real);
+        let binary = |v: &Value| {
+            let mut out = Vec::new();
+            write_binary(v, OID_FLOAT4, &mut out);
+            out
+        };
+        assert_eq!(binary(&Value::Float4(0.1)), 0.1f32.to_be_bytes());
+        assert_eq!(binary(&Value::Int(3)), 3f32.to_be_bytes());
+        assert_eq!(binary(&Value::Float(0.1)), 0.1f32.to_be_bytes());
+        let mut text = Vec::new();
+        write_text(&Value::Float4(1234567.0), &mut text);
+        assert_eq!(text, b"1.234567e+06");
+        let bytes = 0.1f32.to_be_bytes();
+        assert_eq!(read_parameter(Some(&bytes), 1, OID_FLOAT4, None).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(&bytes), 1, 0, real).unwrap(), Value::Float4(0.1));
+        let wide = 0.1f64.to_be_bytes();
+        assert_eq!(read_parameter(Some(&wide), 1, 0, real).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(b" 0.1 "), 0, 0, real).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(b"1e39"), 0, OID_FLOAT4, None).unwrap_err().sqlstate(), "22003");
+        let huge = 1e39f64.to_be_bytes();
+        assert_eq!(read_parameter(Some(&huge), 1, 0, real).unwrap_err().sqlstate(), "22003");
     }
 
     #[test]
