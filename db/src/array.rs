@@ -30,6 +30,7 @@ pub const MAX_ELEMENTS: usize = (1 << 27) - 1;
 pub enum ElemType {
     Int,
     Float,
+    Float4,
     Numeric,
     Text,
     Bool,
@@ -50,6 +51,7 @@ impl ElemType {
         match self {
             ElemType::Int => DataType::Int,
             ElemType::Float => DataType::Float,
+            ElemType::Float4 => DataType::Float4,
             ElemType::Numeric => DataType::Numeric(None),
             ElemType::Text => DataType::Text { max_chars: None },
             ElemType::Bool => DataType::Bool,
@@ -71,6 +73,7 @@ impl ElemType {
         Some(match ty {
             DataType::Int => ElemType::Int,
             DataType::Float => ElemType::Float,
+            DataType::Float4 => ElemType::Float4,
             DataType::Numeric(_) => ElemType::Numeric,
             DataType::Text { .. } => ElemType::Text,
             DataType::Bool => ElemType::Bool,
@@ -115,6 +118,7 @@ impl ElemType {
             ElemType::Uuid => 12,
             ElemType::Json => 13,
             ElemType::Jsonb => 14,
+            ElemType::Float4 => 17,
         }
     }
 
@@ -134,6 +138,7 @@ impl ElemType {
             12 => ElemType::Uuid,
             13 => ElemType::Json,
             14 => ElemType::Jsonb,
+            17 => ElemType::Float4,
             _ => return None,
         })
     }
@@ -366,6 +371,7 @@ pub fn write_element(v: &Value, out: &mut String) {
     match v {
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
         Value::Float(f) => out.push_str(&crate::value::float_text(*f)),
+        Value::Float4(f) => out.push_str(&crate::value::float4_text(*f)),
         Value::Date(_)
         | Value::Time(_)
         | Value::Timestamp(_)

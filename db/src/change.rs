@@ -27,13 +27,15 @@
 //!               length, magnitude LE bytes (numeric: no high zero byte, zero has none)
 //!             | 11 u32 LE length, bytes (bytea) | 12 16 bytes (uuid) | 13 str (json)
 //!             | 14 str (jsonb, in its normal form)
-//!             | 15 u8 element type (a column type tag, 1-14), values (array: its
+//!             | 15 u8 element type (a column type tag, 1-14 or 17), values (array: its
 //!               elements, each NULL or of the element type; no array inside)
+//!             | 16 f32 LE bits (real)
 //! schema   := str name, u32 ncols, (str name, u8 type, u32 modifier, u8 nullable)*,
 //!             u32 nkey, u32 column index*
 //!             type: 1 BIGINT, 2 DOUBLE PRECISION, 3 text, 4 BOOLEAN, 5 DATE, 6 TIME,
 //!             7 TIMESTAMP, 8 TIMESTAMPTZ, 9 INTERVAL, 10 NUMERIC, 11 BYTEA, 12 UUID,
-//!             13 JSON, 14 JSONB, 15 CHAR, 16 ARRAY
+//!             13 JSON, 14 JSONB, 15 CHAR, 16 ARRAY, 17 REAL (before it, a REAL column
+//!             was a DOUBLE PRECISION one and stays one)
 //!             modifier: u32::MAX for none; text's max_chars; NUMERIC's typmod; CHAR's
 //!             length; an ARRAY's element type tag
 //! ```
@@ -137,6 +139,10 @@ fn put_values(out: &mut Vec<u8>, values: &[Value]) {
             }
             Value::Float(f) => {
                 out.push(2);
+                out.extend_from_slice(&f.to_bits().to_le_bytes());
+            }
+            Value::Float4(f) => {
+                out.push(16);
                 out.extend_from_slice(&f.to_bits().to_le_bytes());
             }
             Value::Text(t) => {
@@ -249,6 +255,7 @@ impl Change {
                     let (tag, max) = match c.ty {
                         DataType::Int => (1, u32::MAX),
                         DataType::Float => (2, u32::MAX),
+                        DataType::Float4 => (17, u32::MAX),
                         DataType::Text { max_chars } => (3, max_chars.unwrap_or(u32::MAX)),
                         DataType::Bool => (4, u32::MAX),
                         DataType::Date => (5, u32::MAX),
@@ -364,6 +371,7 @@ impl Change {
                                 .and_then(crate::array::ElemType::from_tag)
                                 .ok_or_else(|| corrupt(format!("array element type tag {max}")))?,
                         ),
+                        17 => DataType::Float4,
                         t => return Err(corrupt(format!("column type tag {t}"))),
                     };
                     let nullable = r.bool()?;
@@ -513,6 +521,7 @@ impl Reader<'_> {
             0 => Value::Null,
             1 => Value::Int(self.u64()? as i64),
             2 => Value::Float(f64::from_bits(self.u64()?)),
+            16 => Value::Float4(f32::from_bits(self.u32()?)),
             3 => Value::Text(self.str()?),
             4 => Value::Bool(self.bool()?),
             5 => Value::Date(self.u32()? as i32),
@@ -564,6 +573,9 @@ mod tests {
             any::<f64>()
                 .prop_filter("NaN compares equal only by bits", |f| !f.is_nan())
                 .prop_map(Value::Float),
+            any::<f32>()
+                .prop_filter("NaN compares equal only by bits", |f| !f.is_nan())
+                .prop_map(Value::Float4),
             ".{0,20}".prop_map(Value::Text),
             any::<bool>().prop_map(Value::Bool),
             any::<i32>().prop_map(Value::Date),
@@ -612,6 +624,43 @@ mod tests {
         bytes.push(1);
         bytes.extend_from_slice(&5i64.to_le_bytes());
         assert!(Change::decode(&bytes).is_ok());
+    }
+
+    /// A REAL column (type tag 17) and value (tag 16) round-trip as single precision; a
+    /// REAL column logged before them (type tag 2) reads back as the DOUBLE PRECISION it
+    /// was then, its values as the doubles they were.
+    #[test]
+    fn real_columns_and_values_round_trip_and_older_real_columns_stay_double() {
+        let columns = vec![
+            Column { name: "id".into(), ty: DataType::Int, nullable: false },
+            Column { name: "r".into(), ty: DataType::Float4, nullable: true },
+            Column { name: "rs".into(), ty: DataType::Array(crate::array::ElemType::Float4), nullable: true },
+        ];
+        let schema = TableSchema::new("m", columns, vec![0]).unwrap();
+        let reals =
+            crate::array::Array::new(crate::array::ElemType::Float4, vec![Value::Float4(2.5), Value::Null]);
+        for change in [
+            Change::CreateTable(schema),
+            Change::Insert {
+                table: "m".into(),
+                row: Row::from(vec![Value::Int(1), Value::Float4(0.1), reals.into_value()]),
+            },
+        ] {
+            let mut bytes = Vec::new();
+            change.encode(&mut bytes);
+            assert_eq!(Change::decode(&bytes).unwrap(), change);
+        }
+        let mut bytes = vec![1];
+        put_str(&mut bytes, "old");
+        put_u32(&mut bytes, 1);
+        put_str(&mut bytes, "r");
+        bytes.push(2);
+        put_u32(&mut bytes, u32::MAX);
+        bytes.push(0);
+        put_u32(&mut bytes, 1);
+        put_u32(&mut bytes, 0);
+        let Change::CreateTable(old) = Change::decode(&bytes).unwrap() else { panic!("a create table") };
+        assert_eq!(old.columns[0].ty, DataType::Float);
     }
 
     fn arb_change() -> impl Strategy<Value = Change> {

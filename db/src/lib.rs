@@ -14,6 +14,7 @@ pub mod database;
 pub mod datetime;
 pub mod durability;
 pub mod error;
+pub mod float4;
 mod foreign_keys;
 pub mod json;
 mod lock_wait;

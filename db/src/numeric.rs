@@ -255,10 +255,22 @@ pub fn from_i64(i: i64) -> BigDecimal {
 /// A float8 as PostgreSQL converts it (`float8_numeric`): its 15 significant digits,
 /// trailing zeros dropped (`0.1` is 0.1, `1/3` is 0.333333333333333).
 pub fn from_f64(f: f64) -> DbResult<BigDecimal> {
+    from_float_digits(f, 15)
+}
+
+/// A float4 as PostgreSQL converts it (`float4_numeric`): its 6 significant digits,
+/// trailing zeros dropped (`0.1::real` is 0.1, `1234567::real` is 1234570).
+pub fn from_f32(f: f32) -> DbResult<BigDecimal> {
+    from_float_digits(f64::from(f), 6)
+}
+
+/// A float's `digits` significant digits (PostgreSQL's `%.*g` with DBL_DIG or FLT_DIG)
+/// as a NUMERIC.
+fn from_float_digits(f: f64, digits: usize) -> DbResult<BigDecimal> {
     if !f.is_finite() {
         return Err(DbError::Unsupported(format!("converting {f} to numeric")));
     }
-    let text = format!("{:.14e}", f.abs());
+    let text = format!("{:.*e}", digits - 1, f.abs());
     let (mantissa, exponent) = text.split_once('e').expect("exponent notation");
     let exponent: i64 = exponent.parse().expect("an exponent");
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -266,7 +278,9 @@ pub fn from_f64(f: f64) -> DbResult<BigDecimal> {
     let digits = format!("{int}{frac}");
     let magnitude = BigInt::parse_bytes(digits.as_bytes(), 10).expect("decimal digits");
     let int = if f < 0.0 { -magnitude } else { magnitude };
-    checked(BigDecimal::new(int, frac.len() as i64 - exponent))
+    // An integral value keeps scale 0 (`1234567::real` is 1234570, not 1.23457E+6).
+    let scale = (frac.len() as i64 - exponent).max(0);
+    checked(BigDecimal::new(int, frac.len() as i64 - exponent).with_scale(scale))
 }
 
 /// The float8 nearest to `n` (22003 beyond float8's range, as PostgreSQL).

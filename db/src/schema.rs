@@ -100,6 +100,10 @@ impl Key {
                     state.write_u8(1);
                     state.write_u64(f.to_bits());
                 }
+                Value::Float4(f) => {
+                    state.write_u8(16);
+                    state.write_u32(f.to_bits());
+                }
                 Value::Bool(b) => state.write_u8(2 + *b as u8),
                 Value::Date(d) => {
                     state.write_u8(5);
@@ -829,6 +833,7 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
                 Value::Numeric(n) => *n,
                 Value::Int(i) => crate::numeric::from_i64(i),
                 Value::Float(f) => crate::numeric::from_f64(f)?,
+                Value::Float4(f) => crate::numeric::from_f32(f)?,
                 Value::Text(t) => crate::numeric::parse(&t)?,
                 other => return Err(mismatch(&other)),
             };
@@ -857,7 +862,19 @@ pub fn coerce(value: Value, ty: DataType) -> DbResult<Value> {
             t.trim().parse::<i64>().map(Value::Int).map_err(|_| mismatch(&Value::Text(t)))
         }
         (DataType::Float, Value::Float(v)) => Ok(Value::Float(v)),
+        (DataType::Float, Value::Float4(v)) => Ok(Value::Float(f64::from(v))),
         (DataType::Float, Value::Int(v)) => Ok(Value::Float(v as f64)),
+        // A REAL is rounded to single precision wherever it is assigned (PostgreSQL's
+        // casts to float4, with their range errors).
+        (DataType::Float4, Value::Float4(v)) => Ok(Value::Float4(v)),
+        (DataType::Float4, Value::Float(v)) => crate::float4::from_f64(v).map(Value::Float4),
+        (DataType::Float4, Value::Int(v)) => Ok(Value::Float4(crate::float4::from_i64(v))),
+        // Through the decimal's text, as PostgreSQL's `numeric_float4` (one rounding).
+        (DataType::Float4, Value::Numeric(n)) => {
+            crate::float4::parse(&crate::numeric::to_text(&n)).map(Value::Float4)
+        }
+        (DataType::Float4, Value::Text(t)) => crate::float4::parse(&t).map(Value::Float4),
+        (DataType::Int, Value::Float4(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(Value::Int(f as i64)),
         (DataType::Float, Value::Text(t)) => {
             t.trim().parse::<f64>().map(Value::Float).map_err(|_| mismatch(&Value::Text(t)))
         }

@@ -77,6 +77,7 @@ fn shard_of_any(key: &[Value]) -> usize {
             Value::Null => add(0),
             Value::Int(i) => add(*i as u64),
             Value::Float(f) => add(f.to_bits() ^ 1),
+            Value::Float4(f) => add(u64::from(f.to_bits()) ^ 7),
             Value::Bool(b) => add(2 + *b as u64),
             // Consistent with `Value`'s order: timestamps of either kind with equal
             // microseconds are equal, a date equals no timestamp, intervals compare by

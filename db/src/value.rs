@@ -23,8 +23,11 @@ pub use crate::record::{Record, RecordType};
 pub enum DataType {
     /// BIGINT, INTEGER, INT, SMALLINT: 64-bit signed.
     Int,
-    /// DOUBLE PRECISION, FLOAT, REAL: 64-bit float.
+    /// DOUBLE PRECISION, FLOAT, FLOAT8: 64-bit float.
     Float,
+    /// REAL, FLOAT4: 32-bit float, PostgreSQL's float4 (its own arithmetic, text and
+    /// wire forms; see `write_float4`).
+    Float4,
     /// NUMERIC, DECIMAL, Oracle's NUMBER: an exact decimal, unconstrained or
     /// `NUMERIC(precision, scale)` (see `numeric`).
     Numeric(Option<NumericSpec>),
@@ -122,6 +125,7 @@ impl DataType {
         match self {
             DataType::Int => "BIGINT".into(),
             DataType::Float => "DOUBLE PRECISION".into(),
+            DataType::Float4 => "REAL".into(),
             DataType::Numeric(None) => "NUMERIC".into(),
             DataType::Numeric(Some(spec)) => format!("NUMERIC({},{})", spec.precision, spec.scale),
             DataType::Text { max_chars: Some(n) } => format!("VARCHAR({n})"),
@@ -174,6 +178,8 @@ pub enum Value {
     Null,
     Int(i64),
     Float(f64),
+    /// REAL: a float4, kept as one so that every operation on it rounds as PostgreSQL's.
+    Float4(f32),
     /// NUMERIC: its scale is its display scale (see `numeric`).
     Numeric(Box<BigDecimal>),
     Text(String),
@@ -231,6 +237,7 @@ impl Value {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Int(*i),
             Value::Float(f) => Value::Float(*f),
+            Value::Float4(f) => Value::Float4(*f),
             Value::Numeric(n) => Value::Numeric(n.clone()),
             Value::Text(t) => Value::Text(t.clone()),
             Value::Bool(b) => Value::Bool(*b),
@@ -264,7 +271,7 @@ impl Value {
         match self {
             Value::Null => 0,
             Value::Bool(_) => 1,
-            Value::Int(_) | Value::Numeric(_) | Value::Float(_) => 2,
+            Value::Int(_) | Value::Numeric(_) | Value::Float(_) | Value::Float4(_) => 2,
             Value::Text(_) => 3,
             Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 4,
             Value::Time(_) => 5,
@@ -284,6 +291,7 @@ impl Value {
             Value::Null => None,
             Value::Int(_) => Some(DataType::Int),
             Value::Float(_) => Some(DataType::Float),
+            Value::Float4(_) => Some(DataType::Float4),
             Value::Numeric(_) => Some(DataType::Numeric(None)),
             Value::Text(_) => Some(DataType::Text { max_chars: None }),
             Value::Bool(_) => Some(DataType::Bool),
@@ -364,6 +372,7 @@ impl Value {
             (self, ty),
             (Value::Int(_), DataType::Int)
                 | (Value::Float(_), DataType::Float)
+                | (Value::Float4(_), DataType::Float4)
                 | (Value::Numeric(_), DataType::Numeric(_))
                 | (Value::Text(_), DataType::Text { .. } | DataType::Char { .. })
                 | (Value::Bool(_), DataType::Bool)
@@ -406,6 +415,15 @@ impl Value {
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => cmp_f64(*a, *b),
+            (Value::Float4(a), Value::Float4(b)) => a.total_cmp(b),
+            // A float4 is ordered as the double it widens to exactly, after the equal
+            // numbers of the other types.
+            (Value::Float4(a), b) if b.rank() == 2 => {
+                Value::Float(f64::from(*a)).cmp_any(b).then(Ordering::Greater)
+            }
+            (a, Value::Float4(b)) if a.rank() == 2 => {
+                a.cmp_any(&Value::Float(f64::from(*b))).then(Ordering::Less)
+            }
             (Value::Numeric(a), Value::Numeric(b)) => a.cmp(b),
             // Equal numbers of different types stay distinct keys: INT, then NUMERIC,
             // then FLOAT.
@@ -460,26 +478,112 @@ impl Eq for Value {}
 /// plain otherwise (`0.0001`, `123456789012345`), and PostgreSQL's names for the special
 /// values.
 pub fn write_float(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
-    if v.is_nan() {
-        return out.write_str("NaN");
+    if !v.is_finite() || v == 0.0 {
+        return write_special(out, v);
     }
-    if v.is_infinite() {
-        return out.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    write_shortest(out, ryu::Buffer::new().format_finite(v), 15)
+}
+
+/// float4's text as PostgreSQL 12+ writes it: as `write_float`, with the shortest digits
+/// that read back as the same float4 and exponent notation from a decimal exponent of 6
+/// (`1.234567e+06`, `123456`, `1e-05`).
+pub fn write_float4(out: &mut impl fmt::Write, v: f32) -> fmt::Result {
+    if !v.is_finite() || v == 0.0 {
+        return write_special(out, f64::from(v));
     }
-    if v == 0.0 {
-        return out.write_str(if v.is_sign_negative() { "-0" } else { "0" });
+    if v < 0.0 {
+        out.write_char('-')?;
     }
-    // The shortest digits, as `d.ddde<exp>`; PostgreSQL's exponent has a sign and at
-    // least two digits.
-    let mut scientific = String::with_capacity(32);
-    fmt::Write::write_fmt(&mut scientific, format_args!("{v:e}"))?;
-    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` writes an exponent");
-    let exponent: i32 = exponent.parse().expect("`{:e}` writes a decimal exponent");
-    if !(-4..15).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        write!(out, "{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    let magnitude = v.abs();
+    let mut ryu = ryu::Buffer::new();
+    let shortest = ryu.format_finite(magnitude);
+    if !on_a_rounding_bound(shortest, magnitude) {
+        return write_shortest(out, shortest, 6);
+    }
+    // PostgreSQL's Ryu takes the interval that reads back as `v` without its bounds
+    // (f2s.c's `acceptBounds` is false); the ryu crate takes them for an even mantissa,
+    // so its digits can be a halfway point between two float4s (50331648 as 5.033165e7).
+    // Then the shortest digits strictly inside: the value correctly rounded to more.
+    for digits in 1..=9 {
+        let longer = format!("{magnitude:.digits$e}", digits = digits - 1);
+        if longer.parse::<f32>() == Ok(magnitude) && !on_a_rounding_bound(&longer, magnitude) {
+            return write_shortest(out, &longer, 6);
+        }
+    }
+    unreachable!("9 significant digits identify every float4 ({magnitude:e})")
+}
+
+/// Whether the decimal `text` is the halfway point between the float4 `v` (positive)
+/// and a neighbour: the midpoints are exact in a double, and so is the double nearest a
+/// decimal of at most 9 digits that equals one.
+fn on_a_rounding_bound(text: &str, v: f32) -> bool {
+    let Ok(wide) = text.parse::<f64>() else { return false };
+    let below = f32::from_bits(v.to_bits() - 1);
+    let above = f32::from_bits(v.to_bits() + 1);
+    let midpoint = |neighbour: f32| (f64::from(v) + f64::from(neighbour)) / 2.0;
+    wide == midpoint(below) || wide == midpoint(above)
+}
+
+/// NaN, the infinities and the zeros, as PostgreSQL names them.
+fn write_special(out: &mut impl fmt::Write, v: f64) -> fmt::Result {
+    out.write_str(if v.is_nan() {
+        "NaN"
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+    } else if v.is_sign_negative() {
+        "-0"
     } else {
-        write!(out, "{v}")
+        "0"
+    })
+}
+
+/// The writer of both float types: `shortest` is Ryu's text of a finite nonzero value
+/// (`-1.5e-7`, `0.0001`, `123456.0`, `1e20`), laid out again as PostgreSQL's
+/// `float_to_shortest_decimal` lays it out: plain for a decimal exponent from -4 to below
+/// `exponent_max` (its DBL_DIG or FLT_DIG), else `d.ddde±XX`.
+fn write_shortest(out: &mut impl fmt::Write, shortest: &str, exponent_max: i32) -> fmt::Result {
+    let (sign, unsigned) = match shortest.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", shortest),
+    };
+    let (mantissa, exponent) = match unsigned.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().expect("Ryu writes a decimal exponent")),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // All the digits, and the decimal exponent of the first significant one.
+    let all: String = [whole, fraction].concat();
+    let leading_zeros = all.len() - all.trim_start_matches('0').len();
+    let digits = all[leading_zeros..].trim_end_matches('0');
+    assert!(!digits.is_empty(), "a nonzero value has a significant digit: {shortest}");
+    let point = exponent + whole.len() as i32 - 1 - leading_zeros as i32;
+    out.write_str(sign)?;
+    if !(-4..exponent_max).contains(&point) {
+        let (first, rest) = digits.split_at(1);
+        let exponent_sign = if point < 0 { '-' } else { '+' };
+        let dot = if rest.is_empty() { "" } else { "." };
+        return write!(out, "{first}{dot}{rest}e{exponent_sign}{:02}", point.unsigned_abs());
+    }
+    if point < 0 {
+        out.write_str("0.")?;
+        for _ in 0..(-point - 1) {
+            out.write_char('0')?;
+        }
+        return out.write_str(digits);
+    }
+    let whole_digits = point as usize + 1;
+    if digits.len() <= whole_digits {
+        out.write_str(digits)?;
+        for _ in digits.len()..whole_digits {
+            out.write_char('0')?;
+        }
+        Ok(())
+    } else {
+        write!(out, "{}.{}", &digits[..whole_digits], &digits[whole_digits..])
     }
 }
 
@@ -490,12 +594,20 @@ pub fn float_text(v: f64) -> String {
     text
 }
 
+/// `write_float4` into a new string.
+pub fn float4_text(v: f32) -> String {
+    let mut text = String::new();
+    write_float4(&mut text, v).expect("a String takes any text");
+    text
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => write!(f, "NULL"),
             Value::Int(v) => write!(f, "{v}"),
             Value::Float(v) => write_float(f, *v),
+            Value::Float4(v) => write_float4(f, *v),
             Value::Numeric(n) => f.write_str(&numeric::to_text(n)),
             Value::Text(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{}", if *v { "true" } else { "false" }),
@@ -573,8 +685,8 @@ mod tests {
         use proptest::prelude::*;
         let big = 1i64 << 53;
         let number = prop_oneof![
-            (-4i64..4).prop_map(|d| Value::Int(big + d)),
-            (-4i64..4).prop_map(|d| Value::Float((big + d) as f64)),
+            (-4i64..4).prop_map(move |d| Value::Int(big + d)),
+            (-4i64..4).prop_map(move |d| Value::Float((big + d) as f64)),
             (-8i64..8).prop_map(move |d| Value::numeric(
                 numeric::parse(&format!("{big}.5")).unwrap() + bigdecimal::BigDecimal::from(d)
             )),
@@ -583,6 +695,13 @@ mod tests {
             (-6i64..6).prop_map(|d| Value::numeric(bigdecimal::BigDecimal::new(d.into(), 1))),
             Just(Value::Float(f64::NAN)),
             Just(Value::Float(f64::NEG_INFINITY)),
+            // REALs: equal to the doubles they widen to, and between them.
+            (-6i64..6).prop_map(|d| Value::Float4(d as f32 / 2.0)),
+            (-4i64..4).prop_map(move |d| Value::Float4((big + d) as f32)),
+            Just(Value::Float4(0.1)),
+            Just(Value::Float(0.1)),
+            Just(Value::Float(f64::from(0.1f32))),
+            Just(Value::Float4(f32::NAN)),
         ];
         proptest!(|(mut values in proptest::collection::vec(number, 0..12))| {
             values.sort();
@@ -605,7 +724,53 @@ mod tests {
 
 #[cfg(test)]
 mod float_text_tests {
-    use super::float_text;
+    use super::{float4_text, float_text};
+
+    /// PostgreSQL 15's float4out for each value (`SELECT 'v'::float4`).
+    #[test]
+    fn float4_text_is_postgresqls() {
+        let cases: &[(f32, &str)] = &[
+            (0.1, "0.1"),
+            (0.3, "0.3"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (16777216.0, "1.6777216e+07"),
+            // Ryu's upper bound is exclusive: not 5.033165e+07, which reads back too.
+            (50331648.0, "5.0331648e+07"),
+            (1.0, "1"),
+            (100.0, "100"),
+            (0.001, "0.001"),
+            (-0.00012, "-0.00012"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.00012345679, "0.00012345679"),
+            (3.4028235e38, "3.4028235e+38"),
+            (1e-45, "1e-45"),
+            (1.175495e-39, "1.175495e-39"),
+            (-1.5, "-1.5"),
+            (-0.0, "-0"),
+            (f32::NAN, "NaN"),
+            (f32::INFINITY, "Infinity"),
+            (f32::NEG_INFINITY, "-Infinity"),
+        ];
+        for (v, text) in cases {
+            assert_eq!(float4_text(*v), *text, "{v:e}");
+            if v.is_finite() {
+                assert_eq!(text.parse::<f32>().unwrap(), *v, "{text} reads back");
+            }
+        }
+    }
+
+    /// Any finite float's text reads back as the same value, of either width.
+    #[test]
+    fn float_texts_read_back_as_the_same_value() {
+        use proptest::prelude::*;
+        proptest!(|(wide in any::<f64>(), narrow in any::<f32>())| {
+            prop_assume!(wide.is_finite() && narrow.is_finite());
+            prop_assert_eq!(float_text(wide).parse::<f64>().unwrap(), wide);
+            prop_assert_eq!(float4_text(narrow).parse::<f32>().unwrap(), narrow);
+        });
+    }
 
     /// PostgreSQL 15's float8out for each value (`SELECT v::float8`, extra_float_digits 1).
     #[test]

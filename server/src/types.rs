@@ -82,6 +82,7 @@ pub fn oid_of(ty: Option<DataType>) -> u32 {
     match ty {
         Some(DataType::Int) => OID_INT8,
         Some(DataType::Float) => OID_FLOAT8,
+        Some(DataType::Float4) => OID_FLOAT4,
         Some(DataType::Numeric(_)) => OID_NUMERIC,
         Some(DataType::Bool) => OID_BOOL,
         Some(DataType::Text { max_chars: Some(_) }) => OID_VARCHAR,
@@ -109,6 +110,7 @@ pub fn array_oid(elem: ElemType) -> u32 {
     match elem {
         ElemType::Int => OID_INT8_ARRAY,
         ElemType::Float => OID_FLOAT8_ARRAY,
+        ElemType::Float4 => OID_FLOAT4_ARRAY,
         ElemType::Numeric => OID_NUMERIC_ARRAY,
         ElemType::Text => OID_TEXT_ARRAY,
         ElemType::Bool => OID_BOOL_ARRAY,
@@ -129,7 +131,7 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
     match ty {
         Some(DataType::Int | DataType::Float) => (8, -1),
         Some(DataType::Time | DataType::Timestamp | DataType::TimestampTz) => (8, -1),
-        Some(DataType::Date) => (4, -1),
+        Some(DataType::Date | DataType::Float4) => (4, -1),
         Some(DataType::Interval) => (16, -1),
         Some(DataType::Bool) => (1, -1),
         Some(DataType::Numeric(spec)) => (-1, spec.map_or(-1, |s| s.typmod())),
@@ -152,7 +154,8 @@ pub fn size_and_modifier(ty: Option<DataType>) -> (i16, i32) {
 pub fn type_of_oid(oid: u32) -> Option<DataType> {
     match oid {
         OID_INT2 | OID_INT4 | OID_INT8 => Some(DataType::Int),
-        OID_FLOAT4 | OID_FLOAT8 => Some(DataType::Float),
+        OID_FLOAT4 => Some(DataType::Float4),
+        OID_FLOAT8 => Some(DataType::Float),
         OID_NUMERIC => Some(DataType::Numeric(None)),
         OID_BOOL => Some(DataType::Bool),
         OID_TEXT | OID_VARCHAR => Some(DataType::Text { max_chars: None }),
@@ -174,7 +177,8 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         OID_INT2_ARRAY | OID_INT4_ARRAY | OID_INT8_ARRAY | OID_OID_ARRAY => {
             Some(DataType::Array(ElemType::Int))
         }
-        OID_FLOAT4_ARRAY | OID_FLOAT8_ARRAY => Some(DataType::Array(ElemType::Float)),
+        OID_FLOAT4_ARRAY => Some(DataType::Array(ElemType::Float4)),
+        OID_FLOAT8_ARRAY => Some(DataType::Array(ElemType::Float)),
         OID_NUMERIC_ARRAY => Some(DataType::Array(ElemType::Numeric)),
         OID_TEXT_ARRAY | OID_VARCHAR_ARRAY | OID_NAME_ARRAY | OID_BPCHAR_ARRAY => {
             Some(DataType::Array(ElemType::Text))
@@ -202,6 +206,7 @@ pub fn write_text(value: &Value, out: &mut Vec<u8>) {
             let _ = write!(out, "{v}");
         }
         Value::Float(v) => out.extend_from_slice(db::value::float_text(*v).as_bytes()),
+        Value::Float4(v) => out.extend_from_slice(db::value::float4_text(*v).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(numeric::to_text(n).as_bytes()),
         Value::Bytea(b) => out.extend_from_slice(db::bytea::to_text(b).as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(db::uuid::to_text(u).as_bytes()),
@@ -239,6 +244,16 @@ pub fn write_binary(value: &Value, oid: u32, out: &mut Vec<u8>) {
         (Value::Int(v), OID_INT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Float(v), OID_FLOAT8) => out.extend_from_slice(&v.to_be_bytes()),
         (Value::Int(v), OID_FLOAT8) => out.extend_from_slice(&(*v as f64).to_be_bytes()),
+        (Value::Float4(v), OID_FLOAT4) => out.extend_from_slice(&v.to_be_bytes()),
+        (Value::Float4(v), OID_FLOAT8) => out.extend_from_slice(&f64::from(*v).to_be_bytes()),
+        (Value::Int(v), OID_FLOAT4) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
+        // A REAL column's other numbers (a CASE of a REAL and a decimal): rounded to the
+        // nearest float4, as the column's type would store them.
+        (Value::Float(v), OID_FLOAT4) => out.extend_from_slice(&(*v as f32).to_be_bytes()),
+        (Value::Numeric(n), OID_FLOAT4) => {
+            let f = numeric::to_f64(n).unwrap_or(f64::NAN) as f32;
+            out.extend_from_slice(&f.to_be_bytes())
+        }
         (Value::Numeric(n), OID_NUMERIC) => numeric::write_binary(n, out),
         // bytea and uuid: the bytes as they are.
         (Value::Bytea(b), OID_BYTEA) => out.extend_from_slice(b),
@@ -508,8 +523,8 @@ fn read_numeric(bytes: &[u8], format: i16, inferred: Option<DataType>) -> Result
                 .to_string(),
         )
     };
-    if let (Some(DataType::Float), Some(t)) = (inferred, &text) {
-        if let Ok(v) = read_text(t, Some(DataType::Float)) {
+    if let (Some(ty @ (DataType::Float | DataType::Float4)), Some(t)) = (inferred, &text) {
+        if let Ok(v) = read_text(t, Some(ty)) {
             return Ok(v);
         }
     }
@@ -524,6 +539,7 @@ fn read_numeric(bytes: &[u8], format: i16, inferred: Option<DataType>) -> Result
             None => Value::numeric(n),
         },
         Some(DataType::Float) => Value::Float(numeric::to_f64(&n)?),
+        Some(DataType::Float4) => db::schema::coerce(Value::numeric(n), DataType::Float4)?,
         Some(DataType::Text { .. }) => Value::Text(text.unwrap_or_else(|| numeric::to_text(&n))),
         _ => Value::numeric(n),
     })
@@ -561,10 +577,17 @@ fn read_binary(bytes: &[u8], declared: u32, ty: Option<DataType>) -> Result<Valu
         )
     };
     match (declared, ty) {
+        // A float4 stays one (a double place widens it exactly on assignment).
         (OID_FLOAT4, _) => {
             let b: [u8; 4] = bytes.try_into().map_err(|_| wrong_size())?;
-            Ok(Value::Float(f32::from_be_bytes(b) as f64))
+            Ok(Value::Float4(f32::from_be_bytes(b)))
         }
+        (_, Some(DataType::Float4)) => match bytes.len() {
+            4 => Ok(Value::Float4(f32::from_be_bytes(bytes.try_into().expect("4 bytes")))),
+            8 => db::float4::from_f64(f64::from_be_bytes(bytes.try_into().expect("8 bytes")))
+                .map(Value::Float4),
+            _ => Err(wrong_size()),
+        },
         (_, Some(DataType::Int)) => match bytes.len() {
             2 => Ok(Value::Int(i16::from_be_bytes([bytes[0], bytes[1]]) as i64)),
             4 => Ok(Value::Int(i32::from_be_bytes(bytes.try_into().expect("4 bytes")) as i64)),
@@ -891,6 +914,36 @@ mod tests {
         assert_eq!(read_parameter(Some(b"abcdef"), 0, 0, ty).unwrap_err().sqlstate(), "22001");
         assert_eq!(oid_of(ty), OID_BPCHAR);
         assert_eq!(size_and_modifier(ty), (-1, 9));
+    }
+
+    /// REAL on the wire: OID 700 (real[] 1021), 4 bytes in binary both ways, float4out's
+    /// text; a float8 parameter for a REAL place rounded, with float4's range errors.
+    #[test]
+    fn reals_are_float4_on_the_wire() {
+        let real = Some(DataType::Float4);
+        assert_eq!((oid_of(real), size_and_modifier(real)), (OID_FLOAT4, (4, -1)));
+        assert_eq!(oid_of(Some(DataType::Array(ElemType::Float4))), OID_FLOAT4_ARRAY);
+        assert_eq!(type_of_oid(OID_FLOAT4), real);
+        let binary = |v: &Value| {
+            let mut out = Vec::new();
+            write_binary(v, OID_FLOAT4, &mut out);
+            out
+        };
+        assert_eq!(binary(&Value::Float4(0.1)), 0.1f32.to_be_bytes());
+        assert_eq!(binary(&Value::Int(3)), 3f32.to_be_bytes());
+        assert_eq!(binary(&Value::Float(0.1)), 0.1f32.to_be_bytes());
+        let mut text = Vec::new();
+        write_text(&Value::Float4(1234567.0), &mut text);
+        assert_eq!(text, b"1.234567e+06");
+        let bytes = 0.1f32.to_be_bytes();
+        assert_eq!(read_parameter(Some(&bytes), 1, OID_FLOAT4, None).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(&bytes), 1, 0, real).unwrap(), Value::Float4(0.1));
+        let wide = 0.1f64.to_be_bytes();
+        assert_eq!(read_parameter(Some(&wide), 1, 0, real).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(b" 0.1 "), 0, 0, real).unwrap(), Value::Float4(0.1));
+        assert_eq!(read_parameter(Some(b"1e39"), 0, OID_FLOAT4, None).unwrap_err().sqlstate(), "22003");
+        let huge = 1e39f64.to_be_bytes();
+        assert_eq!(read_parameter(Some(&huge), 1, 0, real).unwrap_err().sqlstate(), "22003");
     }
 
     #[test]

@@ -492,6 +492,51 @@ public class JdbcTest {
      * precision, exact sums. Past prepareThreshold the extended modes read the results in
      * binary (binaryTransferEnable names NUMERIC, which PgJDBC 42.5 decodes itself).
      */
+    /** REAL as float4: setFloat in 4 binary bytes, getFloat and getString (float4out's text), OID 700. */
+    static void reals(String mode) throws Exception {
+        String t = "reals_" + mode.toLowerCase();
+        try (Connection c = connect(mode, "&binaryTransferEnable=FLOAT4")) {
+            createTable(c, t, "(k BIGINT PRIMARY KEY, r REAL)");
+            try (PreparedStatement ins = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?)")) {
+                ins.setLong(1, 1);
+                ins.setFloat(2, 0.1f);
+                equal(1, ins.executeUpdate(), "setFloat(0.1f)");
+                ins.setLong(1, 2);
+                ins.setFloat(2, 1234567f);
+                equal(1, ins.executeUpdate(), "setFloat(1234567f)");
+                // A double is rounded to single precision where a REAL stores it.
+                ins.setLong(1, 3);
+                ins.setDouble(2, 0.1);
+                equal(1, ins.executeUpdate(), "setDouble(0.1)");
+            }
+            try (PreparedStatement sel = c.prepareStatement("SELECT r, r * 3::real, r::float8 FROM " + t + " WHERE k = ?")) {
+                for (int round = 0; round < 6; round++) {
+                    sel.setLong(1, 1 + round % 3);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        check(rs.next(), "row " + (1 + round % 3));
+                        float want = round % 3 == 1 ? 1234567f : 0.1f;
+                        equal(want, rs.getFloat(1), "getFloat");
+                        equal(want * 3f, rs.getFloat(2), "r * 3::real in single precision");
+                        equal((double) want, rs.getDouble(3), "r::float8 widened");
+                        equal(round % 3 == 1 ? "1.234567e+06" : "0.1", rs.getString(1), "float4out's text");
+                        ResultSetMetaData md = rs.getMetaData();
+                        equal(Types.REAL, md.getColumnType(1), "type of r");
+                        equal("float4", md.getColumnTypeName(1), "type name of r");
+                        equal(Types.DOUBLE, md.getColumnType(3), "type of r::float8");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + t + " WHERE r = ?")) {
+                ps.setFloat(1, 0.1f);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    equal(2L, rs.getLong(1), "rows 1 and 3 equal 0.1f");
+                }
+            }
+            expectError("22003", () -> exec(c, "SELECT 3e38::real * 10::real"));
+        }
+    }
+
     static void exactNumerics(String mode) throws Exception {
         String t = "money_" + mode.toLowerCase();
         try (Connection c = connect(mode, "&binaryTransferEnable=NUMERIC")) {
@@ -1012,6 +1057,8 @@ public class JdbcTest {
             checks.add(() -> generatedKeysAndReturning(mode));
             names.add("exact numerics [" + mode + "]");
             checks.add(() -> exactNumerics(mode));
+            names.add("reals [" + mode + "]");
+            checks.add(() -> reals(mode));
             names.add("bytea and uuid [" + mode + "]");
             checks.add(() -> byteaAndUuid(mode));
             names.add("json and jsonb [" + mode + "]");

@@ -11,6 +11,7 @@ the connections' statement timeout on the client side (psycopg's own timeouts).
 
 import argparse
 import math
+import struct
 import sys
 import threading
 import time
@@ -226,6 +227,48 @@ def check_exact_numerics_in_text_and_binary():
         )
         expect_error(errors.DivisionByZero, "22012", lambda: conn.execute("SELECT amount / 0 FROM money"))
         assert conn.execute("SELECT amount FROM money WHERE k = 1").fetchone() == (Decimal("12.35"),)
+
+
+def check_reals_as_float4_in_text_and_binary():
+    """REAL columns as float4 (OID 700, real[] 1021): Float4 parameters in text and binary
+    (4 bytes), Python floats (float8) rounded where a REAL column stores them, results
+    in text (float4out's shortest digits) and binary (the 4 bytes: a float4 widened),
+    single-precision arithmetic, and a float8 parameter compared as a double."""
+    from psycopg.types.numeric import Float4
+
+    def widened(x):
+        # The double a float4 widens to, as a binary result carries it.
+        return struct.unpack(">f", struct.pack(">f", x))[0]
+
+    with connect(autocommit=True) as conn:
+        create_table(conn, "reals (k BIGINT PRIMARY KEY, r REAL, rs REAL[])")
+        conn.execute("INSERT INTO reals VALUES (%s, %s, %s)", (1, 0.1, [0.1, 1e10]))
+        conn.execute("INSERT INTO reals VALUES (%b, %b, %b)", (2, Float4(1234567.0), [Float4(2.5), None]))
+        conn.execute("INSERT INTO reals VALUES (%t, %t, %t)", (3, Float4(1e-05), None))
+        query = "SELECT k, r, rs FROM reals ORDER BY k"
+        cur = conn.execute(query)
+        assert [c.type_code for c in cur.description] == [20, 700, 1021], cur.description
+        assert cur.fetchall() == [(1, 0.1, [0.1, 1e10]), (2, 1234567.0, [2.5, None]), (3, 1e-05, None)]
+        with conn.cursor(binary=True) as cur:
+            got = cur.execute(query).fetchall()
+            assert [c.type_code for c in cur.description] == [20, 700, 1021], cur.description
+            want = [(1, widened(0.1), [widened(0.1), 1e10]), (2, 1234567.0, [2.5, None]), (3, widened(1e-05), None)]
+            assert got == want, got
+        # Text as PostgreSQL's float4out writes it.
+        texts = conn.execute("SELECT r::text, (r * 3::real)::text FROM reals ORDER BY k").fetchall()
+        assert texts == [("0.1", "0.3"), ("1.234567e+06", "3.703701e+06"), ("1e-05", "3e-05")], texts
+        # A float4 parameter equals the stored REAL; a float8 one is compared as a double.
+        assert conn.execute("SELECT k FROM reals WHERE r = %b", (Float4(0.1),)).fetchall() == [(1,)]
+        assert conn.execute("SELECT k FROM reals WHERE r = %s", (Float4(0.1),)).fetchall() == [(1,)]
+        assert conn.execute("SELECT k FROM reals WHERE r = %b", (0.1,)).fetchall() == []
+        assert conn.execute("SELECT k FROM reals WHERE r = %b", (widened(0.1),)).fetchall() == [(1,)]
+        row = conn.execute("SELECT sum(r), avg(r), pg_typeof(sum(r))::text FROM reals WHERE k < 3").fetchone()
+        assert row == (1234567.1, 617283.5500000007, "real"), row
+        expect_error(
+            errors.NumericValueOutOfRange,
+            "22003",
+            lambda: conn.execute("INSERT INTO reals VALUES (4, %b)", (1e39,)),
+        )
 
 
 def check_bytea_and_uuid_in_text_and_binary():

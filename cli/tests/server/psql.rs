@@ -503,6 +503,46 @@ fn psql_describes_and_prints_the_exact_types() {
     assert!(error.contains("22001"), "{error}");
 }
 
+/// REAL (float4) through psql: `\d` names it, values print as PostgreSQL 15's float4out
+/// (expected texts from psql against PostgreSQL 15), its arithmetic is single precision
+/// and with a double is a double's.
+#[test]
+fn psql_describes_and_prints_reals_as_postgresql_does() {
+    require_tool("psql");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.query(
+        "CREATE TABLE readings (id BIGINT PRIMARY KEY, r REAL NOT NULL, f4 FLOAT4, f10 FLOAT(10), rs REAL[])",
+    );
+    let text = String::from_utf8_lossy(&server.psql(&["-c", "\\d readings"]).stdout).into_owned();
+    for expected in [
+        " r      | real   |           | not null |",
+        " f4     | real   |           |          |",
+        " f10    | real   |           |          |",
+        " rs     | real[] |           |          |",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    server.query(
+        "INSERT INTO readings VALUES (1, 0.1, 1234567, 0.00001, '{0.1,1e10,NaN}'), \
+         (2, 16777217, '-Infinity', -0.0, NULL)",
+    );
+    assert_eq!(
+        server.query(
+            "SELECT id, r, f4, f10, rs, r * 3::real, r + 0.2::float8, pg_typeof(r + r), pg_typeof(r * 2) \
+             FROM readings ORDER BY id"
+        ),
+        "1|0.1|1.234567e+06|1e-05|{0.1,1e+10,NaN}|0.3|0.30000000149011613|real|double precision\n\
+         2|1.6777216e+07|-Infinity|0||5.0331648e+07|16777216.2|real|double precision\n"
+    );
+    assert_eq!(
+        server.query("SELECT sum(r), avg(r), min(r), max(f4) FROM readings"),
+        "1.6777216e+07|8388608.05|0.1|1.234567e+06\n"
+    );
+    let error = server.query_error("SELECT 1e39::float8::real");
+    assert!(error.contains("22003") && error.contains("value out of range: overflow"), "{error}");
+}
+
 /// DECLARE/FETCH/MOVE/CLOSE from psql, rows in portions, and the cursor errors.
 #[test]
 fn psql_fetches_from_cursors_in_portions() {

@@ -194,7 +194,7 @@ const fn builtin(
 /// Every type a value of the database can have, and the catalog types, with PostgreSQL
 /// 15's OIDs; then the arrays of them. int2 and int4 are here because clients send parameters of them, though
 /// the database keeps every integer as an int8.
-pub const BUILTIN_TYPES: [BuiltinType; 47] = [
+pub const BUILTIN_TYPES: [BuiltinType; 48] = [
     builtin(16, "bool", "boolean", 1, 'B', 1000, 0),
     builtin(17, "bytea", "bytea", -1, 'U', 1001, 0),
     builtin(18, "char", "\"char\"", 1, 'Z', 1002, 0),
@@ -233,6 +233,7 @@ pub const BUILTIN_TYPES: [BuiltinType; 47] = [
     builtin(1009, "_text", "text[]", -1, 'A', 0, 100),
     builtin(1015, "_varchar", "character varying[]", -1, 'A', 0, 100),
     builtin(1016, "_int8", "bigint[]", -1, 'A', 0, 0),
+    builtin(1021, "_float4", "real[]", -1, 'A', 0, 0),
     builtin(1022, "_float8", "double precision[]", -1, 'A', 0, 0),
     builtin(1028, "_oid", "oid[]", -1, 'A', 0, 0),
     builtin(1115, "_timestamp", "timestamp without time zone[]", -1, 'A', 0, 0),
@@ -260,6 +261,7 @@ pub fn type_oid(ty: DataType) -> i64 {
     match ty {
         DataType::Int => 20,
         DataType::Float => 701,
+        DataType::Float4 => 700,
         DataType::Numeric(_) => 1700,
         DataType::Text { max_chars: Some(_) } => 1043,
         DataType::Text { max_chars: None } => 25,
@@ -278,6 +280,7 @@ pub fn type_oid(ty: DataType) -> i64 {
         DataType::Array(elem) => match elem {
             ElemType::Int => 1016,
             ElemType::Float => 1022,
+            ElemType::Float4 => 1021,
             ElemType::Numeric => 1231,
             ElemType::Text => 1009,
             ElemType::Bool => 1000,

@@ -525,6 +525,7 @@ fn information_type(ty: DataType, width: u8) -> &'static str {
         DataType::Char { .. } => "character",
         DataType::Numeric(_) => "numeric",
         DataType::Catalog(CatalogType::Char) => "\"char\"",
+        DataType::Array(_) => "ARRAY",
         other => crate::catalog::builtin_type(type_oid(other)).map_or("USER-DEFINED", |t| t.sql_name),
     }
 }
@@ -1511,6 +1512,7 @@ fn information_columns(database: &str, r: &Relation) -> Vec<Fields> {
                 DataType::Char { len } => (Some(len.unwrap_or(1) as i64), None, None, None, None),
                 DataType::Int => (None, Some(8 * table.int_width(n) as i64), Some(2), Some(0), None),
                 DataType::Float => (None, Some(53), Some(2), None, None),
+                DataType::Float4 => (None, Some(24), Some(2), None, None),
                 DataType::Numeric(spec) => {
                     (None, spec.map(|s| s.precision as i64), Some(10), spec.map(|s| s.scale as i64), None)
                 }

@@ -163,6 +163,24 @@ fn convert(v: &Value, ty: DataType, role: Role) -> Conv {
             }
         }
         (DataType::Float, Value::Int(i)) => Conv::Value(Value::Float(*i as f64), true),
+        (DataType::Float, Value::Float4(f)) => Conv::Value(Value::Float(f64::from(*f)), true),
+        // A REAL key compared with text: the text read as a REAL, as SQL compares them.
+        (DataType::Float4, Value::Text(t)) => match crate::float4::parse(t) {
+            Ok(f) => Conv::Value(Value::Float4(f), true),
+            Err(_) => Conv::Unknown,
+        },
+        // A REAL key compared with another number is compared as a double: the key value
+        // that is that double exactly, else none equals it (and a bound between two
+        // float4s is left to the filter).
+        (DataType::Float4, Value::Int(_) | Value::Float(_) | Value::Numeric(_)) => {
+            let Ok(wide) = to_num(v).map(|n| n.as_f64()) else { return Conv::Unknown };
+            let narrow = wide as f32;
+            match (f64::from(narrow) == wide || wide.is_nan(), role) {
+                (true, _) => Conv::Value(Value::Float4(narrow), true),
+                (false, Role::Equal) => Conv::Never,
+                (false, _) => Conv::Unknown,
+            }
+        }
         // INT and NUMERIC compare exactly: a fraction never equals an integer key, and
         // bounds round toward the range.
         (DataType::Int, Value::Numeric(n)) => {

@@ -44,6 +44,7 @@ pub(crate) fn pg_name(ty: DataType) -> String {
     match ty {
         DataType::Int => "bigint".into(),
         DataType::Float => "double precision".into(),
+        DataType::Float4 => "real".into(),
         DataType::Numeric(_) => "numeric".into(),
         DataType::Text { .. } => "text".into(),
         DataType::Bool => "boolean".into(),
@@ -534,8 +535,12 @@ pub(crate) fn element_type(types: &[(Option<DataType>, bool)]) -> DbResult<ElemT
             None => ty,
             Some(c) => match (c, ty) {
                 (a, b) if ElemType::of(a) == ElemType::of(b) => a,
-                (DataType::Float, DataType::Int | DataType::Numeric(_))
-                | (DataType::Int | DataType::Numeric(_), DataType::Float) => DataType::Float,
+                (DataType::Float, DataType::Int | DataType::Numeric(_) | DataType::Float4)
+                | (DataType::Int | DataType::Numeric(_) | DataType::Float4, DataType::Float) => {
+                    DataType::Float
+                }
+                (DataType::Float4, DataType::Int | DataType::Numeric(_))
+                | (DataType::Int | DataType::Numeric(_), DataType::Float4) => DataType::Float4,
                 (DataType::Numeric(_), DataType::Int) | (DataType::Int, DataType::Numeric(_)) => {
                     DataType::Numeric(None)
                 }

@@ -566,6 +566,7 @@ fn syntax(message: String) -> DbError {
 pub(crate) fn assignable(v: Value, column: &Column) -> DbResult<Value> {
     match (column.ty, v) {
         (DataType::Int, Value::Float(f)) => float_to_int(f),
+        (DataType::Int, Value::Float4(f)) => float_to_int(f64::from(f)),
         (_, v) => Ok(v),
     }
 }

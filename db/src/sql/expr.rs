@@ -1252,6 +1252,28 @@ impl<'a> Binder<'a> {
                     Some(_) => list.into_iter().map(as_char_operand).collect(),
                     None => list,
                 };
+                // A REAL's list of integer and decimal constants has REAL as its common
+                // type (PostgreSQL's select_common_type): `r IN (0.1, 0.2)` compares
+                // REALs, where `r = 0.1` compares doubles.
+                let real_constants = |list: &[Expr]| {
+                    list.iter().all(|e| {
+                        matches!(
+                            e,
+                            Expr::Literal(Value::Null | Value::Int(_) | Value::Numeric(_) | Value::Float4(_))
+                        )
+                    })
+                };
+                let list = match &expr {
+                    Expr::Column(i)
+                        if self.scope.type_at(*i) == Some(DataType::Float4) && real_constants(&list) =>
+                    {
+                        list.into_iter().map(|e| Expr::Cast(Box::new(e), DataType::Float4)).collect()
+                    }
+                    Expr::Cast(_, DataType::Float4) if real_constants(&list) => {
+                        list.into_iter().map(|e| Expr::Cast(Box::new(e), DataType::Float4)).collect()
+                    }
+                    _ => list,
+                };
                 Expr::InList(Box::new(expr), list, *negated)
             }
             E::Between { expr, negated, low, high } => Expr::Between(
@@ -1879,8 +1901,9 @@ impl<'a> Binder<'a> {
             ast::Expr::Cast { data_type, .. } => {
                 self.compile(arg)?;
                 match crate::catalog::type_named(&data_type.to_string()) {
-                    Some(oid) => oid,
-                    None => crate::catalog::type_oid(sql_type(data_type)?),
+                    // `float(p)` is named as float8 whatever p, but a REAL up to 24.
+                    Some(oid) if sql_type(data_type).ok() != Some(DataType::Float4) => oid,
+                    _ => crate::catalog::type_oid(sql_type(data_type)?),
                 }
             }
             _ => {
@@ -3066,14 +3089,10 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
         | T::Int16
         | T::Int32
         | T::Int64 => DataType::Int,
-        T::DoublePrecision
-        | T::Double(_)
-        | T::Float(_)
-        | T::Float4
-        | T::Float8
-        | T::Float32
-        | T::Float64
-        | T::Real => DataType::Float,
+        // FLOAT(p) is a REAL up to 24 binary digits of precision, as in PostgreSQL.
+        T::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float4,
+        T::Float4 | T::Float32 | T::Real => DataType::Float4,
+        T::DoublePrecision | T::Double(_) | T::Float(_) | T::Float8 | T::Float64 => DataType::Float,
         T::Numeric(info) | T::Decimal(info) | T::Dec(info) => DataType::Numeric(numeric_spec(info)?),
         T::Varchar(len) | T::CharacterVarying(len) | T::CharVarying(len) | T::Nvarchar(len) => {
             DataType::Text { max_chars: length(len, None)? }
@@ -3130,7 +3149,8 @@ pub(crate) fn sql_type(ty: &ast::DataType) -> DbResult<DataType> {
                     [p, s] => Some(NumericSpec::new(type_argument(p, ty)?, type_argument(s, ty)?)?),
                     _ => return Err(type_arguments_error(ty)),
                 }),
-                "float8" | "float4" | "real" => DataType::Float,
+                "float8" => DataType::Float,
+                "float4" | "real" => DataType::Float4,
                 "int8" | "int4" | "int2" | "bigint" | "integer" | "int" | "smallint" => DataType::Int,
                 "bool" | "boolean" => DataType::Bool,
                 // Qualified (`pg_catalog.text`), a type name parses as a custom one.
@@ -3793,8 +3813,16 @@ impl Expr {
                     None => None,
                 },
                 Func::Random | Func::Sqrt | Func::Power => Some(DataType::Float),
-                Func::Abs | Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
+                Func::Abs => {
                     args.first().and_then(|a| a.static_type(columns, aggs)).map(DataType::unconstrained)
+                }
+                // PostgreSQL has these for float8, not float4: a REAL's is a double.
+                Func::Trunc | Func::Round | Func::Floor | Func::Ceil => {
+                    match args.first().and_then(|a| a.static_type(columns, aggs)).map(DataType::unconstrained)
+                    {
+                        Some(DataType::Float4) => Some(DataType::Float),
+                        other => other,
+                    }
                 }
                 Func::Mod => arithmetic_type(
                     args.first().and_then(|a| a.static_type(columns, aggs)),
@@ -3822,7 +3850,11 @@ impl Expr {
                 }
                 Func::Sha(_) => Some(DataType::Bytea),
                 Func::TableSample(_) => Some(DataType::Bool),
-                Func::Sign => args.first().and_then(|a| a.static_type(columns, aggs)),
+                // PostgreSQL's sign has no float4 version: a REAL's is a double.
+                Func::Sign => match args.first().and_then(|a| a.static_type(columns, aggs)) {
+                    Some(DataType::Float4) => Some(DataType::Float),
+                    other => other,
+                },
                 Func::Nvl2 => args.iter().skip(1).find_map(|a| a.static_type(columns, aggs)),
                 // The results: every second argument after the value, and the default.
                 Func::OracleDecode => args
@@ -3971,6 +4003,7 @@ impl Expr {
             Expr::Neg(e) => match e.eval(row, aggs)? {
                 Value::Null => Value::Null,
                 v if temporal::is_temporal(&v) => return temporal::negate(&v).expect("a temporal value"),
+                Value::Float4(f) => Value::Float4(-f),
                 v => match to_num(&v)? {
                     Num::I(i) => Value::Int(i.checked_neg().ok_or_else(out_of_range)?),
                     Num::F(f) => Value::Float(-f),
@@ -4189,6 +4222,9 @@ pub(crate) fn to_num(v: &Value) -> DbResult<Num> {
     match v {
         Value::Int(i) => Ok(Num::I(*i)),
         Value::Float(f) => Ok(Num::F(*f)),
+        // A float4 meeting any other number is widened: PostgreSQL's operators between
+        // float4 and another type are float8's (`float48pl`, ...).
+        Value::Float4(f) => Ok(Num::F(f64::from(*f))),
         Value::Numeric(n) => Ok(Num::N(BigDecimal::clone(n))),
         Value::Text(t) => {
             let t = t.trim();
@@ -4214,15 +4250,18 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
         (Value::Text(x), Value::Text(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
+        // Text meeting a REAL is read as one, as PostgreSQL reads a literal.
+        (Value::Float4(_), Value::Text(t)) => return compare(a, &Value::Float4(crate::float4::parse(t)?)),
+        (Value::Text(t), Value::Float4(_)) => return compare(&Value::Float4(crate::float4::parse(t)?), b),
         (
-            Value::Int(_) | Value::Float(_) | Value::Numeric(_) | Value::Text(_),
-            Value::Int(_) | Value::Float(_) | Value::Numeric(_) | Value::Text(_),
+            Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_) | Value::Text(_),
+            Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_) | Value::Text(_),
         ) => match (to_num(a)?, to_num(b)?) {
             (Num::I(x), Num::I(y)) => x.cmp(&y),
             (Num::N(x), Num::N(y)) => x.cmp(&y),
             (Num::I(x), Num::N(y)) => numeric::from_i64(x).cmp(&y),
             (Num::N(x), Num::I(y)) => x.cmp(&numeric::from_i64(y)),
-            (x, y) => x.as_f64().total_cmp(&y.as_f64()),
+            (x, y) => float_order(x.as_f64(), y.as_f64()),
         },
         (Value::Bool(_), Value::Text(_)) => return compare(a, &coerce(b.clone(), DataType::Bool)?),
         (Value::Text(_), Value::Bool(_)) => return compare(&coerce(a.clone(), DataType::Bool)?, b),
@@ -4252,6 +4291,17 @@ pub(crate) fn compare(a: &Value, b: &Value) -> DbResult<Option<Ordering>> {
             return Err(DbError::DatatypeMismatch(format!("{} = {}", name(x), name(y))));
         }
     }))
+}
+
+/// Two floats in SQL's order, PostgreSQL's `float8_cmp_internal`: every NaN equal to
+/// every other and above any number, -0 equal to 0.
+fn float_order(x: f64, y: f64) -> Ordering {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => x.partial_cmp(&y).expect("no NaN"),
+    }
 }
 
 pub(crate) fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
@@ -4312,9 +4362,34 @@ pub(crate) fn binary(op: BinOp, a: Value, b: Value) -> DbResult<Value> {
             if let Some(result) = temporal::arithmetic(op, &a, &b) {
                 return result;
             }
+            if let Some(result) = float4_arithmetic(op, &a, &b) {
+                return result;
+            }
             arithmetic(op, to_num(&a)?, to_num(&b)?).map(Num::value)
         }
     }
+}
+
+/// `a op b` in single precision when it is PostgreSQL's float4 operator: two REALs, or
+/// a REAL and text read as one (an untyped literal takes the other side's type). None
+/// for anything else, including `%` (PostgreSQL has none for float4; ours is float8's).
+fn float4_arithmetic(op: BinOp, a: &Value, b: &Value) -> Option<DbResult<Value>> {
+    if op == BinOp::Mod {
+        return None;
+    }
+    let (x, y) = match (a, b) {
+        (Value::Float4(x), Value::Float4(y)) => (*x, *y),
+        (Value::Float4(x), Value::Text(t)) => match crate::float4::parse(t) {
+            Ok(y) => (*x, y),
+            Err(e) => return Some(Err(e)),
+        },
+        (Value::Text(t), Value::Float4(y)) => match crate::float4::parse(t) {
+            Ok(x) => (x, *y),
+            Err(e) => return Some(Err(e)),
+        },
+        _ => return None,
+    };
+    Some(crate::float4::arithmetic(op, x, y).map(Value::Float4))
 }
 
 /// PostgreSQL's 42809 for `.field` of a value that is no record.
@@ -4395,7 +4470,10 @@ pub(crate) fn arithmetic(op: BinOp, a: Num, b: Num) -> DbResult<Num> {
 pub(crate) fn arithmetic_type(a: Option<DataType>, b: Option<DataType>) -> Option<DataType> {
     match (a, b) {
         (Some(DataType::Int), Some(DataType::Int)) => Some(DataType::Int),
-        (Some(DataType::Float), _) | (_, Some(DataType::Float)) => Some(DataType::Float),
+        (Some(DataType::Float4), Some(DataType::Float4)) => Some(DataType::Float4),
+        (Some(DataType::Float | DataType::Float4), _) | (_, Some(DataType::Float | DataType::Float4)) => {
+            Some(DataType::Float)
+        }
         (Some(DataType::Numeric(_)), Some(DataType::Int | DataType::Numeric(_)))
         | (Some(DataType::Int), Some(DataType::Numeric(_))) => Some(DataType::Numeric(None)),
         _ => None,
@@ -4417,6 +4495,10 @@ pub(crate) fn common_type(types: impl Iterator<Item = Option<DataType>>) -> Opti
         numbers = match (numbers, ty) {
             (Some(DataType::Float), _) | (_, DataType::Float) => Some(DataType::Float),
             (Some(a), b) if a == b => Some(a),
+            // REAL is preferred to the exact types, as PostgreSQL resolves `VALUES (1::real),
+            // (2.5)` as real (a NUMERIC converts to float4 implicitly).
+            (Some(DataType::Float4), DataType::Int | DataType::Numeric(_))
+            | (Some(DataType::Int | DataType::Numeric(_)) | None, DataType::Float4) => Some(DataType::Float4),
             (Some(DataType::Numeric(_)), DataType::Int | DataType::Numeric(_))
             | (Some(DataType::Int), DataType::Numeric(_))
             | (None, DataType::Numeric(_)) => Some(DataType::Numeric(None)),
@@ -4436,6 +4518,7 @@ pub(crate) fn cast(v: Value, ty: DataType) -> DbResult<Value> {
     match (ty, v) {
         (_, Value::Null) => Ok(Value::Null),
         (DataType::Int, Value::Float(f)) => float_to_int(f),
+        (DataType::Int, Value::Float4(f)) => float_to_int(f64::from(f)),
         (DataType::Int, Value::Bool(b)) => Ok(Value::Int(b as i64)),
         (DataType::Bool, Value::Int(i)) => Ok(Value::Bool(i != 0)),
         (DataType::Text { max_chars }, v) => {
@@ -4641,10 +4724,11 @@ fn call(func: Func, args: &[Expr], row: &[Value], aggs: &[Value]) -> DbResult<Va
     }
     let num = |i: usize| to_num(&values[i]);
     Ok(match func {
-        Func::Abs => match num(0)? {
-            Num::I(i) => Value::Int(i.checked_abs().ok_or_else(out_of_range)?),
-            Num::F(f) => Value::Float(f.abs()),
-            Num::N(n) => Value::numeric(n.abs()),
+        Func::Abs => match (&values[0], num(0)?) {
+            (Value::Float4(f), _) => Value::Float4(f.abs()),
+            (_, Num::I(i)) => Value::Int(i.checked_abs().ok_or_else(out_of_range)?),
+            (_, Num::F(f)) => Value::Float(f.abs()),
+            (_, Num::N(n)) => Value::numeric(n.abs()),
         },
         Func::Mod => arithmetic(BinOp::Mod, num(0)?, num(1)?)?.value(),
         Func::Trunc | Func::Round => {

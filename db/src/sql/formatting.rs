@@ -93,6 +93,7 @@ pub(crate) fn to_char(value: &Value, template: &str) -> DbResult<String> {
     match value {
         Value::Int(i) => number_to_char(Number::Int(*i), template),
         Value::Float(f) => number_to_char(Number::Float(*f), template),
+        Value::Float4(f) => number_to_char(Number::Float(f64::from(*f)), template),
         Value::Date(_)
         | Value::Timestamp(_)
         | Value::TimestampTz(_)

@@ -100,11 +100,14 @@ fn accepts(param: Param, ty: DataType) -> bool {
         Param::TextOrBytes => matches!(ty, DataType::Text { .. } | DataType::Char { .. } | DataType::Bytea),
         Param::Bytes => ty == DataType::Bytea,
         Param::Int => ty == DataType::Int,
-        Param::Number => matches!(ty, DataType::Int | DataType::Float | DataType::Numeric(_)),
+        Param::Number => {
+            matches!(ty, DataType::Int | DataType::Float | DataType::Float4 | DataType::Numeric(_))
+        }
         Param::Formattable => matches!(
             ty,
             DataType::Int
                 | DataType::Float
+                | DataType::Float4
                 | DataType::Numeric(_)
                 | DataType::Date
                 | DataType::Time
@@ -121,6 +124,7 @@ fn pg_type_name(ty: Option<DataType>) -> String {
         None => "unknown".into(),
         Some(DataType::Int) => "bigint".into(),
         Some(DataType::Float) => "double precision".into(),
+        Some(DataType::Float4) => "real".into(),
         Some(DataType::Text { max_chars: None }) => "text".into(),
         Some(DataType::Text { max_chars: Some(_) }) => "character varying".into(),
         Some(DataType::Bool) => "boolean".into(),

@@ -1776,6 +1776,8 @@ fn hash_form(v: &Value) -> DbResult<Option<HashForm<'_>>> {
         Value::Null => return Ok(None),
         Value::Int(i) => HashForm::Int(*i),
         Value::Float(f) => integral(*f),
+        // A float4 equals the double it widens to.
+        Value::Float4(f) => integral(f64::from(*f)),
         Value::Numeric(n) => match crate::numeric::as_exact_i64(n) {
             Some(i) => HashForm::Int(i),
             None => integral(Num::N((**n).clone()).as_f64()),

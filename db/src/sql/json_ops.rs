@@ -201,6 +201,7 @@ pub(crate) fn to_jsonb(v: &Value) -> DbResult<Jsonb> {
         Value::Numeric(n) => Jsonb::Number(n.as_ref().clone()),
         // A float is a number as float8 prints it; NaN and the infinities as strings.
         Value::Float(f) if f.is_finite() => Jsonb::Number(crate::numeric::parse(&format!("{f}"))?),
+        Value::Float4(f) if f.is_finite() => Jsonb::Number(crate::numeric::parse(&format!("{f}"))?),
         Value::Json(t) | Value::Jsonb(t) => json::parse_jsonb(t)?,
         // An array is a JSON array of its elements, as PostgreSQL's to_json gives it.
         Value::Array(a) => Jsonb::Array(a.items.iter().map(to_jsonb).collect::<DbResult<_>>()?),
@@ -256,6 +257,7 @@ pub(crate) fn to_json_text(v: &Value) -> DbResult<String> {
         Value::Json(t) => t.to_string(),
         // json keeps a float as float8 prints it (`1e+20`); jsonb makes it a numeric.
         Value::Float(f) if f.is_finite() => crate::value::float_text(*f),
+        Value::Float4(f) if f.is_finite() => crate::value::float4_text(*f),
         // PostgreSQL's to_json of an array: its elements' JSON, comma-separated, no blanks.
         Value::Array(a) => {
             let items = a.items.iter().map(to_json_text).collect::<DbResult<Vec<_>>>()?;

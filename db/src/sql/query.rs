@@ -139,7 +139,7 @@ pub(crate) struct OrderedScan {
 
 /// Whether values of a column of type `ty` sort in the index as ORDER BY sorts them.
 fn orders_as_sql(ty: DataType) -> bool {
-    !matches!(ty, DataType::Json | DataType::Jsonb | DataType::Array(_) | DataType::Float)
+    !matches!(ty, DataType::Json | DataType::Jsonb | DataType::Array(_) | DataType::Float | DataType::Float4)
 }
 
 /// The ordered access of a SELECT from one stored table (see `SelectPlan::ordered`):
@@ -871,10 +871,12 @@ impl Session {
                 // Numbers of several kinds in one column: all of the column's type
                 // (PostgreSQL gives the column one type), FLOAT or NUMERIC.
                 for (i, c) in set.columns.iter().enumerate() {
-                    if matches!(c.ty, Some(DataType::Float | DataType::Numeric(_))) {
+                    if matches!(c.ty, Some(DataType::Float | DataType::Float4 | DataType::Numeric(_))) {
                         for row in left.iter_mut().chain(right.iter_mut()) {
-                            if matches!(row[i], Value::Int(_) | Value::Float(_) | Value::Numeric(_))
-                                && !row[i].has_type(c.ty.expect("a number type"))
+                            if matches!(
+                                row[i],
+                                Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_)
+                            ) && !row[i].has_type(c.ty.expect("a number type"))
                             {
                                 let v = std::mem::replace(&mut row[i], Value::Null);
                                 row[i] = coerce(v, c.ty.expect("a number type").unconstrained())?;
@@ -1931,6 +1933,7 @@ fn hashed_exactly(ty: Option<DataType>) -> bool {
         Some(
             DataType::Int
                 | DataType::Float
+                | DataType::Float4
                 | DataType::Text { .. }
                 | DataType::Char { .. }
                 | DataType::Bool
@@ -1958,6 +1961,7 @@ fn group_hash(key: &[Value]) -> u64 {
         match v {
             Value::Int(i) => (1u8, i).hash(&mut h),
             Value::Float(f) => (2u8, f.to_bits()).hash(&mut h),
+            Value::Float4(f) => (16u8, f.to_bits()).hash(&mut h),
             Value::Text(t) => (3u8, t).hash(&mut h),
             Value::Bool(b) => (4u8, b).hash(&mut h),
             Value::Date(d) => (5u8, d).hash(&mut h),
@@ -2366,6 +2370,7 @@ fn pg_type_name(ty: &ast::DataType) -> Option<String> {
             T::Int(_) | T::Integer(_) | T::Int4(_) => "int4",
             T::BigInt(_) | T::Int8(_) => "int8",
             T::SmallInt(_) | T::Int2(_) => "int2",
+            T::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => "float4",
             T::DoublePrecision | T::Float8 | T::Double(_) | T::Float(_) => "float8",
             T::Real | T::Float4 => "float4",
             T::Numeric(_) | T::Decimal(_) | T::Dec(_) => "numeric",
@@ -2379,8 +2384,8 @@ fn pg_type_name(ty: &ast::DataType) -> Option<String> {
     )
 }
 
-/// The type of an aggregate's result: sum of INTs an INT, of NUMERICs a NUMERIC, of
-/// anything else a FLOAT; avg, stddev and variance of INTs or NUMERICs a NUMERIC, of
+/// The type of an aggregate's result: sum of INTs an INT, of NUMERICs a NUMERIC, of REALs
+/// a REAL, of anything else a FLOAT; avg, stddev and variance of INTs or NUMERICs a NUMERIC, of
 /// anything else a FLOAT (PostgreSQL's, whose avg of integers is a NUMERIC).
 pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Option<DataType> {
     let arg = || call.arg.as_ref().and_then(|a| a.static_type(input, &[]));
@@ -2396,6 +2401,7 @@ pub(crate) fn aggregate_type(call: &AggCall, input: &[Option<DataType>]) -> Opti
         }
         AggFunc::Sum => match arg() {
             Some(DataType::Int) => Some(DataType::Int),
+            Some(DataType::Float4) => Some(DataType::Float4),
             Some(DataType::Numeric(_)) => Some(DataType::Numeric(None)),
             _ => Some(DataType::Float),
         },
@@ -2448,7 +2454,10 @@ pub(crate) fn check_aggregate_arguments(call: &AggCall, input: &[Option<DataType
         AggFunc::StringAgg => textual(&arg) && textual(&separator),
         AggFunc::BoolAnd | AggFunc::BoolOr => matches!(arg, None | Some(DataType::Bool)),
         f if f.is_spread() => {
-            matches!(arg, None | Some(DataType::Int | DataType::Float | DataType::Numeric(_)))
+            matches!(
+                arg,
+                None | Some(DataType::Int | DataType::Float | DataType::Float4 | DataType::Numeric(_))
+            )
         }
         _ => true,
     };
@@ -2485,6 +2494,9 @@ enum Moments {
 pub(crate) struct Accumulator {
     count: i64,
     sum: Option<Num>,
+    /// sum's total of REALs, added in single precision as PostgreSQL's `float4pl` adds
+    /// them (avg of REALs adds them as doubles, in `sum`).
+    float4_sum: Option<f32>,
     best: Option<Value>,
     /// bool_and's or bool_or's value so far.
     truth: Option<bool>,
@@ -2503,6 +2515,7 @@ impl Accumulator {
         Accumulator {
             count: 0,
             sum: None,
+            float4_sum: None,
             best: None,
             truth: None,
             moments: None,
@@ -2573,6 +2586,13 @@ impl Accumulator {
         }
         self.count += 1;
         match call.func {
+            AggFunc::Sum if self.sum.is_none() && matches!(v, Value::Float4(_)) => {
+                let Value::Float4(x) = v else { unreachable!("matched a float4") };
+                self.float4_sum = Some(match self.float4_sum {
+                    None => x,
+                    Some(sum) => crate::float4::arithmetic(BinOp::Add, sum, x)?,
+                });
+            }
             AggFunc::Sum | AggFunc::Avg => {
                 let n = to_num(&v)?;
                 self.sum = Some(match self.sum.take() {
@@ -2819,7 +2839,14 @@ impl Accumulator {
                 crate::sql::ordered_set::finish(func, &call.order, &sorted, &direct)?
             }
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
-            AggFunc::Sum => self.sum.clone().map_or(Value::Null, Num::value),
+            AggFunc::Sum => match (self.float4_sum, &self.sum) {
+                (Some(float4_sum), None) => Value::Float4(float4_sum),
+                // REALs mixed with other numbers (a column of no one type): a double.
+                (Some(float4_sum), Some(sum)) => {
+                    arithmetic(BinOp::Add, Num::F(f64::from(float4_sum)), sum.clone())?.value()
+                }
+                (None, sum) => sum.clone().map_or(Value::Null, Num::value),
+            },
             AggFunc::Avg => match &self.sum {
                 None => Value::Null,
                 Some(Num::N(sum)) => Value::numeric(numeric::avg(sum, self.count)?),

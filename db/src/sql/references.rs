@@ -79,7 +79,7 @@ pub(crate) fn foreign_key_spec(
 /// key: an equality operator of the referenced column's index).
 fn comparable(a: DataType, b: DataType) -> bool {
     let class = |t: DataType| match t {
-        DataType::Int | DataType::Float | DataType::Numeric(_) => 0,
+        DataType::Int | DataType::Float | DataType::Float4 | DataType::Numeric(_) => 0,
         DataType::Text { .. } | DataType::Char { .. } => 1,
         DataType::Bool => 2,
         DataType::Date | DataType::Timestamp | DataType::TimestampTz => 3,

@@ -378,7 +378,10 @@ fn series_type(args: &[Option<DataType>]) -> DataType {
         DataType::Timestamp
     } else if start_and_stop.iter().any(|t| matches!(t, Some(DataType::TimestampTz | DataType::Date))) {
         DataType::TimestampTz
-    } else if args.iter().any(|t| matches!(t, Some(DataType::Numeric(_) | DataType::Float))) {
+    } else if args
+        .iter()
+        .any(|t| matches!(t, Some(DataType::Numeric(_) | DataType::Float | DataType::Float4)))
+    {
         DataType::Numeric(None)
     } else {
         DataType::Int

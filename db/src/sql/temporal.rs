@@ -195,7 +195,7 @@ fn arithmetic_of(op: BinOp, a: &Value, b: &Value) -> DbResult<Value> {
 }
 
 fn is_number(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::Float(_) | Value::Numeric(_))
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_))
 }
 
 fn number(v: &Value) -> DbResult<f64> {

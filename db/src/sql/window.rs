@@ -896,14 +896,18 @@ fn range_target(key: &Value, distance: &Value, down: bool) -> DbResult<Value> {
     let fits = match (key, distance) {
         (Value::Int(_), Value::Int(_)) => Some(true),
         (Value::Numeric(_), Value::Int(_) | Value::Numeric(_)) => Some(true),
-        (Value::Float(_), Value::Int(_) | Value::Float(_) | Value::Numeric(_)) => Some(true),
+        // PostgreSQL's in_range for float4 takes a float8 offset (and so any number).
+        (
+            Value::Float(_) | Value::Float4(_),
+            Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_),
+        ) => Some(true),
         (
             Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_),
             Value::Interval(_),
         ) => Some(true),
         (Value::Interval(_), Value::Interval(_)) => Some(true),
         // A key some offset type fits, with another.
-        (Value::Int(_) | Value::Numeric(_) | Value::Float(_), _)
+        (Value::Int(_) | Value::Numeric(_) | Value::Float(_) | Value::Float4(_), _)
         | (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_), _)
         | (Value::Interval(_), _) => Some(false),
         _ => None,

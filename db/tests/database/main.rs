@@ -22,6 +22,7 @@ mod describe;
 mod distinct_on;
 mod dml_with;
 mod fail_stop;
+mod float4;
 mod foreign_keys;
 mod functions;
 mod grouping_sets;

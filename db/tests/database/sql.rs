@@ -113,7 +113,7 @@ fn create_drop_and_truncate_tables() {
             DataType::Int,
             DataType::Float,
             DataType::Float,
-            DataType::Float,
+            DataType::Float4,
             DataType::Numeric(Some(db::NumericSpec::new(10, 2).unwrap())),
             DataType::Numeric(None),
             text(Some(5)),
