@@ -2253,19 +2253,9 @@ impl<'a> Binder<'a> {
         }
         let mut order = Vec::with_capacity(f.within_group.len());
         for key in &f.within_group {
-            let descending = match &key.options.sort {
-                None | Some(ast::OrderBySort::Asc) => false,
-                Some(ast::OrderBySort::Desc) => true,
-                Some(ast::OrderBySort::Using(_)) => {
-                    return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
-                }
-            };
+            let (descending, nulls_first) = aggregate_key_direction(key, name)?;
             let expr = inside(self, &key.expr)?;
-            order.push(AggOrder {
-                expr,
-                descending,
-                nulls_first: key.options.nulls_first.unwrap_or(descending),
-            });
+            order.push(AggOrder { expr, descending, nulls_first });
         }
         let direct_types: Vec<Option<DataType>> = direct.iter().map(|e| self.unknown_or_type(e)).collect();
         let key_types: Vec<Option<DataType>> = order.iter().map(|o| self.unknown_or_type(&o.expr)).collect();
@@ -2510,16 +2500,8 @@ impl<'a> Binder<'a> {
             }
             let mut order = Vec::new();
             for key in keys {
-                let descending = match &key.options.sort {
-                    None | Some(ast::OrderBySort::Asc) => false,
-                    Some(ast::OrderBySort::Desc) => true,
-                    Some(ast::OrderBySort::Using(_)) => {
-                        return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
-                    }
-                };
+                let (descending, nulls_first) = aggregate_key_direction(key, &name)?;
                 let expr = inside(self, &key.expr)?;
-                // PostgreSQL's default: NULLs sort as the largest value.
-                let nulls_first = key.options.nulls_first.unwrap_or(descending);
                 order.push(AggOrder { expr, descending, nulls_first });
             }
             // DISTINCT keeps one of each set of arguments, so an ORDER BY key that is not
@@ -5115,6 +5097,19 @@ fn like(text: &str, pattern: &str, escape: Option<char>) -> bool {
         }
     }
     tokens[p..].iter().all(|tok| *tok == P::Many)
+}
+
+/// An aggregate's ORDER BY key's direction: (descending, NULLs first), NULLs by default
+/// sorting as the largest value (PostgreSQL's default); `USING` is refused.
+fn aggregate_key_direction(key: &ast::OrderByExpr, name: &str) -> DbResult<(bool, bool)> {
+    let descending = match &key.options.sort {
+        None | Some(ast::OrderBySort::Asc) => false,
+        Some(ast::OrderBySort::Desc) => true,
+        Some(ast::OrderBySort::Using(_)) => {
+            return Err(DbError::Unsupported(format!("ORDER BY ... USING in {name}()")))
+        }
+    };
+    Ok((descending, key.options.nulls_first.unwrap_or(descending)))
 }
 
 #[cfg(test)]
