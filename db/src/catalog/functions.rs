@@ -175,6 +175,8 @@ pub(crate) struct CatalogCall {
     pub settings: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
     /// The calling session (whose temporary relations are visible to it).
     pub sid: u64,
+    /// The schemas of the session's search path that exist, in order (`namespaces`).
+    pub path: Vec<String>,
 }
 
 impl std::fmt::Debug for CatalogCall {
@@ -208,7 +210,7 @@ impl CatalogCall {
             .db
             .upgrade()
             .ok_or_else(|| DbError::Unsupported("the catalog of a closed database".into()))?;
-        Ok(Objects::load_for(&db, self.sid))
+        Ok(Objects { path: Some(self.path.clone()), ..Objects::load_for(&db, self.sid) })
     }
 
     /// Runs the call on its evaluated arguments.

@@ -861,6 +861,12 @@ impl Session {
                 }
                 Ok(QueryResult::command("DROP INDEX", 0))
             }
+            S::CreateSchema { schema_name, if_not_exists, or_replace: false, with: None, options: None, .. } => {
+                self.create_schema_statement(schema_name, *if_not_exists)
+            }
+            S::Drop { object_type: ast::ObjectType::Schema, if_exists, names, cascade, .. } => {
+                self.drop_schema_statement(names, *if_exists, *cascade)
+            }
             S::Truncate(truncate) => self.truncate_statement(truncate),
             S::AlterTable(alter) => self.alter_table_statement(alter),
             S::Explain {
@@ -1009,6 +1015,7 @@ impl Session {
                 self.redo.set_commit_logging(None);
                 self.call_commit_optimization = None;
                 self.statement_timeout_ms = None;
+                self.reset_setting("search_path")?;
                 Ok(QueryResult::command("RESET", 0))
             }
             Special::PgShow(name) => {
@@ -1120,10 +1127,16 @@ impl Session {
                 };
                 // PostgreSQL's text for it (what psql's \d shows): the name quoted only if
                 // it must be.
-                let plain =
-                    sequence.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-                let quoted =
-                    if plain { sequence.clone() } else { format!("\"{}\"", sequence.replace('"', "\"\"")) };
+                let quoted = match crate::namespaces::split(&sequence) {
+                    (crate::namespaces::PUBLIC, plain) => crate::catalog::quote_ident(plain),
+                    (schema, plain) => {
+                        format!(
+                            "{}.{}",
+                            crate::catalog::quote_ident(schema),
+                            crate::catalog::quote_ident(plain)
+                        )
+                    }
+                };
                 defaults.push((i, format!("nextval('{}'::regclass)", quoted.replace('\'', "''"))));
                 if always {
                     always_generated.push(i);
@@ -1227,7 +1240,7 @@ impl Session {
             reference.parent = if temporary.is_some() && parent == crate::temp_tables::visible_name(&name) {
                 name.clone()
             } else {
-                self.resolve_relation(parent)
+                self.foreign_key_parent(parent)
             };
             crate::temp_tables::check_reference(temporary.is_some(), &reference.parent)?;
             let fk = if reference.parent == name {
@@ -1251,6 +1264,8 @@ impl Session {
         }
         if temporary.is_some() {
             self.temporary_index_names(&mut schema);
+        } else {
+            crate::namespaces::index_names_in_schema(&mut schema);
         }
         let made = made.and_then(|()| self.create_table(schema));
         if made.is_ok() {
@@ -1303,7 +1318,10 @@ impl Session {
         let name = match &create.name {
             // A temporary table's index is in the session's temporary schema too.
             Some(name) if crate::temp_tables::is_temporary(&table) => self.temp_name(&object_name(name)?),
-            Some(name) => object_name(name)?,
+            // An index is in its table's schema.
+            Some(name) => {
+                crate::namespaces::stored_name(crate::namespaces::split(&table).0, &object_name(name)?)
+            }
             // PostgreSQL's default: table_column(s)_idx.
             None => {
                 let names: Vec<&str> = columns.iter().map(|&c| schema.columns[c].name.as_str()).collect();

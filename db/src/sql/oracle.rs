@@ -719,15 +719,23 @@ fn parse_pg_set_values(cursor: &mut Cursor, name: String, local: bool) -> DbResu
         cursor.expect_end("the end of the statement after DEFAULT")?;
         return reset_to_default(name, local);
     }
-    let mut values = vec![first.text().to_string()];
+    // A list of names (search_path) is kept as PostgreSQL shows it: each name folded as
+    // an identifier is, then quoted where it must be (`"$user", public`).
+    let names = name.eq_ignore_ascii_case("search_path");
+    let item = |value: ParamValue| match value {
+        ParamValue::Word(word) if names => word.to_lowercase(),
+        other => other.text().to_string(),
+    };
+    let mut values = vec![item(first)];
     while cursor.eat_punct(',') {
         if cursor.peek_is_keyword("DEFAULT") {
             return Err(cursor.syntax_error("DEFAULT cannot be part of a list of values".into()));
         }
-        values.push(parse_value(cursor, &name)?.text().to_string());
+        values.push(item(parse_value(cursor, &name)?));
     }
     cursor.expect_end("a comma or the end of the statement")?;
-    Ok(Special::PgSet { name, value: values.join(", "), local })
+    let value = if names { crate::namespaces::render_search_path(&values) } else { values.join(", ") };
+    Ok(Special::PgSet { name, value, local })
 }
 
 /// `SET name TO DEFAULT` is `RESET name`.
@@ -1625,7 +1633,7 @@ mod tests {
         assert_eq!(special("SET application_name = 'psql'"), pg_set("application_name", "psql", false));
         assert_eq!(
             special("SET search_path = \"$user\", public"),
-            pg_set("search_path", "$user, public", false)
+            pg_set("search_path", "\"$user\", public", false)
         );
         assert_eq!(special("SET x = -1.5"), pg_set("x", "-1.5", false));
         assert_eq!(special("SET x = on"), pg_set("x", "on", false));
