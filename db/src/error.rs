@@ -146,6 +146,9 @@ pub enum DbError {
     /// A schema name no catalog object is in (`'nope'::regnamespace`): 3F000.
     #[error("schema \"{0}\" does not exist")]
     UndefinedSchema(String),
+    /// ALTER ... SET SCHEMA onto a name the schema has (42P07).
+    #[error("relation \"{name}\" already exists in schema \"{schema}\"")]
+    DuplicateRelationInSchema { name: String, schema: String },
     /// CREATE SCHEMA of a name taken (42P06).
     #[error("schema \"{0}\" already exists")]
     DuplicateSchema(String),
@@ -486,6 +489,7 @@ impl DbError {
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
             DbError::UndefinedSchema(_) | DbError::NoSchemaSelected => "3F000",
             DbError::DuplicateSchema(_) => "42P06",
+            DbError::DuplicateRelationInSchema { .. } => "42P07",
             DbError::ReservedName { .. } => "42939",
             DbError::InvalidRegex(_) => "2201B",
             DbError::InvalidEscapeString(_) => "22025",

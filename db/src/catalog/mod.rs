@@ -89,6 +89,8 @@ pub const PUBLIC_OID: i64 = 2200;
 pub const INFORMATION_SCHEMA_OID: i64 = 13207;
 /// The role that owns everything (PostgreSQL's bootstrap superuser): the session's user.
 pub const OWNER_OID: i64 = 10;
+/// PostgreSQL's pg_database_owner role, which owns schema public.
+pub const DATABASE_OWNER_OID: i64 = 6171;
 /// The OIDs of the access methods an index and a table are.
 pub const BTREE_AM_OID: i64 = 403;
 pub const HEAP_AM_OID: i64 = 2;

@@ -541,10 +541,10 @@ impl Session {
                 .all_namespaces()
                 .into_iter()
                 .map(|(o, n)| {
-                    Fields::new()
-                        .set("oid", oid(o))
-                        .set("nspname", n.as_str())
-                        .set("nspowner", oid(OWNER_OID))
+                    Fields::new().set("oid", oid(o)).set("nspname", n.as_str()).set(
+                        "nspowner",
+                        oid(if o == PUBLIC_OID { super::DATABASE_OWNER_OID } else { OWNER_OID }),
+                    )
                 })
                 .collect(),
             "pg_class" => objects.relations().iter().map(|r| class_row(&objects, r)).collect(),

@@ -602,7 +602,7 @@ impl Session {
         Ok(())
     }
 
-    fn rename_table(&mut self, table: &str, to: &str) -> DbResult<()> {
+    pub(crate) fn rename_table(&mut self, table: &str, to: &str) -> DbResult<()> {
         if crate::views::is_view(to) {
             return Err(DbError::TableExists(to.to_string()));
         }
@@ -712,15 +712,30 @@ impl Session {
     pub(crate) fn create_sequence_statement(
         &mut self,
         name: &ast::ObjectName,
+        temporary: bool,
         if_not_exists: bool,
         data_type: Option<&ast::DataType>,
         options: &[ast::SequenceOptions],
     ) -> DbResult<QueryResult> {
-        crate::temp_tables::check_permanent_name(&object_name(name)?)?;
-        let name = self.creation_name(name)?;
+        let name = if temporary {
+            if name.0.len() == 2 && !self.qualified_temporary(name)? {
+                return Err(DbError::InvalidTableDefinition(
+                    "cannot create temporary relation in non-temporary schema".into(),
+                ));
+            }
+            // From here on the session's changes to it are kept unlogged (`temp_tables`).
+            self.temp.made_any = true;
+            self.temp_name(&object_name(name)?)
+        } else {
+            crate::temp_tables::check_permanent_name(&object_name(name)?)?;
+            self.creation_name(name)?
+        };
         let def = sequence_definition(data_type, options, |e| self.constant_int(e))?;
         if if_not_exists && self.schema_of(&name).is_ok() {
-            self.notice("42P07", format!("relation \"{name}\" already exists, skipping"));
+            self.notice(
+                "42P07",
+                format!("relation \"{}\" already exists, skipping", crate::temp_tables::visible_name(&name)),
+            );
             return Ok(QueryResult::command("CREATE SEQUENCE", 0));
         }
         self.create_sequence(&name, def)?;
@@ -867,8 +882,8 @@ pub(crate) fn named_check(
 ) -> CheckDef {
     let name = name.unwrap_or_else(|| {
         let base = match column {
-            Some(c) => format!("{}_{c}_check", schema.name),
-            None => format!("{}_check", schema.name),
+            Some(c) => format!("{}_{c}_check", crate::temp_tables::visible_name(&schema.name)),
+            None => format!("{}_check", crate::temp_tables::visible_name(&schema.name)),
         };
         let taken = |n: &str| schema.checks.iter().any(|c| c.name == n);
         if !taken(&base) {

@@ -841,10 +841,11 @@ impl Session {
                 self.drop_view_statement(names, *if_exists, *cascade)
             }
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
-                if *temporary || owned_by.is_some() {
-                    return Err(DbError::Unsupported("CREATE TEMPORARY SEQUENCE and OWNED BY".into()));
+                if owned_by.is_some() {
+                    return Err(DbError::Unsupported("CREATE SEQUENCE ... OWNED BY".into()));
                 }
-                self.create_sequence_statement(name, *if_not_exists, data_type.as_ref(), sequence_options)
+                let temporary = *temporary || self.qualified_temporary(name)?;
+                self.create_sequence_statement(name, temporary, *if_not_exists, data_type.as_ref(), sequence_options)
             }
             S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, cascade, .. } => {
                 self.drop_sequence_statement(names, *if_exists, *cascade)
@@ -986,6 +987,9 @@ impl Session {
                 }
                 Ok(QueryResult::command("SET", 0))
             }
+            Special::SetSchema { kind, if_exists, schema, name, new_schema } => {
+                self.set_schema_statement(kind, if_exists, schema.as_deref(), &name, &new_schema)
+            }
             Special::ShowParameter(filter) => {
                 let text = Some(DataType::Text { max_chars: None });
                 let columns = ["name", "type", "value"]
@@ -1109,11 +1113,8 @@ impl Session {
                 checks.push((check_name, text, Some(spec.column.name.clone())));
             }
             if let Some((always, def)) = spec.identity {
-                if temporary.is_some() {
-                    return Err(DbError::Unsupported(
-                        "SERIAL and IDENTITY columns of a temporary table".into(),
-                    ));
-                }
+                // A temporary table's sequence is temporary too: its stored name is in
+                // the session's temporary schema (`pg_temp_<sid>.t_id_seq`), never logged.
                 if defaults.iter().any(|(c, _)| *c == i) {
                     return Err(syntax(format!(
                         "both default and identity specified for column \"{}\" of table \"{name}\"",

@@ -724,7 +724,9 @@ impl Relation {
     pub(crate) fn answers_to(&self, qualifier: &str) -> bool {
         match &self.alias {
             Some(alias) => alias == qualifier,
-            None => self.name == qualifier,
+            // A relation of another schema answers to its name without the schema
+            // (`INSERT INTO app.t ... RETURNING app.t.id`: the qualifier here is `t`).
+            None => self.name == qualifier || crate::temp_tables::visible_name(&self.name) == qualifier,
         }
     }
 

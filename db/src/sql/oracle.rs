@@ -109,6 +109,15 @@ pub enum Special {
     },
     /// Oracle's `SHOW PARAMETER[S] [name]`: the lowercased name, matched as `%name%` later.
     ShowParameter(Option<String>),
+    /// PostgreSQL's `ALTER {TABLE|SEQUENCE|VIEW} [IF EXISTS] [schema.]name SET SCHEMA
+    /// new_schema` (sqlparser reads no SET SCHEMA): the names folded as identifiers.
+    SetSchema {
+        kind: &'static str,
+        if_exists: bool,
+        schema: Option<String>,
+        name: String,
+        new_schema: String,
+    },
     /// PostgreSQL's `SET [SESSION|LOCAL] name {=|TO} value[, ...]` (and `SET TIME ZONE`).
     /// `value` is the text as given with quotes removed, list items joined by `", "`.
     PgSet { name: String, value: String, local: bool },
@@ -577,11 +586,34 @@ fn skip_transaction_options(cursor: &mut Cursor) -> DbResult<Special> {
 /// sqlparser, other ALTER SESSION/SYSTEM statements are unsupported.
 fn parse_alter(cursor: &mut Cursor) -> Option<DbResult<Special>> {
     cursor.advance();
+    if let Some(kind) = cursor.eat_one_of(&["TABLE", "SEQUENCE", "VIEW"]) {
+        return parse_set_schema(cursor, kind).map(Ok);
+    }
     let scope = match cursor.eat_one_of(&["SESSION", "SYSTEM"])? {
         "SESSION" => Scope::Session,
         _ => Scope::System,
     };
     Some(parse_alter_set(cursor, scope))
+}
+
+/// `[IF EXISTS] [schema.]name SET SCHEMA new_schema` after `ALTER kind`; None for any
+/// other ALTER (sqlparser's).
+fn parse_set_schema(cursor: &mut Cursor, kind: &'static str) -> Option<Special> {
+    let if_exists = cursor.peek_is_keyword("IF") && cursor.peek_at(1).is_some_and(|t| t.is_keyword("EXISTS"));
+    if if_exists {
+        cursor.advance();
+        cursor.advance();
+    }
+    let mut name = cursor.take_identifier()?;
+    let mut schema = None;
+    if cursor.eat_punct('.') {
+        schema = Some(std::mem::replace(&mut name, cursor.take_identifier()?));
+    }
+    if !cursor.eat_keyword("SET") || !cursor.eat_keyword("SCHEMA") {
+        return None;
+    }
+    let new_schema = cursor.take_identifier()?;
+    cursor.at_end().then_some(Special::SetSchema { kind, if_exists, schema, name, new_schema })
 }
 
 fn parse_alter_set(cursor: &mut Cursor, scope: Scope) -> DbResult<Special> {

@@ -165,7 +165,7 @@ pub(crate) fn resolve_foreign_key(
     }
     let name = spec.name.clone().unwrap_or_else(|| {
         let names: Vec<&str> = columns.iter().map(|&c| child.columns[c].name.as_str()).collect();
-        let base = format!("{}_{}_fkey", child.name, names.join("_"));
+        let base = format!("{}_{}_fkey", crate::temp_tables::visible_name(&child.name), names.join("_"));
         let taken = |n: &str| child.foreign_keys.iter().any(|f| f.name == n);
         if !taken(&base) {
             return base;

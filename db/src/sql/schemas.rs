@@ -8,6 +8,7 @@
 
 use sqlparser::ast;
 
+use crate::catalog::quote_ident;
 use crate::change::Change;
 use crate::database::Session;
 use crate::error::{DbError, DbResult, Notice};
@@ -115,10 +116,13 @@ impl Session {
                 let lines: Vec<String> = contents
                     .iter()
                     .filter(|(r, _)| namespaces::split(r).0 == name)
-                    .map(|(r, kind)| format!("{kind} {} depends on schema {name}", shown(r)))
+                    .map(|(r, kind)| format!("{kind} {} depends on schema {}", shown(r), quote_ident(name)))
                     .collect();
                 return Err(DbError::DependentObjects {
-                    message: format!("cannot drop schema {name} because other objects depend on it"),
+                    message: format!(
+                        "cannot drop schema {} because other objects depend on it",
+                        quote_ident(name)
+                    ),
                     detail: lines.join("\n"),
                     hint: Some(crate::sql::stored_views::CASCADE_HINT.into()),
                 });
@@ -159,8 +163,16 @@ impl Session {
                 if let Some(left) = st.schemas().find(|s| namespaces::split(&s.name).0 == name) {
                     // Created meanwhile by another session.
                     return Err(DbError::DependentObjects {
-                        message: format!("cannot drop schema {name} because other objects depend on it"),
-                        detail: format!("{} {} depends on schema {name}", kind_of(left), shown(&left.name)),
+                        message: format!(
+                            "cannot drop schema {} because other objects depend on it",
+                            quote_ident(name)
+                        ),
+                        detail: format!(
+                            "{} {} depends on schema {}",
+                            kind_of(left),
+                            shown(&left.name),
+                            quote_ident(name)
+                        ),
                         hint: Some(crate::sql::stored_views::CASCADE_HINT.into()),
                     });
                 }
@@ -171,6 +183,66 @@ impl Session {
             })?;
         }
         Ok(QueryResult::command("DROP SCHEMA", 0))
+    }
+
+    /// `ALTER {TABLE|SEQUENCE|VIEW} [IF EXISTS] name SET SCHEMA new_schema`: the relation
+    /// renamed into the other schema (`rename_table`: foreign keys and views follow).
+    /// Its indexes and its SERIAL columns' sequences keep their stored names (they show
+    /// in the table's schema all the same).
+    pub(crate) fn set_schema_statement(
+        &mut self,
+        kind: &'static str,
+        if_exists: bool,
+        schema: Option<&str>,
+        name: &str,
+        new_schema: &str,
+    ) -> DbResult<QueryResult> {
+        let tag = match kind {
+            "SEQUENCE" => "ALTER SEQUENCE",
+            "VIEW" => "ALTER VIEW",
+            _ => "ALTER TABLE",
+        };
+        let stored = match schema {
+            Some(schema) => self.qualified_table_name(schema, name),
+            None => self.resolve_relation(name.to_string()),
+        };
+        if !self.db.read_catalog(|st| st.has_table(&stored)) {
+            if if_exists {
+                self.notices.push(Notice::plain(format!("relation \"{name}\" does not exist, skipping")));
+                return Ok(QueryResult::command(tag, 0));
+            }
+            return Err(DbError::UnknownTable(stored));
+        }
+        if crate::temp_tables::is_temporary(&stored)
+            || new_schema == "pg_temp"
+            || new_schema.starts_with("pg_temp_")
+        {
+            return Err(DbError::FeatureNotSupported(
+                "cannot move objects into or out of temporary schemas".into(),
+            ));
+        }
+        if namespaces::is_system(new_schema) {
+            return Err(DbError::FeatureNotSupported(format!("moving a relation into schema {new_schema}")));
+        }
+        if !self.db.read_catalog(|st| st.has_namespace(new_schema)) {
+            return Err(DbError::UndefinedSchema(new_schema.to_string()));
+        }
+        let (_, written) = namespaces::split(&stored);
+        let target = namespaces::stored_name(new_schema, written);
+        if target == stored {
+            return Ok(QueryResult::command(tag, 0));
+        }
+        if new_schema == namespaces::PUBLIC {
+            namespaces::check_relation_name(written)?;
+        }
+        if self.db.read_catalog(|st| st.has_table(&target)) {
+            return Err(DbError::DuplicateRelationInSchema {
+                name: written.to_string(),
+                schema: new_schema.to_string(),
+            });
+        }
+        self.rename_table(&stored, &target)?;
+        Ok(QueryResult::command(tag, 0))
     }
 
     /// The relations of schema `name` that depend on it directly (its tables, views and
@@ -188,10 +260,7 @@ impl Session {
 
 /// A stored relation name as PostgreSQL's messages show it: `app.t`, or `t` in public.
 fn shown(stored: &str) -> String {
-    match namespaces::split(stored) {
-        (namespaces::PUBLIC, name) => name.to_string(),
-        (schema, name) => format!("{schema}.{name}"),
-    }
+    crate::catalog::qualified_name(stored)
 }
 
 /// The name of the lock a schema's DDL takes: no relation can have it (a space and a

@@ -55,6 +55,10 @@ fn a_name_resolves_in_the_first_schema_of_the_search_path_that_has_it() {
     assert_eq!(pipe_rows(&mut s, "SELECT * FROM app.t ORDER BY id"), ["1|app one", "2|app two!"]);
     assert_eq!(one(&mut s, "SELECT nextval('t_id_seq')"), "3");
     assert_eq!(one(&mut s, "SELECT nextval('app.t_id_seq')"), "4");
+    // A column qualified by schema and table (SQLAlchemy's RETURNING app.t.id).
+    assert_eq!(one(&mut s, "INSERT INTO app.t (v) VALUES ('five') RETURNING app.t.id"), "5");
+    assert_eq!(one(&mut s, "SELECT app.t.v FROM app.t WHERE app.t.id = 5"), "five");
+    run(&mut s, "ROLLBACK");
     // A CREATE of an unqualified name goes into the first schema of the path.
     run(&mut s, "CREATE TABLE u (x INT)");
     assert_eq!(
@@ -307,4 +311,56 @@ fn schemas_survive_a_restart_and_a_checkpoint_image() {
     run(&mut s, "INSERT INTO t (v) VALUES ('by the path')");
     run(&mut s, "COMMIT");
     assert_eq!(one(&mut s, "SELECT count(*) FROM app.t WHERE v = 'by the path'"), "1");
+}
+
+#[test]
+fn alter_table_set_schema_moves_a_relation_and_what_refers_to_it_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = db.session();
+    run(&mut s, "CREATE SCHEMA app");
+    run(&mut s, "CREATE TABLE m (id INT PRIMARY KEY, v TEXT)");
+    run(&mut s, "INSERT INTO m VALUES (1, 'moved')");
+    run(&mut s, "CREATE TABLE c (id INT, m_id INT REFERENCES m(id))");
+    run(&mut s, "CREATE VIEW mv AS SELECT v FROM m");
+    run(&mut s, "COMMIT");
+    assert_eq!(run(&mut s, "ALTER TABLE m SET SCHEMA app").tag(), "ALTER TABLE");
+    assert_eq!(pipe_rows(&mut s, "SELECT * FROM app.m"), ["1|moved"]);
+    assert_eq!(fails(&mut s, "SELECT * FROM m").to_string(), "relation \"m\" does not exist");
+    assert_eq!(one(&mut s, "SELECT * FROM mv"), "moved");
+    assert_eq!(
+        one(&mut s, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'c_m_id_fkey'"),
+        "FOREIGN KEY (m_id) REFERENCES app.m(id)"
+    );
+    assert_eq!(fails(&mut s, "INSERT INTO c VALUES (1, 2)").sqlstate(), "23503");
+    run(&mut s, "ROLLBACK");
+    run(&mut s, "CREATE TABLE app.x (a INT)");
+    run(&mut s, "CREATE TABLE x (a INT)");
+    let e = fails(&mut s, "ALTER TABLE x SET SCHEMA app");
+    assert_eq!(
+        (e.sqlstate(), e.to_string()),
+        ("42P07", "relation \"x\" already exists in schema \"app\"".into())
+    );
+    run(&mut s, "ALTER TABLE IF EXISTS nope SET SCHEMA app");
+    assert_eq!(notices(&mut s), ["relation \"nope\" does not exist, skipping"]);
+    let e = fails(&mut s, "ALTER TABLE app.m SET SCHEMA nope");
+    assert_eq!((e.sqlstate(), e.to_string()), ("3F000", "schema \"nope\" does not exist".into()));
+    run(&mut s, "CREATE TEMP TABLE tt (a INT)");
+    let e = fails(&mut s, "ALTER TABLE tt SET SCHEMA app");
+    assert_eq!(
+        (e.sqlstate(), e.to_string()),
+        ("0A000", "cannot move objects into or out of temporary schemas".into())
+    );
+    assert_eq!(run(&mut s, "ALTER VIEW mv SET SCHEMA app").tag(), "ALTER VIEW");
+    assert_eq!(
+        pipe_rows(&mut s, "SELECT schemaname, viewname FROM pg_views WHERE viewname = 'mv'"),
+        ["app|mv"]
+    );
+    // Logged: after a restart the relations are where they were moved.
+    std::mem::drop(s);
+    std::mem::drop(db);
+    let db = open(dir.path());
+    let mut s = db.session();
+    assert_eq!(one(&mut s, "SELECT v FROM app.mv"), "moved");
+    assert_eq!(fails(&mut s, "SELECT * FROM m").sqlstate(), "42P01");
 }
