@@ -284,6 +284,11 @@ impl Session {
         schemas
     }
 
+    /// Whether schema `name` exists for this session (pg_temp and the system's always).
+    pub fn schema_exists(&self, name: &str) -> bool {
+        name == "pg_temp" || is_system(name) || self.db.read_catalog(|st| st.has_namespace(name))
+    }
+
     /// Whether every unqualified name is public's (no schema but public exists and the
     /// path names it): no lookup needed.
     #[inline]

@@ -1375,6 +1375,11 @@ impl SessionState {
 
     /// COPY ... TO STDOUT: the rows of the table or query, as CopyData messages.
     fn copy_out(&mut self, statement: &CopyStatement) -> Result<QueryResult, SqlError> {
+        if let Source::Table { schema: Some(schema), .. } = &statement.source {
+            if !self.session.schema_exists(schema) {
+                return Err(SqlError::new("3F000", format!("schema \"{schema}\" does not exist")));
+            }
+        }
         let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
         let relation = |schema: &Option<String>, name: &str| match schema {
             Some(schema) => format!("{}.{}", quote(schema), quote(name)),
@@ -1429,6 +1434,9 @@ impl SessionState {
         };
         if db::views::is_view(name) {
             return Err(db::views::read_only(name).into());
+        }
+        if let Some(schema) = written_schema.as_ref().filter(|s| !self.session.schema_exists(s)) {
+            return Err(SqlError::new("3F000", format!("schema \"{schema}\" does not exist")));
         }
         // The session's temporary table of that name comes first, then the search path.
         let stored = match written_schema {

@@ -122,6 +122,7 @@ SELECT i.name, p.name FROM \"App\".items i JOIN public.items p USING (id);
 \\dt
 RESET search_path;
 COPY \"App\".items TO STDOUT;
+COPY nope.items FROM STDIN;
 DROP SCHEMA \"App\" CASCADE;
 SELECT * FROM \"App\".items;
 ",
@@ -190,6 +191,7 @@ DROP SCHEMA
     assert_eq!(out, expected);
     let err_lines: Vec<&str> = err.lines().map(|l| l.split_once(": ").map_or(l, |(_, rest)| rest)).collect();
     assert!(err_lines.iter().any(|l| l.ends_with("NOTICE:  drop cascades to table \"App\".items")), "{err}");
+    assert!(err_lines.iter().any(|l| l.ends_with("ERROR:  schema \"nope\" does not exist")), "{err}");
     assert!(err_lines.iter().any(|l| l.ends_with("ERROR:  relation \"App.items\" does not exist")), "{err}");
     assert!(server.terminate().success());
 }
