@@ -1265,13 +1265,14 @@ pub(crate) fn index_definition(r: &Relation) -> Option<String> {
     let (table, (columns, unique, _)) = (r.table.as_deref()?, r.index_shape()?);
     let names: Vec<String> =
         columns.iter().map(|&c| crate::catalog::quote_ident(&table.columns[c].name)).collect();
-    // A temporary table is stored under its session's name for it, and shown under its own.
-    let table_name = crate::temp_tables::split(&table.name).map_or(table.name.as_str(), |(_, name)| name);
+    // A temporary table, or one of another schema than public, is stored under a
+    // qualified name, and shown by its own with its schema before it.
+    let table_name = crate::temp_tables::visible_name(&table.name);
     Some(format!(
         "CREATE {}INDEX {} ON {}.{} USING btree ({})",
         if unique { "UNIQUE " } else { "" },
         crate::catalog::quote_ident(&r.name),
-        r.schema_name(),
+        crate::catalog::quote_ident(&r.schema_name()),
         crate::catalog::quote_ident(table_name),
         names.join(", ")
     ))

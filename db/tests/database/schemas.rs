@@ -102,8 +102,18 @@ fn a_name_resolves_in_the_first_schema_of_the_search_path_that_has_it() {
     // An index is in its table's schema.
     run(&mut s, "CREATE INDEX ti ON app.t (v)");
     assert_eq!(
-        pipe_rows(&mut s, "SELECT schemaname, indexname FROM pg_indexes WHERE schemaname = 'app' ORDER BY 2"),
-        ["app|t_pkey", "app|ti"]
+        pipe_rows(
+            &mut s,
+            "SELECT schemaname, indexname, indexdef FROM pg_indexes WHERE schemaname = 'app' ORDER BY 2"
+        ),
+        [
+            "app|t_pkey|CREATE UNIQUE INDEX t_pkey ON app.t USING btree (id)",
+            "app|ti|CREATE INDEX ti ON app.t USING btree (v)"
+        ]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT pg_get_indexdef('app.ti'::regclass)"),
+        "CREATE INDEX ti ON app.t USING btree (v)"
     );
     // A foreign key across schemas.
     run(&mut s, "CREATE TABLE child (id INT, t_id INT REFERENCES app.t(id))");
