@@ -10,7 +10,10 @@ What it checks, each step with asserts on its results:
 - the inspector: `get_schema_names`, `get_table_names(schema=...)`, `get_columns`,
   `get_pk_constraint`, `get_foreign_keys` (the referred schema named), `get_indexes`,
   `has_table(schema=...)`;
-- `search_path`: an unqualified name found in the first schema of the path, as set.
+- `search_path`: an unqualified name found in the first schema of the path, as set;
+- Alembic with `version_table_schema="app"`: an upgrade adding a column to an app table
+  (`op.add_column(..., schema="app")`), its version row in `app.alembic_version`, and the
+  downgrade.
 
 Proven on PostgreSQL 15 and run against redodb by cargo's `client_sqlalchemy` test. Run as
 `python3 sqlalchemy_schemas.py --port N` or `--url URL`. Each check is a function named
@@ -21,10 +24,15 @@ end.
 
 import argparse
 import sys
+import tempfile
+import textwrap
 import time
 import traceback
+from pathlib import Path
 
 import psycopg
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import (
     Column,
     ForeignKey,
@@ -181,6 +189,61 @@ def check_search_path_resolves_unqualified_names():
         conn.execute(text("SET search_path = public"))
         assert conn.execute(text("SELECT note FROM customers")).scalar() == "in public"
         conn.rollback()
+    eng.dispose()
+
+
+REVISION = '''
+"""note on app.customers"""
+from alembic import op
+import sqlalchemy as sa
+
+revision = "0001_note"
+down_revision = None
+
+
+def upgrade():
+    op.add_column("customers", sa.Column("note", sa.String(20), nullable=True), schema="app")
+
+
+def downgrade():
+    op.drop_column("customers", "note", schema="app")
+'''
+
+# Alembic's cookbook env.py (a shared connection), its version table in schema app.
+ENV_PY = '''
+from alembic import context
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=None, version_table_schema="app")
+with context.begin_transaction():
+    context.run_migrations()
+'''
+
+
+def check_alembic_keeps_its_version_table_in_a_schema():
+    eng = engine()
+    fresh(eng)
+    with tempfile.TemporaryDirectory() as scripts:
+        (Path(scripts) / "versions").mkdir()
+        (Path(scripts) / "env.py").write_text(ENV_PY)
+        (Path(scripts) / "versions" / "0001_note.py").write_text(textwrap.dedent(REVISION))
+        cfg = Config()
+        cfg.set_main_option("script_location", scripts)
+        with eng.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        insp = inspect(eng)
+        assert "note" in [c["name"] for c in insp.get_columns("customers", schema="app")]
+        assert insp.has_table("alembic_version", schema="app") and not insp.has_table("alembic_version")
+        with eng.connect() as conn:
+            assert conn.execute(text("SELECT version_num FROM app.alembic_version")).scalar() == "0001_note"
+        with eng.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "base")
+        insp = inspect(eng)
+        assert "note" not in [c["name"] for c in insp.get_columns("customers", schema="app")]
+        with eng.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM app.alembic_version")).scalar() == 0
     eng.dispose()
 
 

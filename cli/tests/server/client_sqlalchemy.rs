@@ -50,8 +50,9 @@ fn sqlalchemy_creates_maps_and_reflects_the_schema_and_alembic_upgrades_and_down
 
 /// Issue 20's schema judge, `cli/tests/clients/sqlalchemy_schemas.py`: `MetaData(schema=
 /// "app")` and `Table(..., schema="audit")` created, written and read by the ORM across
-/// the schemas, reflected by the inspector (a foreign key's referred schema), and
-/// `search_path` resolving an unqualified name.
+/// the schemas, reflected by the inspector (a foreign key's referred schema),
+/// `search_path` resolving an unqualified name, and Alembic keeping its version table in
+/// a schema (`version_table_schema`).
 #[test]
 fn sqlalchemy_creates_writes_and_reflects_tables_in_schemas_of_their_own() {
     require_sqlalchemy();
