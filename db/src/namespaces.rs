@@ -297,10 +297,12 @@ impl Session {
     }
 
     /// The stored name an unqualified permanent relation name means: the first schema of
-    /// the path that has it; if none has it, the name in the first schema of the path
-    /// (what an error reports), or as written with no schema on the path.
+    /// the path that has it; if none has it, the name in public when the path has public,
+    /// else in the first schema of the path, else in pg_catalog (where no user relation
+    /// is): a name that finds nothing, as the path found nothing.
     pub(crate) fn resolve_in_path(&self, written: &str, exists: impl Fn(&str) -> bool) -> String {
-        if self.only_public() {
+        // The v$ views are the instance's, found whatever the path (as pg_catalog's are).
+        if self.only_public() || crate::views::is_view(written) {
             return written.to_string();
         }
         let schemas = self.path_schemas();
@@ -310,10 +312,10 @@ impl Session {
                 return stored;
             }
         }
-        match schemas.first() {
-            Some(schema) if !schemas.iter().any(|s| s == PUBLIC) => stored_name(schema, written),
-            _ => written.to_string(),
+        if schemas.iter().any(|s| s == PUBLIC) {
+            return written.to_string();
         }
+        stored_name(schemas.first().map_or("pg_catalog", String::as_str), written)
     }
 
     /// The stored name for a new permanent relation `name` (CREATE TABLE, VIEW,

@@ -191,8 +191,14 @@ fn schema_statements_fail_as_postgresql_does() {
         (e.sqlstate(), e.to_string()),
         ("2BP01", "cannot drop schema pg_catalog because it is required by the database system".into())
     );
-    // A path none of whose schemas exists: nothing to create in.
+    // A path none of whose schemas exists: nothing to create in, nothing found (public's
+    // table neither).
+    run(&mut s, "CREATE TABLE public.p (x INT)");
     run(&mut s, "SET search_path = nope");
+    assert_eq!(fails(&mut s, "SELECT * FROM p").sqlstate(), "42P01");
+    assert_eq!(fails(&mut s, "INSERT INTO p VALUES (1)").sqlstate(), "42P01");
+    run(&mut s, "ROLLBACK");
+    assert_eq!(one(&mut s, "SELECT count(*) > 0 FROM v$sysstat"), "true");
     let e = fails(&mut s, "CREATE TABLE z (x INT)");
     assert_eq!((e.sqlstate(), e.to_string()), ("3F000", "no schema has been selected to create in".into()));
     assert_eq!(
