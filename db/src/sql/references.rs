@@ -397,7 +397,7 @@ pub(crate) fn children_in_catalog(session: &Session, table: &str) -> Vec<String>
 }
 
 /// `children_of` over the catalog shard (a live read, before the DDL's locks).
-fn children_of_shard(st: &crate::state::Shard, table: &str) -> Vec<String> {
+pub(crate) fn children_of_shard(st: &crate::state::Shard, table: &str) -> Vec<String> {
     st.schemas()
         .filter(|s| s.name != table && s.foreign_keys.iter().any(|f| f.parent == table))
         .map(|s| s.name.clone())

@@ -109,15 +109,45 @@ impl Session {
         for name in &dropping {
             contents.extend(self.schema_contents(name));
         }
+        let relations: Vec<String> = contents.iter().map(|(r, _)| r.clone()).collect();
+        // Every object that goes, in PostgreSQL's order: each relation of the schemas,
+        // then what depends on it from elsewhere (other schemas' foreign keys referencing
+        // it, views reading it). (What it is, what it depends on.)
+        let mut dependents: Vec<(String, String)> = Vec::new();
+        for (relation, kind) in &contents {
+            let schema = quote_ident(namespaces::split(relation).0);
+            dependents.push((format!("{kind} {}", shown(relation)), format!("schema {schema}")));
+            let on = format!("{kind} {}", shown(relation));
+            let outside = |name: &String| !relations.contains(name);
+            let children = self.db.read_catalog(|st| {
+                crate::sql::references::children_of_shard(st, relation)
+                    .into_iter()
+                    .filter(outside)
+                    .filter_map(|child| {
+                        let fk = st
+                            .table(&child)
+                            .ok()?
+                            .schema
+                            .foreign_keys
+                            .iter()
+                            .find(|f| f.parent == *relation)?;
+                        Some(format!("constraint {} on table {}", fk.name, shown(&child)))
+                    })
+                    .collect::<Vec<_>>()
+            });
+            dependents.extend(children.into_iter().map(|what| (what, on.clone())));
+            for view in self.views_depending(crate::sql::stored_views::Dropped::Relation(relation)) {
+                if outside(&view) {
+                    dependents.push((format!("view {}", shown(&view)), on.clone()));
+                }
+            }
+        }
         if !cascade {
             if let Some(name) =
                 dropping.iter().find(|n| contents.iter().any(|(r, _)| namespaces::split(r).0 == *n))
             {
-                let lines: Vec<String> = contents
-                    .iter()
-                    .filter(|(r, _)| namespaces::split(r).0 == name)
-                    .map(|(r, kind)| format!("{kind} {} depends on schema {}", shown(r), quote_ident(name)))
-                    .collect();
+                let lines: Vec<String> =
+                    dependents.iter().map(|(what, on)| format!("{what} depends on {on}")).collect();
                 return Err(DbError::DependentObjects {
                     message: format!(
                         "cannot drop schema {} because other objects depend on it",
@@ -128,11 +158,12 @@ impl Session {
                 });
             }
         }
+        let lines: Vec<String> =
+            dependents.iter().map(|(what, _)| format!("drop cascades to {what}")).collect();
         // The contents go first, each as its own DROP ... CASCADE would: views, tables
         // (with their SERIAL sequences), then the other sequences. Their notices are
         // replaced by the one PostgreSQL gives for the schema.
         let notices_before = self.notices.len();
-        let relations: Vec<String> = contents.iter().map(|(r, _)| r.clone()).collect();
         for kind in ["view", "table", "sequence"] {
             for (relation, _) in contents.iter().filter(|(_, k)| *k == kind) {
                 if !self.db.read_catalog(|st| st.has_table(relation)) {
@@ -147,8 +178,6 @@ impl Session {
             }
         }
         self.notices.truncate(notices_before);
-        let lines: Vec<String> =
-            contents.iter().map(|(r, kind)| format!("drop cascades to {kind} {}", shown(r))).collect();
         match lines.as_slice() {
             [] => {}
             [one] => self.notices.push(Notice::plain(one.clone())),

@@ -232,6 +232,8 @@ fn drop_schema_refuses_a_schema_with_relations_unless_cascade() {
     run(&mut s, "CREATE VIEW app.v AS SELECT v FROM app.t");
     run(&mut s, "CREATE SEQUENCE app.w");
     run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+    run(&mut s, "CREATE TABLE child (id INT, t_id INT REFERENCES app.t(id))");
+    run(&mut s, "CREATE VIEW outside AS SELECT x FROM app.u");
     for sql in ["DROP SCHEMA app", "DROP SCHEMA app RESTRICT"] {
         let e = fails(&mut s, sql);
         assert_eq!(
@@ -241,7 +243,9 @@ fn drop_schema_refuses_a_schema_with_relations_unless_cascade() {
         assert_eq!(
             e.detail().as_deref(),
             Some(
-                "table app.t depends on schema app\ntable app.u depends on schema app\n\
+                "table app.t depends on schema app\n\
+                 constraint child_t_id_fkey on table child depends on table app.t\n\
+                 table app.u depends on schema app\nview outside depends on table app.u\n\
                  view app.v depends on schema app\nsequence app.w depends on schema app"
             )
         );
@@ -250,11 +254,15 @@ fn drop_schema_refuses_a_schema_with_relations_unless_cascade() {
     run(&mut s, "DROP SCHEMA app CASCADE");
     assert_eq!(
         notices(&mut s),
-        ["drop cascades to 4 other objects / drop cascades to table app.t\ndrop cascades to table app.u\n\
-          drop cascades to view app.v\ndrop cascades to sequence app.w"]
+        ["drop cascades to 6 other objects / drop cascades to table app.t\n\
+          drop cascades to constraint child_t_id_fkey on table child\ndrop cascades to table app.u\n\
+          drop cascades to view outside\ndrop cascades to view app.v\ndrop cascades to sequence app.w"]
     );
     let left: Vec<String> = db.snapshot().schemas().map(|t| t.name.clone()).collect();
-    assert_eq!(left, ["t"]);
+    assert_eq!(left, ["child", "t"]);
+    run(&mut s, "INSERT INTO child VALUES (1, 99)");
+    run(&mut s, "COMMIT");
+    run(&mut s, "DROP TABLE child");
     assert_eq!(fails(&mut s, "SELECT * FROM app.t").sqlstate(), "42P01");
     assert_eq!(one(&mut s, "SELECT count(*) FROM pg_namespace WHERE nspname = 'app'"), "0");
     // Empty, it goes without CASCADE; public with a table in it does not.
