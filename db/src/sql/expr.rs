@@ -2410,6 +2410,10 @@ impl Binder<'_> {
                 Ok(Some(Expr::Literal(Value::Bool(false))))
             }
             // The search path as the session has it now (`namespaces`).
+            // Not in a template: the path may change between its executions.
+            "current_schema" | "current_schemas" if self.params.is_none() => {
+                Err(DbError::Unsupported(format!("{name}() in a compiled template")))
+            }
             "current_schema" => {
                 arity(0, 0)?;
                 let session = self.session.ok_or_else(unavailable)?;

@@ -152,6 +152,14 @@ fn a_prepared_statement_follows_a_change_of_the_search_path() {
     run(&mut s, "COMMIT");
     assert_eq!(one(&mut s, "SELECT n FROM public.t WHERE id = 1"), "1");
     assert_eq!(one(&mut s, "SELECT n FROM app.t WHERE id = 1"), "2");
+    // A value of the path in a prepared statement is the path's at each execution.
+    run(&mut s, "CREATE TABLE public.seen (n INT PRIMARY KEY, schema TEXT)");
+    let seen = s.prepare("INSERT INTO public.seen VALUES ($1, current_schema())").unwrap();
+    s.execute_prepared(&seen, &[Value::Int(1)]).unwrap();
+    run(&mut s, "SET search_path = public");
+    s.execute_prepared(&seen, &[Value::Int(2)]).unwrap();
+    run(&mut s, "COMMIT");
+    assert_eq!(pipe_rows(&mut s, "SELECT * FROM public.seen ORDER BY n"), ["1|app", "2|public"]);
     // A table that appears earlier in the path takes the name over.
     run(&mut s, "SET search_path = public");
     run(&mut s, "CREATE TABLE app.only (x INT)");
