@@ -16,6 +16,8 @@
 //!   9 rewrite table: str schema as JSON, u32 ncols, source*, str zone (every row rebuilt
 //!                    in the new shape and keyed by the new key)
 //!  10 rename table : str from, str to
+//!  11 create schema: str name, str owner
+//!  12 drop schema  : str name (its relations dropped before it, in the same commit)
 //! source   := 0 u32 old column | 1 values (one constant) | 2 u32 old column converted to
 //!             the new column's type (in time zone `zone`)
 //! str      := u32 LE byte length, UTF-8 bytes
@@ -84,6 +86,12 @@ pub enum Change {
     RenameTable {
         from: String,
         to: String,
+    },
+    /// `CREATE SCHEMA` (see `namespaces`).
+    CreateSchema(crate::namespaces::Namespace),
+    /// `DROP SCHEMA`, once nothing is left in it.
+    DropSchema {
+        name: String,
     },
 }
 
@@ -224,6 +232,9 @@ impl Change {
             | Change::Update { table, .. }
             | Change::Delete { table, .. } => table,
             Change::RenameTable { from, .. } => from,
+            // A schema is no relation; its name is never a temporary relation's.
+            Change::CreateSchema(namespace) => &namespace.name,
+            Change::DropSchema { name } => name,
         }
     }
 
@@ -331,6 +342,15 @@ impl Change {
                 put_str(out, from);
                 put_str(out, to);
             }
+            Change::CreateSchema(namespace) => {
+                out.push(11);
+                put_str(out, &namespace.name);
+                put_str(out, &namespace.owner);
+            }
+            Change::DropSchema { name } => {
+                out.push(12);
+                put_str(out, name);
+            }
         }
     }
 
@@ -426,6 +446,8 @@ impl Change {
                 Change::RewriteTable { schema, sources, zone: r.str()? }
             }
             10 => Change::RenameTable { from: r.str()?, to: r.str()? },
+            11 => Change::CreateSchema(crate::namespaces::Namespace { name: r.str()?, owner: r.str()? }),
+            12 => Change::DropSchema { name: r.str()? },
             t => return Err(corrupt(format!("change tag {t}"))),
         };
         if r.at != bytes.len() {
@@ -705,6 +727,9 @@ mod tests {
                 Change::CreateTable(TableSchema::new(&table, columns, vec![0]).unwrap())
             }),
             (name, name).prop_map(|(from, to)| Change::RenameTable { from, to }),
+            (name, name)
+                .prop_map(|(name, owner)| Change::CreateSchema(crate::namespaces::Namespace { name, owner })),
+            name.prop_map(|name| Change::DropSchema { name }),
             (name, proptest::collection::vec((0u8..3, 0usize..4, arb_value()), 1..5), "[A-Za-z/_]{0,20}")
                 .prop_map(|(table, picks, zone)| {
                     let columns = (0..picks.len())

@@ -5,6 +5,8 @@
 //! data/image-<scn, 20 digits>.img
 //!   magic "REDOIMG\0" | version u32 | db_id u64 | scn u64 | lsn u64
 //!   | ahead u32, per commit applied ahead of scn: scn u64 + lsn u64   (version 2)
+//!   | schemas u32, per schema: u32 length + a create-schema change record
+//!                                                 (version 3; before it, `public` alone)
 //!   | tables u32
 //!   per table: u32 length + a create-table change record, u64 rows,
 //!              per row: u32 length + an insert change record
@@ -25,7 +27,7 @@
 //! checksum) plus the redo after its SCN, except the commits the image lists as applied
 //! ahead of its SCN (commits are applied as they reach the log buffer, not always in SCN
 //! order; see `state`). A damaged image is skipped with a warning. Version 1 images (no
-//! ahead list) are still read.
+//! ahead list) and 2 (no schema list: `public` only) are still read.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -38,7 +40,7 @@ use crate::error::{DbError, DbResult};
 use crate::state::DbState;
 
 const MAGIC: [u8; 8] = *b"REDOIMG\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// The oldest image version this build reads (version 1 had no ahead list).
 const OLDEST_VERSION: u32 = 1;
 
@@ -166,11 +168,16 @@ pub fn encode_image(out: &mut impl Write, db_id: u64, state: &DbState) -> io::Re
         w.write_all(&scn.0.to_le_bytes())?;
         w.write_all(&lsn.0.to_le_bytes())?;
     }
+    let schemas: Vec<_> = state.namespaces().collect();
+    w.write_all(&(schemas.len() as u32).to_le_bytes())?;
+    let mut scratch = Vec::new();
+    for namespace in schemas {
+        put_record(&mut w, &mut scratch, |out| Change::CreateSchema((**namespace).clone()).encode(out))?;
+    }
     // Temporary tables are their sessions' alone and never survive a restart: never in
     // an image (see `temp_tables`).
     let permanent = || state.schemas().filter(|s| !crate::temp_tables::is_temporary(&s.name));
     w.write_all(&(permanent().count() as u32).to_le_bytes())?;
-    let mut scratch = Vec::new();
     for schema in permanent() {
         let table = state.table(&schema.name).expect("a table of the state");
         put_record(&mut w, &mut scratch, |out| Change::CreateTable((**schema).clone()).encode(out))?;
@@ -264,8 +271,19 @@ pub fn decode_image(all: &[u8], path: &Path, db_id: u64) -> DbResult<(DbState, I
             ahead.push((ahead_scn, ahead_lsn));
         }
     }
-    let ntables = r.u32()?;
     let mut state = DbState::default();
+    if version >= 3 {
+        // The image lists every schema, public only if it still exists.
+        state.clear_namespaces();
+        let n = r.u32()?;
+        for _ in 0..n {
+            let change @ Change::CreateSchema(_) = r.record()? else {
+                return Err(bad("expected a schema".into()));
+            };
+            state.apply(&change).map_err(|e| bad(e.to_string()))?;
+        }
+    }
+    let ntables = r.u32()?;
     for _ in 0..ntables {
         let Change::CreateTable(schema) = r.record()? else { return Err(bad("expected a table".into())) };
         let name = schema.name.clone();
@@ -406,5 +424,34 @@ mod tests {
         let bytes = image_of(&[vec![Value::Int(1)]]);
         let e = decode_image(&bytes, Path::new("image"), 7).unwrap_err();
         assert!(e.to_string().contains("has 1 values for its 2 columns"), "{e}");
+    }
+
+    #[test]
+    fn an_image_keeps_its_schemas_and_one_of_version_2_has_public_alone() {
+        let mut state = DbState::default();
+        let app = crate::namespaces::Namespace { name: "app".into(), owner: "alice".into() };
+        state.apply(&Change::CreateSchema(app.clone())).unwrap();
+        state.apply(&Change::DropSchema { name: "public".into() }).unwrap();
+        let mut bytes = Vec::new();
+        encode_image(&mut bytes, 7, &state).unwrap();
+        let (read, _) = decode_image(&bytes, Path::new("image"), 7).unwrap();
+        let names: Vec<_> = read.namespaces().map(|n| (**n).clone()).collect();
+        assert_eq!(names, vec![app]);
+
+        // Version 2: the same header without the schema list.
+        let mut bytes = Vec::new();
+        encode_image(&mut bytes, 7, &DbState::default()).unwrap();
+        let header = 8 + 4 + 8 + 8 + 8 + 4;
+        let list_len = {
+            let record = u32::from_le_bytes(bytes[header + 4..header + 8].try_into().unwrap()) as usize;
+            4 + 4 + record
+        };
+        let mut old: Vec<u8> = bytes[..header].to_vec();
+        old[8..12].copy_from_slice(&2u32.to_le_bytes());
+        old.extend_from_slice(&bytes[header + list_len..bytes.len() - 4]);
+        old.extend_from_slice(&crc32c::crc32c(&old).to_le_bytes());
+        let (read, _) = decode_image(&old, Path::new("image"), 7).unwrap();
+        let names: Vec<_> = read.namespaces().map(|n| n.name.clone()).collect();
+        assert_eq!(names, ["public"]);
     }
 }

@@ -192,6 +192,10 @@ pub(crate) struct DbShared {
     pub(crate) compiled_checks: Mutex<std::collections::HashMap<String, CompiledChecks>>,
     /// Whether any table has a foreign key (see `foreign_keys`), and every foreign key by
     /// the table it references, made from the schemas of one generation.
+    /// Whether the database has schemas other than `public` alone (or lacks public):
+    /// while it has not, an unqualified name in a path naming public is public's, with
+    /// no lookup (`namespaces`). Kept with `any_foreign_keys`, after each DDL's apply.
+    pub(crate) has_schemas: AtomicBool,
     pub(crate) any_foreign_keys: AtomicBool,
     pub(crate) reference_graph: Mutex<crate::foreign_keys::ReferenceGraph>,
     /// Why the instance stopped serving, once it has (fail-stop, see `termination`).
@@ -681,6 +685,8 @@ impl DbShared {
                     | Change::AlterTable(_)
                     | Change::RewriteTable { .. }
                     | Change::RenameTable { .. }
+                    | Change::CreateSchema(_)
+                    | Change::DropSchema { .. }
             )
         });
         if ddl {
@@ -857,6 +863,7 @@ impl Database {
             sequences: Default::default(),
             compiled_checks: Mutex::default(),
             any_foreign_keys: AtomicBool::new(false),
+            has_schemas: AtomicBool::new(false),
             reference_graph: Mutex::default(),
             locks: LockManager::new(if driven { OnConflict::Fail } else { OnConflict::Wait }),
             next_txn: std::sync::atomic::AtomicU64::new(1),
@@ -1349,6 +1356,7 @@ impl DbShared {
             zone: crate::datetime::ZoneId::UTC,
             txn_timestamp: Cell::new(None),
             temp: Default::default(),
+            search_path: Default::default(),
         }
     }
 }
@@ -1479,6 +1487,8 @@ pub struct Session {
     txn_timestamp: Cell<Option<i64>>,
     /// The session's temporary tables' bookkeeping (`temp_tables`).
     pub(crate) temp: crate::temp_tables::TempTables,
+    /// The session's `search_path`, parsed (`namespaces`).
+    pub(crate) search_path: crate::namespaces::SearchPath,
 }
 
 /// The wire server's work on a request, begun with `Session::begin_server_work`: hand

@@ -18,7 +18,7 @@ pub enum DbError {
     /// matches on the error's variant matches `DbError::kind()`.
     #[error("{error}")]
     At { error: Box<DbError>, at: TextPosition },
-    #[error("relation \"{}\" does not exist", visible_name(.0))]
+    #[error("relation \"{}\" does not exist", crate::temp_tables::written_name(.0))]
     UnknownTable(String),
     #[error("relation \"{}\" already exists", visible_name(.0))]
     TableExists(String),
@@ -146,6 +146,18 @@ pub enum DbError {
     /// A schema name no catalog object is in (`'nope'::regnamespace`): 3F000.
     #[error("schema \"{0}\" does not exist")]
     UndefinedSchema(String),
+    /// ALTER ... SET SCHEMA onto a name the schema has (42P07).
+    #[error("relation \"{name}\" already exists in schema \"{schema}\"")]
+    DuplicateRelationInSchema { name: String, schema: String },
+    /// CREATE SCHEMA of a name taken (42P06).
+    #[error("schema \"{0}\" already exists")]
+    DuplicateSchema(String),
+    /// A CREATE of an unqualified name while no schema of the search path exists (3F000).
+    #[error("no schema has been selected to create in")]
+    NoSchemaSelected,
+    /// A name reserved for the system (`CREATE SCHEMA pg_x`): 42939, with its DETAIL.
+    #[error("{message}")]
+    ReservedName { message: String, detail: String },
     #[error("operator does not exist: {0}")]
     DatatypeMismatch(String),
     /// An operator with no variant for its operands' types (`numeric & integer`):
@@ -385,7 +397,9 @@ impl DbError {
     /// PostgreSQL's DETAIL of the error, where it has one.
     pub fn detail(&self) -> Option<String> {
         match self.kind() {
-            DbError::DependentObjects { detail, .. } => Some(detail.clone()),
+            DbError::DependentObjects { detail, .. } | DbError::ReservedName { detail, .. } => {
+                Some(detail.clone())
+            }
             DbError::ColumnUsedByView { view, column } => {
                 Some(format!("rule _RETURN on view {view} depends on column \"{column}\""))
             }
@@ -479,7 +493,10 @@ impl DbError {
             DbError::TooManyColumns(_) => "54011",
             DbError::StatementTooComplex(_) => "54001",
             DbError::UndefinedType(_) | DbError::UndefinedObject(_) => "42704",
-            DbError::UndefinedSchema(_) => "3F000",
+            DbError::UndefinedSchema(_) | DbError::NoSchemaSelected => "3F000",
+            DbError::DuplicateSchema(_) => "42P06",
+            DbError::DuplicateRelationInSchema { .. } => "42P07",
+            DbError::ReservedName { .. } => "42939",
             DbError::InvalidRegex(_) => "2201B",
             DbError::InvalidEscapeString(_) => "22025",
             DbError::InvalidUseOfEscape(_) => "2200C",

@@ -122,6 +122,9 @@ impl DbShared {
     pub(crate) fn note_foreign_keys(&self) {
         let any = self.read_catalog(|st| st.schemas().any(|s| !s.foreign_keys.is_empty()));
         self.any_foreign_keys.store(any, SeqCst);
+        let only_public = self
+            .read_catalog(|st| st.namespaces().count() == 1 && st.has_namespace(crate::namespaces::PUBLIC));
+        self.has_schemas.store(!only_public, SeqCst);
     }
 
     /// The foreign keys that reference `parent`, from the current schemas.

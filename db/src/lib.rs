@@ -19,6 +19,7 @@ mod foreign_keys;
 pub mod json;
 mod lock_wait;
 pub mod locks;
+pub mod namespaces;
 pub mod numeric;
 pub mod out_of_line;
 pub mod params;

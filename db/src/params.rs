@@ -551,6 +551,11 @@ impl Session {
         if name.eq_ignore_ascii_case("timezone") {
             return self.set_time_zone(value);
         }
+        if name.eq_ignore_ascii_case("search_path") {
+            self.set_search_path(value)?;
+            self.client_settings.insert("search_path".into(), value.to_string());
+            return Ok(());
+        }
         if let Some(warning) =
             self.set_parameter(Scope::Session, name, &ParamValue::Word(value.to_string()))?
         {
@@ -567,6 +572,9 @@ impl Session {
         if name.eq_ignore_ascii_case("timezone") {
             return self.set_time_zone("UTC");
         }
+        if name.eq_ignore_ascii_case("search_path") {
+            return self.set_setting(name, crate::namespaces::DEFAULT_SEARCH_PATH);
+        }
         self.set_parameter(Scope::Session, name, &ParamValue::Default).map(|_| ())
     }
 
@@ -580,6 +588,7 @@ impl Session {
         }
         match name.as_str() {
             "synchronous_commit" => Ok(self.synchronous_commit().to_string()),
+            "search_path" => Ok(crate::namespaces::DEFAULT_SEARCH_PATH.to_string()),
             "statement_timeout" => Ok(format_timeout_ms(self.statement_timeout_ms())),
             "server_version" => Ok(SERVER_VERSION.to_string()),
             "server_version_num" => Ok(SERVER_VERSION_NUM.to_string()),
@@ -594,7 +603,13 @@ impl Session {
     /// what a call with a name that is not a constant (`current_setting(s.name)` over
     /// pg_settings, psql's `\dconfig`) looks its names up in.
     pub(crate) fn all_settings(&self) -> std::collections::BTreeMap<String, String> {
-        let fixed = ["synchronous_commit", "statement_timeout", "server_version", "server_version_num"];
+        let fixed = [
+            "synchronous_commit",
+            "search_path",
+            "statement_timeout",
+            "server_version",
+            "server_version_num",
+        ];
         let names = PARAMETERS
             .iter()
             .map(|p| p.name)
@@ -619,6 +634,10 @@ impl Session {
                 self.zone = zone;
                 zone.make_current();
             }
+        }
+        if name == "search_path" && self.set_search_path(value).is_err() {
+            // The layer above checked its syntax (`namespaces::parse_search_path`).
+            return;
         }
         self.client_settings.insert(name, value.to_string());
     }

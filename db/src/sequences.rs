@@ -185,6 +185,9 @@ impl DbShared {
         let (sid, zone) = (current_session(), crate::datetime::ZoneId::current());
         let result = (|| {
             let mut recursive = self.session();
+            // A temporary sequence's state is never logged, as its table's rows are not
+            // (`temp_tables`): the recursive session keeps it unlogged too.
+            recursive.temp.made_any = crate::temp_tables::is_temporary(name);
             let key = Key::from_elem(Value::Int(1), 1);
             let row = vec![Value::Int(last_value), Value::Int(0), Value::Bool(is_called), Value::Int(1)];
             if recursive.get(name, &key)?.is_some() {

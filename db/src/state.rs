@@ -35,6 +35,7 @@ use smallvec::SmallVec;
 
 use crate::change::Change;
 use crate::error::{DbError, DbResult};
+use crate::namespaces::Namespace;
 use crate::schema::{Key, Row, TableSchema};
 use crate::value::Value;
 
@@ -196,6 +197,9 @@ impl Table {
 #[derive(Clone, Debug, Default)]
 pub struct Shard {
     tables: OrdMap<String, Table>,
+    /// The schemas, by name (`namespaces`): every shard holds them all, as it holds
+    /// every table's schema.
+    namespaces: OrdMap<String, Arc<Namespace>>,
 }
 
 impl Shard {
@@ -210,6 +214,16 @@ impl Shard {
     /// Every table's schema, by name.
     pub fn schemas(&self) -> impl Iterator<Item = &Arc<TableSchema>> {
         self.tables.values().map(|t| &t.schema)
+    }
+
+    /// Whether schema `name` exists.
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.namespaces.contains_key(name)
+    }
+
+    /// The schemas, by name.
+    pub fn namespaces(&self) -> impl Iterator<Item = &Arc<Namespace>> {
+        self.namespaces.values()
     }
 
     fn table_mut(&mut self, name: &str) -> DbResult<&mut Table> {
@@ -335,6 +349,29 @@ fn apply_change(shards: &mut (impl ShardsMut + ?Sized), change: &Change) -> DbRe
                 shard.tables.insert(to.clone(), table);
             }
         }
+        Change::CreateSchema(namespace) => {
+            if shards.any().namespaces.contains_key(&namespace.name) {
+                return Err(DbError::DuplicateSchema(namespace.name.clone()));
+            }
+            let namespace = Arc::new(namespace.clone());
+            for i in 0..SHARDS {
+                shards.shard(i).namespaces.insert(namespace.name.clone(), namespace.clone());
+            }
+        }
+        Change::DropSchema { name } => {
+            if !shards.any().namespaces.contains_key(name) {
+                return Err(DbError::UndefinedSchema(name.clone()));
+            }
+            // Its relations went first, in the same transaction (`DROP SCHEMA ... CASCADE`).
+            if let Some(left) = shards.any().tables.keys().find(|t| crate::namespaces::split(t).0 == name) {
+                return Err(DbError::CorruptChange(format!(
+                    "schema \"{name}\" dropped while \"{left}\" is in it"
+                )));
+            }
+            for i in 0..SHARDS {
+                shards.shard(i).namespaces.remove(name);
+            }
+        }
         Change::DropTable { table } => {
             shards.any().table(table)?;
             for i in 0..SHARDS {
@@ -457,13 +494,12 @@ pub struct DbState {
 }
 
 impl Default for DbState {
+    /// A new database's state: no table, schema `public`.
     fn default() -> DbState {
-        DbState {
-            shards: vec![Shard::default(); SHARDS],
-            scn: Scn::default(),
-            lsn: Lsn::default(),
-            ahead: Vec::new(),
-        }
+        let public = Arc::new(Namespace::public());
+        let mut shard = Shard::default();
+        shard.namespaces.insert(public.name.clone(), public);
+        DbState { shards: vec![shard; SHARDS], scn: Scn::default(), lsn: Lsn::default(), ahead: Vec::new() }
     }
 }
 
@@ -567,6 +603,24 @@ impl DbState {
     /// Every table's schema, by name.
     pub fn schemas(&self) -> impl Iterator<Item = &Arc<TableSchema>> {
         self.shards[0].schemas()
+    }
+
+    /// Whether schema `name` exists.
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.shards[0].has_namespace(name)
+    }
+
+    /// The schemas, by name.
+    pub fn namespaces(&self) -> impl Iterator<Item = &Arc<Namespace>> {
+        self.shards[0].namespaces()
+    }
+
+    /// Removes every schema, `public` too (a checkpoint image that lists its schemas
+    /// starts from none).
+    pub(crate) fn clear_namespaces(&mut self) {
+        for shard in &mut self.shards {
+            shard.namespaces = OrdMap::new();
+        }
     }
 
     /// The entries of `table`'s primary key (`index` None: each row's key) or of its

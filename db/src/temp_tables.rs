@@ -60,9 +60,17 @@ pub fn is_temporary(stored: &str) -> bool {
     stored.as_bytes().first() == Some(&b'p') && split(stored).is_some()
 }
 
-/// The name a user wrote for a stored name: a temporary relation's without its schema.
-pub fn visible_name(stored: &str) -> &str {
+/// A stored name as an error about a name as written shows it: a temporary relation's
+/// without its session's schema, another schema's qualified (`relation "app.t" does not
+/// exist`, as PostgreSQL says of a qualified name).
+pub fn written_name(stored: &str) -> &str {
     split(stored).map_or(stored, |(_, name)| name)
+}
+
+/// The name a user wrote for a stored name, without its schema (a temporary relation's
+/// `pg_temp_<sid>`, another schema's, see `namespaces`).
+pub fn visible_name(stored: &str) -> &str {
+    crate::namespaces::split(stored).1
 }
 
 /// What a temporary table's transactions do to it at their end (`ON COMMIT`).
@@ -147,15 +155,16 @@ impl Session {
 
     /// The stored name of the relation `name` means in this session: its temporary
     /// relation of that name if it has one (pg_temp is first in the search path), else
-    /// the permanent one. `pg_temp.t` is only the temporary one, `public.t` only the
-    /// permanent one.
+    /// the permanent one the search path finds (`namespaces`). `pg_temp.t` is only the
+    /// temporary one, `app.t` only schema app's.
     pub(crate) fn relation_name(&self, name: &ast::ObjectName) -> DbResult<String> {
         let written = crate::sql::expr::object_name(name)?;
         if self.qualified_temporary(name)? {
             return Ok(self.temp_name(&written));
         }
-        if name.0.len() == 2 {
-            return Ok(written);
+        if let [schema, _] = name.0.as_slice() {
+            let schema = schema.as_ident().map(crate::sql::expr::ident_name).unwrap_or_default();
+            return Ok(crate::namespaces::stored_name(&schema, &written));
         }
         Ok(self.resolve_relation(written))
     }
@@ -168,25 +177,30 @@ impl Session {
                 return stored;
             }
         }
-        written
+        self.resolve_in_path(&written, |stored| self.db.read_catalog(|st| st.has_table(stored)))
     }
 
     /// The stored name of the index `name` means in this session: its temporary
-    /// table's index of that name if it has one, else the permanent one.
+    /// table's index of that name if it has one, else the one the search path finds.
     pub(crate) fn index_name(&self, name: &ast::ObjectName) -> DbResult<String> {
         let written = crate::sql::expr::object_name(name)?;
         if self.qualified_temporary(name)? {
             return Ok(self.temp_name(&written));
         }
-        if self.temp.made_any && name.0.len() == 1 {
+        if let [schema, _] = name.0.as_slice() {
+            let schema = schema.as_ident().map(crate::sql::expr::ident_name).unwrap_or_default();
+            return Ok(crate::namespaces::stored_name(&schema, &written));
+        }
+        let index_exists = |stored: &str| {
+            self.db.read_catalog(|st| st.schemas().any(|s| s.indexes.iter().any(|i| i.name == stored)))
+        };
+        if self.temp.made_any {
             let stored = self.temp_name(&written);
-            let exists =
-                self.db.read_catalog(|st| st.schemas().any(|s| s.indexes.iter().any(|i| i.name == stored)));
-            if exists {
+            if index_exists(&stored) {
                 return Ok(stored);
             }
         }
-        Ok(written)
+        Ok(self.resolve_in_path(&written, index_exists))
     }
 
     /// The stored name of the table an unqualified, folded `name` means in this session
@@ -195,10 +209,19 @@ impl Session {
         self.resolve_relation(name.to_string())
     }
 
+    /// The stored name of the table a client's COPY names `schema.name`.
+    pub fn qualified_table_name(&self, schema: &str, name: &str) -> String {
+        if schema == "pg_temp" {
+            return self.temp_name(name);
+        }
+        crate::namespaces::stored_name(schema, name)
+    }
+
     /// Whether a plan compiled against the permanent table `table` is now wrong for this
-    /// session because a temporary table of the same name hides it.
+    /// session because another relation of that name comes first (a temporary table
+    /// hides it, the search path changed).
     pub(crate) fn hidden_by_temporary(&self, table: &str) -> bool {
-        self.temp.made_any && !is_temporary(table) && self.resolve_relation(table.to_string()) != table
+        self.resolves_elsewhere(table)
     }
 
     /// This session's temporary relations now, by stored name (views first: they read
@@ -326,7 +349,7 @@ impl Session {
                 ));
             }
             check_permanent_name(&written)?;
-            return Ok((None, written));
+            return Ok((None, self.creation_name(&create.name)?));
         }
         let on_commit = match create.on_commit {
             None | Some(ast::OnCommit::PreserveRows) => None,
@@ -371,10 +394,15 @@ mod tests {
         assert_eq!(split(&stored_name(7, "t")), Some((7, "t")));
         assert_eq!(split("pg_temp_7.a.b"), Some((7, "a.b")));
         assert_eq!(visible_name("pg_temp_12.t_pkey"), "t_pkey");
+        assert_eq!(written_name("pg_temp_12.t_pkey"), "t_pkey");
         for permanent in ["t", "pg_temp_", "pg_temp_.t", "pg_temp_x.t", "pg_temp_7", "pg_class"] {
             assert_eq!(split(permanent), None, "{permanent}");
             assert!(!is_temporary(permanent), "{permanent}");
-            assert_eq!(visible_name(permanent), permanent);
+            // An error names a permanent relation as its stored name says it.
+            assert_eq!(written_name(permanent), permanent);
         }
+        // The name as written, without any schema (`namespaces`): a schema's relation's too.
+        assert_eq!(visible_name("app.t"), "t");
+        assert_eq!(visible_name("t"), "t");
     }
 }

@@ -233,6 +233,12 @@ impl ClientSettings {
                     message: format!("invalid value for parameter \"TimeZone\": \"{value}\""),
                 });
             }
+            "search_path" if db::namespaces::parse_search_path(&value).is_err() => {
+                return Err(SettingError {
+                    sqlstate: "22023",
+                    message: format!("invalid value for parameter \"search_path\": \"{value}\""),
+                });
+            }
             "datestyle" if !value.to_ascii_uppercase().starts_with("ISO") => {
                 return Err(SettingError {
                     sqlstate: "22023",

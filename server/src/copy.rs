@@ -97,8 +97,9 @@ struct GivenOptions {
 /// What is copied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// A table, and the columns named (none: all of them).
-    Table { name: String, columns: Vec<String> },
+    /// A table (of `schema` if qualified, else as the search path finds it), and the
+    /// columns named (none: all of them).
+    Table { schema: Option<String>, name: String, columns: Vec<String> },
     /// `COPY (query) TO STDOUT`.
     Query(String),
 }
@@ -177,17 +178,13 @@ fn parse_tokens(sql: &str, tokens: &[Token]) -> Result<CopyStatement, SqlError> 
         Source::Query(sql[open.start + 1..close].trim().to_string())
     } else {
         let mut name = p.ident("COPY needs a table name")?;
-        // A schema-qualified name: every table is in schema public.
+        let mut schema = None;
         if p.peek().is_some_and(|t| t.is_punct('.')) {
             p.next();
-            let table = p.ident("a table name after the schema")?;
-            if name != "public" {
-                return Err(SqlError::new("3F000", format!("schema \"{name}\" does not exist")));
-            }
-            name = table;
+            schema = Some(std::mem::replace(&mut name, p.ident("a table name after the schema")?));
         }
         let columns = if p.peek().is_some_and(|t| t.is_punct('(')) { p.column_list()? } else { Vec::new() };
-        Source::Table { name, columns }
+        Source::Table { schema, name, columns }
     };
     let direction = match p.next() {
         Some(t) if t.is("FROM") => Direction::FromStdin,
@@ -987,13 +984,19 @@ mod tests {
     #[test]
     fn both_option_syntaxes_are_understood() {
         let s = statement("COPY t (a, \"B\") FROM STDIN WITH (FORMAT csv, HEADER, DELIMITER ';', NULL 'x')");
-        assert_eq!(s.source, Source::Table { name: "t".into(), columns: vec!["a".into(), "B".into()] });
+        assert_eq!(
+            s.source,
+            Source::Table { schema: None, name: "t".into(), columns: vec!["a".into(), "B".into()] }
+        );
         assert_eq!(s.direction, Direction::FromStdin);
         assert_eq!(s.options.format, Format::Csv);
         assert_eq!(s.options.header, Header::Skip);
         assert_eq!((s.options.delimiter, s.options.null.as_str()), (b';', "x"));
         let s = statement("copy public.t from stdin with csv header delimiter as ',' null ''");
-        assert_eq!(s.source, Source::Table { name: "t".into(), columns: vec![] });
+        assert_eq!(
+            s.source,
+            Source::Table { schema: Some("public".into()), name: "t".into(), columns: vec![] }
+        );
         assert_eq!(
             (s.options.format, s.options.header, s.options.delimiter),
             (Format::Csv, Header::Skip, b',')
@@ -1021,7 +1024,11 @@ mod tests {
         assert_eq!(error("COPY t FROM STDOUT"), "42601");
         assert_eq!(error("COPY (SELECT 1) FROM STDIN"), "42601");
         assert_eq!(error("COPY t FROM STDIN (BOGUS 1)"), "42601");
-        assert_eq!(error("COPY other.t FROM STDIN"), "3F000");
+        // A schema is looked up when the COPY runs (3F000 if it does not exist then).
+        assert_eq!(
+            statement("COPY other.t FROM STDIN").source,
+            Source::Table { schema: Some("other".into()), name: "t".into(), columns: vec![] }
+        );
         assert!(parse("SELECT 1").is_none());
     }
 

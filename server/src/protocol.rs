@@ -1375,13 +1375,24 @@ impl SessionState {
 
     /// COPY ... TO STDOUT: the rows of the table or query, as CopyData messages.
     fn copy_out(&mut self, statement: &CopyStatement) -> Result<QueryResult, SqlError> {
+        if let Source::Table { schema: Some(schema), .. } = &statement.source {
+            if !self.session.schema_exists(schema) {
+                return Err(SqlError::new("3F000", format!("schema \"{schema}\" does not exist")));
+            }
+        }
         let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+        let relation = |schema: &Option<String>, name: &str| match schema {
+            Some(schema) => format!("{}.{}", quote(schema), quote(name)),
+            None => quote(name),
+        };
         let sql = match &statement.source {
-            Source::Table { name, columns } if columns.is_empty() => format!("SELECT * FROM {}", quote(name)),
-            Source::Table { name, columns } => format!(
+            Source::Table { schema, name, columns } if columns.is_empty() => {
+                format!("SELECT * FROM {}", relation(schema, name))
+            }
+            Source::Table { schema, name, columns } => format!(
                 "SELECT {} FROM {}",
                 columns.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", "),
-                quote(name)
+                relation(schema, name)
             ),
             Source::Query(query) => query.clone(),
         };
@@ -1418,14 +1429,20 @@ impl SessionState {
 
     /// COPY ... FROM STDIN: checks the table and columns and starts the bulk load.
     fn copy_in_start(&mut self, statement: &CopyStatement) -> Result<CopyIn, SqlError> {
-        let Source::Table { name, columns } = &statement.source else {
+        let Source::Table { schema: written_schema, name, columns } = &statement.source else {
             unreachable!("the parser gives COPY FROM a table")
         };
         if db::views::is_view(name) {
             return Err(db::views::read_only(name).into());
         }
-        // The session's temporary table of that name comes first.
-        let stored = self.session.resolve_table_name(name);
+        if let Some(schema) = written_schema.as_ref().filter(|s| !self.session.schema_exists(s)) {
+            return Err(SqlError::new("3F000", format!("schema \"{schema}\" does not exist")));
+        }
+        // The session's temporary table of that name comes first, then the search path.
+        let stored = match written_schema {
+            Some(schema) => self.session.qualified_table_name(schema, name),
+            None => self.session.resolve_table_name(name),
+        };
         let schema = self.session.schema_of(&stored)?;
         let names: Vec<String> = if columns.is_empty() {
             schema.visible_columns().iter().map(|c| c.name.clone()).collect()

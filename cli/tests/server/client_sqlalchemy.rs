@@ -47,3 +47,26 @@ fn sqlalchemy_creates_maps_and_reflects_the_schema_and_alembic_upgrades_and_down
     assert_eq!((run, defined), (in_source, in_source), "every check of the script ran");
     assert!(server.terminate().success(), "clean shutdown after the SQLAlchemy checks");
 }
+
+/// Issue 20's schema judge, `cli/tests/clients/sqlalchemy_schemas.py`: `MetaData(schema=
+/// "app")` and `Table(..., schema="audit")` created, written and read by the ORM across
+/// the schemas, reflected by the inspector (a foreign key's referred schema),
+/// `search_path` resolving an unqualified name, and Alembic keeping its version table in
+/// a schema (`version_table_schema`).
+#[test]
+fn sqlalchemy_creates_writes_and_reflects_tables_in_schemas_of_their_own() {
+    require_sqlalchemy();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/sqlalchemy_schemas.py");
+    let output = run_client(
+        Command::new("python3").arg(&script).args(["--port", &server.port.to_string()]),
+        Duration::from_secs(120),
+    );
+    let (run, defined) = assert_client_checks_passed("sqlalchemy_schemas.py", &output);
+    let source = std::fs::read_to_string(&script).unwrap();
+    let in_source = source.lines().filter(|l| l.starts_with("def check_")).count() as u64;
+    assert!(in_source > 0, "no check_ functions in {}", script.display());
+    assert_eq!((run, defined), (in_source, in_source), "every check of the script ran");
+    assert!(server.terminate().success(), "clean shutdown after the SQLAlchemy checks");
+}

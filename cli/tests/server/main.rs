@@ -28,6 +28,7 @@ mod protocol;
 mod psql;
 mod restart;
 mod robustness;
+mod schemas;
 mod sessions;
 mod temp_tables;
 mod wait_interface;

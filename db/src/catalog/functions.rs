@@ -175,6 +175,8 @@ pub(crate) struct CatalogCall {
     pub settings: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
     /// The calling session (whose temporary relations are visible to it).
     pub sid: u64,
+    /// The schemas of the session's search path that exist, in order (`namespaces`).
+    pub path: Vec<String>,
 }
 
 impl std::fmt::Debug for CatalogCall {
@@ -208,7 +210,7 @@ impl CatalogCall {
             .db
             .upgrade()
             .ok_or_else(|| DbError::Unsupported("the catalog of a closed database".into()))?;
-        Ok(Objects::load_for(&db, self.sid))
+        Ok(Objects { path: Some(self.path.clone()), ..Objects::load_for(&db, self.sid) })
     }
 
     /// Runs the call on its evaluated arguments.
@@ -251,11 +253,28 @@ impl CatalogCall {
                 // The search path is the session's pg_temp, pg_catalog, public: another
                 // session's temporary relations are not in it, and a temporary relation
                 // hides a permanent one of its name.
+                let hidden_by_temporary =
+                    || relations.iter().any(|o| o.temp_of == Some(self.sid) && o.name == r.name);
                 let visible = match r.temp_of {
                     Some(owner) => owner == self.sid,
+                    None if !r.is_user() => {
+                        r.namespace == crate::catalog::PG_CATALOG_OID || !hidden_by_temporary()
+                    }
+                    // A user's relation: its schema on the path, no relation of its name in
+                    // a schema before it (`namespaces`).
                     None => {
-                        r.namespace == crate::catalog::PG_CATALOG_OID
-                            || !relations.iter().any(|o| o.temp_of == Some(self.sid) && o.name == r.name)
+                        let path = objects.path_oids();
+                        match path.iter().position(|&p| p == r.namespace) {
+                            None => false,
+                            Some(at) => {
+                                !hidden_by_temporary()
+                                    && !relations.iter().any(|o| {
+                                        o.temp_of.is_none()
+                                            && o.name == r.name
+                                            && path[..at].contains(&o.namespace)
+                                    })
+                            }
+                        }
                     }
                 };
                 Ok(Value::Bool(visible))
@@ -327,11 +346,18 @@ impl CatalogCall {
                         .and_then(|s| s.owned_by.as_ref())
                         .is_some_and(|(t, c)| *t == table && *c == column)
                 });
-                Ok(owned.map_or(Value::Null, |s| Value::Text(format!("public.{}", quote_ident(&s.name)))))
+                Ok(owned.map_or(Value::Null, |s| {
+                    let (schema, name) = crate::namespaces::split(&s.name);
+                    Value::Text(format!("{}.{}", quote_ident(schema), quote_ident(name)))
+                }))
             }
             CatalogFn::GetUserById => {
                 let oid = int_arg(args, 0)?.unwrap_or(0);
-                text(if oid == OWNER_OID { self.user.clone() } else { format!("unknown (OID={oid})") })
+                text(match oid {
+                    OWNER_OID => self.user.clone(),
+                    crate::catalog::DATABASE_OWNER_OID => "pg_database_owner".into(),
+                    _ => format!("unknown (OID={oid})"),
+                })
             }
             CatalogFn::Description => Ok(Value::Null),
             CatalogFn::ObjDescription | CatalogFn::ColDescription => {

@@ -89,6 +89,8 @@ pub const PUBLIC_OID: i64 = 2200;
 pub const INFORMATION_SCHEMA_OID: i64 = 13207;
 /// The role that owns everything (PostgreSQL's bootstrap superuser): the session's user.
 pub const OWNER_OID: i64 = 10;
+/// PostgreSQL's pg_database_owner role, which owns schema public.
+pub const DATABASE_OWNER_OID: i64 = 6171;
 /// The OIDs of the access methods an index and a table are.
 pub const BTREE_AM_OID: i64 = 403;
 pub const HEAP_AM_OID: i64 = 2;
@@ -412,13 +414,17 @@ pub(crate) struct Relation {
 impl Relation {
     /// A relation of the user's, permanent or temporary (not the catalog's).
     pub fn is_user(&self) -> bool {
-        self.namespace == PUBLIC_OID || self.temp_of.is_some()
+        !matches!(self.namespace, PG_CATALOG_OID | INFORMATION_SCHEMA_OID | PG_TOAST_OID)
     }
 
     /// Its schema's name (`pg_temp_<sid>` for a temporary relation).
     pub fn schema_name(&self) -> String {
         match self.temp_of {
             Some(sid) => crate::temp_tables::namespace(sid),
+            None if self.is_user() => {
+                let table = self.table.as_ref().map_or("", |t| t.name.as_str());
+                crate::namespaces::split(table).0.to_string()
+            }
             None => {
                 NAMESPACES.iter().find(|(o, _)| *o == self.namespace).map_or("public", |(_, n)| n).to_string()
             }
@@ -443,13 +449,19 @@ pub fn primary_key_name(table: &TableSchema) -> String {
 /// The user's schemas committed now, by name.
 pub(crate) struct Objects {
     pub tables: Vec<Arc<TableSchema>>,
+    /// The schemas of the database (`namespaces`), public among them unless dropped.
+    pub namespaces: Vec<Arc<crate::namespaces::Namespace>>,
     /// The session looking, whose temporary relations a name finds first.
     pub sid: Option<u64>,
+    /// The schemas of its search path that exist, in order (None: public alone).
+    pub path: Option<Vec<String>>,
 }
 
 impl Objects {
     pub fn load(db: &DbShared) -> Objects {
-        Objects { tables: db.read_catalog(|st| st.schemas().cloned().collect()), sid: None }
+        let (tables, namespaces) =
+            db.read_catalog(|st| (st.schemas().cloned().collect(), st.namespaces().cloned().collect()));
+        Objects { tables, namespaces, sid: None, path: None }
     }
 
     /// As `load`, for session `sid`.
@@ -471,7 +483,7 @@ impl Objects {
             };
             // A temporary relation is shown by its written name in its session's schema.
             let temp_of = crate::temp_tables::split(&table.name).map(|(sid, _)| sid);
-            let namespace = temp_of.map_or(PUBLIC_OID, temp_namespace_oid);
+            let namespace = namespace_oid(crate::namespaces::split(&table.name).0);
             out.push(Relation {
                 oid: object_oid(ObjectKind::Relation, &table.name),
                 name: crate::temp_tables::visible_name(&table.name).to_string(),
@@ -512,6 +524,23 @@ impl Objects {
         self.tables.iter().find(|t| t.name == name)
     }
 
+    /// The OIDs of the search path's schemas, in order.
+    pub fn path_oids(&self) -> Vec<i64> {
+        match &self.path {
+            Some(path) => path.iter().map(|s| namespace_oid(s)).collect(),
+            None => vec![PUBLIC_OID],
+        }
+    }
+
+    /// Every schema: (oid, name), the system's, the database's, then the sessions'
+    /// temporary ones.
+    pub fn all_namespaces(&self) -> Vec<(i64, String)> {
+        let system =
+            NAMESPACES.iter().filter(|(oid, _)| *oid != PUBLIC_OID).map(|(o, n)| (*o, n.to_string()));
+        let own = self.namespaces.iter().map(|n| (namespace_oid(&n.name), n.name.clone()));
+        system.chain(own).chain(self.temp_namespaces()).collect()
+    }
+
     /// The schemas of the sessions' temporary relations: (oid, name), each once.
     pub fn temp_namespaces(&self) -> Vec<(i64, String)> {
         let mut sids: Vec<u64> = self
@@ -522,6 +551,27 @@ impl Objects {
         sids.sort_unstable();
         sids.dedup();
         sids.into_iter().map(|sid| (temp_namespace_oid(sid), crate::temp_tables::namespace(sid))).collect()
+    }
+}
+
+/// A user relation's stored name as PostgreSQL shows a relation outside the search
+/// path: `app.t` (each part quoted if it must be); a relation of public or a temporary
+/// one by its name alone.
+pub fn qualified_name(stored: &str) -> String {
+    match crate::namespaces::split(stored) {
+        (schema, name) if schema == crate::namespaces::PUBLIC || crate::temp_tables::is_temporary(stored) => {
+            quote_ident(name)
+        }
+        (schema, name) => format!("{}.{}", quote_ident(schema), quote_ident(name)),
+    }
+}
+
+/// The OID of schema `name`: PostgreSQL's for its own (public's too), else made from
+/// the name as every user object's is (a temporary schema's included).
+pub fn namespace_oid(name: &str) -> i64 {
+    match NAMESPACES.iter().find(|(_, n)| *n == name) {
+        Some((oid, _)) => *oid,
+        None => object_oid(ObjectKind::Namespace, name),
     }
 }
 
@@ -548,7 +598,7 @@ pub const NAMESPACES: [(i64, &str); 4] = [
 
 /// An identifier as text names it (`"My Table"` keeps its case, `T` is `t`), and the
 /// parts of a qualified name.
-fn name_parts(text: &str) -> Vec<String> {
+pub(crate) fn name_parts(text: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -604,12 +654,9 @@ pub(crate) fn lookup(objects: &Objects, ty: CatalogType, text: &str) -> DbResult
             let namespace = match schema {
                 None => None,
                 Some("pg_temp") => Some(own_temp.unwrap_or(0)),
-                Some(s) => match NAMESPACES.iter().find(|(_, n)| *n == s) {
-                    Some((oid, _)) => Some(*oid),
-                    None => match objects.temp_namespaces().into_iter().find(|(_, n)| n == s) {
-                        Some((oid, _)) => Some(oid),
-                        None => return Ok(None),
-                    },
+                Some(s) => match objects.all_namespaces().into_iter().find(|(_, n)| n == s) {
+                    Some((oid, _)) => Some(oid),
+                    None => return Ok(None),
                 },
             };
             // The search path: the session's pg_temp, pg_catalog, then public; another
@@ -620,13 +667,30 @@ pub(crate) fn lookup(objects: &Objects, ty: CatalogType, text: &str) -> DbResult
                 .filter(|r| r.name == name)
                 .filter(|r| r.temp_of.is_none() || namespace.is_some() || r.temp_of == objects.sid)
                 .collect::<Vec<_>>();
-            found.sort_by_key(|r| (Some(r.namespace) != own_temp, r.namespace != PG_CATALOG_OID));
+            if namespace.is_none() {
+                // Unqualified: pg_temp, pg_catalog, then the path's schemas in order; a
+                // relation of a schema off the path is not found.
+                let path = objects.path_oids();
+                found
+                    .retain(|r| Some(r.namespace) == own_temp || !r.is_user() || path.contains(&r.namespace));
+                found.sort_by_key(|r| {
+                    (
+                        Some(r.namespace) != own_temp,
+                        r.namespace != PG_CATALOG_OID,
+                        path.iter().position(|&p| p == r.namespace),
+                    )
+                });
+            }
             found.into_iter().find(|r| namespace.is_none_or(|n| n == r.namespace)).map(|r| r.oid)
         }
         CatalogType::RegType => type_named(text),
         CatalogType::RegNamespace => {
             let parts = name_parts(text);
-            NAMESPACES.iter().find(|(_, n)| parts.len() == 1 && *n == parts[0]).map(|(oid, _)| *oid)
+            objects
+                .all_namespaces()
+                .into_iter()
+                .find(|(_, n)| parts.len() == 1 && *n == parts[0])
+                .map(|(oid, _)| oid)
         }
         CatalogType::RegProc => {
             let parts = name_parts(text);
@@ -659,7 +723,14 @@ pub(crate) fn object_name(objects: &Objects, ty: CatalogType, oid: i64) -> Strin
         return "-".into();
     }
     let name = match ty {
-        CatalogType::RegClass => objects.relation_by_oid(oid).map(|r| quote_ident(&r.name)),
+        CatalogType::RegClass => objects.relation_by_oid(oid).map(|r| match r.table.as_ref() {
+            // A relation of another schema than public shown qualified (PostgreSQL
+            // qualifies one outside the search path).
+            Some(t) if r.is_user() && r.kind != 'i' && !objects.path_oids().contains(&r.namespace) => {
+                qualified_name(&t.name)
+            }
+            _ => quote_ident(&r.name),
+        }),
         // regtypeout prints a bare bpchar as `character`.
         CatalogType::RegType if oid == 1042 => Some("character".into()),
         CatalogType::RegType => builtin_type(oid)
@@ -672,7 +743,9 @@ pub(crate) fn object_name(objects: &Objects, ty: CatalogType, oid: i64) -> Strin
                     .find(|t| object_oid(ObjectKind::RowType, &t.name) == oid)
                     .map(|t| quote_ident(&t.name))
             }),
-        CatalogType::RegNamespace => NAMESPACES.iter().find(|(o, _)| *o == oid).map(|(_, n)| n.to_string()),
+        CatalogType::RegNamespace => {
+            objects.all_namespaces().into_iter().find(|(o, _)| *o == oid).map(|(_, n)| quote_ident(&n))
+        }
         CatalogType::RegProc => relations::function_names()
             .iter()
             .find(|n| object_oid(ObjectKind::Function, n) == oid)

@@ -13,7 +13,7 @@ use crate::catalog::operators::{CASTS, CAST_FUNCTIONS, OPERATORS, PG_OPERATOR_OI
 use crate::catalog::{
     constraint_oid, deparse, index_oid, object_oid, primary_key_name, type_modifier, type_oid, ObjectKind,
     Objects, Relation, BTREE_AM_OID, BUILTIN_TYPES, DATABASE_OID, DEFAULT_COLLATION_OID, HEAP_AM_OID,
-    INFORMATION_SCHEMA_OID, NAMESPACES, OWNER_OID, PG_CATALOG_OID, PUBLIC_OID,
+    INFORMATION_SCHEMA_OID, OWNER_OID, PG_CATALOG_OID, PUBLIC_OID,
 };
 use crate::database::Session;
 use crate::error::DbResult;
@@ -445,7 +445,7 @@ pub(crate) fn constraints_of(objects: &Objects, table: &Arc<TableSchema>) -> Vec
             oid: constraint_oid(&table.name, &name),
             definition: format!("PRIMARY KEY ({})", names(&table.primary_key, table)),
             index: Some(index_oid(&table.name, &name)),
-            name,
+            name: crate::temp_tables::visible_name(&name).to_string(),
             kind: 'p',
             columns: table.primary_key.clone(),
             foreign: None,
@@ -455,7 +455,7 @@ pub(crate) fn constraints_of(objects: &Objects, table: &Arc<TableSchema>) -> Vec
     for index in table.indexes.iter().filter(|i| i.unique && i.constraint) {
         out.push(ConstraintRow {
             oid: constraint_oid(&table.name, &index.name),
-            name: index.name.clone(),
+            name: crate::temp_tables::visible_name(&index.name).to_string(),
             kind: 'u',
             definition: format!("UNIQUE ({})", names(&index.columns, table)),
             columns: index.columns.clone(),
@@ -483,7 +483,7 @@ pub(crate) fn constraints_of(objects: &Objects, table: &Arc<TableSchema>) -> Vec
         let mut definition = format!(
             "FOREIGN KEY ({}) REFERENCES {}({})",
             names(&fk.columns, table),
-            crate::catalog::quote_ident(&parent.name),
+            crate::catalog::qualified_name(&parent.name),
             names(&parent_columns, parent)
         );
         for (what, action) in [("UPDATE", fk.on_update), ("DELETE", fk.on_delete)] {
@@ -538,15 +538,14 @@ impl Session {
         let user = self.entry.client().username;
         let database = self.database_name();
         let rows: Vec<Fields> = match name {
-            "pg_namespace" => NAMESPACES
-                .iter()
-                .map(|(o, n)| (*o, n.to_string()))
-                .chain(objects.temp_namespaces())
+            "pg_namespace" => objects
+                .all_namespaces()
+                .into_iter()
                 .map(|(o, n)| {
-                    Fields::new()
-                        .set("oid", oid(o))
-                        .set("nspname", n.as_str())
-                        .set("nspowner", oid(OWNER_OID))
+                    Fields::new().set("oid", oid(o)).set("nspname", n.as_str()).set(
+                        "nspowner",
+                        oid(if o == PUBLIC_OID { super::DATABASE_OWNER_OID } else { OWNER_OID }),
+                    )
                 })
                 .collect(),
             "pg_class" => objects.relations().iter().map(|r| class_row(&objects, r)).collect(),
@@ -656,7 +655,10 @@ impl Session {
                         Fields::new()
                             .set("oid", oid(c.oid))
                             .set("conname", c.name)
-                            .set("connamespace", oid(PUBLIC_OID))
+                            .set(
+                                "connamespace",
+                                oid(super::namespace_oid(crate::namespaces::split(&t.name).0)),
+                            )
                             .set("contype", ch(c.kind))
                             .set("condeferrable", flag(false))
                             .set("condeferred", flag(false))
@@ -1016,12 +1018,14 @@ impl Session {
             | "pg_publication"
             | "pg_publication_rel"
             | "pg_publication_namespace" => Vec::new(),
-            "information_schema.schemata" => NAMESPACES
-                .iter()
+            "information_schema.schemata" => objects
+                .all_namespaces()
+                .into_iter()
+                .filter(|(_, n)| crate::temp_tables::split(&format!("{n}.x")).is_none())
                 .map(|(_, n)| {
                     Fields::new()
                         .set("catalog_name", database.as_str())
-                        .set("schema_name", *n)
+                        .set("schema_name", n.as_str())
                         .set("schema_owner", user.as_str())
                 })
                 .collect(),
@@ -1100,11 +1104,11 @@ impl Session {
                             c.columns.clone().into_iter().enumerate().map(move |(n, col)| {
                                 Fields::new()
                                     .set("constraint_catalog", database.as_str())
-                                    .set("constraint_schema", "public")
+                                    .set("constraint_schema", crate::namespaces::split(&t.name).0)
                                     .set("constraint_name", c.name.as_str())
                                     .set("table_catalog", database.as_str())
-                                    .set("table_schema", "public")
-                                    .set("table_name", t.name.as_str())
+                                    .set("table_schema", crate::namespaces::split(&t.name).0)
+                                    .set("table_name", crate::namespaces::split(&t.name).1)
                                     .set("column_name", t.columns[col].name.as_str())
                                     .set("ordinal_position", Value::Int(n as i64 + 1))
                                     .set(
@@ -1131,11 +1135,11 @@ impl Session {
                         Some(
                             Fields::new()
                                 .set("constraint_catalog", database.as_str())
-                                .set("constraint_schema", "public")
+                                .set("constraint_schema", crate::namespaces::split(&t.name).0)
                                 .set("constraint_name", c.name.as_str())
                                 .set("unique_constraint_catalog", database.as_str())
-                                .set("unique_constraint_schema", "public")
-                                .set("unique_constraint_name", unique)
+                                .set("unique_constraint_schema", crate::namespaces::split(&parent.name).0)
+                                .set("unique_constraint_name", crate::namespaces::split(&unique).1)
                                 .set("match_option", "NONE")
                                 .set("update_rule", fk.on_update.sql())
                                 .set("delete_rule", fk.on_delete.sql()),
@@ -1160,8 +1164,8 @@ impl Session {
                     Some(
                         Fields::new()
                             .set("sequence_catalog", database.as_str())
-                            .set("sequence_schema", "public")
-                            .set("sequence_name", t.name.as_str())
+                            .set("sequence_schema", crate::namespaces::split(&t.name).0)
+                            .set("sequence_name", crate::namespaces::split(&t.name).1)
                             .set("data_type", "bigint")
                             .set("numeric_precision", Value::Int(64))
                             .set("numeric_precision_radix", Value::Int(2))
@@ -1183,8 +1187,8 @@ impl Session {
                     Some(
                         Fields::new()
                             .set("table_catalog", database.as_str())
-                            .set("table_schema", "public")
-                            .set("table_name", t.name.as_str())
+                            .set("table_schema", crate::namespaces::split(&t.name).0)
+                            .set("table_name", crate::namespaces::split(&t.name).1)
                             .set("view_definition", format!(" {query};"))
                             .set("check_option", "NONE")
                             .set("is_updatable", yes_no(false))
@@ -1242,11 +1246,11 @@ const OPCLASSES: [(i64, &str, i64); 17] = [
 fn table_constraint(database: &str, name: &str, table: &str, kind: &'static str) -> Fields {
     Fields::new()
         .set("constraint_catalog", database)
-        .set("constraint_schema", "public")
+        .set("constraint_schema", crate::namespaces::split(table).0)
         .set("constraint_name", name)
         .set("table_catalog", database)
-        .set("table_schema", "public")
-        .set("table_name", table)
+        .set("table_schema", crate::namespaces::split(table).0)
+        .set("table_name", crate::namespaces::split(table).1)
         .set("constraint_type", kind)
         .set("is_deferrable", yes_no(false))
         .set("initially_deferred", yes_no(false))
@@ -1262,13 +1266,14 @@ pub(crate) fn index_definition(r: &Relation) -> Option<String> {
     let (table, (columns, unique, _)) = (r.table.as_deref()?, r.index_shape()?);
     let names: Vec<String> =
         columns.iter().map(|&c| crate::catalog::quote_ident(&table.columns[c].name)).collect();
-    // A temporary table is stored under its session's name for it, and shown under its own.
-    let table_name = crate::temp_tables::split(&table.name).map_or(table.name.as_str(), |(_, name)| name);
+    // A temporary table, or one of another schema than public, is stored under a
+    // qualified name, and shown by its own with its schema before it.
+    let table_name = crate::temp_tables::visible_name(&table.name);
     Some(format!(
         "CREATE {}INDEX {} ON {}.{} USING btree ({})",
         if unique { "UNIQUE " } else { "" },
         crate::catalog::quote_ident(&r.name),
-        r.schema_name(),
+        crate::catalog::quote_ident(&r.schema_name()),
         crate::catalog::quote_ident(table_name),
         names.join(", ")
     ))

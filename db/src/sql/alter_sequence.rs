@@ -130,7 +130,7 @@ fn parse_tokens(tokens: &[Token]) -> DbResult<AlterSequence> {
 
 impl Session {
     pub(crate) fn alter_sequence_statement(&mut self, alter: &AlterSequence) -> DbResult<QueryResult> {
-        let name = crate::sql::expr::object_name(&alter.name)?;
+        let name = self.relation_name(&alter.name)?;
         let schema = match self.db.sequence_schema(&name) {
             Err(DbError::UnknownTable(_)) if alter.if_exists => {
                 self.notice("00000", format!("relation \"{name}\" does not exist, skipping"));

@@ -197,7 +197,12 @@ impl Session {
                     let name = unique
                         .name
                         .as_ref()
-                        .map(ident_name)
+                        .map(|name| {
+                            crate::namespaces::stored_name(
+                                crate::namespaces::split(table).0,
+                                &ident_name(name),
+                            )
+                        })
                         .unwrap_or_else(|| unique_name(&schema, &columns));
                     self.create_index(table, IndexDef { name, columns, unique: true, constraint: true })?;
                 }
@@ -299,6 +304,12 @@ impl Session {
                     to = self.temp_name(&to);
                 } else {
                     crate::temp_tables::check_permanent_name(&to)?;
+                    // A table keeps its schema (ALTER TABLE ... SET SCHEMA moves it).
+                    let schema = crate::namespaces::split(table).0;
+                    if schema == crate::namespaces::PUBLIC {
+                        crate::namespaces::check_relation_name(&to)?;
+                    }
+                    to = crate::namespaces::stored_name(schema, &to);
                 }
                 self.rename_table(table, &to)?;
                 if let Some(action) = self.temp.on_commit.remove(table) {
@@ -591,7 +602,7 @@ impl Session {
         Ok(())
     }
 
-    fn rename_table(&mut self, table: &str, to: &str) -> DbResult<()> {
+    pub(crate) fn rename_table(&mut self, table: &str, to: &str) -> DbResult<()> {
         if crate::views::is_view(to) {
             return Err(DbError::TableExists(to.to_string()));
         }
@@ -701,15 +712,30 @@ impl Session {
     pub(crate) fn create_sequence_statement(
         &mut self,
         name: &ast::ObjectName,
+        temporary: bool,
         if_not_exists: bool,
         data_type: Option<&ast::DataType>,
         options: &[ast::SequenceOptions],
     ) -> DbResult<QueryResult> {
-        let name = object_name(name)?;
-        crate::temp_tables::check_permanent_name(&name)?;
+        let name = if temporary {
+            if name.0.len() == 2 && !self.qualified_temporary(name)? {
+                return Err(DbError::InvalidTableDefinition(
+                    "cannot create temporary relation in non-temporary schema".into(),
+                ));
+            }
+            // From here on the session's changes to it are kept unlogged (`temp_tables`).
+            self.temp.made_any = true;
+            self.temp_name(&object_name(name)?)
+        } else {
+            crate::temp_tables::check_permanent_name(&object_name(name)?)?;
+            self.creation_name(name)?
+        };
         let def = sequence_definition(data_type, options, |e| self.constant_int(e))?;
         if if_not_exists && self.schema_of(&name).is_ok() {
-            self.notice("42P07", format!("relation \"{name}\" already exists, skipping"));
+            self.notice(
+                "42P07",
+                format!("relation \"{}\" already exists, skipping", crate::temp_tables::visible_name(&name)),
+            );
             return Ok(QueryResult::command("CREATE SEQUENCE", 0));
         }
         self.create_sequence(&name, def)?;
@@ -735,16 +761,20 @@ impl Session {
         cascade: bool,
     ) -> DbResult<QueryResult> {
         for name in names {
-            let name = object_name(name)?;
+            let name = self.relation_name(name)?;
             match self.schema_of(&name) {
                 // A view reading it is refused or, with CASCADE, dropped with it.
                 Ok(schema) if schema.sequence.is_some() => {
                     self.drop_table_checked(&name, std::slice::from_ref(&name), cascade)?
                 }
                 Ok(_) => return Err(DbError::WrongObjectType(format!("\"{name}\" is not a sequence"))),
-                Err(DbError::UnknownTable(_)) if if_exists => {
-                    self.notice("00000", format!("sequence \"{name}\" does not exist, skipping"))
-                }
+                Err(DbError::UnknownTable(_)) if if_exists => self.notice(
+                    "00000",
+                    format!(
+                        "sequence \"{}\" does not exist, skipping",
+                        crate::temp_tables::visible_name(&name)
+                    ),
+                ),
                 Err(DbError::UnknownTable(_)) => {
                     return Err(DbError::UnknownTable(name));
                 }
@@ -852,8 +882,8 @@ pub(crate) fn named_check(
 ) -> CheckDef {
     let name = name.unwrap_or_else(|| {
         let base = match column {
-            Some(c) => format!("{}_{c}_check", schema.name),
-            None => format!("{}_check", schema.name),
+            Some(c) => format!("{}_{c}_check", crate::temp_tables::visible_name(&schema.name)),
+            None => format!("{}_check", crate::temp_tables::visible_name(&schema.name)),
         };
         let taken = |n: &str| schema.checks.iter().any(|c| c.name == n);
         if !taken(&base) {

@@ -842,10 +842,11 @@ impl Session {
                 self.drop_view_statement(names, *if_exists, *cascade)
             }
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
-                if *temporary || owned_by.is_some() {
-                    return Err(DbError::Unsupported("CREATE TEMPORARY SEQUENCE and OWNED BY".into()));
+                if owned_by.is_some() {
+                    return Err(DbError::Unsupported("CREATE SEQUENCE ... OWNED BY".into()));
                 }
-                self.create_sequence_statement(name, *if_not_exists, data_type.as_ref(), sequence_options)
+                let temporary = *temporary || self.qualified_temporary(name)?;
+                self.create_sequence_statement(name, temporary, *if_not_exists, data_type.as_ref(), sequence_options)
             }
             S::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, cascade, .. } => {
                 self.drop_sequence_statement(names, *if_exists, *cascade)
@@ -861,6 +862,12 @@ impl Session {
                     }
                 }
                 Ok(QueryResult::command("DROP INDEX", 0))
+            }
+            S::CreateSchema { schema_name, if_not_exists, or_replace: false, with: None, options: None, .. } => {
+                self.create_schema_statement(schema_name, *if_not_exists)
+            }
+            S::Drop { object_type: ast::ObjectType::Schema, if_exists, names, cascade, .. } => {
+                self.drop_schema_statement(names, *if_exists, *cascade)
             }
             S::Truncate(truncate) => self.truncate_statement(truncate),
             S::AlterTable(alter) => self.alter_table_statement(alter),
@@ -981,6 +988,9 @@ impl Session {
                 }
                 Ok(QueryResult::command("SET", 0))
             }
+            Special::SetSchema { kind, if_exists, schema, name, new_schema } => {
+                self.set_schema_statement(kind, if_exists, schema.as_deref(), &name, &new_schema)
+            }
             Special::ShowParameter(filter) => {
                 let text = Some(DataType::Text { max_chars: None });
                 let columns = ["name", "type", "value"]
@@ -1010,6 +1020,7 @@ impl Session {
                 self.redo.set_commit_logging(None);
                 self.call_commit_optimization = None;
                 self.statement_timeout_ms = None;
+                self.reset_setting("search_path")?;
                 Ok(QueryResult::command("RESET", 0))
             }
             Special::PgShow(name) => {
@@ -1103,11 +1114,8 @@ impl Session {
                 checks.push((check_name, text, Some(spec.column.name.clone())));
             }
             if let Some((always, def)) = spec.identity {
-                if temporary.is_some() {
-                    return Err(DbError::Unsupported(
-                        "SERIAL and IDENTITY columns of a temporary table".into(),
-                    ));
-                }
+                // A temporary table's sequence is temporary too: its stored name is in
+                // the session's temporary schema (`pg_temp_<sid>.t_id_seq`), never logged.
                 if defaults.iter().any(|(c, _)| *c == i) {
                     return Err(syntax(format!(
                         "both default and identity specified for column \"{}\" of table \"{name}\"",
@@ -1121,10 +1129,16 @@ impl Session {
                 };
                 // PostgreSQL's text for it (what psql's \d shows): the name quoted only if
                 // it must be.
-                let plain =
-                    sequence.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-                let quoted =
-                    if plain { sequence.clone() } else { format!("\"{}\"", sequence.replace('"', "\"\"")) };
+                let quoted = match crate::namespaces::split(&sequence) {
+                    (crate::namespaces::PUBLIC, plain) => crate::catalog::quote_ident(plain),
+                    (schema, plain) => {
+                        format!(
+                            "{}.{}",
+                            crate::catalog::quote_ident(schema),
+                            crate::catalog::quote_ident(plain)
+                        )
+                    }
+                };
                 defaults.push((i, format!("nextval('{}'::regclass)", quoted.replace('\'', "''"))));
                 if always {
                     always_generated.push(i);
@@ -1228,7 +1242,7 @@ impl Session {
             reference.parent = if temporary.is_some() && parent == crate::temp_tables::visible_name(&name) {
                 name.clone()
             } else {
-                self.resolve_relation(parent)
+                self.foreign_key_parent(parent)
             };
             crate::temp_tables::check_reference(temporary.is_some(), &reference.parent)?;
             let fk = if reference.parent == name {
@@ -1252,6 +1266,8 @@ impl Session {
         }
         if temporary.is_some() {
             self.temporary_index_names(&mut schema);
+        } else {
+            crate::namespaces::index_names_in_schema(&mut schema);
         }
         let made = made.and_then(|()| self.create_table(schema));
         if made.is_ok() {
@@ -1304,7 +1320,10 @@ impl Session {
         let name = match &create.name {
             // A temporary table's index is in the session's temporary schema too.
             Some(name) if crate::temp_tables::is_temporary(&table) => self.temp_name(&object_name(name)?),
-            Some(name) => object_name(name)?,
+            // An index is in its table's schema.
+            Some(name) => {
+                crate::namespaces::stored_name(crate::namespaces::split(&table).0, &object_name(name)?)
+            }
             // PostgreSQL's default: table_column(s)_idx.
             None => {
                 let names: Vec<&str> = columns.iter().map(|&c| schema.columns[c].name.as_str()).collect();

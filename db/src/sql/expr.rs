@@ -813,7 +813,9 @@ impl Relation {
     pub(crate) fn answers_to(&self, qualifier: &str) -> bool {
         match &self.alias {
             Some(alias) => alias == qualifier,
-            None => self.name == qualifier,
+            // A relation of another schema answers to its name without the schema
+            // (`INSERT INTO app.t ... RETURNING app.t.id`: the qualifier here is `t`).
+            None => self.name == qualifier || crate::temp_tables::visible_name(&self.name) == qualifier,
         }
     }
 
@@ -1675,6 +1677,7 @@ impl<'a> Binder<'a> {
             database: session.database_name(),
             settings: None,
             sid: session.entry.sid,
+            path: session.path_schemas(),
         };
         Ok(Expr::Catalog(Box::new(call), args))
     }
@@ -1707,7 +1710,11 @@ impl<'a> Binder<'a> {
     /// A call of sequence `name` (as nextval's text names it: lowercased unless quoted).
     fn sequence_call(&self, op: SequenceOp, name: &str, args: Vec<Expr>) -> DbResult<Expr> {
         let session = self.session.ok_or_else(|| DbError::Unsupported("a sequence function here".into()))?;
-        let name = sequence_name(name);
+        let name = match crate::catalog::name_parts(name).as_slice() {
+            [schema, name] => session.qualified_table_name(schema, name),
+            [name] => session.resolve_relation(name.clone()),
+            _ => return Err(DbError::UnknownTable(name.to_string())),
+        };
         session.db.sequence_schema(&name)?;
         let call = SequenceCall { op, name, db: std::sync::Arc::downgrade(&session.db) };
         Ok(Expr::Sequence(Box::new(call), args))
@@ -2688,6 +2695,32 @@ impl Binder<'_> {
                 arity(0, 0)?;
                 Ok(Some(Expr::Literal(Value::Bool(false))))
             }
+            // The search path as the session has it now (`namespaces`).
+            // Not in a template: the path may change between its executions.
+            "current_schema" | "current_schemas" if self.params.is_none() => {
+                Err(DbError::Unsupported(format!("{name}() in a compiled template")))
+            }
+            "current_schema" => {
+                arity(0, 0)?;
+                let session = self.session.ok_or_else(unavailable)?;
+                let first = session.current_schemas(false).into_iter().next();
+                Ok(Some(Expr::Literal(first.map_or(Value::Null, Value::Text))))
+            }
+            "current_schemas" => {
+                arity(1, 1)?;
+                let session = self.session.ok_or_else(unavailable)?;
+                let implicit = match args[0].map(|a| self.compile(a)).transpose()?.map(Expr::fold).transpose()? {
+                    Some(Expr::Literal(v)) => truth(&v)?,
+                    _ => {
+                        return Err(DbError::Unsupported(
+                            "current_schemas() with an argument that is not a constant".into(),
+                        ))
+                    }
+                };
+                let Some(implicit) = implicit else { return Ok(Some(Expr::Literal(Value::Null))) };
+                let names = session.current_schemas(implicit).into_iter().map(Value::Text).collect();
+                Ok(Some(Expr::Literal(crate::array::Array::new(ElemType::Text, names).into_value())))
+            }
             "pg_backend_pid" => {
                 arity(0, 0)?;
                 let session = self.session.ok_or_else(unavailable)?;
@@ -2856,16 +2889,6 @@ fn type_oid_name(oid: i64) -> String {
     match crate::catalog::PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
         Some((_, name)) => name.to_string(),
         None => crate::catalog::format_type(oid, None),
-    }
-}
-
-/// A sequence's name as nextval's text gives it: lowercased unless double-quoted, the
-/// schema (`public.`) dropped.
-fn sequence_name(text: &str) -> String {
-    let last = text.rsplit('.').next().unwrap_or(text).trim();
-    match last.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(quoted) => quoted.replace("\"\"", "\""),
-        None => last.to_lowercase(),
     }
 }
 

@@ -44,6 +44,7 @@ pub mod query;
 pub(crate) mod record_star;
 pub(crate) mod recursive;
 pub(crate) mod references;
+pub(crate) mod schemas;
 pub(crate) mod srf;
 pub(crate) mod stored_views;
 pub(crate) mod tablesample;

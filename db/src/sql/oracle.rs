@@ -109,6 +109,15 @@ pub enum Special {
     },
     /// Oracle's `SHOW PARAMETER[S] [name]`: the lowercased name, matched as `%name%` later.
     ShowParameter(Option<String>),
+    /// PostgreSQL's `ALTER {TABLE|SEQUENCE|VIEW} [IF EXISTS] [schema.]name SET SCHEMA
+    /// new_schema` (sqlparser reads no SET SCHEMA): the names folded as identifiers.
+    SetSchema {
+        kind: &'static str,
+        if_exists: bool,
+        schema: Option<String>,
+        name: String,
+        new_schema: String,
+    },
     /// PostgreSQL's `SET [SESSION|LOCAL] name {=|TO} value[, ...]` (and `SET TIME ZONE`).
     /// `value` is the text as given with quotes removed, list items joined by `", "`.
     PgSet { name: String, value: String, local: bool },
@@ -577,11 +586,34 @@ fn skip_transaction_options(cursor: &mut Cursor) -> DbResult<Special> {
 /// sqlparser, other ALTER SESSION/SYSTEM statements are unsupported.
 fn parse_alter(cursor: &mut Cursor) -> Option<DbResult<Special>> {
     cursor.advance();
+    if let Some(kind) = cursor.eat_one_of(&["TABLE", "SEQUENCE", "VIEW"]) {
+        return parse_set_schema(cursor, kind).map(Ok);
+    }
     let scope = match cursor.eat_one_of(&["SESSION", "SYSTEM"])? {
         "SESSION" => Scope::Session,
         _ => Scope::System,
     };
     Some(parse_alter_set(cursor, scope))
+}
+
+/// `[IF EXISTS] [schema.]name SET SCHEMA new_schema` after `ALTER kind`; None for any
+/// other ALTER (sqlparser's).
+fn parse_set_schema(cursor: &mut Cursor, kind: &'static str) -> Option<Special> {
+    let if_exists = cursor.peek_is_keyword("IF") && cursor.peek_at(1).is_some_and(|t| t.is_keyword("EXISTS"));
+    if if_exists {
+        cursor.advance();
+        cursor.advance();
+    }
+    let mut name = cursor.take_identifier()?;
+    let mut schema = None;
+    if cursor.eat_punct('.') {
+        schema = Some(std::mem::replace(&mut name, cursor.take_identifier()?));
+    }
+    if !cursor.eat_keyword("SET") || !cursor.eat_keyword("SCHEMA") {
+        return None;
+    }
+    let new_schema = cursor.take_identifier()?;
+    cursor.at_end().then_some(Special::SetSchema { kind, if_exists, schema, name, new_schema })
 }
 
 fn parse_alter_set(cursor: &mut Cursor, scope: Scope) -> DbResult<Special> {
@@ -719,15 +751,23 @@ fn parse_pg_set_values(cursor: &mut Cursor, name: String, local: bool) -> DbResu
         cursor.expect_end("the end of the statement after DEFAULT")?;
         return reset_to_default(name, local);
     }
-    let mut values = vec![first.text().to_string()];
+    // A list of names (search_path) is kept as PostgreSQL shows it: each name folded as
+    // an identifier is, then quoted where it must be (`"$user", public`).
+    let names = name.eq_ignore_ascii_case("search_path");
+    let item = |value: ParamValue| match value {
+        ParamValue::Word(word) if names => word.to_lowercase(),
+        other => other.text().to_string(),
+    };
+    let mut values = vec![item(first)];
     while cursor.eat_punct(',') {
         if cursor.peek_is_keyword("DEFAULT") {
             return Err(cursor.syntax_error("DEFAULT cannot be part of a list of values".into()));
         }
-        values.push(parse_value(cursor, &name)?.text().to_string());
+        values.push(item(parse_value(cursor, &name)?));
     }
     cursor.expect_end("a comma or the end of the statement")?;
-    Ok(Special::PgSet { name, value: values.join(", "), local })
+    let value = if names { crate::namespaces::render_search_path(&values) } else { values.join(", ") };
+    Ok(Special::PgSet { name, value, local })
 }
 
 /// `SET name TO DEFAULT` is `RESET name`.
@@ -1625,7 +1665,7 @@ mod tests {
         assert_eq!(special("SET application_name = 'psql'"), pg_set("application_name", "psql", false));
         assert_eq!(
             special("SET search_path = \"$user\", public"),
-            pg_set("search_path", "$user, public", false)
+            pg_set("search_path", "\"$user\", public", false)
         );
         assert_eq!(special("SET x = -1.5"), pg_set("x", "-1.5", false));
         assert_eq!(special("SET x = on"), pg_set("x", "on", false));

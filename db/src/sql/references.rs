@@ -68,7 +68,15 @@ pub(crate) fn foreign_key_spec(
     Ok(ForeignKeySpec {
         name: fk.name.as_ref().map(ident_name).or(name),
         columns,
-        parent: object_name(&fk.foreign_table)?,
+        parent: match fk.foreign_table.0.as_slice() {
+            // Qualified: `schema.name`, resolved as such (`Session::foreign_key_parent`).
+            [schema, _] => format!(
+                "{}.{}",
+                schema.as_ident().map(ident_name).unwrap_or_default(),
+                object_name(&fk.foreign_table)?
+            ),
+            _ => object_name(&fk.foreign_table)?,
+        },
         parent_columns: fk.referred_columns.iter().map(ident_name).collect(),
         on_delete: action(fk.on_delete),
         on_update: action(fk.on_update),
@@ -157,7 +165,7 @@ pub(crate) fn resolve_foreign_key(
     }
     let name = spec.name.clone().unwrap_or_else(|| {
         let names: Vec<&str> = columns.iter().map(|&c| child.columns[c].name.as_str()).collect();
-        let base = format!("{}_{}_fkey", child.name, names.join("_"));
+        let base = format!("{}_{}_fkey", crate::temp_tables::visible_name(&child.name), names.join("_"));
         let taken = |n: &str| child.foreign_keys.iter().any(|f| f.name == n);
         if !taken(&base) {
             return base;
@@ -244,6 +252,8 @@ impl Session {
     /// `ALTER TABLE table ADD [CONSTRAINT name] FOREIGN KEY ...`: checked against the
     /// rows there, under the locks of both tables (no row of either changes meanwhile).
     pub(crate) fn add_foreign_key(&mut self, table: &str, spec: ForeignKeySpec) -> DbResult<()> {
+        let mut spec = spec;
+        spec.parent = self.foreign_key_parent(std::mem::take(&mut spec.parent));
         let parent = spec.parent.clone();
         self.ddl_tables(&[table, &parent], |st| {
             let child = st.table(table)?.schema;
@@ -387,7 +397,7 @@ pub(crate) fn children_in_catalog(session: &Session, table: &str) -> Vec<String>
 }
 
 /// `children_of` over the catalog shard (a live read, before the DDL's locks).
-fn children_of_shard(st: &crate::state::Shard, table: &str) -> Vec<String> {
+pub(crate) fn children_of_shard(st: &crate::state::Shard, table: &str) -> Vec<String> {
     st.schemas()
         .filter(|s| s.name != table && s.foreign_keys.iter().any(|f| f.parent == table))
         .map(|s| s.name.clone())

@@ -331,7 +331,7 @@ impl Session {
             self.temp_name(&written)
         } else {
             crate::temp_tables::check_permanent_name(&written)?;
-            written
+            self.creation_name(&create.name)?
         };
         let existing = self.schema_of(&name).ok();
         match &existing {

@@ -40,6 +40,7 @@ mod records;
 mod recursive;
 mod relational;
 mod row_comparisons;
+mod schemas;
 mod sequences;
 mod shared_pool;
 mod sql;

@@ -255,10 +255,11 @@ fn foreign_keys_views_and_serials_between_temporary_and_permanent_tables_are_pos
     let e = fails(&mut s, "DROP TABLE tmp");
     assert_eq!(e.sqlstate(), "2BP01");
     assert_eq!(e.to_string(), "cannot drop table tmp because other objects depend on it");
-    // What PostgreSQL has that temporary tables here do not: a clear 0A000.
-    let e = fails(&mut s, "CREATE TEMP TABLE s (id SERIAL)");
-    assert_eq!(e.sqlstate(), "0A000");
-    assert!(e.to_string().contains("SERIAL and IDENTITY columns of a temporary table"), "{e}");
+    // A SERIAL column of a temporary table: its sequence is the session's too.
+    run(&mut s, "CREATE TEMP TABLE s (id SERIAL, v TEXT)");
+    run(&mut s, "INSERT INTO s (v) VALUES ('a'), ('b')");
+    run(&mut s, "COMMIT");
+    assert_eq!(pipe_rows(&mut s, "SELECT id, v FROM s ORDER BY id"), ["1|a", "2|b"]);
     // A permanent relation may not take the form of a temporary one's stored name (its
     // changes would go unlogged).
     for sql in [
@@ -269,7 +270,7 @@ fn foreign_keys_views_and_serials_between_temporary_and_permanent_tables_are_pos
     ] {
         assert_eq!(fails(&mut s, sql).sqlstate(), "0A000", "{sql}");
     }
-    // The session's end takes the view and the tables.
+    // The session's end takes the view, the tables and the sequence.
     drop(s);
     assert_eq!(db.snapshot().schemas().map(|t| t.name.clone()).collect::<Vec<_>>(), ["perm"]);
 }
@@ -343,4 +344,43 @@ fn the_catalog_shows_a_temporary_table_in_its_sessions_pg_temp_schema() {
     // The session's end takes its schema from pg_namespace.
     drop(a);
     assert_eq!(one(&mut b, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pg_temp%'"), "0");
+}
+
+#[test]
+fn a_temporary_tables_serial_and_identity_columns_and_temporary_sequences_are_never_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = db.session();
+        run(&mut s, "CREATE TABLE keep (id INT PRIMARY KEY)");
+        let before = redo_size(&mut s);
+        run(
+            &mut s,
+            "CREATE TEMP TABLE t (id BIGSERIAL PRIMARY KEY, n INT GENERATED ALWAYS AS IDENTITY, v TEXT)",
+        );
+        run(&mut s, "CREATE TEMP SEQUENCE ts START 10");
+        for i in 0..40 {
+            run(&mut s, &format!("INSERT INTO t (v) VALUES ('row {i}')"));
+        }
+        run(&mut s, "COMMIT");
+        assert_eq!(pipe_rows(&mut s, "SELECT min(id), max(id), min(n), max(n) FROM t"), ["1|40|1|40"]);
+        assert_eq!(pipe_rows(&mut s, "SELECT nextval('ts'), nextval('pg_temp.ts')"), ["10|11"]);
+        assert_eq!(
+            one(&mut s, "SELECT count(*) FROM pg_class WHERE relkind = 'S' AND relpersistence = 't'"),
+            "3"
+        );
+        assert_eq!(redo_size(&mut s), before, "no redo for a temporary table's sequences");
+        // Another session sees none of them.
+        let mut other = db.session();
+        assert_eq!(fails(&mut other, "SELECT nextval('ts')").sqlstate(), "42P01");
+        // DROP TABLE takes its sequences, not the free-standing one.
+        run(&mut s, "DROP TABLE t");
+        assert_eq!(one(&mut s, "SELECT count(*) FROM pg_class WHERE relkind = 'S'"), "1");
+        assert_eq!(fails(&mut s, "CREATE TEMP SEQUENCE app.x").sqlstate(), "42P16");
+        std::mem::drop(db);
+        let _still_open = s;
+    }
+    let db = open(dir.path());
+    let names: Vec<String> = db.snapshot().schemas().map(|t| t.name.clone()).collect();
+    assert_eq!(names, ["keep"], "nothing temporary after a restart");
 }
