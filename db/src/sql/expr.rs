@@ -1055,6 +1055,17 @@ pub(crate) struct Binder<'a> {
 }
 
 impl<'a> Binder<'a> {
+    /// An expression inside an aggregate call (its arguments, ORDER BY keys, FILTER):
+    /// the input row's columns, no aggregate, no window call.
+    fn aggregate_argument(&mut self, e: &ast::Expr) -> DbResult<Expr> {
+        self.in_aggregate = true;
+        let windows_allowed = std::mem::replace(&mut self.windows_allowed, false);
+        let compiled = self.compile(e).and_then(Expr::fold);
+        self.in_aggregate = false;
+        self.windows_allowed = windows_allowed;
+        compiled
+    }
+
     pub(crate) fn new(relation: Option<&'a Relation>, params: &'a [Value]) -> Binder<'a> {
         Binder {
             scope: Scope::of(relation),
@@ -2244,24 +2255,16 @@ impl<'a> Binder<'a> {
             }
             _ => return Err(DbError::Unsupported(format!("this form of {name}() WITHIN GROUP"))),
         };
-        // Both kinds of argument are compiled as an aggregate's are (no aggregate or
-        // window call inside); the direct ones are regrouped by the query.
-        let inside = |this: &mut Self, e: &ast::Expr| -> DbResult<Expr> {
-            this.in_aggregate = true;
-            let windows_allowed = std::mem::replace(&mut this.windows_allowed, false);
-            let compiled = this.compile(e).and_then(Expr::fold);
-            this.in_aggregate = false;
-            this.windows_allowed = windows_allowed;
-            compiled
-        };
+        // Both kinds of argument are compiled as an aggregate's are; the direct ones are
+        // regrouped by the query.
         let mut direct = Vec::with_capacity(direct_asts.len());
         for e in direct_asts {
-            direct.push(inside(self, e)?);
+            direct.push(self.aggregate_argument(e)?);
         }
         let mut order = Vec::with_capacity(f.within_group.len());
         for key in &f.within_group {
             let (descending, nulls_first) = aggregate_key_direction(key, name)?;
-            let expr = inside(self, &key.expr)?;
+            let expr = self.aggregate_argument(&key.expr)?;
             order.push(AggOrder { expr, descending, nulls_first });
         }
         let direct_types: Vec<Option<DataType>> = direct.iter().map(|e| self.unknown_or_type(e)).collect();
@@ -2350,7 +2353,7 @@ impl<'a> Binder<'a> {
             direct[0] = self.cast_to(value, DataType::Float)?.fold()?;
         }
         let filter = match &f.filter {
-            Some(condition) => Some(inside(self, condition)?),
+            Some(condition) => Some(self.aggregate_argument(condition)?),
             None => None,
         };
         // A percentile's or mode's result has its key's type (`aggregate_type` reads it
@@ -2468,33 +2471,26 @@ impl<'a> Binder<'a> {
             if self.in_aggregate {
                 return Err(grouping_error("aggregate function calls cannot be nested".into()));
             }
-            // Inside the call: the input row's columns, no aggregate, no window call.
-            let inside = |this: &mut Self, e: &ast::Expr| -> DbResult<Expr> {
-                this.in_aggregate = true;
-                let windows_allowed = std::mem::replace(&mut this.windows_allowed, false);
-                let compiled = this.compile(e).and_then(Expr::fold);
-                this.in_aggregate = false;
-                this.windows_allowed = windows_allowed;
-                compiled
-            };
             let (arg, second_arg) = match (func, args.as_slice()) {
                 (AggFunc::Count, [None]) if !distinct => {
                     func = AggFunc::CountStar;
                     (None, None)
                 }
                 (AggFunc::StringAgg, [Some(e), Some(sep)]) => {
-                    (Some(inside(self, e)?), Some(inside(self, sep)?))
+                    (Some(self.aggregate_argument(e)?), Some(self.aggregate_argument(sep)?))
                 }
                 // Oracle's LISTAGG without a separator joins with none.
-                (AggFunc::StringAgg, [Some(e)]) if ordered_within_group => (Some(inside(self, e)?), None),
+                (AggFunc::StringAgg, [Some(e)]) if ordered_within_group => {
+                    (Some(self.aggregate_argument(e)?), None)
+                }
                 (AggFunc::StringAgg, _) => return Err(wrong_arguments(&name, args.len())),
                 (AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, [Some(key), Some(value)]) => {
-                    (Some(inside(self, key)?), Some(inside(self, value)?))
+                    (Some(self.aggregate_argument(key)?), Some(self.aggregate_argument(value)?))
                 }
                 (AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, _) => {
                     return Err(wrong_arguments(&name, args.len()))
                 }
-                (_, [Some(e)]) => (Some(inside(self, e)?), None),
+                (_, [Some(e)]) => (Some(self.aggregate_argument(e)?), None),
                 _ => return Err(wrong_arguments(&name, args.len())),
             };
             let mut keys: Vec<&ast::OrderByExpr> = f.within_group.iter().collect();
@@ -2508,7 +2504,7 @@ impl<'a> Binder<'a> {
             let mut order = Vec::new();
             for key in keys {
                 let (descending, nulls_first) = aggregate_key_direction(key, &name)?;
-                let expr = inside(self, &key.expr)?;
+                let expr = self.aggregate_argument(&key.expr)?;
                 order.push(AggOrder { expr, descending, nulls_first });
             }
             // DISTINCT keeps one of each set of arguments, so an ORDER BY key that is not
@@ -2521,7 +2517,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             let filter = match &f.filter {
-                Some(condition) => Some(inside(self, condition)?),
+                Some(condition) => Some(self.aggregate_argument(condition)?),
                 None => None,
             };
             let name = named.map_or("count", |(_, name)| name);
