@@ -317,6 +317,18 @@ impl Node {
                 };
                 let cond = if condition.is_some() { " (filtered)" } else { "" };
                 out.push(format!("{pad}-> {method}{kind}{cond}"));
+                if method == "Hash Join" {
+                    // PostgreSQL's line: each equality parenthesized, several ANDed.
+                    let equalities: Vec<String> = equi
+                        .iter()
+                        .map(|(l, r)| format!("({} = {})", expr_text(scope, l), expr_text(scope, r)))
+                        .collect();
+                    let shown = match equalities.as_slice() {
+                        [one] => one.clone(),
+                        several => format!("({})", several.join(" AND ")),
+                    };
+                    out.push(format!("{pad}     Hash Cond: {shown}"));
+                }
                 left.explain(scope, depth + 1, out);
                 right.explain(scope, depth + 1, out);
             }

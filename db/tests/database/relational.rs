@@ -820,7 +820,15 @@ fn pipelined_hash_join_chains_give_the_rows_of_nested_loops() {
                 query("a.k <= b.k AND a.k >= b.k AND (a.id + b.id) % 3 <> 0", "b.j <= c.j AND b.j >= c.j");
             let plan: Vec<String> =
                 rows(&mut s, &format!("EXPLAIN {hashed}")).iter().map(|r| r[0].to_string()).collect();
-            assert_eq!(plan.iter().filter(|l| l.contains("Hash")).count(), 2, "{first}/{second}: {plan:#?}");
+            assert_eq!(
+                plan.iter().filter(|l| l.contains("Hash Join")).count(),
+                2,
+                "{first}/{second}: {plan:#?}"
+            );
+            assert!(
+                plan.iter().any(|l| l.trim_start() == "Hash Cond: (b.j = c.j)"),
+                "{first}/{second}: {plan:#?}"
+            );
             let expected = rows(&mut s, &looped);
             assert!(expected.iter().any(|r| r[4] != NULL), "{first}/{second}: some rows join all three");
             assert_eq!(rows(&mut s, &hashed), expected, "{first} then {second}");
