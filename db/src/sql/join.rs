@@ -261,8 +261,9 @@ impl Node {
                 ));
             }
             Node::Join { kind, left, right, lookup: Some(lookup), condition, .. } => {
+                // PostgreSQL's names: "Nested Loop" for an inner join, "Nested Loop Left Join".
                 let kind = match kind {
-                    JoinKind::Left => " Left",
+                    JoinKind::Left => " Left Join",
                     _ => "",
                 };
                 let cond = if condition.is_some() { " (filtered)" } else { "" };
@@ -308,16 +309,22 @@ impl Node {
                     Node::Function { scan, .. } => scan.is_lateral(),
                     Node::Join { .. } => false,
                 };
-                let method = if equi.is_empty() || lateral_right { "Nested Loop" } else { "Hash Join" };
-                let kind = match kind {
-                    JoinKind::Inner => "",
-                    JoinKind::Left => " Left",
-                    JoinKind::Right => " Right",
-                    JoinKind::Full => " Full",
+                let hashed = !equi.is_empty() && !lateral_right;
+                // PostgreSQL's names: "Hash Join", "Hash Left Join", "Nested Loop",
+                // "Nested Loop Full Join", ...
+                let name = match (hashed, kind) {
+                    (true, JoinKind::Inner) => "Hash Join",
+                    (true, JoinKind::Left) => "Hash Left Join",
+                    (true, JoinKind::Right) => "Hash Right Join",
+                    (true, JoinKind::Full) => "Hash Full Join",
+                    (false, JoinKind::Inner) => "Nested Loop",
+                    (false, JoinKind::Left) => "Nested Loop Left Join",
+                    (false, JoinKind::Right) => "Nested Loop Right Join",
+                    (false, JoinKind::Full) => "Nested Loop Full Join",
                 };
                 let cond = if condition.is_some() { " (filtered)" } else { "" };
-                out.push(format!("{pad}-> {method}{kind}{cond}"));
-                if method == "Hash Join" {
+                out.push(format!("{pad}-> {name}{cond}"));
+                if hashed {
                     // PostgreSQL's line: each equality parenthesized, several ANDed.
                     let equalities: Vec<String> = equi
                         .iter()

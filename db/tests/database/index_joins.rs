@@ -50,7 +50,7 @@ fn same_rows(s: &mut Session, lookup_sql: &str, hash_sql: &str, shows: &[&str]) 
         assert!(plan.iter().any(|l| l.contains(wanted)), "{lookup_sql}: no {wanted:?} in {plan:#?}");
     }
     let hashed = explain(s, hash_sql);
-    assert!(hashed.iter().any(|l| l.contains("Hash Join")), "{hash_sql}: {hashed:#?}");
+    assert!(hashed.iter().any(|l| l.contains("Hash Cond")), "{hash_sql}: {hashed:#?}");
     assert!(!hashed.iter().any(|l| l.contains("Index Cond")), "{hash_sql}: {hashed:#?}");
     let rows = cells(s, lookup_sql);
     assert_eq!(rows, cells(s, hash_sql), "{lookup_sql}");
@@ -156,7 +156,7 @@ fn null_keys_fractions_and_left_joins_match_what_the_hash_join_matches() {
         "SELECT p.id, o.id, o.customer_id FROM picks p LEFT JOIN orders o ON o.id = p.order_ref ORDER BY 1",
         "SELECT p.id, o.id, o.customer_id FROM picks p LEFT JOIN orders o ON o.id + 0 = p.order_ref + 0 \
          ORDER BY 1",
-        &["Nested Loop Left", "Index Cond: (o.id = p.order_ref)"],
+        &["Nested Loop Left Join", "Index Cond: (o.id = p.order_ref)"],
     );
     assert_eq!(left.len(), 30);
     assert_eq!(left[4], ["5", "NULL", "NULL"]);
@@ -176,7 +176,7 @@ fn null_keys_fractions_and_left_joins_match_what_the_hash_join_matches() {
          ORDER BY 1, 2",
         "SELECT p.id, o.id FROM picks p LEFT JOIN orders o ON o.customer_id + 0 = p.order_ref + 0 \
          AND o.amount > 3 ORDER BY 1, 2",
-        &["Index Scan using orders_customer_idx on orders o", "Nested Loop Left (filtered)"],
+        &["Index Scan using orders_customer_idx on orders o", "Nested Loop Left Join (filtered)"],
     );
     assert!(rows.len() >= 30, "{rows:?}");
 }

@@ -223,7 +223,7 @@ fn explain_shows_a_nested_loop_over_the_lateral_side() {
             &mut s,
             "EXPLAIN SELECT t.a, s.y FROM t LEFT JOIN LATERAL (SELECT y FROM u WHERE u.x = t.a ORDER BY y LIMIT 2) s ON true"
         ),
-        ["Nested Loop Left", "    -> Seq Scan on t", "    -> Subquery Scan on s"]
+        ["Nested Loop Left Join", "    -> Seq Scan on t", "    -> Subquery Scan on s"]
     );
     // An equality with the lateral side does not make it a hash join: it runs per row.
     assert_eq!(

@@ -686,8 +686,8 @@ fn hash_joins_build_on_either_side_and_match_as_sql_compares() {
             let (loop_plan, looped) = query(between);
             let shown =
                 |plan: &[Vec<Value>]| plan.iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n");
-            assert!(shown(&hash_plan).contains("Hash Join"), "{}", shown(&hash_plan));
-            assert!(!shown(&loop_plan).contains("Hash Join"), "{}", shown(&loop_plan));
+            assert!(shown(&hash_plan).contains("Hash Cond"), "{}", shown(&hash_plan));
+            assert!(!shown(&loop_plan).contains("Hash"), "{}", shown(&loop_plan));
             assert!(
                 looped.iter().any(|r| r[0] != NULL && r[1] != NULL),
                 "{a} {join} {b} on {equal}: some rows match"
@@ -820,11 +820,9 @@ fn pipelined_hash_join_chains_give_the_rows_of_nested_loops() {
                 query("a.k <= b.k AND a.k >= b.k AND (a.id + b.id) % 3 <> 0", "b.j <= c.j AND b.j >= c.j");
             let plan: Vec<String> =
                 rows(&mut s, &format!("EXPLAIN {hashed}")).iter().map(|r| r[0].to_string()).collect();
-            assert_eq!(
-                plan.iter().filter(|l| l.contains("Hash Join")).count(),
-                2,
-                "{first}/{second}: {plan:#?}"
-            );
+            // (PostgreSQL's names: "Hash Join", "Hash Left Join", "Hash Full Join", ...)
+            let hash_joins = plan.iter().filter(|l| l.contains("Hash") && l.contains("Join")).count();
+            assert_eq!(hash_joins, 2, "{first}/{second}: {plan:#?}");
             assert!(
                 plan.iter().any(|l| l.trim_start() == "Hash Cond: (b.j = c.j)"),
                 "{first}/{second}: {plan:#?}"
