@@ -153,18 +153,27 @@ impl Session {
         Ok(false)
     }
 
+    /// The stored name of a qualified `name` (`written` its folded relation name):
+    /// `pg_temp.t` this session's temporary one, `app.t` schema app's; None unqualified.
+    fn qualified_stored_name(&self, name: &ast::ObjectName, written: &str) -> DbResult<Option<String>> {
+        if self.qualified_temporary(name)? {
+            return Ok(Some(self.temp_name(written)));
+        }
+        if let [schema, _] = name.0.as_slice() {
+            let schema = schema.as_ident().map(crate::sql::expr::ident_name).unwrap_or_default();
+            return Ok(Some(crate::namespaces::stored_name(&schema, written)));
+        }
+        Ok(None)
+    }
+
     /// The stored name of the relation `name` means in this session: its temporary
     /// relation of that name if it has one (pg_temp is first in the search path), else
     /// the permanent one the search path finds (`namespaces`). `pg_temp.t` is only the
     /// temporary one, `app.t` only schema app's.
     pub(crate) fn relation_name(&self, name: &ast::ObjectName) -> DbResult<String> {
         let written = crate::sql::expr::object_name(name)?;
-        if self.qualified_temporary(name)? {
-            return Ok(self.temp_name(&written));
-        }
-        if let [schema, _] = name.0.as_slice() {
-            let schema = schema.as_ident().map(crate::sql::expr::ident_name).unwrap_or_default();
-            return Ok(crate::namespaces::stored_name(&schema, &written));
+        if let Some(stored) = self.qualified_stored_name(name, &written)? {
+            return Ok(stored);
         }
         Ok(self.resolve_relation(written))
     }
@@ -184,12 +193,8 @@ impl Session {
     /// table's index of that name if it has one, else the one the search path finds.
     pub(crate) fn index_name(&self, name: &ast::ObjectName) -> DbResult<String> {
         let written = crate::sql::expr::object_name(name)?;
-        if self.qualified_temporary(name)? {
-            return Ok(self.temp_name(&written));
-        }
-        if let [schema, _] = name.0.as_slice() {
-            let schema = schema.as_ident().map(crate::sql::expr::ident_name).unwrap_or_default();
-            return Ok(crate::namespaces::stored_name(&schema, &written));
+        if let Some(stored) = self.qualified_stored_name(name, &written)? {
+            return Ok(stored);
         }
         let index_exists = |stored: &str| {
             self.db.read_catalog(|st| st.schemas().any(|s| s.indexes.iter().any(|i| i.name == stored)))

@@ -1075,14 +1075,7 @@ impl Session {
                         };
                         // Packed when every key is a column of the left rows (the usual
                         // join on keys), else the wide rows as they are.
-                        let key_columns: Option<Vec<usize>> = left_keys
-                            .iter()
-                            .map(|k| match k {
-                                Expr::Column(c) => Some(*c),
-                                _ => None,
-                            })
-                            .collect();
-                        match key_columns {
+                        match key_columns(&left_keys) {
                             Some(key_columns) => {
                                 let packed = PackedRows::of(scope, needed, left, &key_columns, left_rows);
                                 let table = JoinTable::build(&packed.keys(), BuildRows::Packed(&packed))?;
@@ -1194,13 +1187,8 @@ impl Session {
     ) -> DbResult<()> {
         let left_keys: Vec<&Expr> = equi.iter().map(|(lk, _)| lk).collect();
         let right_keys: Vec<&Expr> = equi.iter().map(|(_, rk)| rk).collect();
-        let key_columns: Vec<usize> = right_keys
-            .iter()
-            .map(|k| match k {
-                Expr::Column(c) => *c,
-                other => unreachable!("builds_on_right checked the right keys are columns, not {other:?}"),
-            })
-            .collect();
+        let key_columns =
+            key_columns(&right_keys).expect("builds_on_right checked the right keys are columns");
         let packed = self.packed_rows_of(scope, needed, right, &key_columns, row_filter)?;
         let table = JoinTable::build(&packed.keys(), BuildRows::Packed(&packed))?;
         let mut right_matched =
@@ -1830,6 +1818,17 @@ fn key_hash<V: std::borrow::Borrow<Value>>(values: &[V]) -> DbResult<Option<u64>
     Ok(Some(hasher.finish()))
 }
 
+/// The columns of a join's key expressions, if every one is a plain column.
+fn key_columns(exprs: &[&Expr]) -> Option<Vec<usize>> {
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The key values of a probing row: a column borrowed, an expression's value owned.
 type ProbeKey<'r> = smallvec::SmallVec<[std::borrow::Cow<'r, Value>; 4]>;
 
@@ -1887,13 +1886,7 @@ impl<'r> JoinTable<'r> {
             )));
         }
         let width = exprs.len();
-        let key_columns: Option<Vec<usize>> = exprs
-            .iter()
-            .map(|e| match e {
-                Expr::Column(c) => Some(*c),
-                _ => None,
-            })
-            .collect();
+        let key_columns = key_columns(exprs);
         // At least one bucket per row: chains of ~1.5 rows at most on average.
         let bucket_bits = rows.len().max(16).next_power_of_two().trailing_zeros();
         let mut table = JoinTable {
